@@ -1,0 +1,73 @@
+# tether: `make demo` and `make test` are the two commands (README). Everything else is a step.
+SHELL := /bin/bash
+.DEFAULT_GOAL := test
+export NODE_PATH := /usr/share/nodejs
+
+BUILD        := build
+NATIVE_DIR   := $(BUILD)/native
+WASM_DIR     := $(BUILD)/wasm
+FUZZ_DIR     := $(BUILD)/fuzz
+JOBS         ?= 2
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 20
+NODE_TESTS   := $(shell find tests/node -name '*.test.mjs' 2>/dev/null | sort)
+E2E_TESTS    := $(shell find tests/e2e -name '*.test.mjs' 2>/dev/null | sort)
+
+.PHONY: setup build native wasm fuzz-build test test-native test-node test-e2e fuzz fuzz-smoke \
+        fixtures bench demo edge-dev format clean
+
+setup:
+	@bash tools/setup.sh
+
+build: native wasm
+
+native:
+	@echo "[build] native (cmake, $(NATIVE_DIR))"
+	@cmake -S . -B $(NATIVE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build $(NATIVE_DIR) -j $(JOBS)
+
+wasm:
+	@echo "[build] wasm (emcmake, $(WASM_DIR))"
+	@emcmake cmake -S . -B $(WASM_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build $(WASM_DIR) -j $(JOBS)
+
+fuzz-build:
+	@echo "[build] fuzz harnesses (clang, ASan + UBSan, $(FUZZ_DIR))"
+	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTETHER_FUZZ=ON >/dev/null
+	@cmake --build $(FUZZ_DIR) -j $(JOBS) --target fuzz_stream_decoder fuzz_message fuzz_manifest
+
+# Every suite: native, WASM/Node, end-to-end in each runtime, and a short fuzz smoke.
+test: setup build
+	@$(MAKE) --no-print-directory test-native test-node test-e2e fuzz-smoke
+
+test-native:
+	@echo "[test] native (ctest)"
+	@ctest --test-dir $(NATIVE_DIR) --output-on-failure
+
+test-node:
+	@echo "[test] node --test (WASM build)"
+	@node --test --test-reporter=spec $(NODE_TESTS)
+
+test-e2e:
+	@echo "[test] e2e: Chromium, Deno, workerd"
+	@node --test --test-concurrency=1 --test-reporter=spec $(E2E_TESTS)
+
+fuzz-smoke: fuzz-build
+	@bash tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SMOKE_SECONDS)
+
+fuzz: setup fuzz-build
+	@bash tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
+
+# Regenerates the golden vectors from the C++ codec (the only encoder).
+fixtures: native
+	@$(NATIVE_DIR)/tether_fixtures fixtures
+
+bench: setup build
+	@node bench/run.mjs
+
+format:
+	@clang-format -i $$(find src bindings tests bench -name '*.cpp' -o -name '*.hpp')
+	@node_modules/.bin/prettier --log-level warn --write 'web/**/*.{js,mjs,ts}' 'tests/**/*.mjs' 'bench/**/*.mjs'
+
+clean:
+	rm -rf $(NATIVE_DIR) $(WASM_DIR) $(FUZZ_DIR)

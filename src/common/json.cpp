@@ -1,0 +1,215 @@
+#include "common/json.hpp"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "common/utf8.hpp"
+
+namespace tether {
+namespace {
+
+// Counts bracket nesting outside strings. Cheap, and runs before any allocation.
+bool nesting_within(ByteView text, std::size_t limit) {
+  std::size_t depth = 0;
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < text.size; ++i) {
+    const std::uint8_t c = text.data[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return false;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return true;
+}
+
+void append_escaped(std::string& out, std::string_view s) {
+  static const char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 15];
+        } else {
+          out += char(c);
+        }
+    }
+  }
+  out += '"';
+}
+
+}  // namespace
+
+const char* json_error_name(JsonError e) {
+  switch (e) {
+    case JsonError::none: return "none";
+    case JsonError::invalid_utf8: return "invalid_utf8";
+    case JsonError::too_deep: return "too_deep";
+    case JsonError::invalid_json: return "invalid_json";
+  }
+  return "invalid_json";
+}
+
+JsonParse parse_json(ByteView text) {
+  JsonParse r;
+  if (!is_valid_utf8(text)) {
+    r.error = JsonError::invalid_utf8;
+  } else if (!nesting_within(text, kMaxJsonDepth)) {
+    r.error = JsonError::too_deep;
+  } else {
+    r.value = Json::parse(text.data, text.data + text.size, nullptr, /*allow_exceptions=*/false);
+    if (r.value.is_discarded()) r.error = JsonError::invalid_json;
+  }
+  return r;
+}
+
+void append_js_number(std::string& out, double v) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  if (v == 0) {  // JSON.stringify(-0) is "0"
+    out += '0';
+    return;
+  }
+  if (std::fabs(v) < 9007199254740992.0 && v == std::floor(v)) {
+    out += std::to_string(static_cast<std::int64_t>(v));
+    return;
+  }
+  // nlohmann prints the shortest round-trip digits (Grisu2), e.g. "1.5", "1e-05", "1.2e+22".
+  // Re-lay those digits out with ECMAScript Number::toString's rules.
+  const std::string s = Json(v).dump();
+  std::string digits;
+  int point = 0;  // position of the decimal point relative to the start of `digits`
+  bool seen_point = false, negative = false;
+  std::size_t i = 0;
+  if (s[i] == '-') negative = true, ++i;
+  for (; i < s.size() && s[i] != 'e' && s[i] != 'E'; ++i) {
+    if (s[i] == '.') {
+      seen_point = true;
+      continue;
+    }
+    digits += s[i];
+    if (!seen_point) ++point;
+  }
+  if (i < s.size()) point += std::atoi(s.c_str() + i + 1);
+  // Strip leading zeros (as in "0.001") and trailing zeros.
+  std::size_t lead = 0;
+  while (lead + 1 < digits.size() && digits[lead] == '0') ++lead, --point;
+  digits.erase(0, lead);
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  const int k = int(digits.size()), n = point;
+  if (negative) out += '-';
+  if (k <= n && n <= 21) {
+    out += digits;
+    out.append(std::size_t(n - k), '0');
+  } else if (0 < n && n <= 21) {
+    out += digits.substr(0, std::size_t(n));
+    out += '.';
+    out += digits.substr(std::size_t(n));
+  } else if (-6 < n && n <= 0) {
+    out += "0.";
+    out.append(std::size_t(-n), '0');
+    out += digits;
+  } else {
+    out += digits[0];
+    if (k > 1) {
+      out += '.';
+      out += digits.substr(1);
+    }
+    out += 'e';
+    out += n - 1 >= 0 ? '+' : '-';
+    out += std::to_string(std::abs(n - 1));
+  }
+}
+
+void append_json(std::string& out, const Json& v) {
+  switch (v.type()) {
+    case Json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        if (!first) out += ',';
+        first = false;
+        append_escaped(out, it.key());
+        out += ':';
+        append_json(out, it.value());
+      }
+      out += '}';
+      break;
+    }
+    case Json::value_t::array: {
+      out += '[';
+      bool first = true;
+      for (const auto& e : v) {
+        if (!first) out += ',';
+        first = false;
+        append_json(out, e);
+      }
+      out += ']';
+      break;
+    }
+    case Json::value_t::string: append_escaped(out, v.get_ref<const std::string&>()); break;
+    case Json::value_t::boolean: out += v.get<bool>() ? "true" : "false"; break;
+    case Json::value_t::number_integer: out += std::to_string(v.get<std::int64_t>()); break;
+    case Json::value_t::number_unsigned: out += std::to_string(v.get<std::uint64_t>()); break;
+    case Json::value_t::number_float: append_js_number(out, v.get<double>()); break;
+    default: out += "null"; break;
+  }
+}
+
+std::string to_json(const Json& value) {
+  std::string out;
+  append_json(out, value);
+  return out;
+}
+
+std::optional<std::string_view> json_string(const Json& v) {
+  if (!v.is_string()) return std::nullopt;
+  return std::string_view(v.get_ref<const std::string&>());
+}
+
+std::optional<std::int64_t> json_integer(const Json& v, std::int64_t min, std::int64_t max) {
+  std::int64_t out;
+  if (v.is_number_integer() && !v.is_number_unsigned()) {
+    out = v.get<std::int64_t>();
+  } else if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u > std::uint64_t(kMaxSafeInteger)) return std::nullopt;
+    out = std::int64_t(u);
+  } else if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > double(kMaxSafeInteger))
+      return std::nullopt;
+    out = std::int64_t(d);
+  } else {
+    return std::nullopt;
+  }
+  if (out < min || out > max) return std::nullopt;
+  return out;
+}
+
+std::optional<double> json_finite(const Json& v) {
+  if (!v.is_number()) return std::nullopt;
+  const double d = v.get<double>();
+  if (!std::isfinite(d)) return std::nullopt;
+  return d;
+}
+
+}  // namespace tether

@@ -1,0 +1,53 @@
+// Bounded JSON for untrusted input, on nlohmann::json with exceptions off (TOOLCHAIN.md: a throw
+// aborts a WASM module). Numbers are written the way JavaScript's JSON.stringify writes them, so
+// bytes we encode match what the TypeScript side of the protocol encodes.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "common/bytes.hpp"
+
+namespace tether {
+
+// Wire objects keep their key order: golden vectors depend on it.
+using Json = nlohmann::ordered_json;
+
+// Deeper nesting than this is refused before parsing: the parser would cope, but a hostile
+// `[[[[...` costs stack in everything that walks the result later.
+constexpr std::size_t kMaxJsonDepth = 64;
+
+enum class JsonError { none, invalid_utf8, too_deep, invalid_json };
+const char* json_error_name(JsonError e);
+
+struct JsonParse {
+  Json value;
+  JsonError error = JsonError::none;
+  bool ok() const { return error == JsonError::none; }
+};
+
+// Parses UTF-8 JSON text. Invalid UTF-8, nesting beyond kMaxJsonDepth and syntax errors are
+// reported as values; nothing throws.
+JsonParse parse_json(ByteView text);
+
+// Serialises compactly with JSON.stringify's number format (integral doubles without ".0",
+// exponent form only outside 1e-7..1e21). Non-finite numbers are written as null, as in JS.
+std::string to_json(const Json& value);
+void append_json(std::string& out, const Json& value);
+
+// The same number format for one double.
+void append_js_number(std::string& out, double v);
+
+// Typed reads that never throw.
+std::optional<std::string_view> json_string(const Json& v);
+// A number that is an integer in [min, max], whether written as 12 or 12.0.
+std::optional<std::int64_t> json_integer(const Json& v, std::int64_t min, std::int64_t max);
+std::optional<double> json_finite(const Json& v);
+
+// JavaScript's Number.MAX_SAFE_INTEGER: the largest integer every peer can represent exactly.
+constexpr std::int64_t kMaxSafeInteger = (std::int64_t(1) << 53) - 1;
+
+}  // namespace tether

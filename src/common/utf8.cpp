@@ -1,0 +1,60 @@
+#include "common/utf8.hpp"
+
+#include <cstdint>
+#include <cstring>
+
+namespace tether {
+
+bool is_valid_utf8(ByteView bytes) {
+  const std::uint8_t* p = bytes.data;
+  const std::uint8_t* end = p + bytes.size;
+  while (p < end) {
+    // ASCII fast path, eight bytes at a time: headers and control messages are mostly ASCII.
+    while (end - p >= 8) {
+      std::uint64_t word;
+      std::memcpy(&word, p, 8);
+      if (word & 0x8080808080808080ull) break;
+      p += 8;
+    }
+    if (p >= end) break;
+    const std::uint8_t c = *p;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
+    std::size_t need;
+    std::uint8_t lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      need = 1;
+    } else if (c == 0xE0) {
+      need = 2, lo = 0xA0;
+    } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
+      need = 2;
+    } else if (c == 0xED) {
+      need = 2, hi = 0x9F;  // excludes UTF-16 surrogates
+    } else if (c == 0xF0) {
+      need = 3, lo = 0x90;
+    } else if (c >= 0xF1 && c <= 0xF3) {
+      need = 3;
+    } else if (c == 0xF4) {
+      need = 3, hi = 0x8F;  // nothing above U+10FFFF
+    } else {
+      return false;
+    }
+    if (std::size_t(end - p) <= need) return false;
+    if (p[1] < lo || p[1] > hi) return false;
+    for (std::size_t i = 2; i <= need; ++i) {
+      if ((p[i] & 0xC0) != 0x80) return false;
+    }
+    p += need + 1;
+  }
+  return true;
+}
+
+std::size_t utf8_code_points(std::string_view valid_text) {
+  std::size_t n = 0;
+  for (unsigned char c : valid_text) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+}  // namespace tether

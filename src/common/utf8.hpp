@@ -1,0 +1,20 @@
+// Strict UTF-8 validation. The wire never repairs text: invalid bytes are rejected, never replaced
+// with U+FFFD (cockpit-wire-v7-notes.md § Framing reminders). nlohmann's lexer also refuses
+// ill-formed strings, but a separate pass lets the wire report `invalid_utf8` apart from
+// `invalid_json`, and its ASCII fast path costs less than the parse it guards.
+#pragma once
+#include <cstddef>
+#include <string_view>
+
+#include "common/bytes.hpp"
+
+namespace tether {
+
+// True when `bytes` is well-formed UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing
+// above U+10FFFF, no truncated sequence.
+bool is_valid_utf8(ByteView bytes);
+
+// Number of code points in text already known to be valid UTF-8.
+std::size_t utf8_code_points(std::string_view valid_text);
+
+}  // namespace tether

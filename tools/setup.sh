@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Installs everything `make test` and `make demo` need on a fresh Debian 12 machine, idempotently.
+# When nothing is missing it only checks, and takes seconds. See shared/TOOLCHAIN.md for why each
+# step looks the way it does.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DEPS=build/deps
+step() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+
+debian_packages=(emscripten nlohmann-json3-dev catch2 chromium clang libclang-rt-14-dev
+                 zlib1g-dev cmake ninja-build openssl dpkg-dev iproute2 util-linux nodejs)
+missing=()
+for p in "${debian_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+# zlib source for the WASM build: emscripten's cache is frozen, so -sUSE_ZLIB cannot be used.
+src_list=/etc/apt/sources.list.d/tether-deb-src.sources
+need_src_list=0
+[ -f "$src_list" ] || need_src_list=1
+if [ "$need_src_list" = 1 ]; then
+  mirror=$(grep -hoE '^URIs: *http[^ ]+/debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1 | sed 's/^URIs: *//')
+  [ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+  step "adding a deb-src entry for bookworm main ($mirror) to fetch the zlib source"
+  printf 'Types: deb-src\nURIs: %s\nSuites: bookworm\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+    "$mirror" >"$src_list"
+fi
+
+if [ ${#missing[@]} -gt 0 ] || [ "$need_src_list" = 1 ]; then
+  step "apt-get update"
+  apt-get update -qq
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  step "installing Debian packages: ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+mkdir -p "$DEPS"
+if ! ls -d "$DEPS"/zlib-src/zlib.h >/dev/null 2>&1; then
+  step "fetching the zlib source (apt-get source zlib)"
+  rm -rf "$DEPS/zlib-fetch" && mkdir -p "$DEPS/zlib-fetch"
+  (cd "$DEPS/zlib-fetch" && apt-get source -qq --download-only zlib >/dev/null && dpkg-source -x --skip-patches ./*.dsc out >/dev/null)
+  rm -rf "$DEPS/zlib-src" && mv "$DEPS/zlib-fetch/out" "$DEPS/zlib-src" && rm -rf "$DEPS/zlib-fetch"
+fi
+
+# emcc needs acorn from Debian's node modules (TOOLCHAIN.md).
+export NODE_PATH=/usr/share/nodejs
+if [ ! -f "$DEPS/zlib-wasm/libz.a" ]; then
+  step "building zlib for WASM"
+  rm -rf "$DEPS/zlib-wasm" && mkdir -p "$DEPS/zlib-wasm/include"
+  objs=()
+  for f in adler32 crc32 inffast inflate inftrees zutil deflate trees compress uncompr; do
+    emcc -O3 -c "$DEPS/zlib-src/$f.c" -o "$DEPS/zlib-wasm/$f.o"
+    objs+=("$DEPS/zlib-wasm/$f.o")
+  done
+  emar rcs "$DEPS/zlib-wasm/libz.a" "${objs[@]}"
+  cp "$DEPS/zlib-src/zlib.h" "$DEPS/zlib-src/zconf.h" "$DEPS/zlib-wasm/include/"
+fi
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  step "npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+step "ready"

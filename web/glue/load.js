@@ -1,0 +1,45 @@
+// Loads the one tether WASM module in every runtime: browser, Node, Deno and Cloudflare workerd.
+// The module is built with ENVIRONMENT=web,worker (TOOLCHAIN.md): in Node and Deno we hand it
+// its bytes; in workerd, where compiling WASM at run time is forbidden, the caller passes the
+// precompiled WebAssembly.Module that its bundler imported.
+import createTetherModule from '../../build/wasm/tether.mjs';
+
+const wasmUrl = new URL('../../build/wasm/tether.wasm', import.meta.url);
+let shared = null;
+
+async function readWasmBytes() {
+  if (globalThis.Deno?.readFile) return globalThis.Deno.readFile(wasmUrl);
+  if (globalThis.process?.versions?.node) {
+    const { readFile } = await import('node:fs/promises');
+    return readFile(wasmUrl);
+  }
+  return null; // a browser or worker: emscripten fetches (and streams) it from locateFile
+}
+
+/**
+ * @param {{wasmModule?: WebAssembly.Module, wasmBinary?: Uint8Array}} [options]
+ * @returns {Promise<object>} the raw Embind module
+ */
+export async function loadTetherModule(options = {}) {
+  if (!options.wasmModule && !options.wasmBinary && shared) return shared;
+  const settings = { locateFile: () => wasmUrl.href, print: () => {}, printErr: () => {} };
+  if (options.wasmModule) {
+    const compiled = options.wasmModule;
+    settings.locateFile = (p) => p;
+    settings.instantiateWasm = (imports, done) => {
+      WebAssembly.instantiate(compiled, imports).then((instance) => done(instance, compiled));
+      return {};
+    };
+  } else {
+    const bytes = options.wasmBinary ?? (await readWasmBytes());
+    if (bytes) settings.wasmBinary = bytes;
+  }
+  const loading = createTetherModule(settings).catch((cause) => {
+    throw new Error(
+      `tether: could not load build/wasm/tether.wasm (${cause?.message ?? cause}). ` +
+        'Run `make wasm` to build it; in workerd pass {wasmModule} from an import of the .wasm file.',
+    );
+  });
+  if (!options.wasmModule && !options.wasmBinary) shared = loading;
+  return loading;
+}
