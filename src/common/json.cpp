@@ -70,6 +70,10 @@ JsonParse parse_json(ByteView text) {
   JsonParse r;
   if (!is_valid_utf8(text)) {
     r.error = JsonError::invalid_utf8;
+  } else if (text.size >= 3 && text.data[0] == 0xEF && text.data[1] == 0xBB && text.data[2] == 0xBF) {
+    // nlohmann skips a byte-order mark, JSON.parse does not: refuse it so that text we accept is
+    // text every JavaScript peer accepts too.
+    r.error = JsonError::invalid_json;
   } else if (!nesting_within(text, kMaxJsonDepth)) {
     r.error = JsonError::too_deep;
   } else {

@@ -233,8 +233,9 @@ void check_layout(Checker& c, const Json& node, const std::string& path,
   c.unknown_keys(node, path, {key, "shares"});
   const Json& items = node[key];
   const std::string ipath = path + "." + key;
-  if (!items.is_array() || items.empty()) {
-    c.add(C::bad_layout, ipath, ipath + ": expected a non-empty array");
+  // An empty row is allowed: it is the normal form of a manifest with no panels.
+  if (!items.is_array()) {
+    c.add(C::bad_layout, ipath, ipath + ": expected an array");
     return;
   }
   if (items.size() > kMaxManifestPanels) {
