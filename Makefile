@@ -34,7 +34,7 @@ wasm:
 fuzz-build:
 	@echo "[build] fuzz harnesses (clang, ASan + UBSan, $(FUZZ_DIR))"
 	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTETHER_FUZZ=ON >/dev/null
-	@cmake --build $(FUZZ_DIR) -j $(JOBS) --target fuzz_stream_decoder fuzz_message fuzz_manifest
+	@cmake --build $(FUZZ_DIR) -j $(JOBS) --target fuzzers
 
 # Every suite: native, WASM/Node, end-to-end in each runtime, and a short fuzz smoke.
 test: setup build

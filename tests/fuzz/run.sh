@@ -11,10 +11,14 @@ mkdir -p "$artifacts"
 node "$(dirname "$0")/seeds.mjs" "$corpus"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-for harness in stream_decoder message manifest; do
+for exe in "$dir"/fuzz_*; do
+  [ -x "$exe" ] && [ -f "$exe" ] || continue
+  harness=${exe##*/fuzz_}
+  case $harness in *.log) continue ;; esac
   echo "[fuzz] $harness for ${seconds}s"
   log=$dir/fuzz_$harness.log
-  if ! "$dir/fuzz_$harness" "$corpus/$harness" -max_total_time="$seconds" -max_len=200000 \
+  mkdir -p "$corpus/$harness"
+  if ! "$exe" "$corpus/$harness" -max_total_time="$seconds" -max_len=200000 \
       -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -artifact_prefix="$artifacts/$harness-" \
       >"$log" 2>&1; then
     tail -40 "$log"

@@ -75,7 +75,7 @@ TEST_CASE("hostile manifests are refused with a reason, never a crash") {
   CHECK_FALSE(check(R"({"version":1,"channels":[1,"x",null]})"));
   CHECK_FALSE(check(R"({"version":1,"channels":[],"panels":[{"id":1,"kind":[],"channels":"x"}]})"));
   CHECK_FALSE(check(R"({"version":1,"channels":[],"layout":{"row":"p"}})"));
-  CHECK_FALSE(check(R"({"version":1,"channels":[],"layout":{"row":[],"shares":[]}})"));
+  CHECK_FALSE(check(R"({"version":1,"channels":[],"layout":{"row":[],"shares":[1]}})"));
   CHECK_FALSE(check(R"({"version":1.5,"channels":[]})"));
   CHECK(check(R"({"version":1.0,"channels":[]})"));
   std::string lots = R"({"version":1,"channels":[)";
