@@ -30,7 +30,11 @@ test('deno: tether.wasm loads and round-trips every data-frame vector', async ()
     },
   );
   assert.equal(child.error, undefined, `deno did not run: ${child.error}`);
-  assert.equal(child.status, 0, `deno exited with ${child.status} ${child.signal ?? ''}\n${child.stderr}`);
+  assert.equal(
+    child.status,
+    0,
+    `deno exited with ${child.status} ${child.signal ?? ''}\n${child.stderr}`,
+  );
 
   const summary = JSON.parse(child.stdout.trim().split('\n').at(-1));
   assert.equal(summary.runtime, 'deno');

@@ -36,33 +36,44 @@ async function post(frame) {
   return { status: res.status, body: await res.json() };
 }
 
-test('workerd: tether.wasm loads from a CompiledWasm import and round-trips every vector', async () => {
-  for (const [set, file] of Object.entries(loadSets())) {
-    for (const v of file.vectors) {
-      const { status, body } = await post(fromBase64(v.frame_b64));
-      assert.equal(status, 200, `${set}/${v.name}: ${JSON.stringify(body)}`);
-      assert.equal(body.runtime, 'workerd');
-      assert.equal(body.wasmIsModule, true);
-      assertRoundTrip(body, v, `${set}/${v.name}`);
-      assert.equal(body.sameBytes, true, `${set}/${v.name}: worker's own byte comparison`);
+// Timeouts guard against a hung runtime only; they are not performance checks.
+test(
+  'workerd: tether.wasm loads from a CompiledWasm import and round-trips every vector',
+  { timeout: 120_000 },
+  async () => {
+    for (const [set, file] of Object.entries(loadSets())) {
+      for (const v of file.vectors) {
+        const { status, body } = await post(fromBase64(v.frame_b64));
+        assert.equal(status, 200, `${set}/${v.name}: ${JSON.stringify(body)}`);
+        assert.equal(body.runtime, 'workerd');
+        assert.equal(body.wasmIsModule, true);
+        assertRoundTrip(body, v, `${set}/${v.name}`);
+        assert.equal(body.sameBytes, true, `${set}/${v.name}: worker's own byte comparison`);
+      }
     }
-  }
-});
+  },
+);
 
-test('workerd: a refused frame comes back as the codec error value, not a crash', async () => {
-  const sets = loadSets();
-  const reference = await nodeReference(sets);
-  for (const v of sets.golden.invalid) {
-    const { status, body } = await post(fromBase64(v.frame_b64));
-    assert.equal(status, 422, `${v.name}: ${JSON.stringify(body)}`);
-    assert.equal(body.ok, false);
-    assert.equal(body.error.reason, v.error, v.name);
-    const expected = reference.find((r) => r.kind === 'invalid' && r.name === v.name && r.set === 'golden');
-    assert.deepEqual(body.error, expected.error, v.name);
-  }
-  // The worker survived every refusal: a valid frame still decodes in the same isolate.
-  const good = sets.golden.vectors[0];
-  const { status, body } = await post(fromBase64(good.frame_b64));
-  assert.equal(status, 200);
-  assertRoundTrip(body, good, `golden/${good.name} after refusals`);
-});
+test(
+  'workerd: a refused frame comes back as the codec error value, not a crash',
+  { timeout: 120_000 },
+  async () => {
+    const sets = loadSets();
+    const reference = await nodeReference(sets);
+    for (const v of sets.golden.invalid) {
+      const { status, body } = await post(fromBase64(v.frame_b64));
+      assert.equal(status, 422, `${v.name}: ${JSON.stringify(body)}`);
+      assert.equal(body.ok, false);
+      assert.equal(body.error.reason, v.error, v.name);
+      const expected = reference.find(
+        (r) => r.kind === 'invalid' && r.name === v.name && r.set === 'golden',
+      );
+      assert.deepEqual(body.error, expected.error, v.name);
+    }
+    // The worker survived every refusal: a valid frame still decodes in the same isolate.
+    const good = sets.golden.vectors[0];
+    const { status, body } = await post(fromBase64(good.frame_b64));
+    assert.equal(status, 200);
+    assertRoundTrip(body, good, `golden/${good.name} after refusals`);
+  },
+);

@@ -19,7 +19,13 @@ export async function useWire(wasmModule: WebAssembly.Module, mod: TetherModule)
   void inWorker;
   void wrapped;
 
-  const header: DataFrameHeader = { ch: 'odom', seq: 1, ts: 1.5, delivery: 'latest', meta: { w: 1 } };
+  const header: DataFrameHeader = {
+    ch: 'odom',
+    seq: 1,
+    ts: 1.5,
+    delivery: 'latest',
+    meta: { w: 1 },
+  };
   const encoded = wire.encodeDataFrame(header, new Uint8Array([1, 2]));
   if (!encoded.ok) {
     const reason: FrameErrorReason = encoded.error.reason;

@@ -18,7 +18,12 @@ const tsc = join(repoDir, 'node_modules/.bin/tsc');
 
 function runTsc(args) {
   // A hang guard, not a performance assertion: spawnSync kills the child's PID after it.
-  const r = spawnSync(process.execPath, [tsc, ...args], { cwd: repoDir, encoding: 'utf8', timeout: 120_000, killSignal: 'SIGKILL' });
+  const r = spawnSync(process.execPath, [tsc, ...args], {
+    cwd: repoDir,
+    encoding: 'utf8',
+    timeout: 120_000,
+    killSignal: 'SIGKILL',
+  });
   assert.equal(r.error, undefined, `tsc did not run: ${r.error}`);
   assert.equal(r.status, 0, `tsc failed (${r.status} ${r.signal ?? ''}):\n${r.stdout}${r.stderr}`);
 }

@@ -13,10 +13,12 @@ const results = runVectors(wire, {
   compat: await readJson(new URL('../shared/compat/dimos-v5/data_frames.json', repo)),
 });
 
-console.log(JSON.stringify({
-  runtime: 'deno',
-  deno: Deno.version.deno,
-  limits: wire.limits,
-  results,
-  allValidSameBytes: results.filter((r) => r.kind === 'valid').every((r) => r.sameBytes),
-}));
+console.log(
+  JSON.stringify({
+    runtime: 'deno',
+    deno: Deno.version.deno,
+    limits: wire.limits,
+    results,
+    allValidSameBytes: results.filter((r) => r.kind === 'valid').every((r) => r.sameBytes),
+  }),
+);

@@ -65,7 +65,11 @@ export function assertAllVectors(results, sets, reference) {
       assert.ok(got, `${where}: no result reported`);
       assert.equal(got.ok, false, `${where}: an invalid frame decoded`);
       assert.equal(got.error.reason, v.error, `${where}: error reason`);
-      assert.deepEqual(got.error, refByKey.get(`${set}/invalid/${v.name}`).error, `${where}: error`);
+      assert.deepEqual(
+        got.error,
+        refByKey.get(`${set}/invalid/${v.name}`).error,
+        `${where}: error`,
+      );
     }
   }
   assert.equal(results.length, expected, 'one result per vector');

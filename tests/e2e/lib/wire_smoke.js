@@ -49,10 +49,20 @@ export function runVectors(wire, sets) {
   const results = [];
   for (const [set, file] of Object.entries(sets)) {
     for (const v of file.vectors) {
-      results.push({ set, name: v.name, kind: 'valid', ...roundTrip(wire, fromBase64(v.frame_b64)) });
+      results.push({
+        set,
+        name: v.name,
+        kind: 'valid',
+        ...roundTrip(wire, fromBase64(v.frame_b64)),
+      });
     }
     for (const v of file.invalid ?? []) {
-      results.push({ set, name: v.name, kind: 'invalid', ...roundTrip(wire, fromBase64(v.frame_b64)) });
+      results.push({
+        set,
+        name: v.name,
+        kind: 'invalid',
+        ...roundTrip(wire, fromBase64(v.frame_b64)),
+      });
     }
   }
   return results;
