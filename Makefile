@@ -13,13 +13,13 @@ FUZZ_SMOKE_SECONDS ?= 20
 NODE_TESTS   := $(shell find tests/node -name '*.test.mjs' 2>/dev/null | sort)
 E2E_TESTS    := $(shell find tests/e2e -name '*.test.mjs' 2>/dev/null | sort)
 
-.PHONY: setup build native wasm fuzz-build test test-native test-node test-e2e fuzz fuzz-smoke \
+.PHONY: setup build native wasm cockpit fuzz-build test test-native test-node test-e2e fuzz fuzz-smoke \
         fixtures bench demo edge-dev format clean
 
 setup:
 	@bash tools/setup.sh
 
-build: native wasm
+build: native wasm cockpit
 
 native:
 	@echo "[build] native (cmake, $(NATIVE_DIR))"
@@ -30,6 +30,10 @@ wasm:
 	@echo "[build] wasm (emcmake, $(WASM_DIR))"
 	@emcmake cmake -S . -B $(WASM_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(WASM_DIR) -j $(JOBS)
+
+# The browser cockpit, bundled with esbuild into build/cockpit/ (needs the WASM module).
+cockpit: wasm
+	@node web/cockpit/build.mjs
 
 fuzz-build:
 	@echo "[build] fuzz harnesses (clang, ASan + UBSan, $(FUZZ_DIR))"

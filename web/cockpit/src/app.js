@@ -1,0 +1,210 @@
+// The cockpit: connects to the relay named by /api/info, lists robots, lays out the watched
+// robot's manifest, subscribes only to channels of visible panels, and routes frames to panels.
+import { loadTetherModule } from '../../glue/load.js';
+import { createWire } from '../../glue/wire.js';
+import { createDecode } from '../../glue/decode.js';
+import { RelayLink } from './connection.js';
+import { ViewerSession } from './session.js';
+import { renderLayout, tabsFor, panelsOnTab } from './layout.js';
+import { createPanel } from './panels/index.js';
+import { ChannelStats } from './channel-stats.js';
+import { RawView } from './raw-view.js';
+
+const $ = (sel) => document.querySelector(sel);
+const encoder = new TextEncoder();
+
+export async function startCockpit({ infoUrl = '/api/info', token = null } = {}) {
+  const wasm = await fetch(new URL('./tether.wasm', import.meta.url));
+  if (!wasm.ok) throw new Error(`could not fetch tether.wasm (${wasm.status}); run \`make cockpit\``);
+  const mod = await loadTetherModule({ wasmBinary: new Uint8Array(await wasm.arrayBuffer()) });
+  const wire = createWire(mod);
+  const decode = createDecode(mod);
+  const infoRes = await fetch(infoUrl);
+  if (!infoRes.ok) throw new Error(`GET ${infoUrl} answered ${infoRes.status}; is the relay running?`);
+  const info = await infoRes.json();
+
+  const ui = {
+    panels: new Map(), // panel id -> Panel
+    raw: new Map(), // channel -> RawView
+    stats: new Map(), // channel -> ChannelStats (every subscribed channel)
+    tab: '__main',
+    manifestKey: null,
+    pubSeq: new Map(),
+  };
+
+  const session = new ViewerSession({ token, listener: (state, event) => onSession(state, event) });
+  const link = new RelayLink(wire, info, {
+    onState: (s) => session.onLinkState(s),
+    onMessage: (m) => session.onMessage(m),
+    onDrop: (d) => session.onDrop(d),
+    onFrame: (f) => onFrame(f),
+  });
+  session.attach(link);
+
+  const ctxBase = {
+    decode,
+    session,
+    publish(ch, value, id) {
+      const seq = (ui.pubSeq.get(ch) ?? 0) + 1;
+      ui.pubSeq.set(ch, seq);
+      const channel = session.state.manifest?.channels.find((c) => c.ch === ch);
+      const r = wire.encodeDataFrame(
+        { ch, seq, ts: Date.now() / 1000, delivery: channel?.delivery ?? 'reliable', meta: { id } },
+        encoder.encode(JSON.stringify(value)),
+      );
+      return r.ok && link.sendFrame(r.bytes);
+    },
+  };
+
+  function onFrame(frame) {
+    const ch = frame.header.ch;
+    if (!ui.stats.has(ch)) ui.stats.set(ch, new ChannelStats());
+    ui.stats.get(ch).record(frame.header.seq, performance.now());
+    for (const p of ui.panels.values()) if (p.channels.some((c) => c.ch === ch)) p.onFrame(frame);
+    ui.raw.get(ch)?.onFrame(frame);
+  }
+
+  function onSession(state, event) {
+    renderRobots(state);
+    const key = state.manifest ? JSON.stringify(state.manifest) : null;
+    if (key !== ui.manifestKey) {
+      ui.manifestKey = key;
+      ui.tab = '__main';
+      renderManifest(state.manifest);
+    }
+    for (const p of ui.panels.values()) p.refresh?.();
+    if (event?.type === 'message' && event.message.t === 'error') showError(event.message);
+    renderStatus();
+  }
+
+  function renderRobots(state) {
+    const select = $('#robot');
+    const current = state.robotId ?? '';
+    const options = [['', state.robots.length ? 'Choose a robot' : 'No robots online']].concat(
+      state.robots.map((r) => [r.id, `${r.name || r.id} (${r.model || 'robot'})`]),
+    );
+    const sig = JSON.stringify(options) + current;
+    if (select.dataset.sig === sig) return;
+    select.dataset.sig = sig;
+    select.replaceChildren(
+      ...options.map(([value, label]) => {
+        const o = document.createElement('option');
+        o.value = value;
+        o.textContent = label;
+        o.selected = value === current;
+        return o;
+      }),
+    );
+    if (!state.robotId && state.robots.length === 1) session.watch(state.robots[0].id);
+  }
+
+  function renderManifest(manifest) {
+    for (const p of ui.panels.values()) p.destroy();
+    ui.panels.clear();
+    for (const r of ui.raw.values()) r.destroy();
+    ui.raw.clear();
+    const tabs = $('#tabs');
+    const main = $('#panels');
+    main.replaceChildren();
+    tabs.replaceChildren();
+    renderChannelList(manifest);
+    if (!manifest) {
+      main.textContent = session.state.robotId ? 'Waiting for the robot’s manifest…' : 'Choose a robot to watch.';
+      session.want([]);
+      return;
+    }
+    for (const t of tabsFor(manifest)) {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.role = 'tab';
+      b.textContent = t.title;
+      b.setAttribute('aria-selected', String(t.id === ui.tab));
+      b.addEventListener('click', () => {
+        ui.tab = t.id;
+        renderManifest(manifest);
+      });
+      tabs.append(b);
+    }
+    const visible = new Set(panelsOnTab(manifest, ui.tab));
+    const mount = (id) => {
+      const spec = manifest.panels.find((p) => p.id === id);
+      const panel = createPanel({ ...ctxBase, panel: spec, manifest });
+      ui.panels.set(id, panel);
+      return panel.el;
+    };
+    main.append(ui.tab === '__main' ? renderLayout(manifest.layout, mount) : mount([...visible][0]));
+    updateWanted();
+  }
+
+  function updateWanted() {
+    const wanted = new Set();
+    for (const p of ui.panels.values()) for (const ch of p.wantedChannels()) wanted.add(ch);
+    for (const ch of ui.raw.keys()) wanted.add(ch);
+    session.want([...wanted]);
+  }
+
+  function renderChannelList(manifest) {
+    const list = $('#channels');
+    list.replaceChildren();
+    for (const c of manifest?.channels ?? []) {
+      const li = document.createElement('li');
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.textContent = `${c.ch} · ${c.encoding} · ${c.dir}`;
+      b.disabled = c.dir !== 'rx';
+      b.addEventListener('click', () => {
+        if (ui.raw.has(c.ch)) {
+          ui.raw.get(c.ch).destroy();
+          ui.raw.delete(c.ch);
+        } else {
+          const view = new RawView(c, () => {
+            ui.raw.delete(c.ch);
+            updateWanted();
+          });
+          ui.raw.set(c.ch, view);
+          $('#raw').append(view.el);
+        }
+        updateWanted();
+      });
+      li.append(b);
+      list.append(li);
+    }
+  }
+
+  function showError(m) {
+    const box = $('#errors');
+    box.textContent = `${m.code}: ${m.message}${wire.errorCodes[m.code] ? ` (${wire.errorCodes[m.code].fix})` : ''}`;
+  }
+
+  function renderStatus() {
+    const s = session.state;
+    const now = performance.now();
+    const link = s.link.state === 'open' ? `connected (${s.link.transport})` : s.link.state;
+    $('#status-link').textContent = link;
+    $('#status-link').dataset.state = s.link.state;
+    $('#status-rtt').textContent = s.rttMs == null ? 'rtt –' : `rtt ${s.rttMs.toFixed(0)} ms`;
+    const parts = [];
+    let errors = 0;
+    for (const p of ui.panels.values()) errors += p.decodeErrors();
+    for (const [ch, st] of ui.stats) {
+      const snap = st.snapshot(now);
+      if (snap.received) parts.push(`${ch} ${snap.rateHz.toFixed(1)} Hz${snap.lost ? `, ${snap.lossPct.toFixed(1)}% lost` : ''}`);
+    }
+    $('#status-channels').textContent = parts.join(' · ');
+    $('#status-errors').textContent = `decode errors ${errors} · dropped ${s.drops}`;
+    $('#status-errors').dataset.decodeErrors = String(errors);
+  }
+
+  $('#robot').addEventListener('change', (e) => e.target.value && session.watch(e.target.value));
+  setInterval(() => {
+    const now = performance.now();
+    for (const p of ui.panels.values()) p.onTick(now);
+    renderStatus();
+  }, 500);
+  window.addEventListener('pagehide', () => {
+    for (const p of ui.panels.values()) p.destroy();
+    link.close();
+  });
+  link.start();
+  return { session, link, ui };
+}

@@ -1,0 +1,15 @@
+// Panel kinds by name (cockpit-wire-protocol.md § Manifest); anything else renders as unknown.
+import { VideoPanel } from './video.js';
+import { Map2dPanel } from './map2d.js';
+import { Map3dPanel } from './map3d.js';
+import { TeleopPanel } from './teleop.js';
+import { ChatPanel } from './chat.js';
+import { StatsPanel } from './stats.js';
+import { UnknownPanel } from './unknown.js';
+
+const KINDS = { video: VideoPanel, map2d: Map2dPanel, map3d: Map3dPanel, teleop: TeleopPanel, chat: ChatPanel, stats: StatsPanel };
+
+export function createPanel(ctx) {
+  const Kind = KINDS[ctx.panel.kind] ?? UnknownPanel;
+  return new Kind(ctx);
+}

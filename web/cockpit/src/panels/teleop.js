@@ -1,0 +1,150 @@
+// teleop: WASD drive, Q/E strafe, Shift boost, Space e-stop, over the lease
+// (cockpit-wire-v7-notes.md § Teleop). Safety chain, viewer side: the command is zeroed on key
+// release, Esc, window blur, a hidden tab, unmount and disconnect; while keys are held a twist goes
+// out every 50 ms, well inside the robot's 300 ms watchdog, so a lost page stops the robot by
+// silence rather than by a message that might never arrive.
+import { Panel } from './panel.js';
+
+const SEND_MS = 50;
+const KEYS = { w: [1, 0, 0], s: [-1, 0, 0], q: [0, 1, 0], e: [0, -1, 0], a: [0, 0, 1], d: [0, 0, -1] };
+
+export class TeleopPanel extends Panel {
+  #held = new Set();
+  #boost = false;
+  #seq = 0;
+  #timer = null;
+  #status = document.createElement('p');
+  #button = document.createElement('button');
+  #readout = document.createElement('output');
+  #unbind = [];
+
+  constructor(ctx) {
+    super(ctx);
+    this.maxV = Number(this.spec.params?.maxV ?? 0.5);
+    this.maxW = Number(this.spec.params?.maxW ?? 1.0);
+    this.#button.type = 'button';
+    this.#button.className = 'lease-button';
+    this.#button.addEventListener('click', () => this.#toggleLease());
+    this.#status.className = 'lease-status';
+    this.#status.setAttribute('role', 'status');
+    this.#readout.className = 'twist-readout';
+    const help = document.createElement('p');
+    help.className = 'hint';
+    help.textContent = 'W/S forward, A/D turn, Q/E strafe, Shift boost, Space stop, Esc release keys';
+    this.body.append(this.#button, this.#status, this.#readout, help);
+    this.#bind(window, 'keydown', (e) => this.#onKey(e, true));
+    this.#bind(window, 'keyup', (e) => this.#onKey(e, false));
+    this.#bind(window, 'blur', () => this.zero('blur'));
+    this.#bind(document, 'visibilitychange', () => document.hidden && this.zero('hidden'));
+    this.refresh();
+  }
+
+  #bind(target, type, fn) {
+    target.addEventListener(type, fn);
+    this.#unbind.push(() => target.removeEventListener(type, fn));
+  }
+
+  get #lease() {
+    return this.ctx.session.state.teleop;
+  }
+
+  #toggleLease() {
+    if (this.#lease === 'held' || this.#lease === 'requesting') {
+      this.zero('release');
+      this.ctx.session.teleopStop();
+    } else {
+      this.ctx.session.teleopStart();
+    }
+  }
+
+  /** Called by the app on every session change. */
+  refresh() {
+    const lease = this.#lease;
+    const linkOpen = this.ctx.session.state.link.state === 'open';
+    if (!linkOpen || lease !== 'held') this.zero(linkOpen ? 'lease' : 'disconnect', false);
+    this.#button.textContent = lease === 'held' || lease === 'requesting' ? 'Release control' : 'Take control';
+    this.#button.disabled = !linkOpen;
+    const err = this.ctx.session.state.lastError;
+    this.#status.textContent =
+      lease === 'held'
+        ? 'You hold the teleop lease'
+        : lease === 'requesting'
+          ? 'Asking for the lease…'
+          : lease === 'refused'
+            ? `Lease held by another viewer${err?.message ? `: ${err.message}` : ''}`
+            : 'Lease free';
+    this.el.dataset.lease = lease;
+  }
+
+  #typing(e) {
+    const t = e.target;
+    return t instanceof HTMLElement && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName));
+  }
+
+  #onKey(e, down) {
+    if (this.#typing(e)) return;
+    const key = e.key.toLowerCase();
+    if (key === 'shift') this.#boost = down;
+    if (down && key === ' ') {
+      e.preventDefault();
+      this.estop();
+      return;
+    }
+    if (down && key === 'escape') return this.zero('escape');
+    if (!(key in KEYS)) return;
+    if (this.#lease !== 'held') return;
+    e.preventDefault();
+    if (down) this.#held.add(key);
+    else this.#held.delete(key);
+    if (this.#held.size === 0) this.zero('release');
+    else if (!this.#timer) {
+      this.#send();
+      this.#timer = setInterval(() => this.#send(), SEND_MS);
+    }
+  }
+
+  #command() {
+    let [vx, vy, wz] = [0, 0, 0];
+    for (const k of this.#held) {
+      vx += KEYS[k][0];
+      vy += KEYS[k][1];
+      wz += KEYS[k][2];
+    }
+    const gain = this.#boost ? 2 : 1;
+    return { vx: vx * this.maxV * gain, vy: vy * this.maxV * gain, wz: wz * this.maxW * gain };
+  }
+
+  #send() {
+    const c = this.#command();
+    this.#twist(c.vx, c.vy, c.wz);
+  }
+
+  #twist(vx, vy, wz) {
+    this.ctx.session.sendTeleop({ t: 'twist', vx, vy, wz, seq: ++this.#seq, ts: Date.now() / 1000 });
+    this.#readout.value = `vx ${vx.toFixed(2)}  vy ${vy.toFixed(2)}  wz ${wz.toFixed(2)}`;
+    this.el.dataset.twist = `${vx},${vy},${wz}`;
+  }
+
+  /** Clears the keys and sends one zero twist (when we hold the lease). */
+  zero(reason, send = true) {
+    const wasMoving = this.#held.size > 0 || this.#timer;
+    this.#held.clear();
+    clearInterval(this.#timer);
+    this.#timer = null;
+    if (send && wasMoving && this.#lease === 'held') this.#twist(0, 0, 0);
+    this.el.dataset.zeroedBy = reason;
+  }
+
+  estop() {
+    this.zero('estop', false);
+    this.ctx.session.sendTeleop({ t: 'stop', seq: ++this.#seq, ts: Date.now() / 1000 });
+    this.#readout.value = 'STOP';
+    this.el.dataset.twist = '0,0,0';
+  }
+
+  destroy() {
+    this.zero('unmount');
+    for (const u of this.#unbind) u();
+    super.destroy();
+  }
+}
