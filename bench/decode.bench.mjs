@@ -1,0 +1,131 @@
+// `make bench`, decode core (issue: decode and colourise a 2048x2048 costmap and a 1M-voxel
+// frame): WASM in Node, WASM in Chromium, a plain-JS baseline (fflate + a JS loop), and native,
+// in one run. Prints best-of-N milliseconds and the ratios; the target is WASM at least 2x the JS
+// baseline and within 1.5x of native. Also prints what the cockpit ships.
+import { execFileSync } from 'node:child_process';
+import { statSync, writeFileSync, mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadDecode } from 'tether/decode';
+import { chromium } from 'playwright-core';
+import { startStaticServer } from '../tests/e2e/lib/static_server.mjs';
+import { costmapPayload, voxelPayload, costmapMeta, voxelMeta } from './lib/decode_inputs.mjs';
+import { decodeCostmapJs, decodeVoxelsJs, makePalette } from './lib/decode_js_baseline.mjs';
+
+const RUNS = Number(process.env.TETHER_BENCH_RUNS ?? 8);
+const root = new URL('..', import.meta.url).pathname;
+const status = (s) =>
+  process.stderr.isTTY ? process.stderr.write(`\r[bench decode] ${s.padEnd(60)}`) : console.error(`[bench decode] ${s}`);
+
+function best(runs, fn) {
+  let min = Infinity;
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    fn();
+    min = Math.min(min, performance.now() - t0);
+  }
+  return min;
+}
+
+status('making inputs');
+const costmap = costmapPayload();
+const voxels = voxelPayload();
+const results = {};
+
+status('native');
+const native = execFileSync(join(root, 'build/native/tether_bench_decode_native'), [String(RUNS)], { encoding: 'utf8' })
+  .trim()
+  .split('\n')
+  .map((l) => JSON.parse(l));
+results.native = { costmap: native[0].ms, voxels: native[1].ms };
+
+status('WASM in Node');
+const decode = await loadDecode();
+const cdec = new decode.ChannelDecoder('costmap.zlib.v1');
+const vdec = new decode.ChannelDecoder('voxels.zlib.v1');
+results.wasmNode = {
+  costmap: best(RUNS, () => cdec.decode(costmapMeta, costmap)),
+  voxels: best(RUNS, () => vdec.decode(voxelMeta, voxels)),
+};
+
+status('plain JS (fflate)');
+const rgbaRef = cdec.value.rgba;
+const palette = makePalette((v) => {
+  // Read the core's own palette from a decoded map so both do identical work.
+  const cells = cdec.value.cells;
+  const i = cells.indexOf(v);
+  if (i < 0) return [0, 0, 0, 255];
+  const row = costmapMeta.h - 1 - Math.floor(i / costmapMeta.w);
+  const o = (row * costmapMeta.w + (i % costmapMeta.w)) * 4;
+  return [rgbaRef[o], rgbaRef[o + 1], rgbaRef[o + 2], rgbaRef[o + 3]];
+});
+const ramp = new Float32Array(256 * 3).map((_, i) => ((i % 3) + 1) / 4);
+const jsMap = decodeCostmapJs(costmap, costmapMeta, palette);
+if (Buffer.compare(Buffer.from(jsMap.buffer), Buffer.from(rgbaRef.buffer, rgbaRef.byteOffset, rgbaRef.length)) !== 0)
+  throw new Error('the JS baseline and the WASM decoder disagree on the costmap image');
+results.js = {
+  costmap: best(RUNS, () => decodeCostmapJs(costmap, costmapMeta, palette)),
+  voxels: best(RUNS, () => decodeVoxelsJs(voxels, voxelMeta, ramp)),
+};
+cdec.close();
+vdec.close();
+
+status('WASM in Chromium');
+const dir = mkdtempSync(join(tmpdir(), 'tether-bench-'));
+writeFileSync(join(dir, 'costmap.bin'), costmap);
+writeFileSync(join(dir, 'voxels.bin'), voxels);
+writeFileSync(
+  join(dir, 'page.html'),
+  `<!doctype html><script type="module">
+  import { loadDecode } from '/web/glue/decode.js';
+  const get = async (p) => new Uint8Array(await (await fetch(p)).arrayBuffer());
+  const decode = await loadDecode();
+  const [c, v] = [await get('/costmap.bin'), await get('/voxels.bin')];
+  const best = (fn) => { let m = Infinity; for (let i = 0; i < ${RUNS}; i++) { const t = performance.now(); fn(); m = Math.min(m, performance.now() - t); } return m; };
+  const cd = new decode.ChannelDecoder('costmap.zlib.v1'), vd = new decode.ChannelDecoder('voxels.zlib.v1');
+  window.result = { costmap: best(() => cd.decode(${JSON.stringify(costmapMeta)}, c)), voxels: best(() => vd.decode(${JSON.stringify(voxelMeta)}, v)) };
+</script>`,
+);
+const server = await startStaticServer(root, {
+  '/page.html': join(dir, 'page.html'),
+  '/costmap.bin': join(dir, 'costmap.bin'),
+  '/voxels.bin': join(dir, 'voxels.bin'),
+});
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+try {
+  const page = await browser.newPage();
+  await page.goto(`${server.origin}/page.html`);
+  await page.waitForFunction(() => window.result, null, { timeout: 120000 });
+  results.wasmChromium = await page.evaluate(() => window.result);
+} finally {
+  await browser.close();
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+if (process.stderr.isTTY) process.stderr.write('\r'.padEnd(70) + '\r');
+
+const fmt = (x) => x.toFixed(1).padStart(9);
+console.log('\ndecode core: best of %d runs, milliseconds (lower is better)', RUNS);
+console.log('case                 native  wasm-node  wasm-chromium   js(fflate)  js/wasm-node  wasm-node/native');
+for (const c of ['costmap', 'voxels']) {
+  const label = c === 'costmap' ? 'costmap 2048x2048' : 'voxels 1M';
+  const r = (k) => results[k][c];
+  console.log(
+    `${label.padEnd(18)}${fmt(r('native'))}${fmt(r('wasmNode'))}      ${fmt(r('wasmChromium'))}    ${fmt(r('js'))}` +
+      `   ${(r('js') / r('wasmNode')).toFixed(2).padStart(8)}x   ${(r('wasmNode') / r('native')).toFixed(2).padStart(8)}x`,
+  );
+}
+const cockpit = join(root, 'build/cockpit');
+if (existsSync(join(cockpit, 'cockpit.js'))) {
+  const size = (f) => statSync(join(cockpit, f)).size;
+  const gz = (f) => gzipSync(readFileSync(join(cockpit, f))).length;
+  const kib = (n) => `${(n / 1024).toFixed(0)} KiB`;
+  console.log(
+    `cockpit ships: cockpit.js ${kib(size('cockpit.js'))} (${kib(gz('cockpit.js'))} gzip) + tether.wasm ${kib(size('tether.wasm'))} (${kib(gz('tether.wasm'))} gzip)`,
+  );
+}
