@@ -1,10 +1,27 @@
-// Embind surface of the wire core. Marshalling only (DESIGN.md rule 4): bytes move through a
-// staging buffer in WASM memory and come back as typed-memory views; every decision is made by
+// Embind surface of the wire core. Marshalling only (DESIGN.md rule 4): every decision is made by
 // src/wire. The JS wrapper with the public API is web/glue/wire.js.
+//
+// The data-frame path is shaped by what an Embind call costs here. This module is built with
+// DYNAMIC_EXECUTION=0 (workerd forbids eval), so every call goes through Embind's generic invoker:
+// a few hundred ns, more with a std::string argument or a `val` result, against tens of ns for the
+// C++ work on a small frame (bench/README.md). So the hot path makes one call per frame, or one
+// per stream chunk, with numbers in and an int out:
+// - bytes in: each object owns a staging buffer; JS learns its address from reserve() and copies
+//   into HEAPU8 itself, calling reserve() again only when a bigger buffer is needed;
+// - results out: written to a fixed `outbox` of doubles that JS reads through a Float64Array.
+//   A decoded frame is a record of doubles (layout: wireFrameRecordLayout()) with the header's
+//   fields as the core parsed them, so JS never parses the header JSON a second time;
+// - channel ids are numbered per decoder, so JS makes each one a string once, not once per frame;
+// - errors: the call returns -1 and error() names the reason.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "common/json.hpp"
@@ -19,16 +36,17 @@ namespace {
 
 using emscripten::val;
 
-val view(const std::uint8_t* p, std::size_t n) {
-  return val(emscripten::typed_memory_view(n, p));
-}
+// Addresses cross as doubles: exact for any wasm32 address, and one Float64Array then reads them
+// beside the header's numbers.
+double address_of(const void* p) { return double(reinterpret_cast<std::uintptr_t>(p)); }
 
-// A growable buffer in WASM memory that JS fills through a view before a call.
+// A growable buffer in WASM memory that JS fills through HEAPU8 before a call. It moves only in
+// reserve(), which hands JS the new address.
 class Staging {
  public:
-  val reserve(std::size_t n) {
-    bytes_.resize(n);
-    return view(bytes_.data(), n);
+  double reserve(std::size_t n) {
+    if (n > bytes_.size()) bytes_.resize(n);
+    return address_of(bytes_.data());
   }
   ByteView get(std::size_t n) const { return ByteView(bytes_.data(), std::min(n, bytes_.size())); }
 
@@ -52,77 +70,151 @@ val drop_value(const Drop& d) {
   return o;
 }
 
-// Whole-frame encoder and decoder with reusable buffers. Returned views stay valid until the next call.
+// Channel ids one decoder has seen, numbered in order of first sight. Bounded so that a peer
+// inventing ids cannot grow it; past the bound, frames carry no number and JS reads their header
+// text instead.
+class ChannelNames {
+ public:
+  static constexpr std::size_t kMaxNamed = 256;
+  // Reserved once, so the strings never move and the map's keys can view them.
+  ChannelNames() { names_.reserve(kMaxNamed); }
+  double id_of(const std::string& ch) {
+    if (auto it = ids_.find(ch); it != ids_.end()) return it->second;
+    if (names_.size() == kMaxNamed) return -1;
+    names_.push_back(ch);
+    const double id = double(names_.size() - 1);
+    ids_.emplace(names_.back(), id);
+    return id;
+  }
+  double count() const { return double(names_.size()); }
+  std::string name(std::size_t id) const { return id < names_.size() ? names_[id] : std::string(); }
+
+ private:
+  std::vector<std::string> names_;
+  std::unordered_map<std::string_view, double> ids_;
+};
+
+// One decoded data frame as JS reads it. Addresses are HEAPU8 offsets. kChannel is -1 when JS
+// must build the header from its text: it has meta, or its channel id is not numbered.
+enum RecordField : std::size_t {
+  kHeaderAddr,
+  kHeaderLen,
+  kPayloadAddr,
+  kPayloadLen,
+  kSeq,
+  kTs,
+  kDelivery,  // the Delivery value; wireDeliveryNames() names it
+  kChannel,
+  kRecordSize
+};
+
+void append_record(std::vector<double>& out, const DataFrame& f, ChannelNames& names) {
+  const std::size_t at = out.size();
+  out.resize(at + kRecordSize);
+  double* r = out.data() + at;
+  r[kHeaderAddr] = address_of(f.header_json.data);
+  r[kHeaderLen] = double(f.header_json.size);
+  r[kPayloadAddr] = address_of(f.payload.data);
+  r[kPayloadLen] = double(f.payload.size);
+  r[kSeq] = double(f.header.seq);
+  r[kTs] = f.header.ts;
+  r[kDelivery] = double(static_cast<int>(f.header.delivery));
+  r[kChannel] = f.header.meta ? -1 : names.id_of(f.header.ch);
+}
+
+// What a call leaves for JS to read, at a fixed address (outbox()).
+// After a decode: [records address, named channel count]. After an encode: [bytes address, length].
+struct Outbox {
+  double at = 0;
+  double count = 0;
+};
+
+// Whole-frame encoder and decoder with reusable buffers; results stay valid until the next call.
 class Encoder {
  public:
-  val input(std::size_t n) { return staging_.reserve(n); }
+  double reserve(std::size_t n) { return staging_.reserve(n); }
+  double outbox() const { return address_of(&outbox_); }
+  std::string error() const { return std::string(frame_error_name(error_)); }
 
-  // `meta_json` is "" for no meta. Returns a view of the frame, or the error name as a string.
-  val data_frame(const std::string& ch, double seq, double ts, const std::string& delivery,
-                 const std::string& meta_json, std::size_t payload_len) {
-    FrameHeader h;
-    auto d = delivery_from_name(delivery);
-    if (!d) return val(std::string(frame_error_name(FrameError::invalid_header)));
-    h.ch = ch;
-    if (!(seq >= 0 && seq <= double(kMaxSafeInteger)) || seq != double(std::int64_t(seq)))
-      return val(std::string(frame_error_name(FrameError::invalid_header)));
-    h.seq = std::int64_t(seq);
-    h.ts = ts;
-    h.delivery = *d;
-    if (!meta_json.empty()) {
-      JsonParse meta = parse_json(ByteView(std::string_view(meta_json)));
-      if (!meta.ok() || !meta.value.is_object())
-        return val(std::string(frame_error_name(FrameError::invalid_header)));
-      h.meta = std::move(meta.value);
-    }
-    out_.clear();
-    if (auto e = append_data_frame(out_, h, staging_.get(payload_len)))
-      return val(std::string(frame_error_name(*e)));
-    return view(out_.data(), out_.size());
+  // The channel and delivery of the frames that follow: JS sends them only when they change.
+  void set_channel(const std::string& ch) { header_.ch = ch; }
+  void set_delivery(const std::string& name) { delivery_ = delivery_from_name(name); }
+
+  // Encodes a data frame around the staged payload; 0 or -1.
+  int data_frame(double seq, double ts, std::size_t payload_len) {
+    header_.meta.reset();
+    return encode(seq, ts, payload_len);
+  }
+  int data_frame_with_meta(double seq, double ts, std::size_t payload_len,
+                           const std::string& meta_json) {
+    JsonParse meta = parse_json(ByteView(std::string_view(meta_json)));
+    if (!meta.ok() || !meta.value.is_object()) return fail(FrameError::invalid_header);
+    header_.meta = std::move(meta.value);
+    return encode(seq, ts, payload_len);
   }
 
-  // Decodes a buffer holding exactly one data frame (one WebSocket message). Returns
-  // [headerAddr, headerLen, payloadAddr, payloadLen] into the staged input, or the error name.
-  val decode_frame(std::size_t n) {
+  // Decodes the staged buffer as exactly one data frame (one WebSocket message); 0 or -1.
+  int decode_frame(std::size_t n) {
     auto r = decode_data_frame(staging_.get(n));
-    if (!r) return val(std::string(frame_error_name(r.error())));
-    spans_[0] = std::uint32_t(reinterpret_cast<std::uintptr_t>(r->header_json.data));
-    spans_[1] = std::uint32_t(r->header_json.size);
-    spans_[2] = std::uint32_t(reinterpret_cast<std::uintptr_t>(r->payload.data));
-    spans_[3] = std::uint32_t(r->payload.size);
-    return val(emscripten::typed_memory_view(4, spans_));
+    if (!r) return fail(r.error());
+    records_.clear();
+    append_record(records_, r.value(), names_);
+    outbox_ = {address_of(records_.data()), names_.count()};
+    return 0;
   }
+  std::string channel_name(std::size_t id) const { return names_.name(id); }
 
-  val control_frame(const std::string& json) {
+  int control_frame(const std::string& json) {
     out_.clear();
-    if (auto e = append_control_frame(out_, json)) return val(std::string(frame_error_name(*e)));
-    return view(out_.data(), out_.size());
+    if (auto e = append_control_frame(out_, json)) return fail(*e);
+    outbox_ = {address_of(out_.data()), double(out_.size())};
+    return 0;
   }
 
  private:
+  int fail(FrameError e) {
+    error_ = e;
+    return -1;
+  }
+  int encode(double seq, double ts, std::size_t payload_len) {
+    // A JS number must be a safe integer to become a seq; anything else is not one.
+    if (!delivery_ || !(seq >= 0 && seq <= double(kMaxSafeInteger)) ||
+        seq != double(std::int64_t(seq)))
+      return fail(FrameError::invalid_header);
+    header_.seq = std::int64_t(seq);
+    header_.ts = ts;
+    header_.delivery = *delivery_;
+    out_.clear();
+    if (auto e = append_data_frame(out_, header_, staging_.get(payload_len))) return fail(*e);
+    outbox_ = {address_of(out_.data()), double(out_.size())};
+    return 0;
+  }
+
   Staging staging_;
+  Outbox outbox_;
+  FrameError error_ = FrameError::invalid_header;
+  FrameHeader header_;
+  std::optional<Delivery> delivery_;
   Bytes out_;
-  std::uint32_t spans_[4] = {};
+  std::vector<double> records_;
+  ChannelNames names_;
 };
 
-// Incremental data-frame decoder. feed() returns how many frames completed, or -1 when the
-// stream failed. For frame i, spans()[4i..4i+3] are the addresses and lengths of its header JSON
-// and payload in WASM memory (HEAPU8 offsets), valid until the next feed().
+// Incremental data-frame decoder. feed() returns how many frames completed, or -1 once the
+// stream failed; their records are valid until the next feed().
 class DataStream {
  public:
-  val input(std::size_t n) { return staging_.reserve(n); }
+  double reserve(std::size_t n) { return staging_.reserve(n); }
+  double outbox() const { return address_of(&outbox_); }
 
   int feed(std::size_t n) {
-    spans_.clear();
-    auto e = decoder_.feed(staging_.get(n), [this](const DataFrame& f) {
-      spans_.push_back(std::uint32_t(reinterpret_cast<std::uintptr_t>(f.header_json.data)));
-      spans_.push_back(std::uint32_t(f.header_json.size));
-      spans_.push_back(std::uint32_t(reinterpret_cast<std::uintptr_t>(f.payload.data)));
-      spans_.push_back(std::uint32_t(f.payload.size));
-    });
-    return e ? -1 : int(spans_.size() / 4);
+    records_.clear();
+    auto e = decoder_.feed(staging_.get(n),
+                           [this](const DataFrame& f) { append_record(records_, f, names_); });
+    outbox_ = {address_of(records_.data()), names_.count()};
+    return e ? -1 : int(records_.size() / kRecordSize);
   }
-  val spans() const { return val(emscripten::typed_memory_view(spans_.size(), spans_.data())); }
+  std::string channel_name(std::size_t id) const { return names_.name(id); }
   std::string error() const {
     return decoder_.error() ? std::string(frame_error_name(*decoder_.error())) : std::string();
   }
@@ -135,23 +227,27 @@ class DataStream {
 
  private:
   Staging staging_;
+  Outbox outbox_;
   DataStreamDecoder decoder_;
-  std::vector<std::uint32_t> spans_;
+  std::vector<double> records_;
+  ChannelNames names_;
 };
 
-// Incremental control-stream decoder; spans()[2i..2i+1] locate message i's JSON text.
+// Incremental control-stream decoder. feed() returns how many messages completed, or -1; message
+// i's JSON text is at outbox address + [2i, 2i+1] as (address, length).
 class ControlStream {
  public:
-  val input(std::size_t n) { return staging_.reserve(n); }
+  double reserve(std::size_t n) { return staging_.reserve(n); }
+  double outbox() const { return address_of(&outbox_); }
   int feed(std::size_t n) {
     spans_.clear();
     auto e = decoder_.feed(staging_.get(n), [this](ByteView m) {
-      spans_.push_back(std::uint32_t(reinterpret_cast<std::uintptr_t>(m.data)));
-      spans_.push_back(std::uint32_t(m.size));
+      spans_.push_back(address_of(m.data));
+      spans_.push_back(double(m.size));
     });
+    outbox_ = {address_of(spans_.data()), double(spans_.size() / 2)};
     return e ? -1 : int(spans_.size() / 2);
   }
-  val spans() const { return val(emscripten::typed_memory_view(spans_.size(), spans_.data())); }
   std::string error() const {
     return decoder_.error() ? std::string(frame_error_name(*decoder_.error())) : std::string();
   }
@@ -163,8 +259,9 @@ class ControlStream {
 
  private:
   Staging staging_;
+  Outbox outbox_;
   ControlStreamDecoder decoder_;
-  std::vector<std::uint32_t> spans_;
+  std::vector<double> spans_;
 };
 
 // Validates one message. Returns {ok: true, type, json} with the normalised JSON text, or a drop.
@@ -270,29 +367,60 @@ val limits() {
   return o;
 }
 
+// Where each field sits in a frame record, so that JS never hard-codes the layout.
+val frame_record_layout() {
+  val o = val::object();
+  o.set("size", double(kRecordSize));
+  o.set("headerAddr", double(kHeaderAddr));
+  o.set("headerLen", double(kHeaderLen));
+  o.set("payloadAddr", double(kPayloadAddr));
+  o.set("payloadLen", double(kPayloadLen));
+  o.set("seq", double(kSeq));
+  o.set("ts", double(kTs));
+  o.set("delivery", double(kDelivery));
+  o.set("channel", double(kChannel));
+  return o;
+}
+
+// Delivery names indexed by the value a frame record carries.
+val delivery_names() {
+  val list = val::array();
+  for (Delivery d : {Delivery::latest, Delivery::reliable}) {
+    list.set(static_cast<int>(d), std::string(delivery_name(d)));
+  }
+  return list;
+}
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(tether_wire) {
   using namespace emscripten;
   class_<Encoder>("WireCodec")
       .constructor<>()
-      .function("input", &Encoder::input)
+      .function("reserve", &Encoder::reserve)
+      .function("outbox", &Encoder::outbox)
+      .function("error", &Encoder::error)
+      .function("setChannel", &Encoder::set_channel)
+      .function("setDelivery", &Encoder::set_delivery)
       .function("dataFrame", &Encoder::data_frame)
+      .function("dataFrameWithMeta", &Encoder::data_frame_with_meta)
       .function("decodeFrame", &Encoder::decode_frame)
+      .function("channelName", &Encoder::channel_name)
       .function("controlFrame", &Encoder::control_frame);
   class_<DataStream>("WireDataStream")
       .constructor<>()
-      .function("input", &DataStream::input)
+      .function("reserve", &DataStream::reserve)
+      .function("outbox", &DataStream::outbox)
       .function("feed", &DataStream::feed)
-      .function("spans", &DataStream::spans)
+      .function("channelName", &DataStream::channel_name)
       .function("error", &DataStream::error)
       .function("finish", &DataStream::finish)
       .function("buffered", &DataStream::buffered);
   class_<ControlStream>("WireControlStream")
       .constructor<>()
-      .function("input", &ControlStream::input)
+      .function("reserve", &ControlStream::reserve)
+      .function("outbox", &ControlStream::outbox)
       .function("feed", &ControlStream::feed)
-      .function("spans", &ControlStream::spans)
       .function("error", &ControlStream::error)
       .function("finish", &ControlStream::finish)
       .function("buffered", &ControlStream::buffered);
@@ -302,6 +430,8 @@ EMSCRIPTEN_BINDINGS(tether_wire) {
   function("wireErrorCodes", &error_codes);
   function("wireLimits", &limits);
   function("wireFrameErrors", &frame_errors);
+  function("wireFrameRecordLayout", &frame_record_layout);
+  function("wireDeliveryNames", &delivery_names);
 }
 
 }  // namespace tether::wire::bindings

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include "common/utf8.hpp"
 
@@ -70,6 +71,10 @@ JsonParse parse_json(ByteView text) {
   JsonParse r;
   if (!is_valid_utf8(text)) {
     r.error = JsonError::invalid_utf8;
+  } else if (std::memchr(text.data, 0, text.size) != nullptr) {
+    // A raw NUL is never valid JSON (inside strings it must be escaped), but nlohmann's lexer
+    // treats it as end of input, which would accept "{...}\0garbage".
+    r.error = JsonError::invalid_json;
   } else if (text.size >= 3 && text.data[0] == 0xEF && text.data[1] == 0xBB && text.data[2] == 0xBF) {
     // nlohmann skips a byte-order mark, JSON.parse does not: refuse it so that text we accept is
     // text every JavaScript peer accepts too.

@@ -1,6 +1,9 @@
 #include "wire/frame.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 
 #include "common/utf8.hpp"
 
@@ -28,7 +31,18 @@ std::optional<FrameError> check_header(const FrameHeader& h) {
 
 void append_header_json(std::string& out, const FrameHeader& h) {
   out += "{\"ch\":";
-  append_json(out, Json(h.ch));
+  // Channel ids rarely need escaping; when they do not, write them as they are rather than build
+  // a Json value (an allocation and a copy) only to have append_json() copy them again.
+  const bool plain = std::none_of(h.ch.begin(), h.ch.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == '"' || c == '\\';
+  });
+  if (plain) {
+    out += '"';
+    out += h.ch;
+    out += '"';
+  } else {
+    append_json(out, Json(h.ch));
+  }
   out += ",\"seq\":";
   out += std::to_string(h.seq);
   out += ",\"ts\":";
@@ -46,6 +60,7 @@ void append_header_json(std::string& out, const FrameHeader& h) {
 std::optional<FrameError> append_data_frame(Bytes& out, const FrameHeader& h, ByteView payload) {
   if (auto e = check_header(h)) return e;
   std::string header;
+  header.reserve(64 + h.ch.size());  // the usual header without meta fits: one allocation
   append_header_json(header, h);
   if (header.size() > kMaxHeaderBytes) return FrameError::header_too_large;
   if (payload.size > kMaxFrameBytes - kDataPrefixBytes - header.size())
@@ -64,8 +79,156 @@ Result<Bytes, FrameError> encode_data_frame(const FrameHeader& h, ByteView paylo
   return out;
 }
 
-Result<FrameHeader, FrameError> parse_header(ByteView header_json) {
-  if (header_json.size > kMaxHeaderBytes) return err(FrameError::header_too_large);
+namespace {
+
+// The canonical header, as every encoder writes it: {"ch":"..","seq":N,"ts":N,"delivery":".."}
+// with no spaces or escapes, optionally followed by ,"meta":{..}. Decoding it by hand costs a
+// small fraction of a general JSON parse (bench/README.md). This path only ever accepts: anything
+// unusual, and every error, goes to parse_header_any_form(), so results and error codes stay
+// exactly those of the general path.
+class CanonicalHeaderReader {
+ public:
+  explicit CanonicalHeaderReader(ByteView text)
+      : p_(text.as_chars().data()), end_(p_ + text.size) {}
+
+  std::optional<FrameHeader> read() {
+    FrameHeader h;
+    std::string_view ch, delivery;
+    if (!literal("{\"ch\":") || !plain_string(ch) || !literal(",\"seq\":") || !natural(h.seq) ||
+        !literal(",\"ts\":") || !decimal(h.ts) || !literal(",\"delivery\":") ||
+        !plain_string(delivery))
+      return std::nullopt;
+    const auto d = delivery_from_name(delivery);
+    if (!d) return std::nullopt;
+    h.ch = std::string(ch);
+    h.delivery = *d;
+    if (!literal("}")) {
+      // The rest is ,"meta":<object>}; the object's own text goes to the bounded JSON parser.
+      if (!literal(",\"meta\":") || p_ == end_ || *p_ != '{' || end_[-1] != '}')
+        return std::nullopt;
+      const std::string_view text(p_, std::size_t(end_ - 1 - p_));
+      // nlohmann takes a NUL byte for the end of its input: "{}\0}" would parse here as {} but
+      // fail as a whole header. Valid JSON never holds a raw NUL, so leave such text to that path.
+      if (text.find('\0') != std::string_view::npos) return std::nullopt;
+      JsonParse meta = parse_json(ByteView(text));
+      // Within the whole header the object sits one level deeper than it does on its own.
+      if (!meta.ok() || !meta.value.is_object() || depth(meta.value) >= kMaxJsonDepth)
+        return std::nullopt;
+      h.meta = std::move(meta.value);
+      p_ = end_;
+    }
+    if (p_ != end_ || check_header(h)) return std::nullopt;
+    return h;
+  }
+
+ private:
+  bool literal(std::string_view s) {
+    if (std::size_t(end_ - p_) < s.size() || std::string_view(p_, s.size()) != s) return false;
+    p_ += s.size();
+    return true;
+  }
+
+  // A string without escapes or control characters; check_header() then validates its UTF-8.
+  bool plain_string(std::string_view& out) {
+    if (p_ == end_ || *p_ != '"') return false;
+    const char* start = ++p_;
+    for (; p_ != end_ && *p_ != '"'; ++p_) {
+      const auto c = static_cast<unsigned char>(*p_);
+      if (c < 0x20 || c == '\\') return false;
+    }
+    if (p_ == end_) return false;
+    out = std::string_view(start, std::size_t(p_ - start));
+    ++p_;
+    return true;
+  }
+
+  // seq: 0|[1-9][0-9]* in at most 16 digits, so that it is exact; the range is checked later.
+  bool natural(std::int64_t& out) {
+    const char* start = p_;
+    if (!digits()) return false;
+    if (p_ - start > 16) return false;
+    out = 0;
+    for (const char* d = start; d != p_; ++d) out = out * 10 + (*d - '0');
+    return true;
+  }
+
+  // ts: -?(0|[1-9][0-9]*)(.[0-9]+)?, converted exactly as nlohmann converts it (it calls strtod,
+  // which rounds correctly). Integers of more than 15 digits and -0, which nlohmann reads as
+  // integers, are left to the general path.
+  bool decimal(double& out) {
+    const char* start = p_;
+    const bool negative = p_ != end_ && *p_ == '-';
+    if (negative) ++p_;
+    const char* int_start = p_;
+    if (!digits()) return false;
+    const char* int_end = p_;
+    const char* frac_start = p_;
+    if (p_ != end_ && *p_ == '.') {
+      frac_start = ++p_;
+      while (p_ != end_ && is_digit(*p_)) ++p_;
+      if (p_ == frac_start) return false;
+    } else if (int_end - int_start > 15) {
+      return false;
+    }
+    const std::size_t frac_digits = std::size_t(p_ - frac_start);
+    // Clinger's fast path: with the digits as an integer m <= 2^53 and at most 22 of them after
+    // the point, m and 10^k are exact doubles and one IEEE division rounds correctly, which is
+    // exactly strtod's answer. It matters in WASM, where musl's strtod costs about as much as
+    // everything else in a header put together (bench/README.md).
+    static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                        1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                        1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    std::uint64_t m = 0;  // 19 digits cannot overflow it
+    const bool short_enough = std::size_t(int_end - int_start) + frac_digits <= 19;
+    if (short_enough) {
+      for (const char* d = int_start; d != int_end; ++d) m = m * 10 + std::uint64_t(*d - '0');
+      for (const char* d = frac_start; d != p_; ++d) m = m * 10 + std::uint64_t(*d - '0');
+    }
+    if (short_enough && m <= (std::uint64_t(1) << 53) && frac_digits <= 22) {
+      out = double(m) / kPow10[frac_digits];
+      if (negative) out = -out;
+    } else {
+      char buf[32];
+      const std::size_t n = std::size_t(p_ - start);
+      if (n >= sizeof buf) return false;
+      std::memcpy(buf, start, n);
+      buf[n] = '\0';
+      char* stop = nullptr;
+      out = std::strtod(buf, &stop);
+      // A locale whose decimal point is not '.' stops strtod early; the general path copes.
+      if (stop != buf + n) return false;
+    }
+    return !(out == 0 && std::signbit(out));
+  }
+
+  // 0|[1-9][0-9]*. Whatever follows must then match the next literal, so 1e5 or 1.5 where an
+  // integer is wanted falls through to the general path.
+  bool digits() {
+    if (p_ == end_ || !is_digit(*p_)) return false;
+    if (*p_++ == '0') {
+      if (p_ != end_ && is_digit(*p_)) return false;
+    } else {
+      while (p_ != end_ && is_digit(*p_)) ++p_;
+    }
+    return true;
+  }
+
+  static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+  // Bracket depth of a parsed value, as nesting_within() in common/json.cpp counts it.
+  static std::size_t depth(const Json& v) {
+    if (!v.is_object() && !v.is_array()) return 0;
+    std::size_t deepest = 0;
+    for (const auto& e : v) deepest = std::max(deepest, depth(e));
+    return deepest + 1;
+  }
+
+  const char* p_;
+  const char* end_;
+};
+
+// The general path: any key order and spacing, every error reported precisely.
+Result<FrameHeader, FrameError> parse_header_any_form(ByteView header_json) {
   JsonParse parsed = parse_json(header_json);
   switch (parsed.error) {
     case JsonError::none: break;
@@ -110,6 +273,14 @@ Result<FrameHeader, FrameError> parse_header(ByteView header_json) {
   if (!has_ch || !has_seq || !has_ts || !has_delivery) return err(FrameError::invalid_header);
   if (auto e = check_header(h)) return err(*e);
   return h;
+}
+
+}  // namespace
+
+Result<FrameHeader, FrameError> parse_header(ByteView header_json) {
+  if (header_json.size > kMaxHeaderBytes) return err(FrameError::header_too_large);
+  if (auto h = CanonicalHeaderReader(header_json).read()) return std::move(*h);
+  return parse_header_any_form(header_json);
 }
 
 Result<DataFrame, FrameError> decode_data_frame(ByteView frame) {

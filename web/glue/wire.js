@@ -4,6 +4,31 @@
 import { loadTetherModule } from './load.js';
 
 const utf8 = new TextDecoder();
+const utf8Encoder = new TextEncoder();
+
+// A JS string as UTF-8 bytes for the core. A lone surrogate has no UTF-8 form: it is written as
+// the 3-byte sequence of its code unit (WTF-8), which the core refuses as invalid UTF-8. Embind's
+// own std::string conversion would turn it into another character (and swallow the next one), and
+// TextEncoder into U+FFFD: both repair text the wire must refuse (cockpit-wire-v7-notes.md
+// § Framing reminders).
+function textBytes(s) {
+  if (s.isWellFormed()) return utf8Encoder.encode(s);
+  const out = [];
+  for (let i = 0; i < s.length; i++) {
+    let c = s.charCodeAt(i);
+    const next = s.charCodeAt(i + 1);
+    if (c >= 0xd800 && c < 0xdc00 && next >= 0xdc00 && next < 0xe000) {
+      c = 0x10000 + ((c - 0xd800) << 10) + (next - 0xdc00);
+      i++;
+    }
+    if (c < 0x80) out.push(c);
+    else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 63));
+    else if (c < 0x10000) out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+    else
+      out.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 63), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+  }
+  return Uint8Array.from(out);
+}
 
 /**
  * Loads the wire codec. In workerd pass { wasmModule } (the imported tether.wasm).
@@ -13,7 +38,6 @@ export async function loadWire(options) {
   return createWire(await loadTetherModule(options));
 }
 
-
 /** Wraps a loaded module. */
 export function createWire(mod) {
   const codec = new mod.WireCodec();
@@ -22,6 +46,8 @@ export function createWire(mod) {
   );
   const limits = mod.wireLimits();
   const frameErrors = mod.wireFrameErrors();
+  const deliveryNames = mod.wireDeliveryNames();
+  const record = mod.wireFrameRecordLayout();
   // A framing failure as a value: the local reason, its text, and the protocol code to send.
   const frameError = (reason) => ({
     reason,
@@ -29,19 +55,92 @@ export function createWire(mod) {
     code: frameErrors[reason]?.code ?? 'invalid_control',
   });
 
-  // Copies `bytes` into a staging buffer in WASM memory owned by `target`.
-  function stage(target, bytes) {
-    const view = target.input(bytes.length);
-    view.set(bytes);
+  // Every Embind call costs far more than the work behind it on a small frame, so the binding
+  // takes numbers, returns an int, and leaves its results in WASM memory for us to read
+  // (bindings/wire_bindings.cpp, bench/README.md). Growing that memory replaces its buffer: views
+  // are rebuilt when that happened, and are never held across a call into the module.
+  let f64Buffer = null;
+  let f64View = null;
+  function f64() {
+    const buffer = mod.HEAPU8.buffer;
+    if (buffer !== f64Buffer) {
+      f64Buffer = buffer;
+      f64View = new Float64Array(buffer);
+    }
+    return f64View;
+  }
+
+  // Wraps one binding object: its staging buffer's address, its outbox, and its channel names.
+  function port(inner) {
+    return { inner, stagingAt: 0, stagingSize: 0, outbox: inner.outbox() / 8, names: [] };
+  }
+
+  // Copies `bytes` into the port's staging buffer in WASM memory; asks for a bigger one only when
+  // they do not fit.
+  function stage(p, bytes) {
+    if (bytes.length > p.stagingSize) {
+      p.stagingAt = p.inner.reserve(bytes.length);
+      p.stagingSize = bytes.length;
+    }
+    mod.HEAPU8.set(bytes, p.stagingAt);
     return bytes.length;
   }
 
-  function headerAt(addr, len) {
-    return JSON.parse(utf8.decode(mod.HEAPU8.subarray(addr, addr + len)));
+  // The bytes an encode call left in the outbox, copied out: the next call reuses that memory.
+  function outBytes(p) {
+    const f = f64();
+    const at = f[p.outbox];
+    return mod.HEAPU8.slice(at, at + f[p.outbox + 1]);
   }
 
+  // The `count` frames a decode call left in the outbox. `input` holds the bytes just staged: a
+  // payload inside them is returned as a view of them, with no copy; one the stream decoder
+  // assembled from several chunks lives in WASM memory and is copied out.
+  function framesOut(p, count, input) {
+    const names = p.names;
+    const named = f64()[p.outbox + 1];
+    // Learn new channel names first: that call may grow WASM memory.
+    while (names.length < named) names.push(p.inner.channelName(names.length));
+    const f = f64();
+    const heap = mod.HEAPU8;
+    const viewable = ArrayBuffer.isView(input);
+    let r = f[p.outbox] / 8;
+    const frames = new Array(count);
+    for (let i = 0; i < count; i++, r += record.size) {
+      const channel = f[r + record.channel];
+      let header;
+      if (channel >= 0) {
+        header = {
+          ch: names[channel],
+          seq: f[r + record.seq],
+          ts: f[r + record.ts],
+          delivery: deliveryNames[f[r + record.delivery]],
+        };
+      } else {
+        header = headerAt(heap, f[r + record.headerAddr], f[r + record.headerLen]);
+      }
+      const at = f[r + record.payloadAddr];
+      const len = f[r + record.payloadLen];
+      const offset = at - p.stagingAt;
+      frames[i] = {
+        header,
+        payload:
+          viewable && offset >= 0 && offset + len <= input.length
+            ? new Uint8Array(input.buffer, input.byteOffset + offset, len)
+            : heap.slice(at, at + len),
+      };
+    }
+    return frames;
+  }
+
+  function headerAt(heap, addr, len) {
+    return JSON.parse(utf8.decode(heap.subarray(addr, addr + len)));
+  }
+
+  // Message text for the core: bytes as they are, a string or an object as UTF-8.
   function toText(input) {
-    return typeof input === 'string' ? input : input instanceof Uint8Array ? input : JSON.stringify(input);
+    if (input instanceof Uint8Array) return input;
+    return textBytes(typeof input === 'string' ? input : JSON.stringify(input));
   }
 
   function parseMessage(input, sender) {
@@ -50,41 +149,33 @@ export function createWire(mod) {
     return { ok: true, type: r.type, message: JSON.parse(r.json), json: r.json };
   }
 
-  const encoder = new TextEncoder();
-
   class DataFrameStream {
-    #inner = new mod.WireDataStream();
-    /** Feeds a chunk; returns the frames it completed and, once the stream failed, its error. */
+    #port = port(new mod.WireDataStream());
+    /**
+     * Feeds a chunk; returns the frames it completed and, once the stream failed, its error.
+     * A frame that arrived whole inside `chunk` has a payload that is a view of `chunk` (no copy):
+     * do not reuse the chunk's memory while you still need that payload.
+     */
     push(chunk) {
-      const n = this.#inner.feed(stage(this.#inner, chunk));
-      if (n < 0) return { frames: [], error: frameError(this.#inner.error()) };
-      const spans = this.#inner.spans();
-      const frames = new Array(n);
-      const heap = mod.HEAPU8;
-      for (let i = 0; i < n; i++) {
-        const s = 4 * i;
-        frames[i] = {
-          header: headerAt(spans[s], spans[s + 1]),
-          payload: heap.slice(spans[s + 2], spans[s + 2] + spans[s + 3]),
-        };
-      }
-      return { frames, error: null };
+      const n = this.#port.inner.feed(stage(this.#port, chunk));
+      if (n < 0) return { frames: [], error: frameError(this.#port.inner.error()) };
+      return { frames: n === 0 ? [] : framesOut(this.#port, n, chunk), error: null };
     }
     /** The stream ended or was reset: reports a frame cut off mid-way. */
     finish() {
-      const e = this.#inner.finish();
+      const e = this.#port.inner.finish();
       return e ? frameError(e) : null;
     }
     get buffered() {
-      return this.#inner.buffered();
+      return this.#port.inner.buffered();
     }
     close() {
-      this.#inner.delete();
+      this.#port.inner.delete();
     }
   }
 
   class ControlStream {
-    #inner = new mod.WireControlStream();
+    #port = port(new mod.WireControlStream());
     #sender;
     /** @param {'robot'|'viewer'|'relay'} sender who writes on this stream */
     constructor(sender) {
@@ -92,27 +183,37 @@ export function createWire(mod) {
     }
     /** Returns one parse result per complete message (drops included) and the stream's error. */
     push(chunk) {
-      const n = this.#inner.feed(stage(this.#inner, chunk));
-      if (n < 0) return { messages: [], error: frameError(this.#inner.error()) };
-      const spans = this.#inner.spans();
-      const messages = new Array(n);
+      const p = this.#port;
+      const n = p.inner.feed(stage(p, chunk));
+      if (n < 0) return { messages: [], error: frameError(p.inner.error()) };
+      // Copy every message's text out first: parsing one calls into the module, which may grow
+      // its memory and so detach any view of it.
+      const f = f64();
+      const heap = mod.HEAPU8;
+      const at = f[p.outbox] / 8;
+      const texts = new Array(n);
       for (let i = 0; i < n; i++) {
-        const bytes = mod.HEAPU8.slice(spans[2 * i], spans[2 * i] + spans[2 * i + 1]);
-        messages[i] = parseMessage(bytes, this.#sender);
+        texts[i] = heap.slice(f[at + 2 * i], f[at + 2 * i] + f[at + 2 * i + 1]);
       }
-      return { messages, error: null };
+      return { messages: texts.map((text) => parseMessage(text, this.#sender)), error: null };
     }
     finish() {
-      const e = this.#inner.finish();
+      const e = this.#port.inner.finish();
       return e ? frameError(e) : null;
     }
     get buffered() {
-      return this.#inner.buffered();
+      return this.#port.inner.buffered();
     }
     close() {
-      this.#inner.delete();
+      this.#port.inner.delete();
     }
   }
+
+  const codecPort = port(codec);
+  // The channel and delivery the codec holds: sent again only when they change, since passing a
+  // string through Embind costs a malloc and a UTF-8 copy per call.
+  let sentChannel;
+  let sentDelivery;
 
   return {
     limits,
@@ -122,23 +223,37 @@ export function createWire(mod) {
 
     /** Encodes one data frame. header: {ch, seq, ts, delivery, meta?}. */
     encodeDataFrame(header, payload = new Uint8Array(0)) {
-      const n = stage(codec, payload);
-      const meta = header.meta === undefined ? '' : JSON.stringify(header.meta);
-      const r = codec.dataFrame(String(header.ch), Number(header.seq), Number(header.ts),
-        String(header.delivery), meta, n);
-      if (typeof r === 'string') return { ok: false, error: frameError(r) };
-      return { ok: true, bytes: r.slice() };
+      const n = stage(codecPort, payload);
+      const ch = String(header.ch);
+      if (ch !== sentChannel) {
+        codec.setChannel(textBytes(ch));
+        sentChannel = ch;
+      }
+      const delivery = String(header.delivery);
+      if (delivery !== sentDelivery) {
+        codec.setDelivery(textBytes(delivery));
+        sentDelivery = delivery;
+      }
+      const seq = Number(header.seq);
+      const ts = Number(header.ts);
+      const status =
+        header.meta === undefined
+          ? codec.dataFrame(seq, ts, n)
+          : codec.dataFrameWithMeta(seq, ts, n, JSON.stringify(header.meta));
+      if (status < 0) return { ok: false, error: frameError(codec.error()) };
+      return { ok: true, bytes: outBytes(codecPort) };
     },
 
-    /** Decodes a buffer holding exactly one data frame (one WebSocket message). */
+    /**
+     * Decodes a buffer holding exactly one data frame (one WebSocket message). The payload is a
+     * view of `bytes` (no copy): do not reuse their memory while you still need it.
+     */
     decodeDataFrame(bytes) {
-      const r = codec.decodeFrame(stage(codec, bytes));
-      if (typeof r === 'string') return { ok: false, error: frameError(r) };
-      return {
-        ok: true,
-        header: headerAt(r[0], r[1]),
-        payload: mod.HEAPU8.slice(r[2], r[2] + r[3]),
-      };
+      if (codec.decodeFrame(stage(codecPort, bytes)) < 0) {
+        return { ok: false, error: frameError(codec.error()) };
+      }
+      const frame = framesOut(codecPort, 1, bytes)[0];
+      return { ok: true, header: frame.header, payload: frame.payload };
     },
 
     parseMessage,
@@ -152,15 +267,14 @@ export function createWire(mod) {
     encodeControlFrame(message, sender) {
       const r = parseMessage(message, sender);
       if (!r.ok) return r;
-      const out = codec.controlFrame(r.json);
-      if (typeof out === 'string') return { ok: false, error: frameError(out) };
-      return { ok: true, bytes: out.slice() };
+      if (codec.controlFrame(r.json) < 0) return { ok: false, error: frameError(codec.error()) };
+      return { ok: true, bytes: outBytes(codecPort) };
     },
     /** A validated message as datagram bytes. */
     encodeDatagram(message, sender) {
       const r = parseMessage(message, sender);
       if (!r.ok) return r;
-      return { ok: true, bytes: encoder.encode(r.json) };
+      return { ok: true, bytes: utf8Encoder.encode(r.json) };
     },
 
     /** Session checks on a hello, as the relay applies them: null or an error code name. */
