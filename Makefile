@@ -66,8 +66,11 @@ fuzz: setup fuzz-build
 fixtures: native
 	@$(NATIVE_DIR)/tether_fixtures fixtures
 
+# Every benchmark prints ratios against its reference from the same run: the wire codec first
+# (bench/run.mjs), then each bench/*.bench.mjs.
 bench: setup build
 	@node bench/run.mjs
+	@for b in bench/*.bench.mjs; do echo "[bench] $$b"; node "$$b" || exit 1; done
 
 format:
 	@clang-format -i $$(find src bindings tests bench -name '*.cpp' -o -name '*.hpp')

@@ -154,11 +154,16 @@ export type DropResult = { ok: false; drop: Drop };
 export type BytesResult = { ok: true; bytes: Uint8Array };
 export type FrameErrorResult = { ok: false; error: FrameError };
 
+/** On success `payload` is a view of the bytes passed in, not a copy. */
 export type DecodeDataFrameResult =
   { ok: true; header: DataFrameHeader; payload: Uint8Array } | FrameErrorResult;
 
 export interface DataFrame {
   header: DataFrameHeader;
+  /**
+   * A view of the caller's bytes when the frame arrived whole inside one chunk (no copy), else a
+   * fresh copy. Copy it before reusing the buffer you pushed (a BYOB reader, say).
+   */
   payload: Uint8Array;
 }
 
