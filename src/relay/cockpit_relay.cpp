@@ -138,7 +138,8 @@ struct CockpitRelay::Impl {
   // reconnects is re-baselined with the channels its viewers still want.
   std::map<std::string, std::set<SessionId>> watchers;
   std::map<std::string, std::map<std::string, std::set<SessionId>>> interest;
-  std::unordered_map<StreamId, std::unique_ptr<Incoming>> incoming;
+  // Shared so that a stream being fed outlives a handler that closes its session mid-feed.
+  std::unordered_map<StreamId, std::shared_ptr<Incoming>> incoming;
   std::unordered_map<StreamId, std::pair<SessionId, std::string>> outgoing;  // stream -> viewer, ch
   SessionId next_session = 0;
   StreamId next_stream = 0;
@@ -193,9 +194,13 @@ struct CockpitRelay::Impl {
     Json m = Json::object();
     m["t"] = "error";
     m["code"] = std::string(wire::error_name(code));
-    m["message"] = message.size() > wire::kMaxMessageTextChars
-                       ? message.substr(0, wire::kMaxMessageTextChars)
-                       : message;
+    // A robot's replies are datagrams (workaround 3): keep them under the smallest datagram size.
+    const std::size_t cap = s.role == Role::robot && s.lane == Lane::webtransport
+                                ? kMaxDatagramErrorTextBytes
+                                : wire::kMaxMessageTextChars;
+    std::size_t n = std::min(message.size(), cap);
+    while (n > 0 && n < message.size() && (std::uint8_t(message[n]) & 0xC0) == 0x80) --n;
+    m["message"] = message.substr(0, n);
     send(s, m);
   }
 
@@ -1261,7 +1266,7 @@ StreamId CockpitRelay::incoming_open(SessionId id, std::int64_t) {
   Session* s = impl_->find(id);
   if (!s || s->incoming.size() >= kMaxIncomingStreamsPerSession) return 0;
   const StreamId st = ++impl_->next_stream;
-  auto in = std::make_unique<Incoming>();
+  auto in = std::make_shared<Incoming>();
   in->session = id;
   impl_->incoming.emplace(st, std::move(in));
   s->incoming.insert(st);
@@ -1271,7 +1276,8 @@ StreamId CockpitRelay::incoming_open(SessionId id, std::int64_t) {
 void CockpitRelay::incoming_data(StreamId st, ByteView chunk, std::int64_t now_ms) {
   auto it = impl_->incoming.find(st);
   if (it == impl_->incoming.end()) return;
-  Incoming& in = *it->second;
+  const std::shared_ptr<Incoming> keep = it->second;  // a handler may close the session
+  Incoming& in = *keep;
   Session* s = impl_->find(in.session);
   if (!s) return;
   if (s->role == Role::viewer) {

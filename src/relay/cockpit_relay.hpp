@@ -48,6 +48,8 @@ constexpr double kPublishBurst = 20;                // token bucket size
 // The carrier is a control dependency (workaround 3): a host whose carrier write backlog passes
 // this reports carrier_failed.
 constexpr std::size_t kMaxCarrierBacklogBytes = 32u * 1024 * 1024;
+// Error text in a reply datagram to a robot, so the datagram stays under Chromium's 1211 bytes.
+constexpr std::size_t kMaxDatagramErrorTextBytes = 900;
 // Sessions and streams one relay holds; past these a newcomer is refused before allocation.
 constexpr std::size_t kMaxSessions = 4096;
 constexpr std::size_t kMaxIncomingStreamsPerSession = 256;

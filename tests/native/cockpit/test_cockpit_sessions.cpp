@@ -404,3 +404,41 @@ TEST_CASE("cockpit: /api/stats lists robots, channels and counters") {
   CHECK(s["robots"][0]["subs"] == J(R"(["cam"])"));
   CHECK(s["robots"][0]["channels"].contains("cam"));
 }
+
+TEST_CASE("cockpit: error datagrams to a robot stay under the datagram size, cut on a code point") {
+  Harness h;
+  SessionId r = h.robot_session();
+  Json m = h.robot_hello("r1", demo_manifest());
+  // A manifest error whose path holds a long multi-byte channel id.
+  std::string id;
+  for (int i = 0; i < 64; ++i) id += "\xc3\xa9";  // é, 2 bytes each
+  Json bad = demo_manifest();
+  bad["panels"][0]["channels"][0] = id;
+  h.robot_stream(r, control_data_frame(h.robot_hello("r1", bad)));
+  auto acts = h.take();
+  auto dg = H::kind(acts, ActionKind::send_datagram, r);
+  REQUIRE(dg.size() == 1);
+  CHECK(dg[0].bytes->size() < 1211);
+  CHECK(H::errors(acts, r) == std::vector<std::string>{"invalid_manifest"});
+  (void)m;
+}
+
+TEST_CASE("cockpit: a frame that closes its session mid-chunk leaves the rest of the chunk unread") {
+  // Found by fuzz_cockpit_relay: hello_mismatch closed the session while its stream's decoder was
+  // still walking the chunk.
+  Harness h;
+  SessionId r = h.robot("r1");
+  h.take();
+  Json changed = h.robot_hello("r1", demo_manifest());
+  changed["robot"]["model"] = "other";
+  Bytes chunk = control_data_frame(changed);
+  const Bytes more = data_frame("cam", 1, "after");
+  chunk.insert(chunk.end(), more.begin(), more.end());
+  StreamId st = h.relay.incoming_open(r, h.now);
+  h.relay.incoming_data(st, ByteView(chunk), h.now);
+  h.relay.incoming_end(st, h.now);
+  auto acts = h.take();
+  CHECK(H::errors(acts, r) == std::vector<std::string>{"hello_mismatch"});
+  CHECK(H::closed(acts, r));
+  CHECK(h.relay.session_count() == 0);
+}
