@@ -74,9 +74,7 @@ struct Incoming {
   // Robot streams carry any data frames; viewer publish streams are bounded by kMaxPublishBytes
   // before their payload is buffered.
   wire::DataStreamDecoder robot;
-  Bytes buf;          // viewer: the current frame so far
-  bool discard = false;  // viewer: skipping an oversize payload
-  std::size_t discard_left = 0;
+  Bytes buf;  // viewer: the frame so far
 };
 
 struct PendingPublish {
@@ -1128,18 +1126,25 @@ struct CockpitRelay::Impl {
     incoming.erase(st);
   }
 
+  // Incoming streams are one-shot, one frame each (§ Sessions and messages). Once the frame is in,
+  // the relay stops reading (STOP_SENDING): the peer's FIN comes lazily or never on Deno
+  // (workaround 2), and a stream left open would hold the peer's stream credit.
+  void stop_incoming(StreamId st, Incoming& in) {
+    Action a;
+    a.kind = ActionKind::reset_stream;
+    a.session = in.session;
+    a.stream = st;
+    a.end = StreamEnd::closing;
+    push(std::move(a));
+    if (Session* s = find(in.session)) s->incoming.erase(st);
+    incoming.erase(st);
+  }
+
   // A viewer's publish stream: frames bounded by kMaxPublishBytes before the payload is buffered.
   void viewer_stream_data(StreamId st, Incoming& in, Session& v, ByteView chunk,
                           std::int64_t now) {
     std::size_t pos = 0;
     while (pos < chunk.size) {
-      if (in.discard) {
-        const std::size_t n = std::min(in.discard_left, chunk.size - pos);
-        pos += n;
-        in.discard_left -= n;
-        if (in.discard_left == 0) in.discard = false;
-        continue;
-      }
       // Take bytes up to the next boundary we need.
       std::size_t need = wire::kDataPrefixBytes;
       std::uint32_t hl = 0, pl = 0;
@@ -1169,11 +1174,10 @@ struct CockpitRelay::Impl {
           return;
         }
         if (pl > wire::kMaxPublishBytes && h->ch != wire::kControlChannel) {
+          // Refused before the payload is buffered; the rest of the stream is never read.
           publish_too_large(v, h.value());
-          in.buf.clear();
-          in.discard = true;
-          in.discard_left = pl;
-          continue;
+          stop_incoming(st, in);
+          return;
         }
         if (pl > wire::kMaxControlBytes) {
           incoming_failed(st, in, wire::FrameError::control_too_large);
@@ -1190,7 +1194,9 @@ struct CockpitRelay::Impl {
         return;
       }
       handle_viewer_frame(v, f.value(), now);
-      if (!find(v.id) || !incoming.count(st)) return;  // the session or stream ended
+      // One frame per one-shot stream: stop reading it (see stop_incoming).
+      if (find(v.id) && incoming.count(st)) stop_incoming(st, in);
+      return;
     }
   }
 
@@ -1286,8 +1292,14 @@ void CockpitRelay::incoming_data(StreamId st, ByteView chunk, std::int64_t now_m
   }
   const SessionId sid = s->id;
   bool closed = false;
+  bool got_frame = false;
   auto e = in.robot.feed(chunk, [&](const wire::DataFrame& f) {
     if (closed) return;
+    if (got_frame) {
+      impl_->count_drop("extra_frame_on_one_shot_stream");
+      return;
+    }
+    got_frame = true;
     // Handled in place: the views live until the next feed.
     Session* live = impl_->find(sid);
     if (!live) {
@@ -1298,6 +1310,10 @@ void CockpitRelay::incoming_data(StreamId st, ByteView chunk, std::int64_t now_m
     if (!impl_->find(sid) || !impl_->incoming.count(st)) closed = true;
   });
   if (closed) return;
+  if (got_frame) {
+    if (impl_->incoming.count(st)) impl_->stop_incoming(st, in);
+    return;
+  }
   if (e) impl_->incoming_failed(st, in, *e);
 }
 

@@ -141,8 +141,10 @@ class CockpitRelay {
   void control_data(SessionId s, ByteView chunk, std::int64_t now_ms);
   // One datagram (raw JSON).
   void datagram(SessionId s, ByteView bytes, std::int64_t now_ms);
-  // A peer-opened stream carrying data frames: robot channel data and @control frames, a viewer's
-  // publishes. Returns 0 when the session may not open more (the host resets that stream).
+  // A peer-opened one-shot stream carrying one data frame: robot channel data or an @control
+  // frame, a viewer's publish. Returns 0 when the session may not open more (the host resets that
+  // stream). Once the frame is in, or the stream's framing fails, a reset_stream action for it
+  // tells the host to stop reading (STOP_SENDING).
   StreamId incoming_open(SessionId s, std::int64_t now_ms);
   void incoming_data(StreamId st, ByteView chunk, std::int64_t now_ms);
   // FIN or RESET of an incoming stream; a frame cut short is dropped (workaround 12).

@@ -2,6 +2,8 @@
 // the demo robot, and Deno viewer clients (tests/e2e/deno/cockpit_viewer.js).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import WebSocket from 'ws';
+import { loadWire } from 'tether/wire';
 import { killAll, runClient, startRelay, startRobot } from './lib/cockpit_procs.mjs';
 
 let relay;
@@ -52,4 +54,48 @@ test('cockpit: a viewer that stops reading gets the newest latest frame when it 
   const r = await runClient('tests/e2e/deno/cockpit_viewer.js', [relay.http, 'resume']);
   assert.equal(r.ok, true, r.error);
   assert.ok(r.afterResume > r.seenBefore + 10);
+});
+
+test('cockpit: the WebSocket twin /ws/viewer speaks the same protocol, one frame per message', async () => {
+  const wire = await loadWire();
+  const info = await (await fetch(`${relay.http}/api/info`)).json();
+  assert.equal(info.version, 7);
+  assert.match(info.wtUrl, /^https:\/\/127\.0\.0\.1:\d+$/);
+  assert.match(info.certHash, /^[0-9a-f]{64}$/);
+  const ws = new WebSocket(`${info.wsUrl}/ws/viewer`);
+  ws.binaryType = 'arraybuffer';
+  const messages = [];
+  const frames = [];
+  let waiting = null;
+  ws.on('message', (data) => {
+    const f = wire.decodeDataFrame(new Uint8Array(data));
+    assert.equal(f.ok, true, 'every message is one whole data frame');
+    if (f.header.ch === '@control') messages.push(JSON.parse(new TextDecoder().decode(f.payload)));
+    else frames.push(f);
+    waiting?.();
+  });
+  const until = async (fn) => {
+    for (let i = 0; i < 300 && !fn(); i++) await new Promise((r) => ((waiting = r), setTimeout(r, 50)));
+    return fn();
+  };
+  await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
+  let seq = 0;
+  const send = (m) =>
+    ws.send(wire.encodeDataFrame({ ch: '@control', seq: seq++, ts: 0, delivery: 'reliable' }, new TextEncoder().encode(JSON.stringify(m))).bytes);
+  try {
+    send({ t: 'hello', v: 7, role: 'viewer' });
+    assert.ok(await until(() => messages.some((m) => m.t === 'robots' && m.robots.length)));
+    send({ t: 'watch', robotId: 'demo-1' });
+    send({ t: 'sub', ch: 'pose' });
+    assert.ok(await until(() => frames.length >= 3), `pose frames over WebSocket: ${frames.length}`);
+    assert.deepEqual(messages.slice(0, 1), [{ t: 'welcome', v: 7 }]);
+    const pose = JSON.parse(new TextDecoder().decode(frames[0].payload));
+    assert.deepEqual(Object.keys(pose).sort(), ['ts', 'x', 'y', 'yaw', 'z']);
+    const stats = await (await fetch(`${relay.http}/api/stats`)).json();
+    const counters = stats.robots[0].channels.pose;
+    assert.ok(counters.sent >= 3);
+    assert.deepEqual(Object.keys(counters).sort(), ['aborted', 'dropped', 'expired', 'sent']);
+  } finally {
+    ws.terminate();
+  }
 });

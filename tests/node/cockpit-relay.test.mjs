@@ -31,7 +31,7 @@ test('relay-cockpit: robot hello, viewer watch and sub, one frame fanned out as 
   const relay = await loadCockpitRelay();
   const r = robot(relay);
   let acts = relay.takeActions();
-  assert.deepEqual(acts.map((a) => a.kind), ['send_datagram', 'open_carrier', 'write_carrier']);
+  assert.deepEqual(acts.map((a) => a.kind), ['send_datagram', 'open_carrier', 'write_carrier', 'reset_stream']);
   assert.equal(dec.decode(acts[0].bytes), '{"t":"welcome","v":7}');
   const viewers = [1, 2].map(() => {
     const v = relay.openSession('viewer', 'webtransport', 0);

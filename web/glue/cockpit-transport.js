@@ -63,7 +63,10 @@ export class RobotLink {
       (info) => info,
       (e) => ({ reason: String(e?.message ?? e) }),
     );
-    this.closed.then((info) => onClose?.(info));
+    this.closed.then((info) => {
+      this.isClosed = info ?? {};
+      onClose?.(info);
+    });
     this.dgWriter = wt.datagrams.writable.getWriter();
     this.#readDatagrams();
     this.#readCarrier();
@@ -103,11 +106,12 @@ export class RobotLink {
   async hello(message, { everyMs = 250, timeoutMs = 10000 } = {}) {
     const frame = this.controlFrame(message);
     const deadline = Date.now() + timeoutMs;
-    while (!this.welcomed && !this.error && Date.now() < deadline) {
+    while (!this.welcomed && !this.error && !this.isClosed && Date.now() < deadline) {
       await oneShot(this.wt, frame).catch(() => {});
       await new Promise((r) => setTimeout(r, everyMs));
     }
     if (this.error) throw Object.assign(new Error(`relay refused the robot: ${this.error.code}: ${this.error.message}`), { code: this.error.code });
+    if (this.isClosed) throw new Error(`the relay closed the session before welcome: ${this.isClosed.reason ?? ''}`);
     if (!this.welcomed) throw new Error('no welcome from the relay within 10 s');
   }
 
@@ -139,10 +143,13 @@ export class RobotLink {
     if (r.ok) this.dgWriter.write(r.bytes).catch(() => {});
   }
 
-  close() {
+  /** Closes the session; resolves once it is closed (so a process may exit without leaving a
+   * session for the relay's idle timeout to find), or after `waitMs`. */
+  close(waitMs = 1000) {
     try {
       this.wt.close();
     } catch {}
+    return Promise.race([this.closed, new Promise((r) => setTimeout(r, waitMs))]);
   }
 }
 
@@ -256,9 +263,12 @@ export class ViewerLink {
     await oneShot(this.wt, r.bytes);
   }
 
-  close() {
+  /** Closes the session; resolves once it is closed (so a process may exit without leaving a
+   * session for the relay's idle timeout to find), or after `waitMs`. */
+  close(waitMs = 1000) {
     try {
       this.wt.close();
     } catch {}
+    return Promise.race([this.closed, new Promise((r) => setTimeout(r, waitMs))]);
   }
 }

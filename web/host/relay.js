@@ -58,7 +58,7 @@ function pump() {
 function applyWt(s, a) {
   switch (a.kind) {
     case 'send_datagram':
-      s.datagrams.write(a.bytes).catch(() => {});
+      s.lastDatagram = s.datagrams.write(a.bytes).catch(() => {});
       return;
     case 'write_control':
       if (s.controlWriter) chain(s.controlQ, () => s.controlWriter.write(a.bytes)).catch(() => {});
@@ -120,7 +120,8 @@ function applyWt(s, a) {
     case 'reset_stream': {
       const r = s.in.get(a.stream);
       if (r) {
-        // A robot or publish stream whose framing failed: stop reading it.
+        // A one-shot stream whose frame is in (or whose framing failed): STOP_SENDING, which
+        // also returns the peer's stream credit without waiting for its lazy FIN.
         s.in.delete(a.stream);
         r.cancel().catch(() => {});
         return;
@@ -159,7 +160,9 @@ async function closeWt(s, a) {
   if (s.closed) return;
   s.closed = true;
   // Let the error message that precedes the close reach the peer.
-  await Promise.race([s.controlQ.tail ?? Promise.resolve(), new Promise((r) => setTimeout(r, 200))]).catch(() => {});
+  const flushed = Promise.all([s.controlQ.tail, s.lastDatagram].map((p) => (p ?? Promise.resolve()).catch(() => {})));
+  // A datagram write resolves when it is queued, not sent: give it a moment on the wire too.
+  await Promise.race([flushed.then(() => new Promise((r) => setTimeout(r, 50))), new Promise((r) => setTimeout(r, 300))]);
   try {
     s.wt.close({ closeCode: a.code ? 4000 : 0, reason: (a.reason ?? '').slice(0, 100) });
   } catch {}
@@ -252,8 +255,7 @@ function acceptWebSocket(req, role) {
 }
 
 // --- WebTransport ---------------------------------------------------------------------------
-async function readInto(s, stream, onChunk, onEnd) {
-  const reader = stream.getReader();
+async function readInto(reader, onChunk, onEnd) {
   try {
     for (;;) {
       const { value, done } = await reader.read();
@@ -265,7 +267,6 @@ async function readInto(s, stream, onChunk, onEnd) {
   } finally {
     onEnd?.();
   }
-  return reader;
 }
 
 function acceptIncoming(s, readable) {
@@ -274,10 +275,10 @@ function acceptIncoming(s, readable) {
     readable.cancel().catch(() => {});
     return;
   }
-  s.in.set(id, readable);
+  const reader = readable.getReader();
+  s.in.set(id, reader);
   readInto(
-    s,
-    readable,
+    reader,
     (chunk) => {
       if (!s.in.has(id)) return;
       core.incomingData(id, chunk, now());
@@ -342,7 +343,7 @@ async function serveWebTransport(wt) {
           // The viewer's control stream: length-prefixed JSON both ways.
           first = false;
           s.controlWriter = value.writable.getWriter();
-          readInto(s, value.readable, (chunk) => {
+          readInto(value.readable.getReader(), (chunk) => {
             core.controlData(id, chunk, now());
             pump();
           });
@@ -425,6 +426,9 @@ async function listen(hostname, wanted) {
       const listener = endpoint.listen({
         cert: cert.cert, key: cert.key, alpnProtocols: ['h3'],
         maxIdleTimeout: 5000, keepAliveInterval: 1000,
+        // One-shot streams (one per robot frame) complete only when the peer's lazy FIN lands
+        // (workaround 2), about a second later on Deno: grant enough credit for that second.
+        maxConcurrentBidirectionalStreams: 4096, maxConcurrentUnidirectionalStreams: 1024,
       });
       (async () => {
         for await (const incoming of listener) {

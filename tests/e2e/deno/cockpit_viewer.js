@@ -82,7 +82,7 @@ try {
       return s && !s.subs.includes('camera') ? s : null;
     });
     out.subsNAfterUnsub = after.subsN;
-    v.close();
+    await v.close();
   } else if (scenario === 'lease') {
     const a = await viewer('demo-1', ['stats']);
     const b = await viewer('demo-1', ['stats']);
@@ -107,7 +107,7 @@ try {
     out.driving = moving.teleop;
     clearInterval(timer);
     // Disconnecting the holder stops the robot through teleop_stop (active 0, floor above gen).
-    holder.close();
+    await holder.close();
     const stopped = await until('robot stopped', () => {
       const s = lastJson(loser, 'stats');
       return s && s.teleop.active === 0 && s.teleop.vx === 0 ? s : null;
@@ -116,7 +116,7 @@ try {
     // The lease is free again.
     await loser.send({ t: 'teleop_start' });
     out.regrant = (await loser.waitFor((m) => m.t === 'teleop_started')).t;
-    loser.close();
+    await loser.close();
   } else if (scenario === 'slow') {
     const slow = await viewer('demo-1', ['camera', 'log']);
     const fast = await viewer('demo-1', ['log', 'stats']);
@@ -134,7 +134,7 @@ try {
     // reach the relay, and so the viewer, in another order than their seq.)
     const logs = fast.frames.log.map((f) => f.header.seq).sort((a, b) => a - b);
     out.fastComplete = logs.every((s, i) => i === 0 || s === logs[i - 1] + 1);
-    fast.close();
+    await fast.close();
   } else if (scenario === 'resume') {
     // A viewer that stops reading its latest channel gets the newest frame when it resumes.
     const v = await viewer('demo-1', ['camera']);
@@ -149,7 +149,7 @@ try {
     });
     out.seenBefore = seenBefore;
     out.afterResume = fresh;
-    v.close();
+    await v.close();
   }
   out.ok = true;
 } catch (e) {

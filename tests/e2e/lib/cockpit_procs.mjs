@@ -6,7 +6,7 @@ import { repoDir } from './fixtures.mjs';
 
 const deno = join(repoDir, 'node_modules/.bin/deno'); // the real binary: its PID is Deno's
 const env = { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' };
-const PERMS = ['--no-lock', '--unstable-net', '--allow-net=127.0.0.1', `--allow-read=${repoDir},/tmp`, '--allow-write=/tmp', '--allow-run=openssl', '--allow-env'];
+const PERMS = ['--no-lock', '--no-prompt', '--unstable-net', '--allow-net=127.0.0.1', `--allow-read=${repoDir},/tmp`, '--allow-write=/tmp', '--allow-run=openssl', '--allow-env'];
 const children = new Set();
 
 /** Starts a Deno script; resolves once a stdout line matches `ready` (with the match). */

@@ -76,7 +76,7 @@ TEST_CASE("cockpit latest: a send wedged in creation has its payload superseded 
   auto writes = H::kind(acts, ActionKind::write_stream, v);
   REQUIRE(writes.size() == 1);
   CHECK(H::frame_payload(writes[0]) == "frame-5");  // the newest, bound when the write starts
-  CHECK(H::kind(acts, ActionKind::reset_stream).empty());
+  CHECK(H::kind(acts, ActionKind::reset_stream, v).empty());
   auto c = counters(h, "cam");
   CHECK(c.sent == 1);
   CHECK(c.dropped == 4);
@@ -95,7 +95,7 @@ TEST_CASE("cockpit latest: written streams are reset after 500 ms by newer offer
   // Never FIN: the stream stays open until it is stale.
   h.now += kLatestStaleMs - 1;
   h.relay.tick(h.now);
-  CHECK(H::kind(h.take(), ActionKind::reset_stream).empty());
+  CHECK(H::kind(h.take(), ActionKind::reset_stream, v).empty());
   h.now += 1;
   h.robot_frame(r, "cam", 2, "b");  // a newer offer reaps it
   auto acts = h.take();
@@ -143,7 +143,7 @@ TEST_CASE("cockpit latest: a write-wedged stream is aborted once per stale windo
   // Within the same window a newer offer does not reset again.
   h.now += 10;
   h.robot_frame(r, "cam", 3, "c");
-  CHECK(H::kind(h.take(), ActionKind::reset_stream).empty());
+  CHECK(H::kind(h.take(), ActionKind::reset_stream, v).empty());
 }
 
 TEST_CASE("cockpit latest: writes in flight are bounded; the newest waits parked") {

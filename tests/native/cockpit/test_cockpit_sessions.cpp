@@ -9,7 +9,9 @@ TEST_CASE("cockpit: a robot hello is welcomed by datagram, then the carrier open
   Harness h;
   SessionId r = h.robot("r1");
   auto acts = h.take();
-  REQUIRE(acts.size() == 3);
+  REQUIRE(acts.size() == 4);
+  CHECK(acts[3].kind == ActionKind::reset_stream);  // the one-shot hello stream is done
+  acts.pop_back();
   CHECK(acts[0].kind == ActionKind::send_datagram);
   CHECK(std::string(ByteView(*acts[0].bytes).as_chars()) == R"({"t":"welcome","v":7})");
   CHECK(acts[1].kind == ActionKind::open_carrier);
@@ -30,7 +32,8 @@ TEST_CASE("cockpit: a resent identical hello is answered again and opens no seco
   h.take();
   h.robot_stream(r, control_data_frame(h.robot_hello("r1", demo_manifest())));
   auto acts = h.take();
-  REQUIRE(acts.size() == 1);
+  REQUIRE(acts.size() == 2);
+  CHECK(acts[1].kind == ActionKind::reset_stream);
   CHECK(to_json(H::messages(acts, r)[0]) == R"({"t":"welcome","v":7})");
   CHECK(H::kind(acts, ActionKind::open_carrier).empty());
 }
@@ -441,4 +444,24 @@ TEST_CASE("cockpit: a frame that closes its session mid-chunk leaves the rest of
   CHECK(H::errors(acts, r) == std::vector<std::string>{"hello_mismatch"});
   CHECK(H::closed(acts, r));
   CHECK(h.relay.session_count() == 0);
+}
+
+TEST_CASE("cockpit: a one-shot stream is stopped once its frame is in; extra frames are dropped") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  SessionId v = h.watcher("r1", {"cam"});
+  h.take();
+  Bytes two = data_frame("cam", 1, "one");
+  const Bytes second = data_frame("cam", 2, "two");
+  two.insert(two.end(), second.begin(), second.end());
+  StreamId st = h.relay.incoming_open(r, h.now);
+  h.relay.incoming_data(st, ByteView(two.data(), 5), h.now);  // a partial frame: keep reading
+  CHECK(H::kind(h.take(), ActionKind::reset_stream, r).empty());
+  h.relay.incoming_data(st, ByteView(two.data() + 5, two.size() - 5), h.now);
+  auto acts = h.take();
+  auto resets = H::kind(acts, ActionKind::reset_stream, r);
+  REQUIRE(resets.size() == 1);
+  CHECK(resets[0].stream == st);
+  CHECK(H::kind(acts, ActionKind::open_stream, v).size() == 1);
+  CHECK(h.relay.stats()["dropped"]["extra_frame_on_one_shot_stream"] == 1);
 }
