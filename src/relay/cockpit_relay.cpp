@@ -55,11 +55,11 @@ struct Sub {
   Frame parked;  // a newer frame held while kMaxLatestWritesInFlight writes are outstanding
   std::map<StreamId, LatestStream> live;
   std::int64_t last_abort_ms = INT64_MIN / 2;
-  // reliable: one persistent stream and its queue; the front frame is being written when
-  // `writing` is set.
+  // reliable: one persistent stream and its queue; the first `writing` frames of the queue have
+  // been handed to the transport and are not yet done (they still count against the caps).
   StreamId stream = 0;
   bool open = false;
-  bool writing = false;
+  std::size_t writing = 0;
   std::deque<Frame> queue;
   std::size_t queued_bytes = 0;
 };
@@ -755,10 +755,13 @@ struct CockpitRelay::Impl {
   }
 
   void pump_reliable(Session& v, Sub& sub, ChannelCounters* counters) {
-    if (!sub.open || sub.writing || sub.queue.empty()) return;
-    sub.writing = true;
-    if (counters) ++counters->sent;
-    write(v, sub.stream, sub.queue.front());
+    // A few writes in flight keep the stream busy without waiting a round trip per frame; the
+    // transport completes them in order.
+    while (sub.open && sub.writing < kReliableWritesInFlight && sub.writing < sub.queue.size()) {
+      if (counters) ++counters->sent;
+      write(v, sub.stream, sub.queue[sub.writing]);
+      ++sub.writing;
+    }
   }
 
   ChannelCounters* counters_for(const Session& v, const std::string& ch) {
@@ -809,10 +812,10 @@ struct CockpitRelay::Impl {
     if (!v) return;
     ChannelCounters* counters = counters_for(*v, ch);
     if (sub->delivery == Delivery::reliable) {
-      if (sub->stream != st || !sub->writing || sub->queue.empty()) return;
+      if (sub->stream != st || sub->writing == 0 || sub->queue.empty()) return;
       sub->queued_bytes -= sub->queue.front()->size();
       sub->queue.pop_front();
-      sub->writing = false;
+      --sub->writing;
       pump_reliable(*v, *sub, counters);
       return;
     }

@@ -40,6 +40,8 @@ constexpr std::int64_t kReapIntervalMs = 500;
 // § Delivery modes: the reliable queue per viewer and channel.
 constexpr std::size_t kReliableMaxFrames = 64;
 constexpr std::size_t kReliableMaxBytes = 16u * 1024 * 1024;
+// Reliable frames handed to the transport before the first completes; writes complete in order.
+constexpr std::size_t kReliableWritesInFlight = 8;
 // Publishing (v7 notes § Publishing); the spec names the errors, this project sets the numbers.
 constexpr std::size_t kMaxPendingPublishes = 8;     // unanswered publishes per viewer
 constexpr std::int64_t kPublishTimeoutMs = 5000;    // robot's answer deadline
@@ -79,7 +81,8 @@ enum class ActionKind {
   open_carrier,   // the one relay-opened unidirectional stream of a robot session
   write_carrier,  // one data frame on the carrier
   open_stream,    // a relay-to-viewer unidirectional stream; the host reports stream_opened
-  write_stream,   // one frame; the host reports write_done when the write completes
+  write_stream,   // one frame; the host reports write_done when the write completes (writes on
+                  // one stream complete in order)
   reset_stream,
   finish_stream,
   close_session,  // after flushing what was queued before it

@@ -184,14 +184,13 @@ TEST_CASE("cockpit reliable: one persistent ordered stream per viewer and channe
   CHECK(H::kind(acts, ActionKind::write_stream).empty());
   h.relay.stream_opened(st, h.now);
   std::vector<std::string> got;
-  for (int i = 0; i < 3; ++i) {
-    auto w = H::kind(h.take(), ActionKind::write_stream, v);
-    REQUIRE(w.size() == 1);  // one write in flight at a time
-    CHECK(w[0].stream == st);
-    got.push_back(H::frame_payload(w[0]));
-    h.relay.write_done(st, h.now);
+  for (auto& w : H::kind(h.take(), ActionKind::write_stream, v)) {
+    CHECK(w.stream == st);
+    got.push_back(H::frame_payload(w));
   }
-  CHECK(got == std::vector<std::string>{"L1", "L2", "L3"});
+  CHECK(got == std::vector<std::string>{"L1", "L2", "L3"});  // in order, pipelined
+  for (int i = 0; i < 3; ++i) h.relay.write_done(st, h.now);
+  CHECK(h.take().empty());
   // Reliable frames are never dropped by seq.
   h.robot_frame(r, "log", 1, "again", wire::Delivery::reliable);
   CHECK(H::kind(h.take(), ActionKind::write_stream, v).size() == 1);
@@ -309,4 +308,21 @@ TEST_CASE("cockpit: a failed reliable stream disconnects the viewer; a failed la
   CHECK(H::kind(h.take(), ActionKind::open_stream, v).size() == 1);
   h.relay.stream_failed(opens[1].stream, h.now);
   CHECK(H::closed(h.take(), v));
+}
+
+TEST_CASE("cockpit reliable: at most kReliableWritesInFlight writes are outstanding") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  SessionId v = h.watcher("r1", {"log"});
+  for (int i = 1; i <= 20; ++i) h.robot_frame(r, "log", i, std::to_string(i), wire::Delivery::reliable);
+  const StreamId st = H::kind(h.take(), ActionKind::open_stream, v).at(0).stream;
+  h.relay.stream_opened(st, h.now);
+  auto w = H::kind(h.take(), ActionKind::write_stream, v);
+  REQUIRE(w.size() == kReliableWritesInFlight);
+  CHECK(H::frame_payload(w.back()) == std::to_string(kReliableWritesInFlight));
+  h.relay.write_done(st, h.now);
+  w = H::kind(h.take(), ActionKind::write_stream, v);
+  REQUIRE(w.size() == 1);
+  CHECK(H::frame_payload(w[0]) == std::to_string(kReliableWritesInFlight + 1));
+  CHECK(h.relay.counters("r1", "log")->sent == kReliableWritesInFlight + 1);
 }
