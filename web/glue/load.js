@@ -4,14 +4,18 @@
 // precompiled WebAssembly.Module that its bundler imported.
 import createTetherModule from '../../build/wasm/tether.mjs';
 
-const wasmUrl = new URL('../../build/wasm/tether.wasm', import.meta.url);
+// Resolved only when used: in workerd import.meta.url is not an absolute URL, so resolving it at
+// module load throws, and that path never needs it (the caller passes wasmModule).
+const wasmUrl = () => new URL('../../build/wasm/tether.wasm', import.meta.url);
 let shared = null;
 
 async function readWasmBytes() {
-  if (globalThis.Deno?.readFile) return globalThis.Deno.readFile(wasmUrl);
+  if (globalThis.Deno?.readFile) return globalThis.Deno.readFile(wasmUrl());
   if (globalThis.process?.versions?.node) {
-    const { readFile } = await import('node:fs/promises');
-    return readFile(wasmUrl);
+    // getBuiltinModule (Node >= 20.16), not import('node:fs/promises'): workerd tooling
+    // (Miniflare, wrangler) resolves every import it sees and rejects a Node builtin.
+    const { readFile } = globalThis.process.getBuiltinModule('node:fs/promises');
+    return readFile(wasmUrl());
   }
   return null; // a browser or worker: emscripten fetches (and streams) it from locateFile
 }
@@ -22,7 +26,7 @@ async function readWasmBytes() {
  */
 export async function loadTetherModule(options = {}) {
   if (!options.wasmModule && !options.wasmBinary && shared) return shared;
-  const settings = { locateFile: () => wasmUrl.href, print: () => {}, printErr: () => {} };
+  const settings = { locateFile: () => wasmUrl().href, print: () => {}, printErr: () => {} };
   if (options.wasmModule) {
     const compiled = options.wasmModule;
     settings.locateFile = (p) => p;
