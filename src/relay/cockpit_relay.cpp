@@ -1196,9 +1196,10 @@ struct CockpitRelay::Impl {
         incoming_failed(st, in, f.error());
         return;
       }
+      const SessionId vid = v.id;  // the handler may close the session and free `v`
       handle_viewer_frame(v, f.value(), now);
       // One frame per one-shot stream: stop reading it (see stop_incoming).
-      if (find(v.id) && incoming.count(st)) stop_incoming(st, in);
+      if (find(vid) && incoming.count(st)) stop_incoming(st, in);
       return;
     }
   }

@@ -6,7 +6,7 @@
 // cockpit-wire-protocol.md § Workarounds; web/host/README.md records which Deno 2.9 still needs.
 //
 // Run: deno run -A --unstable-net web/host/relay.js [--port 7780] [--auth FILE]
-//        [--static DIR] [--unsafe-non-loopback --hostname ADDR]
+//        [--static build/cockpit] [--unsafe-non-loopback --hostname ADDR]
 import { loadCockpitRelay } from '../glue/cockpit-relay.js';
 import { makeCertificate } from './cert.js';
 
@@ -373,16 +373,17 @@ async function serveWebTransport(wt) {
 const STATIC_TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
   '.mjs': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
-  '.wasm': 'application/wasm', '.json': 'application/json', '.svg': 'image/svg+xml',
+  '.wasm': 'application/wasm', '.json': 'application/json', '.svg': 'image/svg+xml', '.map': 'application/json',
 };
 const repoRoot = new URL('../../', import.meta.url);
-// What a browser may fetch: the cockpit, the glue and the WASM build; nothing else of the repo.
-const STATIC_ROOTS = ['web/cockpit/', 'web/glue/', 'build/wasm/'];
+// Module paths a page may load straight from the repo (the glue and the WASM build); everything
+// else comes from the static folder, by default the bundled cockpit (build/cockpit/).
+const REPO_ROOTS = ['web/glue/', 'build/wasm/'];
 
 async function serveStatic(pathname) {
   let rel = decodeURIComponent(pathname).replace(/^\/+/, '');
-  if (rel === '' || rel === 'index.html') rel = `${flags.static}/index.html`;
-  if (rel.includes('..') || !STATIC_ROOTS.some((r) => rel.startsWith(r))) return null;
+  if (rel.split('/').includes('..')) return null;
+  if (!REPO_ROOTS.some((r) => rel.startsWith(r))) rel = `${flags.static}/${rel === '' ? 'index.html' : rel}`;
   try {
     const body = await Deno.readFile(new URL(rel, repoRoot));
     const ext = rel.slice(rel.lastIndexOf('.'));
@@ -412,7 +413,12 @@ async function handle(req) {
   if (url.pathname === '/api/info') return Response.json(info, { headers: { 'access-control-allow-origin': '*' } });
   if (url.pathname === '/api/stats') return Response.json(core.stats(), { headers: { 'access-control-allow-origin': '*' } });
   return (await serveStatic(url.pathname)) ??
-    new Response('not found: the relay serves /api/info, /api/stats, /ws/* and the cockpit\n', { status: 404 });
+    new Response(
+      url.pathname === '/'
+        ? `no cockpit in ${flags.static}/: build it (node web/cockpit/build.mjs) or pass --static DIR\n`
+        : 'not found: the relay serves /api/info, /api/stats, /ws/robot, /ws/viewer and the cockpit\n',
+      { status: 404 },
+    );
 }
 
 // HTTP on TCP and WebTransport on UDP share one port number (v7 notes § Endpoints). With --port 0
@@ -466,7 +472,7 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 }
 
 function parseFlags(args) {
-  const f = { port: 7780, hostname: '127.0.0.1', auth: '', static: 'web/cockpit', unsafeNonLoopback: false, verbose: false };
+  const f = { port: 7780, hostname: '127.0.0.1', auth: '', static: 'build/cockpit', unsafeNonLoopback: false, verbose: false };
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     const next = () => {

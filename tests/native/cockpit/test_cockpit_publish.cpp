@@ -228,3 +228,16 @@ TEST_CASE("cockpit publish: no_watch, and a publish without meta.id is invalid_c
   h.relay.incoming_data(st, ByteView(frame), h.now);
   CHECK(H::errors(h.take(), v) == std::vector<std::string>{"invalid_control"});
 }
+
+TEST_CASE("cockpit: a terminal error from a frame on a viewer's one-shot stream ends cleanly") {
+  // Found by fuzz_cockpit_relay: a hello on a publish stream that closed the session.
+  Harness h;
+  SessionId v = h.viewer_session();
+  Bytes frame = control_data_frame(J(R"({"t":"hello","v":6,"role":"viewer"})"));
+  StreamId st = h.relay.incoming_open(v, h.now);
+  h.relay.incoming_data(st, ByteView(frame), h.now);
+  auto acts = h.take();
+  CHECK(H::errors(acts, v) == std::vector<std::string>{"version_mismatch"});
+  CHECK(H::closed(acts, v));
+  CHECK(h.relay.session_count() == 0);
+}
