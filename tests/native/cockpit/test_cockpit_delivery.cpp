@@ -146,7 +146,7 @@ TEST_CASE("cockpit latest: a write-wedged stream is aborted once per stale windo
   CHECK(H::kind(h.take(), ActionKind::reset_stream, v).empty());
 }
 
-TEST_CASE("cockpit latest: writes in flight are bounded; the newest waits parked") {
+TEST_CASE("cockpit latest: writes in flight are bounded, the newest waits parked") {
   Harness h;
   SessionId r = h.robot("r1");
   SessionId v = h.watcher("r1", {"cam"});
@@ -237,7 +237,7 @@ TEST_CASE("cockpit reliable: 64 frames queue, the 65th disconnects the viewer, o
   CHECK(H::kind(h.take(), ActionKind::write_stream, fast).size() == 1);
 }
 
-TEST_CASE("cockpit reliable: the 16 MiB cap; a lone oversize frame still queues") {
+TEST_CASE("cockpit reliable: the 16 MiB cap, a lone oversize frame still queues") {
   Harness h;
   SessionId r = h.robot("r1");
   SessionId v = h.watcher("r1", {"log"});
@@ -294,7 +294,7 @@ TEST_CASE("cockpit: unsub resets the channel's streams") {
   CHECK(h.take().empty());
 }
 
-TEST_CASE("cockpit: a failed reliable stream disconnects the viewer; a failed latest one is dropped") {
+TEST_CASE("cockpit: a failed reliable stream disconnects the viewer, a failed latest one is dropped") {
   Harness h;
   SessionId r = h.robot("r1");
   SessionId v = h.watcher("r1", {"cam", "log"});

@@ -116,7 +116,7 @@ TEST_CASE("cockpit: hello checks answer hello_required, version_mismatch, role_m
   }
 }
 
-TEST_CASE("cockpit: channel data before the hello is hello_required; early datagrams are dropped") {
+TEST_CASE("cockpit: channel data before the hello is hello_required, early datagrams are dropped") {
   Harness h;
   SessionId r = h.robot_session();
   h.robot_datagram(r, J(R"({"t":"ping","n":1,"ts":0})"));
@@ -145,7 +145,7 @@ TEST_CASE("cockpit: with an SFU behind the interface, a track channel registers"
   CHECK(H::errors(h.take(), r).empty());
 }
 
-TEST_CASE("cockpit: auth file tokens gate both roles; auth_failed is terminal") {
+TEST_CASE("cockpit: auth file tokens gate both roles, auth_failed is terminal") {
   auto table = AuthTable::parse(ByteView(std::string_view(
       R"({"tokens":[{"token":"robot-token-0123456789","roles":["robot"]},
                     {"token":"viewer-token-0123456789","roles":["viewer"],"scopes":["arm"]}]})")));
@@ -200,7 +200,7 @@ TEST_CASE("cockpit: a viewer gets welcome and robots, and robots pushes on every
   CHECK(to_json(ms[0]) == R"({"t":"robots","robots":[]})");
 }
 
-TEST_CASE("cockpit: watch answers manifest; unknown_robot for a robot that is not connected") {
+TEST_CASE("cockpit: watch answers manifest, unknown_robot for a robot that is not connected") {
   Harness h;
   h.robot("r1");
   SessionId v = h.viewer();
@@ -446,7 +446,7 @@ TEST_CASE("cockpit: a frame that closes its session mid-chunk leaves the rest of
   CHECK(h.relay.session_count() == 0);
 }
 
-TEST_CASE("cockpit: a one-shot stream is stopped once its frame is in; extra frames are dropped") {
+TEST_CASE("cockpit: a one-shot stream is stopped once its frame is in, extra frames are dropped") {
   Harness h;
   SessionId r = h.robot("r1");
   SessionId v = h.watcher("r1", {"cam"});
