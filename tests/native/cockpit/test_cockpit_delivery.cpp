@@ -1,0 +1,328 @@
+// Cockpit relay core: latest and reliable delivery (cockpit-wire-protocol.md § Delivery modes,
+// workarounds 7, 11 and 12) and the counters of /api/stats.
+#include "cockpit_harness.hpp"
+
+using namespace cockpit_test;
+using H = Harness;
+
+namespace {
+ChannelCounters counters(Harness& h, const std::string& ch) {
+  auto c = h.relay.counters("r1", ch);
+  REQUIRE(c);
+  return *c;
+}
+}  // namespace
+
+TEST_CASE("cockpit latest: each frame on its own stream, bytes forwarded unchanged") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  SessionId v = h.watcher("r1", {"cam"});
+  h.take();
+  const Bytes frame = data_frame("cam", 1, "jpeg-1");
+  h.robot_stream(r, frame);
+  auto opens = H::kind(h.take(), ActionKind::open_stream, v);
+  REQUIRE(opens.size() == 1);
+  CHECK(opens[0].ch == "cam");
+  CHECK(opens[0].delivery == wire::Delivery::latest);
+  h.relay.stream_opened(opens[0].stream, h.now);
+  auto writes = H::kind(h.take(), ActionKind::write_stream, v);
+  REQUIRE(writes.size() == 1);
+  CHECK(*writes[0].bytes == frame);
+  CHECK(counters(h, "cam").sent == 1);
+}
+
+TEST_CASE("cockpit latest: sendOrder decreases with every stream (workaround 7)") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  h.watcher("r1", {"cam"});
+  std::vector<std::int64_t> orders;
+  for (int i = 1; i <= 3; ++i) {
+    h.robot_frame(r, "cam", i, "f");
+    auto acts = h.take();
+    for (auto& a : H::kind(acts, ActionKind::open_stream)) {
+      orders.push_back(a.send_order);
+      h.relay.stream_opened(a.stream, h.now);
+      h.relay.write_done(a.stream, h.now);
+    }
+    h.take();
+  }
+  REQUIRE(orders.size() == 3);
+  CHECK(orders[0] > orders[1]);
+  CHECK(orders[1] > orders[2]);
+}
+
+TEST_CASE("cockpit latest: a frame older by seq than the newest is dropped") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  SessionId v = h.watcher("r1", {"cam"});
+  h.robot_frame(r, "cam", 5, "five");
+  h.robot_frame(r, "cam", 4, "four");
+  h.robot_frame(r, "cam", 5, "five again");
+  CHECK(H::kind(h.take(), ActionKind::open_stream, v).size() == 1);
+  CHECK(counters(h, "cam").dropped == 2);
+}
+
+TEST_CASE("cockpit latest: a send wedged in creation has its payload superseded in place") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  SessionId v = h.watcher("r1", {"cam"});
+  h.take();
+  for (int i = 1; i <= 5; ++i) h.robot_frame(r, "cam", i, "frame-" + std::to_string(i));
+  auto opens = H::kind(h.take(), ActionKind::open_stream, v);
+  REQUIRE(opens.size() == 1);  // no stream churn while creation is wedged
+  h.now += 5000;               // the viewer resumes much later
+  h.relay.stream_opened(opens[0].stream, h.now);
+  auto acts = h.take();
+  auto writes = H::kind(acts, ActionKind::write_stream, v);
+  REQUIRE(writes.size() == 1);
+  CHECK(H::frame_payload(writes[0]) == "frame-5");  // the newest, bound when the write starts
+  CHECK(H::kind(acts, ActionKind::reset_stream, v).empty());
+  auto c = counters(h, "cam");
+  CHECK(c.sent == 1);
+  CHECK(c.dropped == 4);
+}
+
+TEST_CASE("cockpit latest: written streams are reset after 500 ms by newer offers and the reap") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  SessionId v = h.watcher("r1", {"cam"});
+  h.take();
+  h.robot_frame(r, "cam", 1, "a");
+  auto s1 = H::kind(h.take(), ActionKind::open_stream, v).at(0).stream;
+  h.relay.stream_opened(s1, h.now);
+  h.relay.write_done(s1, h.now);
+  h.take();
+  // Never FIN: the stream stays open until it is stale.
+  h.now += kLatestStaleMs - 1;
+  h.relay.tick(h.now);
+  CHECK(H::kind(h.take(), ActionKind::reset_stream, v).empty());
+  h.now += 1;
+  h.robot_frame(r, "cam", 2, "b");  // a newer offer reaps it
+  auto acts = h.take();
+  auto resets = H::kind(acts, ActionKind::reset_stream, v);
+  REQUIRE(resets.size() == 1);
+  CHECK(resets[0].stream == s1);
+  CHECK(resets[0].end == StreamEnd::expired);
+  CHECK(H::kind(acts, ActionKind::finish_stream).empty());
+  auto s2 = H::kind(acts, ActionKind::open_stream, v).at(0).stream;
+  h.relay.stream_opened(s2, h.now);
+  h.relay.write_done(s2, h.now);
+  h.take();
+  h.now += kReapIntervalMs;
+  h.relay.tick(h.now);  // the input went idle: the periodic reap
+  resets = H::kind(h.take(), ActionKind::reset_stream, v);
+  REQUIRE(resets.size() == 1);
+  CHECK(resets[0].stream == s2);
+  auto c = counters(h, "cam");
+  CHECK(c.expired == 2);
+  CHECK(c.aborted == 0);
+}
+
+TEST_CASE("cockpit latest: a write-wedged stream is aborted once per stale window, newest resent") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  SessionId v = h.watcher("r1", {"cam"});
+  h.take();
+  h.robot_frame(r, "cam", 1, "a");
+  auto s1 = H::kind(h.take(), ActionKind::open_stream, v).at(0).stream;
+  h.relay.stream_opened(s1, h.now);  // the write starts and never completes
+  h.take();
+  h.now += kLatestStaleMs;
+  h.robot_frame(r, "cam", 2, "b");
+  auto acts = h.take();
+  auto resets = H::kind(acts, ActionKind::reset_stream, v);
+  REQUIRE(resets.size() == 1);
+  CHECK(resets[0].stream == s1);
+  CHECK(resets[0].end == StreamEnd::aborted);
+  auto s2 = H::kind(acts, ActionKind::open_stream, v).at(0).stream;
+  h.relay.stream_opened(s2, h.now);
+  auto w = H::kind(h.take(), ActionKind::write_stream, v);
+  REQUIRE(w.size() == 1);
+  CHECK(H::frame_payload(w[0]) == "b");
+  CHECK(counters(h, "cam").aborted == 1);
+  // Within the same window a newer offer does not reset again.
+  h.now += 10;
+  h.robot_frame(r, "cam", 3, "c");
+  CHECK(H::kind(h.take(), ActionKind::reset_stream, v).empty());
+}
+
+TEST_CASE("cockpit latest: writes in flight are bounded, the newest waits parked") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  SessionId v = h.watcher("r1", {"cam"});
+  h.take();
+  std::vector<StreamId> writing;
+  for (int i = 1; i <= 10; ++i) {
+    h.robot_frame(r, "cam", i, "f" + std::to_string(i));
+    for (auto& a : H::kind(h.take(), ActionKind::open_stream, v)) {
+      h.relay.stream_opened(a.stream, h.now);
+      writing.push_back(a.stream);
+    }
+    h.take();
+  }
+  CHECK(writing.size() == 4);
+  h.relay.write_done(writing[0], h.now);
+  auto opens = H::kind(h.take(), ActionKind::open_stream, v);
+  REQUIRE(opens.size() == 1);
+  h.relay.stream_opened(opens[0].stream, h.now);
+  auto w = H::kind(h.take(), ActionKind::write_stream, v);
+  REQUIRE(w.size() == 1);
+  CHECK(H::frame_payload(w[0]) == "f10");
+}
+
+TEST_CASE("cockpit reliable: one persistent ordered stream per viewer and channel") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  SessionId v = h.watcher("r1", {"log"});
+  h.take();
+  for (int i = 1; i <= 3; ++i) h.robot_frame(r, "log", i, "L" + std::to_string(i), wire::Delivery::reliable);
+  auto acts = h.take();
+  auto opens = H::kind(acts, ActionKind::open_stream, v);
+  REQUIRE(opens.size() == 1);
+  CHECK(opens[0].delivery == wire::Delivery::reliable);
+  const StreamId st = opens[0].stream;
+  CHECK(H::kind(acts, ActionKind::write_stream).empty());
+  h.relay.stream_opened(st, h.now);
+  std::vector<std::string> got;
+  for (auto& w : H::kind(h.take(), ActionKind::write_stream, v)) {
+    CHECK(w.stream == st);
+    got.push_back(H::frame_payload(w));
+  }
+  CHECK(got == std::vector<std::string>{"L1", "L2", "L3"});  // in order, pipelined
+  for (int i = 0; i < 3; ++i) h.relay.write_done(st, h.now);
+  CHECK(h.take().empty());
+  // Reliable frames are never dropped by seq.
+  h.robot_frame(r, "log", 1, "again", wire::Delivery::reliable);
+  CHECK(H::kind(h.take(), ActionKind::write_stream, v).size() == 1);
+}
+
+TEST_CASE("cockpit reliable: the manifest's delivery wins over the header's") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  SessionId v = h.watcher("r1", {"log"});
+  h.take();
+  h.robot_frame(r, "log", 1, "x", wire::Delivery::latest);
+  auto opens = H::kind(h.take(), ActionKind::open_stream, v);
+  REQUIRE(opens.size() == 1);
+  CHECK(opens[0].delivery == wire::Delivery::reliable);
+}
+
+TEST_CASE("cockpit reliable: 64 frames queue, the 65th disconnects the viewer, others live on") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  SessionId slow = h.watcher("r1", {"log"});
+  SessionId fast = h.watcher("r1", {"log"});
+  h.take();
+  StreamId fast_stream = 0;
+  for (std::size_t i = 1; i <= kReliableMaxFrames; ++i) {
+    h.robot_frame(r, "log", std::int64_t(i), "x", wire::Delivery::reliable);
+    auto acts = h.take();
+    for (auto& a : H::kind(acts, ActionKind::open_stream, fast)) {
+      fast_stream = a.stream;
+      h.relay.stream_opened(a.stream, h.now);
+    }
+    for (auto& a : H::kind(h.take(), ActionKind::write_stream, fast)) (void)a;
+    if (fast_stream) h.relay.write_done(fast_stream, h.now);
+    h.take();
+    CHECK_FALSE(H::closed(acts, slow));
+  }
+  h.robot_frame(r, "log", 65, "x", wire::Delivery::reliable);
+  auto acts = h.take();
+  CHECK(H::closed(acts, slow));
+  CHECK_FALSE(H::closed(acts, fast));
+  CHECK(counters(h, "log").dropped == kReliableMaxFrames + 1);
+  CHECK(H::kind(acts, ActionKind::write_stream, fast).size() == 1);
+  h.relay.write_done(fast_stream, h.now);
+  h.robot_frame(r, "log", 66, "y", wire::Delivery::reliable);
+  CHECK(H::kind(h.take(), ActionKind::write_stream, fast).size() == 1);
+}
+
+TEST_CASE("cockpit reliable: the 16 MiB cap, a lone oversize frame still queues") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  SessionId v = h.watcher("r1", {"log"});
+  h.take();
+  const std::string big(kReliableMaxBytes + 10, 'b');
+  h.robot_frame(r, "log", 1, big, wire::Delivery::reliable);
+  auto acts = h.take();
+  CHECK_FALSE(H::closed(acts, v));
+  const StreamId st = H::kind(acts, ActionKind::open_stream, v).at(0).stream;
+  h.robot_frame(r, "log", 2, "small", wire::Delivery::reliable);
+  CHECK(H::closed(h.take(), v));
+  (void)st;
+  // Half the cap twice fits; a third does not.
+  Harness h2;
+  SessionId r2 = h2.robot("r1");
+  SessionId v2 = h2.watcher("r1", {"log"});
+  const std::string half(kReliableMaxBytes / 2 - 100, 'h');
+  h2.robot_frame(r2, "log", 1, half, wire::Delivery::reliable);
+  h2.robot_frame(r2, "log", 2, half, wire::Delivery::reliable);
+  CHECK_FALSE(H::closed(h2.take(), v2));
+  h2.robot_frame(r2, "log", 3, half, wire::Delivery::reliable);
+  CHECK(H::closed(h2.take(), v2));
+}
+
+TEST_CASE("cockpit: @ channels and undeclared channels are never forwarded") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  SessionId v = h.watcher("r1", {"cam"});
+  h.take();
+  h.robot_frame(r, "@secret", 1, "x");
+  h.robot_frame(r, "other", 1, "x");
+  h.robot_frame(r, "say", 1, "x");  // a tx channel coming from the robot
+  auto acts = h.take();
+  CHECK(H::kind(acts, ActionKind::open_stream, v).empty());
+  CHECK(H::kind(acts, ActionKind::write_stream, v).empty());
+}
+
+TEST_CASE("cockpit: unsub resets the channel's streams") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  SessionId v = h.watcher("r1", {"cam", "log"});
+  h.robot_frame(r, "cam", 1, "x");
+  h.robot_frame(r, "log", 1, "x", wire::Delivery::reliable);
+  auto acts = h.take();
+  auto opens = H::kind(acts, ActionKind::open_stream, v);
+  REQUIRE(opens.size() == 2);
+  h.viewer_send(v, J(R"({"t":"unsub","ch":"cam"})"));
+  h.viewer_send(v, J(R"({"t":"unsub","ch":"log"})"));
+  auto resets = H::kind(h.take(), ActionKind::reset_stream, v);
+  REQUIRE(resets.size() == 2);
+  CHECK(resets[0].end == StreamEnd::closing);
+  // The host's late open of a reset stream changes nothing.
+  h.relay.stream_opened(opens[0].stream, h.now);
+  CHECK(h.take().empty());
+}
+
+TEST_CASE("cockpit: a failed reliable stream disconnects the viewer, a failed latest one is dropped") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  SessionId v = h.watcher("r1", {"cam", "log"});
+  h.robot_frame(r, "cam", 1, "x");
+  h.robot_frame(r, "log", 1, "x", wire::Delivery::reliable);
+  auto opens = H::kind(h.take(), ActionKind::open_stream, v);
+  REQUIRE(opens.size() == 2);
+  h.relay.stream_failed(opens[0].stream, h.now);
+  CHECK_FALSE(H::closed(h.take(), v));
+  h.robot_frame(r, "cam", 2, "y");
+  CHECK(H::kind(h.take(), ActionKind::open_stream, v).size() == 1);
+  h.relay.stream_failed(opens[1].stream, h.now);
+  CHECK(H::closed(h.take(), v));
+}
+
+TEST_CASE("cockpit reliable: at most kReliableWritesInFlight writes are outstanding") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  SessionId v = h.watcher("r1", {"log"});
+  for (int i = 1; i <= 20; ++i) h.robot_frame(r, "log", i, std::to_string(i), wire::Delivery::reliable);
+  const StreamId st = H::kind(h.take(), ActionKind::open_stream, v).at(0).stream;
+  h.relay.stream_opened(st, h.now);
+  auto w = H::kind(h.take(), ActionKind::write_stream, v);
+  REQUIRE(w.size() == kReliableWritesInFlight);
+  CHECK(H::frame_payload(w.back()) == std::to_string(kReliableWritesInFlight));
+  h.relay.write_done(st, h.now);
+  w = H::kind(h.take(), ActionKind::write_stream, v);
+  REQUIRE(w.size() == 1);
+  CHECK(H::frame_payload(w[0]) == std::to_string(kReliableWritesInFlight + 1));
+  CHECK(h.relay.counters("r1", "log")->sent == kReliableWritesInFlight + 1);
+}

@@ -1,0 +1,254 @@
+// The demo robot: a simulated robot in a small world, connected to a cockpit relay over
+// WebTransport (the robot leg of cockpit-wire-protocol.md) on the same WASM wire core as the relay.
+// It publishes only the channels some viewer wants (the relay's subs snapshots): jpeg.v1 camera
+// frames (real JPEGs, jpeg-js), costmap.zlib.v1, voxels.zlib.v1, pose.json.v1, stats.json.v1 and
+// a chat echo; it obeys teleop through the safety chain of teleop-safety.js.
+//
+// Run: deno run -A --unstable-net web/host/demo-robot.js [--relay http://127.0.0.1:7780]
+//        [--id demo-1] [--name "Demo rover"] [--token T] [--camera-hz 10] [--log-hz 2 --log-bytes 64]
+import { createRequire } from 'node:module';
+import { deflateSync } from 'node:zlib';
+import { loadWire } from '../glue/wire.js';
+import { openWebTransport, relayInfo, RobotLink } from '../glue/cockpit-transport.js';
+import { TeleopSafety } from './teleop-safety.js';
+
+const require = createRequire(import.meta.url);
+const { encode: encodeJpeg } = require('jpeg-js');
+
+globalThis.addEventListener('unhandledrejection', (e) => e.preventDefault());
+
+const flags = parseFlags(Deno.args);
+const wire = await loadWire();
+const enc = new TextEncoder();
+const json = (v) => enc.encode(JSON.stringify(v));
+
+// --- the world: 20 m x 20 m, walls and a few boxes ------------------------------------------------
+const RES = 0.1;
+const W = 200;
+const H = 200;
+const ORIGIN = [-10, -10, 0];
+const grid = new Uint8Array(W * H);
+for (let y = 0; y < H; y++) {
+  for (let x = 0; x < W; x++) {
+    const wall = x < 3 || y < 3 || x >= W - 3 || y >= H - 3;
+    const box = (x > 120 && x < 140 && y > 40 && y < 70) || (x > 40 && x < 60 && y > 120 && y < 160);
+    grid[y * W + x] = wall || box ? 100 : x > 100 && y > 150 ? 255 : 0;
+  }
+}
+const costmap = deflateSync(grid);
+const voxelRecords = [];
+for (let y = 0; y < H; y += 2) {
+  for (let x = 0; x < W; x += 2) {
+    if (grid[y * W + x] !== 100) continue;
+    for (let z = 0; z < 5; z++) voxelRecords.push([x / 2 - 50, y / 2 - 50, z, 200 - z * 30]);
+  }
+}
+const voxelBytes = new Uint8Array(voxelRecords.length * 7);
+{
+  const dv = new DataView(voxelBytes.buffer);
+  voxelRecords.forEach(([ix, iy, iz, v], i) => {
+    dv.setInt16(i * 7, ix, true);
+    dv.setInt16(i * 7 + 2, iy, true);
+    dv.setInt16(i * 7 + 4, iz, true);
+    dv.setUint8(i * 7 + 6, v);
+  });
+}
+const voxels = deflateSync(voxelBytes);
+
+const manifest = {
+  version: 1,
+  channels: [
+    { ch: 'camera', encoding: 'jpeg.v1', delivery: 'latest', maxHz: flags.cameraHz },
+    { ch: 'costmap', encoding: 'costmap.zlib.v1', delivery: 'latest', maxHz: 1 },
+    { ch: 'voxels', encoding: 'voxels.zlib.v1', delivery: 'latest', maxHz: 1 },
+    { ch: 'pose', encoding: 'pose.json.v1', delivery: 'latest', maxHz: 20 },
+    { ch: 'stats', encoding: 'stats.json.v1', delivery: 'latest', maxHz: 5 },
+    { ch: 'cmd_vel', dir: 'tx', encoding: 'twist.json.v1', delivery: 'latest', maxHz: 20 },
+    { ch: 'say', dir: 'tx', encoding: 'text.json.v1', delivery: 'reliable', publish: true },
+    { ch: 'chat', encoding: 'chat.json.v1', delivery: 'reliable' },
+    { ch: 'agent_state', encoding: 'json.v1', delivery: 'latest' },
+    { ch: 'audio', dir: 'tx', encoding: 'audio.json.v1', delivery: 'reliable', publish: true },
+    { ch: 'log', encoding: 'json.v1', delivery: 'reliable' },
+  ],
+  panels: [
+    { id: 'cam', kind: 'video', title: 'Front camera', channels: ['camera'] },
+    { id: 'map', kind: 'map2d', title: 'Map', channels: ['costmap', 'pose'] },
+    { id: 'world', kind: 'map3d', title: '3D', channels: ['voxels', 'pose'] },
+    { id: 'drive', kind: 'teleop', title: 'Drive', channels: ['cmd_vel'], params: { maxV: 1, maxW: 1.5 } },
+    { id: 'talk', kind: 'chat', title: 'Chat', channels: ['say', 'chat', 'agent_state', 'audio'] },
+    { id: 'health', kind: 'stats', title: 'Stats', channels: ['stats'] },
+  ],
+  layout: { row: [{ col: ['cam', 'drive'], shares: [3, 1] }, 'map', { col: ['talk', 'health'] }], shares: [2, 3, 1] },
+  pages: ['world'],
+};
+{
+  const check = wire.validateManifest(manifest);
+  if (!check.ok) throw new Error(`demo manifest invalid: ${JSON.stringify(check.errors)}`);
+}
+
+// --- state ----------------------------------------------------------------------------------
+const pose = { x: 0, y: 0, z: 0, yaw: 0 };
+const safety = new TeleopSafety({ watchdogMs: 300 });
+const seq = {};
+let wanted = new Set();
+let subsN = 0;
+let link = null;
+let framesSent = 0;
+let lastTeleop = null;
+const chatLog = [];
+
+const next = (ch) => (seq[ch] = (seq[ch] ?? 0) + 1);
+
+function send(ch, delivery, payload, meta) {
+  if (!link?.welcomed || !wanted.has(ch)) return;
+  const header = { ch, seq: next(ch), ts: Date.now() / 1000, delivery };
+  if (meta) header.meta = meta;
+  framesSent++;
+  link.sendFrame(header, payload).catch(() => {});
+}
+
+// The physics tick: 50 Hz, bounded speeds, the safety chain decides the command.
+const started = performance.now();
+const clock = () => performance.now() - started;
+setInterval(() => {
+  const cmd = safety.command(clock());
+  const dt = 0.02;
+  const vx = Math.max(-1, Math.min(1, cmd.vx));
+  const wz = Math.max(-1.5, Math.min(1.5, cmd.wz));
+  pose.yaw += wz * dt;
+  pose.x = Math.max(-9.5, Math.min(9.5, pose.x + vx * Math.cos(pose.yaw) * dt));
+  pose.y = Math.max(-9.5, Math.min(9.5, pose.y + vx * Math.sin(pose.yaw) * dt));
+}, 20);
+
+setInterval(() => send('pose', 'latest', json({ ...pose, ts: Date.now() / 1000 })), 50);
+
+setInterval(() => {
+  const cmd = safety.command(clock());
+  send('stats', 'latest', json({
+    uptimeS: Math.round(clock() / 1000),
+    framesSent,
+    subs: [...wanted],
+    subsN,
+    teleop: { active: safety.active, floor: safety.floor, vx: cmd.vx, vy: cmd.vy, wz: cmd.wz },
+    pose,
+  }));
+  send('agent_state', 'latest', json({ state: safety.active ? 'driven' : 'idle' }));
+}, 200);
+
+setInterval(() => {
+  send('costmap', 'latest', costmap, { w: W, h: H, res: RES, origin: [ORIGIN[0], ORIGIN[1], 0] });
+  send('voxels', 'latest', voxels, { n: voxelRecords.length, res: RES * 2, origin: ORIGIN });
+}, 1000);
+
+// A reliable event log; --log-hz and --log-bytes turn it into a load generator.
+let logN = 0;
+const logPad = 'x'.repeat(Math.max(0, flags.logBytes - 40));
+setInterval(() => send('log', 'reliable', json({ n: logN++, ts: Date.now() / 1000, pad: logPad })), 1000 / flags.logHz);
+
+// Camera: a rendered horizon that turns with the robot's yaw, encoded as a real JPEG.
+const CW = 160;
+const CH = 120;
+const rgba = new Uint8Array(CW * CH * 4);
+setInterval(() => {
+  if (!wanted.has('camera')) return;
+  const shift = Math.round((pose.yaw / (2 * Math.PI)) * CW * 4);
+  for (let y = 0; y < CH; y++) {
+    for (let x = 0; x < CW; x++) {
+      const i = (y * CW + x) * 4;
+      const stripe = ((x + shift) % 40 + 40) % 40 < 20;
+      if (y < CH / 2) {
+        rgba[i] = 90; rgba[i + 1] = 150; rgba[i + 2] = 230;
+      } else {
+        rgba[i] = stripe ? 70 : 110; rgba[i + 1] = stripe ? 120 : 90; rgba[i + 2] = 60;
+      }
+      rgba[i + 3] = 255;
+    }
+  }
+  const jpeg = encodeJpeg({ data: rgba, width: CW, height: CH }, 60).data;
+  send('camera', 'latest', new Uint8Array(jpeg), { w: CW, h: CH });
+}, 1000 / flags.cameraHz);
+
+// --- the relay session, reconnecting ------------------------------------------------------------
+function onDatagram(msg) {
+  if (msg.t === 'error') console.error(`demo robot: relay error ${msg.code}: ${msg.message}`);
+  if (safety.handle(msg, clock())) lastTeleop = msg.t;
+}
+
+function onCarrier(item) {
+  if (item.control?.t === 'subs') {
+    // A stale or reordered snapshot is ignored (v7 notes: n is monotonic per registration).
+    if (item.control.n <= subsN) return;
+    subsN = item.control.n;
+    wanted = new Set(item.control.chs);
+    console.log(`demo robot: subs n=${subsN} [${[...wanted].join(', ')}]`);
+    return;
+  }
+  if (!item.header) return;
+  const { ch, meta } = item.header;
+  const id = meta?.id;
+  if (ch === 'say' && id) {
+    let text = '';
+    try {
+      text = String(JSON.parse(new TextDecoder().decode(item.payload)).text ?? '');
+    } catch {
+      link.sendControl({ t: 'pub_nack', ch, id, code: 'bad_value', message: 'expected {"text": "..."}' }).catch(() => {});
+      return;
+    }
+    link.sendControl({ t: 'pub_ack', ch, id }).catch(() => {});
+    const line = { from: 'robot', text: `echo: ${text}`, ts: Date.now() / 1000 };
+    chatLog.push(line);
+    send('chat', 'reliable', json(line));
+  } else if (id) {
+    link.sendControl({ t: 'pub_ack', ch, id }).catch(() => {});
+  }
+}
+
+async function session() {
+  const info = await relayInfo(flags.relay);
+  const wt = await openWebTransport(info, '/robot');
+  link = new RobotLink(wire, wt, { onDatagram, onCarrier });
+  subsN = 0;
+  wanted = new Set();
+  const hello = { t: 'hello', v: 7, role: 'robot', robot: { id: flags.id, name: flags.name, model: 'tether-sim' }, manifest };
+  if (flags.token) hello.token = flags.token;
+  await link.hello(hello);
+  console.log(`demo robot ${flags.id} welcomed by ${info.wtUrl}`);
+  let n = 0;
+  const ping = setInterval(() => link.datagram({ t: 'ping', n: n++, ts: Date.now() / 1000 }), 1000);
+  await link.closed;
+  clearInterval(ping);
+  safety.sessionLost();
+}
+
+for (;;) {
+  try {
+    await session();
+    console.error('demo robot: session ended; reconnecting');
+  } catch (e) {
+    safety.sessionLost();
+    console.error(`demo robot: ${e.message}`);
+    if (e.code && ['auth_failed', 'version_mismatch', 'invalid_manifest', 'rtc_unavailable'].includes(e.code)) Deno.exit(1);
+  }
+  await new Promise((r) => setTimeout(r, 1000));
+}
+
+function parseFlags(args) {
+  const f = { relay: 'http://127.0.0.1:7780', id: 'demo-1', name: 'Demo rover', token: '', cameraHz: 10, logHz: 2, logBytes: 64 };
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    const v = args[i + 1];
+    if (a === '--relay') f.relay = v;
+    else if (a === '--id') f.id = v;
+    else if (a === '--name') f.name = v;
+    else if (a === '--token') f.token = v;
+    else if (a === '--camera-hz') f.cameraHz = Number(v);
+    else if (a === '--log-hz') f.logHz = Number(v);
+    else if (a === '--log-bytes') f.logBytes = Number(v);
+    else {
+      console.error(`demo robot: unknown flag ${a}; flags: --relay URL --id ID --name NAME --token T --camera-hz N --log-hz N --log-bytes N`);
+      Deno.exit(2);
+    }
+    i++;
+  }
+  return f;
+}

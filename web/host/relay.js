@@ -1,0 +1,498 @@
+// The self-hosted cockpit relay on Deno: WebTransport (robots on /robot, viewers on /viewer), the
+// WebSocket twins /ws/robot and /ws/viewer, GET /api/info and /api/stats, and static files.
+// Every protocol decision is made by the C++ core (src/relay/cockpit_relay.hpp) through
+// web/glue/cockpit-relay.js; this file only moves bytes between transports and the core and
+// carries out the core's actions (DESIGN.md rule 4). Workaround numbers cite
+// cockpit-wire-protocol.md § Workarounds; web/host/README.md records which Deno 2.9 still needs.
+//
+// Run: deno run -A --unstable-net web/host/relay.js [--port 7780] [--auth FILE]
+//        [--static build/cockpit] [--unsafe-non-loopback --hostname ADDR]
+import { loadCockpitRelay } from '../glue/cockpit-relay.js';
+import { makeCertificate } from './cert.js';
+
+// Workaround 5: a rejected promise nobody awaited (Deno issue 28406, a closed browser tab) must
+// not take the relay down.
+globalThis.addEventListener('unhandledrejection', (e) => {
+  e.preventDefault();
+  if (flags.verbose) console.error('tether relay: unhandled rejection', e.reason);
+});
+
+const flags = parseFlags(Deno.args);
+const loopback = flags.hostname === '127.0.0.1' || flags.hostname === '::1';
+if (!loopback && !flags.unsafeNonLoopback) {
+  console.error(
+    `tether relay: refusing to listen on ${flags.hostname}: the relay binds loopback unless ` +
+      '--unsafe-non-loopback is given (and then use an --auth file).',
+  );
+  Deno.exit(2);
+}
+
+const authText = flags.auth ? await Deno.readTextFile(flags.auth) : '';
+const core = await loadCockpitRelay({ authText });
+const started = performance.now();
+const now = () => Math.floor(performance.now() - started);
+const enc = new TextEncoder();
+
+// --- sessions -------------------------------------------------------------------------------
+/** id -> { kind: 'wt'|'ws', role, wt?, ws?, control?, carrier?, out: Map<stream, OutStream>, in: Map<stream, reader> } */
+const sessions = new Map();
+
+// Chains writes on one writer so they happen in order; resolves when this one completes.
+function chain(holder, fn) {
+  holder.tail = (holder.tail ?? Promise.resolve()).then(fn);
+  return holder.tail;
+}
+
+function pump() {
+  for (const a of core.takeActions()) {
+    const s = sessions.get(a.session);
+    if (!s) continue;
+    try {
+      (s.kind === 'wt' ? applyWt : applyWs)(s, a);
+    } catch (e) {
+      if (flags.verbose) console.error('tether relay: action failed', a.kind, e);
+    }
+  }
+}
+
+function applyWt(s, a) {
+  switch (a.kind) {
+    case 'send_datagram':
+      s.lastDatagram = s.datagrams.write(a.bytes).catch(() => {});
+      return;
+    case 'write_control':
+      if (s.controlWriter) chain(s.controlQ, () => s.controlWriter.write(a.bytes)).catch(() => {});
+      return;
+    case 'open_carrier':
+      // Workaround 3: the one relay-opened unidirectional stream per robot session.
+      s.carrier = { backlog: 0 };
+      s.carrier.ready = s.wt.createUnidirectionalStream().then((st) => (s.carrier.writer = st.getWriter()));
+      s.carrier.ready.catch(() => failCarrier(s));
+      return;
+    case 'write_carrier': {
+      const c = s.carrier;
+      if (!c) return;
+      c.backlog += a.bytes.length;
+      if (c.backlog > core.limits.maxCarrierBacklogBytes) return failCarrier(s);
+      chain(c, async () => {
+        await c.ready;
+        await c.writer.write(a.bytes);
+        c.backlog -= a.bytes.length;
+      }).catch(() => failCarrier(s));
+      return;
+    }
+    case 'open_stream': {
+      // Workaround 7: waitUntilAvailable, and a sendOrder that decreases with every stream.
+      const o = { reset: null, writer: null };
+      s.out.set(a.stream, o);
+      s.wt
+        .createUnidirectionalStream({ sendOrder: a.sendOrder, waitUntilAvailable: true })
+        .then((st) => {
+          o.writer = st.getWriter();
+          if (o.reset !== null) return resetOut(s, a.stream, o);
+          core.streamOpened(a.stream, now());
+          pump();
+        })
+        .catch(() => {
+          s.out.delete(a.stream);
+          core.streamFailed(a.stream, now());
+          pump();
+        });
+      return;
+    }
+    case 'write_stream': {
+      const o = s.out.get(a.stream);
+      if (!o?.writer) return;
+      o.writer.write(a.bytes).then(
+        () => {
+          core.writeDone(a.stream, now());
+          pump();
+        },
+        () => {
+          if (o.reset !== null) return; // our own reset
+          s.out.delete(a.stream);
+          core.streamFailed(a.stream, now());
+          pump();
+        },
+      );
+      return;
+    }
+    case 'reset_stream': {
+      const r = s.in.get(a.stream);
+      if (r) {
+        // A one-shot stream whose frame is in (or whose framing failed): STOP_SENDING, which
+        // also returns the peer's stream credit without waiting for its lazy FIN.
+        s.in.delete(a.stream);
+        r.cancel().catch(() => {});
+        return;
+      }
+      const o = s.out.get(a.stream);
+      if (!o) return;
+      o.reset = a.end;
+      // Workaround 12: latest streams always end in RESET, which also drops undelivered bytes.
+      if (o.writer) resetOut(s, a.stream, o);
+      return;
+    }
+    case 'finish_stream': {
+      const o = s.out.get(a.stream);
+      s.out.delete(a.stream);
+      o?.writer?.close().catch(() => {});
+      return;
+    }
+    case 'close_session':
+      closeWt(s, a);
+      return;
+  }
+}
+
+function resetOut(s, id, o) {
+  s.out.delete(id);
+  o.writer.abort(0).catch(() => {});
+}
+
+function failCarrier(s) {
+  if (s.closed) return;
+  core.carrierFailed(s.id, now());
+  pump();
+}
+
+async function closeWt(s, a) {
+  if (s.closed) return;
+  s.closed = true;
+  // Let the error message that precedes the close reach the peer.
+  const flushed = Promise.all([s.controlQ.tail, s.lastDatagram].map((p) => (p ?? Promise.resolve()).catch(() => {})));
+  // A datagram write resolves when it is queued, not sent: give it a moment on the wire too.
+  await Promise.race([flushed.then(() => new Promise((r) => setTimeout(r, 50))), new Promise((r) => setTimeout(r, 300))]);
+  try {
+    s.wt.close({ closeCode: a.code ? 4000 : 0, reason: (a.reason ?? '').slice(0, 100) });
+  } catch {}
+  sessions.delete(s.id);
+}
+
+// --- WebSocket lane (v7 notes § Endpoints): every action's bytes are one message ----------------
+const WS_LATEST_HIGH_WATER = 1 << 20;
+
+function applyWs(s, a) {
+  const ws = s.ws;
+  const send = (bytes) => {
+    if (ws.readyState === WebSocket.OPEN) ws.send(bytes);
+  };
+  switch (a.kind) {
+    case 'send_datagram':
+    case 'write_control':
+      send(a.bytes);
+      return;
+    case 'write_carrier':
+      if (ws.bufferedAmount > core.limits.maxCarrierBacklogBytes) return failCarrier(s);
+      send(a.bytes);
+      return;
+    case 'open_stream':
+      // A stream "opens" once the socket has drained below the high-water mark, so latest frames
+      // held meanwhile are superseded in place by the core (latest = newest pending frame).
+      s.out.set(a.stream, { reliable: a.delivery === 'reliable' });
+      whenDrained(s, () => {
+        if (!s.out.has(a.stream)) return;
+        core.streamOpened(a.stream, now());
+        pump();
+      });
+      return;
+    case 'write_stream':
+      send(a.bytes);
+      // A write completes when the socket drains, so the reliable caps bound what it buffers.
+      whenDrained(s, () => {
+        core.writeDone(a.stream, now());
+        pump();
+      });
+      return;
+    case 'reset_stream':
+    case 'finish_stream':
+      s.out.delete(a.stream);
+      return;
+    case 'close_session':
+      s.closed = true;
+      sessions.delete(s.id);
+      try {
+        ws.close(a.code ? 4000 : 1000, (a.reason ?? '').slice(0, 100));
+      } catch {}
+      return;
+  }
+}
+
+function whenDrained(s, fn) {
+  if (s.ws.bufferedAmount <= WS_LATEST_HIGH_WATER) return queueMicrotask(fn);
+  const t = setInterval(() => {
+    if (s.closed) return clearInterval(t);
+    if (s.ws.bufferedAmount <= WS_LATEST_HIGH_WATER) {
+      clearInterval(t);
+      fn();
+    }
+  }, 10);
+}
+
+function acceptWebSocket(req, role) {
+  const { socket, response } = Deno.upgradeWebSocket(req);
+  socket.binaryType = 'arraybuffer';
+  let s = null;
+  socket.onopen = () => {
+    const id = core.openSession(role, 'websocket', now());
+    if (!id) return socket.close(1013, 'relay full');
+    s = { id, kind: 'ws', role, ws: socket, out: new Map(), in: new Map(), closed: false };
+    sessions.set(id, s);
+  };
+  socket.onmessage = (e) => {
+    if (!s || s.closed || !(e.data instanceof ArrayBuffer)) return;
+    core.wsMessage(s.id, new Uint8Array(e.data), now());
+    pump();
+  };
+  socket.onclose = socket.onerror = () => {
+    if (!s) return;
+    sessions.delete(s.id);
+    s.closed = true;
+    core.sessionClosed(s.id, now());
+    pump();
+  };
+  return response;
+}
+
+// --- WebTransport ---------------------------------------------------------------------------
+async function readInto(reader, onChunk, onEnd) {
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      if (value?.length) onChunk(value);
+    }
+  } catch {
+    // A RESET: the core drops a partial frame (workaround 12).
+  } finally {
+    onEnd?.();
+  }
+}
+
+function acceptIncoming(s, readable) {
+  const id = core.incomingOpen(s.id, now());
+  if (!id) {
+    readable.cancel().catch(() => {});
+    return;
+  }
+  const reader = readable.getReader();
+  s.in.set(id, reader);
+  readInto(
+    reader,
+    (chunk) => {
+      if (!s.in.has(id)) return;
+      core.incomingData(id, chunk, now());
+      pump();
+    },
+    () => {
+      if (!s.in.delete(id)) return;
+      core.incomingEnd(id, now());
+      pump();
+    },
+  );
+}
+
+async function serveWebTransport(wt) {
+  await wt.ready;
+  const path = new URL(wt.url).pathname;
+  const role = path === '/robot' ? 'robot' : path === '/viewer' ? 'viewer' : null;
+  if (!role) {
+    wt.close({ closeCode: 404, reason: 'open /robot or /viewer' });
+    return;
+  }
+  const id = core.openSession(role, 'webtransport', now());
+  if (!id) {
+    wt.close({ closeCode: 503, reason: 'relay full' });
+    return;
+  }
+  const s = {
+    id, kind: 'wt', role, wt, out: new Map(), in: new Map(), controlQ: {}, closed: false,
+    datagrams: wt.datagrams.writable.getWriter(),
+  };
+  sessions.set(id, s);
+  wt.closed.catch(() => {}).finally(() => {
+    if (!s.closed) {
+      s.closed = true;
+      sessions.delete(id);
+    }
+    core.sessionClosed(id, now());
+    pump();
+  });
+  // Datagrams: robot pings and replies, viewer teleop.
+  (async () => {
+    const r = wt.datagrams.readable.getReader();
+    try {
+      for (;;) {
+        const { value, done } = await r.read();
+        if (done) break;
+        core.datagram(id, value, now());
+        pump();
+      }
+    } catch {}
+  })();
+  // Peer-opened bidirectional streams. Workaround 10 accepted from the raw QUIC connection; on
+  // Deno 2.9 the WebTransport accept loop survives raced resets (README), so it is used directly.
+  (async () => {
+    const r = wt.incomingBidirectionalStreams.getReader();
+    let first = true;
+    try {
+      for (;;) {
+        const { value, done } = await r.read();
+        if (done) break;
+        if (role === 'viewer' && first) {
+          // The viewer's control stream: length-prefixed JSON both ways.
+          first = false;
+          s.controlWriter = value.writable.getWriter();
+          readInto(value.readable.getReader(), (chunk) => {
+            core.controlData(id, chunk, now());
+            pump();
+          });
+          continue;
+        }
+        // Workaround 3: never write on a robot-opened stream; RESET its send half.
+        value.writable.abort(0).catch(() => {});
+        acceptIncoming(s, value.readable);
+      }
+    } catch {}
+  })();
+  // Peer-opened unidirectional streams work on Deno 2.9 (workaround 1 is no longer needed on this
+  // leg), so publishes and robot data may use them too.
+  (async () => {
+    const r = wt.incomingUnidirectionalStreams.getReader();
+    try {
+      for (;;) {
+        const { value, done } = await r.read();
+        if (done) break;
+        acceptIncoming(s, value);
+      }
+    } catch {}
+  })();
+}
+
+// --- HTTP ---------------------------------------------------------------------------------
+const STATIC_TYPES = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
+  '.wasm': 'application/wasm', '.json': 'application/json', '.svg': 'image/svg+xml', '.map': 'application/json',
+};
+const repoRoot = new URL('../../', import.meta.url);
+// Module paths a page may load straight from the repo (the glue and the WASM build); everything
+// else comes from the static folder, by default the bundled cockpit (build/cockpit/).
+const REPO_ROOTS = ['web/glue/', 'build/wasm/'];
+
+async function serveStatic(pathname) {
+  let rel = decodeURIComponent(pathname).replace(/^\/+/, '');
+  if (rel.split('/').includes('..')) return null;
+  if (!REPO_ROOTS.some((r) => rel.startsWith(r))) rel = `${flags.static}/${rel === '' ? 'index.html' : rel}`;
+  try {
+    const body = await Deno.readFile(new URL(rel, repoRoot));
+    const ext = rel.slice(rel.lastIndexOf('.'));
+    return new Response(body, { headers: { 'content-type': STATIC_TYPES[ext] ?? 'application/octet-stream' } });
+  } catch {
+    return null;
+  }
+}
+
+const cert = await makeCertificate();
+const { server, endpoint, port } = await listen(flags.hostname, flags.port);
+const host = flags.hostname.includes(':') ? `[${flags.hostname}]` : flags.hostname;
+const info = {
+  version: 7,
+  wtUrl: `https://${host}:${port}`,
+  certHash: cert.hex,
+  wsUrl: `ws://${host}:${port}`,
+};
+
+async function handle(req) {
+  const url = new URL(req.url);
+  if (req.headers.get('upgrade')?.toLowerCase() === 'websocket') {
+    if (url.pathname === '/ws/robot') return acceptWebSocket(req, 'robot');
+    if (url.pathname === '/ws/viewer') return acceptWebSocket(req, 'viewer');
+    return new Response('WebSocket endpoints are /ws/robot and /ws/viewer\n', { status: 404 });
+  }
+  if (url.pathname === '/api/info') return Response.json(info, { headers: { 'access-control-allow-origin': '*' } });
+  if (url.pathname === '/api/stats') return Response.json(core.stats(), { headers: { 'access-control-allow-origin': '*' } });
+  return (await serveStatic(url.pathname)) ??
+    new Response(
+      url.pathname === '/'
+        ? `no cockpit in ${flags.static}/: build it (node web/cockpit/build.mjs) or pass --static DIR\n`
+        : 'not found: the relay serves /api/info, /api/stats, /ws/robot, /ws/viewer and the cockpit\n',
+      { status: 404 },
+    );
+}
+
+// HTTP on TCP and WebTransport on UDP share one port number (v7 notes § Endpoints). With --port 0
+// a free pair is found.
+async function listen(hostname, wanted) {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const server = Deno.serve({ hostname, port: wanted, onListen: () => {} }, handle);
+    const port = server.addr.port;
+    try {
+      const endpoint = new Deno.QuicEndpoint({ hostname, port });
+      const listener = endpoint.listen({
+        cert: cert.cert, key: cert.key, alpnProtocols: ['h3'],
+        maxIdleTimeout: 5000, keepAliveInterval: 1000,
+        // One-shot streams (one per robot frame) complete only when the peer's lazy FIN lands
+        // (workaround 2), about a second later on Deno: grant enough credit for that second.
+        maxConcurrentBidirectionalStreams: 4096, maxConcurrentUnidirectionalStreams: 1024,
+      });
+      (async () => {
+        for await (const incoming of listener) {
+          incoming.accept().then((conn) => Deno.upgradeWebTransport(conn)).then(serveWebTransport).catch((e) => {
+            if (flags.verbose) console.error('tether relay: WebTransport session failed', e);
+          });
+        }
+      })();
+      return { server, endpoint, port };
+    } catch (e) {
+      await server.shutdown();
+      if (wanted !== 0) throw new Error(`tether relay: UDP port ${port} is taken (${e.message}); pick another --port`);
+    }
+  }
+  throw new Error('tether relay: found no free TCP+UDP port pair');
+}
+
+// The periodic reap and publish deadlines (workaround 12).
+const ticker = setInterval(() => {
+  core.tick(now());
+  pump();
+}, core.limits.reapIntervalMs);
+
+console.log(
+  `tether relay ready: http://${host}:${port} (WebTransport ${info.wtUrl}, cert sha-256 ${cert.hex}, ` +
+    `WebSocket ${info.wsUrl}/ws/{robot,viewer}, auth ${flags.auth ? 'on' : 'off'})`,
+);
+
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  Deno.addSignalListener(sig, () => {
+    clearInterval(ticker);
+    endpoint.close();
+    server.shutdown().finally(() => Deno.exit(0));
+  });
+}
+
+function parseFlags(args) {
+  const f = { port: 7780, hostname: '127.0.0.1', auth: '', static: 'build/cockpit', unsafeNonLoopback: false, verbose: false };
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    const next = () => {
+      if (i + 1 >= args.length) throw new Error(`tether relay: ${a} needs a value`);
+      return args[++i];
+    };
+    if (a === '--port') f.port = Number(next());
+    else if (a === '--hostname') f.hostname = next();
+    else if (a === '--auth') f.auth = next();
+    else if (a === '--static') f.static = next().replace(/\/+$/, '');
+    else if (a === '--unsafe-non-loopback') f.unsafeNonLoopback = true;
+    else if (a === '--verbose') f.verbose = true;
+    else {
+      console.error(`tether relay: unknown flag ${a}; flags: --port N --hostname ADDR --auth FILE --static DIR --unsafe-non-loopback --verbose`);
+      Deno.exit(2);
+    }
+  }
+  if (!Number.isInteger(f.port) || f.port < 0 || f.port > 65535) {
+    console.error('tether relay: --port must be 0..65535');
+    Deno.exit(2);
+  }
+  return f;
+}
