@@ -1,0 +1,234 @@
+// `tether/relay`: the room relay for JavaScript, a drop-in for @mmstack/mesh-protocol's
+// createRelay (shared/spec/room-relay.md). Every decision is made by the C++ core (src/relay);
+// this file only moves JSON text between sockets and the core, and maps the core's actions onto
+// the caller's callbacks and promises (DESIGN.md rule 4).
+import { loadTetherModule } from './load.js';
+
+export const MESH_PROTO_VERSION = 3;
+
+const ACL = Symbol.for('tether.relay.pathPrefixAcl');
+const KIND = ['send', 'close', 'commit', 'drop', 'violation', 'reject', 'join', 'durability-failed'];
+const OK = 0;
+const PENDING = 1;
+const FAILED = 2;
+
+let mod = null;
+const isServerRuntime = !!(globalThis.process?.versions?.node || globalThis.Deno);
+if (isServerRuntime) mod = await loadTetherModule();
+
+/**
+ * Loads the WASM module where it cannot load itself (workerd: pass { wasmModule }, the imported
+ * tether.wasm; browsers). Node and Deno load it on import.
+ */
+export async function initRelay(options) {
+  mod = await loadTetherModule(options);
+}
+
+/** Write access by path prefix; '*' matches one segment. Runs natively inside the relay. */
+export function pathPrefixAcl(rules) {
+  const list = rules.map((r) => ({ prefix: [...r.prefix], allow: r.allow }));
+  const canWrite = (ctx, path, room) =>
+    list.some((rule) => {
+      if (rule.prefix.length > path.length) return false;
+      for (let i = 0; i < rule.prefix.length; i++) {
+        if (rule.prefix[i] !== '*' && String(rule.prefix[i]) !== String(path[i])) return false;
+      }
+      return rule.allow(ctx, room);
+    });
+  return { canWrite, [ACL]: { canWrite, rules: list } };
+}
+
+function randomSeed() {
+  const words = new Uint32Array(2);
+  globalThis.crypto.getRandomValues(words);
+  return (words[0] % 0x200000) * 0x100000000 + words[1];
+}
+
+export function createRelay(opt = {}) {
+  if (!mod) {
+    throw new Error('tether/relay: the WASM module is not loaded; `await initRelay({ wasmModule })` first');
+  }
+  const policy = opt.policy;
+  const acl = policy?.[ACL] && policy.canWrite === policy[ACL].canWrite ? policy[ACL] : null;
+  const now = opt.now ?? Date.now;
+  const conns = new Map(); // conn id -> { socket, ctx, text }
+  const causes = new Map(); // ticket -> rejection cause
+  const ctxOf = (conn) => conns.get(conn)?.ctx ?? {};
+  const hooks = {
+    canWrite: (conn, path, room, seq) => !!policy.canWrite(ctxOf(conn), JSON.parse(path), room, { seq }),
+    validate: (conn, op, room, seq) => !!policy.validate(JSON.parse(op), ctxOf(conn), room, { seq }),
+    canBump: (conn, path, epoch, room, seq) =>
+      !!policy.canBump(ctxOf(conn), JSON.parse(path), epoch, room, { seq }),
+    aclAllow: (conn, rule, room) => !!acl.rules[rule].allow(ctxOf(conn), room),
+  };
+  const core = new mod.RoomRelayCore(
+    JSON.stringify({
+      policyVersion: opt.policyVersion ?? 0,
+      journalLimit: opt.journalLimit ?? 1000,
+      maxOpsPerEnvelope: opt.limits?.maxOpsPerEnvelope ?? 1024,
+      maxEnvelopesPerSecond: opt.limits?.maxEnvelopesPerSecond ?? 0,
+      ejectConnection: opt.ejection === 'connection',
+      durable: typeof opt.onCommit === 'function',
+      hasPolicy: !!policy,
+      canWrite: !acl && typeof policy?.canWrite === 'function',
+      validate: typeof policy?.validate === 'function',
+      canBump: typeof policy?.canBump === 'function',
+      verifyCitations: !!policy?.verifyCitations,
+      ...(acl ? { acl: acl.rules.map((r) => r.prefix) } : {}),
+      seed: randomSeed(),
+    }),
+    hooks,
+  );
+  const reasons = mod.relayReasonNames();
+
+  let flushing = false;
+  const deferred = [];
+  // The envelope of the message being processed, for onDrop.
+  let currentEnv = () => undefined;
+
+  function flush() {
+    flushing = true;
+    try {
+      const parsed = new Map();
+      const obj = (t) => {
+        let v = parsed.get(t);
+        if (v === undefined) parsed.set(t, (v = JSON.parse(core.text(t))));
+        return v;
+      };
+      const textOf = new Map();
+      const str = (t) => {
+        let v = textOf.get(t);
+        if (v === undefined) textOf.set(t, (v = core.text(t)));
+        return v;
+      };
+      let i = 0;
+      while (i < core.actionCount()) {
+        const packed = Float64Array.from(core.packActions(i));
+        for (let k = 0; k < packed.length; k += 7, i++) {
+          const kind = packed[k];
+          const conn = packed[k + 1];
+          const t = packed[k + 2];
+          switch (KIND[kind]) {
+            case 'send': {
+              const c = conns.get(conn);
+              if (c) c.socket.send(c.text ? str(t) : obj(t));
+              break;
+            }
+            case 'close':
+              conns.get(conn)?.socket.close?.();
+              break;
+            case 'commit': {
+              const ticket = packed[k + 4];
+              const room = str(packed[k + 3]);
+              let done;
+              try {
+                const state = JSON.parse(core.stateJson(room));
+                state.checkpoint = () => JSON.parse(core.checkpointJson(room));
+                done = opt.onCommit(room, obj(t), state);
+              } catch (cause) {
+                done = Promise.reject(cause);
+              }
+              if (done === undefined || done === null) {
+                core.commitResult(ticket, OK);
+              } else {
+                core.commitResult(ticket, PENDING);
+                Promise.resolve(done).then(
+                  () => later(() => core.commitResult(ticket, OK)),
+                  (cause) => {
+                    causes.set(ticket, cause);
+                    later(() => core.commitResult(ticket, FAILED));
+                  },
+                );
+              }
+              break;
+            }
+            case 'drop':
+              opt.onDrop?.(str(packed[k + 3]), currentEnv(), reasons[packed[k + 5]]);
+              break;
+            case 'violation':
+              opt.onViolation?.(str(packed[k + 3]), obj(t));
+              break;
+            case 'reject': {
+              const expected = packed[k + 6];
+              const args = [str(packed[k + 3]), ctxOf(conn), reasons[packed[k + 5]]];
+              if (!Number.isNaN(expected)) args.push(expected);
+              opt.onReject?.(...args);
+              break;
+            }
+            case 'join':
+              opt.onJoin?.(str(packed[k + 3]), ctxOf(conn), str(t));
+              break;
+            case 'durability-failed': {
+              const ticket = packed[k + 4];
+              const cause = causes.get(ticket);
+              causes.delete(ticket);
+              opt.onDurabilityFailed?.(str(packed[k + 3]), obj(t), cause);
+              break;
+            }
+          }
+        }
+      }
+    } finally {
+      core.clearActions();
+      flushing = false;
+    }
+    while (deferred.length > 0 && !flushing) deferred.shift()();
+  }
+
+  // Runs `fn` (a core call) and then delivers its actions; a call made from inside a callback
+  // (a socket that answers synchronously) waits until the current delivery is done.
+  function later(fn) {
+    if (flushing) {
+      deferred.push(() => later(fn));
+      return;
+    }
+    fn();
+    flush();
+  }
+
+  function attach(socket, ctx, text) {
+    const conn = core.connect(String(ctx.writer));
+    conns.set(conn, { socket, ctx, text });
+    const disconnect = () => {
+      if (!conns.has(conn)) return;
+      later(() => core.disconnect(conn));
+      conns.delete(conn);
+    };
+    const receiveText = (message, env) => {
+      later(() => {
+        currentEnv = env;
+        const code = core.receive(conn, message, now());
+        if (code !== 0) lastError = { reason: mod.relayReceiveError(code), message: mod.relayReceiveErrorText(code) };
+        else lastError = null;
+      });
+      return lastError;
+    };
+    let lastError = null;
+    return {
+      conn,
+      disconnect,
+      receive: (msg) => receiveText(JSON.stringify(msg), () => msg?.env),
+      receiveText: (message) => {
+        let env;
+        return receiveText(String(message), () => (env ??= JSON.parse(message)?.env));
+      },
+    };
+  }
+
+  return {
+    connect(socket, ctx) {
+      const c = attach(socket, ctx, false);
+      return { receive: c.receive, disconnect: c.disconnect };
+    },
+    /** The JSON-text fast path: socket.send gets strings; receive takes the frame's text. */
+    connectText(socket, ctx) {
+      const c = attach(socket, ctx, true);
+      return { receive: c.receiveText, disconnect: c.disconnect };
+    },
+    room: (name) => core.room(String(name)),
+    hydrate: (name, snapshot) => core.hydrate(String(name), JSON.stringify(snapshot ?? null), now()),
+    unload: (name, options) => core.unload(String(name), options?.discard === true),
+    /** Retained registers across rooms and the bytes they hold (measurement). */
+    stats: () => ({ registers: core.registerCount(), registerBytes: core.registerBytes() }),
+  };
+}
