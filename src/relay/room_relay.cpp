@@ -88,6 +88,9 @@ struct RoomRelay::Connection {
   std::string writer;
   std::string writer_json;
   std::vector<std::pair<std::string, std::uint32_t>> joined;  // insertion order, like a Map
+  // Members this connection's hello replaced in `joined` (another origin, same room) that are
+  // still in their room: disconnect removes them too.
+  std::vector<std::pair<std::string, std::uint32_t>> displaced;
   std::uint32_t member_in(const std::string& room) const {
     for (const auto& [name, m] : joined) {
       if (name == room) return m;
@@ -266,6 +269,10 @@ void RoomRelay::disconnect(ConnId conn) {
   if (cit == conns_.end()) return;
   auto joined = std::move(cit->second.joined);
   cit->second.joined.clear();
+  // The reference leaves a displaced member in its room after its connection is gone (a ghost in
+  // every later welcome's `members`); the spec's members are the origins currently in the room.
+  for (auto& d : cit->second.displaced) joined.push_back(std::move(d));
+  cit->second.displaced.clear();
   for (const auto& [name, member] : joined) {
     auto rit = rooms_.find(name);
     if (rit == rooms_.end()) continue;
@@ -454,6 +461,7 @@ void RoomRelay::hello(ConnId conn, Connection& c, const Json& msg, const std::st
     if (n == name) {
       auto old = members_.find(mem);
       if (old != members_.end() && !old->second.in_room) members_.erase(old);
+      else if (old != members_.end()) c.displaced.emplace_back(n, mem);
       mem = id;
       replaced = true;
     }

@@ -13,6 +13,8 @@ const PENDING = 1;
 const FAILED = 2;
 
 let mod = null;
+// A relay's core lives in WASM memory: free it when the relay object is collected.
+const cores = new FinalizationRegistry((core) => core.delete());
 const isServerRuntime = !!(globalThis.process?.versions?.node || globalThis.Deno);
 if (isServerRuntime) mod = await loadTetherModule();
 
@@ -178,6 +180,9 @@ export function createRelay(opt = {}) {
   // Runs `fn` (a core call) and then delivers its actions; a call made from inside a callback
   // (a socket that answers synchronously) waits until the current delivery is done.
   function later(fn) {
+    // Connections reach the core through here; naming `relay` keeps it (and so the core) alive
+    // for as long as any connection is.
+    if (relay === null) return;
     if (flushing) {
       deferred.push(() => later(fn));
       return;
@@ -215,7 +220,7 @@ export function createRelay(opt = {}) {
     };
   }
 
-  return {
+  const relay = {
     connect(socket, ctx) {
       const c = attach(socket, ctx, false);
       return { receive: c.receive, disconnect: c.disconnect };
@@ -231,4 +236,6 @@ export function createRelay(opt = {}) {
     /** Retained registers across rooms and the bytes they hold (measurement). */
     stats: () => ({ registers: core.registerCount(), registerBytes: core.registerBytes() }),
   };
+  cores.register(relay, core);
+  return relay;
 }
