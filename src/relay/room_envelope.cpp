@@ -60,7 +60,30 @@ bool clean_id(const Json& v) {
 void append_number(std::string& out, double v) { append_js_number(out, v); }
 
 void append_quoted(std::string& out, std::string_view s) {
-  append_json(out, Json(std::string(s)));
+  // JSON.stringify's escaping: the two specials, short forms, \u00XX for other controls.
+  static const char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (char ch : s) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != '"' && c != '\\') {
+      out += ch;
+      continue;
+    }
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+    }
+  }
+  out += '"';
 }
 
 void append_hlc(std::string& out, const Hlc& h) {
@@ -129,103 +152,170 @@ void append_js_string(std::string& out, const Json& v) {
   }
 }
 
+std::optional<double> read_number(const JsonScan& scan, std::uint32_t v) {
+  if (!scan.is_number(v)) return std::nullopt;
+  double d = scan.number(v);
+  if (!std::isfinite(d)) return std::nullopt;
+  return d;
+}
+
+std::optional<Hlc> read_hlc(const JsonScan& scan, std::uint32_t v) {
+  if (!scan.is_object(v)) return std::nullopt;  // an array has no p or l either
+  auto p = read_number(scan, scan.field(v, "p"));
+  auto l = read_number(scan, scan.field(v, "l"));
+  if (!p || !l) return std::nullopt;
+  return Hlc{*p, *l};
+}
+
+bool clean_id(const JsonScan& scan, std::uint32_t v, std::string& out) {
+  if (!scan.is_string(v)) return false;
+  std::string_view s = scan.str(v, out);
+  if (s.data() != out.data()) out.assign(s.data(), s.size());
+  return !out.empty() && out.size() <= kMaxIdBytes && !has_control_char(out);
+}
+
+void append_js_string(std::string& out, const JsonScan& scan, std::uint32_t v) {
+  const auto& n = scan.node(v);
+  switch (n.type) {
+    case JsonScan::Type::string: {
+      std::string scratch;
+      out += scan.str(v, scratch);
+      return;
+    }
+    case JsonScan::Type::boolean: out += n.truthy ? "true" : "false"; return;
+    case JsonScan::Type::null: out += "null"; return;
+    case JsonScan::Type::object: out += "[object Object]"; return;
+    case JsonScan::Type::array: {
+      bool first = true;
+      for (std::uint32_t c = n.first; c != JsonScan::kNone; c = scan.node(c).next) {
+        if (!first) out += ',';
+        first = false;
+        if (scan.node(c).type != JsonScan::Type::null) append_js_string(out, scan, c);
+      }
+      return;
+    }
+    case JsonScan::Type::number: append_js_number(out, scan.number(v)); return;
+  }
+}
+
 namespace {
 
-const char* validate_op(const Json& op, OpView& view) {
-  if (!op.is_object() && !op.is_array()) return "op";
-  const Json* kind = field(op, "kind");
-  if (!kind || !kind->is_string()) return "kind";
-  const auto& k = kind->get_ref<const std::string&>();
+const char* id_reason(const JsonScan& scan, std::uint32_t v, std::string& out, const char* reason) {
+  if (clean_id(scan, v, out)) return nullptr;
+  // Over-long but otherwise clean: our bound, not the reference's shape rule.
+  if (scan.is_string(v) && out.size() > kMaxIdBytes && !has_control_char(out)) return "bounds";
+  return reason;
+}
+
+const char* validate_op(const JsonScan& scan, std::uint32_t op, OpView& view) {
+  view.op = op;
+  view.key.clear();
+  view.n_cites = 0;
+  view.next = view.prev = JsonScan::kNone;
+  const auto& n = scan.node(op);
+  if (n.type != JsonScan::Type::object && n.type != JsonScan::Type::array) return "op";
+  std::uint32_t kind = scan.field(op, "kind");
+  if (!scan.is_string(kind)) return "kind";
+  std::string scratch;
+  std::string_view k = scan.str(kind, scratch);
   if (k == "set") view.kind = OpKind::set;
   else if (k == "delete") view.kind = OpKind::del;
   else if (k == "clear") view.kind = OpKind::clear;
   else return "kind";
-  const Json* path = field(op, "path");
-  if (!path || !path->is_array()) return "path";
-  if (path->size() > kMaxPathDepth) return "bounds";
-  view.depth = path->size();
-  view.segments.reserve(path->size());
-  for (const auto& seg : *path) {
-    if (seg.is_string()) {
-      const auto& s = seg.get_ref<const std::string&>();
-      if (has_control_char(s)) return "path-control";
-      if (s == "__proto__") return "path-proto";
+  std::uint32_t path = scan.field(op, "path");
+  if (!scan.is_array(path)) return "path";
+  view.path = path;
+  if (scan.node(path).count > kMaxPathDepth) return "bounds";
+  view.depth = scan.node(path).count;
+  if (view.segments.size() < view.depth) view.segments.resize(view.depth);
+  std::size_t i = 0;
+  for (std::uint32_t seg = scan.node(path).first; seg != JsonScan::kNone; seg = scan.node(seg).next, ++i) {
+    std::string& text = view.segments[i];
+    text.clear();
+    if (scan.is_string(seg)) {
+      std::string_view s = scan.str(seg, text);
+      if (s.data() != text.data()) text.assign(s.data(), s.size());
+      if (has_control_char(text)) return "path-control";
+      if (text == "__proto__") return "path-proto";
+    } else {
+      append_js_string(text, scan, seg);
     }
-    std::string text;
-    append_js_string(text, seg);
     if (text.size() > kMaxPathSegmentBytes) return "bounds";
-    if (!view.key.empty() || !view.segments.empty()) view.key += kPathKeySeparator;
+    if (i) view.key += kPathKeySeparator;
     view.key += text;
-    view.segments.push_back(std::move(text));
   }
   if (view.depth == 0 && view.kind != OpKind::set) return "root-op";
-  const Json* epoch = field(op, "epoch");
-  if (!epoch) return "epoch";
-  auto e = read_number(*epoch);
-  if (!e || *e < 0) return "epoch";
-  view.epoch = *e;
-  const Json* cites = field(op, "cites");
-  if (!cites || !cites->is_array()) return "cites";
-  view.cites.reserve(cites->size());
-  for (const auto& c : *cites) {
-    const Json* origin = field(c, "origin");
-    if (!origin || !clean_id(*origin)) return "cites";
-    const Json* hlc = field(c, "hlc");
-    auto h = hlc ? read_hlc(*hlc) : std::nullopt;
+  auto epoch = read_number(scan, scan.field(op, "epoch"));
+  if (!epoch || *epoch < 0) return "epoch";
+  view.epoch = *epoch;
+  std::uint32_t cites = scan.field(op, "cites");
+  if (!scan.is_array(cites)) return "cites";
+  for (std::uint32_t c = scan.node(cites).first; c != JsonScan::kNone; c = scan.node(c).next) {
+    if (view.cites.size() <= view.n_cites) view.cites.emplace_back();
+    Cite& cite = view.cites[view.n_cites];
+    if (!clean_id(scan, scan.field(c, "origin"), cite.origin)) return "cites";
+    auto h = read_hlc(scan, scan.field(c, "hlc"));
     if (!h) return "cites";
-    view.cites.push_back(Cite{origin->get<std::string>(), *h});
+    cite.hlc = *h;
+    ++view.n_cites;
   }
+  if (view.kind == OpKind::set) view.next = scan.field(op, "next");
+  if (view.kind != OpKind::clear) view.prev = scan.field(op, "prev");
   return nullptr;
 }
 
 }  // namespace
 
-const char* validate_envelope(const Json& env, EnvelopeView& out) {
-  if (!env.is_object() && !env.is_array()) return "envelope";
-  const Json* instance = field(env, "instance");
-  if (!instance || !instance->is_string()) return "instance";
-  const auto& inst = instance->get_ref<const std::string&>();
-  if (has_control_char(inst)) return "instance";
-  if (inst.size() > kMaxIdBytes) return "bounds";
-  const Json* origin = field(env, "origin");
-  if (!origin || !clean_id(*origin)) {
-    return origin && origin->is_string() && origin->get_ref<const std::string&>().size() > kMaxIdBytes &&
-                   !has_control_char(origin->get_ref<const std::string&>())
-               ? "bounds"
-               : "origin";
+const char* validate_envelope(const JsonScan& scan, std::uint32_t env, EnvelopeView& out) {
+  out.n_ops = 0;
+  if (env == JsonScan::kNone) return "envelope";
+  const auto& n = scan.node(env);
+  if (n.type != JsonScan::Type::object && n.type != JsonScan::Type::array) return "envelope";
+  std::uint32_t instance = scan.field(env, "instance");
+  if (!scan.is_string(instance)) return "instance";
+  {
+    std::string_view s = scan.str(instance, out.instance);
+    if (s.data() != out.instance.data()) out.instance.assign(s.data(), s.size());
+    if (has_control_char(out.instance)) return "instance";
+    if (out.instance.size() > kMaxIdBytes) return "bounds";
   }
-  const Json* writer = field(env, "writer");
-  if (!writer || !clean_id(*writer)) {
-    return writer && writer->is_string() && writer->get_ref<const std::string&>().size() > kMaxIdBytes &&
-                   !has_control_char(writer->get_ref<const std::string&>())
-               ? "bounds"
-               : "writer";
-  }
-  const Json* hlc = field(env, "hlc");
-  auto h = hlc ? read_hlc(*hlc) : std::nullopt;
+  if (const char* r = id_reason(scan, scan.field(env, "origin"), out.origin, "origin")) return r;
+  if (const char* r = id_reason(scan, scan.field(env, "writer"), out.writer, "writer")) return r;
+  auto h = read_hlc(scan, scan.field(env, "hlc"));
   if (!h) return "hlc";
-  const Json* version = field(env, "version");
-  auto v = version ? read_number(*version) : std::nullopt;
-  if (!v || std::floor(*v) != *v || *v <= 0) return "version";
-  const Json* ops = field(env, "ops");
-  if (!ops || !ops->is_array()) return "ops";
-  out.instance = inst;
-  out.origin = origin->get<std::string>();
-  out.writer = writer->get<std::string>();
-  out.version = *v;
   out.hlc = *h;
-  out.ops.clear();
-  out.ops.reserve(ops->size());
-  std::unordered_set<std::string_view> seen;
-  for (const auto& op : *ops) {
-    out.ops.emplace_back();
-    OpView& view = out.ops.back();
-    view.op = &op;
-    if (const char* reason = validate_op(op, view)) return reason;
-    // Keys live in out.ops, which was reserved, so the views stay valid.
-    if (!seen.insert(view.key).second) return "dup-path";
+  auto v = read_number(scan, scan.field(env, "version"));
+  if (!v || std::floor(*v) != *v || *v <= 0) return "version";
+  out.version = *v;
+  std::uint32_t ops = scan.field(env, "ops");
+  if (!scan.is_array(ops)) return "ops";
+  out.schema = scan.field(env, "schemaVersion");
+  for (std::uint32_t op = scan.node(ops).first; op != JsonScan::kNone; op = scan.node(op).next) {
+    if (out.ops.size() <= out.n_ops) out.ops.emplace_back();
+    OpView& view = out.ops[out.n_ops];
+    if (const char* reason = validate_op(scan, op, view)) return reason;
+    // Envelopes carry a handful of ops: a pairwise scan beats hashing, up to a point.
+    if (out.n_ops < 16) {
+      for (std::size_t k = 0; k < out.n_ops; ++k) {
+        if (out.ops[k].key == view.key) return "dup-path";
+      }
+    }
+    ++out.n_ops;
+  }
+  if (out.n_ops >= 16) {
+    std::unordered_set<std::string_view> seen;
+    seen.reserve(out.n_ops);
+    for (std::size_t k = 0; k < out.n_ops; ++k) {
+      if (!seen.insert(out.ops[k].key).second) return "dup-path";
+    }
   }
   return nullptr;
+}
+
+const char* validate_envelope(const Json& env, EnvelopeView& out, JsonScan& scan, std::string& text) {
+  text = value_text(env);
+  if (!scan.parse(text, kMaxJsonDepth)) return "envelope";
+  return validate_envelope(scan, 0, out);
 }
 
 }  // namespace tether::relay

@@ -118,17 +118,18 @@ void RegisterStore::maybe_free(std::uint32_t i) {
   free_.push_back(i);
 }
 
-void RegisterStore::ingest(const EnvelopeView& env, OriginId origin_id, const std::string& writer_json,
+void RegisterStore::ingest(const JsonScan& scan, const EnvelopeView& env, OriginId origin_id, const std::string& writer_json,
                            const std::string& origin_json,
                            const std::vector<std::vector<OriginId>>& cite_ids) {
-  for (std::size_t k = 0; k < env.ops.size(); ++k) {
+  for (std::size_t k = 0; k < env.n_ops; ++k) {
     const OpView& op = env.ops[k];
     if (op.depth == 0 && op.kind != OpKind::set) continue;
-    std::uint32_t i = index_.count(op.key) ? index_[op.key] : entry_for(op.key, value_text((*op.op)["path"]));
+    auto found = index_.find(op.key);
+    std::uint32_t i = found != index_.end() ? found->second : entry_for(op.key, std::string(scan.raw(op.path)));
     if (!slab_[i].has_reg) link_reg(i);
     raise_epoch(i, op.epoch);
     Entry& e = slab_[i];
-    for (std::size_t c = 0; c < op.cites.size(); ++c) {
+    for (std::size_t c = 0; c < op.n_cites; ++c) {
       const Cite& cite = op.cites[c];
       OriginId co = cite_ids[k][c];
       if (co == origin_id && compare_hlc(cite.hlc, env.hlc) == 0) continue;
@@ -157,17 +158,14 @@ void RegisterStore::ingest(const EnvelopeView& env, OriginId origin_id, const st
       append_hlc(text, env.hlc);
       text += ",\"epoch\":";
       append_number(text, op.epoch);
-      if (op.kind == OpKind::set) {
-        if (const Json* next = field(*op.op, "next")) {
-          text += ",\"value\":";
-          append_value(text, *next);
-        }
+      // Values travel as the bytes the client sent (room_json.hpp).
+      if (op.next != JsonScan::kNone) {
+        text += ",\"value\":";
+        text += scan.raw(op.next);
       }
-      if (op.kind != OpKind::clear) {
-        if (const Json* prev = field(*op.op, "prev")) {
-          text += ",\"prev\":";
-          append_value(text, *prev);
-        }
+      if (op.prev != JsonScan::kNone) {
+        text += ",\"prev\":";
+        text += scan.raw(op.prev);
       }
       text += '}';
       if (best) {

@@ -27,7 +27,7 @@ class RegisterStore {
 
   // Folds one sequenced envelope's ops in (retention only). `origin_id` interns env.origin;
   // `cite_ids` parallels each op's cites.
-  void ingest(const EnvelopeView& env, OriginId origin_id, const std::string& writer_json,
+  void ingest(const JsonScan& scan, const EnvelopeView& env, OriginId origin_id, const std::string& writer_json,
               const std::string& origin_json, const std::vector<std::vector<OriginId>>& cite_ids);
 
   // Merges one checkpointed register in (hydrate). Values are already validated.

@@ -36,9 +36,8 @@ void append_base36(std::string& out, std::uint64_t v) {
   while (n) out += buf[--n];
 }
 
-bool number_equals(const Json* v, double expected) {
-  if (!v) return false;
-  auto d = read_number(*v);
+bool number_equals(const JsonScan& scan, std::uint32_t v, double expected) {
+  auto d = read_number(scan, v);
   return d && *d == expected;
 }
 }  // namespace
@@ -337,22 +336,22 @@ ReceiveError RoomRelay::receive(ConnId conn, std::string_view text_in, double no
   auto cit = conns_.find(conn);
   if (cit == conns_.end()) return ReceiveError::unknown_connection;
   if (text_in.size() > kMaxMessageBytes) return ReceiveError::unparseable;
-  JsonParse parsed = parse_json(ByteView(text_in));
-  if (!parsed.ok()) return ReceiveError::unparseable;
-  const Json& msg = parsed.value;
-  if (!msg.is_object()) return ReceiveError::not_an_object;
-  const Json* room_field = field(msg, "room");
-  if (!room_field || !room_field->is_string() || room_field->get_ref<const std::string&>().size() > kMaxRoomNameBytes) {
-    return ReceiveError::bad_room;
-  }
-  const Json* t = field(msg, "t");
-  if (t && !t->is_string()) return ReceiveError::bad_type;
-  std::string_view type = t ? std::string_view(t->get_ref<const std::string&>()) : std::string_view();
-  const std::string& name = room_field->get_ref<const std::string&>();
+  JsonScan& scan = scan_;
+  if (!scan.parse(text_in, kMaxJsonDepth)) return ReceiveError::unparseable;
+  const std::uint32_t msg = 0;
+  if (!scan.is_object(msg)) return ReceiveError::not_an_object;
+  std::uint32_t room_field = scan.field(msg, "room");
+  if (!scan.is_string(room_field)) return ReceiveError::bad_room;
+  std::string name(scan.str(room_field, room_scratch_));
+  if (name.size() > kMaxRoomNameBytes) return ReceiveError::bad_room;
+  std::uint32_t t = scan.field(msg, "t");
+  if (t != JsonScan::kNone && !scan.is_string(t)) return ReceiveError::bad_type;
+  std::string type_scratch;
+  std::string_view type = t != JsonScan::kNone ? scan.str(t, type_scratch) : std::string_view();
   Connection& c = cit->second;
   if (type == "hello") {
-    const Json* origin = field(msg, "origin");
-    if (!origin || !clean_id(*origin)) return ReceiveError::bad_hello;
+    std::string origin;
+    if (!clean_id(scan, scan.field(msg, "origin"), origin)) return ReceiveError::bad_hello;
     hello(conn, c, msg, name, now_ms);
     return ReceiveError::none;
   }
@@ -361,14 +360,17 @@ ReceiveError RoomRelay::receive(ConnId conn, std::string_view text_in, double no
   if (member == kNoMember || members_[member].ejected || room.ejected.count(c.writer)) return ReceiveError::none;
   Member& m = members_[member];
   if (type == "signal") {
-    const Json* to = field(msg, "to");
-    if (!to || !to->is_string()) return ReceiveError::none;
+    std::uint32_t to = scan.field(msg, "to");
+    if (!scan.is_string(to)) return ReceiveError::none;
+    std::string to_scratch;
+    std::string_view target = scan.str(to, to_scratch);
     for (std::uint32_t id : room.members) {
-      if (members_[id].origin != to->get_ref<const std::string&>()) continue;
+      if (members_[id].origin != target) continue;
       std::string out = "{\"t\":\"signal\",\"room\":" + room.name_json + ",\"from\":" + json_quoted(m.origin);
-      if (const Json* data = field(msg, "data")) {
+      std::uint32_t data = scan.field(msg, "data");
+      if (data != JsonScan::kNone) {
         out += ",\"data\":";
-        append_value(out, *data);
+        out += scan.raw(data);
       }
       out += '}';
       send(members_[id].conn, text(std::move(out)));
@@ -378,9 +380,10 @@ ReceiveError RoomRelay::receive(ConnId conn, std::string_view text_in, double no
   }
   if (type == "presence") {
     std::string peer = "{\"origin\":" + json_quoted(m.origin) + ",\"writer\":" + c.writer_json;
-    if (const Json* data = field(msg, "data")) {
+    std::uint32_t data = scan.field(msg, "data");
+    if (data != JsonScan::kNone) {
       peer += ",\"data\":";
-      append_value(peer, *data);
+      peer += scan.raw(data);
     }
     peer += '}';
     std::string out = "{\"t\":\"presence\",\"room\":" + room.name_json + ",\"peer\":" + peer + "}";
@@ -394,11 +397,12 @@ ReceiveError RoomRelay::receive(ConnId conn, std::string_view text_in, double no
     broadcast(room, text(std::move(out)), member);
     return ReceiveError::none;
   }
-  envelope(conn, c, member, room, field(msg, "env"), name, now_ms);
+  envelope(conn, c, member, room, scan.field(msg, "env"), name, now_ms);
   return ReceiveError::none;
 }
 
-void RoomRelay::hello(ConnId conn, Connection& c, const Json& msg, const std::string& name, double now_ms) {
+void RoomRelay::hello(ConnId conn, Connection& c, std::uint32_t msg, const std::string& name, double now_ms) {
+  const JsonScan& scan = scan_;
   Room& room = room_of(name, now_ms);
   auto reject = [&](const char* reason, std::optional<double> expected) {
     std::string out = "{\"t\":\"reject\",\"room\":" + room.name_json + ",\"reason\":\"" + reason + "\"";
@@ -420,23 +424,24 @@ void RoomRelay::hello(ConnId conn, Connection& c, const Json& msg, const std::st
     reject("unauthorized", std::nullopt);
     return;
   }
-  if (!number_equals(field(msg, "proto"), kMeshProtoVersion)) {
+  if (!number_equals(scan, scan.field(msg, "proto"), kMeshProtoVersion)) {
     reject("proto", kMeshProtoVersion);
     maybe_evict(name);
     return;
   }
-  if (!number_equals(field(msg, "policyVersion"), opt_.policy_version)) {
+  if (!number_equals(scan, scan.field(msg, "policyVersion"), opt_.policy_version)) {
     reject("policy-version", opt_.policy_version);
     maybe_evict(name);
     return;
   }
-  const Json* sv = field(msg, "schemaVersion");
-  if (sv && sv->is_number() && sv->get<double>() < room.schema_version) {
+  std::uint32_t sv = scan.field(msg, "schemaVersion");
+  if (scan.is_number(sv) && scan.number(sv) < room.schema_version) {
     reject("schema", room.schema_version);
     maybe_evict(name);
     return;
   }
-  const std::string& origin = field(msg, "origin")->get_ref<const std::string&>();
+  std::string origin;
+  clean_id(scan, scan.field(msg, "origin"), origin);
   std::vector<std::uint32_t> held = room.members;
   for (std::uint32_t prior : held) {
     if (members_[prior].origin != origin) continue;
@@ -479,8 +484,7 @@ void RoomRelay::hello(ConnId conn, Connection& c, const Json& msg, const std::st
   append_number(head, room.seq);
   head += ",\"instance\":" + json_quoted(room.instance) + ",\"schemaVersion\":";
   append_number(head, room.schema_version);
-  const Json* hs = field(msg, "seq");
-  std::optional<double> client_seq = hs ? read_number(*hs) : std::nullopt;
+  std::optional<double> client_seq = read_number(scan, scan.field(msg, "seq"));
   if (room.seq == 0 || (client_seq && *client_seq == room.seq)) {
     head += ",\"mode\":\"up-to-date\"";
   } else if (client_seq && !room.journal.empty() && *client_seq >= room.journal.front().seq - 1) {
@@ -522,25 +526,26 @@ bool RoomRelay::acl_can_write(ConnId conn, Member& m, const OpView& op, const st
   return false;
 }
 
-void RoomRelay::envelope(ConnId conn, Connection& c, std::uint32_t member, Room& room, const Json* env,
+void RoomRelay::envelope(ConnId conn, Connection& c, std::uint32_t member, Room& room, std::uint32_t env,
                          const std::string& name, double now_ms) {
   EnvelopeView& ev = scratch_;
   const std::string& writer = c.writer;
   // Tripwires, in the reference's order: proto/policy pin, shape, op count, rate, policy.
-  if (!env || (!env->is_object() && !env->is_array())) {
+  const JsonScan& scan = scan_;
+  if (!scan.is_object(env) && !scan.is_array(env)) {
     eject(room, member, writer, "malformed", "envelope", nullptr);
     return;
   }
-  if (!number_equals(field(*env, "policyVersion"), opt_.policy_version) ||
-      !number_equals(field(*env, "proto"), kMeshProtoVersion)) {
+  if (!number_equals(scan, scan.field(env, "policyVersion"), opt_.policy_version) ||
+      !number_equals(scan, scan.field(env, "proto"), kMeshProtoVersion)) {
     eject(room, member, writer, "proto", "", nullptr);
     return;
   }
-  if (const char* malformed = validate_envelope(*env, ev)) {
+  if (const char* malformed = validate_envelope(scan, env, ev)) {
     eject(room, member, writer, "malformed", malformed, nullptr);
     return;
   }
-  if (static_cast<double>(ev.ops.size()) > opt_.max_ops_per_envelope) {
+  if (static_cast<double>(ev.n_ops) > opt_.max_ops_per_envelope) {
     eject(room, member, writer, "ops-limit", "", nullptr);
     return;
   }
@@ -553,18 +558,19 @@ void RoomRelay::envelope(ConnId conn, Connection& c, std::uint32_t member, Room&
     return;
   }
   if (opt_.has_policy) {
-    for (const auto& op : ev.ops) {
+    for (std::size_t k = 0; k < ev.n_ops; ++k) {
+      const OpView& op = ev.ops[k];
       if (opt_.native_acl || opt_.has_can_write) {
         bool ok = opt_.native_acl ? acl_can_write(conn, members_[member], op, name)
-                                  : hooks_ && hooks_->can_write(conn, value_text((*op.op)["path"]), name, room.seq);
+                                  : hooks_ && hooks_->can_write(conn, scan.raw(op.path), name, room.seq);
         if (!ok) {
-          std::string path = value_text((*op.op)["path"]);
+          std::string path = std::string(scan.raw(op.path));
           eject(room, member, writer, "can-write", "", &path);
           return;
         }
       }
-      if (opt_.has_validate && !(hooks_ && hooks_->validate(conn, value_text(*op.op), name, room.seq))) {
-        std::string path = value_text((*op.op)["path"]);
+      if (opt_.has_validate && !(hooks_ && hooks_->validate(conn, scan.raw(op.op), name, room.seq))) {
+        std::string path = std::string(scan.raw(op.path));
         eject(room, member, writer, "validate", "", &path);
         return;
       }
@@ -585,9 +591,8 @@ void RoomRelay::envelope(ConnId conn, Connection& c, std::uint32_t member, Room&
     send(members_[member].conn, text(std::move(out)));
   };
   if (ev.instance != room.instance) return refuse("generation");
-  const Json* env_schema = field(*env, "schemaVersion");
-  std::optional<double> schema = env_schema && env_schema->is_number() ? std::optional<double>(env_schema->get<double>())
-                                                                       : std::nullopt;
+  std::optional<double> schema =
+      scan.is_number(ev.schema) ? std::optional<double>(scan.number(ev.schema)) : std::nullopt;
   if (schema && *schema < room.schema_version) return refuse("schema");
   OriginId origin = intern(room, ev.origin);
   {
@@ -600,28 +605,30 @@ void RoomRelay::envelope(ConnId conn, Connection& c, std::uint32_t member, Room&
       if (!ranges.empty() && ev.version < ranges.back().second) return refuse("order");
     }
   }
-  std::vector<std::vector<OriginId>> cite_ids(ev.ops.size());
-  for (std::size_t k = 0; k < ev.ops.size(); ++k) {
-    for (const auto& cite : ev.ops[k].cites) cite_ids[k].push_back(intern(room, cite.origin));
+  auto& cite_ids = cite_ids_;
+  if (cite_ids.size() < ev.n_ops) cite_ids.resize(ev.n_ops);
+  for (std::size_t k = 0; k < ev.n_ops; ++k) {
+    cite_ids[k].clear();
+    for (std::size_t ci = 0; ci < ev.ops[k].n_cites; ++ci) cite_ids[k].push_back(intern(room, ev.ops[k].cites[ci].origin));
   }
   if (opt_.has_policy && (opt_.has_can_bump || opt_.verify_citations)) {
-    for (std::size_t k = 0; k < ev.ops.size(); ++k) {
+    for (std::size_t k = 0; k < ev.n_ops; ++k) {
       const OpView& op = ev.ops[k];
       if (opt_.has_can_bump) {
         double observed = room.registers.max_epoch(op.key);
         if (op.epoch > observed &&
-            !(hooks_ && hooks_->can_bump(conn, value_text((*op.op)["path"]), op.epoch, name, room.seq))) {
+            !(hooks_ && hooks_->can_bump(conn, scan.raw(op.path), op.epoch, name, room.seq))) {
           std::string detail = "epoch ";
           append_number(detail, op.epoch);
           detail += " > observed ";
           append_number(detail, observed);
-          std::string path = value_text((*op.op)["path"]);
+          std::string path = std::string(scan.raw(op.path));
           eject(room, member, writer, "epoch-bump", detail, &path);
           return;
         }
       }
       if (!opt_.verify_citations) continue;
-      for (std::size_t ci = 0; ci < op.cites.size(); ++ci) {
+      for (std::size_t ci = 0; ci < op.n_cites; ++ci) {
         const Cite& cite = op.cites[ci];
         const auto& os = room.origins[cite_ids[k][ci]];
         if (os.in_settled && hlc_le(cite.hlc, os.settled)) continue;
@@ -631,7 +638,7 @@ void RoomRelay::envelope(ConnId conn, Connection& c, std::uint32_t member, Room&
           append_number(detail, cite.hlc.p);
           detail += '.';
           append_number(detail, cite.hlc.l);
-          std::string path = value_text((*op.op)["path"]);
+          std::string path = std::string(scan.raw(op.path));
           eject(room, member, writer, "unknown-citation", detail, &path);
           return;
         }
@@ -641,12 +648,7 @@ void RoomRelay::envelope(ConnId conn, Connection& c, std::uint32_t member, Room&
 
   // Sequence and retain.
   room.seq += 1;
-  std::string seq_env;
-  {
-    Json copy = *env;
-    copy["seq"] = room.seq;
-    seq_env = value_text(copy);
-  }
+  std::string seq_env = seq_envelope(env, room.seq);
   bool bumped = false;
   if (schema && *schema > room.schema_version) {
     // A migration cuts a generation (spec: "Persistence"): evidence is dropped on purpose.
@@ -660,7 +662,7 @@ void RoomRelay::envelope(ConnId conn, Connection& c, std::uint32_t member, Room&
     bumped = true;
   }
   room.journal.push_back(Room::JournalEntry{room.seq, seq_env});
-  room.registers.ingest(ev, origin, c.writer_json, json_quoted(ev.origin), cite_ids);
+  room.registers.ingest(scan, ev, origin, c.writer_json, json_quoted(ev.origin), cite_ids);
   if (!bumped) {
     auto& os = room.origins[origin];
     if (!os.in_ranges) {
@@ -669,18 +671,22 @@ void RoomRelay::envelope(ConnId conn, Connection& c, std::uint32_t member, Room&
     }
     double before = os.ranges.empty() ? 0 : os.ranges.front().second;
     auto& r = os.ranges;
-    auto pos = std::lower_bound(r.begin(), r.end(), std::make_pair(ev.version, ev.version));
-    r.insert(pos, {ev.version, ev.version});
-    std::vector<std::pair<double, double>> merged;
-    merged.reserve(r.size());
-    for (const auto& x : r) {
-      if (!merged.empty() && x.first <= merged.back().second + 1) {
-        merged.back().second = std::max(merged.back().second, x.second);
-      } else {
-        merged.push_back(x);
+    if (r.size() == 1 && ev.version == r.back().second + 1) {
+      r.back().second = ev.version;  // the common case: the next version of one contiguous run
+    } else {
+      auto pos = std::lower_bound(r.begin(), r.end(), std::make_pair(ev.version, ev.version));
+      r.insert(pos, {ev.version, ev.version});
+      std::vector<std::pair<double, double>> merged;
+      merged.reserve(r.size());
+      for (const auto& x : r) {
+        if (!merged.empty() && x.first <= merged.back().second + 1) {
+          merged.back().second = std::max(merged.back().second, x.second);
+        } else {
+          merged.push_back(x);
+        }
       }
+      r.swap(merged);
     }
-    r.swap(merged);
     if (r.front().second > before) {
       if (!os.in_settled) {
         os.in_settled = true;
@@ -727,6 +733,46 @@ void RoomRelay::envelope(ConnId conn, Connection& c, std::uint32_t member, Room&
     actions_.push_back(a);
   }
   submit(room, std::move(entry));
+}
+
+// `{...env, seq}` as text: the client's bytes with the room's seq appended (or replacing a seq the
+// client sent, in place, as an object spread does).
+std::string RoomRelay::seq_envelope(std::uint32_t env, double seq) const {
+  const JsonScan& scan = scan_;
+  std::string out;
+  std::uint32_t existing = scan.field(env, "seq");
+  if (existing == JsonScan::kNone) {
+    std::string_view raw = scan.raw(env);
+    out.reserve(raw.size() + 24);
+    out.append(raw.data(), raw.size() - 1);  // all but the closing brace
+    out += scan.node(env).count ? ",\"seq\":" : "\"seq\":";
+    append_number(out, seq);
+    out += '}';
+    return out;
+  }
+  // Rebuild member by member: every member named "seq" gives way to the one seq.
+  out += '{';
+  bool first = true;
+  bool placed = false;
+  std::string scratch;
+  for (std::uint32_t c = scan.node(env).first; c != JsonScan::kNone; c = scan.node(c).next) {
+    bool is_seq = scan.key(c, scratch) == "seq";
+    if (is_seq && placed) continue;
+    if (!first) out += ',';
+    first = false;
+    if (is_seq) {
+      out += "\"seq\":";
+      append_number(out, seq);
+      placed = true;
+      continue;
+    }
+    out += '"';
+    out += scan.key_raw(c);
+    out += "\":";
+    out += scan.raw(c);
+  }
+  out += '}';
+  return out;
 }
 
 // ---- the release queue (durability gates) -----------------------------------------------------

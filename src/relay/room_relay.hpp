@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "relay/room_envelope.hpp"
+#include "relay/room_json.hpp"
 #include "relay/room_registers.hpp"
 
 namespace tether::relay {
@@ -151,9 +152,10 @@ class RoomRelay {
   void eject(Room& room, std::uint32_t member, const std::string& writer, const char* reason,
              const std::string& detail, const std::string* path_json);
   bool over_rate(Room& room, const std::string& writer, double now_ms);
-  void hello(ConnId conn, Connection& c, const Json& msg, const std::string& name, double now_ms);
-  void envelope(ConnId conn, Connection& c, std::uint32_t member, Room& room, const Json* env,
+  void hello(ConnId conn, Connection& c, std::uint32_t msg, const std::string& name, double now_ms);
+  void envelope(ConnId conn, Connection& c, std::uint32_t member, Room& room, std::uint32_t env,
                 const std::string& name, double now_ms);
+  std::string seq_envelope(std::uint32_t env, double seq) const;
   void submit(Room& room, std::unique_ptr<Release> entry);
   void drain(Room& room);
   void run(Room& room, Release& entry);
@@ -180,6 +182,9 @@ class RoomRelay {
   std::vector<Action> actions_;
   std::vector<std::string> texts_;
   EnvelopeView scratch_;
+  JsonScan scan_;  // the message being handled
+  std::string room_scratch_;
+  std::vector<std::vector<OriginId>> cite_ids_;
 };
 
 }  // namespace tether::relay

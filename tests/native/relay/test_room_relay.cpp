@@ -115,22 +115,39 @@ TEST_CASE("relay: envelope validation names the first malformed field") {
       {R"({"instance":"i","origin":"o","writer":"w","hlc":{"p":1,"l":0},"version":1,"ops":[{"kind":"set","path":[1],"epoch":0,"cites":[]},{"kind":"clear","path":["1"],"epoch":0,"cites":[]}]})", "dup-path"},
   };
   for (const auto& c : cases) {
-    JsonParse p = parse_json(ByteView(std::string_view(c.env)));
-    REQUIRE(p.ok());
+    JsonScan scan;
+    REQUIRE(scan.parse(c.env, 64));
     EnvelopeView view;
-    const char* reason = validate_envelope(p.value, view);
+    const char* reason = validate_envelope(scan, 0, view);
     INFO(c.env);
     REQUIRE(reason != nullptr);
     CHECK(std::string(reason) == c.reason);
   }
-  JsonParse ok = parse_json(ByteView(std::string_view(
-      R"({"instance":"","origin":"o","writer":"w","hlc":{"p":1,"l":0},"version":1,"ops":[{"kind":"set","path":[],"epoch":0.5,"cites":[]}]})")));
+  JsonScan scan;
+  REQUIRE(scan.parse(R"({"instance":"","origin":"o","writer":"w","hlc":{"p":1,"l":0},"version":1,"ops":[{"kind":"set","path":[],"epoch":0.5,"cites":[]}]})", 64));
   EnvelopeView view;
-  CHECK(validate_envelope(ok.value, view) == nullptr);
+  CHECK(validate_envelope(scan, 0, view) == nullptr);
   std::string long_id(600, 'x');
-  JsonParse bounds = parse_json(ByteView(std::string_view(
-      R"({"instance":"","origin":")" + long_id + R"(","writer":"w","hlc":{"p":1,"l":0},"version":1,"ops":[]})")));
-  CHECK(std::string(validate_envelope(bounds.value, view)) == "bounds");
+  std::string bounds = R"({"instance":"","origin":")" + long_id + R"(","writer":"w","hlc":{"p":1,"l":0},"version":1,"ops":[]})";
+  REQUIRE(scan.parse(bounds, 64));
+  CHECK(std::string(validate_envelope(scan, 0, view)) == "bounds");
+}
+
+TEST_CASE("relay: the JSON scanner accepts exactly JSON and reads escaped keys and strings") {
+  JsonScan scan;
+  for (const char* bad : {"", "{", "[1,]", "{\"a\":}", "01", "1.", "-", "\"\\x\"", "\"\\ud800\"", "\"\\udc00x\"",
+                          "tru", "{\"a\" 1}", "[1] 2", "\"a\nb\"", "\"\xff\""}) {
+    INFO(bad);
+    CHECK(!scan.parse(bad, 64));
+  }
+  CHECK(!scan.parse(std::string(65, '[') + std::string(65, ']'), 64));
+  REQUIRE(scan.parse(" {\"\\u0074\":\"h\\u00e9\\ud83d\\ude00\", \"n\" : -1.5e2 , \"t\":[true,null]} ", 64));
+  std::string scratch;
+  CHECK(scan.node(scan.field(0, "t")).type == JsonScan::Type::array);  // the last "t" wins
+  CHECK(scan.number(scan.field(0, "n")) == -150);
+  CHECK(scan.raw(scan.field(0, "n")) == "-1.5e2");
+  REQUIRE(scan.parse("{\"k\":\"h\\u00e9\\ud83d\\ude00\"}", 64));
+  CHECK(scan.str(scan.field(0, "k"), scratch) == "h\xc3\xa9\xf0\x9f\x98\x80");
 }
 
 TEST_CASE("relay: sequencing echoes to every member with a room-scoped seq") {
