@@ -107,6 +107,7 @@ struct RoomRelay::Release {
   std::string settled;  // empty: the trim moved nothing
   std::string seq_env;
   Verdict state = Verdict::ok;
+  std::uint64_t ticket = 0;
 };
 
 struct RoomRelay::Room {
@@ -203,6 +204,7 @@ RoomRelay::Room& RoomRelay::room_of(const std::string& name, double now_ms) {
   room->incarnation = next_room_incarnation_++;
   room->instance = mint_instance(now_ms);
   Room& ref = *room;
+  by_incarnation_.emplace(ref.incarnation, &ref);
   rooms_.emplace(name, std::move(room));
   return ref;
 }
@@ -211,7 +213,11 @@ void RoomRelay::maybe_evict(const std::string& name) {
   auto it = rooms_.find(name);
   if (it == rooms_.end()) return;
   Room& r = *it->second;
-  if (r.members.empty() && r.seq == 0 && r.ejected.empty()) rooms_.erase(it);
+  if (r.members.empty() && r.seq == 0 && r.ejected.empty()) {
+    for (const auto& e : r.queue) pending_.erase(e->ticket);
+    by_incarnation_.erase(r.incarnation);
+    rooms_.erase(it);
+  }
 }
 
 OriginId RoomRelay::intern(Room& room, const std::string& origin) {
@@ -514,7 +520,7 @@ bool RoomRelay::acl_can_write(ConnId conn, Member& m, const OpView& op, const st
   if (m.acl.size() != opt_.acl.size()) m.acl.assign(opt_.acl.size(), -1);
   for (std::size_t r = 0; r < opt_.acl.size(); ++r) {
     const auto& prefix = opt_.acl[r].prefix;
-    if (prefix.size() > op.segments.size()) continue;
+    if (prefix.size() > op.depth) continue;  // segments beyond depth are stale scratch
     bool match = true;
     for (std::size_t i = 0; i < prefix.size() && match; ++i) {
       match = prefix[i] == "*" || prefix[i] == op.segments[i];
@@ -729,7 +735,9 @@ void RoomRelay::envelope(ConnId conn, Connection& c, std::uint32_t member, Room&
     Action a{Action::Kind::commit};
     a.room = room_text(room);
     a.text = text(std::move(seq_env));
-    a.ticket = (room.incarnation << 32) | ((room.head_id + room.queue.size()) & 0xffffffffull);
+    a.ticket = next_ticket_++;
+    entry->ticket = a.ticket;
+    pending_.emplace(a.ticket, PendingCommit{room.incarnation, room.head_id + room.queue.size()});
     actions_.push_back(a);
   }
   submit(room, std::move(entry));
@@ -791,7 +799,7 @@ void RoomRelay::drain(Room& room) {
       Action a{Action::Kind::durability_failed};
       a.room = room_text(room);
       a.text = text(head.seq_env);
-      a.ticket = (room.incarnation << 32) | (room.head_id & 0xffffffffull);
+      a.ticket = head.ticket;
       actions_.push_back(a);
       return;
     }
@@ -803,19 +811,19 @@ void RoomRelay::drain(Room& room) {
 }
 
 void RoomRelay::commit_result(std::uint64_t ticket, Verdict v) {
-  std::uint64_t incarnation = ticket >> 32;
-  std::uint64_t id = ticket & 0xffffffffull;
-  for (auto& [name, room] : rooms_) {
-    if (room->incarnation != incarnation) continue;
-    std::uint64_t head = room->head_id & 0xffffffffull;
-    if (id < head || id - head >= room->queue.size()) return;
-    Release& e = *room->queue[id - head];
-    if (e.state != Verdict::pending) return;
-    if (v == Verdict::pending) return;
-    e.state = v;
-    drain(*room);
-    return;
-  }
+  if (v == Verdict::pending) return;
+  auto pit = pending_.find(ticket);
+  if (pit == pending_.end()) return;
+  PendingCommit pc = pit->second;
+  pending_.erase(pit);
+  auto rit = by_incarnation_.find(pc.incarnation);
+  if (rit == by_incarnation_.end()) return;  // unloaded or evicted meanwhile
+  Room& room = *rit->second;
+  if (pc.entry < room.head_id || pc.entry - room.head_id >= room.queue.size()) return;
+  Release& e = *room.queue[pc.entry - room.head_id];
+  if (e.state != Verdict::pending) return;
+  e.state = v;
+  drain(room);
 }
 
 const RoomRelay::Member* RoomRelay::find_member(std::uint32_t id) const {
@@ -877,6 +885,8 @@ bool RoomRelay::unload(const std::string& name, bool discard) {
   auto it = rooms_.find(name);
   if (it == rooms_.end() || !it->second->members.empty()) return false;
   if (!it->second->queue.empty() && !(discard && it->second->stalled)) return false;
+  for (const auto& e : it->second->queue) pending_.erase(e->ticket);
+  by_incarnation_.erase(it->second->incarnation);
   rooms_.erase(it);
   return true;
 }

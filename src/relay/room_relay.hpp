@@ -177,6 +177,15 @@ class RoomRelay {
   const Member* find_member(std::uint32_t id) const;
   ConnId next_conn_ = 1;
   std::uint64_t next_room_incarnation_ = 1;
+  // Commit tickets awaiting a verdict: ticket -> (room incarnation, release entry id). Tickets
+  // count up from 1 per relay, so they stay exact as JS numbers.
+  struct PendingCommit {
+    std::uint64_t incarnation;
+    std::uint64_t entry;
+  };
+  std::unordered_map<std::uint64_t, PendingCommit> pending_;
+  std::unordered_map<std::uint64_t, Room*> by_incarnation_;
+  std::uint64_t next_ticket_ = 1;
   std::uint64_t rng_;
   std::uint64_t instance_counter_ = 0;
   std::vector<Action> actions_;

@@ -444,6 +444,14 @@ TEST_CASE("relay: policy hooks see the room's seq; the native path ACL asks allo
   }));
   g.rx(human, g.env("o1", "h", 3, 14, R"([{"kind":"set","path":["other"],"next":1,"cites":[],"epoch":0}])"));
   CHECK(g.relay.room("r")->seq == 3);  // deny by default once rules exist
+  // The root matches no rule, even right after a deeper path filled the segment scratch.
+  ConnId third = g.relay.connect("h2");
+  g.hello(third, "o3");
+  g.rx(third, g.env("o3", "h2", 1, 15, R"([{"kind":"set","path":["cases",5,"plan"],"next":1,"cites":[],"epoch":0}])"));
+  CHECK(g.relay.room("r")->seq == 4);
+  g.rx(third, g.env("o3", "h2", 2, 16, R"([{"kind":"set","path":[],"next":{},"cites":[],"epoch":0}])"));
+  CHECK(g.relay.room("r")->seq == 4);
+  CHECK(has(g.inbox[third].back(), R"("reason":"can-write")"));
 }
 
 TEST_CASE("relay: epoch bumps need canBump; citations must be known when verified") {
