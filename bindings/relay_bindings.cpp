@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/json.hpp"
+#include "relay/room_client.hpp"
 #include "relay/room_envelope.hpp"
 #include "relay/room_relay.hpp"
 
@@ -145,6 +146,67 @@ class RoomRelayCore {
   std::vector<double> packed_;
 };
 
+// The room client core: JSON text in and out.
+class RoomClientCore {
+ public:
+  explicit RoomClientCore(const std::string& options_json) : client_(client_options(options_json)) {}
+  std::string hello() const { return client_.hello(); }
+  val write(const std::string& ops, double now) {
+    auto m = client_.write(ops, now);
+    return m ? val(*m) : val::null();
+  }
+  val receive(const std::string& text, double now) {
+    val out = val::array();
+    for (const auto& m : client_.receive(text, now)) out.call<void>("push", m);
+    return out;
+  }
+  val tail() const {
+    val out = val::array();
+    for (const auto& m : client_.tail_messages()) out.call<void>("push", m);
+    return out;
+  }
+  std::string value() const { return to_json(client_.value()); }
+  double unacked() const { return static_cast<double>(client_.unacked()); }
+  double seq() const { return client_.seq(); }
+  bool welcomed() const { return client_.welcomed(); }
+  std::string refused() const {
+    std::string out = "[";
+    bool first = true;
+    for (const auto& r : client_.refused()) {
+      if (!first) out += ',';
+      first = false;
+      out += "{\"reason\":";
+      append_quoted(out, r.reason);
+      out += ",\"env\":" + r.envelope + "}";
+    }
+    return out + "]";
+  }
+
+ private:
+  static RoomClientOptions client_options(const std::string& text) {
+    RoomClientOptions o;
+    JsonParse p = parse_json(ByteView(std::string_view(text)));
+    if (!p.ok() || !p.value.is_object()) return o;
+    const Json& j = p.value;
+    auto s = [&](const char* k) {
+      const Json* v = field(j, k);
+      return v && v->is_string() ? v->get<std::string>() : std::string();
+    };
+    auto num = [&](const char* k) {
+      const Json* v = field(j, k);
+      auto d = v ? read_number(*v) : std::nullopt;
+      return d ? *d : 0.0;
+    };
+    o.room = s("room");
+    o.origin = s("origin");
+    o.writer = s("writer");
+    o.policy_version = num("policyVersion");
+    o.schema_version = num("schemaVersion");
+    return o;
+  }
+  RoomClient client_;
+};
+
 val reason_names() {
   val a = val::array();
   for (const char* r : kReasons) a.call<void>("push", std::string(r));
@@ -174,6 +236,17 @@ EMSCRIPTEN_BINDINGS(tether_relay) {
       .function("checkpointJson", &RoomRelayCore::checkpoint_json)
       .function("registerCount", &RoomRelayCore::register_count)
       .function("registerBytes", &RoomRelayCore::register_bytes);
+  emscripten::class_<RoomClientCore>("RoomClientCore")
+      .constructor<const std::string&>()
+      .function("hello", &RoomClientCore::hello)
+      .function("write", &RoomClientCore::write)
+      .function("receive", &RoomClientCore::receive)
+      .function("tail", &RoomClientCore::tail)
+      .function("value", &RoomClientCore::value)
+      .function("unacked", &RoomClientCore::unacked)
+      .function("seq", &RoomClientCore::seq)
+      .function("welcomed", &RoomClientCore::welcomed)
+      .function("refused", &RoomClientCore::refused);
   emscripten::function("relayReasonNames", &reason_names);
   emscripten::function("relayReceiveError", &receive_error);
   emscripten::function("relayReceiveErrorText", &receive_error_text);

@@ -184,3 +184,31 @@ export type Relay = {
 };
 export declare function createRelay(opt?: RelayOptions): Relay;
 export declare function initRelay(options?: { wasmModule?: WebAssembly.Module; wasmBinary?: Uint8Array }): Promise<void>;
+
+export type RoomClientOptions = {
+  readonly room: string;
+  readonly origin: string;
+  readonly writer: string;
+  readonly policyVersion?: number;
+  readonly schemaVersion?: number;
+  readonly now?: () => number;
+};
+/** A write the relay refused ('generation', 'schema', 'order'): not in the room. */
+export type RefusedWrite = { readonly reason: string; readonly env: OpEnvelope };
+export type RoomClient = {
+  /** The hello to send on every (re)connect. */
+  hello(): string;
+  /** The client message for these ops, or null before the first welcome. */
+  write(ops: readonly StoreOp[]): string | null;
+  /** One server message (text or object); returns the client messages to send in answer. */
+  receive(message: string | ServerMsg): string[];
+  /** The unacknowledged tail as client messages, oldest first. */
+  tail(): string[];
+  /** The registers folded last-writer-wins. */
+  value(): unknown;
+  readonly unacked: number;
+  readonly seq: number;
+  readonly welcomed: boolean;
+  refused(): RefusedWrite[];
+};
+export declare function createRoomClient(options: RoomClientOptions): RoomClient;

@@ -239,3 +239,37 @@ export function createRelay(opt = {}) {
   cores.register(relay, core);
   return relay;
 }
+
+const clients = new FinalizationRegistry((core) => core.delete());
+
+/**
+ * A room client (the peer side of the protocol): builds envelopes with cites and epoch, keeps the
+ * unacknowledged tail and resends it after every welcome, handles drops, hydrates from welcomes,
+ * and folds the registers last-writer-wins. Text in, text out; `receive` returns what to send.
+ */
+export function createRoomClient(options) {
+  if (!mod) {
+    throw new Error('tether/relay: the WASM module is not loaded; `await initRelay({ wasmModule })` first');
+  }
+  const core = new mod.RoomClientCore(JSON.stringify(options));
+  const now = options.now ?? Date.now;
+  const client = {
+    hello: () => core.hello(),
+    write: (ops) => core.write(JSON.stringify(ops), now()),
+    receive: (message) => core.receive(typeof message === 'string' ? message : JSON.stringify(message), now()),
+    tail: () => core.tail(),
+    value: () => JSON.parse(core.value()),
+    get unacked() {
+      return core.unacked();
+    },
+    get seq() {
+      return core.seq();
+    },
+    get welcomed() {
+      return core.welcomed();
+    },
+    refused: () => JSON.parse(core.refused()),
+  };
+  clients.register(client, core);
+  return client;
+}
