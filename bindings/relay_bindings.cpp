@@ -102,19 +102,36 @@ class RoomRelayCore {
   int receive(double conn, const std::string& text, double now) {
     return static_cast<int>(relay_.receive(static_cast<ConnId>(conn), text, now));
   }
+  // The fast path: JS encodes a message straight into this buffer (TextEncoder.encodeInto), so no
+  // per-character marshalling runs in JS.
+  val stage(int n) {
+    staging_.resize(static_cast<std::size_t>(n));
+    return val(emscripten::typed_memory_view(staging_.size(), staging_.data()));
+  }
+  int receive_staged(double conn, int len, double now) {
+    std::size_t n = std::min(staging_.size(), static_cast<std::size_t>(len));
+    return static_cast<int>(relay_.receive(static_cast<ConnId>(conn),
+                                           std::string_view(reinterpret_cast<const char*>(staging_.data()), n), now));
+  }
   void commit_result(double ticket, int verdict) {
     relay_.commit_result(static_cast<std::uint64_t>(ticket), static_cast<RoomRelay::Verdict>(verdict));
   }
   int action_count() const { return static_cast<int>(relay_.actions().size()); }
-  // Actions [from, count) as 7 doubles each: kind, conn, text, room, ticket, reason, expected.
+  // Actions [from, count) as 9 doubles each: kind, conn, text, room, ticket, reason, expected, and
+  // the text's address and length in WASM memory (valid until clearActions; JS decodes them with
+  // TextDecoder rather than through a per-byte conversion).
   val pack_actions(int from) {
     packed_.clear();
     const auto& acts = relay_.actions();
     for (std::size_t i = static_cast<std::size_t>(from); i < acts.size(); ++i) {
       const Action& a = acts[i];
+      const bool has_text = a.text < relay_.texts().size();
+      const std::string* t = has_text ? &relay_.texts()[a.text] : nullptr;
       packed_.insert(packed_.end(), {static_cast<double>(a.kind), static_cast<double>(a.conn),
                                      static_cast<double>(a.text), static_cast<double>(a.room),
-                                     static_cast<double>(a.ticket), reason_code(a.reason), a.expected});
+                                     static_cast<double>(a.ticket), reason_code(a.reason), a.expected,
+                                     t ? static_cast<double>(reinterpret_cast<std::uintptr_t>(t->data())) : 0.0,
+                                     t ? static_cast<double>(t->size()) : 0.0});
     }
     return val(emscripten::typed_memory_view(packed_.size(), packed_.data()));
   }
@@ -144,6 +161,7 @@ class RoomRelayCore {
   JsHooks hooks_;
   RoomRelay relay_;
   std::vector<double> packed_;
+  std::vector<std::uint8_t> staging_;
 };
 
 // The room client core: JSON text in and out.
@@ -224,6 +242,8 @@ EMSCRIPTEN_BINDINGS(tether_relay) {
       .function("connect", &RoomRelayCore::connect)
       .function("disconnect", &RoomRelayCore::disconnect)
       .function("receive", &RoomRelayCore::receive)
+      .function("stage", &RoomRelayCore::stage)
+      .function("receiveStaged", &RoomRelayCore::receive_staged)
       .function("commitResult", &RoomRelayCore::commit_result)
       .function("actionCount", &RoomRelayCore::action_count)
       .function("packActions", &RoomRelayCore::pack_actions)

@@ -126,7 +126,8 @@ class RoomRelay {
   std::string checkpoint_json(const std::string& name) const;
 
   const std::vector<Action>& actions() const { return actions_; }
-  const std::vector<std::string>& texts() const { return texts_; }
+  // A deque, so a text's bytes stay where they are until clear_actions() (bindings hand out views).
+  const std::deque<std::string>& texts() const { return texts_; }
   void clear_actions();
 
   // Measurement: retained registers and the bytes they hold, across rooms.
@@ -189,7 +190,7 @@ class RoomRelay {
   std::uint64_t rng_;
   std::uint64_t instance_counter_ = 0;
   std::vector<Action> actions_;
-  std::vector<std::string> texts_;
+  std::deque<std::string> texts_;
   EnvelopeView scratch_;
   JsonScan scan_;  // the message being handled
   std::string room_scratch_;

@@ -8,6 +8,10 @@ export const MESH_PROTO_VERSION = 3;
 
 const ACL = Symbol.for('tether.relay.pathPrefixAcl');
 const KIND = ['send', 'close', 'commit', 'drop', 'violation', 'reject', 'join', 'durability-failed'];
+const SEND = 0;
+const STRIDE = 9; // doubles per packed action (bindings/relay_bindings.cpp)
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 const OK = 0;
 const PENDING = 1;
 const FAILED = 2;
@@ -88,45 +92,62 @@ export function createRelay(opt = {}) {
   // The envelope of the message being processed, for onDrop.
   let currentEnv = () => undefined;
 
+  // Texts of the current delivery, decoded once each (an echo goes to every member).
+  const strCache = [];
+  const objCache = [];
   function flush() {
     flushing = true;
+    strCache.length = 0;
+    objCache.length = 0;
     try {
-      const parsed = new Map();
-      const obj = (t) => {
-        let v = parsed.get(t);
-        if (v === undefined) parsed.set(t, (v = JSON.parse(core.text(t))));
-        return v;
-      };
-      const textOf = new Map();
-      const str = (t) => {
-        let v = textOf.get(t);
-        if (v === undefined) textOf.set(t, (v = core.text(t)));
-        return v;
-      };
       let i = 0;
       while (i < core.actionCount()) {
+        // Copied out: a callback below may grow WASM memory, which detaches views into it.
         const packed = Float64Array.from(core.packActions(i));
-        for (let k = 0; k < packed.length; k += 7, i++) {
+        for (let k = 0; k < packed.length; k += STRIDE, i++) {
           const kind = packed[k];
           const conn = packed[k + 1];
           const t = packed[k + 2];
-          switch (KIND[kind]) {
-            case 'send': {
-              const c = conns.get(conn);
-              if (c) c.socket.send(c.text ? str(t) : obj(t));
-              break;
+          if (kind === SEND) {
+            // The hot case, without closures: one decode per distinct text.
+            const c = conns.get(conn);
+            if (c === undefined) continue;
+            let v = strCache[t];
+            if (v === undefined) v = strCache[t] = decoder.decode(mod.HEAPU8.subarray(packed[k + 7], packed[k + 7] + packed[k + 8]));
+            if (c.text) c.socket.send(v);
+            else {
+              let o = objCache[t];
+              if (o === undefined) o = objCache[t] = JSON.parse(v);
+              c.socket.send(o);
             }
+            continue;
+          }
+          const str = () => {
+            let v = strCache[t];
+            if (v === undefined) {
+              const at = packed[k + 7];
+              v = strCache[t] = decoder.decode(mod.HEAPU8.subarray(at, at + packed[k + 8]));
+            }
+            return v;
+          };
+          const obj = () => {
+            let v = objCache[t];
+            if (v === undefined) v = objCache[t] = JSON.parse(str());
+            return v;
+          };
+          const roomName = () => core.text(packed[k + 3]);
+          switch (KIND[kind]) {
             case 'close':
               conns.get(conn)?.socket.close?.();
               break;
             case 'commit': {
               const ticket = packed[k + 4];
-              const room = str(packed[k + 3]);
+              const room = roomName();
               let done;
               try {
                 const state = JSON.parse(core.stateJson(room));
                 state.checkpoint = () => JSON.parse(core.checkpointJson(room));
-                done = opt.onCommit(room, obj(t), state);
+                done = opt.onCommit(room, obj(), state);
               } catch (cause) {
                 done = Promise.reject(cause);
               }
@@ -145,26 +166,26 @@ export function createRelay(opt = {}) {
               break;
             }
             case 'drop':
-              opt.onDrop?.(str(packed[k + 3]), currentEnv(), reasons[packed[k + 5]]);
+              opt.onDrop?.(roomName(), currentEnv(), reasons[packed[k + 5]]);
               break;
             case 'violation':
-              opt.onViolation?.(str(packed[k + 3]), obj(t));
+              opt.onViolation?.(roomName(), obj());
               break;
             case 'reject': {
               const expected = packed[k + 6];
-              const args = [str(packed[k + 3]), ctxOf(conn), reasons[packed[k + 5]]];
+              const args = [roomName(), ctxOf(conn), reasons[packed[k + 5]]];
               if (!Number.isNaN(expected)) args.push(expected);
               opt.onReject?.(...args);
               break;
             }
             case 'join':
-              opt.onJoin?.(str(packed[k + 3]), ctxOf(conn), str(t));
+              opt.onJoin?.(roomName(), ctxOf(conn), str());
               break;
             case 'durability-failed': {
               const ticket = packed[k + 4];
               const cause = causes.get(ticket);
               causes.delete(ticket);
-              opt.onDurabilityFailed?.(str(packed[k + 3]), obj(t), cause);
+              opt.onDurabilityFailed?.(roomName(), obj(), cause);
               break;
             }
           }
@@ -191,6 +212,14 @@ export function createRelay(opt = {}) {
     flush();
   }
 
+  // Encodes a message into the core's staging buffer; returns its length in bytes.
+  let staged = null;
+  function stage(message) {
+    const max = message.length * 3; // UTF-16 code units to UTF-8 bytes, at most
+    if (staged === null || staged.length < max) staged = core.stage(Math.max(max, 4096));
+    return encoder.encodeInto(message, staged).written;
+  }
+
   function attach(socket, ctx, text) {
     const conn = core.connect(String(ctx.writer));
     conns.set(conn, { socket, ctx, text });
@@ -202,7 +231,7 @@ export function createRelay(opt = {}) {
     const receiveText = (message, env) => {
       later(() => {
         currentEnv = env;
-        const code = core.receive(conn, message, now());
+        const code = core.receiveStaged(conn, stage(message), now());
         if (code !== 0) lastError = { reason: mod.relayReceiveError(code), message: mod.relayReceiveErrorText(code) };
         else lastError = null;
       });
