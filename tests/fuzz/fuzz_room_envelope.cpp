@@ -1,0 +1,96 @@
+// libFuzzer harness: the room relay's client-message parser and envelope validator
+// (src/relay/room_json.hpp, room_envelope.hpp, room_relay.hpp). The input is newline-separated
+// client messages sent by a joined member of room "r" (the token $I becomes the room's current
+// instance, so valid envelopes are reachable); the first byte picks the options. Properties:
+// nothing crashes; a refused message changes nothing and emits nothing; every send names a live
+// connection; the scanner never accepts text nlohmann refuses; the room's seq never decreases.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/json.hpp"
+#include "relay/room_envelope.hpp"
+#include "relay/room_json.hpp"
+#include "relay/room_relay.hpp"
+
+using namespace tether;
+using namespace tether::relay;
+
+namespace {
+struct AllowSome : PolicyHooks {
+  bool can_write(ConnId, std::string_view path, const std::string&, double) override { return path.size() % 3 != 0; }
+  bool validate(ConnId, std::string_view op, const std::string&, double) override { return op.size() % 5 != 0; }
+  bool can_bump(ConnId, std::string_view, double epoch, const std::string&, double) override { return epoch < 3; }
+  bool acl_allow(ConnId, std::size_t rule, const std::string&) override { return rule != 1; }
+};
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const std::uint8_t flags = data[0];
+  std::string_view input(reinterpret_cast<const char*>(data + 1), size - 1);
+
+  // The scanner alone: never more permissive than nlohmann, and the validator never crashes.
+  JsonScan scan;
+  if (scan.parse(input, kMaxJsonDepth)) {
+    if (!parse_json(ByteView(input)).ok()) __builtin_trap();
+    EnvelopeView view;
+    (void)validate_envelope(scan, 0, view);
+  }
+
+  RoomRelayOptions o;
+  o.eject_connection = flags & 1;
+  o.durable = flags & 2;
+  o.journal_limit = (flags >> 2) & 3;
+  o.max_ops_per_envelope = (flags & 16) ? 2 : 1024;
+  o.max_envelopes_per_second = (flags & 32) ? 3 : 0;
+  o.has_policy = flags & 64;
+  o.has_can_write = o.has_validate = o.has_can_bump = o.verify_citations = flags & 64;
+  if (flags & 128) {
+    o.has_policy = true;
+    o.native_acl = true;
+    o.has_can_write = false;
+    o.acl = {AclRule{{"a"}}, AclRule{{"*", "b"}}};
+  }
+  AllowSome hooks;
+  RoomRelay relay(o, &hooks);
+  ConnId a = relay.connect("w");
+  ConnId b = relay.connect("v");
+  relay.receive(a, R"({"t":"hello","room":"r","origin":"oa","proto":3,"policyVersion":0})", 0);
+  relay.receive(b, R"({"t":"hello","room":"r","origin":"ob","proto":3,"policyVersion":0})", 0);
+  relay.clear_actions();
+  double now = 0;
+  double seq = 0;
+  std::size_t start = 0;
+  for (int line = 0; line < 64 && start <= input.size(); ++line) {
+    std::size_t end = input.find('\n', start);
+    if (end == std::string_view::npos) end = input.size();
+    std::string msg(input.substr(start, end - start));
+    start = end + 1;
+    auto info = relay.room("r");
+    if (info) {
+      for (std::size_t at = msg.find("$I"); at != std::string::npos; at = msg.find("$I", at + info->instance.size())) {
+        msg.replace(at, 2, info->instance);
+      }
+    }
+    now += 100;
+    ReceiveError e = relay.receive(line % 5 == 4 ? b : a, msg, now);
+    if (e != ReceiveError::none && !relay.actions().empty()) __builtin_trap();
+    for (const auto& act : relay.actions()) {
+      if (act.kind == RoomAction::Kind::send && act.conn != a && act.conn != b) __builtin_trap();
+      if (act.kind == RoomAction::Kind::commit) relay.commit_result(act.ticket, (line & 1) ? RoomRelay::Verdict::ok : RoomRelay::Verdict::failed);
+    }
+    relay.clear_actions();
+    if (auto after = relay.room("r")) {
+      if (after->seq < seq && after->instance == (info ? info->instance : after->instance)) __builtin_trap();
+      seq = after->seq;
+    }
+  }
+  (void)relay.checkpoint_json("r");
+  (void)relay.state_json("r");
+  relay.disconnect(a);
+  relay.disconnect(b);
+  (void)relay.unload("r", true);
+  return 0;
+}
