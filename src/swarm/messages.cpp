@@ -265,7 +265,11 @@ Result<Message, Refusal> parse_announce(const Json& p) {
   if (!bits) return refuse(MessageError::bad_field, "payload.chunks", "is not valid base64");
   if (bits->empty() && max_bytes > 0)
     return refuse(MessageError::inconsistent_shape, "payload.chunks", "is empty");
-  if (a.first_chunk == 0 && bits->size() != max_bytes)
+  a.ranged = member(p, "firstChunk") != nullptr;
+  if (bits->size() > max_bytes)
+    return refuse(MessageError::out_of_range, "payload.chunks",
+                  "is longer than a bitfield of the chunks from firstChunk on");
+  if (!a.ranged && bits->size() != max_bytes)
     return refuse(MessageError::inconsistent_shape, "payload.chunks",
                   "holds " + std::to_string(bits->size()) + " bytes; a bitfield of " +
                       std::to_string(a.total_chunks) + " chunks holds " + std::to_string(max_bytes));
@@ -412,7 +416,7 @@ Json payload_json(const Message& m) {
   } else if (auto* a = std::get_if<Announce>(&m)) {
     j["fileId"] = to_hex(a->file_id);
     j["totalChunks"] = a->total_chunks;
-    if (a->first_chunk) j["firstChunk"] = a->first_chunk;
+    if (a->ranged) j["firstChunk"] = a->first_chunk;
     j["chunks"] = base64_encode(a->bits);
   } else if (auto* h = std::get_if<Have>(&m)) {
     j["fileId"] = to_hex(h->file_id);

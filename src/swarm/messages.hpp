@@ -86,13 +86,14 @@ struct ManifestPage {
 
 // A bitfield, whole or a range of it. `first_chunk` is our extension for files whose full
 // bitfield would not fit one control message (1,000,000 chunks are 166,668 base64 characters,
-// over a 65,536-byte peer's limit); it is omitted when 0, so whole-file announces are exactly
-// ninja-p2p's shape. Bit i of the bytes (MSB first) is chunk first_chunk + i.
+// over a 65,536-byte peer's limit); it is omitted for a whole-file announce, which is exactly
+// ninja-p2p's shape (a range announce always carries firstChunk, 0 included). Bit i of the bytes (MSB first) is chunk first_chunk + i.
 struct Announce {
   FileId file_id{};
   std::uint32_t total_chunks = 0;
   std::uint32_t first_chunk = 0;
   Bytes bits;
+  bool ranged = false;  // firstChunk present: `bits` may cover only part of the file
 };
 
 struct Have {

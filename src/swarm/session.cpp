@@ -238,6 +238,7 @@ void Swarm::send_bitfield(std::optional<PeerId> to, std::size_t limit) {
     a.file_id = offer_.file_id;
     a.total_chunks = total;
     a.first_chunk = first;
+    a.ranged = per < total;
     const std::uint32_t n = std::min(per, total - first);
     a.bits = have_.to_wire(first, n);
     Message m = std::move(a);
