@@ -77,12 +77,23 @@ std::optional<std::uint32_t> Picker::pick_by_scan(const Bitfield& peer_has, cons
   std::optional<std::uint32_t> best;
   std::uint16_t best_avail = UINT16_MAX;
   std::uint32_t ties = 0;
-  for (std::size_t w = 0; w < peer_has.word_count(); ++w) {
+  std::uint32_t seen = 0;
+  const std::size_t words = peer_has.word_count();
+  // Random ties: start at a random word and stop after kScanSample candidates, taking the rarest
+  // of that sample. Exact rarest-first over a peer whose chunks all sit in common buckets would
+  // cost a pass over every word per pick; the sample keeps a pick near O(1) for any peer that
+  // holds a fair share, and the bucket probe above already made the common case exact.
+  // Index ties (the baseline) scan everything from chunk 0.
+  const std::size_t start = by_index || words == 0 ? 0 : rng.below(std::uint32_t(words));
+  for (std::size_t k = 0; k < words; ++k) {
+    if (!by_index && seen >= kScanSample) break;
+    const std::size_t w = (start + k) % words;
     std::uint64_t bits = peer_has.word(w) & ~busy.word(w);
     while (bits) {
       const std::uint32_t c = std::uint32_t(w * 64 + __builtin_ctzll(bits));
       bits &= bits - 1;
       if (pos_[c] == kAbsent) continue;
+      ++seen;
       const std::uint16_t a = avail_[c];
       if (a < best_avail) {
         best_avail = a;

@@ -2,8 +2,8 @@
 // random). Chunks we still need sit in buckets by availability (how many connected peers hold
 // them); a pick for a peer takes the rarest bucket holding something that peer has, starting at a
 // random position from the injected RNG so downloaders diverge from their first request. Every
-// update is O(1); a pick probes a bounded number of bucket entries, then falls back to one pass
-// over the peer's bitfield words (needed for a peer holding few of the chunks we need).
+// update is O(1); a pick probes a bounded number of bucket entries, then falls back to sampling
+// the peer's bitfield words from a random place (a peer holding none of the rarest chunks).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -44,6 +44,8 @@ class Picker {
   static constexpr std::uint32_t kAbsent = UINT32_MAX;
   // Entries probed in the buckets before the bitfield pass.
   static constexpr std::uint32_t kProbeBudget = 256;
+  // Candidates the bitfield pass samples before taking the rarest of them.
+  static constexpr std::uint32_t kScanSample = 64;
 
   void bucket_push(std::uint16_t a, std::uint32_t chunk);
   void bucket_erase(std::uint32_t chunk);

@@ -202,6 +202,7 @@ class Simulator {
     std::unique_ptr<Swarm> swarm;
     std::deque<Wire> control, binary;
     bool sending = false;
+    double carry_ms = 0;
     bool transport_down = false;
     std::vector<std::uint64_t> gen;  // connection generation, per peer
     std::vector<bool> connected, dead_to;
@@ -285,8 +286,10 @@ class Simulator {
     Wire w = std::move(q.front());
     q.pop_front();
     me.sending = true;
-    const std::int64_t dur = std::max<std::int64_t>(
-        0, std::int64_t(double(w.bytes) / me.spec.up_bytes_per_ms + 0.5));
+    // Whole simulated milliseconds, carrying the remainder so the long-run rate is exact.
+    const double exact = double(w.bytes) / me.spec.up_bytes_per_ms + me.carry_ms;
+    const std::int64_t dur = std::int64_t(exact);
+    me.carry_ms = exact - double(dur);
     at(now_ + dur, [this, from, w = std::move(w)]() mutable {
       Node& n = nodes_[from];
       n.sending = false;
