@@ -61,7 +61,6 @@ fuzz: setup fuzz-build
 # Regenerates the golden vectors from the C++ codec (the only encoder).
 fixtures: native
 	@$(NATIVE_DIR)/tether_fixtures fixtures
-	@mkdir -p fixtures/swarm && $(NATIVE_DIR)/tether_swarm_fixtures fixtures
 
 bench: setup build
 	@node bench/run.mjs
