@@ -8,7 +8,7 @@ DEPS=build/deps
 step() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 
 debian_packages=(emscripten nlohmann-json3-dev catch2 chromium clang libclang-rt-14-dev
-                 zlib1g-dev cmake ninja-build openssl dpkg-dev iproute2 util-linux nodejs)
+                 zlib1g-dev libmbedtls-dev cmake ninja-build openssl dpkg-dev iproute2 util-linux nodejs)
 missing=()
 for p in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -55,6 +55,26 @@ if [ ! -f "$DEPS/zlib-wasm/libz.a" ]; then
   done
   emar rcs "$DEPS/zlib-wasm/libz.a" "${objs[@]}"
   cp "$DEPS/zlib-src/zlib.h" "$DEPS/zlib-src/zconf.h" "$DEPS/zlib-wasm/include/"
+fi
+
+# SHA-256 for the WASM build comes from the same Mbed TLS release Debian ships for the native
+# build (libmbedtls-dev): its sha256.c is portable C with no platform dependencies.
+if ! ls -d "$DEPS"/mbedtls-src/library/sha256.c >/dev/null 2>&1; then
+  step "fetching the Mbed TLS source (apt-get source mbedtls)"
+  rm -rf "$DEPS/mbedtls-fetch" && mkdir -p "$DEPS/mbedtls-fetch"
+  (cd "$DEPS/mbedtls-fetch" && apt-get source -qq --download-only mbedtls >/dev/null 2>&1 && dpkg-source -x --skip-patches ./*.dsc out >/dev/null 2>&1)
+  rm -rf "$DEPS/mbedtls-src" && mv "$DEPS/mbedtls-fetch/out" "$DEPS/mbedtls-src" && rm -rf "$DEPS/mbedtls-fetch"
+fi
+if [ ! -f "$DEPS/mbedtls-wasm/libmbedcrypto.a" ]; then
+  step "building Mbed TLS SHA-256 for WASM"
+  rm -rf "$DEPS/mbedtls-wasm" && mkdir -p "$DEPS/mbedtls-wasm"
+  objs=()
+  for f in sha256 platform_util; do
+    emcc -O3 -I"$DEPS/mbedtls-src/include" -c "$DEPS/mbedtls-src/library/$f.c" -o "$DEPS/mbedtls-wasm/$f.o"
+    objs+=("$DEPS/mbedtls-wasm/$f.o")
+  done
+  emar rcs "$DEPS/mbedtls-wasm/libmbedcrypto.a" "${objs[@]}"
+  cp -r "$DEPS/mbedtls-src/include" "$DEPS/mbedtls-wasm/include"
 fi
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then

@@ -1,0 +1,370 @@
+// Embind surface of the swarm core. Marshalling only (DESIGN.md rule 4): JSON text and bytes in,
+// plain objects and typed-memory views out; every decision is made by src/swarm. The JS wrapper
+// with the public API is web/glue/swarm.js.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <optional>
+#include <string>
+
+#include "common/json.hpp"
+#include "swarm/messages.hpp"
+#include "swarm/resume.hpp"
+#include "swarm/session.hpp"
+
+namespace tether::swarm::bindings {
+namespace {
+
+using emscripten::val;
+
+val view(const std::uint8_t* p, std::size_t n) { return val(emscripten::typed_memory_view(n, p)); }
+
+val refusal_value(const Refusal& r) {
+  val o = val::object();
+  o.set("ok", false);
+  o.set("code", std::string(message_error_name(r.code)));
+  o.set("field", r.field);
+  o.set("detail", r.detail);
+  return o;
+}
+
+std::optional<Json> parse_object(const std::string& text) {
+  JsonParse p = parse_json(ByteView(std::string_view(text)));
+  if (!p.ok()) return std::nullopt;
+  return std::move(p.value);
+}
+
+// {type, payload} text -> {ok, type, payload (canonical JSON text)} or a refusal.
+val parse_message_text_js(const std::string& text) {
+  auto m = parse_message_text(ByteView(std::string_view(text)));
+  if (!m) return refusal_value(m.error());
+  val o = val::object();
+  o.set("ok", true);
+  o.set("type", std::string(message_type(m.value())));
+  o.set("payload", encode_payload(m.value()));
+  return o;
+}
+
+Result<Message, Refusal> parse_typed(const std::string& type, const std::string& payload) {
+  auto j = parse_object(payload);
+  if (!j) return err(Refusal{MessageError::not_json, "payload", "the payload is not JSON text"});
+  return parse_message(type, *j);
+}
+
+SwarmConfig config_from(const std::string& json) {
+  SwarmConfig c;
+  auto j = parse_object(json);
+  if (!j || !j->is_object()) return c;
+  if (auto v = j->find("seed"); v != j->end()) c.seed = std::uint64_t(json_integer(*v, 0, kMaxSafeInteger).value_or(1));
+  if (auto v = j->find("windowPerPeer"); v != j->end())
+    c.window_per_peer = std::uint32_t(json_integer(*v, 1, 1024).value_or(kDefaultWindowPerPeer));
+  if (auto v = j->find("binaryLane"); v != j->end() && v->is_boolean()) c.binary_lane = v->get<bool>();
+  if (auto v = j->find("startupReply"); v != j->end() && v->is_boolean()) c.startup_reply = v->get<bool>();
+  if (auto v = j->find("indexTies"); v != j->end() && v->is_boolean() && v->get<bool>()) c.ties = TieBreak::index;
+  return c;
+}
+
+std::string outcome_name(ChunkOutcome o) {
+  switch (o) {
+    case ChunkOutcome::stored: return "stored";
+    case ChunkOutcome::duplicate: return "duplicate";
+    case ChunkOutcome::bad_hash: return "bad_hash";
+    case ChunkOutcome::unexpected: return "unexpected";
+  }
+  return "unexpected";
+}
+
+// Chunk frames and hashing, with a reusable staging buffer. Views stay valid until the next call.
+class SwarmCodec {
+ public:
+  val input(std::size_t n) {
+    in_.resize(n);
+    return view(in_.data(), n);
+  }
+  val encode_frame(const std::string& file_id_hex, std::uint32_t index, std::size_t n) {
+    auto id = parse_sha256_hex(file_id_hex);
+    if (!id || index >= kMaxChunks || n > kMaxChunkSize || n > in_.size()) return val::null();
+    encode_chunk_frame_into(out_, *id, index, ByteView(in_.data(), n));
+    return view(out_.data(), out_.size());
+  }
+  // {fileId, index, offset, length} into the staged frame, or null when it is not ours.
+  val parse_frame(std::size_t n) {
+    auto f = parse_chunk_frame(ByteView(in_.data(), std::min(n, in_.size())));
+    if (!f) return val::null();
+    val o = val::object();
+    o.set("fileId", to_hex(f->file_id));
+    o.set("index", f->index);
+    o.set("offset", std::uint32_t(kChunkFrameHeaderBytes));
+    o.set("length", std::uint32_t(f->data.size));
+    return o;
+  }
+  std::string sha256_hex(std::size_t n) {
+    return to_hex(sha256(ByteView(in_.data(), std::min(n, in_.size()))));
+  }
+
+ private:
+  Bytes in_, out_;
+};
+
+class SwarmSession {
+ public:
+  val input(std::size_t n) {
+    in_.resize(n);
+    return view(in_.data(), n);
+  }
+
+  // hashes_json: ["<hex>", ...] in chunk order.
+  val seed(const std::string& offer_payload, const std::string& hashes_json, const std::string& config) {
+    auto m = parse_typed("swarm_offer", offer_payload);
+    if (!m) return refusal_value(m.error());
+    auto hj = parse_object(hashes_json);
+    if (!hj || !hj->is_array() || hj->size() > kMaxChunks)
+      return refusal_value({MessageError::bad_field, "hashes", "pass the chunk hashes as a JSON array of hex strings"});
+    std::vector<ChunkHash> hashes;
+    hashes.reserve(hj->size());
+    for (const auto& h : *hj) {
+      auto s = json_string(h);
+      auto d = s ? parse_sha256_hex(*s) : std::nullopt;
+      if (!d) return refusal_value({MessageError::bad_hash, "hashes", "each hash is 64 lowercase hex characters"});
+      hashes.push_back(*d);
+    }
+    auto s = Swarm::seed(std::get<Offer>(m.value()), std::move(hashes), config_from(config));
+    if (!s) return refusal_value(s.error());
+    swarm_.emplace(std::move(s.value()));
+    return ok();
+  }
+
+  val fetch(const std::string& offer_payload, std::uint32_t offered_by, const std::string& config, double now) {
+    auto m = parse_typed("swarm_offer", offer_payload);
+    if (!m) return refusal_value(m.error());
+    auto s = Swarm::fetch(std::get<Offer>(m.value()), offered_by, config_from(config), std::int64_t(now));
+    if (!s) return refusal_value(s.error());
+    swarm_.emplace(std::move(s.value()));
+    return ok();
+  }
+
+  // verified_json: indexes the resume pass verified.
+  void begin_download(const std::string& verified_json, double now) {
+    if (!swarm_) return;
+    Bitfield b(swarm_->shape().total_chunks);
+    if (auto j = parse_object(verified_json); j && j->is_array())
+      for (const auto& v : *j)
+        if (auto i = json_integer(v, 0, kMaxChunks - 1)) b.set(std::uint32_t(*i));
+    swarm_->begin_download(b, std::int64_t(now));
+  }
+
+  void add_peer(std::uint32_t peer, bool binary_lane, double max_message_size, double now) {
+    if (swarm_) swarm_->add_peer(peer, PeerCaps{binary_lane, std::size_t(max_message_size)}, std::int64_t(now));
+  }
+  void remove_peer(std::uint32_t peer, double now) {
+    if (swarm_) swarm_->remove_peer(peer, std::int64_t(now));
+  }
+  val on_message(std::uint32_t peer, const std::string& type, const std::string& payload, bool directed, double now) {
+    auto m = parse_typed(type, payload);
+    if (!m) return refusal_value(m.error());
+    if (swarm_) swarm_->on_message(peer, m.value(), directed, std::int64_t(now));
+    return ok();
+  }
+  std::string on_chunk(std::uint32_t peer, std::uint32_t index, std::size_t n, double now) {
+    if (!swarm_) return "unexpected";
+    return outcome_name(swarm_->on_chunk(peer, index, ByteView(in_.data(), std::min(n, in_.size())), std::int64_t(now)));
+  }
+  void on_send_result(double token, bool accepted, double now) {
+    if (swarm_) swarm_->on_send_result(std::uint64_t(token), accepted, std::int64_t(now));
+  }
+  void transport_down(double now) {
+    if (swarm_) swarm_->on_transport_down(std::int64_t(now));
+  }
+  void transport_up(double now) {
+    if (swarm_) swarm_->on_transport_up(std::int64_t(now));
+  }
+  void tick(double now) {
+    if (swarm_) swarm_->tick(std::int64_t(now));
+  }
+  double next_wake(double) const {
+    if (!swarm_) return -1;
+    const std::int64_t w = swarm_->next_wake_ms();
+    return w == INT64_MAX ? -1 : double(w);
+  }
+
+  val take_actions() {
+    val out = val::array();
+    if (!swarm_) return out;
+    int i = 0;
+    for (auto& a : swarm_->take_actions()) {
+      val o = val::object();
+      if (auto* c = std::get_if<SendControl>(&a)) {
+        o.set("kind", std::string("control"));
+        o.set("to", c->to ? val(*c->to) : val::null());
+        o.set("type", c->type);
+        o.set("payload", c->payload);
+      } else if (auto* r = std::get_if<SendRequest>(&a)) {
+        o.set("kind", std::string("request"));
+        o.set("to", r->to);
+        o.set("index", r->index);
+        o.set("token", double(r->token));
+        o.set("type", std::string("swarm_request"));
+        o.set("payload", r->payload);
+      } else if (auto* s = std::get_if<ServeChunk>(&a)) {
+        o.set("kind", std::string("serve"));
+        o.set("to", s->to);
+        o.set("index", s->index);
+        o.set("binary", s->binary);
+        o.set("offset", double(swarm_->chunk_offset(s->index)));
+        o.set("length", swarm_->shape().chunk_length(s->index));
+      } else if (std::get_if<ManifestReady>(&a)) {
+        o.set("kind", std::string("manifestReady"));
+      } else if (auto* b = std::get_if<RebuildPeer>(&a)) {
+        o.set("kind", std::string("rebuild"));
+        o.set("peer", b->peer);
+      } else if (std::get_if<Completed>(&a)) {
+        o.set("kind", std::string("completed"));
+      } else if (auto* f = std::get_if<Failed>(&a)) {
+        o.set("kind", std::string("failed"));
+        o.set("code", f->code);
+        o.set("detail", f->detail);
+      }
+      out.set(i++, o);
+    }
+    return out;
+  }
+
+  // A base64 swarm_chunk payload for a staged chunk (the answer to a request without `bin`).
+  std::string chunk_payload(std::uint32_t index, std::size_t n) {
+    if (!swarm_) return {};
+    return encode_payload(ChunkMessage{swarm_->file_id(), index, Bytes(in_.begin(), in_.begin() + std::min(n, in_.size()))});
+  }
+
+  val status() const {
+    val o = val::object();
+    if (!swarm_) return o;
+    const auto& st = swarm_->stats();
+    o.set("fileId", to_hex(swarm_->file_id()));
+    o.set("totalChunks", swarm_->shape().total_chunks);
+    o.set("have", swarm_->have().count());
+    o.set("complete", swarm_->complete());
+    o.set("manifestReady", swarm_->manifest_ready());
+    o.set("outstanding", swarm_->outstanding());
+    o.set("requestsSent", double(st.requests_sent));
+    o.set("timeouts", double(st.timeouts));
+    o.set("rebuilds", double(st.rebuilds));
+    o.set("chunksStored", double(st.chunks_stored));
+    return o;
+  }
+
+  // The manifest's hashes (hex, chunk order), for the glue's resume pass.
+  val hashes() const {
+    val out = val::array();
+    if (!swarm_) return out;
+    int i = 0;
+    for (const auto& h : swarm_->hashes()) out.set(i++, to_hex(h));
+    return out;
+  }
+
+ private:
+  static val ok() {
+    val o = val::object();
+    o.set("ok", true);
+    return o;
+  }
+  std::optional<Swarm> swarm_;
+  Bytes in_;
+};
+
+// An offer payload for a file we hold: inline or paged (make_offer).
+val make_offer_js(const std::string& file_id_hex, const std::string& name, const std::string& mime, double size,
+                  std::uint32_t chunk_size, const std::string& hashes_json) {
+  auto id = parse_sha256_hex(file_id_hex);
+  if (!id) return refusal_value({MessageError::bad_hash, "fileId", "64 lowercase hex characters"});
+  auto hj = parse_object(hashes_json);
+  if (!hj || !hj->is_array() || hj->size() > kMaxChunks)
+    return refusal_value({MessageError::bad_field, "hashes", "pass the chunk hashes as a JSON array of hex strings"});
+  std::vector<ChunkHash> hashes;
+  for (const auto& h : *hj) {
+    auto s = json_string(h);
+    auto d = s ? parse_sha256_hex(*s) : std::nullopt;
+    if (!d) return refusal_value({MessageError::bad_hash, "hashes", "each hash is 64 lowercase hex characters"});
+    hashes.push_back(*d);
+  }
+  if (!(size >= 0 && size <= double(kMaxSafeInteger)))
+    return refusal_value({MessageError::out_of_range, "size", "a non-negative safe integer"});
+  FileShape shape{std::uint64_t(size), chunk_size,
+                  chunk_size ? std::uint32_t(std::min<std::uint64_t>((std::uint64_t(size) + chunk_size - 1) / chunk_size, UINT32_MAX)) : 0};
+  auto o = make_offer(*id, name, mime, shape, hashes);
+  if (!o) return refusal_value(o.error());
+  val out = val::object();
+  out.set("ok", true);
+  out.set("payload", encode_payload(o.value()));
+  return out;
+}
+
+val limits() {
+  val o = val::object();
+  o.set("maxChunks", kMaxChunks);
+  o.set("maxPageHashes", kMaxPageHashes);
+  o.set("maxInlineHashes", kMaxInlineHashes);
+  o.set("maxChunkSize", kMaxChunkSize);
+  o.set("defaultChunkSize", kDefaultChunkSize);
+  o.set("minSctpMessageSize", double(kMinSctpMessageSize));
+  o.set("chunkFrameHeaderBytes", double(kChunkFrameHeaderBytes));
+  o.set("timeoutFloorMs", double(kTimeoutFloorMs));
+  o.set("timeoutCeilingMs", double(kTimeoutCeilingMs));
+  o.set("rebuildGraceMs", double(kRebuildGraceMs));
+  o.set("staleLockMs", double(kStaleLockMs));
+  return o;
+}
+
+val decide_lock_js(const std::string& owner, double updated_ms, bool exists, const std::string& us, double now) {
+  std::optional<LockRecord> rec;
+  if (exists) rec = LockRecord{owner, std::int64_t(updated_ms)};
+  const LockDecision d = decide_lock(rec, us, std::int64_t(now));
+  static const char* kNames[] = {"acquire", "ours", "take_over", "busy"};
+  val o = val::object();
+  o.set("verdict", std::string(kNames[int(d.verdict)]));
+  o.set("message", d.message);
+  return o;
+}
+
+std::string part_file_name_js(const std::string& file_id_hex, const std::string& digest_hex, const std::string& dest) {
+  auto id = parse_sha256_hex(file_id_hex);
+  auto d = parse_sha256_hex(digest_hex);
+  if (!id || !d) return {};
+  return part_file_name(*id, *d, dest);
+}
+
+EMSCRIPTEN_BINDINGS(tether_swarm) {
+  using namespace emscripten;
+  class_<SwarmCodec>("SwarmCodec")
+      .constructor<>()
+      .function("input", &SwarmCodec::input)
+      .function("encodeFrame", &SwarmCodec::encode_frame)
+      .function("parseFrame", &SwarmCodec::parse_frame)
+      .function("sha256Hex", &SwarmCodec::sha256_hex);
+  class_<SwarmSession>("SwarmSession")
+      .constructor<>()
+      .function("input", &SwarmSession::input)
+      .function("seed", &SwarmSession::seed)
+      .function("fetch", &SwarmSession::fetch)
+      .function("beginDownload", &SwarmSession::begin_download)
+      .function("addPeer", &SwarmSession::add_peer)
+      .function("removePeer", &SwarmSession::remove_peer)
+      .function("onMessage", &SwarmSession::on_message)
+      .function("onChunk", &SwarmSession::on_chunk)
+      .function("onSendResult", &SwarmSession::on_send_result)
+      .function("transportDown", &SwarmSession::transport_down)
+      .function("transportUp", &SwarmSession::transport_up)
+      .function("tick", &SwarmSession::tick)
+      .function("nextWake", &SwarmSession::next_wake)
+      .function("takeActions", &SwarmSession::take_actions)
+      .function("chunkPayload", &SwarmSession::chunk_payload)
+      .function("status", &SwarmSession::status)
+      .function("hashes", &SwarmSession::hashes);
+  function("swarmParseMessage", &parse_message_text_js);
+  function("swarmMakeOffer", &make_offer_js);
+  function("swarmLimits", &limits);
+  function("swarmDecideLock", &decide_lock_js);
+  function("swarmPartFileName", &part_file_name_js);
+}
+
+}  // namespace
+}  // namespace tether::swarm::bindings

@@ -1,0 +1,61 @@
+// Every bound of the swarm transfer (agent-bus-and-swarm.md § Swarm transfer, § Untrusted wire
+// input), named once and enforced before allocation by the code beside it.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace tether::swarm {
+
+// § Untrusted wire input: "a swarm may describe at most 1,000,000 chunks".
+constexpr std::uint32_t kMaxChunks = 1'000'000;
+// § Why the manifest is paged: pages of at most 256 hashes.
+constexpr std::uint32_t kMaxPageHashes = 256;
+// Lists this short travel inline in the offer. Equal to a page, so an inline offer is never
+// larger than a manifest page (about 17 KB), well under the smallest SCTP limit.
+constexpr std::uint32_t kMaxInlineHashes = 256;
+// Pages one swarm_manifest_request may ask for. 16 pages of 256 hashes answer with 16 messages.
+constexpr std::uint32_t kMaxPagesPerRequest = 16;
+// Manifest pages we keep requested at once while assembling.
+constexpr std::uint32_t kManifestPagesInFlight = 8;
+constexpr std::size_t kFileIdHexLength = 64;
+constexpr std::size_t kHashHexLength = 64;
+constexpr std::size_t kMaxFileNameBytes = 255;
+constexpr std::size_t kMaxMimeTypeBytes = 255;
+// Chunk sizes from 1 byte to 1 MiB. The spec measured 64 KB to 192 KB within 2% of each other;
+// nothing larger can cross a 262,144-byte SCTP message anyway.
+constexpr std::uint32_t kMaxChunkSize = 1u << 20;
+// § What was measured: "the 64 KB default".
+constexpr std::uint32_t kDefaultChunkSize = 64 * 1024;
+// File sizes are JSON numbers: at most Number.MAX_SAFE_INTEGER, and chunk count bounds them far
+// below that (kMaxChunks * kMaxChunkSize).
+
+// --- message size: § What was measured ("the negotiated SCTP limit is used as a safety check") ---
+// Every WebRTC implementation must accept 65,536-byte messages (RFC 8841 default); Chromium
+// negotiates 262,144 (TOOLCHAIN.md).
+constexpr std::size_t kMinSctpMessageSize = 65'536;
+// Room the agent-bus envelope around a payload may take at most. The envelope bounds its strings
+// (agent-bus-notes.md: id 128, type 64, streamId 128, role 64, name 256, instanceId 128, to 128,
+// topic 256 characters = 1,152); JSON-escaping a character takes at most 6 bytes (\uXXXX), so
+// 6,912 bytes of strings plus about 120 bytes of keys and the timestamp. 8 KiB covers it.
+constexpr std::size_t kEnvelopeOverheadMax = 8 * 1024;
+// The binary-lane chunk frame header: magic, version, type, fileId, index (agent-bus-notes.md).
+constexpr std::size_t kChunkFrameHeaderBytes = 40;
+
+// --- scheduler: § Losing a chunk on a healthy link, § Surviving a network drop ---
+// Throughput was identical at 4, 16 and 48 outstanding requests per peer (§ What was measured).
+constexpr std::uint32_t kDefaultWindowPerPeer = 16;
+constexpr std::int64_t kTimeoutFloorMs = 3'000;
+constexpr std::int64_t kTimeoutCeilingMs = 15'000;  // also the timeout for a peer not yet timed
+// Consecutive misses, with nothing delivered in between, before a connection rebuild.
+constexpr std::uint32_t kMissesBeforeRebuild = 3;
+// After our own transport reconnects, rebuilds wait this long: the transport replays its own
+// view intent first, and rebuilding underneath that races it (§ Surviving a network drop).
+constexpr std::int64_t kRebuildGraceMs = 5'000;
+// How often a peer re-broadcasts its bitfield; the startup reply makes the first one not matter.
+constexpr std::int64_t kAnnounceIntervalMs = 5'000;
+constexpr std::uint32_t kMaxPeersPerFile = 256;
+
+// --- resume: § Concurrent downloads of the same file ---
+constexpr std::int64_t kStaleLockMs = 5 * 60 * 1000;
+
+}  // namespace tether::swarm

@@ -1,0 +1,522 @@
+// See session.hpp. Section references are to agent-bus-and-swarm.md.
+#include "swarm/session.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tether::swarm {
+
+namespace {
+// A request the transport refused: leave that peer alone this long before asking it again, so a
+// closed channel is not hammered in a loop.
+constexpr std::int64_t kRejectBackoffMs = 250;
+}  // namespace
+
+Result<Offer, Refusal> make_offer(const FileId& file_id, std::string name, std::string mime_type,
+                                  const FileShape& shape, const std::vector<ChunkHash>& hashes) {
+  if (auto bad = check_shape(shape)) return err(*bad);
+  if (hashes.size() != shape.total_chunks)
+    return err(Refusal{MessageError::inconsistent_shape, "hashes",
+                       "one hash per chunk is needed to offer a file"});
+  Offer o;
+  o.file_id = file_id;
+  o.name = std::move(name);
+  o.mime_type = std::move(mime_type);
+  o.shape = shape;
+  o.chunk_hashes_hash = chunk_hashes_digest(hashes);
+  if (shape.total_chunks <= kMaxInlineHashes) {
+    o.inline_hashes = hashes;
+  } else {
+    o.page_size = kMaxPageHashes;
+    o.pages = (shape.total_chunks + kMaxPageHashes - 1) / kMaxPageHashes;
+  }
+  return o;
+}
+
+Swarm::Swarm(const Offer& offer, const SwarmConfig& config)
+    : offer_(offer),
+      config_(config),
+      rng_(config.seed),
+      have_(offer.shape.total_chunks),
+      busy_(offer.shape.total_chunks),
+      picker_(0, config.ties) {
+  offer_.inline_hashes.clear();
+  offer_.inline_hashes.shrink_to_fit();
+  config_.window_per_peer = std::max<std::uint32_t>(1, config_.window_per_peer);
+}
+
+Result<Swarm, Refusal> Swarm::seed(const Offer& offer, std::vector<ChunkHash> hashes,
+                                   const SwarmConfig& config) {
+  if (auto bad = check_shape(offer.shape)) return err(*bad);
+  if (hashes.size() != offer.shape.total_chunks ||
+      (offer.chunk_hashes_hash && chunk_hashes_digest(hashes) != *offer.chunk_hashes_hash))
+    return err(Refusal{MessageError::bad_hash, "hashes",
+                       "the chunk hashes do not match the offer; rebuild the offer from the file"});
+  Swarm s(offer, config);
+  s.hashes_ = std::move(hashes);
+  s.manifest_ready_ = true;
+  s.began_ = true;
+  s.completed_emitted_ = true;
+  s.phase_ = Phase::downloading;
+  for (std::uint32_t i = 0; i < offer.shape.total_chunks; ++i) s.have_.set(i);
+  return s;
+}
+
+Result<Swarm, Refusal> Swarm::fetch(const Offer& offer, PeerId offered_by,
+                                    const SwarmConfig& config, std::int64_t now_ms) {
+  if (auto bad = check_shape(offer.shape)) return err(*bad);
+  if (!offer.chunk_hashes_hash)
+    return err(Refusal{MessageError::missing_field, "payload.chunkHashesHash",
+                       "the offer has no digest of its chunk hashes; ask for a fresh offer"});
+  Swarm s(offer, config);
+  s.picker_ = Picker(offer.shape.total_chunks, config.ties);
+  s.manifest_source_ = offered_by;
+  if (!offer.paged()) {
+    if (chunk_hashes_digest(offer.inline_hashes) != *offer.chunk_hashes_hash)
+      return err(Refusal{MessageError::bad_hash, "payload.chunkHashesHash",
+                         "the inline hashes do not match the digest"});
+    s.hashes_ = offer.inline_hashes;
+    s.finish_manifest();
+    return s;
+  }
+  // Asked for: the one place a whole manifest is allocated (§ Why the manifest is paged).
+  s.hashes_.resize(offer.shape.total_chunks);
+  s.page_received_.assign(offer.pages, 0);
+  s.page_requested_ms_.assign(offer.pages, INT64_MIN);
+  s.request_manifest_pages(now_ms);
+  return s;
+}
+
+void Swarm::finish_manifest() {
+  manifest_ready_ = true;
+  phase_ = Phase::ready;
+  page_received_ = {};
+  page_requested_ms_ = {};
+  emit(ManifestReady{});
+}
+
+void Swarm::request_manifest_pages(std::int64_t now_ms) {
+  if (phase_ != Phase::manifest || !manifest_source_) return;
+  std::uint32_t outstanding = 0;
+  for (std::uint32_t p = 0; p < offer_.pages; ++p)
+    if (!page_received_[p] && page_requested_ms_[p] != INT64_MIN &&
+        now_ms - page_requested_ms_[p] < kTimeoutCeilingMs)
+      ++outstanding;
+  ManifestRequest req;
+  req.file_id = offer_.file_id;
+  req.page_size = offer_.page_size;
+  for (std::uint32_t p = 0; p < offer_.pages && outstanding < kManifestPagesInFlight; ++p) {
+    if (page_received_[p]) continue;
+    if (page_requested_ms_[p] != INT64_MIN && now_ms - page_requested_ms_[p] < kTimeoutCeilingMs)
+      continue;
+    page_requested_ms_[p] = now_ms;
+    req.pages.push_back(p);
+    ++outstanding;
+    if (req.pages.size() == kMaxPagesPerRequest) break;
+  }
+  if (req.pages.empty()) return;
+  Message m = std::move(req);
+  emit(SendControl{manifest_source_, std::string(message_type(m)), encode_payload(m)});
+}
+
+void Swarm::on_manifest_page(PeerId, const ManifestPage& page, std::int64_t now_ms) {
+  // Every check happens before the page's hashes are copied anywhere (§ Untrusted wire input).
+  if (phase_ != Phase::manifest) return;
+  if (page.chunk_hashes_hash != *offer_.chunk_hashes_hash || page.page_size != offer_.page_size ||
+      page.total_pages != offer_.pages || page.page >= offer_.pages)
+    return;  // a page of some other manifest: not ours to store
+  const std::uint32_t first = page.page * offer_.page_size;
+  const std::uint32_t expected = std::min(offer_.page_size, offer_.shape.total_chunks - first);
+  if (page.hashes.size() != expected || page_received_[page.page]) return;
+  std::copy(page.hashes.begin(), page.hashes.end(), hashes_.begin() + first);
+  page_received_[page.page] = 1;
+  if (++pages_received_ < offer_.pages) {
+    request_manifest_pages(now_ms);
+    return;
+  }
+  if (chunk_hashes_digest(hashes_) != *offer_.chunk_hashes_hash) {
+    // Some page lied. Nothing was opened on disk; start the assembly over.
+    std::fill(page_received_.begin(), page_received_.end(), 0);
+    std::fill(page_requested_ms_.begin(), page_requested_ms_.end(), INT64_MIN);
+    pages_received_ = 0;
+    emit(Failed{"manifest_digest_mismatch",
+                "the assembled chunk-hash list does not match the offer's chunkHashesHash; the "
+                "pages were discarded before any part file was opened. Fetch the manifest again "
+                "from a peer you trust."});
+    return;
+  }
+  finish_manifest();
+}
+
+void Swarm::begin_download(const Bitfield& verified, std::int64_t now_ms) {
+  if (!manifest_ready_ || began_) return;
+  began_ = true;
+  phase_ = Phase::downloading;
+  for (std::uint32_t i = 0; i < offer_.shape.total_chunks; ++i)
+    if (verified.test(i)) {
+      have_.set(i);
+      picker_.remove(i);
+    }
+  if (have_.all()) {
+    // § Resume: a complete part file finishes at once, since nothing else would drive it.
+    completed_emitted_ = true;
+    emit(Completed{});
+  }
+  // § Startup: tell everyone what we hold (and lack), so holders answer at once.
+  send_bitfield(std::nullopt, 0);
+  next_announce_ms_ = now_ms + config_.announce_interval_ms;
+  plan(now_ms);
+}
+
+void Swarm::add_peer(PeerId peer, const PeerCaps& caps, std::int64_t now_ms) {
+  if (peers_.count(peer) || peers_.size() >= kMaxPeersPerFile) return;
+  Peer p;
+  p.caps = caps;
+  p.has = Bitfield(offer_.shape.total_chunks);
+  const std::uint32_t longest = offer_.shape.total_chunks ? offer_.shape.chunk_length(0) : 0;
+  p.binary = config_.binary_lane && caps.binary_lane && chunk_fits_binary(longest, caps.max_message_size);
+  p.usable = p.binary || chunk_fits_base64(longest, caps.max_message_size);
+  peers_.emplace(peer, std::move(p));
+  peer_order_.push_back(peer);
+  // A new connection learns what we hold straight away (unicast, so it is not answered).
+  if (began_ && have_.count() > 0) send_bitfield(peer, caps.max_message_size);
+  plan(now_ms);
+}
+
+void Swarm::remove_peer(PeerId peer, std::int64_t) {
+  auto it = peers_.find(peer);
+  if (it == peers_.end()) return;
+  abandon_peer(peer);
+  for (std::uint32_t w = 0; w < it->second.has.word_count(); ++w) {
+    std::uint64_t bits = it->second.has.word(w);
+    while (bits) {
+      picker_.decrement(std::uint32_t(w * 64 + __builtin_ctzll(bits)));
+      bits &= bits - 1;
+    }
+  }
+  peers_.erase(it);
+  peer_order_.erase(std::find(peer_order_.begin(), peer_order_.end(), peer));
+}
+
+void Swarm::abandon_peer(PeerId peer) {
+  std::vector<std::uint32_t> gone;
+  for (const auto& [index, f] : inflight_)
+    if (f.peer == peer) gone.push_back(index);
+  for (std::uint32_t i : gone) release(i);
+}
+
+void Swarm::release(std::uint32_t index) {
+  auto it = inflight_.find(index);
+  if (it == inflight_.end()) return;
+  auto p = peers_.find(it->second.peer);
+  if (p != peers_.end() && p->second.in_flight) --p->second.in_flight;
+  by_token_.erase(it->second.token);
+  busy_.reset(index);
+  inflight_.erase(it);
+}
+
+void Swarm::apply_bitfield(Peer& p, std::uint32_t first, ByteView bits, std::uint32_t n_bits) {
+  for (std::uint32_t i = 0; i < n_bits; ++i) {
+    const std::uint32_t c = first + i;
+    const bool on = (bits.data[i >> 3] >> (7 - (i & 7))) & 1;
+    if (on && p.has.set(c)) picker_.increment(c);
+    else if (!on && p.has.reset(c)) picker_.decrement(c);
+  }
+}
+
+void Swarm::send_bitfield(std::optional<PeerId> to, std::size_t limit) {
+  if (limit == 0) {
+    limit = SIZE_MAX;
+    for (const auto& [id, p] : peers_) limit = std::min(limit, p.caps.max_message_size);
+    if (limit == SIZE_MAX) limit = kMinSctpMessageSize;
+  }
+  const std::uint32_t total = offer_.shape.total_chunks;
+  const std::uint32_t per = std::max<std::uint32_t>(8, max_announce_chunks(limit));
+  std::uint32_t first = 0;
+  do {
+    Announce a;
+    a.file_id = offer_.file_id;
+    a.total_chunks = total;
+    a.first_chunk = first;
+    a.ranged = per < total;
+    const std::uint32_t n = std::min(per, total - first);
+    a.bits = have_.to_wire(first, n);
+    Message m = std::move(a);
+    emit(SendControl{to, std::string(message_type(m)), encode_payload(m)});
+    first += n;
+  } while (first < total);
+}
+
+void Swarm::on_message(PeerId peer, const Message& m, bool directed, std::int64_t now_ms) {
+  auto it = peers_.find(peer);
+  if (auto* page = std::get_if<ManifestPage>(&m)) {
+    if (page->file_id == offer_.file_id) on_manifest_page(peer, *page, now_ms);
+    return;
+  }
+  if (it == peers_.end()) return;
+  Peer& p = it->second;
+  if (auto* a = std::get_if<Announce>(&m)) {
+    if (a->file_id != offer_.file_id || a->total_chunks != offer_.shape.total_chunks) return;
+    const std::uint32_t room = a->total_chunks - a->first_chunk;
+    const std::uint32_t n = std::min<std::uint32_t>(room, std::uint32_t(a->bits.size() * 8));
+    apply_bitfield(p, a->first_chunk, ByteView(a->bits), n);
+    // § Startup: answer a broadcast bitfield with ours, unicast, only when we hold something the
+    // peer lacks. Replies are never answered, so the exchange ends after one round. Only the
+    // range that arrived is judged, so a split announce is answered once, at its last part.
+    const bool last_part = a->first_chunk + n >= a->total_chunks;
+    if (config_.startup_reply && !directed && last_part && began_ &&
+        have_.has_any_missing_from(p.has)) {
+      ++stats_.startup_replies;
+      send_bitfield(peer, p.caps.max_message_size);
+    }
+    plan(now_ms);
+  } else if (auto* h = std::get_if<Have>(&m)) {
+    if (h->file_id != offer_.file_id) return;
+    for (std::uint32_t i : h->indexes)
+      if (p.has.set(i)) picker_.increment(i);
+    plan(now_ms);
+  } else if (auto* r = std::get_if<Request>(&m)) {
+    if (r->file_id == offer_.file_id) serve_request(peer, *r);
+  } else if (auto* q = std::get_if<ManifestRequest>(&m)) {
+    if (q->file_id == offer_.file_id) serve_manifest(peer, *q);
+  }
+}
+
+void Swarm::serve_request(PeerId peer, const Request& req) {
+  if (!have_.test(req.index)) return;  // we never had it, or lost it: the requester times out
+  const Peer& p = peers_.at(peer);
+  const std::uint32_t len = offer_.shape.chunk_length(req.index);
+  // § Two lanes: the answer format is chosen per request.
+  if (req.bin && config_.binary_lane && p.caps.binary_lane &&
+      chunk_fits_binary(len, p.caps.max_message_size)) {
+    emit(ServeChunk{peer, req.index, true});
+  } else if (chunk_fits_base64(len, p.caps.max_message_size)) {
+    emit(ServeChunk{peer, req.index, false});
+  } else {
+    ++stats_.requests_refused_too_large;
+  }
+}
+
+void Swarm::serve_manifest(PeerId peer, const ManifestRequest& req) {
+  if (!manifest_ready_ || !offer_.paged() || req.page_size != offer_.page_size) return;
+  for (std::uint32_t page : req.pages) {
+    if (page >= offer_.pages) continue;
+    ManifestPage out;
+    out.file_id = offer_.file_id;
+    out.page = page;
+    out.total_pages = offer_.pages;
+    out.page_size = offer_.page_size;
+    out.chunk_hashes_hash = *offer_.chunk_hashes_hash;
+    const std::uint32_t first = page * offer_.page_size;
+    const std::uint32_t n = std::min(offer_.page_size, offer_.shape.total_chunks - first);
+    out.hashes.assign(hashes_.begin() + first, hashes_.begin() + first + n);
+    Message m = std::move(out);
+    emit(SendControl{peer, std::string(message_type(m)), encode_payload(m)});
+  }
+}
+
+ChunkOutcome Swarm::on_chunk(PeerId peer, std::uint32_t index, ByteView data,
+                             std::int64_t now_ms) {
+  if (!began_ || index >= offer_.shape.total_chunks) return ChunkOutcome::unexpected;
+  auto pit = peers_.find(peer);
+  auto fit = inflight_.find(index);
+  const bool ours = fit != inflight_.end() && fit->second.peer == peer;
+  if (have_.test(index)) {
+    ++stats_.duplicates;
+    if (pit != peers_.end()) {
+      pit->second.last_delivery_ms = now_ms;
+      pit->second.misses = 0;
+    }
+    return ChunkOutcome::duplicate;
+  }
+  if (data.size != offer_.shape.chunk_length(index) || sha256(data) != hashes_[index]) {
+    ++stats_.chunks_bad;
+    if (ours) release(index);
+    plan(now_ms);
+    return ChunkOutcome::bad_hash;
+  }
+  if (pit != peers_.end()) {
+    Peer& p = pit->second;
+    // Anything delivered proves the path works: a slow peer is not a dead one.
+    p.last_delivery_ms = now_ms;
+    p.misses = 0;
+    if (ours && fit->second.accepted) {
+      const double sample = double(now_ms - fit->second.since_ms);
+      if (!p.timed) {
+        p.srtt = sample;
+        p.rttvar = sample / 2;
+        p.timed = true;
+      } else {
+        p.rttvar = 0.75 * p.rttvar + 0.25 * std::fabs(p.srtt - sample);
+        p.srtt = 0.875 * p.srtt + 0.125 * sample;
+      }
+    }
+  }
+  if (fit != inflight_.end()) release(index);
+  have_.set(index);
+  picker_.remove(index);
+  ++stats_.chunks_stored;
+  Have h;
+  h.file_id = offer_.file_id;
+  h.indexes.push_back(index);
+  Message m = std::move(h);
+  emit(SendControl{std::nullopt, std::string(message_type(m)), encode_payload(m)});
+  if (have_.all() && !completed_emitted_) {
+    completed_emitted_ = true;
+    emit(Completed{});
+  }
+  plan(now_ms);
+  return ChunkOutcome::stored;
+}
+
+void Swarm::on_send_result(std::uint64_t token, bool accepted, std::int64_t now_ms) {
+  auto t = by_token_.find(token);
+  if (t == by_token_.end()) return;
+  auto f = inflight_.find(t->second);
+  if (f == inflight_.end() || f->second.accepted) return;
+  if (accepted) {
+    // Outstanding from now on: the clock starts when the request actually left.
+    f->second.accepted = true;
+    f->second.since_ms = now_ms;
+    ++stats_.requests_sent;
+    return;
+  }
+  ++stats_.requests_rejected;
+  auto p = peers_.find(f->second.peer);
+  if (p != peers_.end()) p->second.blocked_until_ms = now_ms + kRejectBackoffMs;
+  release(t->second);
+}
+
+void Swarm::on_transport_down(std::int64_t) {
+  // § Surviving a network drop: the outage is ours. Abandon everything outstanding without
+  // charging anyone, and plan again once we are back.
+  transport_down_ = true;
+  stats_.abandoned_on_reconnect += inflight_.size();
+  std::vector<std::uint32_t> all;
+  all.reserve(inflight_.size());
+  for (const auto& [index, f] : inflight_) all.push_back(index);
+  for (std::uint32_t i : all) release(i);
+  for (auto& [id, p] : peers_) p.misses = 0;
+}
+
+void Swarm::on_transport_up(std::int64_t now_ms) {
+  transport_down_ = false;
+  rebuild_hold_until_ms_ = now_ms + kRebuildGraceMs;
+  plan(now_ms);
+}
+
+std::int64_t Swarm::timeout_for(PeerId peer) const {
+  auto it = peers_.find(peer);
+  if (it == peers_.end() || !it->second.timed) return kTimeoutCeilingMs;
+  const Peer& p = it->second;
+  const double t = p.srtt + 4 * p.rttvar;
+  return std::clamp<std::int64_t>(std::int64_t(std::ceil(t)), kTimeoutFloorMs, kTimeoutCeilingMs);
+}
+
+void Swarm::tick(std::int64_t now_ms) {
+  if (phase_ == Phase::manifest) {
+    request_manifest_pages(now_ms);
+    return;
+  }
+  // Expire requests. Collect first: release() edits the map.
+  std::vector<std::uint32_t> expired;
+  for (const auto& [index, f] : inflight_)
+    if (f.accepted && now_ms - f.since_ms >= timeout_for(f.peer)) expired.push_back(index);
+  std::sort(expired.begin(), expired.end());  // deterministic order
+  for (std::uint32_t index : expired) {
+    const InFlight f = inflight_.at(index);
+    release(index);
+    ++stats_.timeouts;
+    auto p = peers_.find(f.peer);
+    if (p == peers_.end()) continue;
+    // § Losing a chunk: a peer that delivered something after this request could first have been
+    // answered (half a smoothed RTT after it left) is alive: slow, or it lost one chunk, and is
+    // not charged. A peer silent since then missed it.
+    const std::int64_t answerable_ms =
+        f.since_ms + (p->second.timed ? std::int64_t(p->second.srtt / 2) : 0);
+    if (p->second.last_delivery_ms < answerable_ms) {
+      ++p->second.misses;
+      ++stats_.misses_charged;
+    }
+  }
+  // § Surviving a network drop: several misses in a row, nothing delivered between: rebuild.
+  if (rebuild_allowed(now_ms)) {
+    for (PeerId id : std::vector<PeerId>(peer_order_)) {
+      Peer& p = peers_.at(id);
+      if (p.down || p.misses < kMissesBeforeRebuild) continue;
+      abandon_peer(id);
+      p.down = true;
+      p.misses = 0;
+      ++stats_.rebuilds;
+      emit(RebuildPeer{id});
+    }
+  }
+  if (began_ && now_ms >= next_announce_ms_ && !transport_down_) {
+    send_bitfield(std::nullopt, 0);
+    next_announce_ms_ = now_ms + config_.announce_interval_ms;
+  }
+  plan(now_ms);
+}
+
+std::int64_t Swarm::next_wake_ms() const {
+  std::int64_t wake = began_ ? next_announce_ms_ : INT64_MAX;
+  if (phase_ == Phase::manifest) {
+    for (std::uint32_t p = 0; p < offer_.pages; ++p)
+      if (!page_received_[p] && page_requested_ms_[p] != INT64_MIN)
+        wake = std::min(wake, page_requested_ms_[p] + kTimeoutCeilingMs);
+  }
+  for (const auto& [index, f] : inflight_)
+    if (f.accepted) wake = std::min(wake, f.since_ms + timeout_for(f.peer));
+  for (const auto& [id, p] : peers_) {
+    if (p.misses >= kMissesBeforeRebuild && !p.down)
+      wake = std::min(wake, std::max(rebuild_hold_until_ms_, std::int64_t(0)));
+    if (p.blocked_until_ms != INT64_MIN) wake = std::min(wake, p.blocked_until_ms);
+  }
+  return wake;
+}
+
+void Swarm::plan(std::int64_t now_ms) {
+  if (!began_ || transport_down_ || picker_.needed_count() == 0 || peer_order_.empty()) return;
+  const std::size_t n = peer_order_.size();
+  // Round-robin over peers, one request at a time, so no peer is favoured by connection order.
+  for (std::uint32_t round = 0; round < config_.window_per_peer; ++round) {
+    bool any = false;
+    for (std::size_t k = 0; k < n; ++k) {
+      const PeerId id = peer_order_[(plan_cursor_ + k) % n];
+      Peer& p = peers_.at(id);
+      if (p.down || !p.usable || p.in_flight >= config_.window_per_peer ||
+          p.misses >= kMissesBeforeRebuild || now_ms < p.blocked_until_ms)
+        continue;
+      auto pick = picker_.pick(p.has, busy_, rng_);
+      if (!pick) continue;
+      any = true;
+      const std::uint32_t index = *pick;
+      const std::uint64_t token = next_token_++;
+      busy_.set(index);
+      ++p.in_flight;
+      inflight_[index] = InFlight{id, token, false, now_ms};
+      by_token_[token] = index;
+      Request r;
+      r.file_id = offer_.file_id;
+      r.index = index;
+      r.bin = p.binary;
+      Message m = r;
+      emit(SendRequest{id, index, token, encode_payload(m)});
+    }
+    if (!any) break;
+  }
+  plan_cursor_ = (plan_cursor_ + 1) % n;
+}
+
+std::size_t Swarm::memory_bytes() const {
+  return sizeof(*this) + hashes_.capacity() * sizeof(ChunkHash) + have_.memory_bytes() +
+         busy_.memory_bytes() + picker_.memory_bytes() + page_received_.capacity() +
+         page_requested_ms_.capacity() * sizeof(std::int64_t);
+}
+
+std::size_t Swarm::peer_memory_bytes() const {
+  return sizeof(Peer) + (std::size_t(offer_.shape.total_chunks) + 63) / 64 * 8 + sizeof(PeerId) +
+         4 * sizeof(void*);  // map node overhead
+}
+
+}  // namespace tether::swarm

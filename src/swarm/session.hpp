@@ -1,0 +1,217 @@
+// One file's swarm at one peer: manifest assembly, bitfields, the picker and the request
+// scheduler, and answering other peers (agent-bus-and-swarm.md § Swarm transfer through
+// § Surviving a network drop). Sans-IO: events come in with now_ms, and what to do comes out as
+// actions the glue performs (send this message, serve that chunk, rebuild that connection). Part
+// file I/O stays outside: the glue writes verified chunks and runs the resume pass (resume.hpp).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "common/rng.hpp"
+#include "swarm/bitfield.hpp"
+#include "swarm/limits.hpp"
+#include "swarm/messages.hpp"
+#include "swarm/picker.hpp"
+
+namespace tether::swarm {
+
+using PeerId = std::uint32_t;
+
+struct PeerCaps {
+  bool binary_lane = true;                       // the peer's x-bin channel is open
+  std::size_t max_message_size = kMinSctpMessageSize;  // negotiated SCTP limit on this connection
+};
+
+struct SwarmConfig {
+  std::uint64_t seed = 1;
+  std::uint32_t window_per_peer = kDefaultWindowPerPeer;
+  TieBreak ties = TieBreak::random;
+  bool binary_lane = true;     // we can send and receive raw chunk frames
+  bool startup_reply = true;   // § Startup (off only to measure what it saves)
+  std::int64_t announce_interval_ms = kAnnounceIntervalMs;
+};
+
+// --- actions ---------------------------------------------------------------------------------
+// A control message; `to` empty means broadcast to every peer in the room.
+struct SendControl {
+  std::optional<PeerId> to;
+  std::string type;
+  std::string payload;  // compact JSON
+};
+// A swarm_request. The glue sends it, then reports the transport's verdict with on_send_result:
+// only an accepted request is outstanding (§ Surviving a network drop).
+struct SendRequest {
+  PeerId to = 0;
+  std::uint32_t index = 0;
+  std::uint64_t token = 0;
+  std::string payload;
+};
+// Read chunk `index` and send it to `to`: a binary frame (encode_chunk_frame) when `binary`, else
+// a swarm_chunk message.
+struct ServeChunk {
+  PeerId to = 0;
+  std::uint32_t index = 0;
+  bool binary = false;
+};
+// The manifest verified against the offer's digest: the glue may now open the part file, run the
+// resume pass, and call begin_download.
+struct ManifestReady {};
+// Tear down and rebuild the connection to this peer; call remove_peer/add_peer as it happens.
+struct RebuildPeer {
+  PeerId peer = 0;
+};
+struct Completed {};  // every chunk verified: flush, rename the part file into place
+struct Failed {
+  std::string code;    // manifest_digest_mismatch
+  std::string detail;  // what happened and what to do
+};
+using Action = std::variant<SendControl, SendRequest, ServeChunk, ManifestReady, RebuildPeer,
+                            Completed, Failed>;
+
+enum class ChunkOutcome {
+  stored,       // verified: write it at chunk_offset(index); a swarm_have went out
+  duplicate,    // we already hold it (a late answer to a re-planned request): drop it
+  bad_hash,     // failed verification: dropped, the chunk is planned again
+  unexpected,   // not a chunk of this file, or no manifest yet: dropped
+};
+
+struct SwarmStats {
+  std::uint64_t requests_sent = 0;      // accepted by the transport
+  std::uint64_t requests_rejected = 0;  // refused by the transport (never outstanding)
+  std::uint64_t timeouts = 0;
+  std::uint64_t misses_charged = 0;
+  std::uint64_t rebuilds = 0;
+  std::uint64_t abandoned_on_reconnect = 0;
+  std::uint64_t chunks_stored = 0;
+  std::uint64_t chunks_bad = 0;
+  std::uint64_t duplicates = 0;
+  std::uint64_t startup_replies = 0;
+  std::uint64_t requests_refused_too_large = 0;  // a chunk that would not fit the peer's limit
+};
+
+class Swarm {
+ public:
+  // We hold the whole file: `hashes` in chunk order.
+  static Result<Swarm, Refusal> seed(const Offer& offer, std::vector<ChunkHash> hashes,
+                                     const SwarmConfig& config);
+  // Somebody asked to fetch an offered file: only now is a manifest allocated. An inline offer is
+  // ready at once (ManifestReady); a paged one requests pages from `offered_by`.
+  static Result<Swarm, Refusal> fetch(const Offer& offer, PeerId offered_by,
+                                      const SwarmConfig& config, std::int64_t now_ms);
+
+  // The resume pass found these chunks verified (resume.hpp); the download starts. A part file
+  // that is already complete finishes at once (Completed).
+  void begin_download(const Bitfield& verified, std::int64_t now_ms);
+
+  void add_peer(PeerId peer, const PeerCaps& caps, std::int64_t now_ms);
+  void remove_peer(PeerId peer, std::int64_t now_ms);
+  // A parsed swarm message from `peer` for this file. `directed`: it was sent to us alone (the
+  // envelope's `to`), as a startup reply is; replies are never answered, so the exchange ends.
+  void on_message(PeerId peer, const Message& m, bool directed, std::int64_t now_ms);
+  ChunkOutcome on_chunk(PeerId peer, std::uint32_t index, ByteView data, std::int64_t now_ms);
+  void on_send_result(std::uint64_t token, bool accepted, std::int64_t now_ms);
+  // Our own transport (signalling) is reconnecting / back.
+  void on_transport_down(std::int64_t now_ms);
+  void on_transport_up(std::int64_t now_ms);
+  // Timeouts, rebuilds, the periodic bitfield, and new requests.
+  void tick(std::int64_t now_ms);
+  // When tick next has something to do.
+  std::int64_t next_wake_ms() const;
+
+  std::vector<Action> take_actions() { return std::move(actions_); }
+
+  const FileId& file_id() const { return offer_.file_id; }
+  const Offer& offer() const { return offer_; }
+  const FileShape& shape() const { return offer_.shape; }
+  bool manifest_ready() const { return manifest_ready_; }
+  bool downloading() const { return began_; }
+  bool complete() const { return have_.all() && manifest_ready_; }
+  const Bitfield& have() const { return have_; }
+  const std::vector<ChunkHash>& hashes() const { return hashes_; }
+  std::uint64_t chunk_offset(std::uint32_t index) const {
+    return std::uint64_t(index) * offer_.shape.chunk_size;
+  }
+  const SwarmStats& stats() const { return stats_; }
+  std::uint32_t outstanding() const { return std::uint32_t(inflight_.size()); }
+  // The timeout this peer's requests get now.
+  std::int64_t timeout_for(PeerId peer) const;
+  std::size_t memory_bytes() const;
+  std::size_t peer_memory_bytes() const;  // per connected peer, for a peer holding a bitfield
+
+ private:
+  struct Peer {
+    PeerCaps caps;
+    Bitfield has;
+    bool usable = true;  // its lane can carry this file's chunks
+    bool binary = false;
+    bool down = false;   // being rebuilt
+    std::uint32_t in_flight = 0;
+    bool timed = false;
+    double srtt = 0, rttvar = 0;
+    std::uint32_t misses = 0;
+    std::int64_t last_delivery_ms = INT64_MIN;
+    std::int64_t blocked_until_ms = INT64_MIN;
+    bool told_bitfield = false;
+  };
+  struct InFlight {
+    PeerId peer = 0;
+    std::uint64_t token = 0;
+    bool accepted = false;
+    std::int64_t since_ms = 0;
+  };
+  enum class Phase { manifest, ready, downloading };
+
+  explicit Swarm(const Offer& offer, const SwarmConfig& config);
+  void plan(std::int64_t now_ms);
+  void release(std::uint32_t index);  // forget a request without charging anyone
+  void abandon_peer(PeerId peer);
+  void apply_bitfield(Peer& p, std::uint32_t first, ByteView bits, std::uint32_t n_bits);
+  void send_bitfield(std::optional<PeerId> to, std::size_t limit);
+  void on_manifest_page(PeerId peer, const ManifestPage& page, std::int64_t now_ms);
+  void request_manifest_pages(std::int64_t now_ms);
+  void serve_manifest(PeerId peer, const ManifestRequest& req);
+  void serve_request(PeerId peer, const Request& req);
+  void finish_manifest();
+  void emit(Action a) { actions_.push_back(std::move(a)); }
+  bool rebuild_allowed(std::int64_t now_ms) const {
+    return !transport_down_ && now_ms >= rebuild_hold_until_ms_;
+  }
+
+  Offer offer_;
+  SwarmConfig config_;
+  SeededRng rng_;
+  Phase phase_ = Phase::manifest;
+  bool manifest_ready_ = false;
+  bool began_ = false;
+  bool completed_emitted_ = false;
+  std::vector<ChunkHash> hashes_;  // allocated by seed/fetch only
+  // Manifest assembly (paged offers).
+  std::vector<std::uint8_t> page_received_;
+  std::vector<std::int64_t> page_requested_ms_;
+  std::uint32_t pages_received_ = 0;
+  std::optional<PeerId> manifest_source_;
+  Bitfield have_;
+  Bitfield busy_;  // chunks with a request in flight
+  Picker picker_;
+  std::unordered_map<PeerId, Peer> peers_;
+  std::vector<PeerId> peer_order_;  // connection order, for fair planning
+  std::size_t plan_cursor_ = 0;
+  std::unordered_map<std::uint32_t, InFlight> inflight_;  // by chunk index
+  std::unordered_map<std::uint64_t, std::uint32_t> by_token_;
+  std::uint64_t next_token_ = 1;
+  bool transport_down_ = false;
+  std::int64_t rebuild_hold_until_ms_ = INT64_MIN;
+  std::int64_t next_announce_ms_ = INT64_MIN;
+  std::vector<Action> actions_;
+  SwarmStats stats_;
+};
+
+// An offer for a file we hold: inline when the list is short, paged with a digest otherwise.
+Result<Offer, Refusal> make_offer(const FileId& file_id, std::string name, std::string mime_type,
+                                  const FileShape& shape, const std::vector<ChunkHash>& hashes);
+
+}  // namespace tether::swarm

@@ -1,0 +1,264 @@
+// Swarm message parsing and encoding (agent-bus-and-swarm.md § Swarm transfer, § Untrusted wire
+// input; shapes from agent-bus-notes.md): round trips, every refusal, and the SCTP size arithmetic.
+#include <catch2/catch.hpp>
+
+#include "common/base64.hpp"
+#include "swarm/messages.hpp"
+#include "swarm/session.hpp"
+
+using namespace tether;
+using namespace tether::swarm;
+
+namespace {
+
+const std::string kId(64, 'a');
+const std::string kHash = std::string(63, '0') + "1";
+
+Result<Message, Refusal> parse(const std::string& type, const std::string& payload) {
+  auto j = parse_json(ByteView(std::string_view(payload)));
+  REQUIRE(j.ok());
+  return parse_message(type, j.value);
+}
+
+MessageError refusal_of(const std::string& type, const std::string& payload) {
+  auto m = parse(type, payload);
+  REQUIRE_FALSE(m.ok());
+  CHECK_FALSE(m.error().detail.empty());
+  return m.error().code;
+}
+
+std::string hashes_json(std::size_t n, const std::string& h = kHash) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < n; ++i) out += (i ? ",\"" : "\"") + h + "\"";
+  return out + "]";
+}
+
+std::vector<ChunkHash> some_hashes(std::uint32_t n) {
+  std::vector<ChunkHash> v;
+  for (std::uint32_t i = 0; i < n; ++i) v.push_back(sha256(ByteView(std::string_view(std::to_string(i)))));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("swarm messages: every type round-trips through its canonical JSON", "[swarm]") {
+  const FileId id = sha256(ByteView(std::string_view("file")));
+  FileShape shape{1000, 300, 4};
+  auto inline_offer = make_offer(id, "a.bin", "application/octet-stream", shape, some_hashes(4));
+  REQUIRE(inline_offer.ok());
+  FileShape big{300ull * 65536, 65536, 300};
+  auto paged_offer = make_offer(id, "b.bin", "application/octet-stream", big, some_hashes(300));
+  REQUIRE(paged_offer.ok());
+  CHECK(paged_offer->paged());
+  CHECK(paged_offer->pages == 2);
+  ManifestPage page{id, 1, 2, 256, *paged_offer->chunk_hashes_hash, some_hashes(44)};
+  std::vector<Message> all = {
+      inline_offer.value(),
+      paged_offer.value(),
+      ManifestRequest{id, 256, {0, 1}},
+      page,
+      Announce{id, 20, 0, {0xff, 0x0f, 0x30}},
+      Announce{id, 2000, 1000, {0x80}, true},
+      Announce{id, 2000, 0, {0x80}, true},
+      Have{id, {1, 2, 3}},
+      Request{id, 7, true},
+      Request{id, 8, false},
+      ChunkMessage{id, 3, {1, 2, 3, 4, 5}},
+  };
+  for (const auto& m : all) {
+    const std::string text = encode_message_text(m);
+    INFO(text);
+    auto back = parse_message_text(ByteView(std::string_view(text)));
+    REQUIRE(back.ok());
+    CHECK(message_type(back.value()) == message_type(m));
+    CHECK(encode_message_text(back.value()) == text);
+  }
+  CHECK(encode_payload(Request{id, 7, false}) == "{\"fileId\":\"" + to_hex(id) + "\",\"index\":7}");
+  CHECK(encode_payload(Request{id, 7, true}) == "{\"fileId\":\"" + to_hex(id) + "\",\"index\":7,\"bin\":1}");
+}
+
+TEST_CASE("swarm messages: offers with inconsistent or oversized shapes are refused", "[swarm]") {
+  auto offer = [](const std::string& fields) {
+    return "{\"fileId\":\"" + kId + "\",\"name\":\"f\",\"mimeType\":\"x/y\"," + fields + "}";
+  };
+  const std::string digest_of_nothing = to_hex(sha256(ByteView()));
+  // totalChunks must be ceil(size / chunkSize).
+  CHECK(refusal_of("swarm_offer", offer("\"size\":1000,\"chunkSize\":300,\"totalChunks\":3,\"chunkHashes\":" + hashes_json(3))) ==
+        MessageError::inconsistent_shape);
+  // At most 1,000,000 chunks, refused before anything else is read.
+  CHECK(refusal_of("swarm_offer", offer("\"size\":1000001,\"chunkSize\":1,\"totalChunks\":1000001,\"chunkHashesHash\":\"" + kId +
+                                         "\",\"manifestPageSize\":256,\"manifestPages\":3907")) ==
+        MessageError::too_many_chunks);
+  CHECK(refusal_of("swarm_offer", offer("\"size\":10,\"chunkSize\":0,\"totalChunks\":1")) ==
+        MessageError::out_of_range);
+  CHECK(refusal_of("swarm_offer", offer("\"size\":10,\"chunkSize\":2097152,\"totalChunks\":1")) ==
+        MessageError::out_of_range);
+  CHECK(refusal_of("swarm_offer", offer("\"size\":-1,\"chunkSize\":10,\"totalChunks\":1")) ==
+        MessageError::bad_field);
+  CHECK(refusal_of("swarm_offer", offer("\"size\":1.5,\"chunkSize\":10,\"totalChunks\":1")) ==
+        MessageError::bad_field);
+  // Inline lists: bounded, one per chunk, lowercase SHA-256, and matching any digest given.
+  CHECK(refusal_of("swarm_offer", offer("\"size\":300,\"chunkSize\":1,\"totalChunks\":300,\"chunkHashes\":" + hashes_json(300))) ==
+        MessageError::too_many_hashes);
+  CHECK(refusal_of("swarm_offer", offer("\"size\":3,\"chunkSize\":1,\"totalChunks\":3,\"chunkHashes\":" + hashes_json(2))) ==
+        MessageError::inconsistent_shape);
+  CHECK(refusal_of("swarm_offer", offer("\"size\":1,\"chunkSize\":1,\"totalChunks\":1,\"chunkHashes\":" +
+                                         hashes_json(1, std::string(63, '0') + "A"))) == MessageError::bad_hash);
+  CHECK(refusal_of("swarm_offer", offer("\"size\":1,\"chunkSize\":1,\"totalChunks\":1,\"chunkHashes\":" + hashes_json(1) +
+                                         ",\"chunkHashesHash\":\"" + kId + "\"")) == MessageError::bad_hash);
+  // Paged offers: a digest, and a page count that matches.
+  CHECK(refusal_of("swarm_offer", offer("\"size\":1000,\"chunkSize\":1,\"totalChunks\":1000,\"manifestPageSize\":256,\"manifestPages\":4")) ==
+        MessageError::missing_field);
+  CHECK(refusal_of("swarm_offer", offer("\"size\":1000,\"chunkSize\":1,\"totalChunks\":1000,\"chunkHashesHash\":\"" + kId +
+                                         "\",\"manifestPageSize\":256,\"manifestPages\":5")) == MessageError::inconsistent_shape);
+  CHECK(refusal_of("swarm_offer", offer("\"size\":1000,\"chunkSize\":1,\"totalChunks\":1000,\"chunkHashesHash\":\"" + kId +
+                                         "\",\"manifestPageSize\":257,\"manifestPages\":4")) == MessageError::out_of_range);
+  CHECK(refusal_of("swarm_offer", offer("\"size\":1,\"chunkSize\":1,\"totalChunks\":1,\"chunkHashes\":" + hashes_json(1) +
+                                         ",\"manifestPageSize\":256,\"manifestPages\":1")) == MessageError::inconsistent_shape);
+  CHECK(refusal_of("swarm_offer", "{\"fileId\":\"" + std::string(64, 'A') + "\"}") == MessageError::bad_hash);
+  CHECK(refusal_of("swarm_offer", "{\"fileId\":\"" + kId + "\",\"name\":\"" + std::string(256, 'n') +
+                                      "\",\"mimeType\":\"x\",\"size\":0,\"chunkSize\":1,\"totalChunks\":0}") == MessageError::out_of_range);
+  // An empty file is a valid offer with an empty list.
+  CHECK(parse("swarm_offer", offer("\"size\":0,\"chunkSize\":1,\"totalChunks\":0,\"chunkHashesHash\":\"" + digest_of_nothing +
+                                    "\",\"manifestPageSize\":256,\"manifestPages\":0")).ok());
+}
+
+TEST_CASE("swarm messages: an unsolicited million-chunk offer parses without a manifest", "[swarm]") {
+  const std::string p = "{\"fileId\":\"" + kId +
+                        "\",\"name\":\"big\",\"mimeType\":\"x/y\",\"size\":65536000000,\"chunkSize\":65536,"
+                        "\"totalChunks\":1000000,\"chunkHashesHash\":\"" + kId +
+                        "\",\"manifestPageSize\":256,\"manifestPages\":3907}";
+  CHECK(p.size() < 400);  // the offer stays small whatever the file's size
+  auto m = parse("swarm_offer", p);
+  REQUIRE(m.ok());
+  const Offer& o = std::get<Offer>(m.value());
+  CHECK(o.paged());
+  CHECK(o.inline_hashes.capacity() == 0);  // nothing allocated until somebody asks for the file
+}
+
+TEST_CASE("swarm messages: hostile manifest pages and requests are refused at parse", "[swarm]") {
+  auto page = [](const std::string& fields) {
+    return "{\"fileId\":\"" + kId + "\",\"chunkHashesHash\":\"" + kId + "\"," + fields + "}";
+  };
+  CHECK(refusal_of("swarm_manifest_page", page("\"page\":0,\"totalPages\":2,\"pageSize\":256,\"hashes\":" + hashes_json(257))) ==
+        MessageError::too_many_hashes);
+  CHECK(refusal_of("swarm_manifest_page", page("\"page\":0,\"totalPages\":2,\"pageSize\":4,\"hashes\":" + hashes_json(5))) ==
+        MessageError::too_many_hashes);
+  CHECK(refusal_of("swarm_manifest_page", page("\"page\":2,\"totalPages\":2,\"pageSize\":4,\"hashes\":" + hashes_json(4))) ==
+        MessageError::out_of_range);
+  CHECK(refusal_of("swarm_manifest_page", page("\"page\":0,\"totalPages\":2,\"pageSize\":4,\"hashes\":" + hashes_json(3))) ==
+        MessageError::inconsistent_shape);
+  CHECK(refusal_of("swarm_manifest_page", page("\"page\":1,\"totalPages\":2,\"pageSize\":4,\"hashes\":[]")) ==
+        MessageError::inconsistent_shape);
+  CHECK(refusal_of("swarm_manifest_page", page("\"page\":0,\"totalPages\":1,\"pageSize\":4,\"hashes\":[\"" + kId + "\",7]")) ==
+        MessageError::bad_hash);
+  CHECK(parse("swarm_manifest_page", page("\"page\":1,\"totalPages\":2,\"pageSize\":4,\"hashes\":" + hashes_json(3))).ok());
+  // A request for more pages than one answer may carry.
+  CHECK(refusal_of("swarm_manifest_request", "{\"fileId\":\"" + kId + "\",\"pageSize\":256,\"pages\":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]}") ==
+        MessageError::out_of_range);
+  CHECK(refusal_of("swarm_request", "{\"fileId\":\"" + kId + "\",\"index\":1000000}") == MessageError::out_of_range);
+  CHECK(refusal_of("swarm_request", "{\"fileId\":\"" + kId + "\",\"index\":1,\"bin\":2}") == MessageError::out_of_range);
+  CHECK(refusal_of("swarm_request", "{\"fileId\":\"" + kId + "\",\"index\":\"1\"}") == MessageError::bad_field);
+  CHECK(refusal_of("swarm_have", "{\"fileId\":\"" + kId + "\",\"indexes\":\"1\"}") == MessageError::bad_field);
+  std::string many = "[";
+  for (int i = 0; i < 257; ++i) many += (i ? "," : "") + std::to_string(i);
+  CHECK(refusal_of("swarm_have", "{\"fileId\":\"" + kId + "\",\"indexes\":" + many + "]}") == MessageError::out_of_range);
+  CHECK(std::get<Have>(parse("swarm_have", "{\"fileId\":\"" + kId + "\",\"index\":5}").value()).indexes ==
+        std::vector<std::uint32_t>{5});
+}
+
+TEST_CASE("swarm messages: bitfields and base64 chunks are bounded before decoding", "[swarm]") {
+  auto ann = [](const std::string& fields) { return "{\"fileId\":\"" + kId + "\"," + fields + "}"; };
+  CHECK(parse("swarm_announce", ann("\"totalChunks\":20,\"chunks\":\"" + base64_encode(Bytes{1, 2, 3}) + "\"")).ok());
+  CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":20,\"chunks\":\"" + base64_encode(Bytes{1, 2}) + "\"")) ==
+        MessageError::inconsistent_shape);
+  CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":20,\"chunks\":\"" + base64_encode(Bytes(400, 0)) + "\"")) ==
+        MessageError::out_of_range);
+  CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":20,\"chunks\":\"AB$=\"")) == MessageError::bad_field);
+  CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":2000,\"firstChunk\":3,\"chunks\":\"AA==\"")) ==
+        MessageError::out_of_range);
+  CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":1000001,\"chunks\":\"\"")) == MessageError::out_of_range);
+  const std::string huge((std::size_t(kMaxChunkSize) + 2) / 3 * 4 + 4, 'A');
+  CHECK(refusal_of("swarm_chunk", "{\"fileId\":\"" + kId + "\",\"index\":0,\"data\":\"" + huge + "\"}") ==
+        MessageError::out_of_range);
+  CHECK(refusal_of("swarm_chunk", "{\"fileId\":\"" + kId + "\",\"index\":0,\"data\":\"A\"}") == MessageError::bad_field);
+  // Not ours: another layer's message, or JSON that is not a swarm message at all.
+  CHECK(refusal_of("chat", "{}") == MessageError::unknown_type);
+  CHECK(refusal_of("swarm_bogus", "{}") == MessageError::unknown_type);
+  CHECK(refusal_of("swarm_have", "[]") == MessageError::not_object);
+  CHECK(parse_message_text(ByteView(std::string_view("{\"type\":\"swarm_have\""))).error().code == MessageError::not_json);
+  CHECK(parse_message_text(ByteView(std::string_view("{\"payload\":{}}"))).error().code == MessageError::missing_field);
+}
+
+TEST_CASE("swarm messages: the binary-lane frame", "[swarm]") {
+  const FileId id = sha256(ByteView(std::string_view("f")));
+  const Bytes chunk = {9, 8, 7};
+  const Bytes frame = encode_chunk_frame(id, 0x01020304 % kMaxChunks, ByteView(chunk));
+  REQUIRE(frame.size() == 43);
+  CHECK(frame[0] == 0x4e);
+  CHECK(frame[1] == 0x4a);
+  CHECK(frame[2] == 1);
+  CHECK(frame[3] == 1);
+  auto f = parse_chunk_frame(ByteView(frame));
+  REQUIRE(f);
+  CHECK(f->file_id == id);
+  CHECK(f->index == 0x01020304 % kMaxChunks);
+  CHECK(f->data.to_bytes() == chunk);
+  // Index big-endian at bytes 36..39.
+  const Bytes one = encode_chunk_frame(id, 1, ByteView(chunk));
+  CHECK((one[36] == 0 && one[37] == 0 && one[38] == 0 && one[39] == 1));
+  // Somebody else's traffic is ignored, not an error.
+  Bytes other = frame;
+  other[3] = 2;
+  CHECK_FALSE(parse_chunk_frame(ByteView(other)));
+  CHECK_FALSE(parse_chunk_frame(ByteView(frame.data(), 39)));
+  other = frame;
+  other[36] = 0xff;  // index over kMaxChunks
+  CHECK_FALSE(parse_chunk_frame(ByteView(other)));
+}
+
+TEST_CASE("swarm messages: 64 KiB chunks against the negotiated SCTP message limit", "[swarm]") {
+  // § What was measured: at the 64 KB default a base64 chunk is 85 KB and would be refused by a
+  // peer negotiating the 65,536 every implementation must support. So is the binary frame: its
+  // 40-byte header takes it 40 bytes over.
+  const FileId id{};
+  const std::size_t b64 = encode_payload(ChunkMessage{id, 999'999, Bytes(65536, 0)}).size();
+  CHECK(b64 == 87'486);
+  CHECK(base64_chunk_payload_bytes(65536, 999'999) == b64);
+  CHECK(encode_payload(ChunkMessage{id, 0, Bytes(10, 0)}).size() == base64_chunk_payload_bytes(10, 0));
+  CHECK_FALSE(chunk_fits_base64(65536, kMinSctpMessageSize));
+  CHECK_FALSE(chunk_fits_binary(65536, kMinSctpMessageSize));
+  CHECK(encode_chunk_frame(id, 0, ByteView(Bytes(65536, 0))).size() == 65'576);
+  // Chromium's 262,144 carries both.
+  CHECK(chunk_fits_base64(65536, 262'144));
+  CHECK(chunk_fits_binary(65536, 262'144));
+  // The largest chunks a 65,536-byte peer can take, per lane.
+  CHECK(max_chunk_size_binary(kMinSctpMessageSize) == 65'496);
+  CHECK(chunk_fits_binary(65'496, kMinSctpMessageSize));
+  CHECK_FALSE(chunk_fits_binary(65'497, kMinSctpMessageSize));
+  const std::uint32_t b64_max = max_chunk_size_base64(kMinSctpMessageSize);
+  CHECK(b64_max == 42'930);
+  CHECK(chunk_fits_base64(b64_max, kMinSctpMessageSize));
+  CHECK_FALSE(chunk_fits_base64(b64_max + 3, kMinSctpMessageSize));
+  // Control messages: a full manifest page and a full inline offer fit the smallest limit.
+  const FileId fid = sha256(ByteView(std::string_view("x")));
+  ManifestPage page{fid, 0, 2, 256, fid, some_hashes(256)};
+  CHECK(encode_payload(page).size() <= max_payload_bytes(kMinSctpMessageSize));
+  auto offer = make_offer(fid, std::string(255, 'n'), std::string(255, 'm'), FileShape{256ull * 65536, 65536, 256}, some_hashes(256));
+  REQUIRE(offer.ok());
+  CHECK_FALSE(offer->paged());
+  CHECK(encode_payload(offer.value()).size() <= max_payload_bytes(kMinSctpMessageSize));
+  // The 250 MB file of § Why the manifest is paged: its old offer was ~275 KB; ours is tiny.
+  auto big = make_offer(fid, "f", "x/y", FileShape{250'000'000, 65536, 3815}, some_hashes(3815));
+  REQUIRE(big.ok());
+  CHECK(big->paged());
+  CHECK(encode_payload(big.value()).size() < 400);
+  CHECK(3815 * 67 > 250'000);  // what one hash per chunk inline would have cost
+  // A million-chunk bitfield needs three announces at 65,536 and one at 262,144.
+  const std::uint32_t per_small = max_announce_chunks(kMinSctpMessageSize);
+  CHECK(per_small % 8 == 0);
+  CHECK((kMaxChunks + per_small - 1) / per_small == 3);
+  CHECK(max_announce_chunks(262'144) >= kMaxChunks);
+  Announce a{fid, kMaxChunks, 0, Bytes(per_small / 8, 0xff)};
+  CHECK(encode_payload(a).size() <= max_payload_bytes(kMinSctpMessageSize));
+}

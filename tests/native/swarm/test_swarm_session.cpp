@@ -1,0 +1,370 @@
+// The scheduler and picker rules, driven directly (agent-bus-and-swarm.md § Startup, § Losing a
+// chunk on a healthy link, § Surviving a network drop, § Why the manifest is paged, § Resume,
+// § Concurrent downloads).
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "swarm/picker.hpp"
+#include "swarm/resume.hpp"
+#include "swarm/session.hpp"
+
+using namespace tether;
+using namespace tether::swarm;
+
+namespace {
+
+struct File {
+  FileShape shape;
+  std::vector<Bytes> chunks;
+  std::vector<ChunkHash> hashes;
+  Offer offer;
+};
+
+File make_file(std::uint32_t chunks, std::uint32_t chunk_size = 1024) {
+  File f;
+  f.shape = FileShape{std::uint64_t(chunks) * chunk_size, chunk_size, chunks};
+  for (std::uint32_t i = 0; i < chunks; ++i) {
+    Bytes b(chunk_size, std::uint8_t(i * 7 + 1));
+    b[0] = std::uint8_t(i >> 8);
+    b[1] = std::uint8_t(i);
+    f.hashes.push_back(sha256(ByteView(b)));
+    f.chunks.push_back(std::move(b));
+  }
+  f.offer = make_offer(sha256(ByteView(std::string_view("t"))), "t.bin", "x/y", f.shape, f.hashes).value();
+  return f;
+}
+
+template <class T>
+std::vector<T> only(const std::vector<Action>& actions) {
+  std::vector<T> out;
+  for (const auto& a : actions)
+    if (auto* x = std::get_if<T>(&a)) out.push_back(*x);
+  return out;
+}
+
+Message full_announce(const File& f) {
+  Bitfield all(f.shape.total_chunks);
+  for (std::uint32_t i = 0; i < f.shape.total_chunks; ++i) all.set(i);
+  return Announce{f.offer.file_id, f.shape.total_chunks, 0, all.to_wire(0, f.shape.total_chunks)};
+}
+
+Swarm downloader(const File& f, SwarmConfig cfg = {}) {
+  auto s = Swarm::fetch(f.offer, 1, cfg, 0);
+  REQUIRE(s.ok());
+  Swarm sw = std::move(s.value());
+  REQUIRE(only<ManifestReady>(sw.take_actions()).size() == 1);
+  sw.begin_download(Bitfield(f.shape.total_chunks), 0);
+  sw.take_actions();
+  return sw;
+}
+
+}  // namespace
+
+TEST_CASE("swarm scheduler: a request is outstanding only once the transport accepted it", "[swarm]") {
+  File f = make_file(64);
+  Swarm s = downloader(f);
+  s.add_peer(1, {}, 0);
+  s.on_message(1, full_announce(f), true, 0);
+  auto reqs = only<SendRequest>(s.take_actions());
+  REQUIRE(reqs.size() == kDefaultWindowPerPeer);
+  // The transport refused every one: nothing is outstanding, nothing can time out, nobody is charged.
+  for (const auto& r : reqs) s.on_send_result(r.token, false, 10);
+  CHECK(s.outstanding() == 0);
+  CHECK(s.stats().requests_rejected == kDefaultWindowPerPeer);
+  s.tick(100'000);
+  CHECK(s.stats().timeouts == 0);
+  CHECK(s.stats().misses_charged == 0);
+  // Accepted ones start their clock at acceptance, not at planning.
+  reqs = only<SendRequest>(s.take_actions());
+  REQUIRE(!reqs.empty());
+  for (const auto& r : reqs) s.on_send_result(r.token, true, 100'000 + 5'000);
+  s.tick(100'000 + kTimeoutCeilingMs + 4'999);
+  CHECK(s.stats().timeouts == 0);
+  s.tick(100'000 + kTimeoutCeilingMs + 5'000);
+  CHECK(s.stats().timeouts == reqs.size());
+}
+
+TEST_CASE("swarm scheduler: timeouts scale with RTT, floor 3 s, ceiling 15 s untimed", "[swarm]") {
+  File f = make_file(64);
+  Swarm s = downloader(f);
+  s.add_peer(1, {}, 0);
+  CHECK(s.timeout_for(1) == kTimeoutCeilingMs);  // not yet timed
+  s.on_message(1, full_announce(f), true, 0);
+  auto reqs = only<SendRequest>(s.take_actions());
+  for (const auto& r : reqs) s.on_send_result(r.token, true, 0);
+  // Answered in 80 ms: the timeout drops to the floor, not to a few hundred ms.
+  REQUIRE(s.on_chunk(1, reqs[0].index, ByteView(f.chunks[reqs[0].index]), 80) == ChunkOutcome::stored);
+  CHECK(s.timeout_for(1) == kTimeoutFloorMs);
+  // A peer answering in 2.5 s gets more than the floor.
+  for (std::size_t k = 1; k < 6; ++k)
+    s.on_chunk(1, reqs[k].index, ByteView(f.chunks[reqs[k].index]), 2'500 * std::int64_t(k));
+  CHECK(s.timeout_for(1) > kTimeoutFloorMs);
+  CHECK(s.timeout_for(1) <= kTimeoutCeilingMs);
+  // Corrupt bytes are refused and re-planned.
+  Bytes bad = f.chunks[reqs[7].index];
+  bad[5] ^= 1;
+  CHECK(s.on_chunk(1, reqs[7].index, ByteView(bad), 20'000) == ChunkOutcome::bad_hash);
+  CHECK(s.on_chunk(1, reqs[1].index, ByteView(f.chunks[reqs[1].index]), 20'000) == ChunkOutcome::duplicate);
+  CHECK(s.on_chunk(1, 9999, ByteView(bad), 20'000) == ChunkOutcome::unexpected);
+}
+
+TEST_CASE("swarm scheduler: a silent peer is rebuilt after consecutive misses, a busy one is not charged",
+          "[swarm]") {
+  File f = make_file(256);
+  Swarm s = downloader(f);
+  s.add_peer(1, {}, 0);
+  s.add_peer(2, {}, 0);
+  s.on_message(1, full_announce(f), true, 0);
+  s.on_message(2, full_announce(f), true, 0);
+  auto reqs = only<SendRequest>(s.take_actions());
+  for (const auto& r : reqs) s.on_send_result(r.token, true, 0);
+  // Peer 2 answers everything; peer 1 answers nothing (its path is silently dead).
+  std::int64_t t = 10;
+  for (const auto& r : reqs)
+    if (r.to == 2) s.on_chunk(2, r.index, ByteView(f.chunks[r.index]), t += 10);
+  s.take_actions();
+  s.tick(kTimeoutCeilingMs);  // peer 1 was never timed: the 15 s ceiling
+  auto acts = s.take_actions();
+  auto rebuilds = only<RebuildPeer>(acts);
+  REQUIRE(rebuilds.size() == 1);
+  CHECK(rebuilds[0].peer == 1);
+  CHECK(s.stats().misses_charged == kDefaultWindowPerPeer);
+  // While the connection is rebuilt nothing is asked of it.
+  for (const auto& r : only<SendRequest>(acts)) CHECK(r.to == 2);
+}
+
+TEST_CASE("swarm scheduler: our own reconnect abandons everything and holds rebuilds off", "[swarm]") {
+  File f = make_file(256);
+  Swarm s = downloader(f);
+  s.add_peer(1, {}, 0);
+  s.on_message(1, full_announce(f), true, 0);
+  for (const auto& r : only<SendRequest>(s.take_actions())) s.on_send_result(r.token, true, 0);
+  REQUIRE(s.outstanding() == kDefaultWindowPerPeer);
+  s.on_transport_down(1'000);
+  CHECK(s.outstanding() == 0);
+  CHECK(s.stats().abandoned_on_reconnect == kDefaultWindowPerPeer);
+  s.tick(2'000);
+  CHECK(only<SendRequest>(s.take_actions()).empty());  // nothing planned while we are away
+  CHECK(s.stats().timeouts == 0);
+  s.on_transport_up(3'000);
+  auto reqs = only<SendRequest>(s.take_actions());
+  REQUIRE(reqs.size() == kDefaultWindowPerPeer);  // re-planned at once
+  for (const auto& r : reqs) s.on_send_result(r.token, true, 3'000);
+  // The path stayed dead: every request misses, but the rebuild waits for the grace period.
+  s.tick(3'000 + kTimeoutCeilingMs);
+  CHECK(s.stats().misses_charged == kDefaultWindowPerPeer);
+  const std::int64_t grace_end = 3'000 + kRebuildGraceMs;
+  if (3'000 + kTimeoutCeilingMs < grace_end) {
+    CHECK(only<RebuildPeer>(s.take_actions()).empty());
+    s.tick(grace_end);
+  }
+  CHECK(only<RebuildPeer>(s.take_actions()).size() == 1);
+
+  // Within the grace window itself nothing is rebuilt.
+  Swarm g = downloader(f);
+  g.add_peer(1, {}, 0);
+  g.on_message(1, full_announce(f), true, 0);
+  for (const auto& r : only<SendRequest>(g.take_actions())) g.on_send_result(r.token, true, 0);
+  g.on_transport_down(14'000);
+  g.on_transport_up(14'500);
+  for (const auto& r : only<SendRequest>(g.take_actions())) g.on_send_result(r.token, true, 14'500);
+  g.tick(14'500 + kTimeoutCeilingMs - 1);
+  CHECK(only<RebuildPeer>(g.take_actions()).empty());
+}
+
+TEST_CASE("swarm startup: a bitfield is answered once, only with something the peer lacks", "[swarm]") {
+  File f = make_file(16);
+  auto bits = [&](std::initializer_list<std::uint32_t> idx) {
+    Bitfield b(16);
+    for (auto i : idx) b.set(i);
+    return Message{Announce{f.offer.file_id, 16, 0, b.to_wire(0, 16)}};
+  };
+  Swarm a = downloader(f);
+  a.add_peer(2, {}, 0);
+  a.take_actions();
+  // We hold nothing: a broadcast from a peer gets no answer.
+  a.on_message(2, bits({1, 2}), false, 0);
+  CHECK(only<SendControl>(a.take_actions()).empty());
+  // Now we hold chunk 5, which the peer lacks: one unicast answer.
+  for (const auto& r : only<SendRequest>(a.take_actions())) a.on_send_result(r.token, true, 0);
+  a.on_chunk(2, 1, ByteView(f.chunks[1]), 10);
+  a.take_actions();
+  Swarm seeder = Swarm::seed(f.offer, f.hashes, {}).value();
+  seeder.add_peer(3, {}, 0);
+  seeder.take_actions();
+  seeder.on_message(3, bits({}), false, 0);
+  auto sent = only<SendControl>(seeder.take_actions());
+  REQUIRE(sent.size() == 1);
+  CHECK(sent[0].type == "swarm_announce");
+  REQUIRE(sent[0].to);
+  CHECK(*sent[0].to == 3);
+  // A reply (directed) is never answered, so two partial peers cannot ping-pong.
+  seeder.on_message(3, bits({}), true, 0);
+  CHECK(only<SendControl>(seeder.take_actions()).empty());
+  // A peer that has everything we have gets no answer.
+  seeder.on_message(3, bits({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}), false, 0);
+  CHECK(only<SendControl>(seeder.take_actions()).empty());
+  CHECK(seeder.stats().startup_replies == 1);
+}
+
+TEST_CASE("swarm manifest: pages are checked against the offer's digest before anything opens", "[swarm]") {
+  File f = make_file(600);  // three pages of 256
+  REQUIRE(f.offer.paged());
+  auto fetched = Swarm::fetch(f.offer, 7, {}, 0);
+  REQUIRE(fetched.ok());
+  Swarm s = std::move(fetched.value());
+  auto req = only<SendControl>(s.take_actions());
+  REQUIRE(req.size() == 1);
+  CHECK(req[0].type == "swarm_manifest_request");
+  CHECK(*req[0].to == 7);
+  auto page = [&](std::uint32_t p) {
+    ManifestPage m{f.offer.file_id, p, 3, 256, *f.offer.chunk_hashes_hash, {}};
+    for (std::uint32_t i = p * 256; i < std::min<std::uint32_t>(600, (p + 1) * 256); ++i) m.hashes.push_back(f.hashes[i]);
+    return m;
+  };
+  // A page of another manifest (different digest) is not stored.
+  ManifestPage foreign = page(0);
+  foreign.chunk_hashes_hash[0] ^= 1;
+  s.on_message(7, foreign, true, 0);
+  // Pages whose hashes were tampered with assemble to the wrong digest: refused, nothing opened.
+  ManifestPage tampered = page(1);
+  tampered.hashes[3][0] ^= 1;
+  s.on_message(7, page(0), true, 0);
+  s.on_message(7, tampered, true, 0);
+  s.on_message(7, page(2), true, 0);
+  auto acts = s.take_actions();
+  CHECK(only<ManifestReady>(acts).empty());
+  auto failed = only<Failed>(acts);
+  REQUIRE(failed.size() == 1);
+  CHECK(failed[0].code == "manifest_digest_mismatch");
+  CHECK_FALSE(s.manifest_ready());
+  // Fetched again honestly, it verifies.
+  s.tick(kTimeoutCeilingMs + 1);
+  for (std::uint32_t p = 0; p < 3; ++p) s.on_message(7, page(p), true, kTimeoutCeilingMs + 2);
+  CHECK(only<ManifestReady>(s.take_actions()).size() == 1);
+  CHECK(s.hashes() == f.hashes);
+
+  // A seeder serves pages of at most 256 hashes, each under the smallest SCTP limit.
+  Swarm seeder = Swarm::seed(f.offer, f.hashes, {}).value();
+  seeder.add_peer(9, {}, 0);
+  seeder.take_actions();
+  seeder.on_message(9, ManifestRequest{f.offer.file_id, 256, {0, 1, 2, 3}}, true, 0);
+  auto pages = only<SendControl>(seeder.take_actions());
+  CHECK(pages.size() == 3);  // page 3 does not exist
+  for (const auto& p : pages) CHECK(p.payload.size() <= max_payload_bytes(kMinSctpMessageSize));
+}
+
+TEST_CASE("swarm lanes: the answer format is chosen per request and per peer limit", "[swarm]") {
+  File f = make_file(4, 65536);
+  Swarm seeder = Swarm::seed(f.offer, f.hashes, {}).value();
+  seeder.add_peer(1, PeerCaps{true, 262'144}, 0);
+  seeder.add_peer(2, PeerCaps{false, 262'144}, 0);
+  seeder.add_peer(3, PeerCaps{true, 65'536}, 0);
+  seeder.take_actions();
+  seeder.on_message(1, Request{f.offer.file_id, 0, true}, true, 0);
+  seeder.on_message(1, Request{f.offer.file_id, 1, false}, true, 0);  // an old peer on a new link
+  seeder.on_message(2, Request{f.offer.file_id, 2, true}, true, 0);   // no binary channel open
+  seeder.on_message(3, Request{f.offer.file_id, 3, true}, true, 0);   // 64 KiB fits neither lane
+  auto served = only<ServeChunk>(seeder.take_actions());
+  REQUIRE(served.size() == 3);
+  CHECK(served[0].binary);
+  CHECK_FALSE(served[1].binary);
+  CHECK_FALSE(served[2].binary);
+  CHECK(seeder.stats().requests_refused_too_large == 1);
+  // The downloader never asks a peer whose limit cannot carry the file's chunks.
+  Swarm d = downloader(f);
+  d.add_peer(3, PeerCaps{true, 65'536}, 0);
+  d.on_message(3, full_announce(f), true, 0);
+  CHECK(only<SendRequest>(d.take_actions()).empty());
+}
+
+TEST_CASE("swarm announce: a million-chunk bitfield splits to fit a 65,536-byte peer", "[swarm]") {
+  FileShape shape{std::uint64_t(kMaxChunks), 1, kMaxChunks};
+  Offer o;
+  o.file_id = sha256(ByteView(std::string_view("m")));
+  o.shape = shape;
+  o.page_size = 256;
+  o.pages = (kMaxChunks + 255) / 256;
+  std::vector<ChunkHash> hashes(kMaxChunks, sha256(ByteView(std::string_view("c"))));
+  o.chunk_hashes_hash = chunk_hashes_digest(hashes);
+  Swarm seeder = Swarm::seed(o, hashes, {}).value();
+  seeder.add_peer(1, PeerCaps{true, 65'536}, 0);
+  seeder.take_actions();
+  seeder.on_message(1, Announce{o.file_id, kMaxChunks, 0, Bytes(kMaxChunks / 8, 0)}, false, 0);
+  auto parts = only<SendControl>(seeder.take_actions());
+  REQUIRE(parts.size() == 3);
+  std::uint32_t covered = 0;
+  for (const auto& p : parts) {
+    CHECK(p.payload.size() <= max_payload_bytes(65'536));
+    auto j = parse_json(ByteView(std::string_view(p.payload)));
+    auto m = parse_message("swarm_announce", j.value);
+    REQUIRE(m.ok());
+    const auto& a = std::get<Announce>(m.value());
+    CHECK(a.first_chunk == covered);
+    covered += std::uint32_t(a.bits.size() * 8);
+  }
+  CHECK(covered >= kMaxChunks);
+}
+
+TEST_CASE("swarm picker: rarest first, random ties from the seed, index ties for the baseline", "[swarm]") {
+  Bitfield peer(1000), busy(1000);
+  for (std::uint32_t i = 0; i < 1000; ++i) peer.set(i);
+  std::set<std::uint32_t> firsts;
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    Picker p(1000, TieBreak::random);
+    for (std::uint32_t i = 0; i < 1000; ++i) p.increment(i);
+    SeededRng rng(seed);
+    const std::uint32_t first = *p.pick(peer, busy, rng);
+    firsts.insert(first);
+    // The same seed makes the same choice: runs are reproducible.
+    SeededRng again(seed);
+    Picker q(1000, TieBreak::random);
+    for (std::uint32_t i = 0; i < 1000; ++i) q.increment(i);
+    CHECK(*q.pick(peer, busy, again) == first);
+  }
+  CHECK(firsts.size() >= 6);  // different seeds diverge from the first pick
+  Picker ix(1000, TieBreak::index);
+  for (std::uint32_t i = 0; i < 1000; ++i) ix.increment(i);
+  SeededRng rng(1);
+  CHECK(*ix.pick(peer, busy, rng) == 0);
+  // Rarest first: chunk 500 is held by one peer, the rest by two.
+  Picker r(1000, TieBreak::random);
+  for (std::uint32_t i = 0; i < 1000; ++i) {
+    r.increment(i);
+    if (i != 500) r.increment(i);
+  }
+  CHECK(*r.pick(peer, busy, rng) == 500);
+  busy.set(500);
+  CHECK(*r.pick(peer, busy, rng) != 500);  // in flight elsewhere
+  // A peer holding a single chunk deep in a large bucket is still found.
+  Bitfield one(1000);
+  one.set(777);
+  busy.reset(500);
+  CHECK(*r.pick(one, busy, rng) == 777);
+  r.remove(777);
+  CHECK_FALSE(r.pick(one, busy, rng));
+}
+
+TEST_CASE("swarm resume: chunks are credited only when they verify; locks go stale at 5 min", "[swarm]") {
+  File f = make_file(8);
+  ResumeVerifier v(f.shape, f.hashes);
+  CHECK(v.feed(0, ByteView(f.chunks[0])));
+  CHECK_FALSE(v.feed(1, ByteView(Bytes(1024, 0))));                 // a gap of zeros
+  CHECK_FALSE(v.feed(2, ByteView(f.chunks[2].data(), 512)));        // an interrupted write
+  CHECK_FALSE(v.feed(3, ByteView(f.chunks[4])));                    // another chunk's bytes
+  CHECK_FALSE(v.feed(99, ByteView(f.chunks[0])));
+  CHECK(v.verified().count() == 1);
+  CHECK_FALSE(v.complete());
+  // Part files are keyed by content and destination.
+  const auto& d = *f.offer.chunk_hashes_hash;
+  CHECK(part_file_name(f.offer.file_id, d, "/home/a/Downloads") == part_file_name(f.offer.file_id, d, "/home/a/Downloads"));
+  CHECK(part_file_name(f.offer.file_id, d, "/home/a/Downloads") != part_file_name(f.offer.file_id, d, "/tmp"));
+  CHECK(part_file_name(f.offer.file_id, d, "/tmp").size() == 32 + 5);
+  CHECK(decide_lock(std::nullopt, "me", 0).verdict == LockVerdict::acquire);
+  CHECK(decide_lock(LockRecord{"me", 0}, "me", 10).verdict == LockVerdict::ours);
+  auto busy = decide_lock(LockRecord{"other", 1'000}, "me", 1'000 + kStaleLockMs - 1);
+  CHECK(busy.verdict == LockVerdict::busy);
+  CHECK(busy.message.find("same folder") != std::string::npos);
+  CHECK(decide_lock(LockRecord{"other", 1'000}, "me", 1'000 + kStaleLockMs).verdict == LockVerdict::take_over);
+}

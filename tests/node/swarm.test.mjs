@@ -1,0 +1,160 @@
+// tether/swarm over the WASM build: the golden vectors (the same ones the native suite checks),
+// and a small swarm run end to end through the glue: a seeder and two downloaders exchanging real
+// messages and binary frames in a loop driven by simulated time.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { loadSwarm } from 'tether/swarm';
+
+const fixture = (name) => JSON.parse(readFileSync(new URL(`../../fixtures/swarm/${name}`, import.meta.url), 'utf8'));
+const swarm = await loadSwarm();
+
+test('swarm: golden messages parse to their canonical form or their refusal', () => {
+  const f = fixture('messages.json');
+  for (const v of f.valid) {
+    const r = swarm.parseMessage(v.text);
+    assert.equal(r.ok, true, v.name);
+    assert.equal(r.type, v.type, v.name);
+    assert.equal(JSON.stringify({ type: r.type, payload: JSON.parse(r.payload) }), v.canonical, v.name);
+  }
+  for (const v of f.invalid) {
+    const r = swarm.parseMessage(v.text);
+    assert.equal(r.ok, false, v.name);
+    assert.equal(r.code, v.code, v.name);
+    assert.equal(r.field, v.field, v.name);
+    assert.ok(r.detail.length > 0);
+  }
+});
+
+test('swarm: golden binary-lane frames', () => {
+  const f = fixture('frames.json');
+  for (const v of f.frames) {
+    const frame = Buffer.from(v.frame_b64, 'base64');
+    const p = swarm.parseChunkFrame(new Uint8Array(frame));
+    assert.ok(p, v.name);
+    assert.equal(p.fileId, v.file_id);
+    assert.equal(p.index, v.index);
+    assert.deepEqual(Buffer.from(p.data), Buffer.from(v.data_b64, 'base64'));
+    assert.deepEqual(Buffer.from(swarm.encodeChunkFrame(p.fileId, p.index, p.data)), frame);
+  }
+  for (const v of f.ignored) assert.equal(swarm.parseChunkFrame(new Uint8Array(Buffer.from(v.frame_b64, 'base64'))), null, v.name);
+});
+
+test('swarm: SHA-256 matches node:crypto, limits are the spec bounds', () => {
+  const bytes = new Uint8Array(100_000).map((_, i) => (i * 7) & 255);
+  assert.equal(swarm.sha256Hex(bytes), createHash('sha256').update(bytes).digest('hex'));
+  assert.equal(swarm.limits.maxChunks, 1_000_000);
+  assert.equal(swarm.limits.maxPageHashes, 256);
+  assert.equal(swarm.limits.timeoutFloorMs, 3000);
+  assert.equal(swarm.limits.timeoutCeilingMs, 15000);
+  assert.equal(swarm.decideLock({ owner: 'a', updatedMs: 0 }, 'b', 299_999).verdict, 'busy');
+  assert.equal(swarm.decideLock({ owner: 'a', updatedMs: 0 }, 'b', 300_000).verdict, 'take_over');
+  assert.notEqual(swarm.partFileName('a'.repeat(64), 'b'.repeat(64), '/x'), swarm.partFileName('a'.repeat(64), 'b'.repeat(64), '/y'));
+});
+
+test('swarm: a seeder and two downloaders complete a paged file through the glue', () => {
+  const chunkSize = 1024;
+  const size = 300 * chunkSize + 17; // 301 chunks: a paged manifest
+  const file = new Uint8Array(size).map((_, i) => (i * 13 + (i >> 10)) & 255);
+  const chunks = [];
+  for (let o = 0; o < size; o += chunkSize) chunks.push(file.subarray(o, Math.min(size, o + chunkSize)));
+  const hashes = chunks.map((c) => createHash('sha256').update(c).digest('hex'));
+  const fileId = createHash('sha256').update(file).digest('hex');
+  const offer = swarm.makeOffer({ fileId, name: 'f.bin', mimeType: 'application/octet-stream', size, chunkSize, hashes });
+  assert.equal(offer.ok, true);
+  assert.equal(JSON.parse(offer.payload).manifestPages, 2);
+  assert.equal(JSON.parse(offer.payload).chunkHashes, undefined);
+
+  const nodes = [0, 1, 2].map(() => ({ session: null, stored: new Map(), complete: false, queue: [] }));
+  const seeded = swarm.seed(offer.payload, hashes, { seed: 1 });
+  assert.equal(seeded.ok, true);
+  nodes[0].session = seeded.session;
+  for (const id of [1, 2]) {
+    const f = swarm.fetch(offer.payload, 0, { seed: 10 + id }, 0);
+    assert.equal(f.ok, true);
+    nodes[id].session = f.session;
+  }
+  for (const [a, n] of nodes.entries())
+    for (const b of [0, 1, 2]) if (a !== b) n.session.addPeer(b, { binaryLane: true, maxMessageSize: 262144 }, 0);
+
+  // A tiny transport: every message arrives 5 ms later, in order; frames are real bytes.
+  let now = 0;
+  const inflight = [];
+  const deliver = (from, to, item) => inflight.push({ at: now + 5, from, to, item });
+  const perform = (id) => {
+    const n = nodes[id];
+    for (const a of n.session.takeActions()) {
+      if (a.kind === 'control') {
+        for (const to of [0, 1, 2]) if (to !== id && (a.to === null || a.to === to)) deliver(id, to, { type: a.type, payload: a.payload, directed: a.to !== null });
+      } else if (a.kind === 'request') {
+        n.session.onSendResult(a.token, true, now);
+        deliver(id, a.to, { type: a.type, payload: a.payload, directed: true });
+      } else if (a.kind === 'serve') {
+        const bytes = file.subarray(a.offset, a.offset + a.length);
+        if (a.binary) deliver(id, a.to, { frame: swarm.encodeChunkFrame(fileId, a.index, bytes) });
+        else deliver(id, a.to, { type: 'swarm_chunk', payload: n.session.chunkPayload(a.index, bytes), directed: true });
+      } else if (a.kind === 'manifestReady') {
+        n.session.beginDownload([], now); // no part file: nothing to resume
+      } else if (a.kind === 'completed') {
+        n.complete = true;
+      } else if (a.kind === 'failed') {
+        assert.fail(`${a.code}: ${a.detail}`);
+      }
+    }
+  };
+  for (const id of [0, 1, 2]) perform(id);
+  for (let step = 0; step < 20_000 && !(nodes[1].complete && nodes[2].complete); step++) {
+    inflight.sort((x, y) => x.at - y.at);
+    const next = inflight.shift();
+    if (!next) {
+      now += 50;
+      for (const id of [0, 1, 2]) {
+        nodes[id].session.tick(now);
+        perform(id);
+      }
+      continue;
+    }
+    now = Math.max(now, next.at);
+    const n = nodes[next.to];
+    if (next.item.frame) {
+      const f = swarm.parseChunkFrame(next.item.frame);
+      assert.equal(n.session.onChunk(next.from, f.index, f.data, now) === 'unexpected', false);
+      n.stored.set(f.index, Buffer.from(f.data));
+    } else if (next.item.type === 'swarm_chunk') {
+      const c = JSON.parse(next.item.payload);
+      const data = new Uint8Array(Buffer.from(c.data, 'base64'));
+      n.session.onChunk(next.from, c.index, data, now);
+      n.stored.set(c.index, Buffer.from(data));
+    } else {
+      const r = n.session.onMessage(next.from, next.item.type, next.item.payload, { directed: next.item.directed }, now);
+      assert.equal(r.ok, true, JSON.stringify(r));
+    }
+    perform(next.to);
+  }
+  for (const id of [1, 2]) {
+    const st = nodes[id].session.status();
+    assert.equal(nodes[id].complete, true, `downloader ${id} did not complete: ${JSON.stringify(st)}`);
+    assert.equal(st.have, 301);
+    assert.deepEqual(Buffer.concat([...nodes[id].stored.entries()].sort((a, b) => a[0] - b[0]).map((e) => e[1])), Buffer.from(file));
+  }
+  // A hostile message is refused by the session's parser, and the session lives on.
+  const bad = nodes[1].session.onMessage(0, 'swarm_manifest_page', { fileId: 'X' }, {}, now);
+  assert.equal(bad.ok, false);
+  assert.equal(bad.code, 'bad_hash');
+  for (const n of nodes) n.session.dispose();
+});
+
+test('swarm: tsc type-checks a consumer of tether/swarm', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const repoDir = fileURLToPath(new URL('../../', import.meta.url));
+  // A hang guard, not a performance assertion.
+  const r = spawnSync(process.execPath, [`${repoDir}node_modules/.bin/tsc`, '--noEmit', '-p', 'tests/node/tsconfig.swarm-types.json'], {
+    cwd: repoDir,
+    encoding: 'utf8',
+    timeout: 120_000,
+    killSignal: 'SIGKILL',
+  });
+  assert.equal(r.status, 0, `tsc failed:\n${r.stdout}${r.stderr}`);
+});

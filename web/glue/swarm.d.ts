@@ -1,0 +1,130 @@
+// Types for `tether/swarm` (web/glue/swarm.js).
+
+export interface SwarmLimits {
+  maxChunks: number;
+  maxPageHashes: number;
+  maxInlineHashes: number;
+  maxChunkSize: number;
+  defaultChunkSize: number;
+  minSctpMessageSize: number;
+  chunkFrameHeaderBytes: number;
+  timeoutFloorMs: number;
+  timeoutCeilingMs: number;
+  rebuildGraceMs: number;
+  staleLockMs: number;
+}
+
+export type SwarmRefusalCode =
+  | 'not_json'
+  | 'not_object'
+  | 'unknown_type'
+  | 'missing_field'
+  | 'bad_field'
+  | 'out_of_range'
+  | 'inconsistent_shape'
+  | 'too_many_chunks'
+  | 'bad_hash'
+  | 'too_many_hashes'
+  | 'bad_frame';
+
+export interface SwarmRefusal {
+  ok: false;
+  code: SwarmRefusalCode;
+  field: string;
+  detail: string;
+}
+
+export type SwarmMessageType =
+  | 'swarm_offer'
+  | 'swarm_manifest_request'
+  | 'swarm_manifest_page'
+  | 'swarm_announce'
+  | 'swarm_have'
+  | 'swarm_request'
+  | 'swarm_chunk';
+
+export type SwarmAction =
+  | { kind: 'control'; to: number | null; type: SwarmMessageType; payload: string }
+  | { kind: 'request'; to: number; index: number; token: number; type: 'swarm_request'; payload: string }
+  | { kind: 'serve'; to: number; index: number; binary: boolean; offset: number; length: number }
+  | { kind: 'manifestReady' }
+  | { kind: 'rebuild'; peer: number }
+  | { kind: 'completed' }
+  | { kind: 'failed'; code: string; detail: string };
+
+export type ChunkOutcome = 'stored' | 'duplicate' | 'bad_hash' | 'unexpected';
+
+export interface SwarmConfig {
+  seed?: number;
+  windowPerPeer?: number;
+  binaryLane?: boolean;
+  startupReply?: boolean;
+  indexTies?: boolean;
+}
+
+export interface SwarmStatus {
+  fileId: string;
+  totalChunks: number;
+  have: number;
+  complete: boolean;
+  manifestReady: boolean;
+  outstanding: number;
+  requestsSent: number;
+  timeouts: number;
+  rebuilds: number;
+  chunksStored: number;
+}
+
+export interface SwarmSession {
+  beginDownload(verified: Iterable<number>, nowMs: number): void;
+  addPeer(peer: number, caps?: { binaryLane?: boolean; maxMessageSize?: number }, nowMs?: number): void;
+  removePeer(peer: number, nowMs: number): void;
+  onMessage(
+    peer: number,
+    type: string,
+    payload: string | object,
+    options?: { directed?: boolean },
+    nowMs?: number,
+  ): { ok: true } | SwarmRefusal;
+  onChunk(peer: number, index: number, bytes: Uint8Array, nowMs: number): ChunkOutcome;
+  onSendResult(token: number, accepted: boolean, nowMs: number): void;
+  transportDown(nowMs: number): void;
+  transportUp(nowMs: number): void;
+  tick(nowMs: number): void;
+  nextWakeMs(): number | null;
+  takeActions(): SwarmAction[];
+  chunkPayload(index: number, bytes: Uint8Array): string;
+  status(): SwarmStatus;
+  hashes(): string[];
+  dispose(): void;
+}
+
+export type Opened = { ok: true; session: SwarmSession } | SwarmRefusal;
+
+export interface LockDecision {
+  verdict: 'acquire' | 'ours' | 'take_over' | 'busy';
+  message: string;
+}
+
+export interface Swarm {
+  limits: SwarmLimits;
+  parseMessage(input: string | object): { ok: true; type: SwarmMessageType; payload: string } | SwarmRefusal;
+  makeOffer(file: {
+    fileId: string;
+    name: string;
+    mimeType: string;
+    size: number;
+    chunkSize?: number;
+    hashes: string[];
+  }): { ok: true; payload: string } | SwarmRefusal;
+  seed(offerPayload: string | object, hashes: string[], config?: SwarmConfig): Opened;
+  fetch(offerPayload: string | object, offeredBy: number, config?: SwarmConfig, nowMs?: number): Opened;
+  encodeChunkFrame(fileId: string, index: number, bytes: Uint8Array): Uint8Array | null;
+  parseChunkFrame(frame: Uint8Array): { fileId: string; index: number; data: Uint8Array } | null;
+  sha256Hex(bytes: Uint8Array): string;
+  partFileName(fileId: string, chunkHashesHash: string, destination: string): string;
+  decideLock(existing: { owner: string; updatedMs: number } | null, owner: string, nowMs: number): LockDecision;
+}
+
+export function loadSwarm(options?: { wasmModule?: WebAssembly.Module; wasmBinary?: Uint8Array }): Promise<Swarm>;
+export function createSwarm(mod: unknown): Swarm;

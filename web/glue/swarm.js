@@ -1,0 +1,120 @@
+// `tether/swarm`: the swarm transfer core for JavaScript (agent-bus-and-swarm.md § Swarm
+// transfer). A thin wrapper over src/swarm: it moves JSON text and bytes in and out of WASM memory
+// and hands back the core's actions. It makes no protocol decisions (DESIGN.md rule 4): the
+// caller's transport sends what the actions say and reports what happened.
+import { loadTetherModule } from './load.js';
+
+/**
+ * Loads the swarm core. In workerd pass { wasmModule } (the imported tether.wasm).
+ * @param {{wasmModule?: WebAssembly.Module, wasmBinary?: Uint8Array}} [options]
+ */
+export async function loadSwarm(options) {
+  return createSwarm(await loadTetherModule(options));
+}
+
+/** Wraps a loaded module. */
+export function createSwarm(mod) {
+  const codec = new mod.SwarmCodec();
+  const limits = mod.swarmLimits();
+
+  function stage(target, bytes) {
+    target.input(bytes.length).set(bytes);
+    return bytes.length;
+  }
+  const text = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
+
+  class Session {
+    #inner;
+    constructor(inner) {
+      this.#inner = inner;
+    }
+    /** Resume: the chunk indexes the part file already holds verified (see verifyChunk). */
+    beginDownload(verified, nowMs) {
+      this.#inner.beginDownload(JSON.stringify([...verified]), nowMs);
+    }
+    addPeer(peer, { binaryLane = true, maxMessageSize = limits.minSctpMessageSize } = {}, nowMs = 0) {
+      this.#inner.addPeer(peer, binaryLane, maxMessageSize, nowMs);
+    }
+    removePeer(peer, nowMs) {
+      this.#inner.removePeer(peer, nowMs);
+    }
+    /** A swarm_* message from `peer`; `directed` when the envelope was addressed to us alone. */
+    onMessage(peer, type, payload, { directed = false } = {}, nowMs = 0) {
+      return this.#inner.onMessage(peer, type, text(payload), directed, nowMs);
+    }
+    /** Chunk bytes from a binary frame or a swarm_chunk message. */
+    onChunk(peer, index, bytes, nowMs) {
+      return this.#inner.onChunk(peer, index, stage(this.#inner, bytes), nowMs);
+    }
+    onSendResult(token, accepted, nowMs) {
+      this.#inner.onSendResult(token, accepted, nowMs);
+    }
+    transportDown(nowMs) {
+      this.#inner.transportDown(nowMs);
+    }
+    transportUp(nowMs) {
+      this.#inner.transportUp(nowMs);
+    }
+    tick(nowMs) {
+      this.#inner.tick(nowMs);
+    }
+    /** When tick next has work, or null. */
+    nextWakeMs() {
+      const w = this.#inner.nextWake(0);
+      return w < 0 ? null : w;
+    }
+    takeActions() {
+      return this.#inner.takeActions();
+    }
+    /** The base64 swarm_chunk payload answering a request without `bin`. */
+    chunkPayload(index, bytes) {
+      return this.#inner.chunkPayload(index, stage(this.#inner, bytes));
+    }
+    status() {
+      return this.#inner.status();
+    }
+    hashes() {
+      return this.#inner.hashes();
+    }
+    dispose() {
+      this.#inner.delete();
+    }
+  }
+
+  function open(setup) {
+    const inner = new mod.SwarmSession();
+    const r = setup(inner);
+    if (!r.ok) {
+      inner.delete();
+      return r;
+    }
+    return { ok: true, session: new Session(inner) };
+  }
+
+  return {
+    limits,
+    /** Parses {type, payload} text (an agent-bus envelope works): canonical payload or a refusal. */
+    parseMessage: (input) => mod.swarmParseMessage(text(input)),
+    makeOffer: ({ fileId, name, mimeType, size, chunkSize = limits.defaultChunkSize, hashes }) =>
+      mod.swarmMakeOffer(fileId, name, mimeType, size, chunkSize, JSON.stringify(hashes)),
+    seed: (offerPayload, hashes, config = {}) =>
+      open((s) => s.seed(text(offerPayload), JSON.stringify(hashes), JSON.stringify(config))),
+    fetch: (offerPayload, offeredBy, config = {}, nowMs = 0) =>
+      open((s) => s.fetch(text(offerPayload), offeredBy, JSON.stringify(config), nowMs)),
+    /** A binary-lane frame (a copy). */
+    encodeChunkFrame(fileId, index, bytes) {
+      const v = codec.encodeFrame(fileId, index, stage(codec, bytes));
+      return v === null ? null : v.slice();
+    },
+    /** {fileId, index, data} for one of our frames, null for anything else on the lane. */
+    parseChunkFrame(frame) {
+      const f = codec.parseFrame(stage(codec, frame));
+      if (f === null) return null;
+      return { fileId: f.fileId, index: f.index, data: frame.subarray(f.offset, f.offset + f.length) };
+    },
+    sha256Hex: (bytes) => codec.sha256Hex(stage(codec, bytes)),
+    partFileName: (fileId, chunkHashesHash, destination) => mod.swarmPartFileName(fileId, chunkHashesHash, destination),
+    decideLock: (existing, owner, nowMs) =>
+      mod.swarmDecideLock(existing?.owner ?? '', existing?.updatedMs ?? 0, existing != null, owner, nowMs),
+  };
+}
