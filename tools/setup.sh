@@ -77,8 +77,12 @@ if [ ! -f "$DEPS/mbedtls-wasm/libmbedcrypto.a" ]; then
   cp -r "$DEPS/mbedtls-src/include" "$DEPS/mbedtls-wasm/include"
 fi
 
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# npm ci whenever the lockfile's content differs from the one node_modules was installed from
+# (timestamps are not enough: git checkouts and merges rewrite them).
+lock_hash=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -d node_modules ] || [ "$(cat node_modules/.tether-lock-hash 2>/dev/null)" != "$lock_hash" ]; then
   step "npm ci"
   npm ci --no-audit --no-fund --loglevel=error
+  echo "$lock_hash" > node_modules/.tether-lock-hash
 fi
 step "ready"
