@@ -71,7 +71,7 @@ JsonParse parse_json(ByteView text) {
   JsonParse r;
   if (!is_valid_utf8(text)) {
     r.error = JsonError::invalid_utf8;
-  } else if (std::memchr(text.data, 0, text.size) != nullptr) {
+  } else if (text.size > 0 && std::memchr(text.data, 0, text.size) != nullptr) {
     // A raw NUL is never valid JSON (inside strings it must be escaped), but nlohmann's lexer
     // treats it as end of input, which would accept "{...}\0garbage".
     r.error = JsonError::invalid_json;

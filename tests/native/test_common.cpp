@@ -63,6 +63,7 @@ TEST_CASE("JSON: invalid UTF-8, depth and syntax come back as values") {
   CHECK(parse_json(ByteView(std::string_view("{\"a\":\"\xff\"}"))).error == JsonError::invalid_utf8);
   CHECK(parse_json(ByteView(std::string_view("{\"a\":"))).error == JsonError::invalid_json);
   CHECK(parse_json(ByteView(std::string_view(""))).error == JsonError::invalid_json);
+  CHECK(parse_json(ByteView()).error == JsonError::invalid_json);  // null data, zero size (found by fuzzing)
   // nlohmann stops at a NUL; JSON.parse refuses it. We refuse it too, wherever it is.
   CHECK(parse_json(ByteView(std::string_view("{\"a\":1}\0garbage", 16))).error == JsonError::invalid_json);
   CHECK(parse_json(ByteView(std::string_view("[\"a\0b\"]", 7))).error == JsonError::invalid_json);

@@ -77,9 +77,11 @@ const manifest = {
     { id: 'drive', kind: 'teleop', title: 'Drive', channels: ['cmd_vel'], params: { maxV: 1, maxW: 1.5 } },
     { id: 'talk', kind: 'chat', title: 'Chat', channels: ['say', 'chat', 'agent_state', 'audio'] },
     { id: 'health', kind: 'stats', title: 'Stats', channels: ['stats'] },
+    // A kind no cockpit knows yet: it must still render (cockpit-wire-protocol.md § Manifest).
+    { id: 'events', kind: 'event-log', title: 'Events', channels: ['log'] },
   ],
   layout: { row: [{ col: ['cam', 'drive'], shares: [3, 1] }, 'map', { col: ['talk', 'health'] }], shares: [2, 3, 1] },
-  pages: ['world'],
+  pages: ['world', 'events'],
 };
 {
   const check = wire.validateManifest(manifest);
