@@ -57,6 +57,7 @@ test('the cockpit connects over WebTransport and lays out every panel kind', asy
   assert.deepEqual(kinds.sort(), ['chat', 'map2d', 'stats', 'teleop', 'video']);
   await page.waitForFunction(() => document.querySelector('.video-canvas').width > 0, null, { timeout: 30000 });
   for (const kind of kinds) await page.locator(`.panel-${kind}`).screenshot({ path: `${artifacts}panel-${kind}.png` });
+  await page.screenshot({ path: `${artifacts}cockpit.png` });
   await page.getByRole('tab', { name: '3D' }).click();
   await page.waitForSelector('.panel-map3d canvas');
   await page.locator('.panel-map3d').screenshot({ path: `${artifacts}panel-map3d.png` });
@@ -66,7 +67,6 @@ test('the cockpit connects over WebTransport and lays out every panel kind', asy
   assert.match(await unknown.textContent(), /Unknown panel kind "event-log"/);
   await page.waitForFunction(() => /log \(json\.v1\): [1-9]/.test(document.querySelector('.rate-list')?.textContent ?? ''), null, { timeout: 30000 });
   await unknown.screenshot({ path: `${artifacts}panel-unknown.png` });
-  await page.screenshot({ path: `${artifacts}cockpit.png` });
   assert.deepEqual(problems, []);
   await context.close();
 });
