@@ -20,7 +20,8 @@ test('cockpit: latest and reliable frames arrive; subs snapshots reach the robot
   const r = await runClient('tests/e2e/deno/cockpit_viewer.js', [relay.http, 'basic']);
   assert.equal(r.ok, true, r.error);
   assert.deepEqual(r.robots, [{ id: 'demo-1', name: 'Demo rover', model: 'tether-sim' }]);
-  assert.deepEqual(r.panelKinds, ['video', 'map2d', 'map3d', 'teleop', 'chat', 'stats']);
+  // Every known kind, plus one no cockpit knows (it must still render).
+  assert.deepEqual(r.panelKinds, ['video', 'map2d', 'map3d', 'teleop', 'chat', 'stats', 'event-log']);
   for (const f of r.camera) {
     assert.deepEqual(f.soi, [0xff, 0xd8], 'a JPEG starts with SOI');
     assert.deepEqual(f.eoi, [0xff, 0xd9], 'and ends with EOI');
