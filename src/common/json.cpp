@@ -148,7 +148,7 @@ void append_js_number(std::string& out, double v) {
   }
 }
 
-void append_json(std::string& out, const Json& v) {
+void append_json(std::string& out, const Json& v, JsonNumbers numbers) {
   switch (v.type()) {
     case Json::value_t::object: {
       out += '{';
@@ -158,7 +158,7 @@ void append_json(std::string& out, const Json& v) {
         first = false;
         append_escaped(out, it.key());
         out += ':';
-        append_json(out, it.value());
+        append_json(out, it.value(), numbers);
       }
       out += '}';
       break;
@@ -169,15 +169,21 @@ void append_json(std::string& out, const Json& v) {
       for (const auto& e : v) {
         if (!first) out += ',';
         first = false;
-        append_json(out, e);
+        append_json(out, e, numbers);
       }
       out += ']';
       break;
     }
     case Json::value_t::string: append_escaped(out, v.get_ref<const std::string&>()); break;
     case Json::value_t::boolean: out += v.get<bool>() ? "true" : "false"; break;
-    case Json::value_t::number_integer: out += std::to_string(v.get<std::int64_t>()); break;
-    case Json::value_t::number_unsigned: out += std::to_string(v.get<std::uint64_t>()); break;
+    case Json::value_t::number_integer:
+      if (numbers == JsonNumbers::js_double) append_js_number(out, v.get<double>());
+      else out += std::to_string(v.get<std::int64_t>());
+      break;
+    case Json::value_t::number_unsigned:
+      if (numbers == JsonNumbers::js_double) append_js_number(out, v.get<double>());
+      else out += std::to_string(v.get<std::uint64_t>());
+      break;
     case Json::value_t::number_float: append_js_number(out, v.get<double>()); break;
     default: out += "null"; break;
   }

@@ -35,8 +35,12 @@ JsonParse parse_json(ByteView text);
 
 // Serialises compactly with JSON.stringify's number format (integral doubles without ".0",
 // exponent form only outside 1e-7..1e21). Non-finite numbers are written as null, as in JS.
+// How integers are written: `exact` keeps 64-bit integers as parsed; `js_double` writes every
+// number as the double JavaScript would hold (integers past 2^53 round), for output that must
+// match a JS peer byte for byte (the room relay's reference is JavaScript).
+enum class JsonNumbers { exact, js_double };
 std::string to_json(const Json& value);
-void append_json(std::string& out, const Json& value);
+void append_json(std::string& out, const Json& value, JsonNumbers numbers = JsonNumbers::exact);
 
 // The same number format for one double.
 void append_js_number(std::string& out, double v);

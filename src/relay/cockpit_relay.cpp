@@ -1119,14 +1119,7 @@ struct CockpitRelay::Impl {
   void incoming_failed(StreamId st, Incoming& in, wire::FrameError e) {
     // Corrupt framing kills only its stream (§ Sessions and messages).
     count_drop(std::string("stream_") + std::string(wire::frame_error_name(e)));
-    CockpitAction a;
-    a.kind = ActionKind::reset_stream;
-    a.session = in.session;
-    a.stream = st;
-    a.end = StreamEnd::closing;
-    push(std::move(a));
-    if (Session* s = find(in.session)) s->incoming.erase(st);
-    incoming.erase(st);
+    stop_incoming(st, in);
   }
 
   // Incoming streams are one-shot, one frame each (§ Sessions and messages). Once the frame is in,

@@ -94,38 +94,8 @@ void append_hlc(std::string& out, const Hlc& h) {
   out += '}';
 }
 
-void append_value(std::string& out, const Json& v) {
-  switch (v.type()) {
-    case Json::value_t::object: {
-      out += '{';
-      bool first = true;
-      for (auto it = v.begin(); it != v.end(); ++it) {
-        if (!first) out += ',';
-        first = false;
-        append_json(out, Json(it.key()));
-        out += ':';
-        append_value(out, it.value());
-      }
-      out += '}';
-      return;
-    }
-    case Json::value_t::array: {
-      out += '[';
-      bool first = true;
-      for (const auto& e : v) {
-        if (!first) out += ',';
-        first = false;
-        append_value(out, e);
-      }
-      out += ']';
-      return;
-    }
-    case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned:
-    case Json::value_t::number_float: append_js_number(out, v.get<double>()); return;
-    default: append_json(out, v); return;
-  }
-}
+// Numbers as the JavaScript reference writes them (every number a double).
+void append_value(std::string& out, const Json& v) { append_json(out, v, JsonNumbers::js_double); }
 
 std::string value_text(const Json& v) {
   std::string out;

@@ -109,6 +109,16 @@ TEST_CASE("JSON: serialisation keeps key order and escapes like JSON.stringify")
   CHECK(to_json(parsed.value) == "{\"z\":1,\"a\":[true,null,\"\\u0001\\n\\\"\xc3\xa9\"],\"m\":2.5}");
 }
 
+TEST_CASE("JSON numbers as JS doubles: integers past 2^53 round the way JavaScript rounds them") {
+  auto parsed = parse_json(ByteView(std::string_view(R"({"a":9007199254740993,"b":[12,1.5]})")));
+  REQUIRE(parsed.ok());
+  std::string exact, js;
+  append_json(exact, parsed.value);
+  append_json(js, parsed.value, JsonNumbers::js_double);
+  CHECK(exact == R"({"a":9007199254740993,"b":[12,1.5]})");
+  CHECK(js == R"({"a":9007199254740992,"b":[12,1.5]})");
+}
+
 TEST_CASE("JSON integers: accepts 12 and 12.0, refuses fractions and unsafe integers") {
   auto num = [](const char* t) { return parse_json(ByteView(std::string_view(t))).value; };
   CHECK(json_integer(num("12"), 0, 100) == 12);
