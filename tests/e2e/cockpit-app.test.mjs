@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
-import { killAll, startRelay, startRobot } from './lib/cockpit_procs.mjs';
+import { kill, killAll, startRelay, startRobot } from './lib/cockpit_procs.mjs';
 
 const LAUNCH = {
   executablePath: '/usr/bin/chromium',
@@ -32,19 +32,49 @@ after(async () => {
   killAll();
 });
 
-async function openCockpit() {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+async function openCockpit({ viewport = { width: 1280, height: 800 }, robot } = {}) {
+  const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   const problems = [];
   page.on('pageerror', (e) => problems.push(e.message));
   await page.goto(`${relay.http}/`);
   await page.waitForFunction(() => document.querySelector('#status-link')?.dataset.state === 'open', null, { timeout: 30000 });
+  if (robot) {
+    await page.waitForSelector(`#robot option[value="${robot}"]`, { state: 'attached', timeout: 30000 });
+    await page.selectOption('#robot', robot);
+  }
   // The map has drawn once the canvas exposes its transform and the pose arrow.
   await page.waitForFunction(() => {
     const m = document.querySelector('.panel-map2d');
     return m?.querySelector('canvas')?.dataset.transform && m.dataset.poseX;
   }, null, { timeout: 30000 });
   return { context, page, problems };
+}
+
+// Known cells of the demo world (web/host/demo-robot.js): walls and boxes are lethal (100), the
+// north-east corner is unknown (255), the rest free (0). Cells are (x, y), row 0 at world min-y.
+const cells = [
+  [10, 10, '0'],
+  [130, 55, '100'],
+  [50, 140, '100'],
+  [1, 100, '100'],
+  [150, 175, '255'],
+  [160, 20, '0'],
+];
+
+/** The map canvas's RGBA at the centre of each cell, through the canvas's own transform. */
+function mapPixels(page, cells) {
+  return page.evaluate((cells) => {
+    const canvas = document.querySelector('.panel-map2d canvas');
+    const [scale, cx, cy] = JSON.parse(canvas.dataset.transform);
+    const g = canvas.getContext('2d');
+    const h = Number(document.querySelector('.panel-map2d').dataset.mapH);
+    return cells.map(([x, y]) => {
+      const px = Math.floor(cx + (x + 0.5) * scale);
+      const py = Math.floor(cy + (h - 1 - y + 0.5) * scale);
+      return Array.from(g.getImageData(px, py, 1, 1).data);
+    });
+  }, cells);
 }
 
 const lease = (page) => page.$eval('.panel-teleop', (e) => e.dataset.lease);
@@ -60,6 +90,23 @@ test('the cockpit connects over WebTransport and lays out every panel kind', asy
   await page.screenshot({ path: `${artifacts}cockpit.png` });
   await page.getByRole('tab', { name: '3D' }).click();
   await page.waitForSelector('.panel-map3d canvas');
+  // The voxels arrive (1 Hz) and are drawn: the canvas holds more than the clear colour and grid.
+  await page.waitForFunction(() => Number(document.querySelector('.panel-map3d').dataset.voxels) > 0, null, { timeout: 30000 });
+  const lit = await page.$eval('.panel-map3d canvas', (c) => {
+    const copy = Object.assign(document.createElement('canvas'), { width: c.width, height: c.height });
+    const g = copy.getContext('2d');
+    g.drawImage(c, 0, 0);
+    const d = g.getImageData(0, 0, c.width, c.height).data;
+    // Anything far from the clear colour and the two grid-line colours is a voxel or the pose cone.
+    const background = [[0x15, 0x19, 0x22], [0x3a, 0x42, 0x52], [0x26, 0x2c, 0x38]];
+    let n = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      const far = background.every(([r, g2, b]) => Math.max(Math.abs(d[i] - r), Math.abs(d[i + 1] - g2), Math.abs(d[i + 2] - b)) > 40);
+      n += far ? 1 : 0;
+    }
+    return n;
+  });
+  assert.ok(lit > 500, `voxels drawn on the 3D canvas: ${lit} pixels away from the background`);
   await page.locator('.panel-map3d').screenshot({ path: `${artifacts}panel-map3d.png` });
   await page.getByRole('tab', { name: 'Events' }).click();
   const unknown = page.locator('[data-unknown-kind="event-log"]');
@@ -73,27 +120,7 @@ test('the cockpit connects over WebTransport and lays out every panel kind', asy
 
 test('map pixels at known cells have the costmap colours', async () => {
   const { context, page } = await openCockpit();
-  // The demo world (web/host/demo-robot.js): walls and boxes are lethal (100), the north-east
-  // corner is unknown (255), the rest free (0). Cells are (x, y) with row 0 at world min-y.
-  const cells = [
-    [10, 10, '0'],
-    [130, 55, '100'],
-    [50, 140, '100'],
-    [1, 100, '100'],
-    [150, 175, '255'],
-    [160, 20, '0'],
-  ];
-  const pixels = await page.evaluate((cells) => {
-    const canvas = document.querySelector('.panel-map2d canvas');
-    const [scale, cx, cy] = JSON.parse(canvas.dataset.transform);
-    const g = canvas.getContext('2d');
-    const h = Number(document.querySelector('.panel-map2d').dataset.mapH);
-    return cells.map(([x, y]) => {
-      const px = Math.floor(cx + (x + 0.5) * scale);
-      const py = Math.floor(cy + (h - 1 - y + 0.5) * scale);
-      return Array.from(g.getImageData(px, py, 1, 1).data);
-    });
-  }, cells);
+  const pixels = await mapPixels(page, cells);
   cells.forEach(([x, y, value], i) => assert.deepEqual(pixels[i], palette[value], `cell (${x}, ${y})`));
   await context.close();
 });
@@ -138,4 +165,92 @@ test('a second operator is refused the lease; closing the holder’s tab stops t
   await second.page.waitForTimeout(1000);
   assert.equal(await poseX(second.page), x);
   await second.context.close();
+});
+
+const stats = (page) => page.$eval('.stats-list', (e) => e.textContent.replace(/\s/g, ''));
+const driving = (page) => page.waitForFunction(() => /teleop\.vx1/.test(document.querySelector('.stats-list').textContent.replace(/\s/g, '')), null, { timeout: 20000 });
+const stoppedByRobot = (page) => page.waitForFunction(() => /teleop\.vx0/.test(document.querySelector('.stats-list').textContent.replace(/\s/g, '')), null, { timeout: 20000 });
+
+/** Waits (bounded) until the relay says nobody holds demo-1's lease: a closed tab's session
+ * lingers until the relay notices it is gone. */
+async function leaseFree() {
+  for (let i = 0; i < 60; i++) {
+    const info = await (await fetch(`${relay.http}/api/stats`)).json();
+    if (!info.robots.find((r) => r.id === 'demo-1')?.leaseHolder) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error('the lease of demo-1 was still held 30 s after its holder left');
+}
+
+test('teleop zeroes on window blur and on a hidden tab while W is still held', async () => {
+  await leaseFree();
+  const { context, page } = await openCockpit();
+  await page.click('.panel-teleop .lease-button');
+  await page.waitForFunction(() => document.querySelector('.panel-teleop').dataset.lease === 'held', null, { timeout: 10000 });
+  await page.click('.top h1');
+  await page.keyboard.down('w');
+  await driving(page);
+  // The operator alt-tabs away with W still down: no keyup ever comes.
+  await page.evaluate(() => window.dispatchEvent(new Event('blur')));
+  assert.equal(await page.$eval('.panel-teleop', (e) => e.dataset.twist), '0,0,0');
+  await stoppedByRobot(page);
+  await page.keyboard.up('w');
+  // Back, driving again; then the tab is hidden (another tab in front).
+  await page.keyboard.down('w');
+  await driving(page);
+  await page.evaluate(() => {
+    Object.defineProperty(document, 'hidden', { value: true, configurable: true });
+    Object.defineProperty(document, 'visibilityState', { value: 'hidden', configurable: true });
+    document.dispatchEvent(new Event('visibilitychange'));
+  });
+  assert.equal(await page.$eval('.panel-teleop', (e) => e.dataset.twist), '0,0,0');
+  await stoppedByRobot(page);
+  assert.match(await stats(page), /teleop\.vx0/);
+  await page.keyboard.up('w');
+  await context.close();
+});
+
+test('a corrupt costmap leaves the last good map on screen and the error counter rises', async () => {
+  // A second robot whose every 2nd costmap is cut short mid-stream.
+  const faulty = await startRobot(relay.http, ['--id', 'faulty-1', '--name', 'Faulty rover', '--corrupt-costmap-every', '2']);
+  try {
+    const { context, page, problems } = await openCockpit({ robot: 'faulty-1' });
+    assert.deepEqual(await mapPixels(page, cells), cells.map(([, , v]) => palette[v]));
+    await page.waitForFunction(() => Number(document.querySelector('.panel-map2d .panel-badge')?.dataset.errors) >= 2, null, { timeout: 30000 });
+    assert.match(await page.textContent('.panel-map2d .panel-badge'), /^([2-9]|\d{2,}) decode errors$/);
+    // Still the last good map, cell for cell.
+    assert.deepEqual(await mapPixels(page, cells), cells.map(([, , v]) => palette[v]));
+    await page.locator('.panel-map2d').screenshot({ path: `${artifacts}panel-map2d-after-corrupt-frames.png` });
+    assert.deepEqual(problems, []);
+    await context.close();
+  } finally {
+    kill(faulty);
+  }
+});
+
+test('at phone width the cockpit fits the screen and every panel stays visible', async () => {
+  const { context, page, problems } = await openCockpit({ viewport: { width: 390, height: 844 } });
+  const layout = await page.evaluate(() => ({
+    scrollWidth: document.scrollingElement.scrollWidth,
+    innerWidth: window.innerWidth,
+    panels: [...document.querySelectorAll('.panel')].map((p) => {
+      const r = p.getBoundingClientRect();
+      return { kind: p.className, left: r.left, right: r.right, top: r.top, bottom: r.bottom, width: r.width, height: r.height };
+    }),
+  }));
+  assert.ok(layout.scrollWidth <= layout.innerWidth, `no sideways scrolling: ${layout.scrollWidth} > ${layout.innerWidth}`);
+  for (const p of layout.panels) {
+    assert.ok(p.left >= 0 && p.right <= layout.innerWidth + 0.5, `${p.kind} inside the screen: ${p.left}..${p.right}`);
+    assert.ok(p.width >= 300 && p.height >= 100, `${p.kind} readable: ${p.width}x${p.height}`);
+  }
+  // Stacked, not piled: no two panels overlap.
+  for (const [i, a] of layout.panels.entries()) {
+    for (const b of layout.panels.slice(i + 1)) {
+      const overlap = a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+      assert.ok(!overlap, `${a.kind} and ${b.kind} overlap`);
+    }
+  }
+  await page.screenshot({ path: `${artifacts}cockpit-phone.png`, fullPage: true });
+  assert.deepEqual(problems, []);
+  await context.close();
 });

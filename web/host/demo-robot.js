@@ -6,6 +6,7 @@
 //
 // Run: deno run -A --unstable-net web/host/demo-robot.js [--relay http://127.0.0.1:7780]
 //        [--id demo-1] [--name "Demo rover"] [--token T] [--camera-hz 10] [--log-hz 2 --log-bytes 64]
+//        [--corrupt-costmap-every N]   (fault injection: every Nth costmap is cut short mid-stream)
 import { createRequire } from 'node:module';
 import { deflateSync } from 'node:zlib';
 import { loadWire } from '../glue/wire.js';
@@ -137,8 +138,13 @@ setInterval(() => {
   send('agent_state', 'latest', json({ state: safety.active ? 'driven' : 'idle' }));
 }, 200);
 
+let costmapN = 0;
 setInterval(() => {
-  send('costmap', 'latest', costmap, { w: W, h: H, res: RES, origin: [ORIGIN[0], ORIGIN[1], 0] });
+  costmapN++;
+  // A truncated zlib stream: the decoder must refuse it and the cockpit keep the last good map.
+  const corrupt = flags.corruptCostmapEvery > 0 && costmapN % flags.corruptCostmapEvery === 0;
+  send('costmap', 'latest', corrupt ? costmap.subarray(0, costmap.length >> 1) : costmap,
+    { w: W, h: H, res: RES, origin: [ORIGIN[0], ORIGIN[1], 0] });
   send('voxels', 'latest', voxels, { n: voxelRecords.length, res: RES * 2, origin: ORIGIN });
 }, 1000);
 
@@ -235,7 +241,7 @@ for (;;) {
 }
 
 function parseFlags(args) {
-  const f = { relay: 'http://127.0.0.1:7780', id: 'demo-1', name: 'Demo rover', token: '', cameraHz: 10, logHz: 2, logBytes: 64 };
+  const f = { relay: 'http://127.0.0.1:7780', id: 'demo-1', name: 'Demo rover', token: '', cameraHz: 10, logHz: 2, logBytes: 64, corruptCostmapEvery: 0 };
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     const v = args[i + 1];
@@ -246,8 +252,9 @@ function parseFlags(args) {
     else if (a === '--camera-hz') f.cameraHz = Number(v);
     else if (a === '--log-hz') f.logHz = Number(v);
     else if (a === '--log-bytes') f.logBytes = Number(v);
+    else if (a === '--corrupt-costmap-every') f.corruptCostmapEvery = Number(v);
     else {
-      console.error(`demo robot: unknown flag ${a}; flags: --relay URL --id ID --name NAME --token T --camera-hz N --log-hz N --log-bytes N`);
+      console.error(`demo robot: unknown flag ${a}; flags: --relay URL --id ID --name NAME --token T --camera-hz N --log-hz N --log-bytes N --corrupt-costmap-every N`);
       Deno.exit(2);
     }
     i++;

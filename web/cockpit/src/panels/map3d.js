@@ -95,8 +95,16 @@ export class Map3dPanel extends Panel {
     this.#paint();
   }
 
+  // Pose arrives at 20 Hz and voxels at 1 Hz: coalesce repaints into one per animation frame, so
+  // a busy page (or software GL) never renders more often than it can show.
+  #paintQueued = false;
   #paint() {
-    this.#renderer.render(this.#scene, this.#camera);
+    if (this.#paintQueued) return;
+    this.#paintQueued = true;
+    requestAnimationFrame(() => {
+      this.#paintQueued = false;
+      this.#renderer.render(this.#scene, this.#camera);
+    });
   }
 
   destroy() {
