@@ -4,18 +4,13 @@
 // operator, the robot stopping when the holder's tab closes, an unknown panel kind rendering.
 // Screenshots of each panel kind go to build/e2e-artifacts/.
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import { kill, killAll, startRelay, startRobot } from './lib/cockpit_procs.mjs';
-
-const LAUNCH = {
-  executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-};
-const artifacts = new URL('../../build/e2e-artifacts/', import.meta.url).pathname;
-const palette = JSON.parse(readFileSync(new URL('../../fixtures/decode/vectors.json', import.meta.url))).palette;
+import {
+  LAUNCH, artifacts, cells, driving, lease, mapPixels, openCockpit as openCockpitAt, palette, poseX, stats, stoppedByRobot,
+} from './lib/cockpit_page.mjs';
 
 let relay;
 let browser;
@@ -32,53 +27,7 @@ after(async () => {
   killAll();
 });
 
-async function openCockpit({ viewport = { width: 1280, height: 800 }, robot } = {}) {
-  const context = await browser.newContext({ viewport });
-  const page = await context.newPage();
-  const problems = [];
-  page.on('pageerror', (e) => problems.push(e.message));
-  await page.goto(`${relay.http}/`);
-  await page.waitForFunction(() => document.querySelector('#status-link')?.dataset.state === 'open', null, { timeout: 30000 });
-  if (robot) {
-    await page.waitForSelector(`#robot option[value="${robot}"]`, { state: 'attached', timeout: 30000 });
-    await page.selectOption('#robot', robot);
-  }
-  // The map has drawn once the canvas exposes its transform and the pose arrow.
-  await page.waitForFunction(() => {
-    const m = document.querySelector('.panel-map2d');
-    return m?.querySelector('canvas')?.dataset.transform && m.dataset.poseX;
-  }, null, { timeout: 30000 });
-  return { context, page, problems };
-}
-
-// Known cells of the demo world (web/host/demo-robot.js): walls and boxes are lethal (100), the
-// north-east corner is unknown (255), the rest free (0). Cells are (x, y), row 0 at world min-y.
-const cells = [
-  [10, 10, '0'],
-  [130, 55, '100'],
-  [50, 140, '100'],
-  [1, 100, '100'],
-  [150, 175, '255'],
-  [160, 20, '0'],
-];
-
-/** The map canvas's RGBA at the centre of each cell, through the canvas's own transform. */
-function mapPixels(page, cells) {
-  return page.evaluate((cells) => {
-    const canvas = document.querySelector('.panel-map2d canvas');
-    const [scale, cx, cy] = JSON.parse(canvas.dataset.transform);
-    const g = canvas.getContext('2d');
-    const h = Number(document.querySelector('.panel-map2d').dataset.mapH);
-    return cells.map(([x, y]) => {
-      const px = Math.floor(cx + (x + 0.5) * scale);
-      const py = Math.floor(cy + (h - 1 - y + 0.5) * scale);
-      return Array.from(g.getImageData(px, py, 1, 1).data);
-    });
-  }, cells);
-}
-
-const lease = (page) => page.$eval('.panel-teleop', (e) => e.dataset.lease);
-const poseX = async (page) => Number(await page.$eval('.panel-map2d', (e) => e.dataset.poseX));
+const openCockpit = (options) => openCockpitAt(browser, relay.http, options);
 
 test('the cockpit connects over WebTransport and lays out every panel kind', async () => {
   const { context, page, problems } = await openCockpit();
@@ -166,10 +115,6 @@ test('a second operator is refused the lease; closing the holder’s tab stops t
   assert.equal(await poseX(second.page), x);
   await second.context.close();
 });
-
-const stats = (page) => page.$eval('.stats-list', (e) => e.textContent.replace(/\s/g, ''));
-const driving = (page) => page.waitForFunction(() => /teleop\.vx1/.test(document.querySelector('.stats-list').textContent.replace(/\s/g, '')), null, { timeout: 20000 });
-const stoppedByRobot = (page) => page.waitForFunction(() => /teleop\.vx0/.test(document.querySelector('.stats-list').textContent.replace(/\s/g, '')), null, { timeout: 20000 });
 
 /** Waits (bounded) until the relay says nobody holds demo-1's lease: a closed tab's session
  * lingers until the relay notices it is gone. */

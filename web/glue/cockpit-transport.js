@@ -1,4 +1,5 @@
-// WebTransport clients of the cockpit relay, for any runtime with WebTransport (browsers, Deno):
+// Clients of the cockpit relay: WebTransport for any runtime that has it (browsers, Deno), and the
+// robot's WebSocket twin for relays that serve no WebTransport (the edge):
 // the robot leg and the viewer leg of cockpit-wire-protocol.md § Transport per leg. Framing and
 // message validation come from the wire core (web/glue/wire.js); this file only moves bytes.
 
@@ -148,6 +149,99 @@ export class RobotLink {
   close(waitMs = 1000) {
     try {
       this.wt.close();
+    } catch {}
+    return Promise.race([this.closed, new Promise((r) => setTimeout(r, waitMs))]);
+  }
+}
+
+/** A WebSocket to the relay's `/ws/<role>` twin, open and set to binary (the edge serves no
+ * WebTransport: `/api/info` then has no `wtUrl`). */
+export function openWebSocket(info, role) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`${info.wsUrl}/ws/${role}`);
+    ws.binaryType = 'arraybuffer';
+    ws.onopen = () => resolve(ws);
+    ws.onerror = () => reject(new Error(`tether: the WebSocket to ${info.wsUrl}/ws/${role} failed; is the relay up?`));
+  });
+}
+
+/**
+ * The robot leg over a WebSocket (v7 notes § Endpoints): every message is one data frame, and
+ * control messages and datagrams both ride `@control` frames. Same surface as RobotLink: `subs`
+ * snapshots and relayed publishes go to onCarrier, every other relay message to onDatagram.
+ */
+export class RobotWsLink {
+  constructor(wire, ws, { onDatagram, onCarrier, onClose } = {}) {
+    this.wire = wire;
+    this.ws = ws;
+    this.onDatagram = onDatagram ?? (() => {});
+    this.onCarrier = onCarrier ?? (() => {});
+    this.welcomed = false;
+    this.error = null;
+    this.controlSeq = 0;
+    this.closed = new Promise((resolve) => {
+      ws.addEventListener('close', (e) => resolve({ closeCode: e.code, reason: e.reason }));
+    });
+    this.closed.then((info) => {
+      this.isClosed = info;
+      onClose?.(info);
+    });
+    ws.addEventListener('message', (e) => this.#onMessage(e.data));
+  }
+
+  #onMessage(data) {
+    if (typeof data === 'string') return;
+    const r = this.wire.decodeDataFrame(new Uint8Array(data));
+    if (!r.ok) return; // one corrupt message is dropped alone
+    if (r.header.ch !== '@control') return this.onCarrier({ header: r.header, payload: r.payload });
+    const m = this.wire.parseMessage(r.payload, 'relay');
+    if (!m.ok) return;
+    if (m.type === 'welcome') this.welcomed = true;
+    if (m.type === 'error') this.error = m.message;
+    if (m.type === 'subs') this.onCarrier({ control: m.message });
+    else this.onDatagram(m.message);
+  }
+
+  #send(bytes) {
+    if (this.ws.readyState !== 1) throw new Error('tether: the relay WebSocket is closed; reconnect');
+    this.ws.send(bytes);
+  }
+
+  /** Sends hello once (a WebSocket is reliable) and resolves at the welcome, or throws the error. */
+  async hello(message, { timeoutMs = 10000 } = {}) {
+    this.#send(this.controlFrame(message));
+    const deadline = Date.now() + timeoutMs;
+    while (!this.welcomed && !this.error && !this.isClosed && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    if (this.error) throw Object.assign(new Error(`relay refused the robot: ${this.error.code}: ${this.error.message}`), { code: this.error.code });
+    if (this.isClosed) throw new Error(`the relay closed the WebSocket before welcome: ${this.isClosed.reason ?? ''}`);
+    if (!this.welcomed) throw new Error(`no welcome from the relay within ${timeoutMs / 1000} s`);
+  }
+
+  controlFrame(message) {
+    return RobotLink.prototype.controlFrame.call(this, message);
+  }
+
+  async sendControl(message) {
+    this.#send(this.controlFrame(message));
+  }
+
+  async sendFrame(header, payload) {
+    const r = this.wire.encodeDataFrame(header, payload);
+    if (!r.ok) throw new Error(r.error.message);
+    this.#send(r.bytes);
+  }
+
+  datagram(message) {
+    try {
+      this.#send(this.controlFrame(message));
+    } catch {}
+  }
+
+  close(waitMs = 1000) {
+    try {
+      this.ws.close(1000, 'robot leaving');
     } catch {}
     return Promise.race([this.closed, new Promise((r) => setTimeout(r, waitMs))]);
   }

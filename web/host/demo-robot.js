@@ -7,10 +7,11 @@
 // Run: deno run -A --unstable-net web/host/demo-robot.js [--relay http://127.0.0.1:7780]
 //        [--id demo-1] [--name "Demo rover"] [--token T] [--camera-hz 10] [--log-hz 2 --log-bytes 64]
 //        [--corrupt-costmap-every N]   (fault injection: every Nth costmap is cut short mid-stream)
+//        [--ws]   (use the relay's WebSocket twin even where WebTransport is offered)
 import { createRequire } from 'node:module';
 import { deflateSync } from 'node:zlib';
 import { loadWire } from '../glue/wire.js';
-import { openWebTransport, relayInfo, RobotLink } from '../glue/cockpit-transport.js';
+import { openWebSocket, openWebTransport, relayInfo, RobotLink, RobotWsLink } from '../glue/cockpit-transport.js';
 import { TeleopSafety } from './teleop-safety.js';
 
 const require = createRequire(import.meta.url);
@@ -213,14 +214,17 @@ function onCarrier(item) {
 
 async function session() {
   const info = await relayInfo(flags.relay);
-  const wt = await openWebTransport(info, '/robot');
-  link = new RobotLink(wire, wt, { onDatagram, onCarrier });
+  // WebTransport when the relay offers it; the WebSocket twin otherwise (the edge) or on --ws.
+  const useWt = info.wtUrl && !flags.ws;
+  link = useWt
+    ? new RobotLink(wire, await openWebTransport(info, '/robot'), { onDatagram, onCarrier })
+    : new RobotWsLink(wire, await openWebSocket(info, 'robot'), { onDatagram, onCarrier });
   subsN = 0;
   wanted = new Set();
   const hello = { t: 'hello', v: 7, role: 'robot', robot: { id: flags.id, name: flags.name, model: 'tether-sim' }, manifest };
   if (flags.token) hello.token = flags.token;
   await link.hello(hello);
-  console.log(`demo robot ${flags.id} welcomed by ${info.wtUrl}`);
+  console.log(`demo robot ${flags.id} welcomed by ${useWt ? info.wtUrl : `${info.wsUrl}/ws/robot`}`);
   let n = 0;
   const ping = setInterval(() => link.datagram({ t: 'ping', n: n++, ts: Date.now() / 1000 }), 1000);
   await link.closed;
@@ -241,7 +245,7 @@ for (;;) {
 }
 
 function parseFlags(args) {
-  const f = { relay: 'http://127.0.0.1:7780', id: 'demo-1', name: 'Demo rover', token: '', cameraHz: 10, logHz: 2, logBytes: 64, corruptCostmapEvery: 0 };
+  const f = { relay: 'http://127.0.0.1:7780', id: 'demo-1', name: 'Demo rover', token: '', cameraHz: 10, logHz: 2, logBytes: 64, corruptCostmapEvery: 0, ws: false };
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     const v = args[i + 1];
@@ -253,8 +257,12 @@ function parseFlags(args) {
     else if (a === '--log-hz') f.logHz = Number(v);
     else if (a === '--log-bytes') f.logBytes = Number(v);
     else if (a === '--corrupt-costmap-every') f.corruptCostmapEvery = Number(v);
+    else if (a === '--ws') {
+      f.ws = true;
+      continue;
+    }
     else {
-      console.error(`demo robot: unknown flag ${a}; flags: --relay URL --id ID --name NAME --token T --camera-hz N --log-hz N --log-bytes N --corrupt-costmap-every N`);
+      console.error(`demo robot: unknown flag ${a}; flags: --relay URL --id ID --name NAME --token T --camera-hz N --log-hz N --log-bytes N --corrupt-costmap-every N --ws`);
       Deno.exit(2);
     }
     i++;

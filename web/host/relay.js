@@ -8,6 +8,7 @@
 // Run: deno run -A --unstable-net web/host/relay.js [--port 7780] [--auth FILE]
 //        [--static build/cockpit] [--unsafe-non-loopback --hostname ADDR]
 import { loadCockpitRelay } from '../glue/cockpit-relay.js';
+import { createWsLane } from '../glue/cockpit-ws-lane.js';
 import { makeCertificate } from './cert.js';
 
 // Workaround 5: a rejected promise nobody awaited (Deno issue 28406, a closed browser tab) must
@@ -169,87 +170,23 @@ async function closeWt(s, a) {
   sessions.delete(s.id);
 }
 
-// --- WebSocket lane (v7 notes § Endpoints): every action's bytes are one message ----------------
-const WS_LATEST_HIGH_WATER = 1 << 20;
-
-function applyWs(s, a) {
-  const ws = s.ws;
-  const send = (bytes) => {
-    if (ws.readyState === WebSocket.OPEN) ws.send(bytes);
-  };
-  switch (a.kind) {
-    case 'send_datagram':
-    case 'write_control':
-      send(a.bytes);
-      return;
-    case 'write_carrier':
-      if (ws.bufferedAmount > core.limits.maxCarrierBacklogBytes) return failCarrier(s);
-      send(a.bytes);
-      return;
-    case 'open_stream':
-      // A stream "opens" once the socket has drained below the high-water mark, so latest frames
-      // held meanwhile are superseded in place by the core (latest = newest pending frame).
-      s.out.set(a.stream, { reliable: a.delivery === 'reliable' });
-      whenDrained(s, () => {
-        if (!s.out.has(a.stream)) return;
-        core.streamOpened(a.stream, now());
-        pump();
-      });
-      return;
-    case 'write_stream':
-      send(a.bytes);
-      // A write completes when the socket drains, so the reliable caps bound what it buffers.
-      whenDrained(s, () => {
-        core.writeDone(a.stream, now());
-        pump();
-      });
-      return;
-    case 'reset_stream':
-    case 'finish_stream':
-      s.out.delete(a.stream);
-      return;
-    case 'close_session':
-      s.closed = true;
-      sessions.delete(s.id);
-      try {
-        ws.close(a.code ? 4000 : 1000, (a.reason ?? '').slice(0, 100));
-      } catch {}
-      return;
-  }
-}
-
-function whenDrained(s, fn) {
-  if (s.ws.bufferedAmount <= WS_LATEST_HIGH_WATER) return queueMicrotask(fn);
-  const t = setInterval(() => {
-    if (s.closed) return clearInterval(t);
-    if (s.ws.bufferedAmount <= WS_LATEST_HIGH_WATER) {
-      clearInterval(t);
-      fn();
-    }
-  }, 10);
-}
+// --- WebSocket lane (v7 notes § Endpoints): shared with the edge Worker -----------------------
+const wsLane = createWsLane(core, { now, pump });
+const applyWs = (s, a) => wsLane.apply(s.lane, a);
 
 function acceptWebSocket(req, role) {
   const { socket, response } = Deno.upgradeWebSocket(req);
   socket.binaryType = 'arraybuffer';
-  let s = null;
+  let handlers = null;
   socket.onopen = () => {
-    const id = core.openSession(role, 'websocket', now());
-    if (!id) return socket.close(1013, 'relay full');
-    s = { id, kind: 'ws', role, ws: socket, out: new Map(), in: new Map(), closed: false };
-    sessions.set(id, s);
+    handlers = wsLane.accept(socket, role);
+    if (handlers) sessions.set(handlers.session.id, { id: handlers.session.id, kind: 'ws', role, lane: handlers.session });
   };
-  socket.onmessage = (e) => {
-    if (!s || s.closed || !(e.data instanceof ArrayBuffer)) return;
-    core.wsMessage(s.id, new Uint8Array(e.data), now());
-    pump();
-  };
+  socket.onmessage = (e) => handlers?.message(e.data);
   socket.onclose = socket.onerror = () => {
-    if (!s) return;
-    sessions.delete(s.id);
-    s.closed = true;
-    core.sessionClosed(s.id, now());
-    pump();
+    if (!handlers) return;
+    sessions.delete(handlers.session.id);
+    handlers.closed();
   };
   return response;
 }

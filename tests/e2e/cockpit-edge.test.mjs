@@ -1,0 +1,85 @@
+// The real cockpit in Chromium against the cockpit relay at the edge: the Worker and its Durable
+// Object (web/edge/cockpit.js) under real workerd through Miniflare, the cockpit's files served as
+// Worker static assets. /api/info offers no WebTransport there, so the cockpit and the demo robot
+// both take the WebSocket twins (cockpit-wire-v7-notes.md § Endpoints): the same checks an operator
+// would make, over the other lane.
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { Miniflare } from 'miniflare';
+import { chromium } from 'playwright-core';
+import { killAll, startRobot } from './lib/cockpit_procs.mjs';
+import { LAUNCH, artifacts, cells, driving, mapPixels, openCockpit as openCockpitAt, palette, poseX, stoppedByRobot } from './lib/cockpit_page.mjs';
+import { repoDir } from './lib/fixtures.mjs';
+
+let mf;
+let edge;
+let browser;
+
+before(async () => {
+  mkdirSync(artifacts, { recursive: true });
+  mf = new Miniflare({
+    modulesRoot: repoDir,
+    scriptPath: `${repoDir}tests/e2e/workerd/edge_cockpit_worker.js`,
+    modules: true,
+    modulesRules: [
+      { type: 'CompiledWasm', include: ['**/*.wasm'] },
+      { type: 'ESModule', include: ['**/*.js', '**/*.mjs'] },
+    ],
+    compatibilityDate: '2025-01-01',
+    host: '127.0.0.1',
+    port: 0,
+    cf: false,
+    durableObjects: { COCKPIT: 'CockpitRelayObject' },
+    assets: { directory: `${repoDir}build/cockpit`, binding: 'ASSETS', routerConfig: { has_user_worker: true } },
+  });
+  edge = (await mf.ready).origin;
+  await startRobot(edge);
+  browser = await chromium.launch(LAUNCH);
+});
+
+after(async () => {
+  await browser?.close().catch(() => {});
+  killAll();
+  await mf?.dispose();
+});
+
+const openCockpit = (options) => openCockpitAt(browser, edge, options);
+
+test('edge: /api/info offers only WebSocket, and the robot is welcomed over /ws/robot', async () => {
+  const info = await (await fetch(`${edge}/api/info`)).json();
+  assert.deepEqual(Object.keys(info).sort(), ['version', 'wsUrl']);
+  assert.equal(info.wsUrl, edge.replace('http:', 'ws:'));
+  const stats = await (await fetch(`${edge}/api/stats`)).json();
+  assert.deepEqual(stats.robots.map((r) => r.id), ['demo-1']);
+  const plain = await fetch(`${edge}/ws/viewer`);
+  assert.equal(plain.status, 426, 'a plain GET on a WebSocket endpoint says how to connect');
+});
+
+test('edge: the cockpit connects over WebSocket and draws the costmap', async () => {
+  const { context, page, problems } = await openCockpit();
+  assert.match(await page.textContent('#status-link'), /connected \(websocket\)/);
+  assert.deepEqual(await mapPixels(page, cells), cells.map(([, , v]) => palette[v]));
+  await page.screenshot({ path: `${artifacts}cockpit-edge.png` });
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('edge: holding W drives the robot over WebSocket; Space stops it', async () => {
+  const { context, page } = await openCockpit();
+  await page.click('.panel-teleop .lease-button');
+  await page.waitForFunction(() => document.querySelector('.panel-teleop').dataset.lease === 'held', null, { timeout: 10000 });
+  const start = await poseX(page);
+  await page.click('.top h1');
+  await page.keyboard.down('w');
+  await driving(page);
+  await page.waitForFunction((x0) => Number(document.querySelector('.panel-map2d').dataset.poseX) > x0 + 2, start, { timeout: 20000 });
+  await page.keyboard.press(' ');
+  await page.keyboard.up('w');
+  assert.equal(await page.$eval('.panel-teleop', (e) => e.dataset.twist), '0,0,0');
+  await stoppedByRobot(page);
+  const stopped = await poseX(page);
+  await page.waitForTimeout(1000);
+  assert.equal(await poseX(page), stopped);
+  await context.close();
+});
