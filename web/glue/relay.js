@@ -17,8 +17,10 @@ const PENDING = 1;
 const FAILED = 2;
 
 let mod = null;
-// A relay's core lives in WASM memory: free it when the relay object is collected.
-const cores = new FinalizationRegistry((core) => core.delete());
+// A relay's core lives in WASM memory: free it when the relay object is collected. workerd has
+// no FinalizationRegistry; there a relay lives as long as its Durable Object's isolate.
+const registry = (free) => (typeof FinalizationRegistry === 'function' ? new FinalizationRegistry(free) : { register() {} });
+const cores = registry((core) => core.delete());
 const isServerRuntime = !!(globalThis.process?.versions?.node || globalThis.Deno);
 if (isServerRuntime) mod = await loadTetherModule();
 
@@ -221,7 +223,8 @@ export function createRelay(opt = {}) {
   }
 
   function attach(socket, ctx, text) {
-    const conn = core.connect(String(ctx.writer));
+    // ctx.room (an adapter's ticket) binds the connection to that one room.
+    const conn = core.connect(String(ctx.writer), ctx.room == null ? '' : String(ctx.room));
     conns.set(conn, { socket, ctx, text });
     const disconnect = () => {
       if (!conns.has(conn)) return;
@@ -269,7 +272,7 @@ export function createRelay(opt = {}) {
   return relay;
 }
 
-const clients = new FinalizationRegistry((core) => core.delete());
+const clients = registry((core) => core.delete());
 
 /**
  * A room client (the peer side of the protocol): builds envelopes with cites and epoch, keeps the
