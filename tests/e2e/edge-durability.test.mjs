@@ -78,7 +78,9 @@ test('edge: restarting the runtime mid-stream loses no echoed write; old clients
   // And, with the tails resent, every write made at all.
   assert.equal(Object.keys(v.a).length, 30);
   assert.equal(Object.keys(v.b).length, 30);
-  assert.equal((await edge.hook('info', room)).seq, 61);
+  const info = await edge.hook('info', room);
+  assert.equal(info.seq, 61);
+  assert.equal(info.storageSync, true, 'onCommit waits on ctx.storage.sync(), the durability barrier');
   // A fresh client after the restart sees the same document.
   const c = new Peer(edge.wsUrl, room, { writer: 'c' });
   await until(() => c.client.welcomed, 'fresh welcome');

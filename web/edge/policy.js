@@ -57,9 +57,11 @@ export function buildPolicy(cfg, pathPrefixAcl) {
   if (!cfg.rules) {
     return { canWrite: (ctx, path, room, info) => rootOk(ctx, path, info) };
   }
-  const acl = pathPrefixAcl(
-    cfg.rules.map((r) => ({ prefix: r.prefix, allow: (ctx) => ctx.replay === true || r.allow.includes(ctx.kind) })),
-  );
+  const acl = pathPrefixAcl([
+    ...cfg.rules.map((r) => ({ prefix: r.prefix, allow: (ctx) => r.allow.includes(ctx.kind) })),
+    // Matches every path (an empty prefix), so a replayed envelope passes wherever it was written.
+    { prefix: [], allow: (ctx) => ctx.replay === true },
+  ]);
   if (cfg.agentRoot === 'rules') return acl;
   return { canWrite: (ctx, path, room, info) => rootOk(ctx, path, info) && acl.canWrite(ctx, path, room, info) };
 }

@@ -136,7 +136,7 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
       const room = url.searchParams.get('room') ?? '';
       switch (url.pathname) {
         case '/__test/info':
-          return Response.json({ ...(this.host.info(room) ?? {}), wakes: this.wakes });
+          return Response.json({ ...(this.host.info(room) ?? {}), wakes: this.wakes, storageSync: typeof this.ctx.storage.sync === 'function' });
         case '/__test/fail-storage':
           this.ctx.storage.sql.exec(
             `CREATE TRIGGER IF NOT EXISTS tether_test_fail BEFORE INSERT ON tether_journal BEGIN SELECT RAISE(ABORT, 'injected: disk full'); END`,
