@@ -89,7 +89,7 @@ test('edge: restarting the runtime mid-stream loses no echoed write; old clients
   await stop(edge);
 });
 
-test('edge: a room object rebuilt from storage (wake-up) keeps its sockets and answers delta', { timeout: 60_000 }, async () => {
+test('edge: a forced eviction (the wake-up path, on demand) keeps the sockets and answers delta', { timeout: 60_000 }, async () => {
   const room = 'wake';
   const edge = await start();
   const a = new Peer(edge.wsUrl, room, { writer: 'a' });
@@ -120,6 +120,47 @@ test('edge: a room object rebuilt from storage (wake-up) keeps its sockets and a
   await until(() => a2.welcomes.length, 'rewelcome');
   assert.deepEqual(a2.welcomes, ['delta']);
   await until(() => a2.client.value().n === 14, 'caught up');
+  for (const p of [a2, b]) await p.close();
+  await stop(edge);
+});
+
+test('edge: a real hibernation round trip: workerd evicts the idle object, sockets stay, nothing is lost', { timeout: 240_000 }, async (t) => {
+  const room = 'hibernate';
+  // Default settings: with CHECKPOINT_EVERY overridden, local workerd was seen never to evict.
+  const edge = await startEdge({ persist: dir });
+  running.add(edge);
+  const a = new Peer(edge.wsUrl, room, { writer: 'a' });
+  const b = new Peer(edge.wsUrl, room, { writer: 'b' });
+  await until(() => a.client.welcomed && b.client.welcomed, 'welcomes');
+  a.write([{ kind: 'set', path: [], next: { n: 0 } }]);
+  for (let n = 1; n <= 10; n++) b.write([{ kind: 'set', path: ['n'], next: n }]);
+  await until(() => a.client.value()?.n === 10 && b.client.unacked === 0, 'writes');
+  const before = await edge.hook('info', room);
+  // Leave the object idle: workerd evicts an object whose only activity is hibernatable
+  // WebSockets once it has been idle for a while (observed: within 40 s here). Every look
+  // wakes it again, so look rarely (bounded).
+  let after = before;
+  for (let i = 0; i < 4 && after.incarnation === before.incarnation; i++) {
+    await new Promise((r) => setTimeout(r, 40_000));
+    after = await edge.hook('info', room);
+  }
+  if (after.incarnation === before.incarnation) {
+    // Eviction is the runtime's choice; the forced-eviction test below covers the same path.
+    t.skip('local workerd kept the idle object in memory; the wake-up path ran only in the forced-eviction test');
+    for (const p of [a, b]) await p.close();
+    await stop(edge);
+    return;
+  }
+  assert.deepEqual([after.seq, after.instance, after.members], [before.seq, before.instance, 2]);
+  assert.equal(a.closed, null);
+  const seen = a.messages.length;
+  b.write([{ kind: 'set', path: ['n'], next: 11 }]);
+  await until(() => a.client.value().n === 11 && b.client.unacked === 0, 'write after the wake-up');
+  assert.ok(a.messages.slice(seen).every((m) => m.t === 'env' || m.t === 'settled'), JSON.stringify(a.messages.slice(seen)));
+  await a.close();
+  const a2 = new Peer(edge.wsUrl, room, { writer: 'a', client: a.client });
+  await until(() => a2.welcomes.length, 'rewelcome');
+  assert.deepEqual(a2.welcomes, ['up-to-date']);
   for (const p of [a2, b]) await p.close();
   await stop(edge);
 });

@@ -41,6 +41,7 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
       this.ctx = ctx;
       this.env = env;
       this.sockets = new Map(); // WebSocket -> room-host connection
+      this.incarnation = crypto.randomUUID(); // new per object instance: tells a real wake-up apart
       ctx.blockConcurrencyWhile(() => this.boot());
     }
 
@@ -136,7 +137,7 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
       const room = url.searchParams.get('room') ?? '';
       switch (url.pathname) {
         case '/__test/info':
-          return Response.json({ ...(this.host.info(room) ?? {}), wakes: this.wakes, storageSync: typeof this.ctx.storage.sync === 'function' });
+          return Response.json({ ...(this.host.info(room) ?? {}), wakes: this.wakes, incarnation: this.incarnation, storageSync: typeof this.ctx.storage.sync === 'function' });
         case '/__test/fail-storage':
           this.ctx.storage.sql.exec(
             `CREATE TRIGGER IF NOT EXISTS tether_test_fail BEFORE INSERT ON tether_journal BEGIN SELECT RAISE(ABORT, 'injected: disk full'); END`,
