@@ -23,10 +23,30 @@ const out = join(repoDir, 'build/edge-bench');
 mkdirSync(out, { recursive: true });
 
 // Bundles: ours as deployed, and the reference worker (Miniflare cannot resolve bare specifiers).
-const common = { bundle: true, format: 'esm', platform: 'neutral', minify: true, logLevel: 'silent', external: ['*.wasm'] };
-await build({ ...common, entryPoints: [join(repoDir, 'web/edge/worker.js')], outfile: join(out, 'worker.min.js') });
-await build({ ...common, minify: false, entryPoints: [join(repoDir, 'bench/lib/edge_mesh_worker.js')], outfile: join(out, 'mesh_worker.js') });
-await build({ ...common, entryPoints: [join(repoDir, 'bench/lib/edge_mesh_worker.js')], outfile: join(out, 'mesh_worker.min.js') });
+const common = {
+  bundle: true,
+  format: 'esm',
+  platform: 'neutral',
+  minify: true,
+  logLevel: 'silent',
+  external: ['*.wasm'],
+};
+await build({
+  ...common,
+  entryPoints: [join(repoDir, 'web/edge/worker.js')],
+  outfile: join(out, 'worker.min.js'),
+});
+await build({
+  ...common,
+  minify: false,
+  entryPoints: [join(repoDir, 'bench/lib/edge_mesh_worker.js')],
+  outfile: join(out, 'mesh_worker.js'),
+});
+await build({
+  ...common,
+  entryPoints: [join(repoDir, 'bench/lib/edge_mesh_worker.js')],
+  outfile: join(out, 'mesh_worker.min.js'),
+});
 const size = (f) => {
   const b = readFileSync(f);
   return { raw: b.length, gz: gzipSync(b).length };
@@ -47,7 +67,11 @@ async function runOnce(label, scriptPath, durable) {
   const edge = await startEdge({
     scriptPath,
     persist: dir,
-    bindings: { ROOM_LIMITS: LIMITS, ROOM_DURABILITY: durable ? 'on' : 'off', TETHER_TEST_HOOKS: '0' },
+    bindings: {
+      ROOM_LIMITS: LIMITS,
+      ROOM_DURABILITY: durable ? 'on' : 'off',
+      TETHER_TEST_HOOKS: '0',
+    },
   });
   try {
     const room = `bench-${label}`;
@@ -86,9 +110,18 @@ async function runOnce(label, scriptPath, durable) {
     latencies.sort((a, b) => a - b);
     const q = (f) => latencies[Math.min(latencies.length - 1, Math.floor(f * latencies.length))];
     // Each loop ends at its own last echo; the others' last envelopes may still be in flight.
-    await until(() => new Set(peers.map((p) => JSON.stringify(p.client.value()))).size === 1, `${label}: convergence`, 400);
+    await until(
+      () => new Set(peers.map((p) => JSON.stringify(p.client.value()))).size === 1,
+      `${label}: convergence`,
+      400,
+    );
     for (const p of peers) p.terminate();
-    return { label, envPerSec: (WRITERS * (PER_WRITER + WARMUP)) / seconds, p50: q(0.5), p99: q(0.99) };
+    return {
+      label,
+      envPerSec: (WRITERS * (PER_WRITER + WARMUP)) / seconds,
+      p50: q(0.5),
+      p99: q(0.99),
+    };
   } finally {
     await edge.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -98,18 +131,37 @@ async function runOnce(label, scriptPath, durable) {
 const results = [];
 for (const durable of [true, false]) {
   const mode = durable ? 'durable' : 'memory';
-  results.push({ mode, ours: await runOnce(`tether-${mode}`, join(repoDir, 'web/edge/worker.js'), durable), ref: await runOnce(`mesh-${mode}`, join(out, 'mesh_worker.js'), durable) });
+  results.push({
+    mode,
+    ours: await runOnce(`tether-${mode}`, join(repoDir, 'web/edge/worker.js'), durable),
+    ref: await runOnce(`mesh-${mode}`, join(out, 'mesh_worker.js'), durable),
+  });
 }
 
 const f = (x, d = 1) => x.toFixed(d);
-console.log(`edge relay under local workerd (Miniflare): 1 room, ${WRITERS} writers, ${PER_WRITER} writes each (closed loop, 1 in flight per writer)`);
-console.log('mode     relay                 env/s   p50 ms  p99 ms   env/s ratio  p50 ratio (ref/ours)');
+console.log(
+  `edge relay under local workerd (Miniflare): 1 room, ${WRITERS} writers, ${PER_WRITER} writes each (closed loop, 1 in flight per writer)`,
+);
+console.log(
+  'mode     relay                 env/s   p50 ms  p99 ms   env/s ratio  p50 ratio (ref/ours)',
+);
 for (const r of results) {
-  for (const [name, x] of [['tether (WASM)', r.ours], ['mesh-protocol 0.9.1', r.ref]]) {
-    const ratio = x === r.ours ? `${f(r.ours.envPerSec / r.ref.envPerSec, 2)}x`.padStart(10) + `  ${f(r.ref.p50 / r.ours.p50, 2)}x`.padStart(11) : '';
-    console.log(`${r.mode.padEnd(8)} ${name.padEnd(20)} ${f(x.envPerSec, 0).padStart(7)} ${f(x.p50, 2).padStart(8)} ${f(x.p99, 2).padStart(7)} ${ratio}`);
+  for (const [name, x] of [
+    ['tether (WASM)', r.ours],
+    ['mesh-protocol 0.9.1', r.ref],
+  ]) {
+    const ratio =
+      x === r.ours
+        ? `${f(r.ours.envPerSec / r.ref.envPerSec, 2)}x`.padStart(10) +
+          `  ${f(r.ref.p50 / r.ours.p50, 2)}x`.padStart(11)
+        : '';
+    console.log(
+      `${r.mode.padEnd(8)} ${name.padEnd(20)} ${f(x.envPerSec, 0).padStart(7)} ${f(x.p50, 2).padStart(8)} ${f(x.p99, 2).padStart(7)} ${ratio}`,
+    );
   }
 }
 const kb = (n) => `${f(n / 1024, 1)} KiB`;
-console.log(`bundle: tether worker.js ${kb(ourJs.raw)} (${kb(ourJs.gz)} gz) + tether.wasm ${kb(wasm.raw)} (${kb(wasm.gz)} gz) = ${kb(ourJs.gz + wasm.gz)} gz uploaded`);
+console.log(
+  `bundle: tether worker.js ${kb(ourJs.raw)} (${kb(ourJs.gz)} gz) + tether.wasm ${kb(wasm.raw)} (${kb(wasm.gz)} gz) = ${kb(ourJs.gz + wasm.gz)} gz uploaded`,
+);
 console.log(`        reference worker  ${kb(meshJs.raw)} (${kb(meshJs.gz)} gz)`);

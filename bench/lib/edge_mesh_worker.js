@@ -11,7 +11,10 @@ function createRelay(options) {
   const relay = meshCreateRelay(options);
   return {
     connectText(socket, ctx) {
-      const conn = relay.connect({ send: (m) => socket.send(JSON.stringify(m)), close: () => socket.close?.() }, ctx);
+      const conn = relay.connect(
+        { send: (m) => socket.send(JSON.stringify(m)), close: () => socket.close?.() },
+        ctx,
+      );
       return {
         receive(text) {
           let msg;

@@ -28,7 +28,8 @@ mkdirSync(persist, { recursive: true });
 // The same settings as wrangler.toml, read from it so the two cannot drift.
 const toml = readFileSync(join(repo, 'web/edge/wrangler.toml'), 'utf8');
 const vars = {};
-for (const m of toml.split('[vars]')[1].matchAll(/^([A-Z_]+)\s*=\s*"((?:[^"\\]|\\.)*)"/gm)) vars[m[1]] = JSON.parse(`"${m[2]}"`);
+for (const m of toml.split('[vars]')[1].matchAll(/^([A-Z_]+)\s*=\s*"((?:[^"\\]|\\.)*)"/gm))
+  vars[m[1]] = JSON.parse(`"${m[2]}"`);
 const compatibilityDate = /compatibility_date\s*=\s*"([^"]+)"/.exec(toml)[1];
 
 const mf = new Miniflare({
@@ -50,7 +51,12 @@ const mf = new Miniflare({
 const workerUrl = (await mf.ready).toString().replace(/\/$/, '');
 const wsUrl = workerUrl.replace(/^http/, 'ws');
 
-const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm' };
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript',
+  '.mjs': 'text/javascript',
+  '.wasm': 'application/wasm',
+};
 // Only what the page needs: itself, the glue and the WASM module.
 const ALLOWED = /^\/(web\/glue\/[\w.-]+\.js|build\/wasm\/tether\.(mjs|wasm))$/;
 const page = createServer(async (req, res) => {
@@ -60,21 +66,29 @@ const page = createServer(async (req, res) => {
     res.end(body);
   };
   try {
-    if (url.pathname === '/') return send(200, TYPES['.html'], readFileSync(join(repo, 'web/edge/dev.html')));
+    if (url.pathname === '/')
+      return send(200, TYPES['.html'], readFileSync(join(repo, 'web/edge/dev.html')));
     if (url.pathname === '/config') return send(200, 'application/json', JSON.stringify({ wsUrl }));
     if (url.pathname === '/ticket') {
       const p = url.searchParams;
-      const ticket = await mintTicket(secret, { room: p.get('room') ?? '', writer: p.get('writer') ?? '', kind: p.get('kind') ?? 'human' });
+      const ticket = await mintTicket(secret, {
+        room: p.get('room') ?? '',
+        writer: p.get('writer') ?? '',
+        kind: p.get('kind') ?? 'human',
+      });
       return send(200, 'application/json', JSON.stringify({ ticket }));
     }
-    if (ALLOWED.test(url.pathname)) return send(200, TYPES[extname(url.pathname)], readFileSync(join(repo, url.pathname)));
+    if (ALLOWED.test(url.pathname))
+      return send(200, TYPES[extname(url.pathname)], readFileSync(join(repo, url.pathname)));
     send(404, 'text/plain', 'not found\n');
   } catch (e) {
     send(400, 'text/plain', `${e.message}\n`);
   }
 });
 await new Promise((r) => page.listen(pagePort, '127.0.0.1', r));
-console.log(`tether edge dev: open http://127.0.0.1:${page.address().port} (rooms at ${wsUrl}/rooms/<name>, state in ${persist})`);
+console.log(
+  `tether edge dev: open http://127.0.0.1:${page.address().port} (rooms at ${wsUrl}/rooms/<name>, state in ${persist})`,
+);
 
 const stop = async () => {
   page.close();

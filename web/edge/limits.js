@@ -47,10 +47,14 @@ export function resolveLimits(partial) {
   const out = { ...DEFAULT_LIMITS };
   for (const [k, v] of Object.entries(partial ?? {})) {
     if (!(k in DEFAULT_LIMITS)) {
-      throw new Error(`tether edge: unknown limit ${JSON.stringify(k)}; known: ${Object.keys(DEFAULT_LIMITS).join(', ')}`);
+      throw new Error(
+        `tether edge: unknown limit ${JSON.stringify(k)}; known: ${Object.keys(DEFAULT_LIMITS).join(', ')}`,
+      );
     }
     if (!(typeof v === 'number' && v > 0 && Number.isFinite(v))) {
-      throw new Error(`tether edge: limit ${k} must be a positive number, not ${JSON.stringify(v)}`);
+      throw new Error(
+        `tether edge: limit ${k} must be a positive number, not ${JSON.stringify(v)}`,
+      );
     }
     out[k] = v;
   }
@@ -88,7 +92,11 @@ let scratch = null;
  * least one byte) and from above (at most three), so only frames in between are measured.
  */
 export function checkFrame(data, limits) {
-  if (typeof data !== 'string') return { code: CLOSE.BINARY, reason: 'binary frames are not part of the room protocol; send JSON text' };
+  if (typeof data !== 'string')
+    return {
+      code: CLOSE.BINARY,
+      reason: 'binary frames are not part of the room protocol; send JSON text',
+    };
   const max = limits.maxFrameBytes;
   if (data.length > max) return tooBig(max);
   if (data.length * 3 > max) {
@@ -99,7 +107,10 @@ export function checkFrame(data, limits) {
   return null;
 }
 
-const tooBig = (max) => ({ code: CLOSE.TOO_BIG, reason: `frame larger than ${max} bytes; split the write` });
+const tooBig = (max) => ({
+  code: CLOSE.TOO_BIG,
+  reason: `frame larger than ${max} bytes; split the write`,
+});
 
 /**
  * Per-principal budgets that outlive connections: a bucket and a cooldown per writer, loaded from
@@ -118,7 +129,12 @@ export class PrincipalBudgets {
     let e = this.live.get(writer);
     if (!e) {
       const saved = this.persist?.get(writer) ?? null;
-      const bucket = new TokenBucket(this.limits.principalMessagesPerSecond, this.limits.principalBurst, saved?.at ?? nowMs, saved?.tokens);
+      const bucket = new TokenBucket(
+        this.limits.principalMessagesPerSecond,
+        this.limits.principalBurst,
+        saved?.at ?? nowMs,
+        saved?.tokens,
+      );
       e = { bucket, cooldownUntil: saved?.cooldownUntil ?? 0, conns: 0 };
       this.live.set(writer, e);
     }
@@ -150,7 +166,11 @@ export class PrincipalBudgets {
   }
   #save(writer, e) {
     try {
-      this.persist?.put(writer, { tokens: e.bucket.tokens, at: e.bucket.at, cooldownUntil: e.cooldownUntil });
+      this.persist?.put(writer, {
+        tokens: e.bucket.tokens,
+        at: e.bucket.at,
+        cooldownUntil: e.cooldownUntil,
+      });
     } catch {
       // A budget that fails to save is only less strict after a restart; never fail the socket.
     }

@@ -24,25 +24,38 @@ export function parsePolicyConfig(value) {
       try {
         cfg = JSON.parse(cfg);
       } catch (e) {
-        throw new Error(`tether edge: ROOM_POLICY is not JSON (${e.message}); see README.md § Deploy at the edge`);
+        throw new Error(
+          `tether edge: ROOM_POLICY is not JSON (${e.message}); see README.md § Deploy at the edge`,
+        );
       }
     }
   }
-  if (typeof cfg !== 'object' || Array.isArray(cfg)) throw new Error('tether edge: ROOM_POLICY must be a JSON object {rules?, agentRoot?}');
+  if (typeof cfg !== 'object' || Array.isArray(cfg))
+    throw new Error('tether edge: ROOM_POLICY must be a JSON object {rules?, agentRoot?}');
   const agentRoot = cfg.agentRoot ?? 'seq0';
   if (!['seq0', 'never', 'rules'].includes(agentRoot)) {
-    throw new Error(`tether edge: ROOM_POLICY.agentRoot must be "seq0", "never" or "rules", not ${JSON.stringify(agentRoot)}`);
+    throw new Error(
+      `tether edge: ROOM_POLICY.agentRoot must be "seq0", "never" or "rules", not ${JSON.stringify(agentRoot)}`,
+    );
   }
   let rules = null;
   if (cfg.rules !== undefined) {
-    if (!Array.isArray(cfg.rules)) throw new Error('tether edge: ROOM_POLICY.rules must be an array of {prefix, allow}');
+    if (!Array.isArray(cfg.rules))
+      throw new Error('tether edge: ROOM_POLICY.rules must be an array of {prefix, allow}');
     rules = cfg.rules.map((r, i) => {
       const where = `ROOM_POLICY.rules[${i}]`;
-      if (!Array.isArray(r?.prefix) || !r.prefix.every((s) => typeof s === 'string' || Number.isFinite(s))) {
-        throw new Error(`tether edge: ${where}.prefix must be an array of path segments ('*' matches one)`);
+      if (
+        !Array.isArray(r?.prefix) ||
+        !r.prefix.every((s) => typeof s === 'string' || Number.isFinite(s))
+      ) {
+        throw new Error(
+          `tether edge: ${where}.prefix must be an array of path segments ('*' matches one)`,
+        );
       }
       if (!Array.isArray(r.allow) || !r.allow.every((k) => KINDS.includes(k))) {
-        throw new Error(`tether edge: ${where}.allow must list principal kinds from ${KINDS.join(', ')}`);
+        throw new Error(
+          `tether edge: ${where}.allow must list principal kinds from ${KINDS.join(', ')}`,
+        );
       }
       return { prefix: [...r.prefix], allow: [...r.allow] };
     });
@@ -53,7 +66,10 @@ export function parsePolicyConfig(value) {
 /** The OpPolicy for createRelay; `pathPrefixAcl` comes from the relay implementation in use. */
 export function buildPolicy(cfg, pathPrefixAcl) {
   const rootOk = (ctx, path, info) =>
-    path.length > 0 || ctx.kind !== 'agent' || ctx.replay === true || (cfg.agentRoot === 'seq0' && info?.seq === 0);
+    path.length > 0 ||
+    ctx.kind !== 'agent' ||
+    ctx.replay === true ||
+    (cfg.agentRoot === 'seq0' && info?.seq === 0);
   if (!cfg.rules) {
     return { canWrite: (ctx, path, room, info) => rootOk(ctx, path, info) };
   }
@@ -63,5 +79,8 @@ export function buildPolicy(cfg, pathPrefixAcl) {
     { prefix: [], allow: (ctx) => ctx.replay === true },
   ]);
   if (cfg.agentRoot === 'rules') return acl;
-  return { canWrite: (ctx, path, room, info) => rootOk(ctx, path, info) && acl.canWrite(ctx, path, room, info) };
+  return {
+    canWrite: (ctx, path, room, info) =>
+      rootOk(ctx, path, info) && acl.canWrite(ctx, path, room, info),
+  };
 }

@@ -52,7 +52,14 @@ export function createRoomHost({
       ? (room, env, state) => (replaying ? undefined : store.append(room, env, state))
       : undefined,
     onDurabilityFailed: (room, env, cause) => {
-      log.error(JSON.stringify({ event: 'room stalled', room, seq: env?.seq, cause: String(cause?.message ?? cause) }));
+      log.error(
+        JSON.stringify({
+          event: 'room stalled',
+          room,
+          seq: env?.seq,
+          cause: String(cause?.message ?? cause),
+        }),
+      );
       recover(room, env?.seq);
     },
     onViolation: (room, v) => log.warn?.(JSON.stringify({ event: 'policy violation', room, ...v })),
@@ -77,7 +84,9 @@ export function createRoomHost({
     const saved = store ? store.load(name) : null;
     if (saved) {
       if (!relay.hydrate(name, saved.snapshot)) {
-        throw new Error(`tether rooms: the relay refused the stored checkpoint of ${JSON.stringify(name)} (seq ${saved.snapshot.seq})`);
+        throw new Error(
+          `tether rooms: the relay refused the stored checkpoint of ${JSON.stringify(name)} (seq ${saved.snapshot.seq})`,
+        );
       }
       replay(name, saved.snapshot, saved.after);
     }
@@ -94,8 +103,20 @@ export function createRoomHost({
         const k = `${env.writer}\u0000${env.origin}`;
         let c = conns.get(k);
         if (!c) {
-          c = relay.connectText({ send() {}, close() {} }, { writer: env.writer, kind: 'replay', replay: true, room: name });
-          c.receive(JSON.stringify({ t: 'hello', room: name, origin: env.origin, proto: MESH_PROTO, policyVersion, schemaVersion: snapshot.schemaVersion ?? 0 }));
+          c = relay.connectText(
+            { send() {}, close() {} },
+            { writer: env.writer, kind: 'replay', replay: true, room: name },
+          );
+          c.receive(
+            JSON.stringify({
+              t: 'hello',
+              room: name,
+              origin: env.origin,
+              proto: MESH_PROTO,
+              policyVersion,
+              schemaVersion: snapshot.schemaVersion ?? 0,
+            }),
+          );
           conns.set(k, c);
         }
         const { seq, ...clientEnv } = env;
@@ -110,7 +131,9 @@ export function createRoomHost({
     const last = envs[envs.length - 1].seq;
     const seq = relay.room(name)?.seq;
     if (seq !== last) {
-      throw new Error(`tether rooms: replaying ${JSON.stringify(name)} ended at seq ${seq}, the journal at ${last}; the store and the relay disagree`);
+      throw new Error(
+        `tether rooms: replaying ${JSON.stringify(name)} ended at seq ${seq}, the journal at ${last}; the store and the relay disagree`,
+      );
     }
   }
 
@@ -121,7 +144,8 @@ export function createRoomHost({
     const r = roomOf(name);
     if (r.recovering) return;
     r.recovering = true;
-    for (const c of [...r.conns]) c.kick(CLOSE.STORAGE, `room storage failed at seq ${seq}; reconnect to resend`);
+    for (const c of [...r.conns])
+      c.kick(CLOSE.STORAGE, `room storage failed at seq ${seq}; reconnect to resend`);
     let attempts = 0;
     const attempt = () => {
       attempts++;
@@ -136,10 +160,18 @@ export function createRoomHost({
       r.recovering = false;
       try {
         load(name);
-        log.info?.(JSON.stringify({ event: 'room recovered', room: name, seq: relay.room(name)?.seq ?? 0 }));
+        log.info?.(
+          JSON.stringify({ event: 'room recovered', room: name, seq: relay.room(name)?.seq ?? 0 }),
+        );
       } catch (e) {
         // Loads again on the next connection attempt.
-        log.error(JSON.stringify({ event: 'room reload failed', room: name, cause: String(e?.message ?? e) }));
+        log.error(
+          JSON.stringify({
+            event: 'room reload failed',
+            room: name,
+            cause: String(e?.message ?? e),
+          }),
+        );
       }
     };
     schedule(attempt, 0);
@@ -151,19 +183,38 @@ export function createRoomHost({
    */
   function admit(name, writer) {
     const r = roomOf(name);
-    if (r.recovering) return { status: 503, message: 'the room is recovering from a storage failure; retry shortly', retryAfter: 1 };
+    if (r.recovering)
+      return {
+        status: 503,
+        message: 'the room is recovering from a storage failure; retry shortly',
+        retryAfter: 1,
+      };
     try {
       load(name);
     } catch (e) {
-      log.error(JSON.stringify({ event: 'room load failed', room: name, cause: String(e?.message ?? e) }));
-      return { status: 503, message: 'the room could not be loaded from storage; retry shortly', retryAfter: 5 };
+      log.error(
+        JSON.stringify({ event: 'room load failed', room: name, cause: String(e?.message ?? e) }),
+      );
+      return {
+        status: 503,
+        message: 'the room could not be loaded from storage; retry shortly',
+        retryAfter: 5,
+      };
     }
     if (r.conns.size >= limits.maxConnectionsPerRoom) {
-      return { status: 503, message: `the room holds its maximum of ${limits.maxConnectionsPerRoom} connections`, retryAfter: 10 };
+      return {
+        status: 503,
+        message: `the room holds its maximum of ${limits.maxConnectionsPerRoom} connections`,
+        retryAfter: 10,
+      };
     }
     const wait = r.budgets.cooldown(writer, now());
     if (wait > 0) {
-      return { status: 429, message: `writer ${writer} spent its message budget; retry after ${Math.ceil(wait / 1000)} s`, retryAfter: Math.ceil(wait / 1000) };
+      return {
+        status: 429,
+        message: `writer ${writer} spent its message budget; retry after ${Math.ceil(wait / 1000)} s`,
+        retryAfter: Math.ceil(wait / 1000),
+      };
     }
     return null;
   }
@@ -198,12 +249,19 @@ export function createRoomHost({
         if (bad) return conn.kick(bad.code, bad.reason);
         const t = now();
         if (!bucket.take(t)) {
-          return conn.kick(CLOSE.RATE, `more than ${limits.connectionMessagesPerSecond} messages/s on one connection`);
+          return conn.kick(
+            CLOSE.RATE,
+            `more than ${limits.connectionMessagesPerSecond} messages/s on one connection`,
+          );
         }
         if (!r.budgets.take(writer, t)) {
-          return conn.kick(CLOSE.BUDGET, `writer spent its message budget; cooling down ${Math.ceil(limits.cooldownMs / 1000)} s`);
+          return conn.kick(
+            CLOSE.BUDGET,
+            `writer spent its message budget; cooling down ${Math.ceil(limits.cooldownMs / 1000)} s`,
+          );
         }
-        if (onHello && data.length < HELLO_PROBE_CHARS && data.includes('hello')) captureHello(data);
+        if (onHello && data.length < HELLO_PROBE_CHARS && data.includes('hello'))
+          captureHello(data);
         const err = rc.receive(data);
         if (err) conn.kick(CLOSE.INVALID, `${err.reason}: ${err.message}`);
       },
@@ -233,10 +291,18 @@ export function createRoomHost({
       {
         send(text) {
           if (closed || muted) return;
-          socket.send(text);
+          try {
+            socket.send(text);
+          } catch {
+            // The peer is already gone; its close event finishes the connection.
+            return;
+          }
           const queued = socket.bufferedAmount;
           if (queued !== undefined && queued > limits.maxBufferedBytes) {
-            conn.kick(CLOSE.SLOW_READER, `more than ${limits.maxBufferedBytes} bytes queued for this reader`);
+            conn.kick(
+              CLOSE.SLOW_READER,
+              `more than ${limits.maxBufferedBytes} bytes queued for this reader`,
+            );
           }
         },
         // The core closes a connection it ejected (a hostile or broken envelope).

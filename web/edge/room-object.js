@@ -21,7 +21,9 @@ export const HEADER_KIND = 'X-Tether-Kind';
 export const HEADER_ROOM = 'X-Tether-Room';
 
 function config(env) {
-  const limits = resolveLimits(typeof env.ROOM_LIMITS === 'string' ? JSON.parse(env.ROOM_LIMITS || '{}') : env.ROOM_LIMITS);
+  const limits = resolveLimits(
+    typeof env.ROOM_LIMITS === 'string' ? JSON.parse(env.ROOM_LIMITS || '{}') : env.ROOM_LIMITS,
+  );
   return {
     limits,
     policyConfig: parsePolicyConfig(env.ROOM_POLICY),
@@ -49,7 +51,9 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
       await init(this.env);
       this.cfg = config(this.env);
       this.store = this.cfg.durable
-        ? new RoomStore(durableObjectSql(this.ctx.storage), { checkpointEvery: this.cfg.checkpointEvery })
+        ? new RoomStore(durableObjectSql(this.ctx.storage), {
+            checkpointEvery: this.cfg.checkpointEvery,
+          })
         : null;
       this.host = createRoomHost({
         relayImpl,
@@ -70,10 +74,23 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
       for (const ws of this.ctx.getWebSockets()) {
         const a = ws.deserializeAttachment();
         if (!a?.room) {
-          ws.close(1011, 'the room restarted without this socket\'s identity; reconnect');
+          ws.close(1011, "the room restarted without this socket's identity; reconnect");
           continue;
         }
-        this.attach(ws, a, a.hello ?? null);
+        try {
+          this.attach(ws, a, a.hello ?? null);
+        } catch (e) {
+          // The room could not be rebuilt (storage unreadable): the client reconnects, and
+          // admit() answers 503 until the room loads.
+          console.error(
+            JSON.stringify({
+              event: 'rejoin failed',
+              room: a.room,
+              cause: String(e?.message ?? e),
+            }),
+          );
+          ws.close(1011, 'the room could not be loaded from storage; reconnect');
+        }
       }
     }
 
@@ -97,10 +114,16 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
       const writer = decodeURIComponent(request.headers.get(HEADER_WRITER) ?? '');
       const kind = request.headers.get(HEADER_KIND) ?? '';
       const room = decodeURIComponent(request.headers.get(HEADER_ROOM) ?? '');
-      if (!writer || !room) return new Response('the room object is reached through the Worker only\n', { status: 403 });
+      if (!writer || !room)
+        return new Response('the room object is reached through the Worker only\n', {
+          status: 403,
+        });
       const refused = this.host.admit(room, writer);
       if (refused) {
-        return new Response(`${refused.message}\n`, { status: refused.status, headers: { 'Retry-After': String(refused.retryAfter) } });
+        return new Response(`${refused.message}\n`, {
+          status: refused.status,
+          headers: { 'Retry-After': String(refused.retryAfter) },
+        });
       }
       const [client, server] = Object.values(new WebSocketPair());
       this.ctx.acceptWebSocket(server);
@@ -137,7 +160,12 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
       const room = url.searchParams.get('room') ?? '';
       switch (url.pathname) {
         case '/__test/info':
-          return Response.json({ ...(this.host.info(room) ?? {}), wakes: this.wakes, incarnation: this.incarnation, storageSync: typeof this.ctx.storage.sync === 'function' });
+          return Response.json({
+            ...(this.host.info(room) ?? {}),
+            wakes: this.wakes,
+            incarnation: this.incarnation,
+            storageSync: typeof this.ctx.storage.sync === 'function',
+          });
         case '/__test/fail-storage':
           this.ctx.storage.sql.exec(
             `CREATE TRIGGER IF NOT EXISTS tether_test_fail BEFORE INSERT ON tether_journal BEGIN SELECT RAISE(ABORT, 'injected: disk full'); END`,

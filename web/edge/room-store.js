@@ -69,7 +69,10 @@ export function sqliteSql(db) {
 }
 
 export class RoomStore {
-  constructor(sql, { checkpointEvery = DEFAULT_CHECKPOINT_EVERY, journalTail = DEFAULT_JOURNAL_TAIL } = {}) {
+  constructor(
+    sql,
+    { checkpointEvery = DEFAULT_CHECKPOINT_EVERY, journalTail = DEFAULT_JOURNAL_TAIL } = {},
+  ) {
     this.sql = sql;
     this.every = checkpointEvery;
     this.tail = journalTail;
@@ -84,11 +87,16 @@ export class RoomStore {
    */
   load(room) {
     const cp = this.sql.all('SELECT seq, state FROM tether_checkpoint WHERE room = ?', room)[0];
-    const rows = this.sql.all('SELECT seq, env FROM tether_journal WHERE room = ? ORDER BY seq', room);
+    const rows = this.sql.all(
+      'SELECT seq, env FROM tether_journal WHERE room = ? ORDER BY seq',
+      room,
+    );
     if (!cp) {
       this.meta.set(room, { seq: 0, instance: null, failed: null });
       if (rows.length > 0) {
-        throw new Error(`tether rooms: room ${JSON.stringify(room)} has a journal but no checkpoint; the store is damaged`);
+        throw new Error(
+          `tether rooms: room ${JSON.stringify(room)} has a journal but no checkpoint; the store is damaged`,
+        );
       }
       return null;
     }
@@ -108,14 +116,23 @@ export class RoomStore {
   append(room, env, state) {
     let m = this.meta.get(room);
     if (!m) this.meta.set(room, (m = { seq: 0, instance: null, failed: null }));
-    if (m.failed) throw new Error(`room storage failed earlier (${m.failed?.message ?? m.failed}); the room is recovering`);
+    if (m.failed)
+      throw new Error(
+        `room storage failed earlier (${m.failed?.message ?? m.failed}); the room is recovering`,
+      );
     const text = JSON.stringify(env);
     try {
       this.sql.transaction(() => {
-        this.sql.run('INSERT INTO tether_journal (room, seq, env) VALUES (?, ?, ?)', room, env.seq, text);
+        this.sql.run(
+          'INSERT INTO tether_journal (room, seq, env) VALUES (?, ?, ?)',
+          room,
+          env.seq,
+          text,
+        );
         // A new generation (a migration, or the room's first envelope) must be checkpointed at
         // once: replaying across it would mint a different nonce than the clients hold.
-        if (m.instance !== state.instance || env.seq - m.seq >= this.every) this.#checkpoint(room, m, state);
+        if (m.instance !== state.instance || env.seq - m.seq >= this.every)
+          this.#checkpoint(room, m, state);
       });
     } catch (cause) {
       m.failed = cause;
@@ -141,7 +158,11 @@ export class RoomStore {
       state.seq,
       JSON.stringify(snapshot),
     );
-    this.sql.run('DELETE FROM tether_journal WHERE room = ? AND seq <= ?', room, state.seq - this.tail);
+    this.sql.run(
+      'DELETE FROM tether_journal WHERE room = ? AND seq <= ?',
+      room,
+      state.seq - this.tail,
+    );
     m.seq = state.seq;
     m.instance = state.instance;
   }
@@ -159,7 +180,11 @@ export class RoomStore {
   budgets(room) {
     return {
       get: (writer) => {
-        const row = this.sql.all('SELECT state FROM tether_budget WHERE room = ? AND writer = ?', room, writer)[0];
+        const row = this.sql.all(
+          'SELECT state FROM tether_budget WHERE room = ? AND writer = ?',
+          room,
+          writer,
+        )[0];
         return row ? JSON.parse(row.state) : null;
       },
       put: (writer, state) =>

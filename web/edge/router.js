@@ -9,7 +9,10 @@ const ROOM_PATH = /^\/rooms\/([^/]{1,1536})$/;
 export async function routeToRoom(request, env) {
   const url = new URL(request.url);
   const m = ROOM_PATH.exec(url.pathname);
-  if (!m) return new Response('tether rooms: connect a WebSocket to /rooms/<name>?ticket=<ticket>\n', { status: 404 });
+  if (!m)
+    return new Response('tether rooms: connect a WebSocket to /rooms/<name>?ticket=<ticket>\n', {
+      status: 404,
+    });
   let room;
   try {
     room = decodeURIComponent(m[1]);
@@ -17,10 +20,16 @@ export async function routeToRoom(request, env) {
     return new Response('the room name is not valid percent-encoding\n', { status: 400 });
   }
   if (request.headers.get('Upgrade')?.toLowerCase() !== 'websocket') {
-    return new Response('this endpoint takes a WebSocket upgrade\n', { status: 426, headers: { Upgrade: 'websocket' } });
+    return new Response('this endpoint takes a WebSocket upgrade\n', {
+      status: 426,
+      headers: { Upgrade: 'websocket' },
+    });
   }
   if (!env.TICKET_SECRET) {
-    return new Response('the Worker has no TICKET_SECRET; run `wrangler secret put TICKET_SECRET`\n', { status: 500 });
+    return new Response(
+      'the Worker has no TICKET_SECRET; run `wrangler secret put TICKET_SECRET`\n',
+      { status: 500 },
+    );
   }
   const ticket = url.searchParams.get('ticket') ?? '';
   const v = await verifyTicket(env.TICKET_SECRET, ticket, { room });
@@ -38,7 +47,9 @@ export async function handleRequest(request, env) {
   // Test-only hooks reach the room object directly (TETHER_TEST_HOOKS=1, never deployed).
   if (env.TETHER_TEST_HOOKS === '1' && url.pathname.startsWith('/__test/')) {
     const room = url.searchParams.get('room') ?? '';
-    return env.ROOMS.get(env.ROOMS.idFromName(room)).fetch(new Request(`https://room${url.pathname}${url.search}`));
+    return env.ROOMS.get(env.ROOMS.idFromName(room)).fetch(
+      new Request(`https://room${url.pathname}${url.search}`),
+    );
   }
   return routeToRoom(request, env);
 }

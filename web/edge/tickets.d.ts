@@ -14,7 +14,13 @@ export type TicketClaims = {
 };
 export declare function mintTicket(secret: string, claims: TicketClaims): Promise<string>;
 export type TicketCheck =
-  | { readonly ok: true; readonly writer: string; readonly kind: 'human' | 'agent'; readonly room: string; readonly exp: number }
+  | {
+      readonly ok: true;
+      readonly writer: string;
+      readonly kind: 'human' | 'agent';
+      readonly room: string;
+      readonly exp: number;
+    }
   | {
       readonly ok: false;
       readonly reason: 'missing' | 'malformed' | 'signature' | 'expired' | 'room';

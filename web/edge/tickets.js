@@ -35,10 +35,13 @@ function checkSecret(secret) {
 function key(secret) {
   let k = keys.get(secret);
   if (!k) {
-    k = crypto.subtle.importKey('raw', enc.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
-      'sign',
-      'verify',
-    ]);
+    k = crypto.subtle.importKey(
+      'raw',
+      enc.encode(secret),
+      { name: 'HMAC', hash: 'SHA-256' },
+      false,
+      ['sign', 'verify'],
+    );
     if (keys.size > 8) keys.clear(); // secrets rotate rarely; never grow without bound
     keys.set(secret, k);
   }
@@ -66,7 +69,12 @@ function unb64url(text) {
 
 function cleanId(v) {
   // The same shape the relay core accepts for ids: non-empty, no control characters, bounded.
-  return typeof v === 'string' && v.length > 0 && enc.encode(v).length <= MAX_ID_BYTES && !/[\u0000-\u001f\u007f]/.test(v);
+  return (
+    typeof v === 'string' &&
+    v.length > 0 &&
+    enc.encode(v).length <= MAX_ID_BYTES &&
+    !/[\u0000-\u001f\u007f]/.test(v)
+  );
 }
 
 /**
@@ -75,20 +83,35 @@ function cleanId(v) {
  * @param {{writer: string, kind?: 'human'|'agent', room: string, ttlSeconds?: number, nowMs?: number}} claims
  * @returns {Promise<string>}
  */
-export async function mintTicket(secret, { writer, kind = 'human', room, ttlSeconds = 300, nowMs = Date.now() }) {
+export async function mintTicket(
+  secret,
+  { writer, kind = 'human', room, ttlSeconds = 300, nowMs = Date.now() },
+) {
   checkSecret(secret);
-  if (!cleanId(writer)) throw new Error('tether tickets: writer must be a non-empty id of at most 512 bytes without control characters');
-  if (!cleanId(room)) throw new Error('tether tickets: room must be a non-empty name of at most 512 bytes without control characters');
-  if (!KINDS.includes(kind)) throw new Error(`tether tickets: kind must be one of ${KINDS.join(', ')}, not ${JSON.stringify(kind)}`);
+  if (!cleanId(writer))
+    throw new Error(
+      'tether tickets: writer must be a non-empty id of at most 512 bytes without control characters',
+    );
+  if (!cleanId(room))
+    throw new Error(
+      'tether tickets: room must be a non-empty name of at most 512 bytes without control characters',
+    );
+  if (!KINDS.includes(kind))
+    throw new Error(
+      `tether tickets: kind must be one of ${KINDS.join(', ')}, not ${JSON.stringify(kind)}`,
+    );
   if (!(ttlSeconds > 0 && ttlSeconds <= MAX_TICKET_TTL_SECONDS)) {
     throw new Error(`tether tickets: ttlSeconds must be in (0, ${MAX_TICKET_TTL_SECONDS}]`);
   }
   const exp = Math.floor(nowMs / 1000) + Math.ceil(ttlSeconds);
   const payload = b64url(enc.encode(JSON.stringify({ w: writer, k: kind, r: room, exp })));
   const signed = `${TICKET_VERSION}.${payload}`;
-  const mac = new Uint8Array(await crypto.subtle.sign('HMAC', await key(secret), enc.encode(signed)));
+  const mac = new Uint8Array(
+    await crypto.subtle.sign('HMAC', await key(secret), enc.encode(signed)),
+  );
   const ticket = `${signed}.${b64url(mac)}`;
-  if (ticket.length > MAX_TICKET_CHARS) throw new Error('tether tickets: the ticket is too long; shorten writer or room');
+  if (ticket.length > MAX_TICKET_CHARS)
+    throw new Error('tether tickets: the ticket is too long; shorten writer or room');
   return ticket;
 }
 
@@ -102,18 +125,35 @@ const fail = (reason, message) => ({ ok: false, reason, message });
 export async function verifyTicket(secret, ticket, { room, nowMs = Date.now() } = {}) {
   checkSecret(secret);
   if (typeof ticket !== 'string' || ticket.length === 0) {
-    return fail('missing', 'no ticket: connect with ?ticket=<ticket minted by your server (tether tickets.mintTicket)>');
+    return fail(
+      'missing',
+      'no ticket: connect with ?ticket=<ticket minted by your server (tether tickets.mintTicket)>',
+    );
   }
-  if (ticket.length > MAX_TICKET_CHARS) return fail('malformed', `the ticket is longer than ${MAX_TICKET_CHARS} characters`);
+  if (ticket.length > MAX_TICKET_CHARS)
+    return fail('malformed', `the ticket is longer than ${MAX_TICKET_CHARS} characters`);
   const parts = ticket.split('.');
   if (parts.length !== 3 || parts[0] !== TICKET_VERSION) {
-    return fail('malformed', `a ticket is ${TICKET_VERSION}.<payload>.<mac>; mint it with tickets.mintTicket`);
+    return fail(
+      'malformed',
+      `a ticket is ${TICKET_VERSION}.<payload>.<mac>; mint it with tickets.mintTicket`,
+    );
   }
   const mac = unb64url(parts[2]);
   const payloadBytes = unb64url(parts[1]);
-  if (!mac || !payloadBytes || mac.length !== 32) return fail('malformed', 'the ticket is not base64url');
-  const ok = await crypto.subtle.verify('HMAC', await key(secret), mac, enc.encode(`${parts[0]}.${parts[1]}`));
-  if (!ok) return fail('signature', 'the ticket was not signed with this server\'s TICKET_SECRET; mint a new one');
+  if (!mac || !payloadBytes || mac.length !== 32)
+    return fail('malformed', 'the ticket is not base64url');
+  const ok = await crypto.subtle.verify(
+    'HMAC',
+    await key(secret),
+    mac,
+    enc.encode(`${parts[0]}.${parts[1]}`),
+  );
+  if (!ok)
+    return fail(
+      'signature',
+      "the ticket was not signed with this server's TICKET_SECRET; mint a new one",
+    );
   let claims;
   try {
     claims = JSON.parse(dec.decode(payloadBytes));
@@ -122,9 +162,14 @@ export async function verifyTicket(secret, ticket, { room, nowMs = Date.now() } 
   }
   const { w, k, r, exp } = claims ?? {};
   if (!cleanId(w) || !cleanId(r) || !KINDS.includes(k) || !Number.isFinite(exp)) {
-    return fail('malformed', 'the ticket payload needs w (writer), k (human|agent), r (room) and exp');
+    return fail(
+      'malformed',
+      'the ticket payload needs w (writer), k (human|agent), r (room) and exp',
+    );
   }
-  if (exp * 1000 <= nowMs) return fail('expired', 'the ticket has expired; mint a fresh one just before connecting');
-  if (room !== undefined && r !== room) return fail('room', `the ticket is for room ${JSON.stringify(r)}, not ${JSON.stringify(room)}`);
+  if (exp * 1000 <= nowMs)
+    return fail('expired', 'the ticket has expired; mint a fresh one just before connecting');
+  if (room !== undefined && r !== room)
+    return fail('room', `the ticket is for room ${JSON.stringify(r)}, not ${JSON.stringify(room)}`);
   return { ok: true, writer: w, kind: k, room: r, exp };
 }

@@ -15,7 +15,15 @@ import { createRoomHost } from '../edge/room-host.js';
 import { RoomStore, sqliteSql } from '../edge/room-store.js';
 import { verifyTicket } from '../edge/tickets.js';
 
-const flags = { port: 8787, db: '', policy: '', limits: '{}', checkpointEvery: 64, hostname: '127.0.0.1', testHooks: false };
+const flags = {
+  port: 8787,
+  db: '',
+  policy: '',
+  limits: '{}',
+  checkpointEvery: 64,
+  hostname: '127.0.0.1',
+  testHooks: false,
+};
 for (let i = 0; i < Deno.args.length; i++) {
   const a = Deno.args[i];
   const next = () => Deno.args[++i];
@@ -32,7 +40,9 @@ for (let i = 0; i < Deno.args.length; i++) {
 }
 const secret = Deno.env.get('TICKET_SECRET') ?? '';
 if (secret.length < 32) {
-  console.error('tether rooms: set TICKET_SECRET (at least 32 characters), the secret your server mints tickets with');
+  console.error(
+    'tether rooms: set TICKET_SECRET (at least 32 characters), the secret your server mints tickets with',
+  );
   Deno.exit(2);
 }
 if (!flags.db) {
@@ -55,18 +65,26 @@ async function handle(req) {
   const url = new URL(req.url);
   if (flags.testHooks && url.pathname.startsWith('/__test/')) return testHook(url);
   const m = ROOM_PATH.exec(url.pathname);
-  if (!m) return new Response('tether rooms: connect a WebSocket to /rooms/<name>?ticket=<ticket>\n', { status: 404 });
+  if (!m)
+    return new Response('tether rooms: connect a WebSocket to /rooms/<name>?ticket=<ticket>\n', {
+      status: 404,
+    });
   let room;
   try {
     room = decodeURIComponent(m[1]);
   } catch {
     return new Response('the room name is not valid percent-encoding\n', { status: 400 });
   }
-  if (req.headers.get('upgrade')?.toLowerCase() !== 'websocket') return new Response('this endpoint takes a WebSocket upgrade\n', { status: 426 });
+  if (req.headers.get('upgrade')?.toLowerCase() !== 'websocket')
+    return new Response('this endpoint takes a WebSocket upgrade\n', { status: 426 });
   const v = await verifyTicket(secret, url.searchParams.get('ticket') ?? '', { room });
   if (!v.ok) return new Response(`${v.reason}: ${v.message}\n`, { status: 401 });
   const refused = host.admit(room, v.writer);
-  if (refused) return new Response(`${refused.message}\n`, { status: refused.status, headers: { 'Retry-After': String(refused.retryAfter) } });
+  if (refused)
+    return new Response(`${refused.message}\n`, {
+      status: refused.status,
+      headers: { 'Retry-After': String(refused.retryAfter) },
+    });
   const { socket, response } = Deno.upgradeWebSocket(req);
   let conn = null;
   socket.onopen = () => {
@@ -92,7 +110,9 @@ function testHook(url) {
   const room = url.searchParams.get('room') ?? '';
   if (url.pathname === '/__test/info') return Response.json(host.info(room) ?? {});
   if (url.pathname === '/__test/fail-storage') {
-    db.exec(`CREATE TRIGGER IF NOT EXISTS tether_test_fail BEFORE INSERT ON tether_journal BEGIN SELECT RAISE(ABORT, 'injected: disk full'); END`);
+    db.exec(
+      `CREATE TRIGGER IF NOT EXISTS tether_test_fail BEFORE INSERT ON tether_journal BEGIN SELECT RAISE(ABORT, 'injected: disk full'); END`,
+    );
     return Response.json({ ok: true });
   }
   if (url.pathname === '/__test/heal-storage') {
@@ -102,5 +122,10 @@ function testHook(url) {
   return new Response('unknown test hook\n', { status: 404 });
 }
 
-const server = Deno.serve({ hostname: flags.hostname, port: flags.port, onListen: () => {} }, handle);
-console.log(`tether rooms ready: ws://${flags.hostname}:${server.addr.port}/rooms/<name>?ticket=<ticket> (db ${flags.db})`);
+const server = Deno.serve(
+  { hostname: flags.hostname, port: flags.port, onListen: () => {} },
+  handle,
+);
+console.log(
+  `tether rooms ready: ws://${flags.hostname}:${server.addr.port}/rooms/<name>?ticket=<ticket> (db ${flags.db})`,
+);

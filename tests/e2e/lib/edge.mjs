@@ -9,7 +9,12 @@ import { repoDir } from './fixtures.mjs';
 
 export const SECRET = 'test-secret-0123456789abcdef0123456789abcdef';
 
-export function edgeOptions({ persist = false, bindings = {}, scriptPath = `${repoDir}web/edge/worker.js`, port = 0 } = {}) {
+export function edgeOptions({
+  persist = false,
+  bindings = {},
+  scriptPath = `${repoDir}web/edge/worker.js`,
+  port = 0,
+} = {}) {
   return {
     // The worker imports build/ and web/glue with '..' paths: the root is the repo.
     modulesRoot: repoDir,
@@ -45,7 +50,8 @@ export async function startEdge(opts = {}) {
   };
 }
 
-export const ticketFor = (room, writer, kind = 'human', extra = {}) => mintTicket(SECRET, { room, writer, kind, ...extra });
+export const ticketFor = (room, writer, kind = 'human', extra = {}) =>
+  mintTicket(SECRET, { room, writer, kind, ...extra });
 
 /** Polls `fn` until it returns truthy; a hung runtime fails the test instead of hanging it. */
 export async function until(fn, what, tries = 400) {
@@ -62,7 +68,11 @@ export async function until(fn, what, tries = 400) {
  * unacknowledged tail across reconnects (pass the same `client` to a new Peer).
  */
 export class Peer {
-  constructor(wsUrl, room, { writer, origin = writer, kind = 'human', client = null, ticket = null } = {}) {
+  constructor(
+    wsUrl,
+    room,
+    { writer, origin = writer, kind = 'human', client = null, ticket = null } = {},
+  ) {
     this.room = room;
     this.writer = writer;
     this.client = client ?? createRoomClient({ room, origin, writer, policyVersion: 1 });
@@ -72,7 +82,9 @@ export class Peer {
     this.httpStatus = null;
     this.ready = (async () => {
       const t = ticket ?? (await ticketFor(room, writer, kind));
-      this.ws = new WebSocket(`${wsUrl}/rooms/${encodeURIComponent(room)}?ticket=${encodeURIComponent(t)}`);
+      this.ws = new WebSocket(
+        `${wsUrl}/rooms/${encodeURIComponent(room)}?ticket=${encodeURIComponent(t)}`,
+      );
       this.ws.on('unexpected-response', (req, res) => {
         this.httpStatus = res.statusCode;
         let body = '';
