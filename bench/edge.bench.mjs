@@ -128,19 +128,28 @@ async function runOnce(label, scriptPath, durable) {
   }
 }
 
+// Two rounds, alternating ours and the reference, best of each: the machine is shared, so a
+// single run mostly measures whoever else is busy at that moment.
+const ROUNDS = QUICK ? 1 : 2;
+const best = (a, b) => (!a || b.envPerSec > a.envPerSec ? b : a);
 const results = [];
 for (const durable of [true, false]) {
   const mode = durable ? 'durable' : 'memory';
-  results.push({
-    mode,
-    ours: await runOnce(`tether-${mode}`, join(repoDir, 'web/edge/worker.js'), durable),
-    ref: await runOnce(`mesh-${mode}`, join(out, 'mesh_worker.js'), durable),
-  });
+  let ours = null;
+  let ref = null;
+  for (let round = 0; round < ROUNDS; round++) {
+    ours = best(
+      ours,
+      await runOnce(`tether-${mode}-${round}`, join(repoDir, 'web/edge/worker.js'), durable),
+    );
+    ref = best(ref, await runOnce(`mesh-${mode}-${round}`, join(out, 'mesh_worker.js'), durable));
+  }
+  results.push({ mode, ours, ref });
 }
 
 const f = (x, d = 1) => x.toFixed(d);
 console.log(
-  `edge relay under local workerd (Miniflare): 1 room, ${WRITERS} writers, ${PER_WRITER} writes each (closed loop, 1 in flight per writer)`,
+  `edge relay under local workerd (Miniflare): 1 room, ${WRITERS} writers, ${PER_WRITER} writes each (closed loop, 1 in flight per writer), best of ${ROUNDS} alternating runs`,
 );
 console.log(
   'mode     relay                 env/s   p50 ms  p99 ms   env/s ratio  p50 ratio (ref/ours)',

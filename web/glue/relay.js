@@ -147,8 +147,28 @@ export function createRelay(opt = {}) {
               const room = roomName();
               let done;
               try {
-                const state = JSON.parse(core.stateJson(room));
-                state.checkpoint = () => JSON.parse(core.checkpointJson(room));
+                // seq and instance are read per commit; the vectors (which grow with the room's
+                // origins) and the registers only when the callback asks, inside it.
+                const info = core.room(room);
+                let full = null;
+                const all = () => (full ??= JSON.parse(core.stateJson(room)));
+                const state = {
+                  seq: info.seq,
+                  instance: info.instance,
+                  get wm() {
+                    return all().wm;
+                  },
+                  get ranges() {
+                    return all().ranges;
+                  },
+                  get settled() {
+                    return all().settled;
+                  },
+                  get schemaVersion() {
+                    return all().schemaVersion;
+                  },
+                  checkpoint: () => JSON.parse(core.checkpointJson(room)),
+                };
                 done = opt.onCommit(room, obj(), state);
               } catch (cause) {
                 done = Promise.reject(cause);
