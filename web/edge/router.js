@@ -32,7 +32,13 @@ export async function routeToRoom(request, env) {
     );
   }
   const ticket = url.searchParams.get('ticket') ?? '';
-  const v = await verifyTicket(env.TICKET_SECRET, ticket, { room });
+  let v;
+  try {
+    v = await verifyTicket(env.TICKET_SECRET, ticket, { room });
+  } catch (e) {
+    // A misconfigured secret (too short) is the operator's error, not the client's.
+    return new Response(`${e.message}\n`, { status: 500 });
+  }
   if (!v.ok) return new Response(`${v.reason}: ${v.message}\n`, { status: 401 });
   const headers = new Headers(request.headers);
   headers.set(HEADER_WRITER, encodeURIComponent(v.writer));
