@@ -83,11 +83,12 @@ format:
 	@clang-format -i $$(find src bindings tests bench -name '*.cpp' -o -name '*.hpp')
 	@node_modules/.bin/prettier --log-level warn --write 'web/**/*.{js,mjs,ts}' 'tests/**/*.mjs' 'bench/**/*.mjs'
 
-# The edge relay (Cloudflare Worker + Durable Object) is the rooms-at-the-edge issue; until it
-# lands this says so instead of failing with "no rule".
-edge-dev:
-	@echo "make edge-dev: the edge relay (web/edge/) is not built yet; run the self-hosted relay with 'make demo'" >&2
-	@exit 2
+# The edge relay (web/edge/): the real Worker in real workerd through Miniflare, Durable Object
+# storage persisted to build/edge-dev/, and a page that mints dev tickets so a browser can join
+# rooms. Prints the URL; Ctrl-C stops it. Deploying is `wrangler deploy` (README).
+EDGE_PORT ?= 8787
+edge-dev: setup wasm
+	@node web/edge/dev.mjs --port $(EDGE_PORT) --page-port $$(( $(EDGE_PORT) + 1 )) --persist build/edge-dev
 
 clean:
 	rm -rf $(NATIVE_DIR) $(WASM_DIR) $(FUZZ_DIR)

@@ -97,7 +97,7 @@ class RoomRelayCore {
   RoomRelayCore(const std::string& options_json, val hooks)
       : hooks_(std::move(hooks)), relay_(options_from(options_json), &hooks_) {}
 
-  double connect(const std::string& writer) { return relay_.connect(writer); }
+  double connect(const std::string& writer, const std::string& only_room) { return relay_.connect(writer, only_room); }
   void disconnect(double conn) { relay_.disconnect(static_cast<ConnId>(conn)); }
   int receive(double conn, const std::string& text, double now) {
     return static_cast<int>(relay_.receive(static_cast<ConnId>(conn), text, now));

@@ -51,6 +51,7 @@ const char* receive_error_name(ReceiveError e) {
     case ReceiveError::bad_room: return "bad-room";
     case ReceiveError::bad_hello: return "bad-hello";
     case ReceiveError::unknown_connection: return "unknown-connection";
+    case ReceiveError::other_room: return "other-room";
   }
   return "unknown";
 }
@@ -67,6 +68,8 @@ const char* receive_error_message(ReceiveError e) {
     case ReceiveError::bad_hello:
       return "a hello needs origin: a non-empty id without control characters, at most 512 bytes";
     case ReceiveError::unknown_connection: return "this connection was disconnected; call connect() again";
+    case ReceiveError::other_room:
+      return "this connection is bound to the room its ticket names; open one connection per room";
   }
   return "";
 }
@@ -86,6 +89,7 @@ struct RoomRelay::Member {
 struct RoomRelay::Connection {
   std::string writer;
   std::string writer_json;
+  std::string only_room;  // empty: any room
   std::vector<std::pair<std::string, std::uint32_t>> joined;  // insertion order, like a Map
   // Members this connection's hello replaced in `joined` (another origin, same room) that are
   // still in their room: disconnect removes them too.
@@ -232,9 +236,10 @@ OriginId RoomRelay::intern(Room& room, const std::string& origin) {
 
 // ---- connections and membership ---------------------------------------------------------------
 
-ConnId RoomRelay::connect(std::string writer) {
+ConnId RoomRelay::connect(std::string writer, std::string only_room) {
   ConnId id = next_conn_++;
   Connection c;
+  c.only_room = std::move(only_room);
   c.writer_json = json_quoted(writer);
   c.writer = std::move(writer);
   conns_.emplace(id, std::move(c));
@@ -350,6 +355,8 @@ ReceiveError RoomRelay::receive(ConnId conn, std::string_view text_in, double no
   if (!scan.is_string(room_field)) return ReceiveError::bad_room;
   std::string name(scan.str(room_field, room_scratch_));
   if (name.size() > kMaxRoomNameBytes) return ReceiveError::bad_room;
+  // Before room_of: a bound connection must not even create another room.
+  if (!cit->second.only_room.empty() && name != cit->second.only_room) return ReceiveError::other_room;
   std::uint32_t t = scan.field(msg, "t");
   if (t != JsonScan::kNone && !scan.is_string(t)) return ReceiveError::bad_type;
   std::string type_scratch;

@@ -83,7 +83,7 @@ struct RoomAction {
   double expected = 0;       // reject; NaN when absent
 };
 
-enum class ReceiveError { none, unparseable, not_an_object, bad_type, bad_room, bad_hello, unknown_connection };
+enum class ReceiveError { none, unparseable, not_an_object, bad_type, bad_room, bad_hello, unknown_connection, other_room };
 const char* receive_error_name(ReceiveError e);
 // What went wrong and what to do about it, for the caller's error value.
 const char* receive_error_message(ReceiveError e);
@@ -103,8 +103,10 @@ class RoomRelay {
   RoomRelay(const RoomRelay&) = delete;
   RoomRelay& operator=(const RoomRelay&) = delete;
 
-  // Connections. `writer` is the authenticated principal (ctx.writer).
-  ConnId connect(std::string writer);
+  // Connections. `writer` is the authenticated principal (ctx.writer). A non-empty `only_room`
+  // binds the connection to that room (an adapter whose ticket names one room): a message naming
+  // any other room is refused as other_room before it can join, read or write anything.
+  ConnId connect(std::string writer, std::string only_room = std::string());
   void disconnect(ConnId conn);
 
   // One client message as JSON text. Actions accumulate until clear_actions().

@@ -91,6 +91,8 @@ export type ServerMsg =
     };
 export type PrincipalCtx = {
   readonly writer: string;
+  /** Binds the connection to this one room (tether extension): other rooms answer 'other-room'. */
+  readonly room?: string;
   readonly kind?: 'human' | 'agent' | (string & {});
   readonly claims?: Readonly<Record<string, unknown>>;
 };

@@ -17,8 +17,10 @@ const PENDING = 1;
 const FAILED = 2;
 
 let mod = null;
-// A relay's core lives in WASM memory: free it when the relay object is collected.
-const cores = new FinalizationRegistry((core) => core.delete());
+// A relay's core lives in WASM memory: free it when the relay object is collected. workerd has
+// no FinalizationRegistry; there a relay lives as long as its Durable Object's isolate.
+const registry = (free) => (typeof FinalizationRegistry === 'function' ? new FinalizationRegistry(free) : { register() {} });
+const cores = registry((core) => core.delete());
 const isServerRuntime = !!(globalThis.process?.versions?.node || globalThis.Deno);
 if (isServerRuntime) mod = await loadTetherModule();
 
@@ -145,8 +147,28 @@ export function createRelay(opt = {}) {
               const room = roomName();
               let done;
               try {
-                const state = JSON.parse(core.stateJson(room));
-                state.checkpoint = () => JSON.parse(core.checkpointJson(room));
+                // seq and instance are read per commit; the vectors (which grow with the room's
+                // origins) and the registers only when the callback asks, inside it.
+                const info = core.room(room);
+                let full = null;
+                const all = () => (full ??= JSON.parse(core.stateJson(room)));
+                const state = {
+                  seq: info.seq,
+                  instance: info.instance,
+                  get wm() {
+                    return all().wm;
+                  },
+                  get ranges() {
+                    return all().ranges;
+                  },
+                  get settled() {
+                    return all().settled;
+                  },
+                  get schemaVersion() {
+                    return all().schemaVersion;
+                  },
+                  checkpoint: () => JSON.parse(core.checkpointJson(room)),
+                };
                 done = opt.onCommit(room, obj(), state);
               } catch (cause) {
                 done = Promise.reject(cause);
@@ -221,7 +243,8 @@ export function createRelay(opt = {}) {
   }
 
   function attach(socket, ctx, text) {
-    const conn = core.connect(String(ctx.writer));
+    // ctx.room (an adapter's ticket) binds the connection to that one room.
+    const conn = core.connect(String(ctx.writer), ctx.room == null ? '' : String(ctx.room));
     conns.set(conn, { socket, ctx, text });
     const disconnect = () => {
       if (!conns.has(conn)) return;
@@ -269,7 +292,7 @@ export function createRelay(opt = {}) {
   return relay;
 }
 
-const clients = new FinalizationRegistry((core) => core.delete());
+const clients = registry((core) => core.delete());
 
 /**
  * A room client (the peer side of the protocol): builds envelopes with cites and epoch, keeps the

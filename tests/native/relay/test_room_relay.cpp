@@ -472,3 +472,22 @@ TEST_CASE("relay: epoch bumps need canBump; citations must be known when verifie
   h.rx(b, h.env("oa", "w1", 2, 12, R"([{"kind":"set","path":["k"],"next":1,"cites":[{"origin":"oa","hlc":{"p":10,"l":0}}],"epoch":5}])"));
   CHECK(has(h.events[h.events.size() - 2], R"("reason":"epoch-bump","detail":"epoch 5 > observed 1")"));
 }
+
+TEST_CASE("relay: a connection bound to one room cannot name another (adapter tickets)") {
+  Harness h;
+  ConnId bound = h.relay.connect("w1", "r");
+  h.hello(bound, "o1");
+  REQUIRE(has(h.last(bound), R"("t":"welcome")"));
+  // Another room: refused before it exists, so it can neither be read nor created.
+  ReceiveError e = h.rx(bound, R"({"t":"hello","room":"other","origin":"o1","proto":3,"policyVersion":0})");
+  CHECK(e == ReceiveError::other_room);
+  CHECK(std::string(receive_error_name(e)) == "other-room");
+  CHECK_FALSE(h.relay.room("other").has_value());
+  CHECK(h.rx(bound, R"({"t":"presence","room":"other","data":1})") == ReceiveError::other_room);
+  // Its own room still works, and an unbound connection may name any room.
+  CHECK(h.rx(bound, h.env("o1", "w1", 1, 5)) == ReceiveError::none);
+  CHECK(has(h.last(bound), R"("seq":1)"));
+  ConnId free = h.relay.connect("w2");
+  CHECK(h.rx(free, R"({"t":"hello","room":"other","origin":"o2","proto":3,"policyVersion":0})") == ReceiveError::none);
+  CHECK(h.relay.room("other").has_value());
+}

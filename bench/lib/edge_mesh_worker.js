@@ -1,0 +1,39 @@
+// The reference Worker for bench/edge.bench.mjs: the same Durable Object (web/edge/room-object.js:
+// tickets, limits, journal, checkpoints, hibernation) built around @mmstack/mesh-protocol's
+// createRelay instead of tether's WASM relay. Bundled by esbuild (bare specifier) before Miniflare
+// loads it. The reference has no JSON-text connection, so this shim parses and stringifies every
+// message, as its own adapter recipe does.
+import { createRelay as meshCreateRelay, pathPrefixAcl } from '@mmstack/mesh-protocol';
+import { defineRoomObject } from '../../web/edge/room-object.js';
+import { handleRequest } from '../../web/edge/router.js';
+
+function createRelay(options) {
+  const relay = meshCreateRelay(options);
+  return {
+    connectText(socket, ctx) {
+      const conn = relay.connect(
+        { send: (m) => socket.send(JSON.stringify(m)), close: () => socket.close?.() },
+        ctx,
+      );
+      return {
+        receive(text) {
+          let msg;
+          try {
+            msg = JSON.parse(text);
+          } catch {
+            return { reason: 'unparseable', message: 'not JSON' };
+          }
+          conn.receive(msg);
+          return null;
+        },
+        disconnect: () => conn.disconnect(),
+      };
+    },
+    room: (name) => relay.room(name),
+    hydrate: (name, snapshot) => relay.hydrate(name, snapshot),
+    unload: (name, options) => relay.unload(name, options),
+  };
+}
+
+export const RoomObject = defineRoomObject({ relayImpl: { createRelay, pathPrefixAcl } });
+export default { fetch: handleRequest };

@@ -1,0 +1,90 @@
+// make edge-dev end to end: web/edge/dev.mjs (the Worker in workerd via Miniflare, storage in a
+// folder, a page that mints dev tickets) serves a room that real Chromium joins and writes to,
+// and a Node peer on the same room sees the write.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { chromium } from 'playwright-core';
+import { repoDir } from './lib/fixtures.mjs';
+import { Peer, until } from './lib/edge.mjs';
+
+const LAUNCH = {
+  executablePath: '/usr/bin/chromium',
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
+};
+const dir = mkdtempSync(join(tmpdir(), 'tether-edge-dev-'));
+let child = null;
+let browser = null;
+after(async () => {
+  await browser?.close();
+  if (child && child.exitCode === null) {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM'); // by PID: the runner we started; it disposes Miniflare itself
+    await exited;
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test(
+  'edge-dev: a browser page joins a room and writes; a Node peer sees it',
+  { timeout: 120_000 },
+  async () => {
+    const secret = 'dev-secret-0123456789abcdef0123456789';
+    child = spawn(
+      process.execPath,
+      ['web/edge/dev.mjs', '--port', '0', '--page-port', '0', '--persist', dir],
+      {
+        cwd: repoDir,
+        env: { ...process.env, TICKET_SECRET: secret },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    const [, pageUrl, wsUrl] = await new Promise((resolve, reject) => {
+      child.stdout.on('data', (d) => {
+        out += d;
+        const m =
+          /open (http:\/\/127\.0\.0\.1:\d+) \(rooms at (ws:\/\/127\.0\.0\.1:\d+)\/rooms/.exec(out);
+        if (m) resolve(m);
+      });
+      child.once('exit', (code) => reject(new Error(`dev.mjs exited ${code}: ${err}`)));
+    });
+    browser = await chromium.launch(LAUNCH);
+    const page = await browser.newPage();
+    await page.goto(pageUrl);
+    await page.fill('#room', 'devroom');
+    await page.fill('#writer', 'browser-user');
+    await page.click('#join button');
+    await page.waitForFunction(() =>
+      document.getElementById('status').textContent.startsWith('in room'),
+    );
+    await page.fill('#path', '');
+    await page.fill('#value', '{"from":"chromium"}');
+    await page.click('#write');
+    await page.waitForFunction(
+      () =>
+        document.getElementById('status').textContent.includes('0 unacknowledged') &&
+        document.getElementById('doc').textContent.includes('chromium'),
+    );
+    // A Node peer with a ticket from the same secret sees the page's write.
+    const { mintTicket } = await import('../../web/edge/tickets.js');
+    const ticket = await mintTicket(secret, { room: 'devroom', writer: 'node-peer' });
+    const peer = new Peer(wsUrl, 'devroom', { writer: 'node-peer', ticket });
+    await until(() => peer.client.welcomed, 'welcome');
+    assert.deepEqual(peer.client.value(), { from: 'chromium' });
+    await peer.close();
+  },
+);

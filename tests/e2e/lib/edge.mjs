@@ -1,0 +1,165 @@
+// Test harness for the edge relay: the real Worker (web/edge/worker.js) under real workerd
+// through Miniflare, on 127.0.0.1, and room peers that are Node `ws` clients driving the WASM
+// room client (tether/relay createRoomClient). Shared by tests/e2e/edge-*.test.mjs and the bench.
+import { Miniflare } from 'miniflare';
+import WebSocket from 'ws';
+import { createRoomClient } from 'tether/relay';
+import { mintTicket } from '../../../web/edge/tickets.js';
+import { repoDir } from './fixtures.mjs';
+
+export const SECRET = 'test-secret-0123456789abcdef0123456789abcdef';
+
+export function edgeOptions({
+  persist = false,
+  bindings = {},
+  scriptPath = `${repoDir}web/edge/worker.js`,
+  port = 0,
+} = {}) {
+  return {
+    // The worker imports build/ and web/glue with '..' paths: the root is the repo.
+    modulesRoot: repoDir,
+    scriptPath,
+    modules: true,
+    modulesRules: [
+      { type: 'CompiledWasm', include: ['**/*.wasm'] },
+      { type: 'ESModule', include: ['**/*.js', '**/*.mjs'] },
+    ],
+    compatibilityDate: '2025-01-01',
+    host: '127.0.0.1',
+    port,
+    cf: false, // otherwise Miniflare fetches request.cf data from the network
+    durableObjects: { ROOMS: { className: 'RoomObject', useSQLite: true } },
+    durableObjectsPersist: persist,
+    bindings: { TICKET_SECRET: SECRET, TETHER_TEST_HOOKS: '1', POLICY_VERSION: '1', ...bindings },
+  };
+}
+
+/** Starts the Worker; returns { mf, url (http://127.0.0.1:port), wsUrl, hook(path, room) }. */
+export async function startEdge(opts = {}) {
+  const mf = new Miniflare(edgeOptions(opts));
+  const url = (await mf.ready).toString().replace(/\/$/, '');
+  return {
+    mf,
+    url,
+    wsUrl: url.replace(/^http/, 'ws'),
+    async hook(path, room) {
+      const res = await fetch(`${url}/__test/${path}?room=${encodeURIComponent(room)}`);
+      return res.json();
+    },
+    stop: () => mf.dispose(),
+  };
+}
+
+export const ticketFor = (room, writer, kind = 'human', extra = {}) =>
+  mintTicket(SECRET, { room, writer, kind, ...extra });
+
+/** Polls `fn` until it returns truthy; a hung runtime fails the test instead of hanging it. */
+export async function until(fn, what, tries = 400) {
+  for (let i = 0; i < tries; i++) {
+    const v = await fn();
+    if (v) return v;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/**
+ * A room peer: a WebSocket to /rooms/<room> with a ticket, and a room client that keeps its
+ * unacknowledged tail across reconnects (pass the same `client` to a new Peer).
+ */
+export class Peer {
+  constructor(
+    wsUrl,
+    room,
+    { writer, origin = writer, kind = 'human', client = null, ticket = null } = {},
+  ) {
+    this.room = room;
+    this.writer = writer;
+    this.client = client ?? createRoomClient({ room, origin, writer, policyVersion: 1 });
+    this.welcomes = []; // the mode of every welcome
+    this.messages = []; // every server message, parsed
+    this.closed = null; // { code, reason }
+    this.httpStatus = null;
+    this.ready = (async () => {
+      const t = ticket ?? (await ticketFor(room, writer, kind));
+      this.ws = new WebSocket(
+        `${wsUrl}/rooms/${encodeURIComponent(room)}?ticket=${encodeURIComponent(t)}`,
+      );
+      this.ws.on('unexpected-response', (req, res) => {
+        this.httpStatus = res.statusCode;
+        let body = '';
+        res.on('data', (d) => (body += d));
+        res.on('end', () => {
+          this.httpBody = body;
+          this.closed = { code: 0, reason: `http ${res.statusCode}` };
+        });
+      });
+      this.ws.on('error', () => {});
+      this.ws.on('close', (code, reason) => (this.closed ??= { code, reason: String(reason) }));
+      this.ws.on('message', (data) => {
+        const text = String(data);
+        const msg = JSON.parse(text);
+        this.messages.push(msg);
+        if (msg.t === 'welcome') this.welcomes.push(msg.mode);
+        for (const out of this.client.receive(text)) this.send(out);
+      });
+      await new Promise((resolve) => {
+        this.ws.once('open', resolve);
+        this.ws.once('close', resolve);
+        this.ws.once('unexpected-response', resolve);
+      });
+      if (this.ws.readyState === WebSocket.OPEN) this.send(this.client.hello());
+    })();
+  }
+  send(text) {
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(text);
+  }
+  /** Writes ops; null when not welcomed yet (the client refuses to write blind). */
+  write(ops) {
+    const m = this.client.write(ops);
+    if (m !== null) this.send(m);
+    return m;
+  }
+  get open() {
+    return this.ws?.readyState === WebSocket.OPEN;
+  }
+  async close() {
+    await this.ready;
+    if (this.ws.readyState === WebSocket.CLOSED) return;
+    const done = new Promise((r) => this.ws.once('close', r));
+    this.ws.close();
+    await done;
+  }
+  terminate() {
+    this.ws?.terminate();
+  }
+}
+
+/**
+ * A raw WebSocket upgrade request (fetch refuses an Upgrade header): resolves with the HTTP
+ * answer when the server refuses, or { status: 101 } when it accepts (the socket is destroyed).
+ */
+export async function upgradeAnswer(url) {
+  const { request } = await import('node:http');
+  return new Promise((resolve, reject) => {
+    const req = request(url, {
+      headers: {
+        Connection: 'Upgrade',
+        Upgrade: 'websocket',
+        'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        'Sec-WebSocket-Version': '13',
+      },
+    });
+    req.on('upgrade', (res, socket) => {
+      socket.destroy();
+      resolve({ status: 101, body: '', headers: res.headers });
+    });
+    req.on('response', (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode, body, headers: res.headers }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}

@@ -1,0 +1,336 @@
+// The room endpoint, independent of the runtime: one relay, its durable store, the abuse limits
+// and the recovery from storage failures (room-relay.md § Adapter recipes, § Persistence, § Telling
+// a client a write is safe). The Durable Object (room-object.js) and the Deno host
+// (web/host/rooms.js) only turn their sockets into { send(text), close(code, reason),
+// bufferedAmount? } and call open / message / closed.
+//
+// Identity comes in from a verified ticket ({writer, kind, room}); the connection is bound to
+// that room inside the relay core, so a client cannot name, read or create any other.
+import { CLOSE, PrincipalBudgets, TokenBucket, checkFrame } from './limits.js';
+import { buildPolicy } from './policy.js';
+
+const MESH_PROTO = 3;
+const HELLO_PROBE_CHARS = 4096; // a hello is small; larger frames are never parsed here
+const RECOVERY_ATTEMPTS = 50;
+
+const clip = (s) => {
+  // A close reason is at most 123 UTF-8 bytes.
+  let out = String(s);
+  while (new TextEncoder().encode(out).length > 123) out = out.slice(0, -1);
+  return out;
+};
+
+/**
+ * @param {object} o
+ * @param {{createRelay: Function, pathPrefixAcl: Function}} o.relayImpl  tether/relay (or the reference)
+ * @param {import('./room-store.js').RoomStore | null} o.store  null: memory only (durability off)
+ * @param {{rules, agentRoot}} o.policyConfig  from policy.js parsePolicyConfig
+ * @param {object} o.limits  from limits.js resolveLimits
+ */
+export function createRoomHost({
+  relayImpl,
+  store = null,
+  policyConfig = { rules: null, agentRoot: 'seq0' },
+  policyVersion = 1,
+  journalLimit = 1000,
+  limits,
+  log = console,
+  now = Date.now,
+  onHello = null, // (conn, helloText): the DO keeps it in the socket's attachment for wake-ups
+  schedule = (fn, ms) => setTimeout(fn, ms),
+}) {
+  const rooms = new Map(); // name -> { loaded, conns: Set, recovering, budgets }
+  let replaying = false;
+  let muted = false;
+
+  const relay = relayImpl.createRelay({
+    policyVersion,
+    journalLimit,
+    ejection: 'connection', // spec: one bug in one tab must not lock a human out
+    policy: buildPolicy(policyConfig, relayImpl.pathPrefixAcl),
+    onCommit: store
+      ? (room, env, state) => (replaying ? undefined : store.append(room, env, state))
+      : undefined,
+    onDurabilityFailed: (room, env, cause) => {
+      log.error(
+        JSON.stringify({
+          event: 'room stalled',
+          room,
+          seq: env?.seq,
+          cause: String(cause?.message ?? cause),
+        }),
+      );
+      recover(room, env?.seq);
+    },
+    onViolation: (room, v) => log.warn?.(JSON.stringify({ event: 'policy violation', room, ...v })),
+  });
+
+  function roomOf(name) {
+    let r = rooms.get(name);
+    if (!r) {
+      r = { loaded: false, conns: new Set(), recovering: false, budgets: null };
+      rooms.set(name, r);
+    }
+    return r;
+  }
+
+  // Rebuilds a room from the store before anyone is answered: hydrate the checkpoint (instance,
+  // registers, ranges, settled, journal tail), then replay the envelopes after it through
+  // connections that carry ctx.replay, with commits not written again.
+  function load(name) {
+    const r = roomOf(name);
+    if (r.loaded) return;
+    r.budgets = new PrincipalBudgets(limits, store ? store.budgets(name) : null);
+    const saved = store ? store.load(name) : null;
+    if (saved) {
+      if (!relay.hydrate(name, saved.snapshot)) {
+        throw new Error(
+          `tether rooms: the relay refused the stored checkpoint of ${JSON.stringify(name)} (seq ${saved.snapshot.seq})`,
+        );
+      }
+      replay(name, saved.snapshot, saved.after);
+    }
+    r.loaded = true;
+  }
+
+  function replay(name, snapshot, envs) {
+    if (envs.length === 0) return;
+    const conns = new Map(); // writer \0 origin -> connection
+    replaying = true;
+    muted = true;
+    try {
+      for (const env of envs) {
+        const k = `${env.writer}\u0000${env.origin}`;
+        let c = conns.get(k);
+        if (!c) {
+          c = relay.connectText(
+            { send() {}, close() {} },
+            { writer: env.writer, kind: 'replay', replay: true, room: name },
+          );
+          c.receive(
+            JSON.stringify({
+              t: 'hello',
+              room: name,
+              origin: env.origin,
+              proto: MESH_PROTO,
+              policyVersion,
+              schemaVersion: snapshot.schemaVersion ?? 0,
+            }),
+          );
+          conns.set(k, c);
+        }
+        const { seq, ...clientEnv } = env;
+        const err = c.receive(JSON.stringify({ t: 'env', room: name, env: clientEnv }));
+        if (err) throw new Error(`replaying seq ${seq}: ${err.reason}`);
+      }
+    } finally {
+      for (const c of conns.values()) c.disconnect();
+      replaying = false;
+      muted = false;
+    }
+    const last = envs[envs.length - 1].seq;
+    const seq = relay.room(name)?.seq;
+    if (seq !== last) {
+      throw new Error(
+        `tether rooms: replaying ${JSON.stringify(name)} ended at seq ${seq}, the journal at ${last}; the store and the relay disagree`,
+      );
+    }
+  }
+
+  // A storage failure stalled the room: close its sockets (clients reconnect and resend their
+  // unacknowledged tails), drop the stalled room with unload({discard: true}), and load it again
+  // from the store, which holds exactly what was acknowledged.
+  function recover(name, seq) {
+    const r = roomOf(name);
+    if (r.recovering) return;
+    r.recovering = true;
+    for (const c of [...r.conns])
+      c.kick(CLOSE.STORAGE, `room storage failed at seq ${seq}; reconnect to resend`);
+    let attempts = 0;
+    const attempt = () => {
+      attempts++;
+      // Refused while a commit promise is still pending or a member is still leaving: try again.
+      if (!relay.unload(name, { discard: true })) {
+        if (attempts < RECOVERY_ATTEMPTS) schedule(attempt, Math.min(1000, 10 * attempts));
+        else log.error(JSON.stringify({ event: 'room recovery stuck', room: name }));
+        return;
+      }
+      store?.reset(name);
+      r.loaded = false;
+      r.recovering = false;
+      try {
+        load(name);
+        log.info?.(
+          JSON.stringify({ event: 'room recovered', room: name, seq: relay.room(name)?.seq ?? 0 }),
+        );
+      } catch (e) {
+        // Loads again on the next connection attempt.
+        log.error(
+          JSON.stringify({
+            event: 'room reload failed',
+            room: name,
+            cause: String(e?.message ?? e),
+          }),
+        );
+      }
+    };
+    schedule(attempt, 0);
+  }
+
+  /**
+   * Before accepting a socket: null to accept, else {status, message, retryAfter} to answer over
+   * HTTP. Loads the room from storage first, so nobody is answered from a half-built room.
+   */
+  function admit(name, writer) {
+    const r = roomOf(name);
+    if (r.recovering)
+      return {
+        status: 503,
+        message: 'the room is recovering from a storage failure; retry shortly',
+        retryAfter: 1,
+      };
+    try {
+      load(name);
+    } catch (e) {
+      log.error(
+        JSON.stringify({ event: 'room load failed', room: name, cause: String(e?.message ?? e) }),
+      );
+      return {
+        status: 503,
+        message: 'the room could not be loaded from storage; retry shortly',
+        retryAfter: 5,
+      };
+    }
+    if (r.conns.size >= limits.maxConnectionsPerRoom) {
+      return {
+        status: 503,
+        message: `the room holds its maximum of ${limits.maxConnectionsPerRoom} connections`,
+        retryAfter: 10,
+      };
+    }
+    const wait = r.budgets.cooldown(writer, now());
+    if (wait > 0) {
+      return {
+        status: 429,
+        message: `writer ${writer} spent its message budget; retry after ${Math.ceil(wait / 1000)} s`,
+        retryAfter: Math.ceil(wait / 1000),
+      };
+    }
+    return null;
+  }
+
+  /**
+   * A socket whose ticket was verified (and that `admit` accepted, or that survived a hibernation).
+   * `rejoin`: the hello this socket sent before the object was evicted; replayed silently, since
+   * the client already holds everything the relay sent it.
+   */
+  function open(socket, { writer, kind, room }, { rejoin = null } = {}) {
+    const r = roomOf(room);
+    load(room);
+    const t0 = now();
+    const bucket = new TokenBucket(limits.connectionMessagesPerSecond, limits.connectionBurst, t0);
+    let closed = false;
+    let rc = null;
+    const conn = {
+      writer,
+      room,
+      kick(code, reason) {
+        if (closed) return;
+        finish();
+        try {
+          socket.close(code, clip(reason));
+        } catch {
+          // already closed by the peer
+        }
+      },
+      message(data) {
+        if (closed) return;
+        const bad = checkFrame(data, limits);
+        if (bad) return conn.kick(bad.code, bad.reason);
+        const t = now();
+        if (!bucket.take(t)) {
+          return conn.kick(
+            CLOSE.RATE,
+            `more than ${limits.connectionMessagesPerSecond} messages/s on one connection`,
+          );
+        }
+        if (!r.budgets.take(writer, t)) {
+          return conn.kick(
+            CLOSE.BUDGET,
+            `writer spent its message budget; cooling down ${Math.ceil(limits.cooldownMs / 1000)} s`,
+          );
+        }
+        if (onHello && data.length < HELLO_PROBE_CHARS && data.includes('hello'))
+          captureHello(data);
+        const err = rc.receive(data);
+        if (err) conn.kick(CLOSE.INVALID, `${err.reason}: ${err.message}`);
+      },
+      /** The peer closed or the socket errored. */
+      closed() {
+        finish();
+      },
+    };
+    function finish() {
+      if (closed) return;
+      closed = true;
+      r.conns.delete(conn);
+      r.budgets?.closed(writer, now());
+      rc?.disconnect();
+    }
+    function captureHello(data) {
+      try {
+        const m = JSON.parse(data);
+        if (m?.t === 'hello') onHello(conn, data);
+      } catch {
+        // not JSON: the core answers it
+      }
+    }
+    r.conns.add(conn);
+    r.budgets.opened(writer, t0);
+    rc = relay.connectText(
+      {
+        send(text) {
+          if (closed || muted) return;
+          try {
+            socket.send(text);
+          } catch {
+            // The peer is already gone; its close event finishes the connection.
+            return;
+          }
+          const queued = socket.bufferedAmount;
+          if (queued !== undefined && queued > limits.maxBufferedBytes) {
+            conn.kick(
+              CLOSE.SLOW_READER,
+              `more than ${limits.maxBufferedBytes} bytes queued for this reader`,
+            );
+          }
+        },
+        // The core closes a connection it ejected (a hostile or broken envelope).
+        close: () => conn.kick(CLOSE.EJECTED, 'ejected by the room policy'),
+      },
+      { writer, kind, room },
+    );
+    if (rejoin) {
+      muted = true;
+      try {
+        rc.receive(rejoin);
+      } finally {
+        muted = false;
+      }
+    }
+    return conn;
+  }
+
+  return {
+    relay,
+    admit,
+    open,
+    load,
+    /** For tests and stats: the room's relay info plus its live socket count. */
+    info(name) {
+      const r = rooms.get(name);
+      const i = relay.room(name);
+      return i ? { ...i, sockets: r?.conns.size ?? 0, recovering: r?.recovering ?? false } : null;
+    },
+  };
+}

@@ -1,0 +1,188 @@
+// The Durable Object holding one room (room-relay.md § Adapter recipes, Cloudflare): hibernatable
+// WebSockets (ctx.acceptWebSocket), the room's SQLite storage (ctx.storage.sql) and the shared
+// room endpoint (room-host.js). A factory, so the same object can be built around tether's WASM
+// relay (worker.js) or the reference implementation (bench/lib/edge_mesh_worker.js).
+//
+// Wake-up: a hibernated object loses the relay in memory. The constructor rebuilds it inside
+// blockConcurrencyWhile (no event is delivered before it finishes): the room is hydrated from its
+// checkpoint (instance nonce, registers, ranges, settled, journal tail) and the journal after it
+// is replayed, then every surviving socket rejoins silently with the hello kept in its
+// attachment. Clients never notice; a client that reconnects gets a `delta`.
+//
+// Identity arrives in X-Tether-* headers set by the Worker after it verified the ticket; the
+// object is reachable only through the Worker's binding.
+import { resolveLimits } from './limits.js';
+import { parsePolicyConfig } from './policy.js';
+import { createRoomHost } from './room-host.js';
+import { RoomStore, durableObjectSql } from './room-store.js';
+
+export const HEADER_WRITER = 'X-Tether-Writer';
+export const HEADER_KIND = 'X-Tether-Kind';
+export const HEADER_ROOM = 'X-Tether-Room';
+
+function config(env) {
+  const limits = resolveLimits(
+    typeof env.ROOM_LIMITS === 'string' ? JSON.parse(env.ROOM_LIMITS || '{}') : env.ROOM_LIMITS,
+  );
+  return {
+    limits,
+    policyConfig: parsePolicyConfig(env.ROOM_POLICY),
+    policyVersion: Number(env.POLICY_VERSION ?? 1),
+    durable: env.ROOM_DURABILITY !== 'off', // off only for measuring (bench/edge.bench.mjs)
+    checkpointEvery: Number(env.CHECKPOINT_EVERY ?? 64),
+    testHooks: env.TETHER_TEST_HOOKS === '1',
+  };
+}
+
+/**
+ * @param {{relayImpl: {createRelay, pathPrefixAcl}, init?: (env) => Promise<void>}} o
+ */
+export function defineRoomObject({ relayImpl, init = async () => {} }) {
+  return class RoomObject {
+    constructor(ctx, env) {
+      this.ctx = ctx;
+      this.env = env;
+      this.sockets = new Map(); // WebSocket -> room-host connection
+      this.incarnation = crypto.randomUUID(); // new per object instance: tells a real wake-up apart
+      ctx.blockConcurrencyWhile(() => this.boot());
+    }
+
+    async boot() {
+      await init(this.env);
+      this.cfg = config(this.env);
+      this.store = this.cfg.durable
+        ? new RoomStore(durableObjectSql(this.ctx.storage), {
+            checkpointEvery: this.cfg.checkpointEvery,
+          })
+        : null;
+      this.host = createRoomHost({
+        relayImpl,
+        store: this.store,
+        policyConfig: this.cfg.policyConfig,
+        policyVersion: this.cfg.policyVersion,
+        limits: this.cfg.limits,
+        onHello: (conn, hello) => {
+          const ws = conn.ws;
+          try {
+            ws.serializeAttachment({ ...ws.deserializeAttachment(), hello });
+          } catch {
+            // over the 2 KiB attachment limit: after a wake-up this socket must reconnect
+          }
+        },
+      });
+      this.wakes = (this.wakes ?? 0) + 1;
+      for (const ws of this.ctx.getWebSockets()) {
+        const a = ws.deserializeAttachment();
+        if (!a?.room) {
+          ws.close(1011, "the room restarted without this socket's identity; reconnect");
+          continue;
+        }
+        try {
+          this.attach(ws, a, a.hello ?? null);
+        } catch (e) {
+          // The room could not be rebuilt (storage unreadable): the client reconnects, and
+          // admit() answers 503 until the room loads.
+          console.error(
+            JSON.stringify({
+              event: 'rejoin failed',
+              room: a.room,
+              cause: String(e?.message ?? e),
+            }),
+          );
+          ws.close(1011, 'the room could not be loaded from storage; reconnect');
+        }
+      }
+    }
+
+    attach(ws, identity, rejoin) {
+      const socket = {
+        send: (text) => ws.send(text),
+        close: (code, reason) => ws.close(code, reason),
+        // workerd queues outgoing frames inside the runtime and exposes no bufferedAmount; its
+        // own per-socket limits apply there.
+        bufferedAmount: undefined,
+      };
+      const conn = this.host.open(socket, identity, { rejoin });
+      conn.ws = ws;
+      this.sockets.set(ws, conn);
+      return conn;
+    }
+
+    async fetch(request) {
+      const url = new URL(request.url);
+      if (this.cfg.testHooks && url.pathname.startsWith('/__test/')) return this.testHook(url);
+      const writer = decodeURIComponent(request.headers.get(HEADER_WRITER) ?? '');
+      const kind = request.headers.get(HEADER_KIND) ?? '';
+      const room = decodeURIComponent(request.headers.get(HEADER_ROOM) ?? '');
+      if (!writer || !room)
+        return new Response('the room object is reached through the Worker only\n', {
+          status: 403,
+        });
+      const refused = this.host.admit(room, writer);
+      if (refused) {
+        return new Response(`${refused.message}\n`, {
+          status: refused.status,
+          headers: { 'Retry-After': String(refused.retryAfter) },
+        });
+      }
+      const [client, server] = Object.values(new WebSocketPair());
+      this.ctx.acceptWebSocket(server);
+      const identity = { writer, kind, room };
+      server.serializeAttachment(identity);
+      this.attach(server, identity, null);
+      return new Response(null, { status: 101, webSocket: client });
+    }
+
+    webSocketMessage(ws, message) {
+      const conn = this.sockets.get(ws);
+      if (conn) conn.message(message);
+      else ws.close(1011, 'unknown socket; reconnect');
+    }
+
+    webSocketClose(ws, code) {
+      this.sockets.get(ws)?.closed();
+      this.sockets.delete(ws);
+      try {
+        ws.close(code === 1005 ? 1000 : code, 'bye');
+      } catch {
+        // already closed
+      }
+    }
+
+    webSocketError(ws) {
+      this.sockets.get(ws)?.closed();
+      this.sockets.delete(ws);
+    }
+
+    // Test-only (TETHER_TEST_HOOKS=1, never in wrangler.toml): storage faults through a real
+    // SQLite trigger, and an eviction that rebuilds the object's memory exactly as a wake-up does.
+    async testHook(url) {
+      const room = url.searchParams.get('room') ?? '';
+      switch (url.pathname) {
+        case '/__test/info':
+          return Response.json({
+            ...(this.host.info(room) ?? {}),
+            wakes: this.wakes,
+            incarnation: this.incarnation,
+            storageSync: typeof this.ctx.storage.sync === 'function',
+          });
+        case '/__test/fail-storage':
+          this.ctx.storage.sql.exec(
+            `CREATE TRIGGER IF NOT EXISTS tether_test_fail BEFORE INSERT ON tether_journal BEGIN SELECT RAISE(ABORT, 'injected: disk full'); END`,
+          );
+          return Response.json({ ok: true });
+        case '/__test/heal-storage':
+          this.ctx.storage.sql.exec('DROP TRIGGER IF EXISTS tether_test_fail');
+          return Response.json({ ok: true });
+        case '/__test/evict':
+          // What hibernation does to memory: the relay and every connection object are gone;
+          // only storage and the sockets (with their attachments) survive.
+          this.sockets = new Map();
+          await this.boot();
+          return Response.json({ ok: true, wakes: this.wakes, sockets: this.sockets.size });
+        default:
+          return new Response('unknown test hook\n', { status: 404 });
+      }
+    }
+  };
+}

@@ -1,0 +1,18 @@
+// tether rooms at the edge: the Worker (wrangler.toml beside this file). Routes
+// GET /rooms/<name>?ticket=<t> (a WebSocket upgrade) to the Durable Object of that room after
+// checking the ticket; a bad, expired or missing ticket is answered 401 before any WebSocket or
+// object exists. The WASM relay arrives precompiled (a CompiledWasm import): workerd forbids
+// compiling WASM at run time.
+import wasm from '../../build/wasm/tether.wasm';
+import { createRelay, initRelay, pathPrefixAcl } from '../glue/relay.js';
+import { defineRoomObject } from './room-object.js';
+import { handleRequest } from './router.js';
+
+let loading = null;
+
+export const RoomObject = defineRoomObject({
+  relayImpl: { createRelay, pathPrefixAcl },
+  init: () => (loading ??= initRelay({ wasmModule: wasm })),
+});
+
+export default { fetch: handleRequest };
