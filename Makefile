@@ -87,7 +87,7 @@ format:
 # storage persisted to build/edge-dev/, and a page that mints dev tickets so a browser can join
 # rooms. Prints the URL; Ctrl-C stops it. Deploying is `wrangler deploy` (README).
 EDGE_PORT ?= 8787
-edge-dev: setup wasm
+edge-dev: setup wasm cockpit
 	@node web/edge/dev.mjs --port $(EDGE_PORT) --page-port $$(( $(EDGE_PORT) + 1 )) --persist build/edge-dev
 
 clean:

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import { kill, killAll, startRelay, startRobot } from './lib/cockpit_procs.mjs';
 import {
-  LAUNCH, artifacts, cells, driving, lease, mapPixels, openCockpit as openCockpitAt, palette, poseX, stats, stoppedByRobot,
+  LAUNCH, artifacts, cells, driving, lease, mapPixels, openCockpit as openCockpitAt, palette, poseX, restingPoseX, stats, stoppedByRobot,
 } from './lib/cockpit_page.mjs';
 
 let relay;
@@ -87,9 +87,7 @@ test('holding W drives the robot on the map; Space stops it', async () => {
   assert.equal(await page.$eval('.panel-teleop', (e) => e.dataset.twist), '0,0,0');
   // Stopped: the pose settles and then stays put.
   await page.waitForFunction(() => /teleop\.vx0/.test(document.querySelector('.stats-list').textContent.replace(/\s/g, '')), null, { timeout: 10000 });
-  const stopped = await poseX(page);
-  await page.waitForTimeout(1000);
-  assert.equal(await poseX(page), stopped);
+  const stopped = await restingPoseX(page);
   assert.ok(stopped > start + 2, `the arrow moved right: ${start} -> ${stopped}`);
   await page.click('.panel-teleop .lease-button');
   await context.close();
@@ -110,9 +108,7 @@ test('a second operator is refused the lease; closing the holder’s tab stops t
   await second.page.waitForFunction(() => /teleop\.vx1/.test(document.querySelector('.stats-list').textContent.replace(/\s/g, '')), null, { timeout: 20000 });
   await first.context.close();
   await second.page.waitForFunction(() => /teleop\.vx0/.test(document.querySelector('.stats-list').textContent.replace(/\s/g, '')), null, { timeout: 20000 });
-  const x = await poseX(second.page);
-  await second.page.waitForTimeout(1000);
-  assert.equal(await poseX(second.page), x);
+  await restingPoseX(second.page);
   await second.context.close();
 });
 

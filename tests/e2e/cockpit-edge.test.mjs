@@ -1,39 +1,24 @@
-// The real cockpit in Chromium against the cockpit relay at the edge: the Worker and its Durable
-// Object (web/edge/cockpit.js) under real workerd through Miniflare, the cockpit's files served as
-// Worker static assets. /api/info offers no WebTransport there, so the cockpit and the demo robot
-// both take the WebSocket twins (cockpit-wire-v7-notes.md § Endpoints): the same checks an operator
-// would make, over the other lane.
+// The real cockpit in Chromium against the cockpit relay at the edge: its Durable Object
+// (web/edge/cockpit.js) in the real edge Worker (web/edge/worker.js) under real workerd through
+// Miniflare, the cockpit's files served as the Worker's static assets. /api/info offers no
+// WebTransport there, so the cockpit and the demo robot both take the WebSocket twins
+// (cockpit-wire-v7-notes.md § Endpoints): the same checks an operator makes, over the other lane.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { Miniflare } from 'miniflare';
 import { chromium } from 'playwright-core';
 import { killAll, startRobot } from './lib/cockpit_procs.mjs';
-import { LAUNCH, artifacts, cells, driving, mapPixels, openCockpit as openCockpitAt, palette, poseX, stoppedByRobot } from './lib/cockpit_page.mjs';
-import { repoDir } from './lib/fixtures.mjs';
+import { LAUNCH, artifacts, cells, driving, mapPixels, openCockpit as openCockpitAt, palette, poseX, restingPoseX, stoppedByRobot } from './lib/cockpit_page.mjs';
+import { startEdge } from './lib/edge.mjs';
 
-let mf;
+let edgeRuntime;
 let edge;
 let browser;
 
 before(async () => {
   mkdirSync(artifacts, { recursive: true });
-  mf = new Miniflare({
-    modulesRoot: repoDir,
-    scriptPath: `${repoDir}tests/e2e/workerd/edge_cockpit_worker.js`,
-    modules: true,
-    modulesRules: [
-      { type: 'CompiledWasm', include: ['**/*.wasm'] },
-      { type: 'ESModule', include: ['**/*.js', '**/*.mjs'] },
-    ],
-    compatibilityDate: '2025-01-01',
-    host: '127.0.0.1',
-    port: 0,
-    cf: false,
-    durableObjects: { COCKPIT: 'CockpitRelayObject' },
-    assets: { directory: `${repoDir}build/cockpit`, binding: 'ASSETS', routerConfig: { has_user_worker: true } },
-  });
-  edge = (await mf.ready).origin;
+  edgeRuntime = await startEdge();
+  edge = edgeRuntime.url;
   await startRobot(edge);
   browser = await chromium.launch(LAUNCH);
 });
@@ -41,7 +26,7 @@ before(async () => {
 after(async () => {
   await browser?.close().catch(() => {});
   killAll();
-  await mf?.dispose();
+  await edgeRuntime?.stop();
 });
 
 const openCockpit = (options) => openCockpitAt(browser, edge, options);
@@ -78,8 +63,6 @@ test('edge: holding W drives the robot over WebSocket; Space stops it', async ()
   await page.keyboard.up('w');
   assert.equal(await page.$eval('.panel-teleop', (e) => e.dataset.twist), '0,0,0');
   await stoppedByRobot(page);
-  const stopped = await poseX(page);
-  await page.waitForTimeout(1000);
-  assert.equal(await poseX(page), stopped);
+  await restingPoseX(page);
   await context.close();
 });

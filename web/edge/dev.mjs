@@ -44,8 +44,12 @@ const mf = new Miniflare({
   host: '127.0.0.1',
   port,
   cf: false,
-  durableObjects: { ROOMS: { className: 'RoomObject', useSQLite: true } },
+  durableObjects: {
+    ROOMS: { className: 'RoomObject', useSQLite: true },
+    COCKPIT: { className: 'CockpitRelayObject', useSQLite: true },
+  },
   durableObjectsPersist: persist,
+  assets: { directory: join(repo, 'build/cockpit'), routerConfig: { has_user_worker: true } },
   bindings: { ...vars, TICKET_SECRET: secret },
 });
 const workerUrl = (await mf.ready).toString().replace(/\/$/, '');
@@ -87,7 +91,8 @@ const page = createServer(async (req, res) => {
 });
 await new Promise((r) => page.listen(pagePort, '127.0.0.1', r));
 console.log(
-  `tether edge dev: open http://127.0.0.1:${page.address().port} (rooms at ${wsUrl}/rooms/<name>, state in ${persist})`,
+  `tether edge dev: open http://127.0.0.1:${page.address().port} (rooms at ${wsUrl}/rooms/<name>, state in ${persist}); ` +
+    `cockpit at ${workerUrl}/ (robots: deno run -A --unstable-net web/host/demo-robot.js --relay ${workerUrl})`,
 );
 
 const stop = async () => {

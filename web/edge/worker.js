@@ -1,12 +1,14 @@
-// tether rooms at the edge: the Worker (wrangler.toml beside this file). Routes
+// tether at the edge: the Worker (wrangler.toml beside this file). Routes
 // GET /rooms/<name>?ticket=<t> (a WebSocket upgrade) to the Durable Object of that room after
 // checking the ticket; a bad, expired or missing ticket is answered 401 before any WebSocket or
-// object exists. The WASM relay arrives precompiled (a CompiledWasm import): workerd forbids
+// object exists. The cockpit relay's routes (/api/info, /api/stats, /ws/robot, /ws/viewer) go to
+// its own Durable Object (cockpit.js), and the cockpit's files are the Worker's static assets. The WASM relay arrives precompiled (a CompiledWasm import): workerd forbids
 // compiling WASM at run time.
 import wasm from '../../build/wasm/tether.wasm';
 import { createRelay, initRelay, pathPrefixAcl } from '../glue/relay.js';
 import { defineRoomObject } from './room-object.js';
 import { handleRequest } from './router.js';
+import { CockpitRelayObject, routeCockpit } from './cockpit.js';
 
 let loading = null;
 
@@ -15,4 +17,8 @@ export const RoomObject = defineRoomObject({
   init: () => (loading ??= initRelay({ wasmModule: wasm })),
 });
 
-export default { fetch: handleRequest };
+export { CockpitRelayObject };
+
+export default {
+  fetch: (request, env) => routeCockpit(request, env) ?? handleRequest(request, env),
+};

@@ -63,3 +63,20 @@ export const poseX = async (page) => Number(await page.$eval('.panel-map2d', (e)
 export const stats = (page) => page.$eval('.stats-list', (e) => e.textContent.replace(/\s/g, ''));
 export const driving = (page) => page.waitForFunction(() => /teleop\.vx1/.test(document.querySelector('.stats-list').textContent.replace(/\s/g, '')), null, { timeout: 20000 });
 export const stoppedByRobot = (page) => page.waitForFunction(() => /teleop\.vx0/.test(document.querySelector('.stats-list').textContent.replace(/\s/g, '')), null, { timeout: 20000 });
+
+/**
+ * Resolves with the map's pose x once it holds still for `quietMs`; throws if the robot is still
+ * moving after `timeoutMs`. Pose is a latest channel, so the arrow may lag the robot's own stats
+ * by a frame or two under load: "stopped" means "comes to rest", not "same value right now".
+ */
+export async function restingPoseX(page, { quietMs = 1000, timeoutMs = 20000 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  let last = await poseX(page);
+  while (Date.now() < deadline) {
+    await page.waitForTimeout(quietMs);
+    const now = await poseX(page);
+    if (now === last) return now;
+    last = now;
+  }
+  throw new Error(`the robot never came to rest: the pose arrow was still moving at x=${last}`);
+}

@@ -28,8 +28,13 @@ export function edgeOptions({
     host: '127.0.0.1',
     port,
     cf: false, // otherwise Miniflare fetches request.cf data from the network
-    durableObjects: { ROOMS: { className: 'RoomObject', useSQLite: true } },
+    durableObjects: {
+      ROOMS: { className: 'RoomObject', useSQLite: true },
+      COCKPIT: { className: 'CockpitRelayObject', useSQLite: true },
+    },
     durableObjectsPersist: persist,
+    // wrangler.toml's [assets]: the cockpit, served before the Worker runs.
+    assets: { directory: `${repoDir}build/cockpit`, routerConfig: { has_user_worker: true } },
     bindings: { TICKET_SECRET: SECRET, TETHER_TEST_HOOKS: '1', POLICY_VERSION: '1', ...bindings },
   };
 }
