@@ -69,6 +69,22 @@ const ops = {
     const d = new Uint8Array(await crypto.subtle.digest('SHA-256', buf));
     return Array.from(d, (b) => b.toString(16).padStart(2, '0')).join('');
   },
+  // A whole file; through the handle already open on it when there is one (a sync access handle
+  // is exclusive, so a second could not be opened while the file is being served).
+  async readAll({ name }) {
+    for (const { h, name: n } of handles.values()) {
+      if (n !== name) continue;
+      const buf = new Uint8Array(h.getSize());
+      h.read(buf, { at: 0 });
+      return buf;
+    }
+    const id = await openSync(await dirPromise, name);
+    try {
+      return ops.read({ id, offset: 0, length: handles.get(id).h.getSize() });
+    } finally {
+      ops.close({ id });
+    }
+  },
   async readText({ name }) {
     const dir = await dirPromise;
     try {

@@ -61,14 +61,7 @@ export async function opfsFolder(path) {
       return { name, handle: { id, ...handleOf(id) } };
     },
     /** Reads a whole file (tests, small files). */
-    async readAll(name) {
-      const id = await call('open', { name: SAFE(name) });
-      try {
-        return await call('read', { id, offset: 0, length: await call('size', { id }) });
-      } finally {
-        await call('close', { id });
-      }
-    },
+    readAll: (name) => call('readAll', { name: SAFE(name) }),
     close: () => worker.terminate(),
   };
 }

@@ -88,6 +88,9 @@ export function createSwarmPeer(options) {
     base64ChunksSent: 0,
     sendRejected: 0,
     manifestFailures: 0,
+    controlReceived: 0,
+    serveErrors: 0,
+    chunks: {}, // arrivals by the core's verdict: stored, duplicate, bad_hash, unexpected
   };
   const refuse = (peer, code, detail) => {
     stats.refusedCount++;
@@ -250,6 +253,7 @@ export function createSwarmPeer(options) {
         } else stats.sendRejected++; // the requester times out and asks again
       }
     } catch (err) {
+      stats.serveErrors++;
       log('serve', peer, err);
     } finally {
       q.pumping = false;
@@ -283,6 +287,11 @@ export function createSwarmPeer(options) {
       const bytes = Uint8Array.from(atob(payload.data), (c) => c.charCodeAt(0));
       return onChunk(e, peer, num, payload.index, bytes);
     }
+    stats.controlReceived++;
+    if (parsed.type === 'swarm_manifest_page' && peer !== e.manifestSource) {
+      // Pages are taken only from the peer we asked: anyone else's could only poison the list.
+      return refuse(peer, 'unsolicited_page', `a manifest page for ${e.fileId} nobody asked ${peer} for`);
+    }
     const r = e.session.onMessage(num, parsed.type, parsed.payload, { directed }, now());
     if (!r.ok) refuse(peer, r.code, `${r.field}: ${r.detail}`);
     perform(e);
@@ -298,6 +307,7 @@ export function createSwarmPeer(options) {
 
   function onChunk(e, peer, num, index, data) {
     const outcome = e.session.onChunk(num, index, data, now());
+    stats.chunks[outcome] = (stats.chunks[outcome] ?? 0) + 1;
     if (outcome === 'stored') {
       const copy = data.slice();
       e.receivedIndexes.add(index);
@@ -428,7 +438,7 @@ export function createSwarmPeer(options) {
    * Rejects at once with a clear message when another download of this file into this folder is
    * running (here or in another process/page).
    */
-  async function fetchFile(fileId, storage, { waitForOfferMs = 30_000 } = {}) {
+  async function fetchFile(fileId, storage, { waitForOfferMs = 30_000, from = null } = {}) {
     if (files.has(fileId)) throw new Error(`already transferring ${fileId} in this peer`);
     if (!offers.has(fileId)) {
       await new Promise((resolve, reject) => {
@@ -439,7 +449,7 @@ export function createSwarmPeer(options) {
       });
     }
     const o = offers.get(fileId);
-    const offerer = [...o.offerers][0];
+    const offerer = from && o.offerers.has(from) ? from : [...o.offerers][0];
     const partName = swarm.partFileName(fileId, o.parsed.chunkHashesHash, storage.key);
     const lockName = `${partName}.lock`;
     const activeKey = `${storage.key}/${partName}`;
@@ -469,12 +479,20 @@ export function createSwarmPeer(options) {
       chunkSize: o.parsed.chunkSize,
       session: opened.session,
       offerPayload: o.payload,
+      manifestSource: offerer,
       storage,
       partName,
       lockName,
       activeKey,
       part: null,
-      read: (off, len) => e.unwritten.get(off / e.chunkSize) ?? e.part.read(off, len),
+      async read(off, len) {
+        const pending = e.unwritten.get(off / e.chunkSize);
+        if (pending) return pending;
+        // While the finished part file is moved into place, serving waits for the final file.
+        while (e.moving) await e.moving;
+        return e.part.read(off, len);
+      },
+      moving: null,
       resolveDone,
       rejectDone,
       lockTimer: setInterval(() => refreshLock(storage, lockName).catch((err) => log('lock refresh', err)), LOCK_REFRESH_MS),
@@ -538,9 +556,16 @@ export function createSwarmPeer(options) {
     const digest = await e.part.sha256();
     if (digest !== e.fileId)
       throw new Error(`${e.name}: every chunk verified but the file's SHA-256 is ${digest}, not the offered ${e.fileId}; the offer was wrong, the part file is kept`);
-    const saved = await e.storage.finish(e.part, e.partName, e.name);
-    e.part = saved.handle; // keep serving from the final file
-    e.savedName = saved.name;
+    let moved;
+    e.moving = new Promise((r) => (moved = r));
+    try {
+      const saved = await e.storage.finish(e.part, e.partName, e.name);
+      e.part = saved.handle; // keep serving from the final file
+      e.savedName = saved.name;
+    } finally {
+      e.moving = null;
+      moved();
+    }
     await e.storage.remove(e.lockName).catch(() => {});
     clearInterval(e.lockTimer);
     activeParts.delete(e.activeKey);
@@ -553,9 +578,22 @@ export function createSwarmPeer(options) {
 
   function onFailed(e, a) {
     if (a.code === 'manifest_digest_mismatch') {
-      // A page lied; the core discarded every page and asks again. Nothing touched the disk.
+      // The source's pages do not add up to the offer's digest. Nothing touched the disk. Ask
+      // another peer that offered the file; the liar is not asked again.
       stats.manifestFailures++;
-      refuse(null, a.code, a.detail);
+      const liar = e.manifestSource;
+      refuse(liar, a.code, a.detail);
+      const o = offers.get(e.fileId);
+      o?.offerers.delete(liar);
+      const next = o && [...o.offerers][0];
+      if (!next) return fail(e, new Error(`${e.name}: the manifest from ${liar} does not match the offer's digest and no other peer offers it; try again when a trusted peer is in the room`));
+      const opened = swarm.fetch(o.payload, peerNum(next), { seed: rngSeed++ }, now());
+      if (!opened.ok) return fail(e, new Error(`${opened.code}: ${opened.detail}`));
+      e.session.takeActions();
+      e.session.dispose();
+      e.session = opened.session;
+      e.manifestSource = next;
+      attachPeers(e);
       return;
     }
     fail(e, new Error(`${a.code}: ${a.detail}`));

@@ -19,6 +19,7 @@ const CONTROL_BUFFER_LIMIT = 8 << 20;
 const BINARY_BUFFER_LIMIT = 16 << 20;
 // The binary lane's low-water mark: `drain` fires when the queue falls below it.
 const BINARY_LOW_WATER = 1 << 20;
+const OPEN_TIMEOUT_MS = 10_000; // a negotiation not open by then is started again
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5_000;
 const SIGNAL_PROTO = 3; // mesh-protocol version the room relay speaks (relay.d.ts)
@@ -100,6 +101,7 @@ export function createWebRtcTransport(options) {
     const st = peers.get(peer);
     if (!st) return;
     peers.delete(peer);
+    clearTimeout(st.openTimer);
     const wasOpen = st.open;
     st.open = false;
     for (const ch of [st.control, st.binary]) {
@@ -140,9 +142,18 @@ export function createWebRtcTransport(options) {
     st.binary.binaryType = 'arraybuffer';
     st.control.binaryType = 'arraybuffer';
     st.binary.bufferedAmountLowThreshold = BINARY_LOW_WATER;
+    // A connection that never opens (a signal lost while the other side's signaling was down)
+    // is asked for again.
+    st.openTimer = setTimeout(() => {
+      if (peers.get(peer) === st && !st.open && roster.includes(peer)) {
+        log('connection did not open; asking again', peer);
+        connect(peer);
+      }
+    }, OPEN_TIMEOUT_MS);
     const maybeOpen = () => {
       if (peers.get(peer) !== st || st.open || st.control.readyState !== 'open') return;
       st.open = true;
+      clearTimeout(st.openTimer);
       emit('open', peer);
     };
     st.control.onopen = maybeOpen;
@@ -299,10 +310,11 @@ export function createWebRtcTransport(options) {
         // The member's signaling left. Its data path may still be alive (a signaling blip): keep
         // a working connection; a dead one is noticed by the channel or the swarm's misses.
         setRoster(roster.filter((p) => p !== m.origin));
-      } else {
-        if (!roster.includes(m.origin)) setRoster([...roster, m.origin]);
-        // A (re)joined member may be a restarted process: the offerer starts afresh.
-        if (weOffer(m.origin)) offer(m.origin);
+      } else if (!roster.includes(m.origin)) {
+        // The joiner initiates (its welcome lists us): a restarted process has no connection
+        // state and asks afresh, while a member whose signaling merely blipped keeps a working
+        // connection. Negotiating from both sides here would replace connections mid-transfer.
+        setRoster([...roster, m.origin]);
       }
     } else if (m.t === 'signal') {
       onSignal(m.from, m.data);
