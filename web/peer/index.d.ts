@@ -88,6 +88,8 @@ export interface SwarmFolder {
   /** `exclusive`: fails (false) when the file exists. */
   writeText(name: string, text: string, options?: { exclusive?: boolean }): Promise<boolean>;
   remove(name: string): Promise<unknown>;
+  /** When the file was last written (ms since the epoch), or null when it does not exist. */
+  modifiedMs?(name: string): Promise<number | null>;
   openFile(name: string): Promise<PartFile>;
   /** Moves the part into place without overwriting anything; the handle then reads the final file. */
   finish(handle: PartFile, partName: string, finalName: string): Promise<{ name: string; handle: PartFile }>;

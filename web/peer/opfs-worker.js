@@ -99,7 +99,14 @@ const ops = {
     // OPFS has no create-exclusive: check, then create. Within one origin the window between the
     // two is one task; a second page racing into it would also find the other's lock on re-read.
     if (exclusive && (await exists(dir, name))) return false;
-    const id = await openSync(dir, name);
+    let id;
+    try {
+      id = await openSync(dir, name);
+    } catch (e) {
+      // Another page holds it open this instant: it is writing the same file; we lost the race.
+      if (e.name === 'NoModificationAllowedError') return false;
+      throw e;
+    }
     const { h } = handles.get(id);
     const bytes = new TextEncoder().encode(text);
     h.truncate(0);
@@ -108,6 +115,14 @@ const ops = {
     h.close();
     handles.delete(id);
     return true;
+  },
+  async modifiedMs({ name }) {
+    try {
+      return (await (await (await dirPromise).getFileHandle(name)).getFile()).lastModified;
+    } catch (e) {
+      if (e.name === 'NotFoundError') return null;
+      throw e;
+    }
   },
   async remove({ name }) {
     const dir = await dirPromise;

@@ -3,7 +3,7 @@
 // and make the final move exclusive"). Part and lock files sit in the destination folder itself,
 // so the final move is a same-filesystem link.
 import { createHash } from 'node:crypto';
-import { link, mkdir, open, readFile, realpath, rm, unlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, open, readFile, realpath, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 
 const MAX_NAME_TRIES = 1000;
@@ -74,6 +74,14 @@ export async function nodeFolder(dir) {
       }
     },
     remove: (name) => rm(at(name), { force: true }),
+    async modifiedMs(name) {
+      try {
+        return (await stat(at(name))).mtimeMs;
+      } catch (e) {
+        if (e.code === 'ENOENT') return null;
+        throw e;
+      }
+    },
     async openFile(name) {
       const p = at(name);
       let fh;

@@ -52,6 +52,7 @@ export async function opfsFolder(path) {
     readText: (name) => call('readText', { name: SAFE(name) }),
     writeText: (name, text, { exclusive = false } = {}) => call('writeText', { name: SAFE(name), text, exclusive }),
     remove: (name) => call('remove', { name: SAFE(name) }),
+    modifiedMs: (name) => call('modifiedMs', { name: SAFE(name) }),
     openFile: async (name) => {
       const id = await call('open', { name: SAFE(name) });
       return { id, ...handleOf(id) };

@@ -314,12 +314,18 @@ export function createSwarmPeer(options) {
       peerCounters(e, peer).received += copy.byteLength;
       // Held in memory until written: the core already announced the chunk (swarm_have), so a
       // peer may ask for it before the write lands.
+      // Writes are issued at once, not chained: the folder applies them in order (one file
+      // handle, one worker queue), and waiting for each round trip would let the disk fall
+      // behind the network.
       e.unwritten.set(index, copy);
-      e.writes = e.writes.then(async () => {
-        await e.part.write(index * e.chunkSize, copy);
-        e.unwritten.delete(index);
-      });
-      e.writes.catch((err) => fail(e, err));
+      const w = e.part.write(index * e.chunkSize, copy).then(
+        () => {
+          e.pendingWrites.delete(w);
+          if (e.unwritten.get(index) === copy) e.unwritten.delete(index);
+        },
+        (err) => fail(e, err),
+      );
+      e.pendingWrites.add(w);
       reportProgress(e);
     } else if (outcome === 'bad_hash') {
       stats.badChunks++;
@@ -388,7 +394,7 @@ export function createSwarmPeer(options) {
       perPeer: new Map(),
       lastProgress: 0,
       progressTimer: null,
-      writes: Promise.resolve(),
+      pendingWrites: new Set(),
       receivedIndexes: new Set(),
       unwritten: new Map(), // chunk index -> verified bytes not yet on disk
       resumed: 0,
@@ -512,7 +518,8 @@ export function createSwarmPeer(options) {
           const r = JSON.parse(text);
           existing = { owner: String(r.owner ?? ''), updatedMs: Number(r.updatedMs) || 0 };
         } catch {
-          existing = { owner: '', updatedMs: 0 }; // unreadable: treated as long stale
+          // Unreadable: being written this instant, or torn by a crash. Its age is the file's.
+          existing = { owner: '', updatedMs: (await storage.modifiedMs?.(lockName)) ?? 0 };
         }
       }
       const d = swarm.decideLock(existing, identity.streamId, now());
@@ -551,7 +558,7 @@ export function createSwarmPeer(options) {
   async function complete(e) {
     if (e.role !== 'fetch' || e.state === 'finishing' || e.state === 'complete') return;
     e.state = 'finishing';
-    await e.writes;
+    while (e.pendingWrites.size) await Promise.all([...e.pendingWrites]);
     await e.part.flush();
     const digest = await e.part.sha256();
     if (digest !== e.fileId)
