@@ -161,6 +161,54 @@ if (inNetns(import.meta.url)) {
     for (const p of [seeder, ...downloaders]) await p.close();
   });
 
+  test('hostile signaling is refused and the room keeps connecting', { timeout: 600_000 }, async () => {
+    const room = 'signal-hostile';
+    const mk = (id) => {
+      const t = createWebRtcTransport({ url: h.rooms.url, room, selfId: id, RTCPeerConnection, WebSocket, rtcConfig: { iceServers: [], bindAddress: '127.0.0.1' }, candidateFilter: loopbackOnly });
+      nodeThings.push(t);
+      return t;
+    };
+    const victim = mk('m-node');
+    await victim.ready;
+    const raw = async (id) => {
+      const ws = new WebSocket(`${h.rooms.url}?writer=${id}`);
+      await new Promise((r) => ws.once('open', r));
+      ws.send(JSON.stringify({ t: 'hello', room, origin: id, proto: 3, policyVersion: 1 }));
+      await new Promise((r) => ws.once('message', r)); // welcome
+      nodeThings.push({ close: async () => ws.terminate() });
+      return (data) => ws.send(JSON.stringify({ t: 'signal', room, to: 'm-node', data }));
+    };
+    const low = await raw('a-raw'); // a legitimate offerer for m-node, sending garbage
+    const high = await raw('z-raw'); // may never offer to m-node
+    const junk = [
+      'text',
+      null,
+      [1, 2],
+      { k: 'offer' },
+      { k: 'offer', gen: 'g'.repeat(100), sdp: 'v=0' },
+      { k: 'answer', gen: 'nope', sdp: 'x' },
+      { k: 'ice', gen: 'nope', c: { candidate: 7 } },
+      { k: 'launch-missiles', gen: 'g' },
+    ];
+    for (const d of junk) low(d);
+    high({ k: 'offer', gen: 'g1', sdp: 'v=0\r\n' }); // glare rule: only the lower id offers
+    low({ k: 'offer', gen: 'g2', sdp: 'not an sdp at all' }); // well-formed signal, broken SDP
+    for (let i = 0; i < 200 && victim.stats().refusedSignals < 8; i++) await new Promise((r) => setTimeout(r, 25));
+    assert.ok(victim.stats().refusedSignals >= 8, JSON.stringify(victim.stats()));
+    // The victim still negotiates with a real peer and carries both lanes.
+    const friend = mk('b-node');
+    const got = new Promise((resolve) => victim.subscribe({ text: (p, t) => p === 'b-node' && resolve(t) }));
+    const bin = new Promise((resolve) => victim.subscribe({ binary: (p, b) => p === 'b-node' && resolve(b) }));
+    for (let i = 0; i < 600 && !(friend.openPeers().includes('m-node') && friend.hasBinary('m-node')); i++) await new Promise((r) => setTimeout(r, 25));
+    assert.equal(friend.send('m-node', '{"hello":1}'), true);
+    assert.equal(friend.sendBinary('m-node', new Uint8Array([1, 2, 3])), true);
+    assert.equal(await got, '{"hello":1}');
+    assert.deepEqual([...(await bin)], [1, 2, 3]);
+    // Over the negotiated limit is refused, not sent: the caller keeps the message.
+    assert.equal(friend.sendBinary('m-node', new Uint8Array(friend.maxMessageSize('m-node') + 1)), false);
+    assert.equal(friend.send('nobody', 'x'), false);
+  });
+
   test('a Node agent (node-datachannel) downloads from the browser; a hostile peer is refused', { timeout: 600_000 }, async () => {
     const swarm = await loadSwarm();
     const room = 'swarm-node';

@@ -309,7 +309,9 @@ export function createSwarmPeer(options) {
     const outcome = e.session.onChunk(num, index, data, now());
     stats.chunks[outcome] = (stats.chunks[outcome] ?? 0) + 1;
     if (outcome === 'stored') {
-      const copy = data.slice();
+      // `data` views a buffer the lane handed to us alone (or a decoded base64 chunk): kept, not
+      // copied; the folder copies what it hands to its writer.
+      const copy = data;
       e.receivedIndexes.add(index);
       peerCounters(e, peer).received += copy.byteLength;
       // Held in memory until written: the core already announced the chunk (swarm_have), so a
