@@ -209,6 +209,53 @@ if (inNetns(import.meta.url)) {
     assert.equal(friend.send('nobody', 'x'), false);
   });
 
+  test('Node agents: a live lock refuses, a stale one is taken over, a restarted agent resumes from disk', { timeout: 600_000 }, async () => {
+    const swarm = await loadSwarm();
+    const room = 'node-resume';
+    const size = 40 * MiB + 5;
+    const bytes = makeBytes(size, 23);
+    const expected = sha(bytes);
+    const agentOn = (id, seed) => {
+      const t = createWebRtcTransport({ url: h.rooms.url, room, selfId: id, RTCPeerConnection, WebSocket, rtcConfig: { iceServers: [], bindAddress: '127.0.0.1' }, candidateFilter: loopbackOnly });
+      const p = createSwarmPeer({ swarm, transport: t, identity: { role: 'agent' }, seed });
+      nodeThings.push(t, p);
+      return { t, p };
+    };
+    const { bytesSource } = await import('../../web/peer/swarm-glue.js');
+    const seeder = agentOn('n-seed', 1);
+    const first = agentOn('n-dl', 2);
+    for (let i = 0; i < 600 && !first.t.openPeers().includes('n-seed'); i++) await new Promise((r) => setTimeout(r, 25));
+    const { fileId, offer } = await seeder.p.share({ name: 'agent-resume.bin', source: bytesSource(bytes) });
+    for (let i = 0; i < 200 && !first.p.offers()[fileId]; i++) await new Promise((r) => setTimeout(r, 25));
+
+    const folder = await nodeFolder(join(tmp, 'node-resume'));
+    const lockName = `${swarm.partFileName(fileId, offer.chunkHashesHash, folder.key)}.lock`;
+    // Another live download holds the lock: refused with the core's message, nothing started.
+    await folder.writeText(lockName, JSON.stringify({ owner: 'other-agent', updatedMs: Date.now() }));
+    await assert.rejects(first.p.fetch(fileId, folder), /another download of this file into the same folder is running \(lock held by other-agent/);
+    // A lock nobody refreshed for over five minutes is stale: taken over.
+    await folder.writeText(lockName, JSON.stringify({ owner: 'other-agent', updatedMs: Date.now() - 6 * 60_000 }));
+    const running = first.p.fetch(fileId, folder);
+    running.catch(() => {}); // settled by the close below
+    for (let i = 0; i < 2000 && (first.p.status(fileId)?.have ?? 0) < 200; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.ok(first.p.status(fileId).have >= 200);
+    assert.equal(JSON.parse(await folder.readText(lockName)).owner, 'n-dl');
+    // The agent stops mid-transfer (its process would exit here): part file and lock stay.
+    await first.p.close();
+    await first.t.close();
+    const again = agentOn('n-dl', 3);
+    for (let i = 0; i < 200 && !again.p.offers()[fileId]; i++) await new Promise((r) => setTimeout(r, 25));
+    const saved = await again.p.fetch(fileId, folder);
+    assert.equal(saved.sha256, expected);
+    assert.equal(sha(await readFile(join(folder.path, saved.name))), expected);
+    const resumed = again.p.resumedIndexes(fileId);
+    const received = again.p.receivedIndexes(fileId);
+    assert.ok(resumed.length >= 100, `only ${resumed.length} chunks credited`);
+    assert.deepEqual(resumed.filter((i) => received.includes(i)), []);
+    assert.equal(resumed.length + received.length, offer.totalChunks);
+    assert.equal(await folder.readText(lockName), null, 'the lock is removed once the file is in place');
+  });
+
   test('a Node agent (node-datachannel) downloads from the browser; a hostile peer is refused', { timeout: 600_000 }, async () => {
     const swarm = await loadSwarm();
     const room = 'swarm-node';
