@@ -44,7 +44,10 @@ test('peer: the disk folder never overwrites, moves exclusively and keeps servin
     const saved = await folder.finish(part, 'abc.part', 'f.bin');
     assert.equal(saved.name, 'f (1).bin');
     assert.equal(await readFile(join(folder.path, 'f.bin'), 'utf8'), 'already here');
-    assert.deepEqual([...(await readFile(join(folder.path, 'f (1).bin')))], [0, 1, 2, 3, 4, 5, 6, 7]);
+    assert.deepEqual(
+      [...(await readFile(join(folder.path, 'f (1).bin')))],
+      [0, 1, 2, 3, 4, 5, 6, 7],
+    );
     assert.deepEqual([...(await saved.handle.read(0, 2))], [0, 1]);
     assert.deepEqual((await readdir(folder.path)).sort(), ['f (1).bin', 'f.bin']);
     // A hostile name cannot leave the folder.
@@ -56,7 +59,10 @@ test('peer: the disk folder never overwrites, moves exclusively and keeps servin
 
     const src = await fileSource(join(folder.path, 'f (1).bin'));
     assert.equal(src.size, 8);
-    assert.equal(await src.sha256(), await bytesSource(new Uint8Array([0, 1, 2, 3, 4, 5, 6, 7])).sha256());
+    assert.equal(
+      await src.sha256(),
+      await bytesSource(new Uint8Array([0, 1, 2, 3, 4, 5, 6, 7])).sha256(),
+    );
     await src.close();
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -64,19 +70,32 @@ test('peer: the disk folder never overwrites, moves exclusively and keeps servin
 });
 
 test('peer: loopbackOnly keeps only 127.0.0.1 candidates', () => {
-  assert.equal(loopbackOnly({ candidate: 'candidate:1 1 udp 2122260223 127.0.0.1 50000 typ host' }), true);
-  assert.equal(loopbackOnly({ candidate: 'candidate:1 1 udp 2122260223 192.0.2.2 50000 typ host' }), false);
-  assert.equal(loopbackOnly({ candidate: 'candidate:1 1 udp 2122260223 x.local 50000 typ host' }), false);
+  assert.equal(
+    loopbackOnly({ candidate: 'candidate:1 1 udp 2122260223 127.0.0.1 50000 typ host' }),
+    true,
+  );
+  assert.equal(
+    loopbackOnly({ candidate: 'candidate:1 1 udp 2122260223 192.0.2.2 50000 typ host' }),
+    false,
+  );
+  assert.equal(
+    loopbackOnly({ candidate: 'candidate:1 1 udp 2122260223 x.local 50000 typ host' }),
+    false,
+  );
   assert.equal(loopbackOnly({}), false);
 });
 
 test('peer: tsc type-checks a consumer of tether/peer', () => {
   // A hang guard, not a performance assertion.
-  const r = spawnSync(process.execPath, [`${repoDir}node_modules/.bin/tsc`, '--noEmit', '-p', 'tests/node/tsconfig.peer-types.json'], {
-    cwd: repoDir,
-    encoding: 'utf8',
-    timeout: 120_000,
-    killSignal: 'SIGKILL',
-  });
+  const r = spawnSync(
+    process.execPath,
+    [`${repoDir}node_modules/.bin/tsc`, '--noEmit', '-p', 'tests/node/tsconfig.peer-types.json'],
+    {
+      cwd: repoDir,
+      encoding: 'utf8',
+      timeout: 120_000,
+      killSignal: 'SIGKILL',
+    },
+  );
   assert.equal(r.status, 0, `tsc failed:\n${r.stdout}${r.stderr}`);
 });

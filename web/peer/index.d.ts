@@ -92,7 +92,11 @@ export interface SwarmFolder {
   modifiedMs?(name: string): Promise<number | null>;
   openFile(name: string): Promise<PartFile>;
   /** Moves the part into place without overwriting anything; the handle then reads the final file. */
-  finish(handle: PartFile, partName: string, finalName: string): Promise<{ name: string; handle: PartFile }>;
+  finish(
+    handle: PartFile,
+    partName: string,
+    finalName: string,
+  ): Promise<{ name: string; handle: PartFile }>;
 }
 
 export interface PeerProgress {
@@ -152,9 +156,18 @@ export interface SwarmPeerStats {
 
 export interface SwarmPeer {
   readonly identity: { streamId: string; role: string; name: string; instanceId: string };
-  share(file: { name: string; mimeType?: string; source: SwarmSource; chunkSize?: number }): Promise<{ fileId: string; offer: SwarmOffer }>;
+  share(file: {
+    name: string;
+    mimeType?: string;
+    source: SwarmSource;
+    chunkSize?: number;
+  }): Promise<{ fileId: string; offer: SwarmOffer }>;
   /** Rejects with a clear message when this file is already downloading into this folder. */
-  fetch(fileId: string, folder: SwarmFolder, options?: { waitForOfferMs?: number; from?: PeerId }): Promise<FetchResult>;
+  fetch(
+    fileId: string,
+    folder: SwarmFolder,
+    options?: { waitForOfferMs?: number; from?: PeerId },
+  ): Promise<FetchResult>;
   offers(): Record<string, SwarmOffer>;
   progress(fileId: string): SwarmProgress | null;
   receivedIndexes(fileId: string): number[];

@@ -9,7 +9,8 @@ let dirPromise = null;
 
 async function folder(path) {
   let d = await navigator.storage.getDirectory();
-  for (const part of path.split('/').filter(Boolean)) d = await d.getDirectoryHandle(part, { create: true });
+  for (const part of path.split('/').filter(Boolean))
+    d = await d.getDirectoryHandle(part, { create: true });
   return d;
 }
 

@@ -48,13 +48,20 @@ export function bytesSource(bytes) {
  * }} options
  */
 export function createSwarmPeer(options) {
-  const { swarm, transport, now = () => Date.now(), onProgress = () => {}, log = () => {} } = options;
+  const {
+    swarm,
+    transport,
+    now = () => Date.now(),
+    onProgress = () => {},
+    log = () => {},
+  } = options;
   const selfId = transport.selfId;
   const identity = {
     streamId: selfId,
     role: options.identity?.role ?? 'peer',
     name: options.identity?.name ?? selfId,
-    instanceId: options.identity?.instanceId ?? `${selfId}.${Math.random().toString(36).slice(2, 10)}`,
+    instanceId:
+      options.identity?.instanceId ?? `${selfId}.${Math.random().toString(36).slice(2, 10)}`,
   };
   let rngSeed = options.seed ?? (Math.random() * 0x7fffffff) | 0;
   let msgCounter = 0;
@@ -99,7 +106,15 @@ export function createSwarmPeer(options) {
 
   function envelope(type, to, payloadText) {
     // The payload is already canonical JSON from the core: spliced in, not re-encoded.
-    const head = { v: ENVELOPE_VERSION, id: `${identity.instanceId}.${++msgCounter}`, type, from: identity, to, topic: null, ts: now() };
+    const head = {
+      v: ENVELOPE_VERSION,
+      id: `${identity.instanceId}.${++msgCounter}`,
+      type,
+      from: identity,
+      to,
+      topic: null,
+      ts: now(),
+    };
     const h = JSON.stringify(head);
     return `${h.slice(0, -1)},"payload":${payloadText}}`;
   }
@@ -140,7 +155,11 @@ export function createSwarmPeer(options) {
   function reportProgress(e, force = false) {
     const t = now();
     if (!force && t - e.lastProgress < PROGRESS_INTERVAL_MS) {
-      if (!e.progressTimer) e.progressTimer = setTimeout(() => ((e.progressTimer = null), reportProgress(e, true)), PROGRESS_INTERVAL_MS);
+      if (!e.progressTimer)
+        e.progressTimer = setTimeout(
+          () => ((e.progressTimer = null), reportProgress(e, true)),
+          PROGRESS_INTERVAL_MS,
+        );
       return;
     }
     e.lastProgress = t;
@@ -161,41 +180,47 @@ export function createSwarmPeer(options) {
     if (e.disposed) return;
     // Bounded: reporting a send result can queue more actions, which are drained here too.
     for (let round = 0; round < 8 && !e.disposed; round++) {
-    const actions = e.session.takeActions();
-    if (!actions.length) break;
-    for (const a of actions) {
-      switch (a.kind) {
-        case 'control':
-          sendControl(a.to === null ? null : idOf.get(a.to), a.type, a.payload);
-          break;
-        case 'request': {
-          const to = idOf.get(a.to);
-          const ok = transport.send(to, envelope(a.type, to, a.payload));
-          if (!ok) stats.sendRejected++;
-          e.session.onSendResult(a.token, ok, now());
-          break;
+      const actions = e.session.takeActions();
+      if (!actions.length) break;
+      for (const a of actions) {
+        switch (a.kind) {
+          case 'control':
+            sendControl(a.to === null ? null : idOf.get(a.to), a.type, a.payload);
+            break;
+          case 'request': {
+            const to = idOf.get(a.to);
+            const ok = transport.send(to, envelope(a.type, to, a.payload));
+            if (!ok) stats.sendRejected++;
+            e.session.onSendResult(a.token, ok, now());
+            break;
+          }
+          case 'serve':
+            enqueueServe(idOf.get(a.to), {
+              e,
+              index: a.index,
+              binary: a.binary,
+              offset: a.offset,
+              length: a.length,
+            });
+            break;
+          case 'manifestReady':
+            startDownload(e).catch((err) => fail(e, err));
+            break;
+          case 'rebuild': {
+            const p = idOf.get(a.peer);
+            log('rebuild', p);
+            e.session.removePeer(a.peer, now());
+            transport.rebuild?.(p);
+            break;
+          }
+          case 'completed':
+            complete(e).catch((err) => fail(e, err));
+            break;
+          case 'failed':
+            onFailed(e, a);
+            break;
         }
-        case 'serve':
-          enqueueServe(idOf.get(a.to), { e, index: a.index, binary: a.binary, offset: a.offset, length: a.length });
-          break;
-        case 'manifestReady':
-          startDownload(e).catch((err) => fail(e, err));
-          break;
-        case 'rebuild': {
-          const p = idOf.get(a.peer);
-          log('rebuild', p);
-          e.session.removePeer(a.peer, now());
-          transport.rebuild?.(p);
-          break;
-        }
-        case 'completed':
-          complete(e).catch((err) => fail(e, err));
-          break;
-        case 'failed':
-          onFailed(e, a);
-          break;
       }
-    }
     }
     schedule(e);
   }
@@ -268,11 +293,21 @@ export function createSwarmPeer(options) {
     } catch {
       return refuse(peer, 'not_json', 'the control message is not JSON');
     }
-    if (!env || typeof env !== 'object' || typeof env.type !== 'string' || !env.type.startsWith('swarm_')) return;
+    if (
+      !env ||
+      typeof env !== 'object' ||
+      typeof env.type !== 'string' ||
+      !env.type.startsWith('swarm_')
+    )
+      return;
     // A connection is bound to the identity it was opened with (§ Untrusted wire input).
     if (env.v !== ENVELOPE_VERSION || !env.from || env.from.streamId !== peer) {
       stats.forgedIdentity++;
-      return refuse(peer, 'identity', `envelope from ${JSON.stringify(env.from?.streamId)} on ${peer}'s connection`);
+      return refuse(
+        peer,
+        'identity',
+        `envelope from ${JSON.stringify(env.from?.streamId)} on ${peer}'s connection`,
+      );
     }
     if (env.to !== null && env.to !== undefined && env.to !== selfId) return; // not ours
     const parsed = swarm.parseMessage({ type: env.type, payload: env.payload });
@@ -290,7 +325,11 @@ export function createSwarmPeer(options) {
     stats.controlReceived++;
     if (parsed.type === 'swarm_manifest_page' && peer !== e.manifestSource) {
       // Pages are taken only from the peer we asked: anyone else's could only poison the list.
-      return refuse(peer, 'unsolicited_page', `a manifest page for ${e.fileId} nobody asked ${peer} for`);
+      return refuse(
+        peer,
+        'unsolicited_page',
+        `a manifest page for ${e.fileId} nobody asked ${peer} for`,
+      );
     }
     const r = e.session.onMessage(num, parsed.type, parsed.payload, { directed }, now());
     if (!r.ok) refuse(peer, r.code, `${r.field}: ${r.detail}`);
@@ -338,7 +377,11 @@ export function createSwarmPeer(options) {
 
   function onOffer(peer, canonical, payload) {
     let o = offers.get(payload.fileId);
-    if (!o) offers.set(payload.fileId, (o = { payload: canonical, parsed: payload, offerers: new Set() }));
+    if (!o)
+      offers.set(
+        payload.fileId,
+        (o = { payload: canonical, parsed: payload, offerers: new Set() }),
+      );
     if (o.payload !== canonical) {
       // A different shape under the same id: keep the first, which the offerer set vouches for.
       return refuse(peer, 'conflicting_offer', `a second, different offer for ${payload.fileId}`);
@@ -354,7 +397,8 @@ export function createSwarmPeer(options) {
       const num = peerNum(peer);
       for (const e of files.values()) {
         e.session.addPeer(num, capsOf(peer), now());
-        if (e.role === 'seed' || e.state === 'complete') sendControl(peer, 'swarm_offer', e.offerPayload);
+        if (e.role === 'seed' || e.state === 'complete')
+          sendControl(peer, 'swarm_offer', e.offerPayload);
         perform(e);
       }
     },
@@ -413,7 +457,12 @@ export function createSwarmPeer(options) {
    * Offers a file: hashes every chunk, then answers requests from anyone in the room.
    * @param {{name: string, mimeType?: string, source: {size: number, read(o: number, l: number): Promise<Uint8Array>, sha256(): Promise<string>}, chunkSize?: number}} f
    */
-  async function share({ name, mimeType = 'application/octet-stream', source, chunkSize = swarm.limits.defaultChunkSize }) {
+  async function share({
+    name,
+    mimeType = 'application/octet-stream',
+    source,
+    chunkSize = swarm.limits.defaultChunkSize,
+  }) {
     const hashes = [];
     for (let off = 0; off < source.size; off += chunkSize)
       hashes.push(swarm.sha256Hex(await source.read(off, Math.min(chunkSize, source.size - off))));
@@ -450,7 +499,15 @@ export function createSwarmPeer(options) {
     if (files.has(fileId)) throw new Error(`already transferring ${fileId} in this peer`);
     if (!offers.has(fileId)) {
       await new Promise((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`no peer offered ${fileId} within ${waitForOfferMs} ms: is the seeder in the room?`)), waitForOfferMs);
+        const t = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `no peer offered ${fileId} within ${waitForOfferMs} ms: is the seeder in the room?`,
+              ),
+            ),
+          waitForOfferMs,
+        );
         const list = waiting.get(fileId) ?? [];
         list.push(() => (clearTimeout(t), resolve()));
         waiting.set(fileId, list);
@@ -462,7 +519,9 @@ export function createSwarmPeer(options) {
     const lockName = `${partName}.lock`;
     const activeKey = `${storage.key}/${partName}`;
     if (activeParts.has(activeKey))
-      throw new Error(`${o.parsed.name} is already being downloaded into ${storage.key} by this peer; wait for it or choose another folder`);
+      throw new Error(
+        `${o.parsed.name} is already being downloaded into ${storage.key} by this peer; wait for it or choose another folder`,
+      );
     activeParts.add(activeKey);
     try {
       await acquireLock(storage, lockName);
@@ -503,7 +562,10 @@ export function createSwarmPeer(options) {
       moving: null,
       resolveDone,
       rejectDone,
-      lockTimer: setInterval(() => refreshLock(storage, lockName).catch((err) => log('lock refresh', err)), LOCK_REFRESH_MS),
+      lockTimer: setInterval(
+        () => refreshLock(storage, lockName).catch((err) => log('lock refresh', err)),
+        LOCK_REFRESH_MS,
+      ),
     });
     files.set(fileId, e);
     attachPeers(e);
@@ -526,15 +588,25 @@ export function createSwarmPeer(options) {
       }
       const d = swarm.decideLock(existing, identity.streamId, now());
       if (d.verdict === 'busy') throw new Error(d.message);
-      const record = JSON.stringify({ owner: identity.streamId, instance: identity.instanceId, updatedMs: now() });
+      const record = JSON.stringify({
+        owner: identity.streamId,
+        instance: identity.instanceId,
+        updatedMs: now(),
+      });
       if (await storage.writeText(lockName, record, { exclusive: d.verdict === 'acquire' })) return;
       // Lost a race to create it: decide again on what the winner wrote.
     }
-    throw new Error(`could not take the download lock ${lockName} in ${storage.key}; another download of this file into this folder is starting`);
+    throw new Error(
+      `could not take the download lock ${lockName} in ${storage.key}; another download of this file into this folder is starting`,
+    );
   }
 
   async function refreshLock(storage, lockName) {
-    await storage.writeText(lockName, JSON.stringify({ owner: identity.streamId, instance: identity.instanceId, updatedMs: now() }), { exclusive: false });
+    await storage.writeText(
+      lockName,
+      JSON.stringify({ owner: identity.streamId, instance: identity.instanceId, updatedMs: now() }),
+      { exclusive: false },
+    );
   }
 
   async function startDownload(e) {
@@ -564,7 +636,9 @@ export function createSwarmPeer(options) {
     await e.part.flush();
     const digest = await e.part.sha256();
     if (digest !== e.fileId)
-      throw new Error(`${e.name}: every chunk verified but the file's SHA-256 is ${digest}, not the offered ${e.fileId}; the offer was wrong, the part file is kept`);
+      throw new Error(
+        `${e.name}: every chunk verified but the file's SHA-256 is ${digest}, not the offered ${e.fileId}; the offer was wrong, the part file is kept`,
+      );
     let moved;
     e.moving = new Promise((r) => (moved = r));
     try {
@@ -582,7 +656,13 @@ export function createSwarmPeer(options) {
     reportProgress(e, true);
     // Now a seeder of the whole file for late joiners.
     sendControl(null, 'swarm_offer', e.offerPayload);
-    e.resolveDone({ fileId: e.fileId, name: e.savedName, size: e.size, sha256: digest, resumed: e.resumed });
+    e.resolveDone({
+      fileId: e.fileId,
+      name: e.savedName,
+      size: e.size,
+      sha256: digest,
+      resumed: e.resumed,
+    });
   }
 
   function onFailed(e, a) {
@@ -595,7 +675,13 @@ export function createSwarmPeer(options) {
       const o = offers.get(e.fileId);
       o?.offerers.delete(liar);
       const next = o && [...o.offerers][0];
-      if (!next) return fail(e, new Error(`${e.name}: the manifest from ${liar} does not match the offer's digest and no other peer offers it; try again when a trusted peer is in the room`));
+      if (!next)
+        return fail(
+          e,
+          new Error(
+            `${e.name}: the manifest from ${liar} does not match the offer's digest and no other peer offers it; try again when a trusted peer is in the room`,
+          ),
+        );
       const opened = swarm.fetch(o.payload, peerNum(next), { seed: rngSeed++ }, now());
       if (!opened.ok) return fail(e, new Error(`${opened.code}: ${opened.detail}`));
       e.session.takeActions();

@@ -33,7 +33,8 @@ export function loopbackOnly(candidate) {
 
 function bytesOf(data) {
   if (data instanceof ArrayBuffer) return new Uint8Array(data);
-  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  if (ArrayBuffer.isView(data))
+    return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   return null;
 }
 
@@ -126,7 +127,11 @@ export function createWebRtcTransport(options) {
     pc.onicecandidate = (e) => {
       const c = e.candidate;
       if (!c || !c.candidate || !candidateFilter(c)) return;
-      signal(peer, { k: 'ice', gen, c: { candidate: c.candidate, sdpMid: c.sdpMid, sdpMLineIndex: c.sdpMLineIndex } });
+      signal(peer, {
+        k: 'ice',
+        gen,
+        c: { candidate: c.candidate, sdpMid: c.sdpMid, sdpMLineIndex: c.sdpMLineIndex },
+      });
     };
     pc.onconnectionstatechange = () => {
       if (peers.get(peer) !== st) return;
@@ -137,7 +142,11 @@ export function createWebRtcTransport(options) {
         if (roster.includes(peer)) requestRebuild(peer);
       }
     };
-    st.control = pc.createDataChannel('control', { negotiated: true, id: CONTROL_ID, ordered: true });
+    st.control = pc.createDataChannel('control', {
+      negotiated: true,
+      id: CONTROL_ID,
+      ordered: true,
+    });
     st.binary = pc.createDataChannel('x-bin', { negotiated: true, id: BINARY_ID, ordered: true });
     st.binary.binaryType = 'arraybuffer';
     st.control.binaryType = 'arraybuffer';
@@ -258,7 +267,11 @@ export function createWebRtcTransport(options) {
         const st = peers.get(from);
         const c = data.c;
         if (!st || st.gen !== gen || !c || typeof c.candidate !== 'string') break;
-        const init = { candidate: c.candidate, sdpMid: c.sdpMid ?? null, sdpMLineIndex: c.sdpMLineIndex ?? null };
+        const init = {
+          candidate: c.candidate,
+          sdpMid: c.sdpMid ?? null,
+          sdpMLineIndex: c.sdpMLineIndex ?? null,
+        };
         if (!candidateFilter(init)) return;
         if (!st.pc.remoteDescription) st.pending.push(init);
         else await st.pc.addIceCandidate(init).catch(() => {});
@@ -279,7 +292,9 @@ export function createWebRtcTransport(options) {
 
   function healthy(peer) {
     const st = peers.get(peer);
-    return !!st && st.open && st.pc.connectionState !== 'failed' && st.pc.connectionState !== 'closed';
+    return (
+      !!st && st.open && st.pc.connectionState !== 'failed' && st.pc.connectionState !== 'closed'
+    );
   }
 
   function onServer(text) {
@@ -335,7 +350,9 @@ export function createWebRtcTransport(options) {
     }
     ws = sock;
     sock.onopen = () => {
-      sock.send(JSON.stringify({ t: 'hello', room, origin: selfId, proto: SIGNAL_PROTO, policyVersion }));
+      sock.send(
+        JSON.stringify({ t: 'hello', room, origin: selfId, proto: SIGNAL_PROTO, policyVersion }),
+      );
     };
     sock.onmessage = (e) => {
       if (ws === sock) onServer(typeof e.data === 'string' ? e.data : String(e.data));
@@ -375,7 +392,10 @@ export function createWebRtcTransport(options) {
     send(peer, text) {
       const ch = lane(peer, 'control');
       if (!ch || ch.bufferedAmount > CONTROL_BUFFER_LIMIT) return false;
-      if (text.length * 3 > this.maxMessageSize(peer) && new TextEncoder().encode(text).length > this.maxMessageSize(peer))
+      if (
+        text.length * 3 > this.maxMessageSize(peer) &&
+        new TextEncoder().encode(text).length > this.maxMessageSize(peer)
+      )
         return false;
       try {
         ch.send(text);
@@ -386,7 +406,12 @@ export function createWebRtcTransport(options) {
     },
     sendBinary(peer, bytes) {
       const ch = lane(peer, 'binary');
-      if (!ch || ch.bufferedAmount > BINARY_BUFFER_LIMIT || bytes.byteLength > this.maxMessageSize(peer)) return false;
+      if (
+        !ch ||
+        ch.bufferedAmount > BINARY_BUFFER_LIMIT ||
+        bytes.byteLength > this.maxMessageSize(peer)
+      )
+        return false;
       try {
         ch.send(bytes);
         return true;

@@ -38,7 +38,11 @@ window.peerApi = {
   },
   openPeers: () => transport.openPeers(),
   async share({ name, size, seed, chunkSize }) {
-    const { fileId } = await peer.share({ name, source: bytesSource(makeBytes(size, seed)), chunkSize });
+    const { fileId } = await peer.share({
+      name,
+      source: bytesSource(makeBytes(size, seed)),
+      chunkSize,
+    });
     return fileId;
   },
   /** Starts a download; its outcome is read with result(). */
