@@ -150,6 +150,7 @@ export interface SwarmPeerStats {
   sendRejected: number;
   manifestFailures: number;
   controlReceived: number;
+  signalingDrops: number;
   serveErrors: number;
   chunks: Partial<Record<'stored' | 'duplicate' | 'bad_hash' | 'unexpected', number>>;
 }

@@ -96,6 +96,7 @@ export function createSwarmPeer(options) {
     sendRejected: 0,
     manifestFailures: 0,
     controlReceived: 0,
+    signalingDrops: 0,
     serveErrors: 0,
     chunks: {}, // arrivals by the core's verdict: stored, duplicate, bad_hash, unexpected
   };
@@ -416,11 +417,12 @@ export function createSwarmPeer(options) {
     drain(peer) {
       pumpServe(peer);
     },
+    // Our signaling dropping does not stop the data channels, so transfers go on over them
+    // meanwhile; the transport holds any rebuild until signaling is back (§ Surviving a network
+    // drop: rebuilding underneath a reconnect races it). Once back, everything outstanding is
+    // abandoned and re-planned, charging nobody, and rebuilds wait out the core's grace.
     signalingDown() {
-      for (const e of files.values()) {
-        e.session.transportDown(now());
-        perform(e);
-      }
+      stats.signalingDrops++;
     },
     reconnect() {
       for (const e of files.values()) {
