@@ -53,6 +53,8 @@ export interface WebRtcTransport extends PeerTransport {
   signalingUp(): boolean;
   /** Tears down and rebuilds the connection to `peer`; held while signaling is down. */
   rebuild(peer: PeerId): void;
+  /** Tests: silently drop `peer`'s binary frames on the current connection (a dead path). */
+  blackhole(peer: PeerId): boolean;
   /** Closes our signaling socket (it reconnects by itself). */
   dropSignaling(): void;
   stats(): WebRtcTransportStats;
@@ -169,7 +171,7 @@ export interface SwarmPeer {
     folder: SwarmFolder,
     options?: { waitForOfferMs?: number; from?: PeerId },
   ): Promise<FetchResult>;
-  offers(): Record<string, SwarmOffer>;
+  offers(): Record<string, SwarmOffer & { offeredBy: PeerId[] }>;
   progress(fileId: string): SwarmProgress | null;
   receivedIndexes(fileId: string): number[];
   resumedIndexes(fileId: string): number[];

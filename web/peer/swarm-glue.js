@@ -718,8 +718,11 @@ export function createSwarmPeer(options) {
     identity,
     share,
     fetch: fetchFile,
-    /** Offers seen so far: fileId -> the offer payload. */
-    offers: () => Object.fromEntries([...offers].map(([k, v]) => [k, v.parsed])),
+    /** Offers seen so far: fileId -> the offer payload plus the peers that offered it. */
+    offers: () =>
+      Object.fromEntries(
+        [...offers].map(([k, v]) => [k, { ...v.parsed, offeredBy: [...v.offerers] }]),
+      ),
     progress: (fileId) => (files.has(fileId) ? progressOf(files.get(fileId)) : null),
     /** Chunk indexes this process received over the network for `fileId` (not resumed ones). */
     receivedIndexes: (fileId) => [...(files.get(fileId)?.receivedIndexes ?? [])],

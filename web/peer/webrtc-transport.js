@@ -181,7 +181,7 @@ export function createWebRtcTransport(options) {
       // Binary on the control lane is nobody's protocol: ignored.
     };
     st.binary.onmessage = (e) => {
-      if (peers.get(peer) !== st) return;
+      if (peers.get(peer) !== st || st.blackhole) return;
       const b = bytesOf(e.data);
       if (b) emit('binary', peer, b);
     };
@@ -433,6 +433,16 @@ export function createWebRtcTransport(options) {
     /** Tears down and rebuilds the connection to `peer`; held while signaling is down. */
     rebuild(peer) {
       requestRebuild(peer);
+    },
+    /**
+     * Fault injection for tests: from now on, binary frames from `peer` on the current connection
+     * are silently dropped while every channel still reports open: the dead path of § Surviving
+     * a network drop that only the swarm's misses can notice. A rebuild clears it.
+     */
+    blackhole(peer) {
+      const st = peers.get(peer);
+      if (st) st.blackhole = true;
+      return !!st;
     },
     /** Drops our signaling socket (tests: a signaling outage from our side). */
     dropSignaling() {

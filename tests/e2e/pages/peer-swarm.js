@@ -79,6 +79,7 @@ window.peerApi = {
       peers: [...s.querySelectorAll('tr')].map((r) => r.dataset.peer),
     })),
   dropSignaling: () => transport.dropSignaling(),
+  blackhole: (p) => transport.blackhole(p),
   // Bench: raw binary-lane throughput, frames paced by bufferedAmount and `drain` alone.
   rawSend(to, total, frameBytes) {
     const frame = new Uint8Array(frameBytes); // all zeros: no swarm frame, the glue ignores it
