@@ -159,17 +159,18 @@ export function createWebRtcTransport(options) {
         connect(peer);
       }
     }, OPEN_TIMEOUT_MS);
+    // `open` waits for both lanes: both are negotiated on one SCTP association, and a peer
+    // reported open before its x-bin lane would be planned as one without it (base64 chunks on
+    // the control lane for the whole transfer).
     const maybeOpen = () => {
-      if (peers.get(peer) !== st || st.open || st.control.readyState !== 'open') return;
+      if (peers.get(peer) !== st || st.open) return;
+      if (st.control.readyState !== 'open' || st.binary.readyState !== 'open') return;
       st.open = true;
       clearTimeout(st.openTimer);
       emit('open', peer);
     };
     st.control.onopen = maybeOpen;
-    st.binary.onopen = () => {
-      // The binary lane may open after control: a drain tells senders it is usable now.
-      if (peers.get(peer) === st && st.open) emit('drain', peer);
-    };
+    st.binary.onopen = maybeOpen;
     st.control.onclose = () => {
       if (peers.get(peer) !== st || !st.open) return;
       st.open = false;
