@@ -84,6 +84,7 @@ export function createWebRtcTransport(options) {
   let backoff = RECONNECT_MIN_MS;
   let reconnectTimer = null;
   const pendingRebuilds = new Set(); // asked for while signaling was down
+  const askAgain = new Map(); // peer -> timer re-sending a renegotiate nobody answered
   const stats = { offers: 0, answers: 0, rebuilds: 0, signalingReconnects: 0, refusedSignals: 0 };
   let resolveReady;
   const ready = new Promise((r) => (resolveReady = r));
@@ -233,6 +234,16 @@ export function createWebRtcTransport(options) {
     else {
       teardown(peer);
       signal(peer, { k: 'renegotiate' });
+      // The offerer may not hear us (its signaling may be down this instant): ask again unless
+      // an offer arrived meanwhile.
+      clearTimeout(askAgain.get(peer));
+      askAgain.set(
+        peer,
+        setTimeout(() => {
+          askAgain.delete(peer);
+          if (!closed && !peers.has(peer) && roster.includes(peer)) connect(peer);
+        }, OPEN_TIMEOUT_MS),
+      );
     }
   }
 
@@ -457,6 +468,7 @@ export function createWebRtcTransport(options) {
     async close() {
       closed = true;
       if (reconnectTimer) clearTimeout(reconnectTimer);
+      for (const t of askAgain.values()) clearTimeout(t);
       for (const p of [...peers.keys()]) teardown(p);
       const sock = ws;
       ws = null;
