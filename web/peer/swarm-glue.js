@@ -19,6 +19,8 @@ const SERVE_HIGH_WATER = 4 << 20;
 const LOCK_REFRESH_MS = 60_000;
 const PROGRESS_INTERVAL_MS = 100;
 const MAX_TICK_DELAY_MS = 1_000;
+// Verified chunks held in memory waiting for the folder's writer (64 MiB at 64 KiB chunks).
+const MAX_UNWRITTEN_CHUNKS = 1024;
 
 const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 
@@ -190,7 +192,11 @@ export function createSwarmPeer(options) {
             break;
           case 'request': {
             const to = idOf.get(a.to);
-            const ok = transport.send(to, envelope(a.type, to, a.payload));
+            // Disk backpressure: while too many verified chunks wait for their write, new
+            // requests are refused like a full lane (the core backs off and asks again).
+            const ok =
+              e.unwritten.size < MAX_UNWRITTEN_CHUNKS &&
+              transport.send(to, envelope(a.type, to, a.payload));
             if (!ok) stats.sendRejected++;
             e.session.onSendResult(a.token, ok, now());
             break;
