@@ -10,6 +10,15 @@ import { fileURLToPath } from 'node:url';
 
 const FLAG = 'TETHER_IN_NETNS';
 
+// The inner run is a test runner of its own. Node marks the files it runs with NODE_TEST_CONTEXT;
+// inherited, that mark makes the inner `node --test` report to its parent in a wire format and
+// run nothing of its own, so it is removed.
+function childEnv() {
+  const env = { ...process.env, [FLAG]: '1' };
+  for (const k of Object.keys(env)) if (k.startsWith('NODE_TEST')) delete env[k];
+  return env;
+}
+
 export function inNetns(fileUrl, { timeoutMs = 900_000 } = {}) {
   if (process.env[FLAG] === '1') return true;
   const file = fileURLToPath(fileUrl);
@@ -26,7 +35,7 @@ export function inNetns(fileUrl, { timeoutMs = 900_000 } = {}) {
           `ip link set lo up && exec "${process.execPath}" --test --test-reporter=spec "$0"`,
           file,
         ],
-        { env: { ...process.env, [FLAG]: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
+        { env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
       );
       let out = '';
       child.stdout.on('data', (d) => (out += d));
@@ -39,6 +48,10 @@ export function inNetns(fileUrl, { timeoutMs = 900_000 } = {}) {
       for (const line of out.split('\n'))
         if (/^\s*(✔|✖|ℹ (tests|pass|fail))/.test(line)) t.diagnostic(line.trim());
       assert.equal(code, 0, `the namespaced run failed (exit ${code}):\n${out}`);
+      // It must have run its tests, not merely exited 0.
+      const passed = Number(/^ℹ pass (\d+)$/m.exec(out)?.[1] ?? 0);
+      assert.ok(passed > 0, `the namespaced run ran no test:\n${out}`);
+      assert.match(out, /^ℹ fail 0$/m);
     },
   );
   return false;
