@@ -309,6 +309,8 @@ void Bus::receive(const ConnId& conn, ByteView text, std::int64_t now_ms) {
       if (!e.payload.is_object())
         return reject(conn, bus_error(BusErrorCode::bad_payload, "payload", "an announce payload is an object {skills[], status, version, topics[]}"));
       on_announce(s, e);
+      // An announce is a retry point for a failed flush (§ Delivery semantics).
+      start_flush(s);
       retry_handoffs_to(sid, now_ms);
       peer_event(conn);
       break;

@@ -256,6 +256,8 @@ export interface BusOptions extends BusHandlers {
   acceptHandoffs?: boolean;
   /** Seed for message ids (default: 8 bytes from crypto.getRandomValues). */
   seed?: number;
+  /** Run handoff retries and expiry on an internal timer (default true). Set false to drive them with `tick()`. */
+  autoTick?: boolean;
   /** Module loading options (workerd needs { wasmModule }). */
   wasm?: LoadOptions;
 }
@@ -296,6 +298,10 @@ export interface Bus {
   subscribe(handlers: BusHandlers): () => void;
   /** Replaces our announce payload and broadcasts it. */
   setAnnounce(announce: NonNullable<BusOptions['announce']>): BroadcastResult;
+  /** Runs handoff retries and expiries due at `now()` (the internal timer does this unless autoTick is false). */
+  tick(): void;
+  /** When the core next has timed work (Unix ms), or null. */
+  nextWakeMs(): number | null;
   /** Unsubscribes from the transport and frees the core (does not close the transport). */
   close(): void;
 }

@@ -128,8 +128,9 @@ export function createBusApi(mod) {
       }
     }
 
+    const autoTick = options.autoTick !== false;
     function schedule() {
-      if (closed) return;
+      if (closed || !autoTick) return;
       if (timer !== null) clearTimeout(timer);
       timer = null;
       const wake = core.nextWake();
@@ -254,6 +255,14 @@ export function createBusApi(mod) {
         for (const k of keys) core.rememberHandoff(k);
       },
       peers: () => JSON.parse(core.peers()),
+      tick() {
+        core.tick(now());
+        settle();
+      },
+      nextWakeMs() {
+        const w = core.nextWake();
+        return w < 0 ? null : w;
+      },
       queued: (streamId) => core.queued(streamId ?? ''),
       subscribe(handlers) {
         handlerSets.push(handlers);

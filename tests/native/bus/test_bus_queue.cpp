@@ -223,3 +223,16 @@ TEST_CASE("bus broadcast: offered once to every open connection, never queued") 
   CHECK(b.queued_total() == 0);
   CHECK(r->envelope.topic == std::string("news"));
 }
+
+TEST_CASE("bus queue: the peer's announce retries a failed flush") {
+  Bus b = known_peer();
+  b.connection_closed("c1");
+  for (int i = 0; i < 3; ++i) REQUIRE(b.send("p", MessageType::chat, Json{{"text", std::to_string(i)}}, std::nullopt, i).ok());
+  b.connection_open("c1", 10);
+  auto failed = pump_none(b);  // our announce and the first replay are both rejected
+  CHECK(failed.size() == 2);
+  CHECK(b.queued("p") == 3);
+  deliver(b, "c1", env("a2", MessageType::announce, ident("p"), std::nullopt, Json{{"skills", Json::array()}}), 11);
+  CHECK(texts_of(pump_all(b), MessageType::chat) == std::vector<std::string>{"0", "1", "2"});
+  CHECK(b.queued("p") == 0);
+}
