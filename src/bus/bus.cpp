@@ -382,6 +382,7 @@ void Bus::on_handoff(const ConnId& conn, const Envelope& e, std::int64_t now_ms)
     (void)send(e.from.stream_id, MessageType::ack, handoff_receipt_payload(e), std::nullopt, now_ms);
     return;
   }
+  if (!unconfirmed_.count(key) && unconfirmed_.size() >= kMaxUnconfirmedHandoffs) purge_unconfirmed(now_ms);
   if (!unconfirmed_.count(key) && unconfirmed_.size() >= kMaxUnconfirmedHandoffs)
     return reject(conn, bus_error(BusErrorCode::queue_full, "",
                                   "too many handoffs are waiting for storage; confirm stored ones first"));
@@ -716,7 +717,17 @@ Result<Sent, BusError> Bus::confirm_handoff(std::string_view key_text, std::int6
 
 // --- time -------------------------------------------------------------------------------------
 
+void Bus::purge_unconfirmed(std::int64_t now_ms) {
+  // Incoming handoffs the app never confirmed stop holding a slot once they expire.
+  for (auto it = unconfirmed_.begin(); it != unconfirmed_.end();) {
+    auto exp = json_integer(it->second.payload["expiresAt"], 0, kMaxSafeInteger);
+    if (!exp || now_ms >= *exp) it = unconfirmed_.erase(it);
+    else ++it;
+  }
+}
+
 void Bus::tick(std::int64_t now_ms) {
+  purge_unconfirmed(now_ms);
   for (auto it = outgoing_.begin(); it != outgoing_.end();) {
     OutgoingHandoff& h = it->second;
     if (now_ms >= h.expires_at) {

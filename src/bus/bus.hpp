@@ -242,6 +242,7 @@ class Bus {
   void on_handoff(const ConnId& conn, const Envelope& e, std::int64_t now_ms);
   void attempt_handoff(OutgoingHandoff& h, std::int64_t now_ms);
   void retry_handoffs_to(const std::string& stream, std::int64_t now_ms);
+  void purge_unconfirmed(std::int64_t now_ms);
   bool stream_open(const Stream& s) const;
   PeerInfo info_for(const ConnId& conn, const Conn& c) const;
   Json announce_payload() const;

@@ -70,10 +70,8 @@ export function createBusApi(mod) {
         try {
           fn.apply(h, args);
         } catch (e) {
-          // A throwing handler must not stop the bus or the other handlers.
-          queueMicrotask(() => {
-            throw e;
-          });
+          // A throwing handler must not stop the bus, the other handlers or the process.
+          console.error(`tether/bus: a ${key} handler threw`, e);
         }
       }
     }

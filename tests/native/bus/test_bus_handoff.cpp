@@ -238,3 +238,19 @@ TEST_CASE("bus handoff: a forged receipt (wrong peer or instance) does not compl
   CHECK_FALSE(resumed->next_attempt_ms);  // waits for R's handoff-v1 announce
   CHECK(again.resume_handoff(h->envelope, kT0 + 60'000).error().code == BusErrorCode::handoff_expired);
 }
+
+TEST_CASE("bus handoff: unconfirmed incoming handoffs are bounded and freed when they expire") {
+  Bus r(config("R", true));
+  r.connection_open("c", kT0);
+  for (std::size_t i = 0; i < kMaxUnconfirmedHandoffs; ++i)
+    deliver(r, "c", env("h" + std::to_string(i), MessageType::handoff, ident("S"), std::string("R"),
+                        Json{{"request", "x"}, {"expiresAt", kT0 + 1000}}, double(kT0)), kT0);
+  CHECK(events_of(r.take_events(), EventKind::handoff).size() == kMaxUnconfirmedHandoffs);
+  deliver(r, "c", env("late", MessageType::handoff, ident("S"), std::string("R"), Json{{"request", "x"}, {"expiresAt", kT0 + 5000}}, double(kT0)), kT0);
+  auto full = events_of(r.take_events(), EventKind::rejected);
+  REQUIRE(full.size() == 1);
+  CHECK(full[0].error.code == BusErrorCode::queue_full);
+  // Once the first batch has expired, the slots are free again.
+  deliver(r, "c", env("later", MessageType::handoff, ident("S"), std::string("R"), Json{{"request", "x"}, {"expiresAt", kT0 + 5000}}, double(kT0)), kT0 + 2000);
+  CHECK(events_of(r.take_events(), EventKind::handoff).size() == 1);
+}
