@@ -1,0 +1,115 @@
+// Bus benchmark: strict envelope parse + validate through tether/bus (WASM) beside a plain-JS
+// implementation of exactly the same checks (bench/bus.bench.mjs: plainParse), and a full bus
+// receive (parse, identity binding, history, delivery to a handler) beside JSON.parse + plainParse
+// + the handler. Same inputs, same run; ratios are tether / plain JS (above 1 means faster).
+import { performance } from 'node:perf_hooks';
+import { loadBus } from 'tether/bus';
+
+const api = await loadBus();
+const L = api.limits;
+const TYPES = new Set(['chat', 'announce', 'skill_update', 'command', 'command_response', 'file_offer', 'file_chunk', 'file_complete', 'file_ack', 'event', 'ping', 'pong', 'ack', 'history_replay', 'history_request', 'handoff', 'swarm_offer', 'swarm_manifest_request', 'swarm_manifest_page', 'swarm_announce', 'swarm_request', 'swarm_chunk', 'swarm_have']);
+const KEYS = new Set(['v', 'id', 'type', 'from', 'to', 'topic', 'ts', 'payload']);
+const FROM_KEYS = new Set(['streamId', 'role', 'name', 'instanceId']);
+
+// The reference: the envelope rules of agent-bus-notes.md written directly in JS.
+function str(v, max, field) {
+  if (typeof v !== 'string') return `${field} must be a string`;
+  if (v.length === 0) return `${field} empty`;
+  if (v.length > max) return `${field} too long`;
+  if (v.includes('\0')) return `${field} has NUL`;
+  return null;
+}
+function plainParse(text) {
+  if (text.length > L.maxEnvelopeBytes && Buffer.byteLength(text) > L.maxEnvelopeBytes) return { ok: false, code: 'too_large' };
+  let e;
+  try {
+    e = JSON.parse(text);
+  } catch {
+    return { ok: false, code: 'not_json' };
+  }
+  if (typeof e !== 'object' || e === null || Array.isArray(e)) return { ok: false, code: 'not_object' };
+  for (const k of Object.keys(e)) if (!KEYS.has(k)) return { ok: false, code: 'unknown_field' };
+  if (e.v !== 1) return { ok: false, code: 'bad_version' };
+  let err = str(e.id, L.maxIdChars, 'id') ?? str(e.type, L.maxTypeChars, 'type');
+  if (err) return { ok: false, code: 'bad_field', detail: err };
+  if (!TYPES.has(e.type)) return { ok: false, code: 'unknown_type' };
+  const f = e.from;
+  if (typeof f !== 'object' || f === null || Array.isArray(f)) return { ok: false, code: 'bad_field' };
+  for (const k of Object.keys(f)) if (!FROM_KEYS.has(k)) return { ok: false, code: 'unknown_field' };
+  err = str(f.streamId, L.maxStreamIdChars, 'from.streamId') ?? str(f.role, L.maxRoleChars, 'from.role') ?? str(f.name, L.maxNameChars, 'from.name') ?? str(f.instanceId, L.maxInstanceIdChars, 'from.instanceId');
+  if (err) return { ok: false, code: 'bad_field', detail: err };
+  if (e.to != null && (err = str(e.to, L.maxToChars, 'to'))) return { ok: false, code: 'bad_field', detail: err };
+  if (e.topic != null && (err = str(e.topic, L.maxTopicChars, 'topic'))) return { ok: false, code: 'bad_field', detail: err };
+  if (typeof e.ts !== 'number' || !Number.isFinite(e.ts)) return { ok: false, code: 'not_finite' };
+  return { ok: true, envelope: { v: 1, id: e.id, type: e.type, from: f, to: e.to ?? null, topic: e.topic ?? null, ts: e.ts, payload: e.payload ?? null } };
+}
+
+const from = { streamId: 'agent-7', role: 'agent', name: 'Builder', instanceId: 'f3a9c1' };
+const mk = (type, to, payload, i = 0) => JSON.stringify({ v: 1, id: `m${i}-abcdefghijkl`, type, from, to, topic: null, ts: 1700000000000 + i, payload });
+const inputs = [
+  ['chat (~200 B)', mk('chat', null, { text: 'build finished, 3 warnings; see the log' })],
+  ['command (~1 KB)', mk('command', 'me', { run: 'make test', env: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`K${i}`, 'v'.repeat(30)])) })],
+  ['swarm_have (~150 B)', mk('swarm_have', 'me', { fileId: 'a'.repeat(64), indexes: [1, 2, 3] })],
+  ['file_chunk (64 KiB base64)', mk('file_chunk', 'me', { transferId: 't1', index: 3, totalChunks: 9, data: Buffer.alloc(65536, 7).toString('base64') })],
+];
+
+function rate(fn, budgetMs = 400) {
+  for (let i = 0; i < 200; i++) fn(); // warm-up
+  let n = 0;
+  const t0 = performance.now();
+  let t = t0;
+  while (t - t0 < budgetMs) {
+    for (let i = 0; i < 100; i++) fn();
+    n += 100;
+    t = performance.now();
+  }
+  return (n / (t - t0)) * 1000;
+}
+
+const fmt = (n, d = 0) => Number(n).toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+const rows = [];
+for (const [name, text] of inputs) {
+  const a = api.parseEnvelope(text);
+  const b = plainParse(text);
+  if (!a.ok || !b.ok || JSON.stringify(a.envelope) !== JSON.stringify(b.envelope)) throw new Error(`bus bench: implementations disagree on ${name}`);
+  const w = rate(() => api.parseEnvelope(text));
+  const j = rate(() => plainParse(text));
+  rows.push([`parse+validate ${name}`, fmt(w), fmt(j), fmt(w / j, 2)]);
+}
+
+// Full receive path: one bus receiving on a transport endpoint, delivering to a handler.
+let delivered = 0;
+const handlers = [];
+const transport = {
+  selfId: 'me-origin',
+  openPeers: () => ['peer-origin'],
+  send: () => true,
+  sendBinary: () => false,
+  bufferedAmount: () => 0,
+  hasBinary: () => false,
+  subscribe(h) {
+    handlers.push(h);
+    return () => {};
+  },
+  close: async () => {},
+};
+const bus = api.createBus({ self: { streamId: 'me', role: 'agent', name: 'Me', instanceId: 'i' }, transport, autoTick: false, message: () => delivered++ });
+const live = inputs[0][1];
+const recv = rate(() => handlers[0].text('peer-origin', live));
+let plainDelivered = 0;
+const onMsg = () => plainDelivered++;
+const recvJs = rate(() => {
+  const r = plainParse(live);
+  if (r.ok) onMsg(r.envelope);
+});
+rows.push(['receive chat via bus (bind, history, deliver)', fmt(recv), fmt(recvJs), fmt(recv / recvJs, 2)]);
+bus.close();
+if (delivered === 0 || plainDelivered === 0) throw new Error('bus bench: nothing was delivered');
+
+const head = ['measure (ops/s)', 'tether (WASM)', 'plain JS', 'ratio'];
+const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+const line = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ');
+console.log('\nbus envelopes (Node, one run; plain JS applies the same checks without the state machine)');
+console.log(line(head));
+console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+for (const r of rows) console.log(line(r));

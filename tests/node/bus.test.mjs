@@ -1,0 +1,278 @@
+// tether/bus over the WASM build: the golden vectors (the same ones the native suite checks), the
+// declarations under strict tsc, and buses talking through PeerTransport endpoints of an in-memory
+// network (tests/node/lib/loop_transport.mjs) that can be connected-but-not-open and can reject
+// sends, stepped explicitly with a fake clock.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { loadBus } from 'tether/bus';
+import { LoopNet } from './lib/loop_transport.mjs';
+
+const fixture = (name) => JSON.parse(readFileSync(new URL(`../../fixtures/bus/${name}`, import.meta.url), 'utf8'));
+const api = await loadBus();
+const T0 = 1_700_000_000_000;
+
+function invalidText(v) {
+  if (v.text !== undefined) return v.text;
+  return v.repeat.prefix + v.repeat.char.repeat(v.repeat.count) + v.repeat.suffix;
+}
+
+// A room of buses on one LoopNet, with a shared fake clock and per-bus logs of what handlers saw.
+function room(names, { handoffs = [] } = {}) {
+  const net = new LoopNet();
+  const clock = { t: T0 };
+  const nodes = {};
+  for (const name of names) {
+    const ep = net.endpoint(`origin-${name}`);
+    const log = { messages: [], rejected: [], handoffs: [], stored: [], expired: [], confirmations: [] };
+    const bus = api.createBus({
+      self: { streamId: name, role: 'agent', name: `Agent ${name}`, instanceId: `${name}-1` },
+      transport: ep,
+      now: () => clock.t,
+      seed: names.indexOf(name) + 1,
+      autoTick: false,
+      acceptHandoffs: handoffs.includes(name),
+      // The delivery info rides along non-enumerably, so the envelope still serialises as received.
+      message: (e, info) => log.messages.push(Object.defineProperties(e, { replayed: { value: info.replayed }, via: { value: info.peer } })),
+      rejected: (err, peer) => log.rejected.push({ ...err, peer }),
+      handoff: (h) => log.handoffs.push(h),
+      handoffStored: (h) => log.stored.push(h),
+      handoffExpired: (h) => log.expired.push(h),
+      confirmation: (c) => log.confirmations.push(c),
+    });
+    nodes[name] = { bus, ep, log, origin: `origin-${name}` };
+  }
+  const link = (a, b) => {
+    net.connect(nodes[a].origin, nodes[b].origin);
+    net.open(nodes[a].origin, nodes[b].origin);
+    net.deliver();
+  };
+  return { net, clock, nodes, link };
+}
+
+const chats = (log) => log.messages.filter((m) => m.type === 'chat').map((m) => m.payload.text + (m.replayed ? '*' : ''));
+
+test('bus: golden envelopes parse to their canonical form or their refusal', () => {
+  const f = fixture('envelopes.json');
+  assert.ok(f.valid.length >= 8);
+  for (const v of f.valid) {
+    const r = api.parseEnvelope(v.text);
+    assert.equal(r.ok, true, v.name);
+    const s = api.serializeEnvelope(r.envelope);
+    assert.equal(s.ok, true, v.name);
+    assert.equal(s.text, v.canonical, v.name);
+    assert.equal(api.isTransient(r.envelope.type), v.transient, v.name);
+  }
+  assert.ok(f.invalid.length >= 25);
+  // A JS string is always Unicode text, so the invalid-UTF-8 vectors (text_b64) cannot cross this
+  // API; the native suite and the fuzzer cover them.
+  for (const v of f.invalid.filter((x) => x.text_b64 === undefined)) {
+    const r = api.parseEnvelope(invalidText(v));
+    assert.equal(r.ok, false, v.name);
+    assert.equal(r.code, v.code, v.name);
+    assert.equal(r.field, v.field, v.name);
+    assert.ok(r.detail.length > 0);
+  }
+  assert.equal(api.limits.historyMaxRequest, 200);
+  assert.equal(api.limits.handoffMaxRequestBytes, 32000);
+});
+
+test('bus: direct messages, broadcasts and their envelopes cross real PeerTransport endpoints', () => {
+  const { nodes, link } = room(['A', 'B', 'C']);
+  link('A', 'B');
+  link('A', 'C');
+  const d = nodes.A.bus.send('B', 'chat', { text: 'hi B' }, { topic: 'work' });
+  assert.equal(d.ok, true);
+  assert.equal(d.status, 'sent');
+  const b = nodes.A.bus.broadcast('chat', { text: 'hi all' });
+  assert.equal(b.ok, true);
+  assert.deepEqual(b.sentTo.sort(), ['origin-B', 'origin-C']);
+  nodes.A.ep.net.deliver();
+  assert.deepEqual(chats(nodes.B.log), ['hi B', 'hi all']);
+  assert.deepEqual(chats(nodes.C.log), ['hi all']);
+  const got = nodes.B.log.messages.find((m) => m.payload.text === 'hi B');
+  assert.equal(got.id, d.id);
+  assert.equal(got.topic, 'work');
+  assert.deepEqual(got.from, { streamId: 'A', role: 'agent', name: 'Agent A', instanceId: 'A-1' });
+  const peers = nodes.A.bus.peers();
+  assert.deepEqual(peers.map((p) => [p.peer, p.streamId, p.open]).sort(), [['origin-B', 'B', true], ['origin-C', 'C', true]]);
+});
+
+test('bus: peerConnected before the channel opens: rejected sends queue and flush in order on open', () => {
+  const { net, nodes, link } = room(['A', 'B']);
+  link('A', 'B');
+  net.close('origin-A', 'origin-B');
+  // B is offline; A keeps sending. Nothing is lost, nothing reorders.
+  for (const t of ['one', 'two', 'three']) assert.equal(nodes.A.bus.send('B', 'chat', { text: t }).status, 'queued');
+  assert.equal(nodes.A.bus.queued('B'), 3);
+  // The channel reports open but the first send is rejected (closed again meanwhile).
+  nodes.A.ep.rejectNext = 2; // the announce and the first replay
+  net.open('origin-A', 'origin-B');
+  assert.equal(nodes.A.bus.queued('B'), 3);
+  net.deliver();
+  // B's announce reaching A is the next retry point: everything goes, in order.
+  assert.equal(nodes.A.bus.queued('B'), 0);
+  net.deliver();
+  assert.deepEqual(chats(nodes.B.log), ['one', 'two', 'three']);
+  // The transport's explicit false is honoured for transient traffic too: reported, never queued.
+  nodes.A.ep.rejectNext = 1;
+  const t = nodes.A.bus.send('B', 'swarm_have', { fileId: 'x', indexes: [1] });
+  assert.equal(t.ok, false);
+  assert.equal(t.code, 'not_accepted');
+  assert.equal(nodes.A.bus.queued('B'), 0);
+});
+
+test('bus: a late joiner gets broadcasts and its own directs from history, never other peers\' directs', () => {
+  const { net, nodes, link } = room(['A', 'B', 'C']);
+  link('A', 'B');
+  nodes.A.bus.broadcast('chat', { text: 'room news' });
+  nodes.A.bus.send('B', 'chat', { text: 'secret for B' });
+  nodes.A.bus.send('C', 'chat', { text: 'for C (queued)' });
+  net.deliver();
+  link('A', 'C');
+  assert.deepEqual(chats(nodes.C.log), ['for C (queued)']);
+  const h = nodes.C.bus.requestHistory('A', 0); // non-positive: 50
+  assert.equal(h.ok, true);
+  net.deliver();
+  assert.deepEqual(chats(nodes.C.log), ['for C (queued)', 'room news*']);
+  assert.ok(!nodes.C.log.messages.some((m) => m.payload.text === 'secret for B'));
+  assert.deepEqual(nodes.A.bus.history(10, 'C').map((e) => e.payload.text), ['room news', 'for C (queued)']);
+});
+
+test('bus: a hostile peer (junk, forged identity, misaddressed) is refused and the room keeps working', () => {
+  const { net, nodes, link } = room(['A', 'B']);
+  link('A', 'B');
+  const evil = net.endpoint('origin-evil');
+  net.connect('origin-evil', 'origin-B');
+  net.open('origin-evil', 'origin-B');
+  const env = (over) => JSON.stringify({ v: 1, id: 'e1', type: 'chat', from: { streamId: 'evil', role: 'x', name: 'E', instanceId: 'e' }, to: null, topic: null, ts: T0, payload: {}, ...over });
+  for (const text of ['{"v":1,', 'x'.repeat(300_000), '[]', env({ v: 2 }), env({ id: 'a\u0000b' }), env({ type: 'rm -rf' })]) evil.send('origin-B', text);
+  evil.send('origin-B', env({ type: 'ping' })); // binds origin-evil to stream "evil"
+  evil.send('origin-B', env({ from: { streamId: 'A', role: 'agent', name: 'Agent A', instanceId: 'A-1' } })); // then claims to be A
+  evil.send('origin-B', env({ to: 'someone-else' }));
+  net.deliver();
+  const codes = nodes.B.log.rejected.map((r) => r.code);
+  assert.deepEqual(codes, ['not_json', 'too_large', 'not_object', 'bad_version', 'nul_in_string', 'unknown_type', 'forged_identity', 'not_for_us']);
+  assert.ok(nodes.B.log.rejected.every((r) => r.peer === 'origin-evil' && r.detail.length > 0));
+  nodes.A.bus.send('B', 'chat', { text: 'still fine' });
+  net.deliver();
+  assert.deepEqual(chats(nodes.B.log), ['still fine']);
+  assert.equal(nodes.B.log.messages.filter((m) => m.from.streamId === 'A' && m.via === 'origin-evil').length, 0);
+});
+
+test('bus: confirmations correlate ack and command_response with the message id', () => {
+  const { net, nodes, link } = room(['A', 'B']);
+  link('A', 'B');
+  const cmd = nodes.A.bus.send('B', 'command', { run: 'build' });
+  net.deliver();
+  const received = nodes.B.log.messages.find((m) => m.id === cmd.id);
+  assert.equal(nodes.B.bus.respond(received, { ok: true, output: 'done' }).ok, true);
+  net.deliver();
+  assert.equal(nodes.A.log.confirmations.length, 1);
+  const c = nodes.A.log.confirmations[0];
+  assert.equal(c.messageId, cmd.id);
+  assert.equal(c.from, 'B');
+  assert.equal(c.type, 'command_response');
+  assert.equal(c.forType, 'command');
+  const resp = nodes.A.log.messages.find((m) => m.type === 'command_response');
+  assert.equal(api.matchReceipt(resp, { requestId: cmd.id, peer: 'B' }).kind, 'command_response');
+  assert.equal(api.matchReceipt(resp, { requestId: cmd.id, peer: 'C' }), null);
+});
+
+test('bus: a handoff is stored once, acked after storage, retried with backoff and survives a lost receipt', () => {
+  const { net, clock, nodes, link } = room(['S', 'R'], { handoffs: ['R'] });
+  link('S', 'R');
+  const store = new Map();
+  nodes.R.bus.subscribe({
+    handoff(h) {
+      if (!store.has(h.key)) store.set(h.key, h.request);
+      nodes.R.bus.confirmHandoff(h.key);
+    },
+  });
+  assert.equal(nodes.S.bus.peers()[0].handoff, true);
+  // The receipt is lost on the way back once: R's first ack is "accepted" but dropped.
+  let dropAcks = 1;
+  const realSend = nodes.R.ep.send.bind(nodes.R.ep);
+  nodes.R.ep.send = (peer, text) => {
+    if (dropAcks > 0 && JSON.parse(text).type === 'ack') {
+      dropAcks--;
+      return true;
+    }
+    return realSend(peer, text);
+  };
+  const h = nodes.S.bus.handoff('R', 'review PR 12', { ttlMs: 60_000 });
+  assert.equal(h.ok, true);
+  assert.equal(h.handoff.expiresAt, T0 + 60_000);
+  net.deliver();
+  assert.equal(store.size, 1);
+  assert.equal(nodes.S.log.stored.length, 0);
+  assert.equal(nodes.S.bus.nextWakeMs(), T0 + api.limits.handoffRetryInitialMs);
+  clock.t = nodes.S.bus.nextWakeMs();
+  nodes.S.bus.tick();
+  net.deliver();
+  assert.equal(store.size, 1);
+  assert.equal(nodes.R.log.handoffs.length, 1); // the retry was re-acked, not redelivered
+  assert.equal(nodes.S.log.stored.length, 1);
+  assert.equal(nodes.S.log.stored[0].id, h.handoff.id);
+  assert.deepEqual(nodes.S.bus.pendingHandoffs(), []);
+});
+
+test('bus: handoffs need handoff-v1, bound their text and expire on time', () => {
+  const { net, clock, nodes, link } = room(['S', 'R', 'N'], { handoffs: ['R'] });
+  link('S', 'R');
+  link('S', 'N');
+  assert.equal(nodes.S.bus.handoff('N', 'x').code, 'handoff_unsupported');
+  assert.equal(nodes.S.bus.handoff('R', 'x'.repeat(32_000)).code, 'handoff_too_large');
+  assert.equal(nodes.S.bus.handoff('R', 'x'.repeat(31_998)).ok, true);
+  assert.equal(nodes.S.bus.handoff('R', 'x', { ttlMs: 24 * 3600_000 + 1 }).code, 'handoff_expiry');
+  net.deliver();
+  // R never confirms and then goes away: the next handoff expires exactly at expiresAt.
+  net.close('origin-S', 'origin-R');
+  const h = nodes.S.bus.handoff('R', 'later', { ttlMs: 10_000 });
+  assert.equal(h.ok, true);
+  for (let i = 0; i < 20 && nodes.S.log.expired.length === 0; i++) {
+    clock.t = nodes.S.bus.nextWakeMs();
+    nodes.S.bus.tick();
+  }
+  assert.deepEqual(nodes.S.log.expired.map((e) => e.id), [h.handoff.id]);
+  assert.equal(clock.t, T0 + 10_000);
+  assert.equal(nodes.S.bus.pendingHandoffs().length, 1); // the 24 h one is still retrying
+});
+
+test('bus: one-to-one transfer plan and receiver verify a file end to end', () => {
+  const bytes = new Uint8Array(200_000).map((_, i) => (i * 7 + 3) & 0xff);
+  const planned = api.planFileSend({ bytes, name: 'data.bin', chunkSize: 65536 });
+  assert.equal(planned.ok, true);
+  const { plan } = planned;
+  assert.equal(plan.offer.totalChunks, 4);
+  assert.equal(plan.offer.sha256, createHash('sha256').update(bytes).digest('hex'));
+  const rx = api.createFileReceiver({ maxFileBytes: api.limits.fileBrowserMaxBytes });
+  assert.equal(rx.offer('S', plan.offer).ok, true);
+  assert.equal(rx.chunk('X', plan.chunk(0)).code, 'not_owner');
+  const out = new Uint8Array(bytes.length);
+  for (let i = 0; i < plan.offer.totalChunks; i++) {
+    const c = rx.chunk('S', plan.chunk(i));
+    assert.equal(c.ok, true);
+    out.set(c.data, c.offset);
+  }
+  assert.equal(rx.complete('S', plan.complete).ok, true);
+  assert.deepEqual(Buffer.from(out), Buffer.from(bytes));
+  assert.equal(rx.offer('S', { ...plan.offer, size: api.limits.fileBrowserMaxBytes + 1, totalChunks: 1025 }).code, 'file_too_large');
+  plan.dispose();
+  rx.dispose();
+});
+
+test('bus: tsc type-checks a consumer of tether/bus', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const repoDir = fileURLToPath(new URL('../../', import.meta.url));
+  // A hang guard, not a performance assertion.
+  const r = spawnSync(process.execPath, [`${repoDir}node_modules/.bin/tsc`, '--noEmit', '-p', 'tests/node/tsconfig.bus-types.json'], {
+    cwd: repoDir,
+    encoding: 'utf8',
+    timeout: 120_000,
+    killSignal: 'SIGKILL',
+  });
+  assert.equal(r.status, 0, `tsc failed:\n${r.stdout}${r.stderr}`);
+});
