@@ -194,7 +194,7 @@ test('a sidecar wake hook runs on new mail with TETHER_WAKE_ROOM and without the
   const A = h.dir('alice');
   const B = h.dir('bob');
   const envOut = path.join(h.base, 'wake-env');
-  const bad = await h.run(B, ['join', '--relay', server.url, '--room', 'lab', '--id', 'bob', '--wake', 'true', '--wake-min-interval-ms', '-5'], { json: false });
+  const bad = await h.run(B, ['join', '--relay', server.url, '--room', 'lab', '--id', 'bob', '--wake', 'true', '--wake-min-interval-ms=-5'], { json: false });
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--wake-min-interval-ms must be a whole number of milliseconds/);
   await h.join(A, 'alice', server.url);
