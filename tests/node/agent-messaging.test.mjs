@@ -148,3 +148,36 @@ test('a handoff survives the receiver restarting and is stored exactly once; an 
   const n = await h.ok(A, ['notify']);
   assert.deepEqual(n.handoffs, { pending: 0, stored: 1, expired: 1 });
 });
+
+test('hostile input over the relay (not JSON, bad envelopes, a forged identity, a bad handoff) is refused; the room keeps working', async (t) => {
+  const server = await room(t);
+  const h = new Harness(t);
+  const B = h.dir('bob');
+  await h.join(B, 'bob', server.url);
+  const { default: WebSocket } = await import('ws');
+  const { createRelayTransport } = await import('../../web/peer/relay-transport.js');
+  const m = createRelayTransport({ url: `${server.url}?writer=mallory`, room: 'lab', selfId: 'mallory', WebSocket });
+  t.after(() => m.close());
+  await m.ready;
+  await waitFor('bob open to mallory', () => m.openPeers().includes('bob'));
+  const env = (over) => JSON.stringify({ v: 1, id: `id-${Math.random()}`, type: 'chat', from: { streamId: 'mallory', role: 'agent', name: 'M', instanceId: 'i1' }, to: 'bob', topic: null, ts: Date.now(), payload: { text: 'hi' }, ...over });
+  const hostile = [
+    'not json',
+    '[]',
+    env({ v: 2 }),
+    env({ id: 'x'.repeat(129) }),
+    env({ from: { streamId: 'alice', role: 'agent', name: 'A', instanceId: 'i1' } }), // forged identity
+    env({ to: 'carol' }),
+    env({ ts: 'soon' }),
+    env({ type: 'handoff', payload: { request: 'x', expiresAt: Date.now() + 2 * 86_400_000 } }), // over 24 h
+    env({ type: 'handoff', topic: 't', payload: { request: 'x', expiresAt: Date.now() + 1000 } }),
+  ];
+  for (const text of hostile) assert.equal(m.send('bob', text), true);
+  assert.equal(m.send('bob', env({ payload: { text: 'the honest one' } })), true);
+  await waitFor('bob stored the honest message', async () => (await h.ok(B, ['notify'])).unread === 1);
+  const st = await h.ok(B, ['status']);
+  assert.equal(st.hostile, hostile.length);
+  assert.ok(st.connected);
+  const got = (await h.ok(B, ['read'])).messages;
+  assert.deepEqual(got.map((x) => [x.envelope.from.streamId, x.envelope.payload.text]), [['mallory', 'the honest one']]);
+});
