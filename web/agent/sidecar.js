@@ -41,6 +41,13 @@ export class Sidecar {
     this.historyWaiters = new Map(); // requestId -> resolve
     this.hashes = new Set(); // record hashes in inbox + archive: a resend of a stored id is dropped
     for (const d of [this.dirs.inbox, this.dirs.archive]) for (const n of listRecords(d)) this.hashes.add(nameHash(n));
+    // Per-peer outbox index (record names, oldest first), so a flush touches only that peer's
+    // backlog. Malformed records are left out here and left alone on disk.
+    this.outbox = new Map();
+    for (const n of listRecords(this.dirs.outbox)) {
+      const rec = readRecord(this.dirs.outbox, n, 'outbox');
+      if (rec) this.outboxList(rec.to).push(n);
+    }
     this.handoffs = new Map(); // envelope id -> sender record
     this.handoffTimer = null;
     this.hostile = 0;
@@ -133,7 +140,8 @@ export class Sidecar {
 
   refuse(peer, why) {
     this.hostile++;
-    this.log(`refused a message from ${peer}: ${why}`);
+    // Logged, but boundedly: a hostile peer must not be able to fill the disk through our log.
+    if (this.hostile <= 100 || this.hostile % 1000 === 0) this.log(`refused a message from ${peer}: ${why} (${this.hostile} refused so far)`);
   }
 
   remember(env) {
@@ -168,9 +176,16 @@ export class Sidecar {
     if (!e.ok) return { ok: false, error: `cannot build the message: ${e.field} ${e.detail}` };
     const name = recordName(e.env);
     writeAtomic(path.join(this.dirs.outbox, name), JSON.stringify({ v: 1, kind: 'outbox', to, type, id: e.env.id, queuedAt: Date.now(), envelope: e.env }));
+    const list = this.outboxList(to);
+    list.push(name);
     this.flushOutbox(to);
-    const still = fs.existsSync(path.join(this.dirs.outbox, name));
-    return { ok: true, id: e.env.id, state: still ? 'queued' : 'sent' };
+    return { ok: true, id: e.env.id, state: list.includes(name) ? 'queued' : 'sent' };
+  }
+
+  outboxList(peer) {
+    let l = this.outbox.get(peer);
+    if (!l) this.outbox.set(peer, (l = []));
+    return l;
   }
 
   /**
@@ -179,17 +194,24 @@ export class Sidecar {
    * and stay on disk. Other peers' records are not touched: a blocked peer blocks nobody else.
    */
   flushOutbox(peer) {
+    const list = this.outbox.get(peer);
     let sent = 0;
-    for (const name of listRecords(this.dirs.outbox)) {
+    while (list && list.length) {
+      const name = list[0];
       const rec = readRecord(this.dirs.outbox, name, 'outbox');
-      if (!rec || rec.to !== peer) continue;
+      if (!rec || rec.to !== peer) {
+        list.shift(); // damaged or removed on disk since: skipped, left as it is
+        continue;
+      }
       if (!this.transport.send(peer, JSON.stringify(rec.envelope))) break;
+      list.shift();
       try {
         fs.unlinkSync(path.join(this.dirs.outbox, name));
       } catch {}
       this.remember(rec.envelope);
       sent++;
     }
+    if (list && !list.length) this.outbox.delete(peer);
     return sent;
   }
 
@@ -490,11 +512,17 @@ async function main() {
     process.exit(2);
   }
   takeLock(dir);
-  const s = new Sidecar(dir, cfg, { log });
-  process.on('SIGTERM', () => s.stop(0));
-  process.on('SIGINT', () => s.stop(0));
-  await s.start();
-  await s.listen();
+  let s;
+  try {
+    s = new Sidecar(dir, cfg, { log });
+    process.on('SIGTERM', () => s.stop(0));
+    process.on('SIGINT', () => s.stop(0));
+    await s.start();
+    await s.listen();
+  } catch (err) {
+    releaseLock(dir);
+    throw err;
+  }
   log(`sidecar ${process.pid} for '${cfg.id}' in room '${cfg.room}' via ${cfg.relay}`);
 }
 
