@@ -40,6 +40,7 @@ const USAGE = `usage: tether agent <command> [options]   (state dir: --dir, or $
   handoffs                                   sent handoffs and their states
   prune-archive [--older-than 7d] [--keep N] [--apply]   preview unless --apply
   share add NAME DIR | share rm NAME | share list | share ls NAME [SUBPATH]
+  pull PEER SHARE PATH [--to DIR]            one file from PEER's share (never overwrites; progress on stderr)
 options: --dir DIR, --json (machine-readable output)`;
 
 export function parseDuration(flag, s) {
@@ -352,6 +353,7 @@ const OPTIONS = {
   'older-than': { type: 'string' },
   keep: { type: 'string' },
   apply: { type: 'boolean' },
+  to: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 };
 
@@ -438,6 +440,22 @@ export async function main(argv) {
     case 'handoffs': {
       const r = await call(dir, 'handoffs');
       return out(r, r.handoffs.map((h) => `${h.id}\t${h.to}\t${h.state}\tsends=${h.sends}`).join('\n') || '(no handoffs sent)');
+    }
+    case 'pull': {
+      const [peer, share, rel] = pos;
+      if (!peer || !share || !rel) fail('pull PEER SHARE PATH [--to DIR]: name the peer, its share and the file');
+      const to = path.resolve(v.to ?? '.');
+      const r = await call(dir, 'pull', { peer, share, path: rel, to });
+      let shown = '';
+      for (;;) {
+        const st = await call(dir, 'pull-status', { id: r.pull });
+        if (st.state === 'done') return out(st, `saved ${st.savedPath} (${st.size} bytes, sha256 ${st.sha256})`);
+        if (st.state === 'failed') fail(st.error);
+        const line = st.size ? `pull ${share}/${rel}: ${st.received} / ${st.size} bytes (${Math.floor((100 * st.received) / Math.max(1, st.size))}%)` : `pull ${share}/${rel}: waiting for ${peer}`;
+        if (line !== shown) process.stderr.write(`${line}\n`);
+        shown = line;
+        await sleep(200);
+      }
     }
     case 'prune-archive':
       return cmdPrune(dir, v, out);

@@ -15,7 +15,8 @@ import {
   LIMITS, checkEnvelope, checkHandoff, handoffKey, handoffRetryDelayMs, historyCount, isTransient, makeEnvelope, newId,
   recordHash,
 } from './envelope.js';
-import { ensureDirs, listRecords, nameHash, readRecord, recordName, writeAtomic } from './store.js';
+import { ensureDirs, listRecords, nameHash, readRecord, recordName, stateDirs, writeAtomic } from './store.js';
+import { Pulls } from './pull.js';
 import { files, readJson, releaseLock, takeLock, writeJson } from './state.js';
 import { WakeHook } from './wake.js';
 
@@ -76,6 +77,23 @@ export class Sidecar {
       reconnect: () => this.log('relay link came back'),
     });
     this.scheduleHandoffs(0);
+    // Pulls need tether/bus's one-to-one transfer; without it the sidecar runs, and pull says why.
+    try {
+      const { loadBus } = await import('tether/bus');
+      const api = await loadBus();
+      this.pulls = new Pulls({
+        api,
+        transport: () => this.transport,
+        envelope: (to, type, payload, topic) => {
+          const e = makeEnvelope({ from: this.from, type, to, topic, payload });
+          return e.ok ? { ok: true, env: e.env, text: JSON.stringify(e.env) } : { ok: false, error: `${e.field} ${e.detail}` };
+        },
+        shares: () => readJson(stateDirs(this.dir).shares) ?? {},
+        log: this.log,
+      });
+    } catch (err) {
+      this.pullsMissing = err.message;
+    }
   }
 
   // ---- transport events -------------------------------------------------------------------
@@ -132,6 +150,22 @@ export class Sidecar {
       case 'ack':
         if (env.payload && env.payload.forType === 'handoff') return this.handoffAck(peer, env);
         return this.storeMail(env);
+      case 'command':
+        if (env.payload?.command === 'share.pull') {
+          if (this.pulls) this.pulls.serve(peer, env).catch((err) => this.log(`serving a pull failed: ${err.stack ?? err}`));
+          else this.sendTransient(peer, 'command_response', { messageId: env.id, ok: false, error: 'this peer cannot serve pulls (its build lacks tether/bus)' });
+          return;
+        }
+        return this.storeMail(env);
+      case 'command_response':
+        if (this.pulls?.response(peer, env)) return;
+        return this.storeMail(env);
+      case 'file_offer':
+        return this.pulls?.offer(peer, env);
+      case 'file_chunk':
+        return this.pulls?.chunk(peer, env);
+      case 'file_complete':
+        return this.pulls?.complete(peer, env);
       default:
         if (MAIL_TYPES.has(env.type)) return this.storeMail(env);
         return; // transient or unknown to this sidecar: ignored, never an error for the room
@@ -433,6 +467,12 @@ export class Sidecar {
         return this.createHandoff(a.to, a.request, a.expiresInMs);
       case 'handoffs':
         return { ok: true, handoffs: this.handoffList() };
+      case 'pull':
+        if (!this.pulls) return { ok: false, error: `pull is not available in this build: ${this.pullsMissing}` };
+        return this.pulls.start(a.peer, a.share, a.path, a.to);
+      case 'pull-status':
+        if (!this.pulls) return { ok: false, error: 'pull is not available in this build' };
+        return this.pulls.status(a.id);
       case 'leave':
         setImmediate(() => this.stop(0));
         return { ok: true, pid: process.pid };
