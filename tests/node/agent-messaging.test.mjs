@@ -81,6 +81,18 @@ test('an offline peer gets its queued directs in order after it joins; the outbo
     sent.push(r.id);
   }
   assert.deepEqual((await h.ok(A, ['notify'])).queuedBy, { bob: 5 });
+  // Too big for any transport: refused up front, never queued in front of the rest.
+  const big = await h.run(A, ['send', 'bob', '-'], { json: false, input: 'x'.repeat(300_000) });
+  assert.equal(big.code, 2);
+  assert.match(big.stderr, /over the 262144-byte limit; share a file/);
+  assert.equal((await h.ok(A, ['notify'])).queued, 5);
+  // One sidecar per state dir; its identity is fixed.
+  assert.equal((await h.ok(A, ['join'])).already, true);
+  const other = await h.run(A, ['join', '--id', 'mallory'], { json: false });
+  assert.equal(other.code, 2);
+  assert.match(other.stderr, /holds the state of 'alice', not 'mallory'; use another --dir/);
+  const moved = await h.run(A, ['join', '--room', 'elsewhere'], { json: false });
+  assert.match(moved.stderr, /already runs for .*; run `tether agent leave --dir/);
 
   // The sender crashes and restarts: the outbox is still there, same ids.
   await h.crash(A);

@@ -30,7 +30,7 @@ const USAGE = `usage: tether agent <command> [options]   (state dir: --dir, or $
        [--wake CMD [--wake-min-interval-ms MS] [--wake-delay-ms MS]]     start the sidecar (reuses saved settings)
   leave                                      stop the sidecar
   status | peers                             the sidecar and the room roster
-  send PEER TEXT... [--type T] [--topic T] [--payload-json JSON]
+  send PEER TEXT... [--type T] [--topic T] [--payload-json JSON]   (TEXT "-" reads stdin)
   broadcast TEXT... [--topic T]              best effort, to every peer online now
   read [--take N] [--peek]                   N from 0 to ${READ_TAKE_MAX}; 0 consumes nothing; --peek leaves mail
   notify                                     unread, queued and handoff counts
@@ -365,8 +365,9 @@ function payloadFrom(v, words, what) {
       fail('--payload-json must be valid JSON');
     }
   }
-  const text = words.join(' ');
-  if (!text) fail(`${what}: give the text to send`);
+  // "-" reads the text from stdin (long text does not fit in argv).
+  const text = words.length === 1 && words[0] === '-' ? fs.readFileSync(0, 'utf8') : words.join(' ');
+  if (!text) fail(`${what}: give the text to send (or "-" to read it from stdin)`);
   return { text };
 }
 
@@ -432,7 +433,7 @@ export async function main(argv) {
       if (!to || !words.length) fail('handoff PEER TEXT...: name the peer and the work');
       const expiresInMs = v['expires-in'] === undefined ? LIMITS.handoffMaxLifetimeMs : parseDuration('--expires-in', v['expires-in']);
       if (expiresInMs <= 0 || expiresInMs > LIMITS.handoffMaxLifetimeMs) fail('--expires-in must be more than 0 and at most 24h');
-      const request = words.join(' ');
+      const request = words.length === 1 && words[0] === '-' ? fs.readFileSync(0, 'utf8') : words.join(' ');
       if (Buffer.byteLength(JSON.stringify(request)) > LIMITS.handoffRequestBytes) fail(`the handoff text is over ${LIMITS.handoffRequestBytes} bytes as a JSON string; put the detail in a shared file and hand off its path`);
       const r = await call(dir, 'handoff', { to, request, expiresInMs });
       return out(r, `handoff ${r.id} queued for ${to} until it confirms storage or ${new Date(r.expiresAt).toISOString()}${r.peerReady ? '' : ` (no current handoff-v1 announcement from ${to} yet)`}`);

@@ -21,6 +21,8 @@ import { files, readJson, releaseLock, takeLock, writeJson } from './state.js';
 import { WakeHook } from './wake.js';
 
 const MAX_INBOUND_TEXT = 256 * 1024; // one control message (the data-channel bound)
+const MAX_MESSAGE_BYTES = 256 * 1024; // what we send: the same bound, so every transport takes it
+const tooBig = (n) => `the message is ${n} bytes as an envelope, over the ${MAX_MESSAGE_BYTES}-byte limit; share a file and send its path instead (tether agent share)`;
 const MAX_RPC_BODY = 512 * 1024;
 const HISTORY_RING = 500;
 const HISTORY_WAIT_MS = 5000;
@@ -208,6 +210,9 @@ export class Sidecar {
   enqueueDirect(to, type, payload, topic = null) {
     const e = makeEnvelope({ from: this.from, type, to, topic, payload });
     if (!e.ok) return { ok: false, error: `cannot build the message: ${e.field} ${e.detail}` };
+    // A message no transport would ever accept must not sit at the head of a peer's backlog.
+    const size = Buffer.byteLength(JSON.stringify(e.env));
+    if (size > MAX_MESSAGE_BYTES) return { ok: false, error: tooBig(size) };
     const name = recordName(e.env);
     writeAtomic(path.join(this.dirs.outbox, name), JSON.stringify({ v: 1, kind: 'outbox', to, type, id: e.env.id, queuedAt: Date.now(), envelope: e.env }));
     const list = this.outboxList(to);
@@ -253,6 +258,7 @@ export class Sidecar {
     const e = makeEnvelope({ from: this.from, type, to: null, topic, payload });
     if (!e.ok) return { ok: false, error: `cannot build the message: ${e.field} ${e.detail}` };
     const text = JSON.stringify(e.env);
+    if (Buffer.byteLength(text) > MAX_MESSAGE_BYTES) return { ok: false, error: tooBig(Buffer.byteLength(text)) };
     const delivered = [];
     const missed = [];
     for (const p of this.transport.roster()) (this.transport.send(p, text) ? delivered : missed).push(p);

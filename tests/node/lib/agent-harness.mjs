@@ -47,10 +47,11 @@ export class Harness {
   }
 
   /** Runs `tether agent ARGS --dir DIR --json`; resolves {code, stdout, stderr, json}. */
-  run(dir, args, { env = {}, json = true } = {}) {
+  run(dir, args, { env = {}, json = true, input = null } = {}) {
     const argv = [CLI, 'agent', ...args, '--dir', dir, ...(json ? ['--json'] : [])];
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, argv, { env: { ...process.env, ...env }, stdio: [input === null ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+      if (input !== null) child.stdin.end(input);
       this.pids.add(child.pid);
       let stdout = '';
       let stderr = '';
