@@ -1,0 +1,56 @@
+// Compiled (never run) by tests/node/bus.test.mjs: uses `tether/bus` as a consumer would.
+// The @ts-expect-error lines prove the declarations are precise.
+import { createBus, loadBus } from 'tether/bus';
+import type { Bus, BusApi, Envelope, PeerTransport, SendResult } from 'tether/bus';
+
+export async function useBus(transport: PeerTransport): Promise<void> {
+  const api: BusApi = await loadBus();
+  const parsed = api.parseEnvelope('{}');
+  if (!parsed.ok) {
+    const field: string = parsed.field;
+    void field;
+  } else {
+    const e: Envelope = parsed.envelope;
+    const to: string | null = e.to;
+    void to;
+  }
+  const bus: Bus = api.createBus({
+    self: { streamId: 's', role: 'agent', name: 'n', instanceId: 'i' },
+    transport,
+    acceptHandoffs: true,
+    message(envelope, info) {
+      const replayed: boolean = info.replayed;
+      void replayed;
+      void envelope.payload;
+    },
+    handoff(h) {
+      bus.confirmHandoff(h.key);
+    },
+  });
+  const r: SendResult = bus.send('peer-stream', 'chat', { text: 'hi' }, { topic: null });
+  if (r.ok) {
+    const status: 'sent' | 'queued' = r.status;
+    void status;
+  }
+  // @ts-expect-error types are a closed set
+  bus.send('peer-stream', 'bogus', {});
+  const h = bus.handoff('peer-stream', 'do the thing', { ttlMs: 60_000 });
+  if (h.ok) {
+    const next: number | null = h.handoff.nextAttemptMs;
+    void next;
+  } else if (h.code === 'handoff_unsupported') {
+    // @ts-expect-error error codes are a closed set
+    if (h.code === 'nope') return;
+  }
+  bus.requestHistory('peer-stream', 500);
+  const other: Bus = await createBus({ self: { streamId: 't', role: 'r', name: 'n', instanceId: 'j' }, transport });
+  other.close();
+  const rx = api.createFileReceiver({ maxFileBytes: api.limits.fileBrowserMaxBytes });
+  const c = rx.chunk('peer-stream', { transferId: 'x', index: 0, totalChunks: 1, data: '' });
+  if (c.ok) {
+    const bytes: Uint8Array = c.data;
+    void bytes;
+  }
+  rx.dispose();
+  bus.close();
+}
