@@ -122,3 +122,10 @@ test('relay transport: options are validated with the fix named', () => {
   assert.throws(() => createRelayTransport({ url: 'ws://127.0.0.1:1/', room: 'r', selfId: 'x'.repeat(129), WebSocket }), /at most 128 bytes/);
   assert.throws(() => createRelayTransport({ url: 'ws://127.0.0.1:1/', room: 'r', selfId: 'a', WebSocket, reconnectMinMs: 0 }), /reconnectMinMs/);
 });
+
+test('relay transport: tsc type-checks a consumer of relay-transport.d.ts', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const root = new URL('../../', import.meta.url).pathname;
+  const r = spawnSync(process.execPath, [`${root}node_modules/.bin/tsc`, '--noEmit', '-p', 'tests/node/tsconfig.relay-transport-types.json'], { cwd: root, encoding: 'utf8' });
+  assert.equal(r.status, 0, `tsc failed:\n${r.stdout}${r.stderr}`);
+});

@@ -1,6 +1,6 @@
 // Types of web/peer/relay-transport.js: the explicit relay transport (envelopes carried in the
 // room relay's `signal` messages over one WebSocket).
-import type { PeerId, PeerTransport } from './transport.d.ts';
+import type { PeerId, PeerTransport } from './transport.js';
 
 export interface RelayTransportOptions {
   /** ws:// or wss:// URL of the room relay (auth, e.g. a ticket, goes in its query). */
