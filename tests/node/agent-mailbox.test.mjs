@@ -111,8 +111,15 @@ test('prune-archive previews by default and deletes only with --apply and an exp
   assert.match(noLimit.stderr, /--apply needs a limit: --older-than DURATION and\/or --keep N/);
   assert.equal((await h.run(A, ['prune-archive', '--older-than', '7'], { json: false })).code, 2);
 
+  // Receiver dedup markers go only once their handoff expired a day ago (no sender retries then).
+  const marker = (name, expiresAt) => fs.writeFileSync(path.join(d.handoffsIn, name), JSON.stringify({ v: 1, kind: 'handoff-received', key: name, expiresAt }));
+  marker('old.json', now - 2 * day);
+  marker('live.json', now + day);
+  assert.equal((await h.ok(A, ['prune-archive'])).staleHandoffMarkers, 1);
   const applied = await h.ok(A, ['prune-archive', '--older-than', '3d', '--apply']);
   assert.equal(applied.deleted, 3);
+  assert.equal(applied.handoffMarkers, 1);
+  assert.deepEqual(fs.readdirSync(d.handoffsIn), ['live.json']);
   const kept = await h.ok(A, ['prune-archive', '--keep', '1', '--apply']);
   assert.equal(kept.deleted, 2);
   const left = fs.readdirSync(d.archive).sort();

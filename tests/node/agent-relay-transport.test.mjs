@@ -129,3 +129,15 @@ test('relay transport: tsc type-checks a consumer of relay-transport.d.ts', asyn
   const r = spawnSync(process.execPath, [`${root}node_modules/.bin/tsc`, '--noEmit', '-p', 'tests/node/tsconfig.relay-transport-types.json'], { cwd: root, encoding: 'utf8' });
   assert.equal(r.status, 0, `tsc failed:\n${r.stdout}${r.stderr}`);
 });
+
+test('relay transport: a refused hello rejects `ready` naming the fix, and it stops reconnecting', async (t) => {
+  const server = await startRoomServer();
+  t.after(() => server.close());
+  const errors = [];
+  const x = createRelayTransport({ url: server.url, room: 'lab', selfId: 'old', WebSocket, proto: 2, reconnectMinMs: 5, onError: (e) => errors.push(e.message) });
+  t.after(() => x.close());
+  await assert.rejects(x.ready, /rejected our hello \(proto, expected 3\); check the proto\/policyVersion options/);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(errors.length, 1, 'one refusal, no retry loop');
+  assert.equal(x.isConnected(), false);
+});

@@ -274,10 +274,17 @@ function cmdPrune(dir, v, out) {
   const plan = planPrune(entries, { olderThanMs, keep });
   const bytes = plan.reduce((s, e) => s + e.size, 0);
   const limits = olderThanMs !== undefined || keep !== undefined;
+  // Receiver dedup markers are only needed while their sender may still retry, i.e. until the
+  // handoff's expiresAt; a day after that they are garbage (kept a day for clock skew).
+  const now = Date.now();
+  const staleMarkers = fs.readdirSync(d.handoffsIn).filter((n) => {
+    const m = n.endsWith('.json') ? readJson(path.join(d.handoffsIn, n)) : null;
+    return m?.kind === 'handoff-received' && typeof m.expiresAt === 'number' && m.expiresAt + 86_400_000 < now;
+  });
   if (!v.apply) {
     const first = entries[0];
     out(
-      { ok: true, preview: true, archived: entries.length, malformed, wouldDelete: plan.length, bytes, names: plan.map((e) => e.name) },
+      { ok: true, preview: true, archived: entries.length, malformed, wouldDelete: plan.length, bytes, names: plan.map((e) => e.name), staleHandoffMarkers: staleMarkers.length },
       `${entries.length} archived record(s)${first ? `, oldest ${new Date(first.receivedAt).toISOString()}` : ''}; ` +
         (limits ? `would delete ${plan.length} (${bytes} bytes). Add --apply to delete them.` : 'preview only: pass --older-than 7d and/or --keep N, then --apply.') +
         (malformed ? ` ${malformed} malformed record(s) are left alone.` : '') + ' Deleting receipts deletes that evidence.',
@@ -292,7 +299,14 @@ function cmdPrune(dir, v, out) {
       deleted++;
     } catch {}
   }
-  out({ ok: true, preview: false, deleted, bytes, kept: entries.length - deleted, malformed }, `deleted ${deleted} archived record(s) (${bytes} bytes); ${entries.length - deleted} kept`);
+  let markers = 0;
+  for (const n of staleMarkers) {
+    try {
+      fs.unlinkSync(path.join(d.handoffsIn, n));
+      markers++;
+    } catch {}
+  }
+  out({ ok: true, preview: false, deleted, bytes, kept: entries.length - deleted, malformed, handoffMarkers: markers }, `deleted ${deleted} archived record(s) (${bytes} bytes); ${entries.length - deleted} kept${markers ? `; ${markers} expired handoff marker(s) removed` : ''}`);
 }
 
 function cmdShare(dir, pos, out) {

@@ -395,7 +395,7 @@ export class Sidecar {
       // Store first (unless an earlier life stored it and died before the marker), then mark.
       if (!this.hashes.has(recordHash(env))) this.storeMail(env);
       try {
-        writeAtomic(marker, JSON.stringify({ v: 1, kind: 'handoff-received', key, id: env.id, from: env.from, storedAt: Date.now() }), { exclusive: true });
+        writeAtomic(marker, JSON.stringify({ v: 1, kind: 'handoff-received', key, id: env.id, from: env.from, storedAt: Date.now(), expiresAt: env.payload.expiresAt }), { exclusive: true });
       } catch (err) {
         if (err.code !== 'EEXIST') throw err;
       }

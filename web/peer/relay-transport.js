@@ -67,6 +67,7 @@ export function createRelayTransport(options) {
   let joined = false; // welcome received on the current socket
   let everJoined = false;
   let closed = false;
+  let fatal = null; // the relay refused our hello: no more reconnects
   let attempt = 0;
   let timer = null;
   let readyResolve, readyReject;
@@ -160,6 +161,12 @@ export function createRelayTransport(options) {
             ? `the relay rejected our hello (${msg.reason}${msg.expected !== undefined ? `, expected ${msg.expected}` : ''}); check the proto/policyVersion options against the relay`
             : `the relay ejected us (${msg.reason})`;
         const err = new Error(`relay transport for room '${room}': ${why}`);
+        // A refused hello will be refused again: stop instead of hammering the relay.
+        if (msg.t === 'reject') {
+          fatal = err;
+          if (timer) clearTimeout(timer);
+          timer = null;
+        }
         if (!everJoined) readyReject(err);
         o.onError?.(err);
         return;
@@ -217,7 +224,7 @@ export function createRelayTransport(options) {
   }
 
   function schedule() {
-    if (closed || timer) return;
+    if (closed || fatal || timer) return;
     const base = Math.min(o.reconnectMaxMs, o.reconnectMinMs * 2 ** Math.min(attempt, 20));
     attempt++;
     // Jitter in [base/2, base]: peers dropped together don't all come back in one burst.
