@@ -1,0 +1,82 @@
+// A browser swarm peer for tests and benches: the real WebRTC transport, the swarm glue, OPFS part
+// files and the progress view, driven from Playwright through window.peerApi.
+import { loadSwarm } from '/web/glue/swarm.js';
+import { createWebRtcTransport, loopbackOnly } from '/web/peer/webrtc-transport.js';
+import { bytesSource, createSwarmPeer, sha256HexAsync } from '/web/peer/swarm-glue.js';
+import { opfsFolder } from '/web/peer/storage-opfs.js';
+import { createProgressView } from '/web/peer/progress-view.js';
+import { makeBytes } from '/tests/e2e/lib/peer_bytes.js';
+
+let transport = null;
+let peer = null;
+const folders = new Map();
+const results = new Map(); // fileId -> {ok, result|error}
+const view = createProgressView(document.getElementById('progress'));
+const lastProgress = new Map();
+
+async function folder(path) {
+  if (!folders.has(path)) folders.set(path, await opfsFolder(path));
+  return folders.get(path);
+}
+
+window.peerApi = {
+  async start({ url, room, id, seed }) {
+    document.getElementById('who').textContent = id;
+    const swarm = await loadSwarm();
+    transport = createWebRtcTransport({ url, room, selfId: id, candidateFilter: loopbackOnly });
+    peer = createSwarmPeer({
+      swarm,
+      transport,
+      seed,
+      onProgress: (p) => {
+        lastProgress.set(p.fileId, p);
+        view.update(p);
+      },
+    });
+    await transport.ready;
+    return true;
+  },
+  openPeers: () => transport.openPeers(),
+  async share({ name, size, seed, chunkSize }) {
+    const { fileId } = await peer.share({ name, source: bytesSource(makeBytes(size, seed)), chunkSize });
+    return fileId;
+  },
+  /** Starts a download; its outcome is read with result(). */
+  startFetch(fileId, path) {
+    results.delete(fileId);
+    folder(path)
+      .then((f) => peer.fetch(fileId, f))
+      .then(
+        (result) => results.set(fileId, { ok: true, result }),
+        (e) => results.set(fileId, { ok: false, error: String(e?.message ?? e) }),
+      );
+    return true;
+  },
+  result: (fileId) => results.get(fileId) ?? null,
+  progress: (fileId) => peer.progress(fileId) ?? lastProgress.get(fileId) ?? null,
+  have: (fileId) => peer.status(fileId)?.have ?? 0,
+  status: (fileId) => peer.status(fileId),
+  stats: () => peer.stats(),
+  transportStats: () => transport.stats(),
+  receivedIndexes: (fileId) => peer.receivedIndexes(fileId),
+  resumedIndexes: (fileId) => peer.resumedIndexes(fileId),
+  /** SHA-256 of a saved file, computed here from the OPFS bytes. */
+  async digestSaved(path, name) {
+    return sha256HexAsync(await (await folder(path)).readAll(name));
+  },
+  /** The progress view's bars as the page shows them. */
+  bars: () =>
+    [...document.querySelectorAll('.tether-transfer')].map((s) => ({
+      fileId: s.dataset.fileId,
+      state: s.dataset.state,
+      value: s.querySelector('.tether-transfer-bar').value,
+      max: s.querySelector('.tether-transfer-bar').max,
+      peers: [...s.querySelectorAll('tr')].map((r) => r.dataset.peer),
+    })),
+  dropSignaling: () => transport.dropSignaling(),
+  async close() {
+    await peer.close();
+    await transport.close();
+  },
+};
+window.peerApiReady = true;

@@ -1,0 +1,134 @@
+// The OPFS side of web/peer/storage-opfs.js, in a dedicated worker: only workers get
+// FileSystemSyncAccessHandle, whose writes land in the file at once. (A main-thread writable
+// stream only commits on close, so a killed page would lose everything since the last close and
+// nothing would be left to resume.) One request at a time per message, answered in order.
+
+const handles = new Map(); // id -> {h: FileSystemSyncAccessHandle, name}
+let nextId = 1;
+let dirPromise = null;
+
+async function folder(path) {
+  let d = await navigator.storage.getDirectory();
+  for (const part of path.split('/').filter(Boolean)) d = await d.getDirectoryHandle(part, { create: true });
+  return d;
+}
+
+async function exists(dir, name) {
+  try {
+    await dir.getFileHandle(name);
+    return true;
+  } catch (e) {
+    if (e.name === 'NotFoundError') return false;
+    throw e;
+  }
+}
+
+async function openSync(dir, name) {
+  const fh = await dir.getFileHandle(name, { create: true });
+  const h = await fh.createSyncAccessHandle();
+  const id = nextId++;
+  handles.set(id, { h, name, fh });
+  return id;
+}
+
+const ops = {
+  async init({ path }) {
+    dirPromise = folder(path);
+    await dirPromise;
+    return true;
+  },
+  async open({ name }) {
+    return openSync(await dirPromise, name);
+  },
+  read({ id, offset, length }) {
+    const { h } = handles.get(id);
+    const buf = new Uint8Array(length);
+    const n = h.read(buf, { at: offset });
+    return n === length ? buf : buf.slice(0, n);
+  },
+  write({ id, offset, bytes }) {
+    const { h } = handles.get(id);
+    let done = 0;
+    while (done < bytes.byteLength) done += h.write(bytes.subarray(done), { at: offset + done });
+    return true;
+  },
+  size: ({ id }) => handles.get(id).h.getSize(),
+  flush({ id }) {
+    handles.get(id).h.flush();
+    return true;
+  },
+  close({ id }) {
+    handles.get(id)?.h.close();
+    handles.delete(id);
+    return true;
+  },
+  async sha256({ id }) {
+    const { h } = handles.get(id);
+    const buf = new Uint8Array(h.getSize());
+    h.read(buf, { at: 0 });
+    const d = new Uint8Array(await crypto.subtle.digest('SHA-256', buf));
+    return Array.from(d, (b) => b.toString(16).padStart(2, '0')).join('');
+  },
+  async readText({ name }) {
+    const dir = await dirPromise;
+    try {
+      return await (await (await dir.getFileHandle(name)).getFile()).text();
+    } catch (e) {
+      if (e.name === 'NotFoundError') return null;
+      throw e;
+    }
+  },
+  async writeText({ name, text, exclusive }) {
+    const dir = await dirPromise;
+    // OPFS has no create-exclusive: check, then create. Within one origin the window between the
+    // two is one task; a second page racing into it would also find the other's lock on re-read.
+    if (exclusive && (await exists(dir, name))) return false;
+    const id = await openSync(dir, name);
+    const { h } = handles.get(id);
+    const bytes = new TextEncoder().encode(text);
+    h.truncate(0);
+    h.write(bytes, { at: 0 });
+    h.flush();
+    h.close();
+    handles.delete(id);
+    return true;
+  },
+  async remove({ name }) {
+    const dir = await dirPromise;
+    try {
+      await dir.removeEntry(name);
+    } catch (e) {
+      if (e.name !== 'NotFoundError') throw e;
+    }
+    return true;
+  },
+  // Never overwrites: `name`, then `name (1)`, ...; the move happens with the handle closed.
+  async finish({ id, finalName }) {
+    const dir = await dirPromise;
+    const { h, fh } = handles.get(id);
+    h.flush();
+    h.close();
+    handles.delete(id);
+    const dot = finalName.lastIndexOf('.');
+    const stem = dot > 0 ? finalName.slice(0, dot) : finalName;
+    const ext = dot > 0 ? finalName.slice(dot) : '';
+    for (let i = 0; i < 1000; i++) {
+      const name = i === 0 ? finalName : `${stem} (${i})${ext}`;
+      if (await exists(dir, name)) continue;
+      await fh.move(name);
+      return { name, id: await openSync(dir, name) };
+    }
+    throw new Error(`${finalName}: 1000 files of that name already exist; clean the folder up`);
+  },
+};
+
+self.onmessage = async (ev) => {
+  const { seq, op, args } = ev.data;
+  try {
+    const result = await ops[op](args);
+    const transfer = result instanceof Uint8Array ? [result.buffer] : [];
+    self.postMessage({ seq, ok: true, result }, transfer);
+  } catch (e) {
+    self.postMessage({ seq, ok: false, error: `${e?.name ?? 'Error'}: ${e?.message ?? e}` });
+  }
+};

@@ -1,0 +1,74 @@
+// A download folder in the browser's origin-private file system for the swarm glue
+// (agent-bus-and-swarm.md § Resume: part files survive a page reload). The file I/O runs in
+// web/peer/opfs-worker.js, where synchronous access handles write straight into the file.
+
+const SAFE = (name) => {
+  const base = String(name).replace(/\\/g, '/').split('/').pop().replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  return base === '' || base === '.' || base === '..' ? 'download.bin' : base.slice(0, 255);
+};
+
+/**
+ * Opens the OPFS folder `path` ('downloads', 'a/b') as a swarm download folder.
+ * @param {string} path
+ */
+export async function opfsFolder(path) {
+  const worker = new Worker(new URL('./opfs-worker.js', import.meta.url), { type: 'module' });
+  const pending = new Map();
+  let seq = 0;
+  worker.onmessage = (ev) => {
+    const { seq: s, ok, result, error } = ev.data;
+    const p = pending.get(s);
+    pending.delete(s);
+    if (ok) p.resolve(result);
+    else p.reject(new Error(`OPFS: ${error}`));
+  };
+  worker.onerror = (ev) => {
+    for (const p of pending.values()) p.reject(new Error(`OPFS worker failed: ${ev.message}`));
+    pending.clear();
+  };
+  const call = (op, args = {}, transfer = []) =>
+    new Promise((resolve, reject) => {
+      const s = ++seq;
+      pending.set(s, { resolve, reject });
+      worker.postMessage({ seq: s, op, args }, transfer);
+    });
+  await call('init', { path });
+
+  const handleOf = (id) => ({
+    read: (offset, length) => call('read', { id, offset, length }),
+    // A copy is transferred: the caller keeps its bytes.
+    write: (offset, bytes) => {
+      const copy = bytes.slice();
+      return call('write', { id, offset, bytes: copy }, [copy.buffer]);
+    },
+    size: () => call('size', { id }),
+    flush: () => call('flush', { id }),
+    sha256: () => call('sha256', { id }),
+    close: () => call('close', { id }),
+  });
+
+  return {
+    key: `opfs:/${path.split('/').filter(Boolean).join('/')}`,
+    readText: (name) => call('readText', { name: SAFE(name) }),
+    writeText: (name, text, { exclusive = false } = {}) => call('writeText', { name: SAFE(name), text, exclusive }),
+    remove: (name) => call('remove', { name: SAFE(name) }),
+    openFile: async (name) => {
+      const id = await call('open', { name: SAFE(name) });
+      return { id, ...handleOf(id) };
+    },
+    async finish(handle, _partName, finalName) {
+      const { name, id } = await call('finish', { id: handle.id, finalName: SAFE(finalName) });
+      return { name, handle: { id, ...handleOf(id) } };
+    },
+    /** Reads a whole file (tests, small files). */
+    async readAll(name) {
+      const id = await call('open', { name: SAFE(name) });
+      try {
+        return await call('read', { id, offset: 0, length: await call('size', { id }) });
+      } finally {
+        await call('close', { id });
+      }
+    },
+    close: () => worker.terminate(),
+  };
+}

@@ -1,0 +1,602 @@
+// Swarm glue: drives the swarm core (tether/swarm, src/swarm) over a real PeerTransport
+// (agent-bus-and-swarm.md § Swarm transfer through § Concurrent downloads of the same file).
+//
+// - Control messages travel as agent-bus envelopes (agent-bus-notes.md) on the control lane; chunk
+//   bytes as x-bin frames on the binary lane, or base64 swarm_chunk envelopes for a peer without it.
+// - Part files live in a storage folder (web/peer/storage-node.js on disk, storage-opfs.js in the
+//   browser's OPFS). A download hashes an existing part file before it starts and credits the
+//   chunks that verify (§ Resume). A lock file keyed like the part file makes a second download of
+//   the same file into the same folder fail with a clear message; a lock nobody refreshed for five
+//   minutes is stale (decided by the core: decideLock).
+// - Progress per file and per peer is reported through `onProgress`.
+//
+// The glue makes no protocol decisions (DESIGN.md): it performs the core's actions and reports
+// what the transport did (accepted or not), what arrived, and the clock.
+
+const ENVELOPE_VERSION = 1;
+// Serving stops while this much is queued on a peer's binary lane, and resumes on `drain`.
+const SERVE_HIGH_WATER = 4 << 20;
+const LOCK_REFRESH_MS = 60_000;
+const PROGRESS_INTERVAL_MS = 100;
+const MAX_TICK_DELAY_MS = 1_000;
+
+const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+
+/** SHA-256 of bytes as lowercase hex (WebCrypto: browsers and Node both have it). */
+export async function sha256HexAsync(bytes) {
+  return hex(new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', bytes)));
+}
+
+/** A seeding source over bytes in memory. */
+export function bytesSource(bytes) {
+  return {
+    size: bytes.byteLength,
+    read: async (offset, length) => bytes.subarray(offset, offset + length),
+    sha256: () => sha256HexAsync(bytes),
+  };
+}
+
+/**
+ * @param {{
+ *   swarm: import('../glue/swarm.d.ts').Swarm,
+ *   transport: import('./transport.d.ts').PeerTransport & {maxMessageSize?(p: string): number, binaryCapable?: boolean},
+ *   identity?: {role?: string, name?: string, instanceId?: string},
+ *   now?: () => number,
+ *   onProgress?: (p: object) => void,
+ *   log?: (...a: unknown[]) => void,
+ *   seed?: number,
+ * }} options
+ */
+export function createSwarmPeer(options) {
+  const { swarm, transport, now = () => Date.now(), onProgress = () => {}, log = () => {} } = options;
+  const selfId = transport.selfId;
+  const identity = {
+    streamId: selfId,
+    role: options.identity?.role ?? 'peer',
+    name: options.identity?.name ?? selfId,
+    instanceId: options.identity?.instanceId ?? `${selfId}.${Math.random().toString(36).slice(2, 10)}`,
+  };
+  let rngSeed = options.seed ?? (Math.random() * 0x7fffffff) | 0;
+  let msgCounter = 0;
+
+  // The core names peers by number.
+  const numOf = new Map();
+  const idOf = new Map();
+  const peerNum = (id) => {
+    let n = numOf.get(id);
+    if (n === undefined) {
+      n = numOf.size + 1;
+      numOf.set(id, n);
+      idOf.set(n, id);
+    }
+    return n;
+  };
+
+  /** @type {Map<string, any>} fileId -> entry */
+  const files = new Map();
+  const offers = new Map(); // fileId -> {payload, offerers: Set<peerId>}
+  const waiting = new Map(); // fileId -> [resolve] for fetches waiting on an offer
+  const activeParts = new Set(); // `${folderKey}/${partName}` held by this process
+  const serveQueues = new Map(); // peerId -> {items: [], pumping: bool}
+  const stats = {
+    refused: [], // {peer, code, detail} of refused swarm messages (bounded)
+    refusedCount: 0,
+    forgedIdentity: 0,
+    ignoredFrames: 0,
+    badChunks: 0,
+    framesSent: 0,
+    base64ChunksSent: 0,
+    sendRejected: 0,
+    manifestFailures: 0,
+  };
+  const refuse = (peer, code, detail) => {
+    stats.refusedCount++;
+    if (stats.refused.length < 64) stats.refused.push({ peer, code, detail });
+  };
+
+  function envelope(type, to, payloadText) {
+    // The payload is already canonical JSON from the core: spliced in, not re-encoded.
+    const head = { v: ENVELOPE_VERSION, id: `${identity.instanceId}.${++msgCounter}`, type, from: identity, to, topic: null, ts: now() };
+    const h = JSON.stringify(head);
+    return `${h.slice(0, -1)},"payload":${payloadText}}`;
+  }
+
+  function sendControl(to, type, payloadText) {
+    if (to !== null) return transport.send(to, envelope(type, to, payloadText));
+    // Broadcast: one envelope per open peer, addressed to the room (to: null).
+    const text = envelope(type, null, payloadText);
+    for (const p of transport.openPeers()) transport.send(p, text);
+    return true;
+  }
+
+  function capsOf(peer) {
+    return {
+      binaryLane: transport.binaryCapable ?? transport.hasBinary(peer),
+      maxMessageSize: transport.maxMessageSize?.(peer) ?? swarm.limits.minSctpMessageSize,
+    };
+  }
+
+  // --- progress ---------------------------------------------------------------------------
+  function progressOf(e) {
+    const st = e.session.status();
+    const peers = {};
+    for (const [p, v] of e.perPeer) peers[p] = { ...v };
+    return {
+      fileId: e.fileId,
+      name: e.name,
+      role: e.role,
+      state: e.state,
+      have: st.have,
+      total: st.totalChunks,
+      size: e.size,
+      bytes: Math.min(e.size, st.have * e.chunkSize),
+      resumed: e.resumed,
+      peers,
+    };
+  }
+  function reportProgress(e, force = false) {
+    const t = now();
+    if (!force && t - e.lastProgress < PROGRESS_INTERVAL_MS) {
+      if (!e.progressTimer) e.progressTimer = setTimeout(() => ((e.progressTimer = null), reportProgress(e, true)), PROGRESS_INTERVAL_MS);
+      return;
+    }
+    e.lastProgress = t;
+    try {
+      onProgress(progressOf(e));
+    } catch (err) {
+      log('onProgress', err);
+    }
+  }
+  const peerCounters = (e, peer) => {
+    let v = e.perPeer.get(peer);
+    if (!v) e.perPeer.set(peer, (v = { received: 0, served: 0 }));
+    return v;
+  };
+
+  // --- the action loop --------------------------------------------------------------------
+  function perform(e) {
+    if (e.disposed) return;
+    // Bounded: reporting a send result can queue more actions, which are drained here too.
+    for (let round = 0; round < 8 && !e.disposed; round++) {
+    const actions = e.session.takeActions();
+    if (!actions.length) break;
+    for (const a of actions) {
+      switch (a.kind) {
+        case 'control':
+          sendControl(a.to === null ? null : idOf.get(a.to), a.type, a.payload);
+          break;
+        case 'request': {
+          const to = idOf.get(a.to);
+          const ok = transport.send(to, envelope(a.type, to, a.payload));
+          if (!ok) stats.sendRejected++;
+          e.session.onSendResult(a.token, ok, now());
+          break;
+        }
+        case 'serve':
+          enqueueServe(idOf.get(a.to), { e, index: a.index, binary: a.binary, offset: a.offset, length: a.length });
+          break;
+        case 'manifestReady':
+          startDownload(e).catch((err) => fail(e, err));
+          break;
+        case 'rebuild': {
+          const p = idOf.get(a.peer);
+          log('rebuild', p);
+          e.session.removePeer(a.peer, now());
+          transport.rebuild?.(p);
+          break;
+        }
+        case 'completed':
+          complete(e).catch((err) => fail(e, err));
+          break;
+        case 'failed':
+          onFailed(e, a);
+          break;
+      }
+    }
+    }
+    schedule(e);
+  }
+
+  function schedule(e) {
+    if (e.disposed) return;
+    const wake = e.session.nextWakeMs();
+    if (wake === null) return;
+    const delay = Math.max(0, Math.min(MAX_TICK_DELAY_MS, wake - now()));
+    if (e.timer && e.timerAt <= now() + delay) return;
+    clearTimeout(e.timer);
+    e.timerAt = now() + delay;
+    e.timer = setTimeout(() => {
+      e.timer = null;
+      if (e.disposed) return;
+      e.session.tick(now());
+      perform(e);
+    }, delay);
+  }
+
+  // --- serving ----------------------------------------------------------------------------
+  function enqueueServe(peer, item) {
+    let q = serveQueues.get(peer);
+    if (!q) serveQueues.set(peer, (q = { items: [], pumping: false }));
+    q.items.push(item);
+    pumpServe(peer);
+  }
+
+  async function pumpServe(peer) {
+    const q = serveQueues.get(peer);
+    if (!q || q.pumping) return;
+    q.pumping = true;
+    try {
+      while (q.items.length) {
+        if (transport.bufferedAmount(peer) > SERVE_HIGH_WATER) return; // `drain` resumes us
+        const it = q.items.shift();
+        if (it.e.disposed) continue;
+        const bytes = await it.e.read(it.offset, it.length);
+        if (it.binary) {
+          const frame = swarm.encodeChunkFrame(it.e.fileId, it.index, bytes);
+          if (frame && transport.sendBinary(peer, frame)) {
+            stats.framesSent++;
+            peerCounters(it.e, peer).served += it.length;
+            continue;
+          }
+          if (transport.hasBinary(peer) && transport.bufferedAmount(peer) > SERVE_HIGH_WATER) {
+            q.items.unshift(it); // full: wait for drain
+            return;
+          }
+          // No binary lane (yet): answer on the control lane instead.
+        }
+        if (sendControl(peer, 'swarm_chunk', it.e.session.chunkPayload(it.index, bytes))) {
+          stats.base64ChunksSent++;
+          peerCounters(it.e, peer).served += it.length;
+        } else stats.sendRejected++; // the requester times out and asks again
+      }
+    } catch (err) {
+      log('serve', peer, err);
+    } finally {
+      q.pumping = false;
+    }
+  }
+
+  // --- receiving --------------------------------------------------------------------------
+  function onText(peer, text) {
+    let env;
+    try {
+      env = JSON.parse(text);
+    } catch {
+      return refuse(peer, 'not_json', 'the control message is not JSON');
+    }
+    if (!env || typeof env !== 'object' || typeof env.type !== 'string' || !env.type.startsWith('swarm_')) return;
+    // A connection is bound to the identity it was opened with (§ Untrusted wire input).
+    if (env.v !== ENVELOPE_VERSION || !env.from || env.from.streamId !== peer) {
+      stats.forgedIdentity++;
+      return refuse(peer, 'identity', `envelope from ${JSON.stringify(env.from?.streamId)} on ${peer}'s connection`);
+    }
+    if (env.to !== null && env.to !== undefined && env.to !== selfId) return; // not ours
+    const parsed = swarm.parseMessage({ type: env.type, payload: env.payload });
+    if (!parsed.ok) return refuse(peer, parsed.code, `${parsed.field}: ${parsed.detail}`);
+    const payload = JSON.parse(parsed.payload);
+    const directed = env.to === selfId;
+    const num = peerNum(peer);
+    if (parsed.type === 'swarm_offer') return onOffer(peer, parsed.payload, payload);
+    const e = files.get(payload.fileId);
+    if (!e) return;
+    if (parsed.type === 'swarm_chunk') {
+      const bytes = Uint8Array.from(atob(payload.data), (c) => c.charCodeAt(0));
+      return onChunk(e, peer, num, payload.index, bytes);
+    }
+    const r = e.session.onMessage(num, parsed.type, parsed.payload, { directed }, now());
+    if (!r.ok) refuse(peer, r.code, `${r.field}: ${r.detail}`);
+    perform(e);
+  }
+
+  function onBinary(peer, bytes) {
+    const f = swarm.parseChunkFrame(bytes);
+    if (!f) return void stats.ignoredFrames++;
+    const e = files.get(f.fileId);
+    if (!e) return void stats.ignoredFrames++;
+    onChunk(e, peer, peerNum(peer), f.index, f.data);
+  }
+
+  function onChunk(e, peer, num, index, data) {
+    const outcome = e.session.onChunk(num, index, data, now());
+    if (outcome === 'stored') {
+      const copy = data.slice();
+      e.receivedIndexes.add(index);
+      peerCounters(e, peer).received += copy.byteLength;
+      // Held in memory until written: the core already announced the chunk (swarm_have), so a
+      // peer may ask for it before the write lands.
+      e.unwritten.set(index, copy);
+      e.writes = e.writes.then(async () => {
+        await e.part.write(index * e.chunkSize, copy);
+        e.unwritten.delete(index);
+      });
+      e.writes.catch((err) => fail(e, err));
+      reportProgress(e);
+    } else if (outcome === 'bad_hash') {
+      stats.badChunks++;
+      refuse(peer, 'bad_chunk', `chunk ${index} of ${e.fileId} failed verification`);
+    }
+    perform(e);
+  }
+
+  function onOffer(peer, canonical, payload) {
+    let o = offers.get(payload.fileId);
+    if (!o) offers.set(payload.fileId, (o = { payload: canonical, parsed: payload, offerers: new Set() }));
+    if (o.payload !== canonical) {
+      // A different shape under the same id: keep the first, which the offerer set vouches for.
+      return refuse(peer, 'conflicting_offer', `a second, different offer for ${payload.fileId}`);
+    }
+    o.offerers.add(peer);
+    for (const resolve of waiting.get(payload.fileId) ?? []) resolve();
+    waiting.delete(payload.fileId);
+  }
+
+  // --- transport events -------------------------------------------------------------------
+  const unsubscribe = transport.subscribe({
+    open(peer) {
+      const num = peerNum(peer);
+      for (const e of files.values()) {
+        e.session.addPeer(num, capsOf(peer), now());
+        if (e.role === 'seed' || e.state === 'complete') sendControl(peer, 'swarm_offer', e.offerPayload);
+        perform(e);
+      }
+    },
+    close(peer) {
+      const num = numOf.get(peer);
+      serveQueues.delete(peer);
+      if (num === undefined) return;
+      for (const e of files.values()) {
+        e.session.removePeer(num, now());
+        perform(e);
+      }
+    },
+    text: onText,
+    binary: onBinary,
+    drain(peer) {
+      pumpServe(peer);
+    },
+    signalingDown() {
+      for (const e of files.values()) {
+        e.session.transportDown(now());
+        perform(e);
+      }
+    },
+    reconnect() {
+      for (const e of files.values()) {
+        // Outstanding requests are abandoned and re-planned; nobody is charged (§ Surviving).
+        e.session.transportDown(now());
+        e.session.transportUp(now());
+        perform(e);
+      }
+    },
+  });
+
+  function newEntry(fields) {
+    return {
+      disposed: false,
+      timer: null,
+      timerAt: 0,
+      perPeer: new Map(),
+      lastProgress: 0,
+      progressTimer: null,
+      writes: Promise.resolve(),
+      receivedIndexes: new Set(),
+      unwritten: new Map(), // chunk index -> verified bytes not yet on disk
+      resumed: 0,
+      ...fields,
+    };
+  }
+
+  function attachPeers(e) {
+    for (const p of transport.openPeers()) e.session.addPeer(peerNum(p), capsOf(p), now());
+  }
+
+  // --- seeding ----------------------------------------------------------------------------
+  /**
+   * Offers a file: hashes every chunk, then answers requests from anyone in the room.
+   * @param {{name: string, mimeType?: string, source: {size: number, read(o: number, l: number): Promise<Uint8Array>, sha256(): Promise<string>}, chunkSize?: number}} f
+   */
+  async function share({ name, mimeType = 'application/octet-stream', source, chunkSize = swarm.limits.defaultChunkSize }) {
+    const hashes = [];
+    for (let off = 0; off < source.size; off += chunkSize)
+      hashes.push(swarm.sha256Hex(await source.read(off, Math.min(chunkSize, source.size - off))));
+    const fileId = await source.sha256();
+    const offer = swarm.makeOffer({ fileId, name, mimeType, size: source.size, chunkSize, hashes });
+    if (!offer.ok) throw new Error(`cannot offer ${name}: ${offer.field}: ${offer.detail}`);
+    const opened = swarm.seed(offer.payload, hashes, { seed: rngSeed++ });
+    if (!opened.ok) throw new Error(`cannot seed ${name}: ${opened.detail}`);
+    const e = newEntry({
+      fileId,
+      name,
+      role: 'seed',
+      state: 'seeding',
+      size: source.size,
+      chunkSize,
+      session: opened.session,
+      offerPayload: offer.payload,
+      read: (o, l) => source.read(o, l),
+    });
+    files.set(fileId, e);
+    attachPeers(e);
+    sendControl(null, 'swarm_offer', offer.payload);
+    perform(e);
+    return { fileId, offer: JSON.parse(offer.payload) };
+  }
+
+  // --- downloading ------------------------------------------------------------------------
+  /**
+   * Downloads `fileId` into `storage` (a folder). Resolves once the file is verified and in place.
+   * Rejects at once with a clear message when another download of this file into this folder is
+   * running (here or in another process/page).
+   */
+  async function fetchFile(fileId, storage, { waitForOfferMs = 30_000 } = {}) {
+    if (files.has(fileId)) throw new Error(`already transferring ${fileId} in this peer`);
+    if (!offers.has(fileId)) {
+      await new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`no peer offered ${fileId} within ${waitForOfferMs} ms: is the seeder in the room?`)), waitForOfferMs);
+        const list = waiting.get(fileId) ?? [];
+        list.push(() => (clearTimeout(t), resolve()));
+        waiting.set(fileId, list);
+      });
+    }
+    const o = offers.get(fileId);
+    const offerer = [...o.offerers][0];
+    const partName = swarm.partFileName(fileId, o.parsed.chunkHashesHash, storage.key);
+    const lockName = `${partName}.lock`;
+    const activeKey = `${storage.key}/${partName}`;
+    if (activeParts.has(activeKey))
+      throw new Error(`${o.parsed.name} is already being downloaded into ${storage.key} by this peer; wait for it or choose another folder`);
+    activeParts.add(activeKey);
+    try {
+      await acquireLock(storage, lockName);
+    } catch (err) {
+      activeParts.delete(activeKey);
+      throw err;
+    }
+    const opened = swarm.fetch(o.payload, peerNum(offerer), { seed: rngSeed++ }, now());
+    if (!opened.ok) {
+      activeParts.delete(activeKey);
+      await storage.remove(lockName).catch(() => {});
+      throw new Error(`cannot fetch ${fileId}: ${opened.field}: ${opened.detail}`);
+    }
+    let resolveDone, rejectDone;
+    const done = new Promise((res, rej) => ((resolveDone = res), (rejectDone = rej)));
+    const e = newEntry({
+      fileId,
+      name: o.parsed.name,
+      role: 'fetch',
+      state: 'manifest',
+      size: o.parsed.size,
+      chunkSize: o.parsed.chunkSize,
+      session: opened.session,
+      offerPayload: o.payload,
+      storage,
+      partName,
+      lockName,
+      activeKey,
+      part: null,
+      read: (off, len) => e.unwritten.get(off / e.chunkSize) ?? e.part.read(off, len),
+      resolveDone,
+      rejectDone,
+      lockTimer: setInterval(() => refreshLock(storage, lockName).catch((err) => log('lock refresh', err)), LOCK_REFRESH_MS),
+    });
+    files.set(fileId, e);
+    attachPeers(e);
+    perform(e);
+    return done;
+  }
+
+  async function acquireLock(storage, lockName) {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const text = await storage.readText(lockName);
+      let existing = null;
+      if (text !== null) {
+        try {
+          const r = JSON.parse(text);
+          existing = { owner: String(r.owner ?? ''), updatedMs: Number(r.updatedMs) || 0 };
+        } catch {
+          existing = { owner: '', updatedMs: 0 }; // unreadable: treated as long stale
+        }
+      }
+      const d = swarm.decideLock(existing, identity.streamId, now());
+      if (d.verdict === 'busy') throw new Error(d.message);
+      const record = JSON.stringify({ owner: identity.streamId, instance: identity.instanceId, updatedMs: now() });
+      if (await storage.writeText(lockName, record, { exclusive: d.verdict === 'acquire' })) return;
+      // Lost a race to create it: decide again on what the winner wrote.
+    }
+    throw new Error(`could not take the download lock ${lockName} in ${storage.key}; another download of this file into this folder is starting`);
+  }
+
+  async function refreshLock(storage, lockName) {
+    await storage.writeText(lockName, JSON.stringify({ owner: identity.streamId, instance: identity.instanceId, updatedMs: now() }), { exclusive: false });
+  }
+
+  async function startDownload(e) {
+    // § Resume: hash what the part file already holds; credit only chunks that verify.
+    e.part = await e.storage.openFile(e.partName);
+    const have = await e.part.size();
+    const hashes = e.session.hashes();
+    const verified = [];
+    for (let i = 0; i < hashes.length; i++) {
+      const off = i * e.chunkSize;
+      const len = Math.min(e.chunkSize, e.size - off);
+      if (off + len > have) continue;
+      if (swarm.sha256Hex(await e.part.read(off, len)) === hashes[i]) verified.push(i);
+    }
+    e.resumed = verified.length;
+    e.resumedIndexes = verified;
+    e.state = 'downloading';
+    e.session.beginDownload(verified, now());
+    reportProgress(e, true);
+    perform(e);
+  }
+
+  async function complete(e) {
+    if (e.role !== 'fetch' || e.state === 'finishing' || e.state === 'complete') return;
+    e.state = 'finishing';
+    await e.writes;
+    await e.part.flush();
+    const digest = await e.part.sha256();
+    if (digest !== e.fileId)
+      throw new Error(`${e.name}: every chunk verified but the file's SHA-256 is ${digest}, not the offered ${e.fileId}; the offer was wrong, the part file is kept`);
+    const saved = await e.storage.finish(e.part, e.partName, e.name);
+    e.part = saved.handle; // keep serving from the final file
+    e.savedName = saved.name;
+    await e.storage.remove(e.lockName).catch(() => {});
+    clearInterval(e.lockTimer);
+    activeParts.delete(e.activeKey);
+    e.state = 'complete';
+    reportProgress(e, true);
+    // Now a seeder of the whole file for late joiners.
+    sendControl(null, 'swarm_offer', e.offerPayload);
+    e.resolveDone({ fileId: e.fileId, name: e.savedName, size: e.size, sha256: digest, resumed: e.resumed });
+  }
+
+  function onFailed(e, a) {
+    if (a.code === 'manifest_digest_mismatch') {
+      // A page lied; the core discarded every page and asks again. Nothing touched the disk.
+      stats.manifestFailures++;
+      refuse(null, a.code, a.detail);
+      return;
+    }
+    fail(e, new Error(`${a.code}: ${a.detail}`));
+  }
+
+  async function fail(e, err) {
+    if (e.disposed || e.state === 'complete') return;
+    log('transfer failed', e.fileId, err);
+    dispose(e);
+    if (e.lockName) await e.storage.remove(e.lockName).catch(() => {});
+    e.rejectDone?.(err);
+  }
+
+  function dispose(e) {
+    e.disposed = true;
+    clearTimeout(e.timer);
+    clearTimeout(e.progressTimer);
+    clearInterval(e.lockTimer);
+    if (e.activeKey) activeParts.delete(e.activeKey);
+    files.delete(e.fileId);
+    e.session.dispose();
+  }
+
+  return {
+    identity,
+    share,
+    fetch: fetchFile,
+    /** Offers seen so far: fileId -> the offer payload. */
+    offers: () => Object.fromEntries([...offers].map(([k, v]) => [k, v.parsed])),
+    progress: (fileId) => (files.has(fileId) ? progressOf(files.get(fileId)) : null),
+    /** Chunk indexes this process received over the network for `fileId` (not resumed ones). */
+    receivedIndexes: (fileId) => [...(files.get(fileId)?.receivedIndexes ?? [])],
+    resumedIndexes: (fileId) => [...(files.get(fileId)?.resumedIndexes ?? [])],
+    status: (fileId) => files.get(fileId)?.session.status() ?? null,
+    stats: () => ({ ...stats, refused: stats.refused.slice() }),
+    async close() {
+      unsubscribe();
+      for (const e of [...files.values()]) {
+        dispose(e);
+        await e.part?.close?.().catch?.(() => {});
+      }
+    },
+  };
+}
