@@ -41,6 +41,7 @@ const USAGE = `usage: tether agent <command> [options]   (state dir: --dir, or $
   prune-archive [--older-than 7d] [--keep N] [--apply]   preview unless --apply
   share add NAME DIR | share rm NAME | share list | share ls NAME [SUBPATH]
   pull PEER SHARE PATH [--to DIR]            one file from PEER's share (never overwrites; progress on stderr)
+  swarm offer PATH | swarm fetch FILE_ID [--to DIR] | swarm list     file swarms (chunks from every holder)
 options: --dir DIR, --json (machine-readable output)`;
 
 export function parseDuration(flag, s) {
@@ -342,6 +343,41 @@ function cmdShare(dir, pos, out) {
   } else fail(`unknown share command '${sub}': add, rm, list or ls`);
 }
 
+async function cmdSwarm(dir, v, pos, out) {
+  const [sub, arg] = pos;
+  if (sub === 'offer') {
+    if (!arg) fail('swarm offer PATH: give the file to offer');
+    process.stderr.write(`hashing ${arg}...\n`);
+    const r = await call(dir, 'swarm-offer', { path: path.resolve(arg) });
+    return out(r, `offering ${r.name} (${r.size} bytes) as ${r.fileId}\nothers fetch it with: tether agent swarm fetch ${r.fileId}`);
+  }
+  if (sub === 'list') {
+    const r = await call(dir, 'swarm-list');
+    return out(r, Object.entries(r.offers).map(([id, o]) => `${id}\t${o.size}\t${o.name}`).join('\n') || '(no offers seen)');
+  }
+  if (sub === 'fetch') {
+    if (!arg) fail('swarm fetch FILE_ID [--to DIR]: give the file id from `swarm offer`');
+    const to = path.resolve(v.to ?? '.');
+    await call(dir, 'swarm-fetch', { fileId: arg, to });
+    let shown = '';
+    for (;;) {
+      const st = await call(dir, 'swarm-status', { fileId: arg });
+      if (st.state === 'done') return out({ ok: true, ...st.result, path: path.join(to, st.result.name) }, `saved ${path.join(to, st.result.name)} (${st.result.size} bytes, sha256 verified${st.result.resumed ? ', resumed' : ''})`);
+      if (st.state === 'failed') fail(st.error);
+      const p = st.progress;
+      // One line per change: the file, then each peer's share of it.
+      const line = p
+        ? `${p.name}: ${p.have}/${p.total} chunks, ${p.bytes}/${p.size} bytes (${Math.floor((100 * p.have) / Math.max(1, p.total))}%)` +
+          Object.entries(p.peers ?? {}).map(([peer, c]) => ` | ${peer}: ${JSON.stringify(c)}`).join('')
+        : `waiting for an offer of ${arg}...`;
+      if (line !== shown) process.stderr.write(`${line}\n`);
+      shown = line;
+      await sleep(200);
+    }
+  }
+  fail(`unknown swarm command '${sub ?? ''}': offer PATH, fetch FILE_ID [--to DIR] or list`);
+}
+
 // ---- entry -----------------------------------------------------------------------------------
 
 const OPTIONS = {
@@ -472,6 +508,8 @@ export async function main(argv) {
         await sleep(200);
       }
     }
+    case 'swarm':
+      return cmdSwarm(dir, v, pos, out);
     case 'prune-archive':
       return cmdPrune(dir, v, out);
     case 'share':

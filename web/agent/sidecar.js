@@ -17,6 +17,9 @@ import {
 } from './envelope.js';
 import { ensureDirs, listRecords, nameHash, readRecord, recordName, stateDirs, writeAtomic } from './store.js';
 import { Pulls } from './pull.js';
+import { loadSwarm } from 'tether/swarm';
+import { createSwarmPeer } from '../peer/swarm-glue.js';
+import { fileSource, nodeFolder } from '../peer/storage-node.js';
 import { files, readJson, releaseLock, takeLock, writeJson } from './state.js';
 import { WakeHook } from './wake.js';
 
@@ -79,6 +82,7 @@ export class Sidecar {
       reconnect: () => this.log('relay link came back'),
     });
     this.scheduleHandoffs(0);
+    await this.startSwarm();
     // Pulls need tether/bus's one-to-one transfer; without it the sidecar runs, and pull says why.
     try {
       const { loadBus } = await import('tether/bus');
@@ -96,6 +100,78 @@ export class Sidecar {
     } catch (err) {
       this.pullsMissing = err.message;
     }
+  }
+
+  // ---- swarm (tether/swarm driven by the peer engineer's glue over our transport) ----------------
+
+  async startSwarm() {
+    this.swarmJobs = new Map(); // fileId -> {state, result?, error?, to}
+    this.swarmProgress = new Map();
+    this.swarmOffersFile = path.join(this.dir, 'swarm-offers.json');
+    try {
+      const swarm = await loadSwarm();
+      this.swarm = createSwarmPeer({
+        swarm,
+        transport: this.transport,
+        identity: { role: this.from.role, name: this.from.name, instanceId: this.instanceId },
+        onProgress: (p) => this.swarmProgress.set(p.fileId, p),
+        log: (...a) => this.log(`swarm: ${a.map((x) => (x instanceof Error ? x.message : typeof x === 'string' ? x : JSON.stringify(x))).join(' ')}`),
+      });
+    } catch (err) {
+      this.swarmMissing = err.message;
+      return;
+    }
+    // Files offered before a restart are offered again (hashed again: the file may have changed).
+    for (const o of readJson(this.swarmOffersFile) ?? []) {
+      this.swarmOffer(o.path).then((r) => !r.ok && this.log(`swarm: could not re-offer ${o.path}: ${r.error}`));
+    }
+  }
+
+  async swarmOffer(file) {
+    if (!this.swarm) return { ok: false, error: `swarm is not available in this build: ${this.swarmMissing}` };
+    let real;
+    try {
+      real = fs.realpathSync(file);
+      if (!fs.statSync(real).isFile()) return { ok: false, error: `${file} is not a file` };
+    } catch (err) {
+      return { ok: false, error: `cannot offer ${file} (${err.code}); give a readable file` };
+    }
+    try {
+      const source = await fileSource(real);
+      const r = await this.swarm.share({ name: path.basename(real), source });
+      const list = (readJson(this.swarmOffersFile) ?? []).filter((o) => o.path !== real);
+      list.push({ path: real, fileId: r.fileId });
+      writeJson(this.swarmOffersFile, list);
+      return { ok: true, fileId: r.fileId, name: path.basename(real), size: source.size };
+    } catch (err) {
+      return { ok: false, error: err.message };
+    }
+  }
+
+  async swarmFetch(fileId, to) {
+    if (!this.swarm) return { ok: false, error: `swarm is not available in this build: ${this.swarmMissing}` };
+    if (typeof fileId !== 'string' || !/^[0-9a-f]{64}$/.test(fileId)) return { ok: false, error: 'FILE_ID is the 64 lowercase hex characters `swarm offer` printed' };
+    const job = this.swarmJobs.get(fileId);
+    if (job && job.state === 'running') return { ok: false, error: `${fileId} is already being fetched by this sidecar (into ${job.to})` };
+    let folder;
+    try {
+      folder = await nodeFolder(to);
+    } catch (err) {
+      return { ok: false, error: `cannot download into ${to} (${err.code ?? err.message})` };
+    }
+    const j = { state: 'running', to };
+    this.swarmJobs.set(fileId, j);
+    this.swarm.fetch(fileId, folder).then(
+      (result) => Object.assign(j, { state: 'done', result }),
+      (err) => Object.assign(j, { state: 'failed', error: err.message }),
+    );
+    return { ok: true, fileId };
+  }
+
+  swarmStatus(fileId) {
+    const j = this.swarmJobs?.get(fileId);
+    if (!j) return { ok: false, error: `no fetch of ${fileId} in this sidecar; start one with \`tether agent swarm fetch\`` };
+    return { ok: true, ...j, progress: this.swarm.progress(fileId) ?? this.swarmProgress.get(fileId) ?? null };
   }
 
   // ---- transport events -------------------------------------------------------------------
@@ -479,6 +555,15 @@ export class Sidecar {
       case 'pull-status':
         if (!this.pulls) return { ok: false, error: 'pull is not available in this build' };
         return this.pulls.status(a.id);
+      case 'swarm-offer':
+        return this.swarmOffer(a.path);
+      case 'swarm-fetch':
+        return this.swarmFetch(a.fileId, a.to);
+      case 'swarm-status':
+        return this.swarmStatus(a.fileId);
+      case 'swarm-list':
+        if (!this.swarm) return { ok: false, error: `swarm is not available in this build: ${this.swarmMissing}` };
+        return { ok: true, offers: this.swarm.offers() };
       case 'leave':
         setImmediate(() => this.stop(0));
         return { ok: true, pid: process.pid };
@@ -532,6 +617,7 @@ export class Sidecar {
     this.stopping = true;
     if (this.handoffTimer) clearTimeout(this.handoffTimer);
     this.wake?.close();
+    await this.swarm?.close().catch(() => {});
     try {
       await this.transport?.close();
     } catch {}

@@ -44,6 +44,8 @@ export interface RelayTransport extends PeerTransport {
   isConnected(): boolean;
   /** Every other member of the room (the discovery roster). */
   roster(): PeerId[];
+  /** The largest control message send() takes (options.maxMessageBytes). */
+  maxMessageSize(peer?: PeerId): number;
   /** Closes the socket as an outage would; the transport reconnects. */
   dropLink(): void;
 }

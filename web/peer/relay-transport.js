@@ -276,6 +276,10 @@ export function createRelayTransport(options) {
     hasBinary() {
       return false;
     },
+    /** The largest control message send() takes (the swarm glue sizes base64 chunks by it). */
+    maxMessageSize() {
+      return o.maxMessageBytes;
+    },
     subscribe(handlers) {
       const h = { ...handlers };
       subscribers.add(h);
