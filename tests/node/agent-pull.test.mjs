@@ -9,7 +9,11 @@ import { test } from 'node:test';
 import { startRoomServer } from '../e2e/lib/room_server.mjs';
 import { Harness, waitFor } from './lib/agent-harness.mjs';
 
-test('pull: a contained file arrives verified and never overwrites; escaping links and unknown shares are refused', async (t) => {
+// tether/bus validates both ends of the transfer; while this branch carries only its placeholder
+// the pull command says so, and this test says why it did not run.
+const busMissing = await import('tether/bus').then((m) => m.loadBus()).then(() => false, (err) => err.message);
+
+test('pull: a contained file arrives verified and never overwrites; escaping links and unknown shares are refused', { skip: busMissing }, async (t) => {
   const server = await startRoomServer();
   t.after(() => server.close());
   const h = new Harness(t);

@@ -368,7 +368,7 @@ async function cmdSwarm(dir, v, pos, out) {
       // One line per change: the file, then each peer's share of it.
       const line = p
         ? `${p.name}: ${p.have}/${p.total} chunks, ${p.bytes}/${p.size} bytes (${Math.floor((100 * p.have) / Math.max(1, p.total))}%)` +
-          Object.entries(p.peers ?? {}).map(([peer, c]) => ` | ${peer}: ${JSON.stringify(c)}`).join('')
+          Object.entries(p.peers ?? {}).map(([peer, c]) => ` | ${peer}: ${c.received ?? 0} B from, ${c.served ?? 0} B to`).join('')
         : `waiting for an offer of ${arg}...`;
       if (line !== shown) process.stderr.write(`${line}\n`);
       shown = line;
