@@ -12,7 +12,12 @@ import { createRelayTransport } from '../web/peer/relay-transport.js';
 import { Harness, waitFor } from '../tests/node/lib/agent-harness.mjs';
 
 const N = 20_000;
-const MSG = JSON.stringify({ v: 1, id: 'x'.repeat(16), type: 'chat', payload: { text: 'y'.repeat(900) } });
+const MSG = JSON.stringify({
+  v: 1,
+  id: 'x'.repeat(16),
+  type: 'chat',
+  payload: { text: 'y'.repeat(900) },
+});
 
 async function transportRate(server) {
   const a = createRelayTransport({ url: server.url, room: 'bench', selfId: 'a', WebSocket });
@@ -42,7 +47,11 @@ async function rawRate(server) {
   const open = (id) =>
     new Promise((resolve) => {
       const ws = new WebSocket(server.url);
-      ws.on('open', () => ws.send(JSON.stringify({ t: 'hello', room: 'raw', origin: id, proto: 3, policyVersion: 1 })));
+      ws.on('open', () =>
+        ws.send(
+          JSON.stringify({ t: 'hello', room: 'raw', origin: id, proto: 3, policyVersion: 1 }),
+        ),
+      );
       ws.on('message', function first(d) {
         if (JSON.parse(String(d)).t === 'welcome') {
           ws.off('message', first);
@@ -58,7 +67,12 @@ async function rawRate(server) {
   b.on('message', (d) => {
     if (JSON.parse(String(d)).t === 'signal' && ++got === N) done();
   });
-  const frame = JSON.stringify({ t: 'signal', room: 'raw', to: 'b', data: { k: 'tether-env', text: MSG } });
+  const frame = JSON.stringify({
+    t: 'signal',
+    room: 'raw',
+    to: 'b',
+    data: { k: 'tether-env', text: MSG },
+  });
   const t0 = performance.now();
   for (let i = 0; i < N; i++) {
     a.send(frame);
@@ -102,12 +116,20 @@ try {
   const tr = await transportRate(server);
   const cli = await cliLatency(server);
   const rate = (ms) => (N / ms) * 1000;
-  console.log(`agent relay path on loopback (${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(2)}), ${N} x ${MSG.length} B messages`);
+  console.log(
+    `agent relay path on loopback (${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(2)}), ${N} x ${MSG.length} B messages`,
+  );
   console.log('| path | msgs/s | MB/s | throughput vs raw |');
   console.log('|---|---|---|---|');
-  console.log(`| raw ws signal frames (limit) | ${rate(raw).toFixed(0)} | ${((rate(raw) * MSG.length) / 1e6).toFixed(1)} | 1.00 |`);
-  console.log(`| relay transport | ${rate(tr).toFixed(0)} | ${((rate(tr) * MSG.length) / 1e6).toFixed(1)} | ${(raw / tr).toFixed(2)} |`);
-  console.log(`tether agent send -> peer inbox on disk: median ${cli.median.toFixed(0)} ms (a CLI process per send); read --take 20: ${cli.readMs.toFixed(0)} ms`);
+  console.log(
+    `| raw ws signal frames (limit) | ${rate(raw).toFixed(0)} | ${((rate(raw) * MSG.length) / 1e6).toFixed(1)} | 1.00 |`,
+  );
+  console.log(
+    `| relay transport | ${rate(tr).toFixed(0)} | ${((rate(tr) * MSG.length) / 1e6).toFixed(1)} | ${(raw / tr).toFixed(2)} |`,
+  );
+  console.log(
+    `tether agent send -> peer inbox on disk: median ${cli.median.toFixed(0)} ms (a CLI process per send); read --take 20: ${cli.readMs.toFixed(0)} ms`,
+  );
 } finally {
   await server.close();
 }

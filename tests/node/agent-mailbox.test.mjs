@@ -17,8 +17,16 @@ function fill(dir, n, { into = 'inbox', receivedAt = () => Date.now() } = {}) {
   const d = ensureDirs(dir);
   const ids = [];
   for (let i = 0; i < n; i++) {
-    const { env } = makeEnvelope({ from: FROM, type: 'chat', to: 'alice', payload: { text: `m${i}` } });
-    writeAtomic(path.join(d[into], recordName(env)), JSON.stringify({ v: 1, kind: 'inbox', receivedAt: receivedAt(i), envelope: env }));
+    const { env } = makeEnvelope({
+      from: FROM,
+      type: 'chat',
+      to: 'alice',
+      payload: { text: `m${i}` },
+    });
+    writeAtomic(
+      path.join(d[into], recordName(env)),
+      JSON.stringify({ v: 1, kind: 'inbox', receivedAt: receivedAt(i), envelope: env }),
+    );
     ids.push(env.id);
   }
   return ids;
@@ -54,20 +62,39 @@ test('malformed records stay on disk, are skipped by reads and are not counted',
   const { env } = makeEnvelope({ from: FROM, type: 'chat', to: 'alice', payload: { text: 'x' } });
   const bad = {
     [`0000000000000001-${'0'.repeat(32)}.json`]: '{"v":1,"kind":"inbox","envelope":', // truncated
-    [`0000000000000002-${'1'.repeat(32)}.json`]: JSON.stringify({ v: 1, kind: 'inbox', receivedAt: 1, envelope: env }), // name/hash mismatch
-    [recordName({ ...env, id: 'forged' })]: JSON.stringify({ v: 1, kind: 'inbox', receivedAt: 1, envelope: { ...env, id: 'forged', from: { streamId: 'x'.repeat(129), instanceId: 'i' } } }), // bounds
+    [`0000000000000002-${'1'.repeat(32)}.json`]: JSON.stringify({
+      v: 1,
+      kind: 'inbox',
+      receivedAt: 1,
+      envelope: env,
+    }), // name/hash mismatch
+    [recordName({ ...env, id: 'forged' })]: JSON.stringify({
+      v: 1,
+      kind: 'inbox',
+      receivedAt: 1,
+      envelope: { ...env, id: 'forged', from: { streamId: 'x'.repeat(129), instanceId: 'i' } },
+    }), // bounds
     [recordName({ ...env, id: 'nul' })]: '\u0000\u0001binary',
   };
   for (const [n, body] of Object.entries(bad)) fs.writeFileSync(path.join(d.inbox, n), body);
   // The outbox: a cached direct whose action disagrees with its envelope is malformed too.
-  const { env: o } = makeEnvelope({ from: FROM, type: 'chat', to: 'carol', payload: { text: 'q' } });
-  fs.writeFileSync(path.join(d.outbox, recordName(o)), JSON.stringify({ v: 1, kind: 'outbox', to: 'dave', type: 'chat', id: o.id, envelope: o }));
+  const { env: o } = makeEnvelope({
+    from: FROM,
+    type: 'chat',
+    to: 'carol',
+    payload: { text: 'q' },
+  });
+  fs.writeFileSync(
+    path.join(d.outbox, recordName(o)),
+    JSON.stringify({ v: 1, kind: 'outbox', to: 'dave', type: 'chat', id: o.id, envelope: o }),
+  );
   const n = await h.ok(A, ['notify']);
   assert.equal(n.unread, 1);
   assert.equal(n.queued, 0);
   assert.deepEqual(n.malformed, { inbox: 4, outbox: 1 });
   assert.deepEqual(idsOf(await h.ok(A, ['read'])), [good]);
-  for (const name of Object.keys(bad)) assert.ok(fs.existsSync(path.join(d.inbox, name)), `${name} left in place`);
+  for (const name of Object.keys(bad))
+    assert.ok(fs.existsSync(path.join(d.inbox, name)), `${name} left in place`);
   assert.deepEqual(idsOf(await h.ok(A, ['read'])), []);
 });
 
@@ -75,14 +102,20 @@ test('concurrent readers return only the records they claim', async (t) => {
   const h = new Harness(t);
   const A = h.dir('alice');
   const ids = fill(A, 300);
-  const runs = await Promise.all(Array.from({ length: 5 }, () => h.ok(A, ['read', '--take', '1000'])));
+  const runs = await Promise.all(
+    Array.from({ length: 5 }, () => h.ok(A, ['read', '--take', '1000'])),
+  );
   const all = runs.flatMap(idsOf);
   assert.equal(all.length, 300, 'every record returned once');
   assert.equal(new Set(all).size, 300, 'no record returned twice');
   assert.deepEqual([...all].sort(), [...ids].sort());
   for (const r of runs) {
     const mine = idsOf(r);
-    assert.deepEqual(mine, ids.filter((id) => mine.includes(id)), 'each reader sees its claims in order');
+    assert.deepEqual(
+      mine,
+      ids.filter((id) => mine.includes(id)),
+      'each reader sees its claims in order',
+    );
   }
   assert.equal(fs.readdirSync(path.join(A, 'archive')).length, 300);
 });
@@ -92,7 +125,10 @@ test('prune-archive previews by default and deletes only with --apply and an exp
   const A = h.dir('alice');
   const day = 86_400_000;
   const now = Date.now();
-  const archived = fill(A, 6, { into: 'archive', receivedAt: (i) => now - (6 - i) * day + day / 2 }); // 5.5..0.5 days old
+  const archived = fill(A, 6, {
+    into: 'archive',
+    receivedAt: (i) => now - (6 - i) * day + day / 2,
+  }); // 5.5..0.5 days old
   const unread = fill(A, 2, { receivedAt: () => now - 30 * day });
   const d = ensureDirs(A);
   const junk = `0000000000000000-${'f'.repeat(32)}.json`;
@@ -112,7 +148,11 @@ test('prune-archive previews by default and deletes only with --apply and an exp
   assert.equal((await h.run(A, ['prune-archive', '--older-than', '7'], { json: false })).code, 2);
 
   // Receiver dedup markers go only once their handoff expired a day ago (no sender retries then).
-  const marker = (name, expiresAt) => fs.writeFileSync(path.join(d.handoffsIn, name), JSON.stringify({ v: 1, kind: 'handoff-received', key: name, expiresAt }));
+  const marker = (name, expiresAt) =>
+    fs.writeFileSync(
+      path.join(d.handoffsIn, name),
+      JSON.stringify({ v: 1, kind: 'handoff-received', key: name, expiresAt }),
+    );
   marker('old.json', now - 2 * day);
   marker('live.json', now + day);
   assert.equal((await h.ok(A, ['prune-archive'])).staleHandoffMarkers, 1);
@@ -125,8 +165,15 @@ test('prune-archive previews by default and deletes only with --apply and an exp
   const left = fs.readdirSync(d.archive).sort();
   assert.equal(left.length, 2);
   assert.ok(left.includes(junk), 'malformed archive record untouched');
-  assert.ok(left.some((n) => fs.readFileSync(path.join(d.archive, n), 'utf8').includes(archived[5])), 'the newest kept');
-  assert.deepEqual(idsOf(await h.ok(A, ['read', '--peek'])), unread, 'unread mail untouched, however old');
+  assert.ok(
+    left.some((n) => fs.readFileSync(path.join(d.archive, n), 'utf8').includes(archived[5])),
+    'the newest kept',
+  );
+  assert.deepEqual(
+    idsOf(await h.ok(A, ['read', '--peek'])),
+    unread,
+    'unread mail untouched, however old',
+  );
 });
 
 test('share listings keep real-path containment: escaping, broken and looping links are omitted, the listing goes on', async (t) => {
@@ -148,8 +195,10 @@ test('share listings keep real-path containment: escaping, broken and looping li
   assert.deepEqual(Object.keys((await h.ok(A, ['share', 'list'])).shares), ['proj']);
   const ls = await h.ok(A, ['share', 'ls', 'proj']);
   const paths = ls.entries.map((e) => e.path);
-  for (const p of ['b.bin', 'docs', 'docs/a.txt', 'docs-link', 'link-in.txt']) assert.ok(paths.includes(p), p);
-  for (const p of ['escape.txt', 'escape-dir', 'broken']) assert.ok(!paths.includes(p), `${p} omitted`);
+  for (const p of ['b.bin', 'docs', 'docs/a.txt', 'docs-link', 'link-in.txt'])
+    assert.ok(paths.includes(p), p);
+  for (const p of ['escape.txt', 'escape-dir', 'broken'])
+    assert.ok(!paths.includes(p), `${p} omitted`);
   const reasons = Object.fromEntries(ls.omitted.map((o) => [o.path, o.reason]));
   assert.equal(reasons['escape.txt'], 'leads outside the share');
   assert.equal(reasons['escape-dir'], 'leads outside the share');
@@ -161,12 +210,18 @@ test('share listings keep real-path containment: escaping, broken and looping li
   assert.match(esc.stderr, /leads outside the share/);
   const up = await h.run(A, ['share', 'ls', 'proj', '../outside'], { json: false });
   assert.match(up.stderr, /outside the share/);
-  assert.deepEqual((await h.ok(A, ['share', 'ls', 'proj', 'docs'])).entries.map((e) => e.path).sort(), ['docs/a.txt', 'docs/up']);
+  assert.deepEqual(
+    (await h.ok(A, ['share', 'ls', 'proj', 'docs'])).entries.map((e) => e.path).sort(),
+    ['docs/a.txt', 'docs/up'],
+  );
   assert.equal((await h.run(A, ['share', 'add', '../x', root], { json: false })).code, 2);
 });
 
 test('wake hooks: validated and captured at construction; 0 disables the rate limit; a limit coalesces', async (t) => {
-  assert.throws(() => validateWakeOptions({ command: 'true', minIntervalMs: -1 }), /from 0 to 86400000.*--wake-min-interval-ms/);
+  assert.throws(
+    () => validateWakeOptions({ command: 'true', minIntervalMs: -1 }),
+    /from 0 to 86400000.*--wake-min-interval-ms/,
+  );
   assert.throws(() => validateWakeOptions({ command: 'true', delayMs: 1.5 }), /--wake-delay-ms/);
   assert.throws(() => validateWakeOptions({ command: ' ' }), /--wake/);
   const opts = { command: 'true', minIntervalMs: 60_000, delayMs: 0 };
@@ -189,7 +244,11 @@ test('wake hooks: validated and captured at construction; 0 disables the rate li
     free.trigger();
     await waitFor(`run ${i + 2}`, () => free.stats.runs === i + 1 && free.stats.lastExit === 0);
   }
-  assert.equal(fs.readFileSync(out, 'utf8'), 'run\n'.repeat(4), 'with 0, every trigger after the last run runs');
+  assert.equal(
+    fs.readFileSync(out, 'utf8'),
+    'run\n'.repeat(4),
+    'with 0, every trigger after the last run runs',
+  );
   free.close();
 });
 
@@ -201,16 +260,48 @@ test('a sidecar wake hook runs on new mail with TETHER_WAKE_ROOM and without the
   const A = h.dir('alice');
   const B = h.dir('bob');
   const envOut = path.join(h.base, 'wake-env');
-  const bad = await h.run(B, ['join', '--relay', server.url, '--room', 'lab', '--id', 'bob', '--wake', 'true', '--wake-min-interval-ms=-5'], { json: false });
+  const bad = await h.run(
+    B,
+    [
+      'join',
+      '--relay',
+      server.url,
+      '--room',
+      'lab',
+      '--id',
+      'bob',
+      '--wake',
+      'true',
+      '--wake-min-interval-ms=-5',
+    ],
+    { json: false },
+  );
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--wake-min-interval-ms must be a whole number of milliseconds/);
   await h.join(A, 'alice', server.url);
-  await h.join(B, 'bob', server.url, ['--wake', `echo "$TETHER_WAKE_ROOM \${TETHER_ROOM-unset} $TETHER_WAKE_DIR" >> '${envOut}'`, '--wake-min-interval-ms', '0'], { env: { TETHER_ROOM: 'outer-room' } });
+  await h.join(
+    B,
+    'bob',
+    server.url,
+    [
+      '--wake',
+      `echo "$TETHER_WAKE_ROOM \${TETHER_ROOM-unset} $TETHER_WAKE_DIR" >> '${envOut}'`,
+      '--wake-min-interval-ms',
+      '0',
+    ],
+    { env: { TETHER_ROOM: 'outer-room' } },
+  );
   await h.ok(A, ['send', 'bob', 'wake up']);
-  await waitFor('first wake', () => fs.existsSync(envOut) && fs.readFileSync(envOut, 'utf8').split('\n').length === 2);
+  await waitFor(
+    'first wake',
+    () => fs.existsSync(envOut) && fs.readFileSync(envOut, 'utf8').split('\n').length === 2,
+  );
   await h.ok(A, ['send', 'bob', 'again']);
   await waitFor('second wake', () => fs.readFileSync(envOut, 'utf8').split('\n').length === 3);
-  assert.deepEqual(fs.readFileSync(envOut, 'utf8').trim().split('\n'), [`lab unset ${B}`, `lab unset ${B}`]);
+  assert.deepEqual(fs.readFileSync(envOut, 'utf8').trim().split('\n'), [
+    `lab unset ${B}`,
+    `lab unset ${B}`,
+  ]);
   const st = await h.ok(B, ['status']);
   assert.equal(st.wake.minIntervalMs, 0);
   assert.equal(st.wake.stats.runs, 2);

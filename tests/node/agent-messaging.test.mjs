@@ -15,7 +15,7 @@ async function room(t) {
 
 const texts = (msgs) => msgs.map((m) => m.envelope.payload.text);
 
-test('three sidecars: send, broadcast, read, peers and history (other peers\' directs filtered)', async (t) => {
+test("three sidecars: send, broadcast, read, peers and history (other peers' directs filtered)", async (t) => {
   const server = await room(t);
   const h = new Harness(t);
   const [A, B, C] = ['alice', 'bob', 'carol'].map((n) => h.dir(n));
@@ -57,7 +57,15 @@ test('three sidecars: send, broadcast, read, peers and history (other peers\' di
   assert.equal((await h.run(A, ['history', 'bob', '--count', '201'])).code, 2);
 
   // A reply from bob reaches alice with bob's identity.
-  await h.ok(B, ['send', 'alice', 're: hello', '--type', 'command_response', '--payload-json', JSON.stringify({ messageId: s1.id, ok: true })]);
+  await h.ok(B, [
+    'send',
+    'alice',
+    're: hello',
+    '--type',
+    'command_response',
+    '--payload-json',
+    JSON.stringify({ messageId: s1.id, ok: true }),
+  ]);
   await waitFor('alice has the reply', async () => (await h.ok(A, ['notify'])).unread === 1);
   const receipt = await h.ok(A, ['receipt', 'bob', s1.id]);
   assert.equal(receipt.receipts.length, 1);
@@ -106,9 +114,20 @@ test('an offline peer gets its queued directs in order after it joins; the outbo
   await waitFor('alice flushed', async () => (await h.ok(A, ['notify'])).queued === 0);
   await waitFor('bob has all six', async () => (await h.ok(B, ['notify'])).unread === 6);
   const got = (await h.ok(B, ['read'])).messages.map((m) => m.envelope);
-  assert.deepEqual(got.map((e) => e.id), sent, 'in order, with the ids given at send time');
-  assert.deepEqual(got.map((e) => e.payload.text), ['msg 0', 'msg 1', 'msg 2', 'msg 3', 'msg 4', 'msg 5']);
-  assert.deepEqual(got.map((e) => e.from.instanceId), [...Array(5).fill(instance1), instance2], 'sender identity as it was when queued');
+  assert.deepEqual(
+    got.map((e) => e.id),
+    sent,
+    'in order, with the ids given at send time',
+  );
+  assert.deepEqual(
+    got.map((e) => e.payload.text),
+    ['msg 0', 'msg 1', 'msg 2', 'msg 3', 'msg 4', 'msg 5'],
+  );
+  assert.deepEqual(
+    got.map((e) => e.from.instanceId),
+    [...Array(5).fill(instance1), instance2],
+    'sender identity as it was when queued',
+  );
   assert.ok(got.every((e) => e.from.streamId === 'alice'));
 
   // Bob restarts: his inbox keeps the ids and identities too (peek, then restart, then read).
@@ -142,17 +161,28 @@ test('a handoff survives the receiver restarting and is stored exactly once; an 
   assert.equal(r1.messages[0].envelope.payload.request, 'review PR 42');
   await h.crash(B);
   await h.join(B, 'bob', server.url);
-  await waitFor('alice has the stored receipt', async () => (await h.ok(A, ['handoffs'])).handoffs[0].state === 'stored');
+  await waitFor(
+    'alice has the stored receipt',
+    async () => (await h.ok(A, ['handoffs'])).handoffs[0].state === 'stored',
+  );
   const rec = await h.ok(A, ['receipt', 'bob', ho.id]);
   assert.equal(rec.receipts.find((r) => r.type === 'handoff').state, 'stored');
-  assert.equal((await h.ok(B, ['notify'])).unread, 0, 'not stored a second time after read + restart');
+  assert.equal(
+    (await h.ok(B, ['notify'])).unread,
+    0,
+    'not stored a second time after read + restart',
+  );
   const archived = fs.readdirSync(path.join(B, 'archive'));
   assert.equal(archived.length, 1);
   assert.equal(fs.readdirSync(path.join(B, 'handoffs', 'received')).length, 1);
 
   // A handoff to a peer that never comes back expires at its expiresAt.
   const ghost = await h.ok(A, ['handoff', 'ghost', 'never', 'done', '--expires-in', '1500ms']);
-  await waitFor('expired', async () => (await h.ok(A, ['handoffs'])).handoffs.find((x) => x.id === ghost.id).state === 'expired');
+  await waitFor(
+    'expired',
+    async () =>
+      (await h.ok(A, ['handoffs'])).handoffs.find((x) => x.id === ghost.id).state === 'expired',
+  );
   const g = (await h.ok(A, ['handoffs'])).handoffs.find((x) => x.id === ghost.id);
   assert.equal(g.expiresAt, ghost.expiresAt);
   assert.ok(g.expiredAt >= g.expiresAt, 'not before its time');
@@ -168,11 +198,27 @@ test('hostile input over the relay (not JSON, bad envelopes, a forged identity, 
   await h.join(B, 'bob', server.url);
   const { default: WebSocket } = await import('ws');
   const { createRelayTransport } = await import('../../web/peer/relay-transport.js');
-  const m = createRelayTransport({ url: `${server.url}?writer=mallory`, room: 'lab', selfId: 'mallory', WebSocket });
+  const m = createRelayTransport({
+    url: `${server.url}?writer=mallory`,
+    room: 'lab',
+    selfId: 'mallory',
+    WebSocket,
+  });
   t.after(() => m.close());
   await m.ready;
   await waitFor('bob open to mallory', () => m.openPeers().includes('bob'));
-  const env = (over) => JSON.stringify({ v: 1, id: `id-${Math.random()}`, type: 'chat', from: { streamId: 'mallory', role: 'agent', name: 'M', instanceId: 'i1' }, to: 'bob', topic: null, ts: Date.now(), payload: { text: 'hi' }, ...over });
+  const env = (over) =>
+    JSON.stringify({
+      v: 1,
+      id: `id-${Math.random()}`,
+      type: 'chat',
+      from: { streamId: 'mallory', role: 'agent', name: 'M', instanceId: 'i1' },
+      to: 'bob',
+      topic: null,
+      ts: Date.now(),
+      payload: { text: 'hi' },
+      ...over,
+    });
   const hostile = [
     'not json',
     '[]',
@@ -186,10 +232,16 @@ test('hostile input over the relay (not JSON, bad envelopes, a forged identity, 
   ];
   for (const text of hostile) assert.equal(m.send('bob', text), true);
   assert.equal(m.send('bob', env({ payload: { text: 'the honest one' } })), true);
-  await waitFor('bob stored the honest message', async () => (await h.ok(B, ['notify'])).unread === 1);
+  await waitFor(
+    'bob stored the honest message',
+    async () => (await h.ok(B, ['notify'])).unread === 1,
+  );
   const st = await h.ok(B, ['status']);
   assert.equal(st.hostile, hostile.length);
   assert.ok(st.connected);
   const got = (await h.ok(B, ['read'])).messages;
-  assert.deepEqual(got.map((x) => [x.envelope.from.streamId, x.envelope.payload.text]), [['mallory', 'the honest one']]);
+  assert.deepEqual(
+    got.map((x) => [x.envelope.from.streamId, x.envelope.payload.text]),
+    [['mallory', 'the honest one']],
+  );
 });

@@ -20,19 +20,27 @@ test('swarm: one seeder, two fetchers over the relay transport; every file verif
   await h.join(A, 'alice', server.url);
   await h.join(B, 'bob', server.url);
   await h.join(C, 'carol', server.url);
-  await waitFor('all see each other', async () => (await h.ok(A, ['peers'])).peers.filter((p) => p.open).length === 2);
+  await waitFor(
+    'all see each other',
+    async () => (await h.ok(A, ['peers'])).peers.filter((p) => p.open).length === 2,
+  );
 
   const offer = await h.ok(A, ['swarm', 'offer', src]);
   assert.equal(offer.fileId, sha, 'the file id is the SHA-256 of the content');
   assert.equal(offer.size, data.length);
-  await waitFor('bob saw the offer', async () => Object.keys((await h.ok(B, ['swarm', 'list'])).offers).includes(sha));
+  await waitFor('bob saw the offer', async () =>
+    Object.keys((await h.ok(B, ['swarm', 'list'])).offers).includes(sha),
+  );
 
   const dests = [h.dir('dest-b'), h.dir('dest-c')];
   const [rb, rc] = await Promise.all([
     h.run(B, ['swarm', 'fetch', sha, '--to', dests[0]]),
     h.run(C, ['swarm', 'fetch', sha, '--to', dests[1]]),
   ]);
-  for (const [r, d] of [[rb, dests[0]], [rc, dests[1]]]) {
+  for (const [r, d] of [
+    [rb, dests[0]],
+    [rc, dests[1]],
+  ]) {
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.json.sha256, sha);
     assert.ok(fs.readFileSync(path.join(d, 'model.bin')).equals(data));

@@ -5,12 +5,23 @@ import type { RelayTransport } from '../../web/peer/relay-transport.js';
 import type { PeerTransport } from '../../web/peer/transport.js';
 
 export async function use(): Promise<void> {
-  const t: RelayTransport = createRelayTransport({ url: 'ws://127.0.0.1:1/', room: 'lab', selfId: 'a', reconnectMinMs: 10 });
+  const t: RelayTransport = createRelayTransport({
+    url: 'ws://127.0.0.1:1/',
+    room: 'lab',
+    selfId: 'a',
+    reconnectMinMs: 10,
+  });
   const p: PeerTransport = t;
   await t.ready;
   const ok: boolean = p.send('b', '{}');
   void ok;
-  const off = p.subscribe({ text(peer, text) { void peer.length; void text.length; }, reconnect() {} });
+  const off = p.subscribe({
+    text(peer, text) {
+      void peer.length;
+      void text.length;
+    },
+    reconnect() {},
+  });
   off();
   const n: number = t.stats.reconnects;
   void n;

@@ -10,7 +10,15 @@ import http from 'node:http';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { archiveEntries, ensureDirs, listRecords, planPrune, readInbox, readRecord, stateDirs } from './store.js';
+import {
+  archiveEntries,
+  ensureDirs,
+  listRecords,
+  planPrune,
+  readInbox,
+  readRecord,
+  stateDirs,
+} from './store.js';
 import { files, lockHolder, pidAlive, readJson, resolveStateDir, writeJson } from './state.js';
 import { validateWakeOptions } from './wake.js';
 import { LIMITS } from './envelope.js';
@@ -52,13 +60,15 @@ export function parseDuration(flag, s) {
 }
 
 export function parseCount(flag, s, max) {
-  if (!/^\d+$/.test(String(s ?? '')) || Number(s) > max) fail(`${flag} must be a whole number from 0 to ${max} (got '${s}')`);
+  if (!/^\d+$/.test(String(s ?? '')) || Number(s) > max)
+    fail(`${flag} must be a whole number from 0 to ${max} (got '${s}')`);
   return Number(s);
 }
 
 function msFlag(flag, s) {
   if (s === undefined) return undefined;
-  if (!/^\d+$/.test(s)) fail(`${flag} must be a whole number of milliseconds, 0 or more (got '${s}')`);
+  if (!/^\d+$/.test(s))
+    fail(`${flag} must be a whole number of milliseconds, 0 or more (got '${s}')`);
   return Number(s);
 }
 
@@ -67,7 +77,9 @@ function msFlag(flag, s) {
 function endpoint(dir) {
   const ep = readJson(files(dir).endpoint);
   if (!ep || !pidAlive(ep.pid)) {
-    fail(`no sidecar runs for ${dir}; start one with \`tether agent join --dir ${dir} --relay ws://HOST:PORT/ --room ROOM --id ID\``);
+    fail(
+      `no sidecar runs for ${dir}; start one with \`tether agent join --dir ${dir} --relay ws://HOST:PORT/ --room ROOM --id ID\``,
+    );
   }
   return ep;
 }
@@ -76,7 +88,17 @@ export function rpc(dir, cmd, args = {}, ep = endpoint(dir)) {
   const body = JSON.stringify({ cmd, args });
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port: ep.port, path: '/rpc', method: 'POST', headers: { authorization: `Bearer ${ep.token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      {
+        host: '127.0.0.1',
+        port: ep.port,
+        path: '/rpc',
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${ep.token}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
       (res) => {
         const chunks = [];
         res.on('data', (c) => chunks.push(c));
@@ -84,13 +106,23 @@ export function rpc(dir, cmd, args = {}, ep = endpoint(dir)) {
           try {
             resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
           } catch {
-            reject(new Error(`the sidecar (pid ${ep.pid}) sent an unreadable reply; see ${files(dir).log}`));
+            reject(
+              new Error(
+                `the sidecar (pid ${ep.pid}) sent an unreadable reply; see ${files(dir).log}`,
+              ),
+            );
           }
         });
       },
     );
     req.setTimeout(30_000, () => req.destroy(new Error('timed out')));
-    req.on('error', (err) => reject(new Error(`cannot reach the sidecar for ${dir} (${err.message}); check ${files(dir).log}, or run \`tether agent leave\` then \`join\``)));
+    req.on('error', (err) =>
+      reject(
+        new Error(
+          `cannot reach the sidecar for ${dir} (${err.message}); check ${files(dir).log}, or run \`tether agent leave\` then \`join\``,
+        ),
+      ),
+    );
     req.end(body);
   });
 }
@@ -110,13 +142,20 @@ async function cmdJoin(dir, v, out) {
   const f = files(dir);
   const saved = readJson(f.config) ?? {};
   if (saved.id && v.id && saved.id !== v.id) {
-    fail(`${dir} holds the state of '${saved.id}', not '${v.id}'; use another --dir for a second identity`);
+    fail(
+      `${dir} holds the state of '${saved.id}', not '${v.id}'; use another --dir for a second identity`,
+    );
   }
   const cfg = { ...saved };
   for (const k of ['relay', 'room', 'id', 'name', 'role']) if (v[k] !== undefined) cfg[k] = v[k];
-  if (!cfg.relay || !cfg.room || !cfg.id) fail('join needs --relay ws://HOST:PORT/, --room ROOM and --id ID the first time (they are saved in the state dir)');
-  if (!/^wss?:\/\//.test(cfg.relay)) fail(`--relay must be a ws:// or wss:// URL (got '${cfg.relay}')`);
-  if (cfg.id.length > LIMITS.streamId || /[\u0000-\u001f]/.test(cfg.id)) fail(`--id must be at most ${LIMITS.streamId} characters without control characters`);
+  if (!cfg.relay || !cfg.room || !cfg.id)
+    fail(
+      'join needs --relay ws://HOST:PORT/, --room ROOM and --id ID the first time (they are saved in the state dir)',
+    );
+  if (!/^wss?:\/\//.test(cfg.relay))
+    fail(`--relay must be a ws:// or wss:// URL (got '${cfg.relay}')`);
+  if (cfg.id.length > LIMITS.streamId || /[\u0000-\u001f]/.test(cfg.id))
+    fail(`--id must be at most ${LIMITS.streamId} characters without control characters`);
   if (v.wake !== undefined) {
     cfg.wake = validateWakeOptions({
       command: v.wake,
@@ -126,15 +165,21 @@ async function cmdJoin(dir, v, out) {
   } else if (v['wake-min-interval-ms'] !== undefined || v['wake-delay-ms'] !== undefined) {
     fail('--wake-min-interval-ms and --wake-delay-ms need --wake CMD');
   } else if (v['no-wake']) delete cfg.wake;
-  if (v['handoff-retry-base-ms'] !== undefined) cfg.handoffRetryBaseMs = msFlag('--handoff-retry-base-ms', v['handoff-retry-base-ms']) || 1;
+  if (v['handoff-retry-base-ms'] !== undefined)
+    cfg.handoffRetryBaseMs = msFlag('--handoff-retry-base-ms', v['handoff-retry-base-ms']) || 1;
   const holder = lockHolder(dir);
   if (holder !== null) {
     const st = await rpc(dir, 'status').catch(() => null);
     if (st && st.id === cfg.id && st.room === cfg.room && st.relay === cfg.relay) {
-      out({ ok: true, already: true, pid: holder, id: cfg.id, room: cfg.room, dir }, `already joined room '${cfg.room}' as '${cfg.id}' (sidecar pid ${holder})`);
+      out(
+        { ok: true, already: true, pid: holder, id: cfg.id, room: cfg.room, dir },
+        `already joined room '${cfg.room}' as '${cfg.id}' (sidecar pid ${holder})`,
+      );
       return;
     }
-    fail(`a sidecar (pid ${holder}) already runs for ${dir}; run \`tether agent leave --dir ${dir}\` first to change its settings`);
+    fail(
+      `a sidecar (pid ${holder}) already runs for ${dir}; run \`tether agent leave --dir ${dir}\` first to change its settings`,
+    );
   }
   writeJson(f.config, cfg);
   ensureDirs(dir);
@@ -162,18 +207,26 @@ async function cmdJoin(dir, v, out) {
     if (ep && ep.pid === child.pid) {
       const st = await rpc(dir, 'status', {}, ep).catch(() => null);
       if (st?.connected) {
-        out({ ok: true, pid: child.pid, id: cfg.id, room: cfg.room, dir, roster: st.roster }, `joined room '${cfg.room}' as '${cfg.id}' (sidecar pid ${child.pid}; ${st.roster.length} other peer(s) online)`);
+        out(
+          { ok: true, pid: child.pid, id: cfg.id, room: cfg.room, dir, roster: st.roster },
+          `joined room '${cfg.room}' as '${cfg.id}' (sidecar pid ${child.pid}; ${st.roster.length} other peer(s) online)`,
+        );
         return;
       }
     }
     const waited = Date.now() - started;
     if (waited > JOIN_WAIT_MS) {
-      out({ ok: true, pid: child.pid, id: cfg.id, room: cfg.room, dir, connected: false }, `sidecar pid ${child.pid} started but has not reached ${cfg.relay} yet; it keeps retrying (log: ${f.log})`);
+      out(
+        { ok: true, pid: child.pid, id: cfg.id, room: cfg.room, dir, connected: false },
+        `sidecar pid ${child.pid} started but has not reached ${cfg.relay} yet; it keeps retrying (log: ${f.log})`,
+      );
       return;
     }
     if (waited - shown >= 2000) {
       shown = waited;
-      process.stderr.write(`waiting for the sidecar to join '${cfg.room}' via ${cfg.relay}... ${Math.round(waited / 1000)} s\n`);
+      process.stderr.write(
+        `waiting for the sidecar to join '${cfg.room}' via ${cfg.relay}... ${Math.round(waited / 1000)} s\n`,
+      );
     }
     await sleep(100);
   }
@@ -199,13 +252,22 @@ function cmdRead(dir, v, out) {
   const take = v.take === undefined ? 50 : parseCount('--take', v.take, READ_TAKE_MAX);
   const dirs = ensureDirs(dir);
   const r = readInbox(dirs, { take, peek: !!v.peek });
-  out({ ok: true, ...r }, r.messages.map(formatEnv).join('\n') || (take === 0 ? '(--take 0: nothing read)' : '(no unread mail)'));
+  out(
+    { ok: true, ...r },
+    r.messages.map(formatEnv).join('\n') ||
+      (take === 0 ? '(--take 0: nothing read)' : '(no unread mail)'),
+  );
 }
 
 function formatEnv(m) {
   const e = m.envelope ?? m;
   const p = e.payload;
-  const body = e.type === 'handoff' ? `HANDOFF (expires ${new Date(p.expiresAt).toISOString()}): ${p.request}` : typeof p?.text === 'string' ? p.text : JSON.stringify(p);
+  const body =
+    e.type === 'handoff'
+      ? `HANDOFF (expires ${new Date(p.expiresAt).toISOString()}): ${p.request}`
+      : typeof p?.text === 'string'
+        ? p.text
+        : JSON.stringify(p);
   return `[${new Date(e.ts).toISOString()}] ${e.from.streamId}${e.to ? '' : ' (broadcast)'} ${e.type} ${e.id}: ${body}`;
 }
 
@@ -238,13 +300,25 @@ function notify(dir) {
     const r = n.endsWith('.json') ? readJson(path.join(d.handoffsOut, n)) : null;
     if (r && r.kind === 'handoff-sent' && r.state in handoffs) handoffs[r.state]++;
   }
-  return { ok: true, unread, unreadHandoffs: handoffsIn.length, queued, queuedBy, malformed: { inbox: malformedInbox, outbox: malformedOutbox }, handoffs, sidecar: lockHolder(dir) };
+  return {
+    ok: true,
+    unread,
+    unreadHandoffs: handoffsIn.length,
+    queued,
+    queuedBy,
+    malformed: { inbox: malformedInbox, outbox: malformedOutbox },
+    handoffs,
+    sidecar: lockHolder(dir),
+  };
 }
 
 function cmdReceipt(dir, peer, id, out) {
   const d = ensureDirs(dir);
   const found = [];
-  for (const [where, folder] of [['inbox', d.inbox], ['archive', d.archive]]) {
+  for (const [where, folder] of [
+    ['inbox', d.inbox],
+    ['archive', d.archive],
+  ]) {
     for (const n of listRecords(folder)) {
       const r = readRecord(folder, n, 'inbox');
       if (!r) continue;
@@ -252,7 +326,8 @@ function cmdReceipt(dir, peer, id, out) {
       if (e.from.streamId !== peer || (e.type !== 'ack' && e.type !== 'command_response')) continue;
       const p = e.payload ?? {};
       if (p.messageId !== id && p.requestId !== id && p.inReplyTo !== id) continue;
-      const failed = p.ok === false || p.error !== undefined || p.status === 'error' || p.status === 'failed';
+      const failed =
+        p.ok === false || p.error !== undefined || p.status === 'error' || p.status === 'failed';
       found.push({ where, type: e.type, id: e.id, ts: e.ts, failed, payload: p });
     }
   }
@@ -260,15 +335,33 @@ function cmdReceipt(dir, peer, id, out) {
   for (const n of fs.readdirSync(d.handoffsOut)) {
     const r = n.endsWith('.json') ? readJson(path.join(d.handoffsOut, n)) : null;
     if (r?.kind === 'handoff-sent' && r.envelope?.id === id && r.envelope?.to === peer) {
-      found.push({ where: 'handoffs', type: 'handoff', id, state: r.state, storedAt: r.storedAt ?? null, failed: r.state === 'expired' });
+      found.push({
+        where: 'handoffs',
+        type: 'handoff',
+        id,
+        state: r.state,
+        storedAt: r.storedAt ?? null,
+        failed: r.state === 'expired',
+      });
     }
   }
-  out({ ok: true, peer, requestId: id, receipts: found }, found.length ? found.map((f) => `${f.where}: ${f.type} ${f.state ?? (f.failed ? 'FAILED' : 'ok')} ${JSON.stringify(f.payload ?? {})}`).join('\n') : `no receipt from '${peer}' for ${id} yet`);
+  out(
+    { ok: true, peer, requestId: id, receipts: found },
+    found.length
+      ? found
+          .map(
+            (f) =>
+              `${f.where}: ${f.type} ${f.state ?? (f.failed ? 'FAILED' : 'ok')} ${JSON.stringify(f.payload ?? {})}`,
+          )
+          .join('\n')
+      : `no receipt from '${peer}' for ${id} yet`,
+  );
 }
 
 function cmdPrune(dir, v, out) {
   const d = ensureDirs(dir);
-  const olderThanMs = v['older-than'] !== undefined ? parseDuration('--older-than', v['older-than']) : undefined;
+  const olderThanMs =
+    v['older-than'] !== undefined ? parseDuration('--older-than', v['older-than']) : undefined;
   const keep = v.keep !== undefined ? parseCount('--keep', v.keep, 10_000_000) : undefined;
   const entries = archiveEntries(d);
   const malformed = listRecords(d.archive).length - entries.length;
@@ -280,19 +373,38 @@ function cmdPrune(dir, v, out) {
   const now = Date.now();
   const staleMarkers = fs.readdirSync(d.handoffsIn).filter((n) => {
     const m = n.endsWith('.json') ? readJson(path.join(d.handoffsIn, n)) : null;
-    return m?.kind === 'handoff-received' && typeof m.expiresAt === 'number' && m.expiresAt + 86_400_000 < now;
+    return (
+      m?.kind === 'handoff-received' &&
+      typeof m.expiresAt === 'number' &&
+      m.expiresAt + 86_400_000 < now
+    );
   });
   if (!v.apply) {
     const first = entries[0];
     out(
-      { ok: true, preview: true, archived: entries.length, malformed, wouldDelete: plan.length, bytes, names: plan.map((e) => e.name), staleHandoffMarkers: staleMarkers.length },
+      {
+        ok: true,
+        preview: true,
+        archived: entries.length,
+        malformed,
+        wouldDelete: plan.length,
+        bytes,
+        names: plan.map((e) => e.name),
+        staleHandoffMarkers: staleMarkers.length,
+      },
       `${entries.length} archived record(s)${first ? `, oldest ${new Date(first.receivedAt).toISOString()}` : ''}; ` +
-        (limits ? `would delete ${plan.length} (${bytes} bytes). Add --apply to delete them.` : 'preview only: pass --older-than 7d and/or --keep N, then --apply.') +
-        (malformed ? ` ${malformed} malformed record(s) are left alone.` : '') + ' Deleting receipts deletes that evidence.',
+        (limits
+          ? `would delete ${plan.length} (${bytes} bytes). Add --apply to delete them.`
+          : 'preview only: pass --older-than 7d and/or --keep N, then --apply.') +
+        (malformed ? ` ${malformed} malformed record(s) are left alone.` : '') +
+        ' Deleting receipts deletes that evidence.',
     );
     return;
   }
-  if (!limits) fail('prune-archive --apply needs a limit: --older-than DURATION and/or --keep N (run without --apply to preview)');
+  if (!limits)
+    fail(
+      'prune-archive --apply needs a limit: --older-than DURATION and/or --keep N (run without --apply to preview)',
+    );
   let deleted = 0;
   for (const e of plan) {
     try {
@@ -307,7 +419,18 @@ function cmdPrune(dir, v, out) {
       markers++;
     } catch {}
   }
-  out({ ok: true, preview: false, deleted, bytes, kept: entries.length - deleted, malformed, handoffMarkers: markers }, `deleted ${deleted} archived record(s) (${bytes} bytes); ${entries.length - deleted} kept${markers ? `; ${markers} expired handoff marker(s) removed` : ''}`);
+  out(
+    {
+      ok: true,
+      preview: false,
+      deleted,
+      bytes,
+      kept: entries.length - deleted,
+      malformed,
+      handoffMarkers: markers,
+    },
+    `deleted ${deleted} archived record(s) (${bytes} bytes); ${entries.length - deleted} kept${markers ? `; ${markers} expired handoff marker(s) removed` : ''}`,
+  );
 }
 
 function cmdShare(dir, pos, out) {
@@ -316,7 +439,8 @@ function cmdShare(dir, pos, out) {
   const shares = readJson(file) ?? {};
   const [sub, name, arg] = pos;
   if (sub === 'add') {
-    if (!validShareName(name)) fail('share add NAME DIR: NAME is letters, digits, ".", "_" or "-" (at most 64)');
+    if (!validShareName(name))
+      fail('share add NAME DIR: NAME is letters, digits, ".", "_" or "-" (at most 64)');
     if (!arg) fail('share add NAME DIR: give the folder to share');
     let real;
     try {
@@ -334,12 +458,27 @@ function cmdShare(dir, pos, out) {
     writeJson(file, shares);
     out({ ok: true, name }, `stopped sharing '${name}'`);
   } else if (sub === 'list' || sub === undefined) {
-    out({ ok: true, shares }, Object.entries(shares).map(([n, p]) => `${n}\t${p}`).join('\n') || '(no shares)');
+    out(
+      { ok: true, shares },
+      Object.entries(shares)
+        .map(([n, p]) => `${n}\t${p}`)
+        .join('\n') || '(no shares)',
+    );
   } else if (sub === 'ls') {
     if (!(name in shares)) fail(`no share named '${name}'; see \`tether agent share list\``);
     const r = listShare(shares[name], arg ?? '');
     if (r.error) fail(r.error);
-    out({ ok: true, name, ...r }, [...r.entries.map((e) => (e.type === 'dir' ? `${e.path}/` : `${e.path}\t${e.size}`)), ...(r.omitted.length ? [`(${r.omitted.length} entr${r.omitted.length === 1 ? 'y' : 'ies'} omitted: ${r.omitted.map((o) => `${o.path}: ${o.reason}`).join('; ')})`] : [])].join('\n'));
+    out(
+      { ok: true, name, ...r },
+      [
+        ...r.entries.map((e) => (e.type === 'dir' ? `${e.path}/` : `${e.path}\t${e.size}`)),
+        ...(r.omitted.length
+          ? [
+              `(${r.omitted.length} entr${r.omitted.length === 1 ? 'y' : 'ies'} omitted: ${r.omitted.map((o) => `${o.path}: ${o.reason}`).join('; ')})`,
+            ]
+          : []),
+      ].join('\n'),
+    );
   } else fail(`unknown share command '${sub}': add, rm, list or ls`);
 }
 
@@ -349,11 +488,19 @@ async function cmdSwarm(dir, v, pos, out) {
     if (!arg) fail('swarm offer PATH: give the file to offer');
     process.stderr.write(`hashing ${arg}...\n`);
     const r = await call(dir, 'swarm-offer', { path: path.resolve(arg) });
-    return out(r, `offering ${r.name} (${r.size} bytes) as ${r.fileId}\nothers fetch it with: tether agent swarm fetch ${r.fileId}`);
+    return out(
+      r,
+      `offering ${r.name} (${r.size} bytes) as ${r.fileId}\nothers fetch it with: tether agent swarm fetch ${r.fileId}`,
+    );
   }
   if (sub === 'list') {
     const r = await call(dir, 'swarm-list');
-    return out(r, Object.entries(r.offers).map(([id, o]) => `${id}\t${o.size}\t${o.name}`).join('\n') || '(no offers seen)');
+    return out(
+      r,
+      Object.entries(r.offers)
+        .map(([id, o]) => `${id}\t${o.size}\t${o.name}`)
+        .join('\n') || '(no offers seen)',
+    );
   }
   if (sub === 'fetch') {
     if (!arg) fail('swarm fetch FILE_ID [--to DIR]: give the file id from `swarm offer`');
@@ -362,13 +509,19 @@ async function cmdSwarm(dir, v, pos, out) {
     let shown = '';
     for (;;) {
       const st = await call(dir, 'swarm-status', { fileId: arg });
-      if (st.state === 'done') return out({ ok: true, ...st.result, path: path.join(to, st.result.name) }, `saved ${path.join(to, st.result.name)} (${st.result.size} bytes, sha256 verified${st.result.resumed ? ', resumed' : ''})`);
+      if (st.state === 'done')
+        return out(
+          { ok: true, ...st.result, path: path.join(to, st.result.name) },
+          `saved ${path.join(to, st.result.name)} (${st.result.size} bytes, sha256 verified${st.result.resumed ? ', resumed' : ''})`,
+        );
       if (st.state === 'failed') fail(st.error);
       const p = st.progress;
       // One line per change: the file, then each peer's share of it.
       const line = p
         ? `${p.name}: ${p.have}/${p.total} chunks, ${p.bytes}/${p.size} bytes (${Math.floor((100 * p.have) / Math.max(1, p.total))}%)` +
-          Object.entries(p.peers ?? {}).map(([peer, c]) => ` | ${peer}: ${c.received ?? 0} B from, ${c.served ?? 0} B to`).join('')
+          Object.entries(p.peers ?? {})
+            .map(([peer, c]) => ` | ${peer}: ${c.received ?? 0} B from, ${c.served ?? 0} B to`)
+            .join('')
         : `waiting for an offer of ${arg}...`;
       if (line !== shown) process.stderr.write(`${line}\n`);
       shown = line;
@@ -416,7 +569,8 @@ function payloadFrom(v, words, what) {
     }
   }
   // "-" reads the text from stdin (long text does not fit in argv).
-  const text = words.length === 1 && words[0] === '-' ? fs.readFileSync(0, 'utf8') : words.join(' ');
+  const text =
+    words.length === 1 && words[0] === '-' ? fs.readFileSync(0, 'utf8') : words.join(' ');
   if (!text) fail(`${what}: give the text to send (or "-" to read it from stdin)`);
   return { text };
 }
@@ -425,7 +579,12 @@ export async function main(argv) {
   if (argv[0] !== 'agent') fail(`tether: the only command group is 'agent'\n${USAGE}`);
   let parsed;
   try {
-    parsed = parseArgs({ args: argv.slice(1), options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: argv.slice(1),
+      options: OPTIONS,
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (err) {
     fail(`${err.message}\n${USAGE}`);
   }
@@ -444,32 +603,69 @@ export async function main(argv) {
       return cmdLeave(dir, out);
     case 'status': {
       const r = await call(dir, 'status');
-      return out(r, `'${r.id}' in room '${r.room}' via ${r.relay}: ${r.connected ? 'connected' : 'reconnecting'}, ${r.roster.length} peer(s); sidecar pid ${r.pid}`);
+      return out(
+        r,
+        `'${r.id}' in room '${r.room}' via ${r.relay}: ${r.connected ? 'connected' : 'reconnecting'}, ${r.roster.length} peer(s); sidecar pid ${r.pid}`,
+      );
     }
     case 'peers': {
       const r = await call(dir, 'peers');
-      return out(r, r.peers.map((p) => `${p.id}\t${p.open ? 'online' : 'offline'}\t${p.role ?? '-'}\t${p.skills.join(',') || '-'}`).join('\n') || '(nobody else in the room)');
+      return out(
+        r,
+        r.peers
+          .map(
+            (p) =>
+              `${p.id}\t${p.open ? 'online' : 'offline'}\t${p.role ?? '-'}\t${p.skills.join(',') || '-'}`,
+          )
+          .join('\n') || '(nobody else in the room)',
+      );
     }
     case 'send': {
       const [to, ...words] = pos;
       if (!to) fail('send PEER TEXT...: name the peer (see `tether agent peers`)');
-      const r = await call(dir, 'send', { to, type: v.type, topic: v.topic, payload: payloadFrom(v, words, 'send') });
-      return out(r, r.state === 'sent' ? `sent ${r.id} to ${to}` : `queued ${r.id} for ${to} (offline or not ready; kept on disk until it is accepted)`);
+      const r = await call(dir, 'send', {
+        to,
+        type: v.type,
+        topic: v.topic,
+        payload: payloadFrom(v, words, 'send'),
+      });
+      return out(
+        r,
+        r.state === 'sent'
+          ? `sent ${r.id} to ${to}`
+          : `queued ${r.id} for ${to} (offline or not ready; kept on disk until it is accepted)`,
+      );
     }
     case 'broadcast': {
-      const r = await call(dir, 'broadcast', { topic: v.topic, payload: payloadFrom(v, pos, 'broadcast') });
-      return out(r, `broadcast ${r.id} to ${r.delivered.length} peer(s)${r.missed.length ? `; missed (best effort): ${r.missed.join(', ')}` : ''}`);
+      const r = await call(dir, 'broadcast', {
+        topic: v.topic,
+        payload: payloadFrom(v, pos, 'broadcast'),
+      });
+      return out(
+        r,
+        `broadcast ${r.id} to ${r.delivered.length} peer(s)${r.missed.length ? `; missed (best effort): ${r.missed.join(', ')}` : ''}`,
+      );
     }
     case 'read':
       return cmdRead(dir, v, out);
     case 'notify': {
       const r = notify(dir);
-      return out(r, `${r.unread} unread${r.unreadHandoffs ? ` (${r.unreadHandoffs} handoff)` : ''}, ${r.queued} queued${r.queued ? ` (${Object.entries(r.queuedBy).map(([p, n]) => `${p}: ${n}`).join(', ')})` : ''}; handoffs sent: ${r.handoffs.pending} pending, ${r.handoffs.stored} stored, ${r.handoffs.expired} expired${r.malformed.inbox + r.malformed.outbox ? `; ${r.malformed.inbox + r.malformed.outbox} malformed record(s) skipped` : ''}${r.sidecar ? '' : '; no sidecar running'}`);
+      return out(
+        r,
+        `${r.unread} unread${r.unreadHandoffs ? ` (${r.unreadHandoffs} handoff)` : ''}, ${r.queued} queued${
+          r.queued
+            ? ` (${Object.entries(r.queuedBy)
+                .map(([p, n]) => `${p}: ${n}`)
+                .join(', ')})`
+            : ''
+        }; handoffs sent: ${r.handoffs.pending} pending, ${r.handoffs.stored} stored, ${r.handoffs.expired} expired${r.malformed.inbox + r.malformed.outbox ? `; ${r.malformed.inbox + r.malformed.outbox} malformed record(s) skipped` : ''}${r.sidecar ? '' : '; no sidecar running'}`,
+      );
     }
     case 'history': {
       const [peer] = pos;
       if (!peer) fail('history PEER: name the peer to ask');
-      const count = v.count === undefined ? undefined : parseCount('--count', v.count, LIMITS.historyMax);
+      const count =
+        v.count === undefined ? undefined : parseCount('--count', v.count, LIMITS.historyMax);
       const r = await call(dir, 'history', { peer, count });
       return out(r, r.messages.map(formatEnv).join('\n') || '(no history)');
     }
@@ -481,28 +677,47 @@ export async function main(argv) {
     case 'handoff': {
       const [to, ...words] = pos;
       if (!to || !words.length) fail('handoff PEER TEXT...: name the peer and the work');
-      const expiresInMs = v['expires-in'] === undefined ? LIMITS.handoffMaxLifetimeMs : parseDuration('--expires-in', v['expires-in']);
-      if (expiresInMs <= 0 || expiresInMs > LIMITS.handoffMaxLifetimeMs) fail('--expires-in must be more than 0 and at most 24h');
-      const request = words.length === 1 && words[0] === '-' ? fs.readFileSync(0, 'utf8') : words.join(' ');
-      if (Buffer.byteLength(JSON.stringify(request)) > LIMITS.handoffRequestBytes) fail(`the handoff text is over ${LIMITS.handoffRequestBytes} bytes as a JSON string; put the detail in a shared file and hand off its path`);
+      const expiresInMs =
+        v['expires-in'] === undefined
+          ? LIMITS.handoffMaxLifetimeMs
+          : parseDuration('--expires-in', v['expires-in']);
+      if (expiresInMs <= 0 || expiresInMs > LIMITS.handoffMaxLifetimeMs)
+        fail('--expires-in must be more than 0 and at most 24h');
+      const request =
+        words.length === 1 && words[0] === '-' ? fs.readFileSync(0, 'utf8') : words.join(' ');
+      if (Buffer.byteLength(JSON.stringify(request)) > LIMITS.handoffRequestBytes)
+        fail(
+          `the handoff text is over ${LIMITS.handoffRequestBytes} bytes as a JSON string; put the detail in a shared file and hand off its path`,
+        );
       const r = await call(dir, 'handoff', { to, request, expiresInMs });
-      return out(r, `handoff ${r.id} queued for ${to} until it confirms storage or ${new Date(r.expiresAt).toISOString()}${r.peerReady ? '' : ` (no current handoff-v1 announcement from ${to} yet)`}`);
+      return out(
+        r,
+        `handoff ${r.id} queued for ${to} until it confirms storage or ${new Date(r.expiresAt).toISOString()}${r.peerReady ? '' : ` (no current handoff-v1 announcement from ${to} yet)`}`,
+      );
     }
     case 'handoffs': {
       const r = await call(dir, 'handoffs');
-      return out(r, r.handoffs.map((h) => `${h.id}\t${h.to}\t${h.state}\tsends=${h.sends}`).join('\n') || '(no handoffs sent)');
+      return out(
+        r,
+        r.handoffs.map((h) => `${h.id}\t${h.to}\t${h.state}\tsends=${h.sends}`).join('\n') ||
+          '(no handoffs sent)',
+      );
     }
     case 'pull': {
       const [peer, share, rel] = pos;
-      if (!peer || !share || !rel) fail('pull PEER SHARE PATH [--to DIR]: name the peer, its share and the file');
+      if (!peer || !share || !rel)
+        fail('pull PEER SHARE PATH [--to DIR]: name the peer, its share and the file');
       const to = path.resolve(v.to ?? '.');
       const r = await call(dir, 'pull', { peer, share, path: rel, to });
       let shown = '';
       for (;;) {
         const st = await call(dir, 'pull-status', { id: r.pull });
-        if (st.state === 'done') return out(st, `saved ${st.savedPath} (${st.size} bytes, sha256 ${st.sha256})`);
+        if (st.state === 'done')
+          return out(st, `saved ${st.savedPath} (${st.size} bytes, sha256 ${st.sha256})`);
         if (st.state === 'failed') fail(st.error);
-        const line = st.size ? `pull ${share}/${rel}: ${st.received} / ${st.size} bytes (${Math.floor((100 * st.received) / Math.max(1, st.size))}%)` : `pull ${share}/${rel}: waiting for ${peer}`;
+        const line = st.size
+          ? `pull ${share}/${rel}: ${st.received} / ${st.size} bytes (${Math.floor((100 * st.received) / Math.max(1, st.size))}%)`
+          : `pull ${share}/${rel}: waiting for ${peer}`;
         if (line !== shown) process.stderr.write(`${line}\n`);
         shown = line;
         await sleep(200);
@@ -523,7 +738,9 @@ if (process.argv[1] && fs.realpathSync(process.argv[1]) === fileURLToPath(import
   main(process.argv.slice(2)).then(
     () => process.exit(0),
     (err) => {
-      console.error(err instanceof UsageError ? `tether agent: ${err.message}` : err.stack ?? String(err));
+      console.error(
+        err instanceof UsageError ? `tether agent: ${err.message}` : (err.stack ?? String(err)),
+      );
       process.exit(err instanceof UsageError ? 2 : 1);
     },
   );

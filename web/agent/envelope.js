@@ -23,15 +23,39 @@ export const LIMITS = Object.freeze({
 });
 
 export const TYPES = new Set([
-  'chat', 'announce', 'skill_update', 'command', 'command_response', 'file_offer', 'file_chunk',
-  'file_complete', 'file_ack', 'event', 'ping', 'pong', 'ack', 'history_replay', 'history_request',
-  'handoff', 'swarm_offer', 'swarm_manifest_request', 'swarm_manifest_page', 'swarm_announce',
-  'swarm_request', 'swarm_chunk', 'swarm_have',
+  'chat',
+  'announce',
+  'skill_update',
+  'command',
+  'command_response',
+  'file_offer',
+  'file_chunk',
+  'file_complete',
+  'file_ack',
+  'event',
+  'ping',
+  'pong',
+  'ack',
+  'history_replay',
+  'history_request',
+  'handoff',
+  'swarm_offer',
+  'swarm_manifest_request',
+  'swarm_manifest_page',
+  'swarm_announce',
+  'swarm_request',
+  'swarm_chunk',
+  'swarm_have',
 ]);
 
 /** Never queued for offline peers, never kept in history (agent-bus-notes.md). */
 export function isTransient(type) {
-  return type === 'file_offer' || type === 'file_chunk' || type === 'file_complete' || type.startsWith('swarm_');
+  return (
+    type === 'file_offer' ||
+    type === 'file_chunk' ||
+    type === 'file_complete' ||
+    type.startsWith('swarm_')
+  );
 }
 
 export function newId() {
@@ -49,24 +73,42 @@ function boundedString(v, max) {
  */
 export function checkEnvelope(e) {
   const bad = (field, detail) => ({ ok: false, field, detail });
-  if (!e || typeof e !== 'object' || Array.isArray(e)) return bad('', 'an envelope is a JSON object');
+  if (!e || typeof e !== 'object' || Array.isArray(e))
+    return bad('', 'an envelope is a JSON object');
   if (e.v !== 1) return bad('v', 'version must be 1');
-  if (!boundedString(e.id, LIMITS.id)) return bad('id', `id must be a non-empty string of at most ${LIMITS.id} characters`);
-  if (!boundedString(e.type, LIMITS.type)) return bad('type', `type must be a non-empty string of at most ${LIMITS.type} characters`);
+  if (!boundedString(e.id, LIMITS.id))
+    return bad('id', `id must be a non-empty string of at most ${LIMITS.id} characters`);
+  if (!boundedString(e.type, LIMITS.type))
+    return bad('type', `type must be a non-empty string of at most ${LIMITS.type} characters`);
   const f = e.from;
   if (!f || typeof f !== 'object' || Array.isArray(f)) return bad('from', 'from must be an object');
-  if (!boundedString(f.streamId, LIMITS.streamId)) return bad('from.streamId', `at most ${LIMITS.streamId} characters`);
-  if (f.role !== undefined && !boundedString(f.role, LIMITS.role)) return bad('from.role', `at most ${LIMITS.role} characters`);
-  if (f.name !== undefined && !boundedString(f.name, LIMITS.name)) return bad('from.name', `at most ${LIMITS.name} characters`);
-  if (!boundedString(f.instanceId, LIMITS.instanceId)) return bad('from.instanceId', `at most ${LIMITS.instanceId} characters`);
-  if (e.to !== null && e.to !== undefined && !boundedString(e.to, LIMITS.to)) return bad('to', `to must be null or at most ${LIMITS.to} characters`);
-  if (e.topic !== null && e.topic !== undefined && !boundedString(e.topic, LIMITS.topic)) return bad('topic', `topic must be null or at most ${LIMITS.topic} characters`);
-  if (typeof e.ts !== 'number' || !Number.isFinite(e.ts)) return bad('ts', 'ts must be a finite number (Unix ms)');
+  if (!boundedString(f.streamId, LIMITS.streamId))
+    return bad('from.streamId', `at most ${LIMITS.streamId} characters`);
+  if (f.role !== undefined && !boundedString(f.role, LIMITS.role))
+    return bad('from.role', `at most ${LIMITS.role} characters`);
+  if (f.name !== undefined && !boundedString(f.name, LIMITS.name))
+    return bad('from.name', `at most ${LIMITS.name} characters`);
+  if (!boundedString(f.instanceId, LIMITS.instanceId))
+    return bad('from.instanceId', `at most ${LIMITS.instanceId} characters`);
+  if (e.to !== null && e.to !== undefined && !boundedString(e.to, LIMITS.to))
+    return bad('to', `to must be null or at most ${LIMITS.to} characters`);
+  if (e.topic !== null && e.topic !== undefined && !boundedString(e.topic, LIMITS.topic))
+    return bad('topic', `topic must be null or at most ${LIMITS.topic} characters`);
+  if (typeof e.ts !== 'number' || !Number.isFinite(e.ts))
+    return bad('ts', 'ts must be a finite number (Unix ms)');
   if (!('payload' in e)) return bad('payload', 'payload is required');
   return { ok: true, env: e };
 }
 
-export function makeEnvelope({ from, type, to = null, topic = null, payload, ts = Date.now(), id = newId() }) {
+export function makeEnvelope({
+  from,
+  type,
+  to = null,
+  topic = null,
+  payload,
+  ts = Date.now(),
+  id = newId(),
+}) {
   const env = { v: 1, id, type, from, to, topic, ts, payload };
   const c = checkEnvelope(env);
   if (!c.ok) return { ok: false, field: c.field, detail: c.detail };
@@ -80,12 +122,17 @@ export function checkHandoff(env) {
   if (typeof env.to !== 'string' || !env.to) return bad('a handoff needs a direct recipient');
   if (env.topic !== null) return bad('a handoff has a null topic');
   const p = env.payload;
-  if (!p || typeof p !== 'object' || typeof p.request !== 'string' || !p.request) return bad('payload.request must be a non-empty string');
+  if (!p || typeof p !== 'object' || typeof p.request !== 'string' || !p.request)
+    return bad('payload.request must be a non-empty string');
   if (Buffer.byteLength(JSON.stringify(p.request)) > LIMITS.handoffRequestBytes) {
-    return bad(`payload.request is over ${LIMITS.handoffRequestBytes} UTF-8 bytes as a JSON string`);
+    return bad(
+      `payload.request is over ${LIMITS.handoffRequestBytes} UTF-8 bytes as a JSON string`,
+    );
   }
-  if (typeof p.expiresAt !== 'number' || !Number.isFinite(p.expiresAt)) return bad('payload.expiresAt must be Unix ms');
-  if (p.expiresAt > env.ts + LIMITS.handoffMaxLifetimeMs) return bad('payload.expiresAt is more than 24 h after the envelope timestamp');
+  if (typeof p.expiresAt !== 'number' || !Number.isFinite(p.expiresAt))
+    return bad('payload.expiresAt must be Unix ms');
+  if (p.expiresAt > env.ts + LIMITS.handoffMaxLifetimeMs)
+    return bad('payload.expiresAt is more than 24 h after the envelope timestamp');
   if (p.expiresAt <= env.ts) return bad('payload.expiresAt is not after the envelope timestamp');
   return { ok: true };
 }
@@ -106,7 +153,10 @@ export function sha256hex(s) {
 
 /** A record's file name part: hash of sender identity and message id (§ Compatibility). */
 export function recordHash(env) {
-  return sha256hex(`${env.from?.streamId}\u0000${env.from?.instanceId}\u0000${env.id}`).slice(0, 32);
+  return sha256hex(`${env.from?.streamId}\u0000${env.from?.instanceId}\u0000${env.id}`).slice(
+    0,
+    32,
+  );
 }
 
 /** History request count rule: invalid or non-positive means 50, capped at 200. */

@@ -40,7 +40,12 @@ export class Pulls {
   sendNow(to, type, payload, topic = null) {
     const e = this.envelope(to, type, payload, topic);
     if (!e.ok) return { ok: false, error: e.error };
-    return this.transport().send(to, e.text) ? { ok: true, id: e.env.id } : { ok: false, error: `'${to}' did not accept the ${type}; is it online? (tether agent peers)` };
+    return this.transport().send(to, e.text)
+      ? { ok: true, id: e.env.id }
+      : {
+          ok: false,
+          error: `'${to}' did not accept the ${type}; is it online? (tether agent peers)`,
+        };
   }
 
   // ---- the puller ----------------------------------------------------------------------------
@@ -49,13 +54,29 @@ export class Pulls {
     let dir;
     try {
       dir = fs.realpathSync(destDir);
-      if (!fs.statSync(dir).isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR' });
+      if (!fs.statSync(dir).isDirectory())
+        throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR' });
     } catch (err) {
-      return { ok: false, error: `cannot save into ${destDir} (${err.code}); give an existing folder with --to` };
+      return {
+        ok: false,
+        error: `cannot save into ${destDir} (${err.code}); give an existing folder with --to`,
+      };
     }
     const r = this.sendNow(peer, 'command', { command: 'share.pull', share, path: rel });
     if (!r.ok) return r;
-    const st = { id: r.id, peer, share, path: rel, dir, state: 'requested', received: 0, size: null, startedAt: Date.now(), lastProgress: Date.now(), fd: null };
+    const st = {
+      id: r.id,
+      peer,
+      share,
+      path: rel,
+      dir,
+      state: 'requested',
+      received: 0,
+      size: null,
+      startedAt: Date.now(),
+      lastProgress: Date.now(),
+      fd: null,
+    };
     this.active.set(r.id, st);
     this.watch(st);
     return { ok: true, pull: r.id };
@@ -64,7 +85,8 @@ export class Pulls {
   watch(st) {
     st.timer = setInterval(() => {
       if (st.state === 'done' || st.state === 'failed') return clearInterval(st.timer);
-      if (Date.now() - st.lastProgress > PULL_IDLE_MS) this.fail(st, `no progress from '${st.peer}' for ${PULL_IDLE_MS / 1000} s; try again`);
+      if (Date.now() - st.lastProgress > PULL_IDLE_MS)
+        this.fail(st, `no progress from '${st.peer}' for ${PULL_IDLE_MS / 1000} s; try again`);
     }, 1000);
     st.timer.unref?.();
   }
@@ -97,13 +119,18 @@ export class Pulls {
   response(peer, env) {
     const st = this.active.get(env.payload?.messageId);
     if (!st || st.peer !== peer) return false;
-    if (env.payload.ok === false) this.fail(st, `'${peer}' refused: ${env.payload.error ?? 'no reason given'}`);
+    if (env.payload.ok === false)
+      this.fail(st, `'${peer}' refused: ${env.payload.error ?? 'no reason given'}`);
     return true;
   }
 
   offer(peer, env) {
     // The offer names the pull it answers in its topic (the payload stays the bus's offer shape).
-    const st = this.active.get(typeof env.topic === 'string' && env.topic.startsWith(PULL_TOPIC) ? env.topic.slice(PULL_TOPIC.length) : '');
+    const st = this.active.get(
+      typeof env.topic === 'string' && env.topic.startsWith(PULL_TOPIC)
+        ? env.topic.slice(PULL_TOPIC.length)
+        : '',
+    );
     if (st && (st.peer !== peer || st.state !== 'requested')) return;
     if (!st) return; // an offer nobody asked for is dropped
     const r = this.receiver.offer(peer, env.payload);
@@ -113,7 +140,10 @@ export class Pulls {
     st.size = r.offer.size;
     st.state = 'receiving';
     st.lastProgress = Date.now();
-    st.part = path.join(st.dir, `.tether-part-${r.offer.transferId.replace(/[^A-Za-z0-9_-]/g, '')}`);
+    st.part = path.join(
+      st.dir,
+      `.tether-part-${r.offer.transferId.replace(/[^A-Za-z0-9_-]/g, '')}`,
+    );
     try {
       st.fd = fs.openSync(st.part, 'wx', 0o600);
     } catch (err) {
@@ -151,14 +181,21 @@ export class Pulls {
     st.state = 'done';
     st.savedPath = saved;
     st.sha256 = r.offer.sha256;
-    ack({ ok: true, name: r.offer.name, size: r.offer.size, sha256: r.offer.sha256, savedPath: path.basename(saved) });
+    ack({
+      ok: true,
+      name: r.offer.name,
+      size: r.offer.size,
+      sha256: r.offer.sha256,
+      savedPath: path.basename(saved),
+    });
   }
 
   // ---- the owner -------------------------------------------------------------------------------
 
   async serve(peer, env) {
     const { share, path: rel } = env.payload ?? {};
-    const refuse = (error) => this.sendNow(peer, 'command_response', { messageId: env.id, ok: false, error });
+    const refuse = (error) =>
+      this.sendNow(peer, 'command_response', { messageId: env.id, ok: false, error });
     const root = this.shares()[share];
     if (typeof share !== 'string' || !root) return refuse(`no share named '${share}'`);
     let real;
@@ -173,12 +210,18 @@ export class Pulls {
     try {
       const st = fs.statSync(at.real);
       if (!st.isFile()) return refuse(`'${rel}' is not a file`);
-      if (st.size > this.api.limits.fileMaxBytes) return refuse(`'${rel}' is over ${this.api.limits.fileMaxBytes} bytes; use swarm for big files`);
+      if (st.size > this.api.limits.fileMaxBytes)
+        return refuse(
+          `'${rel}' is over ${this.api.limits.fileMaxBytes} bytes; use swarm for big files`,
+        );
       bytes = fs.readFileSync(at.real);
     } catch (err) {
       return refuse(`'${rel}' cannot be read (${err.code})`);
     }
-    const p = this.api.planFileSend({ bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length), name: path.basename(at.real) });
+    const p = this.api.planFileSend({
+      bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length),
+      name: path.basename(at.real),
+    });
     if (!p.ok) return refuse(p.detail);
     const plan = p.plan;
     const steps = [['file_offer', plan.offer]];
@@ -189,7 +232,12 @@ export class Pulls {
       // The relay transport refuses while its socket is backed up: wait for it to drain, bounded.
       const until = Date.now() + DRAIN_GIVE_UP_MS;
       for (;;) {
-        const r = this.sendNow(peer, type, body, type === 'file_offer' ? PULL_TOPIC + env.id : null);
+        const r = this.sendNow(
+          peer,
+          type,
+          body,
+          type === 'file_offer' ? PULL_TOPIC + env.id : null,
+        );
         if (r.ok) break;
         if (Date.now() > until || !this.transport().openPeers().includes(peer)) {
           this.log(`pull of ${share}/${rel} by ${peer} failed at ${type}: ${r.error}`);
@@ -204,7 +252,9 @@ export class Pulls {
 /** A peer-supplied file name reduced to one harmless path component. */
 export function safeName(name) {
   const base = path.basename(String(name ?? '')).replace(/[\u0000-\u001f\u007f/\\]/g, '_');
-  return base === '' || base === '.' || base === '..' || base.startsWith('.tether-part-') ? 'file' : base;
+  return base === '' || base === '.' || base === '..' || base.startsWith('.tether-part-')
+    ? 'file'
+    : base;
 }
 
 /** Moves `part` to `dir/name` without ever replacing a file: "name (1).ext" etc. when taken. */

@@ -7,7 +7,13 @@ import path from 'node:path';
 export const SHARE_LIMITS = Object.freeze({ maxEntries: 10_000, maxDepth: 32, nameMax: 64 });
 
 export function validShareName(name) {
-  return typeof name === 'string' && /^[A-Za-z0-9._-]+$/.test(name) && name.length <= SHARE_LIMITS.nameMax && name !== '.' && name !== '..';
+  return (
+    typeof name === 'string' &&
+    /^[A-Za-z0-9._-]+$/.test(name) &&
+    name.length <= SHARE_LIMITS.nameMax &&
+    name !== '.' &&
+    name !== '..'
+  );
 }
 
 function inside(root, real) {
@@ -26,7 +32,12 @@ export function resolveInShare(root, rel) {
   try {
     real = fs.realpathSync(joined);
   } catch (err) {
-    return { error: err.code === 'ENOENT' ? `'${rel}' does not exist (or is a broken link)` : `'${rel}' cannot be read (${err.code})` };
+    return {
+      error:
+        err.code === 'ENOENT'
+          ? `'${rel}' does not exist (or is a broken link)`
+          : `'${rel}' cannot be read (${err.code})`,
+    };
   }
   if (!inside(root, real)) return { error: `'${rel}' leads outside the share` };
   return { real };
@@ -41,7 +52,9 @@ export function listShare(rootDir, sub = '') {
   try {
     root = fs.realpathSync(rootDir);
   } catch (err) {
-    return { error: `the share folder ${rootDir} cannot be opened (${err.code}); re-add it with \`tether agent share add\`` };
+    return {
+      error: `the share folder ${rootDir} cannot be opened (${err.code}); re-add it with \`tether agent share add\``,
+    };
   }
   const start = resolveInShare(root, sub);
   if (start.error) return { error: start.error };
@@ -69,7 +82,10 @@ export function listShare(rootDir, sub = '') {
       try {
         real = fs.realpathSync(path.join(realDir, n));
       } catch (err) {
-        omitted.push({ path: rel, reason: err.code === 'ENOENT' ? 'broken link' : `cannot be resolved (${err.code})` });
+        omitted.push({
+          path: rel,
+          reason: err.code === 'ENOENT' ? 'broken link' : `cannot be resolved (${err.code})`,
+        });
         continue;
       }
       if (!inside(root, real)) {

@@ -12,10 +12,26 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import WebSocket from 'ws';
 import { createRelayTransport } from '../peer/relay-transport.js';
 import {
-  LIMITS, checkEnvelope, checkHandoff, handoffKey, handoffRetryDelayMs, historyCount, isTransient, makeEnvelope, newId,
+  LIMITS,
+  checkEnvelope,
+  checkHandoff,
+  handoffKey,
+  handoffRetryDelayMs,
+  historyCount,
+  isTransient,
+  makeEnvelope,
+  newId,
   recordHash,
 } from './envelope.js';
-import { ensureDirs, listRecords, nameHash, readRecord, recordName, stateDirs, writeAtomic } from './store.js';
+import {
+  ensureDirs,
+  listRecords,
+  nameHash,
+  readRecord,
+  recordName,
+  stateDirs,
+  writeAtomic,
+} from './store.js';
 import { Pulls } from './pull.js';
 import { loadSwarm } from 'tether/swarm';
 import { createSwarmPeer } from '../peer/swarm-glue.js';
@@ -25,12 +41,21 @@ import { WakeHook } from './wake.js';
 
 const MAX_INBOUND_TEXT = 256 * 1024; // one control message (the data-channel bound)
 const MAX_MESSAGE_BYTES = 256 * 1024; // what we send: the same bound, so every transport takes it
-const tooBig = (n) => `the message is ${n} bytes as an envelope, over the ${MAX_MESSAGE_BYTES}-byte limit; share a file and send its path instead (tether agent share)`;
+const tooBig = (n) =>
+  `the message is ${n} bytes as an envelope, over the ${MAX_MESSAGE_BYTES}-byte limit; share a file and send its path instead (tether agent share)`;
 const MAX_RPC_BODY = 512 * 1024;
 const HISTORY_RING = 500;
 const HISTORY_WAIT_MS = 5000;
 // Types a peer's message lands in the inbox as (the rest is protocol traffic handled here).
-const MAIL_TYPES = new Set(['chat', 'command', 'command_response', 'event', 'ack', 'skill_update', 'file_ack']);
+const MAIL_TYPES = new Set([
+  'chat',
+  'command',
+  'command_response',
+  'event',
+  'ack',
+  'skill_update',
+  'file_ack',
+]);
 const SKILLS = ['handoff-v1'];
 const VERSION = '0.1.0';
 
@@ -41,12 +66,18 @@ export class Sidecar {
     this.log = log;
     this.dirs = ensureDirs(dir);
     this.instanceId = newId();
-    this.from = { streamId: config.id, role: config.role ?? 'agent', name: config.name ?? config.id, instanceId: this.instanceId };
+    this.from = {
+      streamId: config.id,
+      role: config.role ?? 'agent',
+      name: config.name ?? config.id,
+      instanceId: this.instanceId,
+    };
     this.announcements = new Map(); // peer -> {payload, at}: current while its lane is open
     this.history = []; // envelopes sent and received, newest last (bounded ring)
     this.historyWaiters = new Map(); // requestId -> resolve
     this.hashes = new Set(); // record hashes in inbox + archive: a resend of a stored id is dropped
-    for (const d of [this.dirs.inbox, this.dirs.archive]) for (const n of listRecords(d)) this.hashes.add(nameHash(n));
+    for (const d of [this.dirs.inbox, this.dirs.archive])
+      for (const n of listRecords(d)) this.hashes.add(nameHash(n));
     // Per-peer outbox index (record names, oldest first), so a flush touches only that peer's
     // backlog. Malformed records are left out here and left alone on disk.
     this.outbox = new Map();
@@ -58,7 +89,9 @@ export class Sidecar {
     this.handoffTimer = null;
     this.hostile = 0;
     this.dropAcks = process.env.TETHER_AGENT_TEST_DROP_HANDOFF_ACKS === '1'; // tests: force sender retries
-    this.wake = config.wake ? new WakeHook(config.wake, { room: config.room, extraEnv: { TETHER_WAKE_DIR: dir }, log }) : null;
+    this.wake = config.wake
+      ? new WakeHook(config.wake, { room: config.room, extraEnv: { TETHER_WAKE_DIR: dir }, log })
+      : null;
     this.retryBaseMs = config.handoffRetryBaseMs ?? 1000;
     this.retryMaxMs = config.handoffRetryMaxMs ?? 30_000;
     this.loadHandoffs();
@@ -92,7 +125,9 @@ export class Sidecar {
         transport: () => this.transport,
         envelope: (to, type, payload, topic) => {
           const e = makeEnvelope({ from: this.from, type, to, topic, payload });
-          return e.ok ? { ok: true, env: e.env, text: JSON.stringify(e.env) } : { ok: false, error: `${e.field} ${e.detail}` };
+          return e.ok
+            ? { ok: true, env: e.env, text: JSON.stringify(e.env) }
+            : { ok: false, error: `${e.field} ${e.detail}` };
         },
         shares: () => readJson(stateDirs(this.dir).shares) ?? {},
         log: this.log,
@@ -115,7 +150,10 @@ export class Sidecar {
         transport: this.transport,
         identity: { role: this.from.role, name: this.from.name, instanceId: this.instanceId },
         onProgress: (p) => this.swarmProgress.set(p.fileId, p),
-        log: (...a) => this.log(`swarm: ${a.map((x) => (x instanceof Error ? x.message : typeof x === 'string' ? x : JSON.stringify(x))).join(' ')}`),
+        log: (...a) =>
+          this.log(
+            `swarm: ${a.map((x) => (x instanceof Error ? x.message : typeof x === 'string' ? x : JSON.stringify(x))).join(' ')}`,
+          ),
       });
     } catch (err) {
       this.swarmMissing = err.message;
@@ -123,12 +161,15 @@ export class Sidecar {
     }
     // Files offered before a restart are offered again (hashed again: the file may have changed).
     for (const o of readJson(this.swarmOffersFile) ?? []) {
-      this.swarmOffer(o.path).then((r) => !r.ok && this.log(`swarm: could not re-offer ${o.path}: ${r.error}`));
+      this.swarmOffer(o.path).then(
+        (r) => !r.ok && this.log(`swarm: could not re-offer ${o.path}: ${r.error}`),
+      );
     }
   }
 
   async swarmOffer(file) {
-    if (!this.swarm) return { ok: false, error: `swarm is not available in this build: ${this.swarmMissing}` };
+    if (!this.swarm)
+      return { ok: false, error: `swarm is not available in this build: ${this.swarmMissing}` };
     let real;
     try {
       real = fs.realpathSync(file);
@@ -149,10 +190,19 @@ export class Sidecar {
   }
 
   async swarmFetch(fileId, to) {
-    if (!this.swarm) return { ok: false, error: `swarm is not available in this build: ${this.swarmMissing}` };
-    if (typeof fileId !== 'string' || !/^[0-9a-f]{64}$/.test(fileId)) return { ok: false, error: 'FILE_ID is the 64 lowercase hex characters `swarm offer` printed' };
+    if (!this.swarm)
+      return { ok: false, error: `swarm is not available in this build: ${this.swarmMissing}` };
+    if (typeof fileId !== 'string' || !/^[0-9a-f]{64}$/.test(fileId))
+      return {
+        ok: false,
+        error: 'FILE_ID is the 64 lowercase hex characters `swarm offer` printed',
+      };
     const job = this.swarmJobs.get(fileId);
-    if (job && job.state === 'running') return { ok: false, error: `${fileId} is already being fetched by this sidecar (into ${job.to})` };
+    if (job && job.state === 'running')
+      return {
+        ok: false,
+        error: `${fileId} is already being fetched by this sidecar (into ${job.to})`,
+      };
     let folder;
     try {
       folder = await nodeFolder(to);
@@ -170,8 +220,16 @@ export class Sidecar {
 
   swarmStatus(fileId) {
     const j = this.swarmJobs?.get(fileId);
-    if (!j) return { ok: false, error: `no fetch of ${fileId} in this sidecar; start one with \`tether agent swarm fetch\`` };
-    return { ok: true, ...j, progress: this.swarm.progress(fileId) ?? this.swarmProgress.get(fileId) ?? null };
+    if (!j)
+      return {
+        ok: false,
+        error: `no fetch of ${fileId} in this sidecar; start one with \`tether agent swarm fetch\``,
+      };
+    return {
+      ok: true,
+      ...j,
+      progress: this.swarm.progress(fileId) ?? this.swarmProgress.get(fileId) ?? null,
+    };
   }
 
   // ---- transport events -------------------------------------------------------------------
@@ -182,7 +240,13 @@ export class Sidecar {
       from: this.from,
       type: 'announce',
       to: peer,
-      payload: { skills: SKILLS, status: 'online', version: VERSION, topics: [], agent: { runtime: 'node', summary: this.cfg.name ?? this.cfg.id } },
+      payload: {
+        skills: SKILLS,
+        status: 'online',
+        version: VERSION,
+        topics: [],
+        agent: { runtime: 'node', summary: this.cfg.name ?? this.cfg.id },
+      },
     });
     if (a.ok) this.transport.send(peer, JSON.stringify(a.env));
     this.flushOutbox(peer);
@@ -201,14 +265,16 @@ export class Sidecar {
     const env = c.env;
     // The connection is bound to its room origin: nobody sends as another peer.
     if (env.from.streamId !== peer) return this.refuse(peer, `claims to be '${env.from.streamId}'`);
-    if (env.to !== null && env.to !== undefined && env.to !== this.cfg.id) return this.refuse(peer, 'addressed to someone else');
+    if (env.to !== null && env.to !== undefined && env.to !== this.cfg.id)
+      return this.refuse(peer, 'addressed to someone else');
     switch (env.type) {
       case 'announce':
         if (env.payload && typeof env.payload === 'object') {
           this.announcements.set(peer, { payload: env.payload, at: Date.now(), from: env.from });
           if (this.canHandoff(peer)) {
             // A fresh handoff-v1 announcement: retry that peer's pending handoffs now.
-            for (const r of this.handoffs.values()) if (r.envelope.to === peer && r.state === 'pending') r.nextAttemptAt = 0;
+            for (const r of this.handoffs.values())
+              if (r.envelope.to === peer && r.state === 'pending') r.nextAttemptAt = 0;
             this.scheduleHandoffs(0);
           }
         }
@@ -230,8 +296,16 @@ export class Sidecar {
         return this.storeMail(env);
       case 'command':
         if (env.payload?.command === 'share.pull') {
-          if (this.pulls) this.pulls.serve(peer, env).catch((err) => this.log(`serving a pull failed: ${err.stack ?? err}`));
-          else this.sendTransient(peer, 'command_response', { messageId: env.id, ok: false, error: 'this peer cannot serve pulls (its build lacks tether/bus)' });
+          if (this.pulls)
+            this.pulls
+              .serve(peer, env)
+              .catch((err) => this.log(`serving a pull failed: ${err.stack ?? err}`));
+          else
+            this.sendTransient(peer, 'command_response', {
+              messageId: env.id,
+              ok: false,
+              error: 'this peer cannot serve pulls (its build lacks tether/bus)',
+            });
           return;
         }
         return this.storeMail(env);
@@ -253,13 +327,22 @@ export class Sidecar {
   refuse(peer, why) {
     this.hostile++;
     // Logged, but boundedly: a hostile peer must not be able to fill the disk through our log.
-    if (this.hostile <= 100 || this.hostile % 1000 === 0) this.log(`refused a message from ${peer}: ${why} (${this.hostile} refused so far)`);
+    if (this.hostile <= 100 || this.hostile % 1000 === 0)
+      this.log(`refused a message from ${peer}: ${why} (${this.hostile} refused so far)`);
   }
 
   remember(env) {
-    if (isTransient(env.type) || env.type === 'announce' || env.type.startsWith('history_') || env.type === 'ping' || env.type === 'pong') return;
+    if (
+      isTransient(env.type) ||
+      env.type === 'announce' ||
+      env.type.startsWith('history_') ||
+      env.type === 'ping' ||
+      env.type === 'pong'
+    )
+      return;
     this.history.push(env);
-    if (this.history.length > HISTORY_RING) this.history.splice(0, this.history.length - HISTORY_RING);
+    if (this.history.length > HISTORY_RING)
+      this.history.splice(0, this.history.length - HISTORY_RING);
   }
 
   sendTransient(peer, type, payload) {
@@ -290,7 +373,18 @@ export class Sidecar {
     const size = Buffer.byteLength(JSON.stringify(e.env));
     if (size > MAX_MESSAGE_BYTES) return { ok: false, error: tooBig(size) };
     const name = recordName(e.env);
-    writeAtomic(path.join(this.dirs.outbox, name), JSON.stringify({ v: 1, kind: 'outbox', to, type, id: e.env.id, queuedAt: Date.now(), envelope: e.env }));
+    writeAtomic(
+      path.join(this.dirs.outbox, name),
+      JSON.stringify({
+        v: 1,
+        kind: 'outbox',
+        to,
+        type,
+        id: e.env.id,
+        queuedAt: Date.now(),
+        envelope: e.env,
+      }),
+    );
     const list = this.outboxList(to);
     list.push(name);
     this.flushOutbox(to);
@@ -334,10 +428,12 @@ export class Sidecar {
     const e = makeEnvelope({ from: this.from, type, to: null, topic, payload });
     if (!e.ok) return { ok: false, error: `cannot build the message: ${e.field} ${e.detail}` };
     const text = JSON.stringify(e.env);
-    if (Buffer.byteLength(text) > MAX_MESSAGE_BYTES) return { ok: false, error: tooBig(Buffer.byteLength(text)) };
+    if (Buffer.byteLength(text) > MAX_MESSAGE_BYTES)
+      return { ok: false, error: tooBig(Buffer.byteLength(text)) };
     const delivered = [];
     const missed = [];
-    for (const p of this.transport.roster()) (this.transport.send(p, text) ? delivered : missed).push(p);
+    for (const p of this.transport.roster())
+      (this.transport.send(p, text) ? delivered : missed).push(p);
     this.remember(e.env);
     return { ok: true, id: e.env.id, delivered, missed };
   }
@@ -347,25 +443,37 @@ export class Sidecar {
   answerHistory(peer, env) {
     const n = historyCount(env.payload?.count);
     // Broadcasts plus messages to or by the requester; other peers' directs never leave.
-    const mine = this.history.filter((e) => e.to === null || e.to === undefined || e.to === peer || e.from.streamId === peer);
+    const mine = this.history.filter(
+      (e) => e.to === null || e.to === undefined || e.to === peer || e.from.streamId === peer,
+    );
     const messages = mine.slice(-n);
     this.sendTransient(peer, 'history_replay', { requestId: env.id, messages });
   }
 
   requestHistory(peer, count) {
-    const e = makeEnvelope({ from: this.from, type: 'history_request', to: peer, payload: { count } });
+    const e = makeEnvelope({
+      from: this.from,
+      type: 'history_request',
+      to: peer,
+      payload: { count },
+    });
     if (!e.ok) return Promise.resolve({ ok: false, error: e.detail });
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.historyWaiters.delete(e.env.id);
-        resolve({ ok: false, error: `no history reply from '${peer}' within ${HISTORY_WAIT_MS / 1000} s; check \`tether agent peers\` that it is online` });
+        resolve({
+          ok: false,
+          error: `no history reply from '${peer}' within ${HISTORY_WAIT_MS / 1000} s; check \`tether agent peers\` that it is online`,
+        });
       }, HISTORY_WAIT_MS);
       this.historyWaiters.set(e.env.id, {
         peer,
         resolve: (payload) => {
           clearTimeout(timer);
           this.historyWaiters.delete(e.env.id);
-          const msgs = Array.isArray(payload?.messages) ? payload.messages.filter((m) => checkEnvelope(m).ok) : [];
+          const msgs = Array.isArray(payload?.messages)
+            ? payload.messages.filter((m) => checkEnvelope(m).ok)
+            : [];
           resolve({ ok: true, messages: msgs });
         },
       });
@@ -383,7 +491,13 @@ export class Sidecar {
     for (const n of fs.readdirSync(this.dirs.handoffsOut)) {
       if (!n.endsWith('.json')) continue;
       const rec = readJson(path.join(this.dirs.handoffsOut, n));
-      if (!rec || rec.kind !== 'handoff-sent' || !checkEnvelope(rec.envelope).ok || !checkHandoff(rec.envelope).ok) continue;
+      if (
+        !rec ||
+        rec.kind !== 'handoff-sent' ||
+        !checkEnvelope(rec.envelope).ok ||
+        !checkHandoff(rec.envelope).ok
+      )
+        continue;
       rec.file = path.join(this.dirs.handoffsOut, n);
       rec.attempts = 0; // a restart retries promptly
       rec.nextAttemptAt = 0;
@@ -403,17 +517,38 @@ export class Sidecar {
 
   createHandoff(to, request, expiresInMs) {
     const ts = Date.now();
-    const e = makeEnvelope({ from: this.from, type: 'handoff', to, topic: null, ts, payload: { request, expiresAt: ts + expiresInMs } });
+    const e = makeEnvelope({
+      from: this.from,
+      type: 'handoff',
+      to,
+      topic: null,
+      ts,
+      payload: { request, expiresAt: ts + expiresInMs },
+    });
     if (!e.ok) return { ok: false, error: `cannot build the handoff: ${e.field} ${e.detail}` };
     const h = checkHandoff(e.env);
     if (!h.ok) return { ok: false, error: `cannot hand off: ${h.detail}` };
-    const rec = { v: 1, kind: 'handoff-sent', state: 'pending', createdAt: ts, envelope: e.env, sends: 0, attempts: 0, nextAttemptAt: 0 };
+    const rec = {
+      v: 1,
+      kind: 'handoff-sent',
+      state: 'pending',
+      createdAt: ts,
+      envelope: e.env,
+      sends: 0,
+      attempts: 0,
+      nextAttemptAt: 0,
+    };
     // The sender keeps the envelope as first created (same id, same instance) for every retry.
     rec.file = path.join(this.dirs.handoffsOut, `${recordHash(e.env)}.json`);
     this.saveHandoff(rec);
     this.handoffs.set(e.env.id, rec);
     this.scheduleHandoffs(0);
-    return { ok: true, id: e.env.id, expiresAt: e.env.payload.expiresAt, peerReady: this.canHandoff(to) };
+    return {
+      ok: true,
+      id: e.env.id,
+      expiresAt: e.env.payload.expiresAt,
+      peerReady: this.canHandoff(to),
+    };
   }
 
   scheduleHandoffs(delayMs) {
@@ -436,12 +571,17 @@ export class Sidecar {
         continue;
       }
       if (now >= rec.nextAttemptAt) {
-        if (this.transport && this.canHandoff(env.to) && this.transport.send(env.to, JSON.stringify(env))) {
+        if (
+          this.transport &&
+          this.canHandoff(env.to) &&
+          this.transport.send(env.to, JSON.stringify(env))
+        ) {
           rec.sends++;
           rec.lastSentAt = now;
           this.saveHandoff(rec);
         }
-        rec.nextAttemptAt = now + handoffRetryDelayMs(rec.attempts++, this.retryBaseMs, this.retryMaxMs);
+        rec.nextAttemptAt =
+          now + handoffRetryDelayMs(rec.attempts++, this.retryBaseMs, this.retryMaxMs);
       }
       next = Math.min(next, rec.nextAttemptAt, env.payload.expiresAt);
     }
@@ -452,7 +592,13 @@ export class Sidecar {
     const p = env.payload;
     const rec = this.handoffs.get(p.messageId);
     // Correlate by request id, our original instance, and the peer the handoff went to.
-    if (!rec || rec.envelope.to !== peer || p.senderInstanceId !== rec.envelope.from.instanceId || p.receipt !== 'stored') return;
+    if (
+      !rec ||
+      rec.envelope.to !== peer ||
+      p.senderInstanceId !== rec.envelope.from.instanceId ||
+      p.receipt !== 'stored'
+    )
+      return;
     if (rec.state !== 'pending') return;
     rec.state = 'stored';
     rec.storedAt = Date.now();
@@ -463,22 +609,41 @@ export class Sidecar {
 
   receiveHandoff(peer, env) {
     const h = checkHandoff(env);
-    if (!h.ok || env.to !== this.cfg.id) return this.refuse(peer, `bad handoff: ${h.detail ?? 'not addressed to us'}`);
-    if (Date.now() >= env.payload.expiresAt) return this.log(`handoff ${env.id} from ${peer} arrived expired; not stored`);
+    if (!h.ok || env.to !== this.cfg.id)
+      return this.refuse(peer, `bad handoff: ${h.detail ?? 'not addressed to us'}`);
+    if (Date.now() >= env.payload.expiresAt)
+      return this.log(`handoff ${env.id} from ${peer} arrived expired; not stored`);
     const key = handoffKey(env);
     const marker = path.join(this.dirs.handoffsIn, `${key}.json`);
     if (!fs.existsSync(marker)) {
       // Store first (unless an earlier life stored it and died before the marker), then mark.
       if (!this.hashes.has(recordHash(env))) this.storeMail(env);
       try {
-        writeAtomic(marker, JSON.stringify({ v: 1, kind: 'handoff-received', key, id: env.id, from: env.from, storedAt: Date.now(), expiresAt: env.payload.expiresAt }), { exclusive: true });
+        writeAtomic(
+          marker,
+          JSON.stringify({
+            v: 1,
+            kind: 'handoff-received',
+            key,
+            id: env.id,
+            from: env.from,
+            storedAt: Date.now(),
+            expiresAt: env.payload.expiresAt,
+          }),
+          { exclusive: true },
+        );
       } catch (err) {
         if (err.code !== 'EEXIST') throw err;
       }
     }
     if (this.dropAcks) return;
     // Ack only after storage: the record and its marker are on disk now.
-    this.sendTransient(peer, 'ack', { messageId: env.id, senderInstanceId: env.from.instanceId, forType: 'handoff', receipt: 'stored' });
+    this.sendTransient(peer, 'ack', {
+      messageId: env.id,
+      senderInstanceId: env.from.instanceId,
+      forType: 'handoff',
+      receipt: 'stored',
+    });
   }
 
   // ---- control API ------------------------------------------------------------------------
@@ -536,9 +701,16 @@ export class Sidecar {
       case 'send': {
         const type = a.type ?? 'chat';
         if (!['chat', 'command', 'command_response', 'event', 'ack'].includes(type)) {
-          return { ok: false, error: `--type must be chat, command, command_response, event or ack (got '${type}')` };
+          return {
+            ok: false,
+            error: `--type must be chat, command, command_response, event or ack (got '${type}')`,
+          };
         }
-        if (a.to === this.cfg.id) return { ok: false, error: 'that is our own id; name another peer (see `tether agent peers`)' };
+        if (a.to === this.cfg.id)
+          return {
+            ok: false,
+            error: 'that is our own id; name another peer (see `tether agent peers`)',
+          };
         return this.enqueueDirect(a.to, type, a.payload, a.topic ?? null);
       }
       case 'broadcast':
@@ -550,7 +722,8 @@ export class Sidecar {
       case 'handoffs':
         return { ok: true, handoffs: this.handoffList() };
       case 'pull':
-        if (!this.pulls) return { ok: false, error: `pull is not available in this build: ${this.pullsMissing}` };
+        if (!this.pulls)
+          return { ok: false, error: `pull is not available in this build: ${this.pullsMissing}` };
         return this.pulls.start(a.peer, a.share, a.path, a.to);
       case 'pull-status':
         if (!this.pulls) return { ok: false, error: 'pull is not available in this build' };
@@ -562,7 +735,8 @@ export class Sidecar {
       case 'swarm-status':
         return this.swarmStatus(a.fileId);
       case 'swarm-list':
-        if (!this.swarm) return { ok: false, error: `swarm is not available in this build: ${this.swarmMissing}` };
+        if (!this.swarm)
+          return { ok: false, error: `swarm is not available in this build: ${this.swarmMissing}` };
         return { ok: true, offers: this.swarm.offers() };
       case 'leave':
         setImmediate(() => this.stop(0));
@@ -581,8 +755,10 @@ export class Sidecar {
         res.end(JSON.stringify(obj));
       };
       const got = Buffer.from(String(req.headers.authorization ?? ''));
-      if (got.length !== want.length || !timingSafeEqual(got, want)) return reply(401, { ok: false, error: 'bad token' });
-      if (req.method !== 'POST' || req.url !== '/rpc') return reply(404, { ok: false, error: 'POST /rpc only' });
+      if (got.length !== want.length || !timingSafeEqual(got, want))
+        return reply(401, { ok: false, error: 'bad token' });
+      if (req.method !== 'POST' || req.url !== '/rpc')
+        return reply(404, { ok: false, error: 'POST /rpc only' });
       const chunks = [];
       let size = 0;
       req.on('data', (c) => {
@@ -601,7 +777,10 @@ export class Sidecar {
           reply(200, await this.rpc(String(body.cmd), body.args ?? {}));
         } catch (err) {
           this.log(`rpc ${body.cmd} failed: ${err.stack ?? err}`);
-          reply(500, { ok: false, error: `the sidecar failed: ${err.message}; see ${files(this.dir).log}` });
+          reply(500, {
+            ok: false,
+            error: `the sidecar failed: ${err.message}; see ${files(this.dir).log}`,
+          });
         }
       });
     });
@@ -609,7 +788,11 @@ export class Sidecar {
       this.server.once('error', reject);
       this.server.listen(0, '127.0.0.1', resolve);
     });
-    writeJson(files(this.dir).endpoint, { port: this.server.address().port, token, pid: process.pid });
+    writeJson(files(this.dir).endpoint, {
+      port: this.server.address().port,
+      token,
+      pid: process.pid,
+    });
   }
 
   async stop(code) {
@@ -633,7 +816,9 @@ export class Sidecar {
 async function main() {
   const i = process.argv.indexOf('--dir');
   if (i < 0 || !process.argv[i + 1]) {
-    console.error('usage: node web/agent/sidecar.js --dir <state dir> (normally started by `tether agent join`)');
+    console.error(
+      'usage: node web/agent/sidecar.js --dir <state dir> (normally started by `tether agent join`)',
+    );
     process.exit(2);
   }
   const dir = path.resolve(process.argv[i + 1]);

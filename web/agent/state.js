@@ -69,14 +69,18 @@ export function takeLock(dir) {
     }
     const holder = lockHolder(dir);
     if (holder !== null && holder !== process.pid) {
-      throw new Error(`another sidecar (pid ${holder}) already runs for ${dir}; run \`tether agent leave --dir ${dir}\` first`);
+      throw new Error(
+        `another sidecar (pid ${holder}) already runs for ${dir}; run \`tether agent leave --dir ${dir}\` first`,
+      );
     }
     // Stale: its process is gone (killed without cleanup). Remove it and try again.
     try {
       fs.unlinkSync(f);
     } catch {}
   }
-  throw new Error(`could not take ${f}; another sidecar may be starting for ${dir}. Try again, or remove the file if no sidecar runs`);
+  throw new Error(
+    `could not take ${f}; another sidecar may be starting for ${dir}. Try again, or remove the file if no sidecar runs`,
+  );
 }
 
 export function releaseLock(dir) {

@@ -31,12 +31,16 @@ export function stateDirs(dir) {
 
 export function ensureDirs(dir) {
   const d = stateDirs(dir);
-  for (const k of ['inbox', 'archive', 'outbox', 'handoffsOut', 'handoffsIn']) fs.mkdirSync(d[k], { recursive: true, mode: 0o700 });
+  for (const k of ['inbox', 'archive', 'outbox', 'handoffsOut', 'handoffsIn'])
+    fs.mkdirSync(d[k], { recursive: true, mode: 0o700 });
   return d;
 }
 
 export function writeAtomic(file, data, { exclusive = false, mode = 0o600 } = {}) {
-  const tmp = path.join(path.dirname(file), `.tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
+  const tmp = path.join(
+    path.dirname(file),
+    `.tmp-${process.pid}-${randomBytes(6).toString('hex')}`,
+  );
   const fd = fs.openSync(tmp, 'wx', mode);
   try {
     fs.writeSync(fd, data);
@@ -115,7 +119,13 @@ export function readRecord(dir, name, kind) {
   const env = rec.envelope;
   if (nameHash(name) !== recordHash(env)) return null;
   if (kind === 'outbox') {
-    if (rec.to !== env.to || rec.type !== env.type || rec.id !== env.id || typeof env.to !== 'string') return null;
+    if (
+      rec.to !== env.to ||
+      rec.type !== env.type ||
+      rec.id !== env.id ||
+      typeof env.to !== 'string'
+    )
+      return null;
   }
   if (kind === 'inbox' && env.type === 'handoff' && !checkHandoff(env).ok) return null;
   return rec;
@@ -176,7 +186,12 @@ export function archiveEntries(dirs) {
     } catch {
       continue;
     }
-    out.push({ name, receivedAt: typeof rec.receivedAt === 'number' ? rec.receivedAt : 0, size, type: rec.envelope.type });
+    out.push({
+      name,
+      receivedAt: typeof rec.receivedAt === 'number' ? rec.receivedAt : 0,
+      size,
+      type: rec.envelope.type,
+    });
   }
   return out;
 }
@@ -187,7 +202,8 @@ export function archiveEntries(dirs) {
  */
 export function planPrune(entries, { olderThanMs, keep, now = Date.now() }) {
   const selected = new Set();
-  if (olderThanMs !== undefined) for (const e of entries) if (now - e.receivedAt > olderThanMs) selected.add(e.name);
+  if (olderThanMs !== undefined)
+    for (const e of entries) if (now - e.receivedAt > olderThanMs) selected.add(e.name);
   if (keep !== undefined) {
     const newestFirst = [...entries].sort((a, b) => (a.name < b.name ? 1 : -1));
     for (const e of newestFirst.slice(keep)) selected.add(e.name);

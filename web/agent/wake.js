@@ -26,14 +26,30 @@ function ms(name, v, max, flag) {
 /** Validates wake options; throws RangeError/TypeError naming the flag to fix. */
 export function validateWakeOptions(opts) {
   const command = opts.command;
-  if (typeof command !== 'string' || command.trim() === '' || Buffer.byteLength(command) > WAKE_LIMITS.commandMaxBytes) {
-    throw new TypeError(`wake command must be a non-empty shell command of at most ${WAKE_LIMITS.commandMaxBytes} bytes; fix --wake`);
+  if (
+    typeof command !== 'string' ||
+    command.trim() === '' ||
+    Buffer.byteLength(command) > WAKE_LIMITS.commandMaxBytes
+  ) {
+    throw new TypeError(
+      `wake command must be a non-empty shell command of at most ${WAKE_LIMITS.commandMaxBytes} bytes; fix --wake`,
+    );
   }
   return Object.freeze({
     command,
-    minIntervalMs: ms('minimum interval', opts.minIntervalMs ?? 30_000, WAKE_LIMITS.minIntervalMaxMs, '--wake-min-interval-ms'),
+    minIntervalMs: ms(
+      'minimum interval',
+      opts.minIntervalMs ?? 30_000,
+      WAKE_LIMITS.minIntervalMaxMs,
+      '--wake-min-interval-ms',
+    ),
     delayMs: ms('delay', opts.delayMs ?? 0, WAKE_LIMITS.delayMaxMs, '--wake-delay-ms'),
-    timeoutMs: ms('timeout', opts.timeoutMs ?? 10 * 60 * 1000, WAKE_LIMITS.timeoutMaxMs, '--wake-timeout-ms'),
+    timeoutMs: ms(
+      'timeout',
+      opts.timeoutMs ?? 10 * 60 * 1000,
+      WAKE_LIMITS.timeoutMaxMs,
+      '--wake-timeout-ms',
+    ),
   });
 }
 
@@ -85,7 +101,10 @@ export class WakeHook {
 
   #schedule() {
     const now = Date.now();
-    const at = Math.max(now + this.#cfg.delayMs, this.#cfg.minIntervalMs === 0 ? now : this.#lastStart + this.#cfg.minIntervalMs);
+    const at = Math.max(
+      now + this.#cfg.delayMs,
+      this.#cfg.minIntervalMs === 0 ? now : this.#lastStart + this.#cfg.minIntervalMs,
+    );
     this.#timer = setTimeout(() => this.#run(), Math.max(0, at - now));
   }
 
@@ -97,7 +116,10 @@ export class WakeHook {
     this.stats.runs++;
     let child;
     try {
-      child = spawn('/bin/sh', ['-c', this.#cfg.command], { env: this.childEnv(), stdio: this.stdio });
+      child = spawn('/bin/sh', ['-c', this.#cfg.command], {
+        env: this.childEnv(),
+        stdio: this.stdio,
+      });
     } catch (err) {
       this.stats.failures++;
       this.#log(`wake: could not start '${this.#cfg.command}': ${err.message}`);

@@ -27,13 +27,20 @@ const DEFAULTS = Object.freeze({
 
 function positiveInt(name, v, min, max) {
   if (!Number.isInteger(v) || v < min || v > max) {
-    throw new RangeError(`createRelayTransport: ${name} must be an integer from ${min} to ${max} (got ${String(v)})`);
+    throw new RangeError(
+      `createRelayTransport: ${name} must be an integer from ${min} to ${max} (got ${String(v)})`,
+    );
   }
   return v;
 }
 
 function cleanId(name, v, maxBytes) {
-  if (typeof v !== 'string' || v.length === 0 || Buffer.byteLength(v) > maxBytes || /[\u0000-\u001f\u007f]/.test(v)) {
+  if (
+    typeof v !== 'string' ||
+    v.length === 0 ||
+    Buffer.byteLength(v) > maxBytes ||
+    /[\u0000-\u001f\u007f]/.test(v)
+  ) {
     throw new TypeError(
       `createRelayTransport: ${name} must be a non-empty string of at most ${maxBytes} bytes without control characters`,
     );
@@ -48,7 +55,8 @@ function cleanId(name, v, maxBytes) {
 export function createRelayTransport(options) {
   const o = { ...DEFAULTS, ...options };
   const url = String(o.url ?? '');
-  if (!/^wss?:\/\//.test(url)) throw new TypeError(`createRelayTransport: url must be a ws:// or wss:// URL (got '${url}')`);
+  if (!/^wss?:\/\//.test(url))
+    throw new TypeError(`createRelayTransport: url must be a ws:// or wss:// URL (got '${url}')`);
   const room = cleanId('room', o.room, 512);
   const selfId = cleanId('selfId', o.selfId, o.maxIdBytes);
   positiveInt('maxMessageBytes', o.maxMessageBytes, 1, 1 << 20);
@@ -58,7 +66,9 @@ export function createRelayTransport(options) {
   positiveInt('reconnectMaxMs', o.reconnectMaxMs, o.reconnectMinMs, 3_600_000);
   const WS = o.WebSocket ?? globalThis.WebSocket;
   if (typeof WS !== 'function') {
-    throw new TypeError('createRelayTransport: no WebSocket here; pass options.WebSocket (e.g. `import WebSocket from "ws"`)');
+    throw new TypeError(
+      'createRelayTransport: no WebSocket here; pass options.WebSocket (e.g. `import WebSocket from "ws"`)',
+    );
   }
 
   const subscribers = new Set();
@@ -104,7 +114,9 @@ export function createRelayTransport(options) {
     if (!msg || typeof msg !== 'object' || msg.room !== room) return;
     switch (msg.t) {
       case 'welcome': {
-        const members = Array.isArray(msg.members) ? msg.members.filter((m) => typeof m === 'string' && m !== selfId) : [];
+        const members = Array.isArray(msg.members)
+          ? msg.members.filter((m) => typeof m === 'string' && m !== selfId)
+          : [];
         const before = new Set(roster);
         roster.clear();
         for (const m of members) roster.add(m);
@@ -142,7 +154,12 @@ export function createRelayTransport(options) {
       }
       case 'signal': {
         const d = msg.data;
-        if (typeof msg.from !== 'string' || !d || d.k !== SIGNAL_KIND || typeof d.text !== 'string') {
+        if (
+          typeof msg.from !== 'string' ||
+          !d ||
+          d.k !== SIGNAL_KIND ||
+          typeof d.text !== 'string'
+        ) {
           stats.ignored++; // somebody else's signaling (WebRTC offers etc.): not ours
           return;
         }
@@ -190,7 +207,15 @@ export function createRelayTransport(options) {
     ws = sock;
     const onOpen = () => {
       if (ws !== sock) return;
-      sock.send(JSON.stringify({ t: 'hello', room, origin: selfId, proto: o.proto, policyVersion: o.policyVersion }));
+      sock.send(
+        JSON.stringify({
+          t: 'hello',
+          room,
+          origin: selfId,
+          proto: o.proto,
+          policyVersion: o.policyVersion,
+        }),
+      );
     };
     const onMessage = (ev) => {
       if (ws !== sock) return;

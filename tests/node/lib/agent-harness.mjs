@@ -50,7 +50,10 @@ export class Harness {
   run(dir, args, { env = {}, json = true, input = null } = {}) {
     const argv = [CLI, 'agent', ...args, '--dir', dir, ...(json ? ['--json'] : [])];
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, argv, { env: { ...process.env, ...env }, stdio: [input === null ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, argv, {
+        env: { ...process.env, ...env },
+        stdio: [input === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      });
       if (input !== null) child.stdin.end(input);
       this.pids.add(child.pid);
       let stdout = '';
@@ -73,7 +76,8 @@ export class Harness {
   /** Runs and requires success; returns the parsed JSON. */
   async ok(dir, args, opts) {
     const r = await this.run(dir, args, opts);
-    if (r.code !== 0 || !r.json) throw new Error(`tether agent ${args.join(' ')} failed (${r.code}): ${r.stderr}${r.stdout}`);
+    if (r.code !== 0 || !r.json)
+      throw new Error(`tether agent ${args.join(' ')} failed (${r.code}): ${r.stderr}${r.stdout}`);
     return r.json;
   }
 
@@ -85,7 +89,11 @@ export class Harness {
   }
 
   async join(dir, id, url, extra = [], opts = {}) {
-    const r = await this.ok(dir, ['join', '--relay', url, '--room', 'lab', '--id', id, ...extra], opts);
+    const r = await this.ok(
+      dir,
+      ['join', '--relay', url, '--room', 'lab', '--id', id, ...extra],
+      opts,
+    );
     this.pids.add(r.pid);
     return r;
   }
@@ -111,7 +119,9 @@ export class Harness {
         } catch {}
       }
     }
-    for (const pid of this.pids) for (let i = 0; i < 100 && fs.existsSync(`/proc/${pid}/cmdline`) && alive(pid); i++) await sleep(20);
+    for (const pid of this.pids)
+      for (let i = 0; i < 100 && fs.existsSync(`/proc/${pid}/cmdline`) && alive(pid); i++)
+        await sleep(20);
     fs.rmSync(this.base, { recursive: true, force: true });
   }
 }
