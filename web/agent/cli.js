@@ -21,7 +21,7 @@ import {
 } from './store.js';
 import { files, lockHolder, pidAlive, readJson, resolveStateDir, writeJson } from './state.js';
 import { validateWakeOptions } from './wake.js';
-import { LIMITS } from './envelope.js';
+import { LIMITS, useBus } from './envelope.js';
 import { listShare, validShareName } from './share.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -596,6 +596,8 @@ export async function main(argv) {
   }
   const dir = resolveStateDir(v.dir);
   const out = (obj, human) => console.log(v.json ? JSON.stringify(obj) : human);
+  // Records on disk are checked by the C++ bus core when this build has it (as the sidecar does).
+  if (['read', 'notify', 'receipt', 'prune-archive'].includes(cmd)) await useBus();
   switch (cmd) {
     case 'join':
       return cmdJoin(dir, v, out);

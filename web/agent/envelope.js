@@ -68,10 +68,57 @@ function boundedString(v, max) {
   return typeof v === 'string' && v.length > 0 && v.length <= max && !CONTROL.test(v);
 }
 
+let busApi = null;
+
+/**
+ * Loads tether/bus (the C++ bus core) if this build has it; from then on envelopes are checked by
+ * the core. Returns whether it is in use.
+ */
+export async function useBus() {
+  try {
+    const { loadBus } = await import('tether/bus');
+    busApi = await loadBus();
+  } catch {
+    busApi = null;
+  }
+  return busApi !== null;
+}
+
+export function bus() {
+  return busApi;
+}
+
+/** Parses and checks one untrusted envelope text: {ok: true, env} or {ok: false, field, detail}. */
+export function parseEnvelopeText(text) {
+  if (busApi) {
+    const r = busApi.parseEnvelope(text);
+    return r.ok
+      ? { ok: true, env: r.envelope }
+      : { ok: false, field: r.field, detail: `${r.code}: ${r.detail}` };
+  }
+  let obj;
+  try {
+    obj = JSON.parse(text);
+  } catch {
+    return { ok: false, field: '', detail: 'not JSON' };
+  }
+  return checkEnvelope(obj);
+}
+
 /**
  * Checks an untrusted envelope (parsed JSON). Returns {ok: true, env} or {ok: false, field, detail}.
  */
 export function checkEnvelope(e) {
+  if (busApi) {
+    const r = busApi.serializeEnvelope(e);
+    return r.ok
+      ? { ok: true, env: e }
+      : { ok: false, field: r.field, detail: `${r.code}: ${r.detail}` };
+  }
+  return checkEnvelopeLocal(e);
+}
+
+function checkEnvelopeLocal(e) {
   const bad = (field, detail) => ({ ok: false, field, detail });
   if (!e || typeof e !== 'object' || Array.isArray(e))
     return bad('', 'an envelope is a JSON object');

@@ -21,6 +21,8 @@ import {
   isTransient,
   makeEnvelope,
   newId,
+  parseEnvelopeText,
+  useBus,
   recordHash,
 } from './envelope.js';
 import {
@@ -98,6 +100,7 @@ export class Sidecar {
   }
 
   async start() {
+    this.busCore = await useBus(); // envelopes checked by the C++ bus core when this build has it
     const url = new URL(this.cfg.relay);
     if (!url.searchParams.has('writer')) url.searchParams.set('writer', this.cfg.id);
     if (!url.searchParams.has('kind')) url.searchParams.set('kind', 'agent');
@@ -254,13 +257,7 @@ export class Sidecar {
 
   onText(peer, text) {
     if (text.length > MAX_INBOUND_TEXT) return this.refuse(peer, 'oversized message');
-    let obj;
-    try {
-      obj = JSON.parse(text);
-    } catch {
-      return this.refuse(peer, 'not JSON');
-    }
-    const c = checkEnvelope(obj);
+    const c = parseEnvelopeText(text);
     if (!c.ok) return this.refuse(peer, `bad envelope: ${c.field} ${c.detail}`);
     const env = c.env;
     // The connection is bound to its room origin: nobody sends as another peer.
@@ -659,6 +656,8 @@ export class Sidecar {
       connected: !!t && t.isConnected(),
       roster: t ? t.roster() : [],
       hostile: this.hostile,
+      busCore: this.busCore,
+      swarm: !!this.swarm,
       wake: this.wake ? { ...this.wake.config, stats: { ...this.wake.stats } } : null,
     };
   }
