@@ -9,7 +9,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import WebSocket from 'ws';
 import { createRelayTransport } from '../peer/relay-transport.js';
 import {
   LIMITS,
@@ -23,6 +22,7 @@ import {
   newId,
   parseEnvelopeText,
   useBus,
+  bus,
   recordHash,
 } from './envelope.js';
 import {
@@ -104,6 +104,8 @@ export class Sidecar {
     const url = new URL(this.cfg.relay);
     if (!url.searchParams.has('writer')) url.searchParams.set('writer', this.cfg.id);
     if (!url.searchParams.has('kind')) url.searchParams.set('kind', 'agent');
+    // Node 22+ has a global WebSocket; Node 20 uses the `ws` package.
+    const WebSocket = globalThis.WebSocket ?? (await import('ws')).default;
     this.transport = createRelayTransport({
       url: url.toString(),
       room: this.cfg.room,
@@ -121,8 +123,8 @@ export class Sidecar {
     await this.startSwarm();
     // Pulls need tether/bus's one-to-one transfer; without it the sidecar runs, and pull says why.
     try {
-      const { loadBus } = await import('tether/bus');
-      const api = await loadBus();
+      const api = bus();
+      if (!api) throw new Error('tether/bus is not built into this branch');
       this.pulls = new Pulls({
         api,
         transport: () => this.transport,
