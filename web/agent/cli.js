@@ -34,7 +34,7 @@ const fail = (msg) => {
 };
 
 const USAGE = `usage: tether agent <command> [options]   (state dir: --dir, or $TETHER_AGENT_DIR, or ~/.tether/agent)
-  join --relay ws://HOST:PORT/ --room ROOM --id ID [--name N] [--role R]
+  join --relay ws://HOST:PORT/ --room ROOM --id ID [--name N] [--role R] [--transport relay|webrtc]
        [--wake CMD [--wake-min-interval-ms MS] [--wake-delay-ms MS]]     start the sidecar (reuses saved settings)
   leave                                      stop the sidecar
   status | peers                             the sidecar and the room roster
@@ -147,7 +147,13 @@ async function cmdJoin(dir, v, out) {
     );
   }
   const cfg = { ...saved };
-  for (const k of ['relay', 'room', 'id', 'name', 'role']) if (v[k] !== undefined) cfg[k] = v[k];
+  for (const k of ['relay', 'room', 'id', 'name', 'role', 'transport'])
+    if (v[k] !== undefined) cfg[k] = v[k];
+  if (cfg.transport !== undefined && cfg.transport !== 'relay' && cfg.transport !== 'webrtc') {
+    fail(
+      `--transport is relay (envelopes through the room relay) or webrtc (data channels); got '${cfg.transport}'`,
+    );
+  }
   if (!cfg.relay || !cfg.room || !cfg.id)
     fail(
       'join needs --relay ws://HOST:PORT/, --room ROOM and --id ID the first time (they are saved in the state dir)',
@@ -170,7 +176,13 @@ async function cmdJoin(dir, v, out) {
   const holder = lockHolder(dir);
   if (holder !== null) {
     const st = await rpc(dir, 'status').catch(() => null);
-    if (st && st.id === cfg.id && st.room === cfg.room && st.relay === cfg.relay) {
+    if (
+      st &&
+      st.id === cfg.id &&
+      st.room === cfg.room &&
+      st.relay === cfg.relay &&
+      st.transport === (cfg.transport ?? 'relay')
+    ) {
       out(
         { ok: true, already: true, pid: holder, id: cfg.id, room: cfg.room, dir },
         `already joined room '${cfg.room}' as '${cfg.id}' (sidecar pid ${holder})`,
@@ -541,6 +553,7 @@ const OPTIONS = {
   id: { type: 'string' },
   name: { type: 'string' },
   role: { type: 'string' },
+  transport: { type: 'string' },
   wake: { type: 'string' },
   'no-wake': { type: 'boolean' },
   'wake-min-interval-ms': { type: 'string' },

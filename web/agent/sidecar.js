@@ -106,13 +106,27 @@ export class Sidecar {
     if (!url.searchParams.has('kind')) url.searchParams.set('kind', 'agent');
     // Node 22+ has a global WebSocket; Node 20 uses the `ws` package.
     const WebSocket = globalThis.WebSocket ?? (await import('ws')).default;
-    this.transport = createRelayTransport({
-      url: url.toString(),
-      room: this.cfg.room,
-      selfId: this.cfg.id,
-      WebSocket,
-      onError: (err) => this.log(err.message),
-    });
+    if (this.cfg.transport === 'webrtc') {
+      // Real RTCDataChannels to every member (node-datachannel), signaled through the same relay.
+      const { RTCPeerConnection } = await import('node-datachannel/polyfill');
+      const { createWebRtcTransport } = await import('../peer/webrtc-transport.js');
+      this.transport = createWebRtcTransport({
+        url: url.toString(),
+        room: this.cfg.room,
+        selfId: this.cfg.id,
+        RTCPeerConnection,
+        WebSocket,
+        log: (...a) => this.log(`webrtc: ${a.map(String).join(' ')}`),
+      });
+    } else {
+      this.transport = createRelayTransport({
+        url: url.toString(),
+        room: this.cfg.room,
+        selfId: this.cfg.id,
+        WebSocket,
+        onError: (err) => this.log(err.message),
+      });
+    }
     this.transport.subscribe({
       open: (peer) => this.onOpen(peer),
       close: (peer) => this.announcements.delete(peer),
@@ -655,7 +669,8 @@ export class Sidecar {
       relay: this.cfg.relay,
       pid: process.pid,
       instanceId: this.instanceId,
-      connected: !!t && t.isConnected(),
+      transport: this.cfg.transport ?? 'relay',
+      connected: !!t && (t.isConnected ? t.isConnected() : t.signalingUp()),
       roster: t ? t.roster() : [],
       hostile: this.hostile,
       busCore: this.busCore,
