@@ -187,8 +187,27 @@ test('a handoff survives the receiver restarting and is stored exactly once; an 
   assert.equal(g.expiresAt, ghost.expiresAt);
   assert.ok(g.expiredAt >= g.expiresAt, 'not before its time');
   assert.equal(g.sends, 0, 'never sent to a peer that never announced handoff-v1');
+
+  // Online but without a handoff-v1 announcement (a plain room peer): never sent the handoff.
+  const { default: WebSocket } = await import('ws');
+  const { createRelayTransport } = await import('../../web/peer/relay-transport.js');
+  const plain = createRelayTransport({ url: server.url, room: 'lab', selfId: 'plain', WebSocket });
+  t.after(() => plain.close());
+  const seen = [];
+  plain.subscribe({ text: (p, text) => seen.push(JSON.parse(text).type) });
+  await plain.ready;
+  await waitFor('alice announced to plain', () => seen.includes('announce'));
+  const p = await h.ok(A, ['handoff', 'plain', 'no', 'skill', '--expires-in', '1500ms']);
+  assert.equal(p.peerReady, false);
+  await waitFor(
+    'expired',
+    async () =>
+      (await h.ok(A, ['handoffs'])).handoffs.find((x) => x.id === p.id).state === 'expired',
+  );
+  assert.equal((await h.ok(A, ['handoffs'])).handoffs.find((x) => x.id === p.id).sends, 0);
+  assert.ok(!seen.includes('handoff'));
   const n = await h.ok(A, ['notify']);
-  assert.deepEqual(n.handoffs, { pending: 0, stored: 1, expired: 1 });
+  assert.deepEqual(n.handoffs, { pending: 0, stored: 1, expired: 2 });
 });
 
 test('hostile input over the relay (not JSON, bad envelopes, a forged identity, a bad handoff) is refused; the room keeps working', async (t) => {
