@@ -192,7 +192,7 @@ export interface IncomingHandoff {
   envelope: Envelope<{ request: string; expiresAt: number }>;
   request: string;
   expiresAt: number;
-  /** The dedup key: `${sender streamId}\n${sender instanceId}\n${message id}`. Persist it with the record. */
+  /** The dedup key (sender streamId, sender instanceId, message id) as JSON text `["stream","instance","id"]`. Persist it with the record. */
   key: string;
   peer: PeerId;
 }
@@ -318,6 +318,8 @@ export interface FileSendPlan {
   offer: FileOffer;
   chunk(index: number): { transferId: string; index: number; totalChunks: number; data: string };
   complete: { transferId: string; totalChunks: number; size: number; sha256: string };
+  /** Frees the buffered copy of the file. */
+  dispose(): void;
 }
 
 export interface FileReceiverOptions {
@@ -344,6 +346,7 @@ export interface FileReceiver {
 /** The module-level API. */
 export interface BusApi {
   limits: BusLimits;
+  /** Throws only on invalid options (an unbounded or empty `self` field): a programming error, not wire input. */
   createBus(options: BusOptions): Bus;
   /** Strict envelope parse (the same checks the bus applies to every incoming message). */
   parseEnvelope(text: string): { ok: true; envelope: Envelope } | BusError;

@@ -1,0 +1,859 @@
+// The bus state machine (see bus.hpp). Spec: agent-bus-and-swarm.md § Delivery semantics,
+// § Connection race this prevents, § Local state and CLI boundaries, § Untrusted wire input.
+#include "bus/bus.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+#include "common/base64.hpp"
+
+namespace tether::bus {
+
+namespace {
+
+std::string base64url(const std::uint8_t* p, std::size_t n) {
+  std::string s = base64_encode(ByteView(p, n));
+  for (char& c : s) {
+    if (c == '+') c = '-';
+    else if (c == '/') c = '_';
+  }
+  while (!s.empty() && s.back() == '=') s.pop_back();
+  return s;
+}
+
+std::string seen_key(const std::string& stream, const std::string& id) { return stream + '\0' + id; }
+
+std::int64_t backoff_ms(std::uint32_t attempts) {
+  std::int64_t d = kHandoffRetryInitialMs;
+  for (std::uint32_t i = 1; i < attempts && d < kHandoffRetryMaxMs; ++i) d *= 2;
+  return std::min(d, kHandoffRetryMaxMs);
+}
+
+std::optional<std::string> string_member(const Json& obj, const char* key) {
+  if (!obj.is_object()) return std::nullopt;
+  auto it = obj.find(key);
+  if (it == obj.end()) return std::nullopt;
+  auto s = json_string(*it);
+  if (!s) return std::nullopt;
+  return std::string(*s);
+}
+
+}  // namespace
+
+// --- free functions ---------------------------------------------------------------------------
+
+std::string handoff_key_text(const HandoffKey& k) {
+  std::string out;
+  append_json(out, Json::array({k.stream_id, k.instance_id, k.message_id}));
+  return out;
+}
+
+std::optional<HandoffKey> parse_handoff_key(std::string_view text) {
+  if (text.size() > 4 * (kMaxStreamIdChars + kMaxInstanceIdChars + kMaxIdChars) * 2) return std::nullopt;
+  JsonParse p = parse_json(ByteView(text));
+  if (!p.ok() || !p.value.is_array() || p.value.size() != 3) return std::nullopt;
+  HandoffKey k;
+  std::string* parts[3] = {&k.stream_id, &k.instance_id, &k.message_id};
+  for (std::size_t i = 0; i < 3; ++i) {
+    auto s = json_string(p.value[i]);
+    if (!s || s->empty()) return std::nullopt;
+    parts[i]->assign(s->data(), s->size());
+  }
+  return k;
+}
+
+Result<HandoffPayload, BusError> check_handoff(const Envelope& e) {
+  if (e.type != MessageType::handoff)
+    return err(bus_error(BusErrorCode::bad_field, "type", "a handoff has type \"handoff\""));
+  if (!e.to) return err(bus_error(BusErrorCode::bad_field, "to", "a handoff is direct: set `to` to the recipient's streamId"));
+  if (e.topic) return err(bus_error(BusErrorCode::bad_field, "topic", "a handoff has a null topic"));
+  const Json& p = e.payload;
+  if (!p.is_object() || p.size() != 2 || !p.contains("request") || !p.contains("expiresAt"))
+    return err(bus_error(BusErrorCode::bad_payload, "payload", "a handoff payload is exactly {request, expiresAt}"));
+  auto request = json_string(p["request"]);
+  if (!request || request->empty())
+    return err(bus_error(BusErrorCode::bad_payload, "payload.request", "payload.request must be non-empty text"));
+  const std::size_t bytes = json_string_bytes(*request);
+  if (bytes > kHandoffMaxRequestBytes)
+    return err(bus_error(BusErrorCode::handoff_too_large, "payload.request",
+                         "the request is " + std::to_string(bytes) + " bytes as a JSON string; the limit is " +
+                             std::to_string(kHandoffMaxRequestBytes) + " (share a file and hand off its name instead)"));
+  auto exp = json_integer(p["expiresAt"], 0, kMaxSafeInteger);
+  if (!exp)
+    return err(bus_error(BusErrorCode::bad_payload, "payload.expiresAt",
+                         "payload.expiresAt must be an integer Unix time in milliseconds"));
+  if (double(*exp) <= e.ts || double(*exp) > e.ts + double(kHandoffMaxTtlMs))
+    return err(bus_error(BusErrorCode::handoff_expiry, "payload.expiresAt",
+                         "payload.expiresAt must be after the envelope's ts and at most 24 hours later"));
+  return HandoffPayload{std::string(*request), *exp};
+}
+
+Json handoff_receipt_payload(const Envelope& h) {
+  return Json{{"messageId", h.id}, {"senderInstanceId", h.from.instance_id}, {"forType", "handoff"}, {"receipt", "stored"}};
+}
+
+std::optional<Receipt> match_receipt(const Envelope& e, std::string_view request_id, std::string_view peer,
+                                     std::optional<std::string_view> sender_instance) {
+  if (e.type != MessageType::ack && e.type != MessageType::command_response) return std::nullopt;
+  if (e.from.stream_id != peer) return std::nullopt;
+  auto mid = string_member(e.payload, "messageId");
+  if (!mid || *mid != request_id) return std::nullopt;
+  Receipt r;
+  r.kind = e.type == MessageType::ack ? Receipt::Kind::ack : Receipt::Kind::command_response;
+  const Json& p = e.payload;
+  if (auto f = string_member(p, "forType"); f && *f == "handoff") {
+    if (sender_instance) {
+      auto inst = string_member(p, "senderInstanceId");
+      if (!inst || *inst != *sender_instance) return std::nullopt;
+    }
+    auto receipt = string_member(p, "receipt");
+    if (receipt && *receipt == "stored") r.kind = Receipt::Kind::handoff_stored;
+  }
+  if (auto ok = p.find("ok"); ok != p.end() && ok->is_boolean() && !ok->get<bool>()) r.ok = false;
+  if (auto er = p.find("error"); er != p.end() && !er->is_null()) r.ok = false;
+  return r;
+}
+
+// --- the bus ----------------------------------------------------------------------------------
+
+Bus::Bus(BusConfig config) : config_(std::move(config)), rng_(config_.seed) {}
+
+std::string Bus::new_id() {
+  std::uint8_t b[16];
+  for (int half = 0; half < 2; ++half) {
+    std::uint64_t v = rng_.next_u64();
+    for (int i = 0; i < 8; ++i) b[half * 8 + i] = std::uint8_t(v >> (8 * i));
+  }
+  return base64url(b, kIdRandomBytes);
+}
+
+Envelope Bus::make_envelope(MessageType type, std::optional<std::string> to, std::optional<std::string> topic,
+                            Json payload, std::int64_t now_ms) {
+  Envelope e;
+  e.id = new_id();
+  e.type = type;
+  e.from = config_.self;
+  e.to = std::move(to);
+  e.topic = std::move(topic);
+  e.ts = double(now_ms);
+  e.payload = std::move(payload);
+  return e;
+}
+
+Bus::Stream& Bus::stream_for(const std::string& id) {
+  auto it = streams_.find(id);
+  if (it == streams_.end()) {
+    it = streams_.emplace(id, Stream{}).first;
+    it->second.id = id;
+  }
+  return it->second;
+}
+
+bool Bus::stream_open(const Stream& s) const {
+  if (!s.conn) return false;
+  auto c = conns_.find(*s.conn);
+  return c != conns_.end() && c->second.open;
+}
+
+void Bus::start_flush(Stream& s) {
+  if (s.queue.empty() || !stream_open(s)) return;
+  s.flush_wanted = true;
+  if (!s.in_ready && !s.in_flight) {
+    s.in_ready = true;
+    ready_.push_back(s.id);
+  }
+}
+
+void Bus::reject(const ConnId& conn, BusError e) {
+  Event ev;
+  ev.kind = EventKind::rejected;
+  ev.conn = conn;
+  ev.error = std::move(e);
+  events_.push_back(std::move(ev));
+}
+
+void Bus::peer_event(const ConnId& conn) {
+  Event ev;
+  ev.kind = EventKind::peer;
+  ev.conn = conn;
+  events_.push_back(std::move(ev));
+}
+
+Json Bus::announce_payload() const {
+  Json a = config_.announce.is_object() ? config_.announce
+                                        : Json{{"skills", Json::array()}, {"status", "online"}, {"version", "tether"},
+                                               {"topics", Json::array()}};
+  if (!a.contains("skills") || !a["skills"].is_array()) a["skills"] = Json::array();
+  if (config_.accept_handoffs) {
+    bool has = false;
+    for (const auto& s : a["skills"])
+      if (s.is_string() && s.get<std::string>() == kHandoffCapability) has = true;
+    if (!has) a["skills"].push_back(kHandoffCapability);
+  }
+  return a;
+}
+
+// --- connection events ------------------------------------------------------------------------
+
+void Bus::connection_open(const ConnId& conn, std::int64_t now_ms) {
+  Conn& c = conns_[conn];
+  c.open = true;
+  // Initial announcements go to the connection without a stream route: the remote stream id may
+  // not be known yet (§ Compatibility).
+  Envelope a = make_envelope(MessageType::announce, std::nullopt, std::nullopt, announce_payload(), now_ms);
+  auto text = encode_envelope(a);
+  if (text) immediate_.push_back(Pending{TxKind::immediate, conn, std::move(text.value()), a.id, {}});
+  if (c.stream) {
+    auto it = streams_.find(*c.stream);
+    if (it != streams_.end()) {
+      if (!it->second.conn || !stream_open(it->second)) it->second.conn = conn;
+      start_flush(it->second);
+      retry_handoffs_to(it->first, now_ms);
+    }
+  }
+  peer_event(conn);
+}
+
+void Bus::connection_closed(const ConnId& conn) {
+  auto it = conns_.find(conn);
+  if (it == conns_.end()) return;
+  it->second.open = false;
+  peer_event(conn);
+}
+
+void Bus::roster(const std::vector<ConnId>& conns) {
+  std::set<ConnId> now(conns.begin(), conns.end());
+  for (auto it = conns_.begin(); it != conns_.end();) {
+    if (now.count(it->first)) {
+      ++it;
+      continue;
+    }
+    // The connection left the room: its stream may be claimed by the peer's next connection.
+    const ConnId gone = it->first;
+    if (it->second.stream) {
+      auto s = streams_.find(*it->second.stream);
+      if (s != streams_.end() && s->second.conn == gone) {
+        s->second.conn.reset();
+        s->second.handoff_capable = false;
+        s->second.announce = nullptr;
+        const bool keep = !s->second.queue.empty() ||
+                          std::any_of(outgoing_.begin(), outgoing_.end(), [&](const auto& h) { return h.second.to == s->first; });
+        if (!keep) streams_.erase(s);
+      }
+    }
+    it = conns_.erase(it);
+    peer_event(gone);
+  }
+  for (const auto& c : conns)
+    if (!conns_.count(c)) {
+      conns_[c];
+      peer_event(c);
+    }
+}
+
+// --- receiving --------------------------------------------------------------------------------
+
+void Bus::receive(const ConnId& conn, ByteView text, std::int64_t now_ms) {
+  auto parsed = parse_envelope(text);
+  if (!parsed) return reject(conn, parsed.error());
+  Envelope& e = parsed.value();
+  const std::string& sid = e.from.stream_id;
+  if (sid == config_.self.stream_id)
+    return reject(conn, bus_error(BusErrorCode::forged_identity, "from.streamId",
+                                  "the envelope claims our own stream id \"" + sid + "\"; refused"));
+  Conn& c = conns_[conn];
+  if (c.stream && *c.stream != sid)
+    return reject(conn, bus_error(BusErrorCode::forged_identity, "from.streamId",
+                                  "this connection is bound to stream \"" + *c.stream + "\" and cannot send as \"" + sid + "\""));
+  auto existing = streams_.find(sid);
+  if (existing != streams_.end() && existing->second.conn && *existing->second.conn != conn) {
+    auto other = conns_.find(*existing->second.conn);
+    if (other != conns_.end() && other->second.open)
+      return reject(conn, bus_error(BusErrorCode::forged_identity, "from.streamId",
+                                    "stream \"" + sid + "\" is established on another open connection; refused"));
+  }
+  if (e.to && *e.to != config_.self.stream_id)
+    return reject(conn, bus_error(BusErrorCode::not_for_us, "to",
+                                  "the envelope is addressed to \"" + *e.to + "\", not to us; dropped"));
+
+  Stream& s = stream_for(sid);
+  bool changed = false;
+  if (!c.stream) {
+    c.stream = sid;
+    changed = true;
+  }
+  if (s.conn != conn) {
+    s.conn = conn;
+    changed = true;
+  }
+  if (!s.identity || s.identity->instance_id != e.from.instance_id) {
+    // A new instance (a restart): its capabilities are unknown until it announces again.
+    s.handoff_capable = false;
+    s.announce = nullptr;
+    changed = true;
+  }
+  s.identity = e.from;
+  if (changed) {
+    start_flush(s);
+    peer_event(conn);
+  }
+
+  switch (e.type) {
+    case MessageType::history_request:
+      return on_history_request(s, e, now_ms);
+    case MessageType::history_replay:
+      return on_history_replay(conn, s, e, now_ms);
+    case MessageType::handoff:
+      return on_handoff(conn, e, now_ms);
+    case MessageType::announce:
+      if (!e.payload.is_object())
+        return reject(conn, bus_error(BusErrorCode::bad_payload, "payload", "an announce payload is an object {skills[], status, version, topics[]}"));
+      on_announce(s, e);
+      retry_handoffs_to(sid, now_ms);
+      peer_event(conn);
+      break;
+    case MessageType::ack:
+    case MessageType::command_response:
+      on_confirmation(e);
+      break;
+    default:
+      break;
+  }
+  record_history(e);
+  remember_seen(e);
+  Event ev;
+  ev.kind = EventKind::message;
+  ev.conn = conn;
+  ev.envelope = std::move(e);
+  events_.push_back(std::move(ev));
+}
+
+void Bus::on_announce(Stream& s, const Envelope& e) {
+  s.announce = e.payload;
+  s.handoff_capable = false;
+  auto sk = e.payload.find("skills");
+  if (sk != e.payload.end() && sk->is_array())
+    for (const auto& v : *sk)
+      if (v.is_string() && v.get<std::string>() == kHandoffCapability) s.handoff_capable = true;
+}
+
+void Bus::on_confirmation(const Envelope& e) {
+  auto mid = string_member(e.payload, "messageId");
+  if (!mid) return;
+  auto h = outgoing_.find(*mid);
+  if (h != outgoing_.end() && e.type == MessageType::ack &&
+      match_receipt(e, h->second.id, h->second.to, std::string_view(h->second.envelope.from.instance_id)) &&
+      string_member(e.payload, "receipt") == std::optional<std::string>("stored")) {
+    Event ev;
+    ev.kind = EventKind::handoff_stored;
+    ev.message_id = h->second.id;
+    ev.peer_stream = h->second.to;
+    ev.envelope = e;
+    ev.handoff = h->second;
+    events_.push_back(std::move(ev));
+    outgoing_.erase(h);
+    return;
+  }
+  auto s = sent_.find(*mid);
+  if (s != sent_.end() && s->second.to == e.from.stream_id) {
+    Event ev;
+    ev.kind = EventKind::confirmation;
+    ev.message_id = *mid;
+    ev.peer_stream = e.from.stream_id;
+    ev.for_type = s->second.type;
+    ev.envelope = e;
+    events_.push_back(std::move(ev));
+  }
+}
+
+void Bus::on_handoff(const ConnId& conn, const Envelope& e, std::int64_t now_ms) {
+  if (!config_.accept_handoffs)
+    return reject(conn, bus_error(BusErrorCode::handoff_unsupported, "type",
+                                  "we do not store handoffs (no handoff-v1 in our announce); send a direct message instead"));
+  auto p = check_handoff(e);
+  if (!p) return reject(conn, p.error());
+  if (now_ms >= p->expires_at)
+    return reject(conn, bus_error(BusErrorCode::handoff_expired, "payload.expiresAt", "the handoff expired before it arrived"));
+  HandoffKey key{e.from.stream_id, e.from.instance_id, e.id};
+  if (stored_.count(key)) {
+    // Already stored: the sender missed our receipt. Re-ack, never redeliver.
+    (void)send(e.from.stream_id, MessageType::ack, handoff_receipt_payload(e), std::nullopt, now_ms);
+    return;
+  }
+  if (!unconfirmed_.count(key) && unconfirmed_.size() >= kMaxUnconfirmedHandoffs)
+    return reject(conn, bus_error(BusErrorCode::queue_full, "",
+                                  "too many handoffs are waiting for storage; confirm stored ones first"));
+  unconfirmed_[key] = e;
+  Event ev;
+  ev.kind = EventKind::handoff;
+  ev.conn = conn;
+  ev.key = handoff_key_text(key);
+  ev.envelope = e;
+  events_.push_back(std::move(ev));
+}
+
+// --- history ----------------------------------------------------------------------------------
+
+std::size_t Bus::history_count(const Json& requested) {
+  auto n = json_integer(requested, 1, kMaxSafeInteger);
+  if (!n) return std::size_t(kHistoryDefaultRequest);
+  return std::size_t(std::min<std::int64_t>(*n, kHistoryMaxRequest));
+}
+
+void Bus::record_history(const Envelope& e) {
+  if (!is_kept_in_history(e.type)) return;
+  if (history_.size() >= kHistoryCapacity) history_.pop_front();
+  history_.push_back(HistoryEntry{e});
+}
+
+std::vector<Envelope> Bus::history(std::size_t count, const std::string& for_stream) const {
+  std::vector<Envelope> out;
+  for (auto it = history_.rbegin(); it != history_.rend() && out.size() < count; ++it) {
+    const Envelope& e = it->envelope;
+    // A replay holds broadcasts and messages to or by the requester, never other peers' directs.
+    if (!for_stream.empty() && e.to && *e.to != for_stream && e.from.stream_id != for_stream) continue;
+    out.push_back(e);
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+void Bus::on_history_request(Stream& s, const Envelope& e, std::int64_t now_ms) {
+  Json count = e.payload.is_object() && e.payload.contains("count") ? e.payload["count"] : Json(nullptr);
+  std::vector<Envelope> picked = history(history_count(count), s.id);
+  // Split into replays that each fit one envelope.
+  const std::size_t budget = kMaxEnvelopeBytes - 2048;
+  Json batch = Json::array();
+  std::size_t used = 0;
+  bool sent_any = false;
+  auto flush = [&]() {
+    (void)send_direct(make_envelope(MessageType::history_replay, s.id, std::nullopt, Json{{"messages", batch}}, now_ms), now_ms);
+    batch = Json::array();
+    used = 0;
+    sent_any = true;
+  };
+  for (const Envelope& h : picked) {
+    std::string text = serialize_envelope(h);
+    if (text.size() + 1 > budget) continue;  // cannot fit even alone
+    if (used + text.size() + 1 > budget) flush();
+    used += text.size() + 1;
+    batch.push_back(envelope_to_json(h));
+  }
+  if (!batch.empty() || !sent_any) flush();
+}
+
+void Bus::on_history_replay(const ConnId& conn, Stream& s, const Envelope& e, std::int64_t now_ms) {
+  if (!s.history_asked_ms || now_ms - *s.history_asked_ms > kHistoryReplyWindowMs)
+    return reject(conn, bus_error(BusErrorCode::bad_payload, "type",
+                                  "unsolicited history_replay (we did not ask this peer for history); dropped"));
+  auto m = e.payload.is_object() ? e.payload.find("messages") : e.payload.end();
+  if (!e.payload.is_object() || m == e.payload.end() || !m->is_array())
+    return reject(conn, bus_error(BusErrorCode::bad_payload, "payload.messages", "a history_replay payload is {messages: Envelope[]}"));
+  std::size_t i = 0;
+  for (const Json& item : *m) {
+    auto inner = envelope_from_json(item);
+    const std::size_t index = i++;
+    if (!inner) {
+      BusError er = inner.error();
+      er.field = "payload.messages[" + std::to_string(index) + "]" + (er.field.empty() ? "" : "." + er.field);
+      reject(conn, std::move(er));
+      continue;
+    }
+    Envelope& x = inner.value();
+    if (!is_kept_in_history(x.type)) continue;
+    if (x.from.stream_id == config_.self.stream_id) continue;  // our own words
+    if (x.to && *x.to != config_.self.stream_id) continue;     // another peer's direct
+    if (seen(x)) continue;
+    remember_seen(x);
+    Event ev;
+    ev.kind = EventKind::message;
+    ev.conn = conn;
+    ev.replayed = true;
+    ev.envelope = std::move(x);
+    events_.push_back(std::move(ev));
+  }
+}
+
+void Bus::remember_seen(const Envelope& e) {
+  std::string k = seen_key(e.from.stream_id, e.id);
+  if (!seen_.insert(k).second) return;
+  seen_order_.push_back(std::move(k));
+  if (seen_order_.size() > kSeenCapacity) {
+    seen_.erase(seen_order_.front());
+    seen_order_.pop_front();
+  }
+}
+
+bool Bus::seen(const Envelope& e) const { return seen_.count(seen_key(e.from.stream_id, e.id)) != 0; }
+
+void Bus::remember_sent_direct(const Envelope& e) {
+  if (!e.to) return;
+  if (sent_.emplace(e.id, SentDirect{*e.to, e.type}).second) {
+    sent_order_.push_back(e.id);
+    if (sent_order_.size() > kConfirmationCapacity) {
+      sent_.erase(sent_order_.front());
+      sent_order_.pop_front();
+    }
+  }
+}
+
+// --- sending ----------------------------------------------------------------------------------
+
+Result<Sent, BusError> Bus::send_direct(Envelope e, std::int64_t now_ms) {
+  (void)now_ms;
+  const std::string& to = *e.to;
+  if (to == config_.self.stream_id)
+    return err(bus_error(BusErrorCode::bad_field, "to", "cannot send a direct message to ourselves"));
+  auto text = encode_envelope(e);
+  if (!text) return err(text.error());
+  if (is_transient(e.type)) {
+    // Transient traffic bypasses the backlog: sent now or not at all (§ Delivery semantics).
+    auto it = streams_.find(to);
+    if (it == streams_.end() || !stream_open(it->second))
+      return err(bus_error(BusErrorCode::not_accepted, "to",
+                           "\"" + to + "\" has no open channel; transient messages are never queued (retry after it opens)"));
+    immediate_.push_back(Pending{TxKind::transient, *it->second.conn, text.value(), e.id, to});
+    return Sent{std::move(e), std::move(text.value())};
+  }
+  auto existing = streams_.find(to);
+  const bool had_queue = existing != streams_.end() && !existing->second.queue.empty();
+  if (!had_queue && queued_peers_ >= kMaxQueuedPeers && (existing == streams_.end() || !stream_open(existing->second)))
+    return err(bus_error(BusErrorCode::queue_full, "to",
+                         "messages are already queued for " + std::to_string(kMaxQueuedPeers) + " offline peers; wait for some to connect"));
+  Stream& s = stream_for(to);
+  if (s.queue.size() >= kMaxQueuedPerPeer || s.queued_bytes + text->size() > kMaxQueuedBytesPerPeer)
+    return err(bus_error(BusErrorCode::queue_full, "to",
+                         "the backlog for \"" + to + "\" is full (" + std::to_string(s.queue.size()) +
+                             " messages); keep the message and retry after the peer connects"));
+  if (s.queue.empty()) ++queued_peers_;
+  s.queue.push_back(Queued{e.id, e.type, text.value()});
+  s.queued_bytes += text->size();
+  ++queued_total_;
+  outcomes_[e.id] = SendStatus::queued;
+  record_history(e);
+  remember_sent_direct(e);
+  // A new ordinary send retries this peer's backlog first and queues behind it if still blocked.
+  start_flush(s);
+  return Sent{std::move(e), std::move(text.value())};
+}
+
+Result<Sent, BusError> Bus::send(const std::string& to, MessageType type, Json payload, std::optional<std::string> topic,
+                                 std::int64_t now_ms) {
+  outcomes_.clear();
+  if (auto x = check_string(to, kMaxToChars, "to")) return err(*x);
+  if (type == MessageType::handoff)
+    return err(bus_error(BusErrorCode::bad_field, "type", "send handoffs with handoff(): they are retried until stored"));
+  if (type == MessageType::history_replay)
+    return err(bus_error(BusErrorCode::bad_field, "type", "history_replay is the bus's own answer to history_request"));
+  return send_direct(make_envelope(type, to, std::move(topic), std::move(payload), now_ms), now_ms);
+}
+
+Result<Sent, BusError> Bus::broadcast(MessageType type, Json payload, std::optional<std::string> topic, std::int64_t now_ms) {
+  outcomes_.clear();
+  bcast_ok_.clear();
+  bcast_no_.clear();
+  if (type == MessageType::handoff || type == MessageType::history_replay || type == MessageType::history_request ||
+      type == MessageType::ack || type == MessageType::command_response)
+    return err(bus_error(BusErrorCode::bad_field, "type",
+                         std::string(message_type_name(type)) + " is always direct; use send()"));
+  Envelope e = make_envelope(type, std::nullopt, std::move(topic), std::move(payload), now_ms);
+  auto text = encode_envelope(e);
+  if (!text) return err(text.error());
+  // Best-effort: offered once to every open connection, never retained per absent peer.
+  for (const auto& [id, c] : conns_)
+    if (c.open) immediate_.push_back(Pending{TxKind::broadcast, id, text.value(), e.id, {}});
+  record_history(e);
+  return Sent{std::move(e), std::move(text.value())};
+}
+
+Result<Sent, BusError> Bus::request_history(const std::string& to, const Json& count, std::int64_t now_ms) {
+  outcomes_.clear();
+  if (auto x = check_string(to, kMaxToChars, "to")) return err(*x);
+  if (to == config_.self.stream_id) return err(bus_error(BusErrorCode::bad_field, "to", "ask another peer for history"));
+  stream_for(to).history_asked_ms = now_ms;
+  return send_direct(make_envelope(MessageType::history_request, to, std::nullopt,
+                                   Json{{"count", std::int64_t(history_count(count))}}, now_ms),
+                     now_ms);
+}
+
+Result<Sent, BusError> Bus::ack(const Envelope& received, const Json& extra, std::int64_t now_ms) {
+  Json p = Json{{"messageId", received.id}};
+  if (extra.is_object())
+    for (auto it = extra.begin(); it != extra.end(); ++it)
+      if (it.key() != "messageId") p[it.key()] = it.value();
+  return send(received.from.stream_id, MessageType::ack, std::move(p), std::nullopt, now_ms);
+}
+
+Result<Sent, BusError> Bus::respond(const Envelope& command, const Json& payload, std::int64_t now_ms) {
+  Json p = Json{{"messageId", command.id}};
+  if (payload.is_object())
+    for (auto it = payload.begin(); it != payload.end(); ++it)
+      if (it.key() != "messageId") p[it.key()] = it.value();
+  return send(command.from.stream_id, MessageType::command_response, std::move(p), std::nullopt, now_ms);
+}
+
+Result<Sent, BusError> Bus::set_announce(Json announce, std::int64_t now_ms) {
+  if (!announce.is_object())
+    return err(bus_error(BusErrorCode::bad_payload, "announce", "an announce payload is an object {skills[], status, version, topics[]}"));
+  config_.announce = std::move(announce);
+  return broadcast(MessageType::announce, announce_payload(), std::nullopt, now_ms);
+}
+
+std::optional<SendStatus> Bus::outcome(const std::string& id) const {
+  auto it = outcomes_.find(id);
+  if (it == outcomes_.end()) return std::nullopt;
+  return it->second;
+}
+
+// --- handoffs (sender) ------------------------------------------------------------------------
+
+Result<OutgoingHandoff, BusError> Bus::handoff(const std::string& to, std::string request, std::int64_t expires_at,
+                                               std::int64_t now_ms) {
+  outcomes_.clear();
+  if (auto x = check_string(to, kMaxToChars, "to")) return err(*x);
+  if (to == config_.self.stream_id) return err(bus_error(BusErrorCode::bad_field, "to", "hand work to another peer"));
+  auto s = streams_.find(to);
+  if (s == streams_.end() || !s->second.handoff_capable)
+    return err(bus_error(BusErrorCode::handoff_unsupported, "to",
+                         "\"" + to + "\" has no current handoff-v1 announcement; wait for its announce or send a direct message"));
+  if (outgoing_.size() >= kMaxPendingHandoffs)
+    return err(bus_error(BusErrorCode::queue_full, "", "too many handoffs await receipts; wait for some to be stored or expire"));
+  Envelope e = make_envelope(MessageType::handoff, to, std::nullopt,
+                             Json{{"request", std::move(request)}, {"expiresAt", expires_at}}, now_ms);
+  auto p = check_handoff(e);
+  if (!p) return err(p.error());
+  auto text = encode_envelope(e);
+  if (!text) return err(text.error());
+  OutgoingHandoff h;
+  h.id = e.id;
+  h.to = to;
+  h.expires_at = p->expires_at;
+  h.envelope = std::move(e);
+  h.text = std::move(text.value());
+  attempt_handoff(h, now_ms);
+  remember_sent_direct(h.envelope);
+  outgoing_[h.id] = h;
+  return h;
+}
+
+Result<OutgoingHandoff, BusError> Bus::resume_handoff(const Envelope& original, std::int64_t now_ms) {
+  if (original.from.stream_id != config_.self.stream_id)
+    return err(bus_error(BusErrorCode::bad_field, "from.streamId", "only our own handoffs can be resumed"));
+  auto p = check_handoff(original);
+  if (!p) return err(p.error());
+  if (now_ms >= p->expires_at) return err(bus_error(BusErrorCode::handoff_expired, "payload.expiresAt", "the handoff has expired"));
+  if (auto it = outgoing_.find(original.id); it != outgoing_.end()) return it->second;
+  if (outgoing_.size() >= kMaxPendingHandoffs)
+    return err(bus_error(BusErrorCode::queue_full, "", "too many handoffs await receipts; wait for some to be stored or expire"));
+  auto text = encode_envelope(original);
+  if (!text) return err(text.error());
+  OutgoingHandoff h;
+  h.id = original.id;
+  h.to = *original.to;
+  h.expires_at = p->expires_at;
+  h.envelope = original;
+  h.text = std::move(text.value());
+  attempt_handoff(h, now_ms);
+  remember_sent_direct(h.envelope);
+  outgoing_[h.id] = h;
+  return h;
+}
+
+void Bus::attempt_handoff(OutgoingHandoff& h, std::int64_t now_ms) {
+  auto s = streams_.find(h.to);
+  if (s == streams_.end() || !s->second.handoff_capable || !stream_open(s->second)) {
+    h.next_attempt_ms.reset();  // waits for the peer's next open + handoff-v1 announce
+    return;
+  }
+  // The same envelope every time (same id, same instance): the receiver dedups on it.
+  immediate_.push_back(Pending{TxKind::handoff, *s->second.conn, h.text, h.id, h.to});
+  ++h.attempts;
+  h.next_attempt_ms = now_ms + backoff_ms(h.attempts);
+}
+
+void Bus::retry_handoffs_to(const std::string& stream, std::int64_t now_ms) {
+  for (auto& [id, h] : outgoing_)
+    if (h.to == stream && now_ms < h.expires_at) attempt_handoff(h, now_ms);
+}
+
+bool Bus::cancel_handoff(const std::string& id) { return outgoing_.erase(id) != 0; }
+
+std::vector<OutgoingHandoff> Bus::pending_handoffs() const {
+  std::vector<OutgoingHandoff> v;
+  for (const auto& [id, h] : outgoing_) v.push_back(h);
+  return v;
+}
+
+// --- handoffs (receiver) ----------------------------------------------------------------------
+
+void Bus::remember_handoff(const HandoffKey& key) {
+  if (!stored_.insert(key).second) return;
+  stored_order_.push_back(key);
+  if (stored_order_.size() > kMaxRememberedHandoffs) {
+    stored_.erase(stored_order_.front());
+    stored_order_.pop_front();
+  }
+}
+
+Result<Sent, BusError> Bus::confirm_handoff(std::string_view key_text, std::int64_t now_ms) {
+  auto key = parse_handoff_key(key_text);
+  if (!key) return err(bus_error(BusErrorCode::handoff_unknown, "key", "not a handoff key (use the key from the handoff event)"));
+  Json receipt;
+  if (auto it = unconfirmed_.find(*key); it != unconfirmed_.end()) {
+    receipt = handoff_receipt_payload(it->second);
+    unconfirmed_.erase(it);
+  } else if (stored_.count(*key)) {
+    receipt = Json{{"messageId", key->message_id}, {"senderInstanceId", key->instance_id}, {"forType", "handoff"}, {"receipt", "stored"}};
+  } else {
+    return err(bus_error(BusErrorCode::handoff_unknown, "key", "no handoff with this key arrived in this run; nothing to confirm"));
+  }
+  remember_handoff(*key);
+  // Only now, after the app stored it, does the sender learn it is safe to stop retrying.
+  return send(key->stream_id, MessageType::ack, std::move(receipt), std::nullopt, now_ms);
+}
+
+// --- time -------------------------------------------------------------------------------------
+
+void Bus::tick(std::int64_t now_ms) {
+  for (auto it = outgoing_.begin(); it != outgoing_.end();) {
+    OutgoingHandoff& h = it->second;
+    if (now_ms >= h.expires_at) {
+      Event ev;
+      ev.kind = EventKind::handoff_expired;
+      ev.message_id = h.id;
+      ev.peer_stream = h.to;
+      ev.envelope = h.envelope;
+      ev.handoff = h;
+      events_.push_back(std::move(ev));
+      it = outgoing_.erase(it);
+      continue;
+    }
+    if (h.next_attempt_ms && now_ms >= *h.next_attempt_ms) attempt_handoff(h, now_ms);
+    ++it;
+  }
+}
+
+std::optional<std::int64_t> Bus::next_wake_ms() const {
+  std::optional<std::int64_t> w;
+  for (const auto& [id, h] : outgoing_) {
+    std::int64_t t = h.expires_at;
+    if (h.next_attempt_ms) t = std::min(t, *h.next_attempt_ms);
+    if (!w || t < *w) w = t;
+  }
+  return w;
+}
+
+// --- the pull loop ----------------------------------------------------------------------------
+
+std::optional<Transmit> Bus::poll_transmit() {
+  if (in_flight_) return std::nullopt;  // one offer at a time: its result decides what follows
+  if (!immediate_.empty()) {
+    Pending p = std::move(immediate_.front());
+    immediate_.pop_front();
+    const std::uint32_t token = next_token_++;
+    Transmit t{token, p.conn, p.text};
+    in_flight_.emplace(token, std::move(p));
+    return t;
+  }
+  while (!ready_.empty()) {
+    std::string sid = std::move(ready_.front());
+    ready_.pop_front();
+    auto it = streams_.find(sid);
+    if (it == streams_.end()) continue;
+    Stream& s = it->second;
+    s.in_ready = false;
+    if (!s.flush_wanted || s.queue.empty() || !stream_open(s)) continue;
+    s.in_flight = true;
+    const std::uint32_t token = next_token_++;
+    Transmit t{token, *s.conn, s.queue.front().text};
+    in_flight_.emplace(token, Pending{TxKind::queue_head, *s.conn, {}, s.queue.front().id, sid});
+    return t;
+  }
+  return std::nullopt;
+}
+
+void Bus::transmit_result(std::uint32_t token, bool accepted) {
+  if (!in_flight_ || in_flight_->first != token) return;
+  Pending p = std::move(in_flight_->second);
+  in_flight_.reset();
+  switch (p.kind) {
+    case TxKind::immediate:
+    case TxKind::handoff:
+      break;  // announces are re-sent on the next open; handoffs on their retry schedule
+    case TxKind::transient:
+      if (accepted) outcomes_[p.id] = SendStatus::sent;
+      break;
+    case TxKind::broadcast:
+      (accepted ? bcast_ok_ : bcast_no_).push_back(p.conn);
+      break;
+    case TxKind::queue_head: {
+      auto it = streams_.find(p.stream);
+      if (it == streams_.end()) break;
+      Stream& s = it->second;
+      s.in_flight = false;
+      if (s.queue.empty() || s.queue.front().id != p.id) break;
+      if (!accepted) {
+        // A failed flush keeps this message and everything behind it, in order, for the next
+        // open, announce or ordinary send.
+        s.flush_wanted = false;
+        break;
+      }
+      s.queued_bytes -= s.queue.front().text.size();
+      s.queue.pop_front();
+      --queued_total_;
+      if (s.queue.empty()) --queued_peers_;
+      outcomes_[p.id] = SendStatus::sent;
+      if (!s.queue.empty() && !s.in_ready) {
+        s.in_ready = true;
+        ready_.push_back(s.id);
+      }
+      break;
+    }
+  }
+}
+
+std::vector<Event> Bus::take_events() {
+  std::vector<Event> out;
+  out.swap(events_);
+  return out;
+}
+
+// --- inspection -------------------------------------------------------------------------------
+
+PeerInfo Bus::info_for(const ConnId& conn, const Conn& c) const {
+  PeerInfo p;
+  p.conn = conn;
+  p.open = c.open;
+  p.stream_id = c.stream;
+  if (c.stream) {
+    auto s = streams_.find(*c.stream);
+    if (s != streams_.end()) {
+      p.identity = s->second.identity;
+      p.queued = s->second.queue.size();
+      if (s->second.conn == conn) {
+        p.announce = s->second.announce;
+        p.handoff = s->second.handoff_capable;
+      }
+    }
+  }
+  return p;
+}
+
+std::vector<PeerInfo> Bus::peers() const {
+  std::vector<PeerInfo> v;
+  for (const auto& [id, c] : conns_) v.push_back(info_for(id, c));
+  return v;
+}
+
+std::optional<PeerInfo> Bus::peer(const ConnId& conn) const {
+  auto it = conns_.find(conn);
+  if (it == conns_.end()) return std::nullopt;
+  return info_for(conn, it->second);
+}
+
+std::size_t Bus::queued(const std::string& stream_id) const {
+  auto it = streams_.find(stream_id);
+  return it == streams_.end() ? 0 : it->second.queue.size();
+}
+
+}  // namespace tether::bus

@@ -1,0 +1,278 @@
+// The agent message bus as a sans-IO state machine (agent-bus-and-swarm.md § Delivery semantics,
+// § Connection race this prevents, § Local state and CLI boundaries, § Untrusted wire input).
+//
+// It owns: connection <-> stream identity binding, per-peer ordered queues, the history ring,
+// ack / command_response correlation, and both sides of confirmed handoffs. It never touches a
+// transport or a clock: the caller feeds it connection events, received text and now_ms, then
+// drives it with a pull loop:
+//
+//   while (auto t = bus.poll_transmit()) bus.transmit_result(t->token, transport.send(t->conn, t->text));
+//
+// Sends are offered one at a time so a rejected send stops that peer's flush exactly where it
+// failed: only what the transport accepted leaves the backlog, and the rest stays in order.
+// Events (delivered messages, refusals, handoffs, receipts) are pulled with take_events().
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "bus/envelope.hpp"
+#include "bus/errors.hpp"
+#include "bus/limits.hpp"
+#include "common/result.hpp"
+#include "common/rng.hpp"
+
+namespace tether::bus {
+
+using ConnId = std::string;  // the transport's id for one connection (a room origin)
+
+struct BusConfig {
+  Identity self;
+  std::uint64_t seed = 1;
+  // We store handoffs: `handoff-v1` is added to our announce skills and handoffs are delivered.
+  bool accept_handoffs = false;
+  // Our announce payload (an object); sent to each connection when it opens. Null: none.
+  Json announce = nullptr;
+};
+
+struct Transmit {
+  std::uint32_t token = 0;
+  ConnId conn;
+  std::string text;
+};
+
+enum class SendStatus { sent, queued };
+
+struct Sent {
+  Envelope envelope;
+  std::string text;
+};
+
+// Incoming handoff dedup key: sender stream id, sender instance id, message id.
+struct HandoffKey {
+  std::string stream_id;
+  std::string instance_id;
+  std::string message_id;
+  bool operator<(const HandoffKey& o) const {
+    return std::tie(stream_id, instance_id, message_id) < std::tie(o.stream_id, o.instance_id, o.message_id);
+  }
+  bool operator==(const HandoffKey& o) const {
+    return stream_id == o.stream_id && instance_id == o.instance_id && message_id == o.message_id;
+  }
+};
+// The key as JSON text `["stream","instance","id"]`: unambiguous whatever the strings hold.
+std::string handoff_key_text(const HandoffKey& k);
+std::optional<HandoffKey> parse_handoff_key(std::string_view text);
+
+struct OutgoingHandoff {
+  std::string id;
+  std::string to;
+  std::int64_t expires_at = 0;
+  std::uint32_t attempts = 0;
+  std::optional<std::int64_t> next_attempt_ms;  // none while the peer lacks handoff-v1
+  Envelope envelope;
+  std::string text;
+};
+
+enum class EventKind { message, rejected, handoff, handoff_stored, handoff_expired, confirmation, peer };
+
+struct Event {
+  EventKind kind = EventKind::message;
+  ConnId conn;                        // message, rejected, handoff, peer
+  std::optional<Envelope> envelope;   // message, handoff, confirmation, handoff_stored/expired
+  bool replayed = false;              // message
+  BusError error;                     // rejected
+  std::string key;                    // handoff: the dedup key text
+  std::string message_id;             // confirmation, handoff_stored/expired
+  std::string peer_stream;            // confirmation: who confirmed; handoff_*: the recipient
+  MessageType for_type = MessageType::chat;  // confirmation: the confirmed message's type
+  std::optional<OutgoingHandoff> handoff;    // handoff_stored/expired
+};
+
+struct PeerInfo {
+  ConnId conn;
+  std::optional<std::string> stream_id;
+  std::optional<Identity> identity;
+  bool open = false;
+  std::size_t queued = 0;
+  Json announce = nullptr;
+  bool handoff = false;
+};
+
+// Payload checks shared by both sides and by the sidecar's inbox tools.
+struct HandoffPayload {
+  std::string request;
+  std::int64_t expires_at = 0;
+};
+Result<HandoffPayload, BusError> check_handoff(const Envelope& e);
+// The stored-receipt payload a receiver sends: {messageId, senderInstanceId, forType, receipt}.
+Json handoff_receipt_payload(const Envelope& handoff);
+
+struct Receipt {
+  enum class Kind { ack, command_response, handoff_stored } kind = Kind::ack;
+  bool ok = true;
+};
+// Does `e` report on request `request_id` that we sent to `peer`? For handoffs, the receipt must
+// also name the original sender instance when one is given.
+std::optional<Receipt> match_receipt(const Envelope& e, std::string_view request_id, std::string_view peer,
+                                     std::optional<std::string_view> sender_instance = std::nullopt);
+
+class Bus {
+ public:
+  explicit Bus(BusConfig config);
+
+  const Identity& self() const { return config_.self; }
+
+  // --- connection events from the transport ---
+  void connection_open(const ConnId& conn, std::int64_t now_ms);
+  void connection_closed(const ConnId& conn);
+  // Every connection in the room now; ones missing are forgotten (their stream may rebind).
+  void roster(const std::vector<ConnId>& conns);
+  // One control-lane message. Refusals become `rejected` events; nothing is torn down.
+  void receive(const ConnId& conn, ByteView text, std::int64_t now_ms);
+
+  // --- sending ---
+  Result<Sent, BusError> send(const std::string& to, MessageType type, Json payload,
+                              std::optional<std::string> topic, std::int64_t now_ms);
+  Result<Sent, BusError> broadcast(MessageType type, Json payload, std::optional<std::string> topic,
+                                   std::int64_t now_ms);
+  Result<Sent, BusError> request_history(const std::string& to, const Json& count, std::int64_t now_ms);
+  Result<Sent, BusError> ack(const Envelope& received, const Json& extra, std::int64_t now_ms);
+  Result<Sent, BusError> respond(const Envelope& command, const Json& payload, std::int64_t now_ms);
+  // Replaces our announce payload and broadcasts it to every open connection.
+  Result<Sent, BusError> set_announce(Json announce, std::int64_t now_ms);
+
+  // After poll_transmit/transmit_result ran: what became of a message sent in this call.
+  // nullopt: a transient or broadcast the transport did not accept (or an unknown id).
+  std::optional<SendStatus> outcome(const std::string& id) const;
+  // Broadcast results of the last broadcast (connections that accepted / rejected it).
+  const std::vector<ConnId>& last_broadcast_accepted() const { return bcast_ok_; }
+  const std::vector<ConnId>& last_broadcast_rejected() const { return bcast_no_; }
+
+  // --- handoffs ---
+  Result<OutgoingHandoff, BusError> handoff(const std::string& to, std::string request, std::int64_t expires_at,
+                                            std::int64_t now_ms);
+  Result<OutgoingHandoff, BusError> resume_handoff(const Envelope& original, std::int64_t now_ms);
+  bool cancel_handoff(const std::string& id);
+  std::vector<OutgoingHandoff> pending_handoffs() const;
+  Result<Sent, BusError> confirm_handoff(std::string_view key_text, std::int64_t now_ms);
+  void remember_handoff(const HandoffKey& key);
+
+  // --- time ---
+  void tick(std::int64_t now_ms);
+  std::optional<std::int64_t> next_wake_ms() const;
+
+  // --- the pull loop ---
+  std::optional<Transmit> poll_transmit();
+  void transmit_result(std::uint32_t token, bool accepted);
+  std::vector<Event> take_events();
+
+  // --- inspection ---
+  std::vector<PeerInfo> peers() const;
+  std::optional<PeerInfo> peer(const ConnId& conn) const;
+  std::size_t queued(const std::string& stream_id) const;
+  std::size_t queued_total() const { return queued_total_; }
+  // Our ring, oldest first: the last `count` entries a replay to `for_stream` would include
+  // (every entry when for_stream is empty).
+  std::vector<Envelope> history(std::size_t count, const std::string& for_stream) const;
+  // 200 at most; invalid or non-positive counts mean 50.
+  static std::size_t history_count(const Json& requested);
+
+ private:
+  struct Queued {
+    std::string id;
+    MessageType type;
+    std::string text;
+  };
+  struct Stream {
+    std::string id;
+    std::optional<ConnId> conn;
+    std::optional<Identity> identity;
+    Json announce = nullptr;
+    bool handoff_capable = false;
+    std::deque<Queued> queue;
+    std::size_t queued_bytes = 0;
+    bool flush_wanted = false;
+    bool in_flight = false;
+    bool in_ready = false;  // listed in ready_
+    std::optional<std::int64_t> history_asked_ms;
+  };
+  struct Conn {
+    bool open = false;
+    std::optional<std::string> stream;
+  };
+  enum class TxKind { immediate, queue_head, transient, broadcast, handoff };
+  struct Pending {
+    TxKind kind;
+    ConnId conn;
+    std::string text;
+    std::string id;
+    std::string stream;  // queue_head: whose queue
+  };
+  struct HistoryEntry {
+    Envelope envelope;
+  };
+  struct SentDirect {
+    std::string to;
+    MessageType type;
+  };
+
+  std::string new_id();
+  Envelope make_envelope(MessageType type, std::optional<std::string> to, std::optional<std::string> topic,
+                         Json payload, std::int64_t now_ms);
+  Stream& stream_for(const std::string& id);
+  Result<Sent, BusError> send_direct(Envelope e, std::int64_t now_ms);
+  void start_flush(Stream& s);
+  void reject(const ConnId& conn, BusError e);
+  void peer_event(const ConnId& conn);
+  void record_history(const Envelope& e);
+  void remember_seen(const Envelope& e);
+  bool seen(const Envelope& e) const;
+  void remember_sent_direct(const Envelope& e);
+  void on_history_request(Stream& s, const Envelope& e, std::int64_t now_ms);
+  void on_history_replay(const ConnId& conn, Stream& s, const Envelope& e, std::int64_t now_ms);
+  void on_confirmation(const Envelope& e);
+  void on_announce(Stream& s, const Envelope& e);
+  void on_handoff(const ConnId& conn, const Envelope& e, std::int64_t now_ms);
+  void attempt_handoff(OutgoingHandoff& h, std::int64_t now_ms);
+  void retry_handoffs_to(const std::string& stream, std::int64_t now_ms);
+  bool stream_open(const Stream& s) const;
+  PeerInfo info_for(const ConnId& conn, const Conn& c) const;
+  Json announce_payload() const;
+
+  BusConfig config_;
+  SeededRng rng_;
+  std::map<ConnId, Conn> conns_;
+  std::unordered_map<std::string, Stream> streams_;
+  std::size_t queued_peers_ = 0;  // streams with a non-empty queue
+  std::size_t queued_total_ = 0;
+  // Streams whose queue head may be offered, in the order they became ready.
+  std::deque<std::string> ready_;
+  std::deque<Pending> immediate_;
+  std::optional<std::pair<std::uint32_t, Pending>> in_flight_;
+  std::uint32_t next_token_ = 1;
+  std::vector<Event> events_;
+
+  std::deque<HistoryEntry> history_;
+  std::deque<std::string> seen_order_;
+  std::unordered_set<std::string> seen_;
+  std::deque<std::string> sent_order_;
+  std::unordered_map<std::string, SentDirect> sent_;
+
+  std::map<std::string, OutgoingHandoff> outgoing_;  // by message id
+  std::map<HandoffKey, Envelope> unconfirmed_;        // delivered, awaiting confirm_handoff
+  std::set<HandoffKey> stored_;
+  std::deque<HandoffKey> stored_order_;
+
+  // What this call's sends became (cleared at the start of each send/broadcast).
+  std::unordered_map<std::string, SendStatus> outcomes_;
+  std::vector<ConnId> bcast_ok_, bcast_no_;
+};
+
+}  // namespace tether::bus

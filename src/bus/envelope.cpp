@@ -1,0 +1,231 @@
+// Strict envelope parsing and canonical serialisation (agent-bus-notes.md § The envelope).
+#include "bus/envelope.hpp"
+
+#include <array>
+#include <cmath>
+
+#include "bus/limits.hpp"
+#include "common/utf8.hpp"
+
+namespace tether::bus {
+
+namespace {
+
+constexpr std::array<std::string_view, kMessageTypeCount> kTypeNames = {
+    "chat",          "announce",       "skill_update",        "command",       "command_response",
+    "file_offer",    "file_chunk",     "file_complete",       "file_ack",      "event",
+    "ping",          "pong",           "ack",                 "history_replay", "history_request",
+    "handoff",       "swarm_offer",    "swarm_manifest_request", "swarm_manifest_page", "swarm_announce",
+    "swarm_request", "swarm_chunk",    "swarm_have",
+};
+
+BusError err_of(BusErrorCode c, std::string field, std::string detail) {
+  return BusError{c, std::move(field), std::move(detail)};
+}
+
+// A required string member with its bound.
+std::optional<BusError> read_string(const Json& obj, const char* key, std::size_t max, const std::string& field,
+                                    std::string& out) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return err_of(BusErrorCode::missing_field, field, field + " is required (a string)");
+  auto s = json_string(*it);
+  if (!s) return err_of(BusErrorCode::bad_field, field, field + " must be a string");
+  if (auto e = check_string(*s, max, field)) return e;
+  out.assign(s->data(), s->size());
+  return std::nullopt;
+}
+
+// An optional string-or-null member (to, topic): absent and null both mean "none".
+std::optional<BusError> read_nullable(const Json& obj, const char* key, std::size_t max, const std::string& field,
+                                      std::optional<std::string>& out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) {
+    out.reset();
+    return std::nullopt;
+  }
+  auto s = json_string(*it);
+  if (!s) return err_of(BusErrorCode::bad_field, field, field + " must be a string or null");
+  if (auto e = check_string(*s, max, field)) return e;
+  out = std::string(*s);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view message_type_name(MessageType t) { return kTypeNames[std::size_t(t)]; }
+
+std::optional<MessageType> message_type_from_name(std::string_view name) {
+  for (std::size_t i = 0; i < kTypeNames.size(); ++i)
+    if (kTypeNames[i] == name) return MessageType(i);
+  return std::nullopt;
+}
+
+bool is_transient(MessageType t) {
+  switch (t) {
+    case MessageType::file_offer:
+    case MessageType::file_chunk:
+    case MessageType::file_complete:
+    case MessageType::swarm_offer:
+    case MessageType::swarm_manifest_request:
+    case MessageType::swarm_manifest_page:
+    case MessageType::swarm_announce:
+    case MessageType::swarm_request:
+    case MessageType::swarm_chunk:
+    case MessageType::swarm_have:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_kept_in_history(MessageType t) {
+  if (is_transient(t)) return false;
+  switch (t) {
+    case MessageType::announce:
+    case MessageType::ping:
+    case MessageType::pong:
+    case MessageType::history_replay:
+    case MessageType::history_request:
+    case MessageType::handoff:
+      return false;
+    default:
+      return true;
+  }
+}
+
+std::size_t utf16_length(std::string_view s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) {
+    if ((c & 0xC0) != 0x80) ++n;  // a lead byte starts a code point
+    if (c >= 0xF0) ++n;           // four-byte sequences are surrogate pairs in UTF-16
+  }
+  return n;
+}
+
+std::optional<BusError> check_string(std::string_view value, std::size_t max_chars, const std::string& field) {
+  if (value.empty()) return err_of(BusErrorCode::empty_string, field, field + " must not be empty");
+  // Cheap bound first: a UTF-8 string has at least as many bytes as UTF-16 units / ... at most
+  // 3 bytes per unit, so a string over 3*max bytes is too long without counting.
+  if (value.size() > 3 * max_chars || utf16_length(value) > max_chars)
+    return err_of(BusErrorCode::too_long, field,
+                  field + " is longer than " + std::to_string(max_chars) + " characters; shorten it");
+  if (value.find('\0') != std::string_view::npos)
+    return err_of(BusErrorCode::nul_in_string, field, field + " contains a NUL character; remove it");
+  return std::nullopt;
+}
+
+std::optional<BusError> check_identity(const Identity& id, const std::string& p) {
+  if (auto e = check_string(id.stream_id, kMaxStreamIdChars, p + ".streamId")) return e;
+  if (auto e = check_string(id.role, kMaxRoleChars, p + ".role")) return e;
+  if (auto e = check_string(id.name, kMaxNameChars, p + ".name")) return e;
+  if (auto e = check_string(id.instance_id, kMaxInstanceIdChars, p + ".instanceId")) return e;
+  return std::nullopt;
+}
+
+Result<Envelope, BusError> envelope_from_json(const Json& j) {
+  if (!j.is_object()) return err(err_of(BusErrorCode::not_object, "", "an envelope is a JSON object {v, id, type, from, to, topic, ts, payload}"));
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    if (k != "v" && k != "id" && k != "type" && k != "from" && k != "to" && k != "topic" && k != "ts" && k != "payload") {
+      std::string shown = k.size() > 64 ? k.substr(0, 64) + "..." : k;
+      return err(err_of(BusErrorCode::unknown_field, "", "unknown envelope key \"" + shown +
+                                                             "\"; an envelope has exactly v, id, type, from, to, topic, ts, payload"));
+    }
+  }
+  auto v = j.find("v");
+  if (v == j.end()) return err(err_of(BusErrorCode::missing_field, "v", "v is required (the envelope version, 1)"));
+  if (json_integer(*v, kEnvelopeVersion, kEnvelopeVersion) != kEnvelopeVersion)
+    return err(err_of(BusErrorCode::bad_version, "v", "only envelope version 1 is understood; upgrade the peer or send v:1"));
+  Envelope e;
+  if (auto x = read_string(j, "id", kMaxIdChars, "id", e.id)) return err(*x);
+  std::string type;
+  if (auto x = read_string(j, "type", kMaxTypeChars, "type", type)) return err(*x);
+  auto t = message_type_from_name(type);
+  if (!t) return err(err_of(BusErrorCode::unknown_type, "type", "\"" + type + "\" is not a bus message type"));
+  e.type = *t;
+  auto from = j.find("from");
+  if (from == j.end()) return err(err_of(BusErrorCode::missing_field, "from", "from is required ({streamId, role, name, instanceId})"));
+  if (!from->is_object()) return err(err_of(BusErrorCode::bad_field, "from", "from must be an object {streamId, role, name, instanceId}"));
+  for (auto it = from->begin(); it != from->end(); ++it) {
+    const std::string& k = it.key();
+    if (k != "streamId" && k != "role" && k != "name" && k != "instanceId")
+      return err(err_of(BusErrorCode::unknown_field, "from", "from has exactly streamId, role, name and instanceId"));
+  }
+  if (auto x = read_string(*from, "streamId", kMaxStreamIdChars, "from.streamId", e.from.stream_id)) return err(*x);
+  if (auto x = read_string(*from, "role", kMaxRoleChars, "from.role", e.from.role)) return err(*x);
+  if (auto x = read_string(*from, "name", kMaxNameChars, "from.name", e.from.name)) return err(*x);
+  if (auto x = read_string(*from, "instanceId", kMaxInstanceIdChars, "from.instanceId", e.from.instance_id)) return err(*x);
+  if (auto x = read_nullable(j, "to", kMaxToChars, "to", e.to)) return err(*x);
+  if (auto x = read_nullable(j, "topic", kMaxTopicChars, "topic", e.topic)) return err(*x);
+  auto ts = j.find("ts");
+  if (ts == j.end()) return err(err_of(BusErrorCode::missing_field, "ts", "ts is required (Unix milliseconds)"));
+  if (!ts->is_number()) return err(err_of(BusErrorCode::bad_field, "ts", "ts must be a number (Unix milliseconds)"));
+  auto f = json_finite(*ts);
+  if (!f) return err(err_of(BusErrorCode::not_finite, "ts", "ts must be a finite number"));
+  e.ts = *f;
+  auto p = j.find("payload");
+  e.payload = p == j.end() ? Json(nullptr) : *p;
+  return e;
+}
+
+Result<Envelope, BusError> parse_envelope(ByteView text) {
+  if (text.size > kMaxEnvelopeBytes)
+    return err(err_of(BusErrorCode::too_large, "",
+                      "the envelope is " + std::to_string(text.size) + " bytes; the limit is " +
+                          std::to_string(kMaxEnvelopeBytes) + " (send large data as a file or swarm transfer)"));
+  JsonParse p = parse_json(text);
+  if (!p.ok())
+    return err(err_of(BusErrorCode::not_json, "", std::string("the envelope is not JSON text (") + json_error_name(p.error) + ")"));
+  return envelope_from_json(p.value);
+}
+
+Json envelope_to_json(const Envelope& e) {
+  Json j = Json::object();
+  j["v"] = kEnvelopeVersion;
+  j["id"] = e.id;
+  j["type"] = std::string(message_type_name(e.type));
+  j["from"] = Json{{"streamId", e.from.stream_id}, {"role", e.from.role}, {"name", e.from.name}, {"instanceId", e.from.instance_id}};
+  j["to"] = e.to ? Json(*e.to) : Json(nullptr);
+  j["topic"] = e.topic ? Json(*e.topic) : Json(nullptr);
+  j["ts"] = e.ts;
+  j["payload"] = e.payload;
+  return j;
+}
+
+std::string serialize_envelope(const Envelope& e) {
+  std::string out;
+  append_json(out, envelope_to_json(e), JsonNumbers::js_double);
+  return out;
+}
+
+Result<std::string, BusError> encode_envelope(const Envelope& e) {
+  if (auto x = check_string(e.id, kMaxIdChars, "id")) return err(*x);
+  if (auto x = check_identity(e.from, "from")) return err(*x);
+  if (e.to)
+    if (auto x = check_string(*e.to, kMaxToChars, "to")) return err(*x);
+  if (e.topic)
+    if (auto x = check_string(*e.topic, kMaxTopicChars, "topic")) return err(*x);
+  if (!std::isfinite(e.ts)) return err(err_of(BusErrorCode::not_finite, "ts", "ts must be a finite number"));
+  std::string text = serialize_envelope(e);
+  if (text.size() > kMaxEnvelopeBytes)
+    return err(err_of(BusErrorCode::too_large, "payload",
+                      "the envelope would be " + std::to_string(text.size()) + " bytes; the limit is " +
+                          std::to_string(kMaxEnvelopeBytes) + " (send large data as a file or swarm transfer)"));
+  return text;
+}
+
+std::size_t json_string_bytes(std::string_view s) {
+  std::size_t n = 2;  // the quotes
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': case '\\': case '\b': case '\f': case '\n': case '\r': case '\t':
+        n += 2;
+        break;
+      default:
+        n += c < 0x20 ? 6 : 1;  // \u00XX
+    }
+  }
+  return n;
+}
+
+}  // namespace tether::bus

@@ -1,0 +1,100 @@
+// The agent-bus envelope: `{v:1, id, type, from:{streamId, role, name, instanceId}, to, topic,
+// ts, payload}` (agent-bus-notes.md § The envelope; agent-bus-and-swarm.md § Untrusted wire
+// input). Parsing is stricter than the TypeScript types: every string is bounded, non-empty and
+// NUL-free, the type is one of a closed set, unknown keys are refused, ts is finite. A refusal is
+// a value; the caller drops the message and the room lives on.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "bus/errors.hpp"
+#include "common/bytes.hpp"
+#include "common/json.hpp"
+#include "common/result.hpp"
+
+namespace tether::bus {
+
+enum class MessageType {
+  chat,
+  announce,
+  skill_update,
+  command,
+  command_response,
+  file_offer,
+  file_chunk,
+  file_complete,
+  file_ack,
+  event,
+  ping,
+  pong,
+  ack,
+  history_replay,
+  history_request,
+  handoff,
+  swarm_offer,
+  swarm_manifest_request,
+  swarm_manifest_page,
+  swarm_announce,
+  swarm_request,
+  swarm_chunk,
+  swarm_have,
+};
+constexpr int kMessageTypeCount = 23;
+
+std::string_view message_type_name(MessageType t);
+std::optional<MessageType> message_type_from_name(std::string_view name);
+// Never queued for offline peers and never kept in history: file_offer/chunk/complete and every
+// swarm_* type. Replaying a partial transfer after reconnect cannot rebuild its transport state.
+bool is_transient(MessageType t);
+// Protocol chatter that the history ring does not keep either: replaying an old announce would
+// advertise stale capabilities, replaying a replay is meaningless, and handoffs have their own
+// confirmed path.
+bool is_kept_in_history(MessageType t);
+
+struct Identity {
+  std::string stream_id;
+  std::string role;
+  std::string name;
+  std::string instance_id;
+  bool operator==(const Identity& o) const {
+    return stream_id == o.stream_id && role == o.role && name == o.name && instance_id == o.instance_id;
+  }
+};
+
+struct Envelope {
+  std::string id;
+  MessageType type = MessageType::chat;
+  Identity from;
+  std::optional<std::string> to;     // null: a broadcast
+  std::optional<std::string> topic;  // null: no topic
+  double ts = 0;                     // Unix ms
+  Json payload;                      // any JSON value
+};
+
+// JavaScript's string.length for valid UTF-8 text: code points, counting those above U+FFFF twice.
+std::size_t utf16_length(std::string_view valid_utf8);
+
+// Checks one string field: non-empty, no NUL, at most `max_chars` UTF-16 code units.
+std::optional<BusError> check_string(std::string_view value, std::size_t max_chars, const std::string& field);
+// Checks an Identity (the bounds of `from`), naming fields under `prefix` ("from").
+std::optional<BusError> check_identity(const Identity& id, const std::string& prefix);
+
+// Parses JSON text (refused above kMaxEnvelopeBytes before parsing).
+Result<Envelope, BusError> parse_envelope(ByteView text);
+// Validates an already parsed JSON value (history_replay carries envelopes as objects).
+Result<Envelope, BusError> envelope_from_json(const Json& value);
+
+// The canonical JSON text: keys in wire order, numbers as JSON.stringify writes them.
+std::string serialize_envelope(const Envelope& e);
+Json envelope_to_json(const Envelope& e);
+// Serialises after checking every bound, including kMaxEnvelopeBytes: what we put on the wire is
+// held to the rules we hold others to.
+Result<std::string, BusError> encode_envelope(const Envelope& e);
+
+// The UTF-8 byte length of `s` written as a JSON string (quotes and escapes included), as
+// `new TextEncoder().encode(JSON.stringify(s)).length` counts it.
+std::size_t json_string_bytes(std::string_view s);
+
+}  // namespace tether::bus

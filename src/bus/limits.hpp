@@ -1,0 +1,74 @@
+// Every bound of the agent message bus as a named constant (agent-bus-and-swarm.md § Delivery
+// semantics, § Local state and CLI boundaries, § Simple one-to-one transfer; agent-bus-notes.md
+// § The envelope). Each is enforced before anything is allocated for the input it bounds.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace tether::bus {
+
+// --- the envelope (agent-bus-notes.md § The envelope) -------------------------------------------
+// Lengths are in UTF-16 code units, as JavaScript's `string.length` counts them, so a JS peer
+// and we agree on every boundary case.
+constexpr std::size_t kMaxIdChars = 128;
+constexpr std::size_t kMaxTypeChars = 64;
+constexpr std::size_t kMaxStreamIdChars = 128;
+constexpr std::size_t kMaxRoleChars = 64;
+constexpr std::size_t kMaxNameChars = 256;
+constexpr std::size_t kMaxInstanceIdChars = 128;
+constexpr std::size_t kMaxToChars = 128;
+constexpr std::size_t kMaxTopicChars = 256;
+// One envelope's JSON text. 256 KiB is the common SCTP message limit the spec names (§ Why the
+// manifest is paged); nothing larger could cross a data channel anyway, so it is refused before
+// the JSON parser sees it.
+constexpr std::size_t kMaxEnvelopeBytes = 256 * 1024;
+constexpr int kEnvelopeVersion = 1;
+// Our ids: 12 random bytes, base64url (16 characters), like the public implementation.
+constexpr std::size_t kIdRandomBytes = 12;
+
+// --- per-peer ordered queues (§ Delivery semantics) -------------------------------------------
+// The backlog is in memory; beyond these a send fails with queue_full instead of silently
+// dropping older messages (the caller still owns the message and can store it durably).
+constexpr std::size_t kMaxQueuedPerPeer = 1000;
+constexpr std::size_t kMaxQueuedBytesPerPeer = 8 * 1024 * 1024;
+constexpr std::size_t kMaxQueuedPeers = 256;
+
+// --- history (§ Delivery semantics) -----------------------------------------------------------
+constexpr std::size_t kHistoryCapacity = 500;
+constexpr std::int64_t kHistoryMaxRequest = 200;
+constexpr std::int64_t kHistoryDefaultRequest = 50;
+// A history_replay is only accepted from a peer we asked, within this window of asking.
+constexpr std::int64_t kHistoryReplyWindowMs = 60'000;
+// Delivered (sender, id) pairs remembered so a replay does not deliver a message twice.
+constexpr std::size_t kSeenCapacity = 4096;
+
+// --- confirmations (§ Delivery semantics) ------------------------------------------------------
+// Direct messages we sent, remembered for ack / command_response correlation.
+constexpr std::size_t kConfirmationCapacity = 4096;
+
+// --- handoffs (§ Local state and CLI boundaries) ------------------------------------------------
+constexpr std::size_t kHandoffMaxRequestBytes = 32'000;  // UTF-8 bytes of the JSON string encoding
+constexpr std::int64_t kHandoffMaxTtlMs = 24LL * 60 * 60 * 1000;
+constexpr std::int64_t kHandoffRetryInitialMs = 2'000;
+constexpr std::int64_t kHandoffRetryMaxMs = 60'000;
+constexpr std::size_t kMaxPendingHandoffs = 1024;
+// Incoming handoffs delivered to the app but not yet confirmed stored.
+constexpr std::size_t kMaxUnconfirmedHandoffs = 1024;
+// Stored handoff keys kept in memory to re-ack retries without redelivery (the sidecar persists
+// its own records; this covers one run).
+constexpr std::size_t kMaxRememberedHandoffs = 65'536;
+constexpr const char* kHandoffCapability = "handoff-v1";
+
+// --- the simple one-to-one transfer (§ Simple one-to-one transfer) ---------------------------
+constexpr std::uint64_t kFileMaxBytes = 256ULL * 1024 * 1024;
+constexpr std::uint64_t kFileBrowserMaxBytes = 64ULL * 1024 * 1024;
+constexpr std::size_t kFileReceiverMaxIncomplete = 16;
+constexpr std::uint64_t kFileReceiverMaxPromisedBytes = 512ULL * 1024 * 1024;
+// A base64 chunk of 64 KiB is ~85 KiB of envelope: comfortably below kMaxEnvelopeBytes.
+constexpr std::uint32_t kFileDefaultChunkSize = 64 * 1024;
+constexpr std::uint32_t kFileMaxChunkSize = 128 * 1024;
+constexpr std::size_t kMaxTransferIdChars = 128;
+constexpr std::size_t kMaxFileNameChars = 1024;
+constexpr std::size_t kMaxMimeTypeChars = 256;
+
+}  // namespace tether::bus

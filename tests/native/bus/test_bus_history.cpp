@@ -1,0 +1,173 @@
+// History ring, replay filtering and reconnect replay (agent-bus-and-swarm.md § Delivery
+// semantics), and ack / command_response correlation.
+#include <catch2/catch.hpp>
+
+#include "harness.hpp"
+
+using namespace bus_test;
+
+namespace {
+
+// Moves every offered text from `from` to `to`, as connection `conn_at_to`; returns the offers.
+std::vector<Offer> carry(Bus& from, Bus& to, const std::string& conn_at_to, std::int64_t now) {
+  std::vector<std::string> texts;
+  auto offers = pump(from, [&](const std::string&, const std::string& t) {
+    texts.push_back(t);
+    return true;
+  });
+  for (const auto& t : texts) to.receive(conn_at_to, ByteView(std::string_view(t)), now);
+  return offers;
+}
+
+}  // namespace
+
+TEST_CASE("bus history: count rules (cap 200; invalid or non-positive mean 50)") {
+  CHECK(Bus::history_count(Json(10)) == 10);
+  CHECK(Bus::history_count(Json(200)) == 200);
+  CHECK(Bus::history_count(Json(201)) == 200);
+  CHECK(Bus::history_count(Json(1e12)) == 200);
+  CHECK(Bus::history_count(Json(0)) == 50);
+  CHECK(Bus::history_count(Json(-3)) == 50);
+  CHECK(Bus::history_count(Json(2.5)) == 50);
+  CHECK(Bus::history_count(Json("10")) == 50);
+  CHECK(Bus::history_count(Json(nullptr)) == 50);
+}
+
+TEST_CASE("bus history: a replay holds broadcasts and messages to or by the requester, never other peers' directs") {
+  Bus hub(config("hub"));
+  for (auto c : {"ca", "cb"}) hub.connection_open(c, 0);
+  deliver(hub, "ca", env("a0", MessageType::announce, ident("A"), std::nullopt));
+  deliver(hub, "cb", env("b0", MessageType::announce, ident("B"), std::nullopt));
+  deliver(hub, "ca", env("a1", MessageType::chat, ident("A"), std::nullopt, Json{{"text", "A to all"}}));
+  deliver(hub, "cb", env("b1", MessageType::chat, ident("B"), std::string("hub"), Json{{"text", "B to hub"}}));
+  deliver(hub, "ca", env("a2", MessageType::chat, ident("A"), std::string("hub"), Json{{"text", "A to hub"}}));
+  REQUIRE(hub.send("B", MessageType::chat, Json{{"text", "hub to B"}}, std::nullopt, 5).ok());
+  REQUIRE(hub.send("A", MessageType::chat, Json{{"text", "hub to A"}}, std::nullopt, 6).ok());
+  REQUIRE(hub.broadcast(MessageType::event, Json{{"text", "hub to all"}}, std::nullopt, 7).ok());
+  REQUIRE(hub.send("A", MessageType::swarm_have, Json::object(), std::nullopt, 8).ok());  // transient: never kept
+  pump_all(hub);
+  hub.take_events();
+  std::vector<std::string> for_a;
+  for (const auto& e : hub.history(200, "A")) for_a.push_back(e.payload.value("text", ""));
+  CHECK(for_a == std::vector<std::string>{"A to all", "A to hub", "hub to A", "hub to all"});
+  CHECK(hub.history(200, "").size() == 6);
+  CHECK(hub.history(2, "A").size() == 2);
+  CHECK(hub.history(2, "A").back().payload["text"] == "hub to all");
+
+  // The same through the wire: A asks, the hub answers with a filtered replay.
+  deliver(hub, "ca", env("q1", MessageType::history_request, ident("A"), std::string("hub"), Json{{"count", 500}}));
+  auto offers = pump_all(hub);
+  auto replays = of_type(offers, MessageType::history_replay);
+  REQUIRE(replays.size() == 1);
+  CHECK(replays[0].to == std::string("A"));
+  std::vector<std::string> replayed;
+  for (const auto& m : replays[0].payload["messages"]) replayed.push_back(m["payload"].value("text", ""));
+  CHECK(replayed == for_a);
+}
+
+TEST_CASE("bus history: the ring is bounded") {
+  Bus b(config("me"));
+  for (std::size_t i = 0; i < kHistoryCapacity + 10; ++i) REQUIRE(b.broadcast(MessageType::chat, Json{{"n", i}}, std::nullopt, 1).ok());
+  auto all = b.history(100000, "");
+  REQUIRE(all.size() == kHistoryCapacity);
+  CHECK(all.front().payload["n"] == 10);
+}
+
+TEST_CASE("bus history: reconnect with queued messages and a replay loses nothing and delivers nothing twice") {
+  Bus a(config("A", false, 1));
+  Bus b(config("B", false, 2));
+  a.connection_open("toB", 0);
+  b.connection_open("toA", 0);
+  carry(a, b, "toA", 1);
+  carry(b, a, "toB", 1);
+  a.take_events();
+  b.take_events();
+  // B goes away; A keeps talking to it and broadcasting.
+  a.connection_closed("toB");
+  b.connection_closed("toA");
+  for (int i = 0; i < 3; ++i) REQUIRE(a.send("B", MessageType::chat, Json{{"text", "d" + std::to_string(i)}}, std::nullopt, 10 + i).ok());
+  REQUIRE(a.broadcast(MessageType::chat, Json{{"text", "missed broadcast"}}, std::nullopt, 20).ok());
+  CHECK(carry(a, b, "toA", 20).empty());
+  // The channel comes back but closes again right after open: the first replay attempt fails.
+  a.connection_open("toB", 30);
+  pump_none(a);
+  CHECK(a.queued("B") == 3);
+  // It reopens for real. B asks A for history as well.
+  a.connection_open("toB", 40);
+  b.connection_open("toA", 40);
+  REQUIRE(b.request_history("A", Json(50), 40).ok());
+  for (int round = 0; round < 4; ++round) {
+    carry(a, b, "toA", 41);
+    carry(b, a, "toB", 41);
+  }
+  std::vector<std::string> got;
+  for (const auto& e : events_of(b.take_events(), EventKind::message))
+    if (e.envelope->type == MessageType::chat) got.push_back(e.envelope->payload["text"].get<std::string>() + (e.replayed ? "*" : ""));
+  // Live flush first, in order; the replay adds only the broadcast B missed (marked *).
+  CHECK(got == std::vector<std::string>{"d0", "d1", "d2", "missed broadcast*"});
+  CHECK(a.queued("B") == 0);
+}
+
+TEST_CASE("bus history: unsolicited or malformed replays are refused") {
+  Bus b(config("me"));
+  b.connection_open("c", 0);
+  Json fake = envelope_to_json(env("f1", MessageType::chat, ident("x"), std::nullopt, Json{{"text", "injected"}}));
+  deliver(b, "c", env("r1", MessageType::history_replay, ident("p"), std::string("me"), Json{{"messages", Json::array({fake})}}));
+  auto ev = b.take_events();
+  REQUIRE(events_of(ev, EventKind::rejected).size() == 1);
+  CHECK(events_of(ev, EventKind::message).empty());
+  // Asked: bad entries are refused one by one, good ones delivered; other peers' directs skipped.
+  REQUIRE(b.request_history("p", Json(5), 10).ok());
+  Json bad = Json{{"v", 1}, {"id", ""}};
+  Json other = envelope_to_json(env("o1", MessageType::chat, ident("x"), std::string("someone"), Json{{"text", "private"}}));
+  deliver(b, "c", env("r2", MessageType::history_replay, ident("p"), std::string("me"), Json{{"messages", Json::array({bad, fake, other})}}), 20);
+  ev = b.take_events();
+  auto rej = events_of(ev, EventKind::rejected);
+  REQUIRE(rej.size() == 1);
+  CHECK(rej[0].error.field.rfind("payload.messages[0]", 0) == 0);
+  auto msgs = events_of(ev, EventKind::message);
+  REQUIRE(msgs.size() == 1);
+  CHECK(msgs[0].replayed);
+  CHECK(msgs[0].envelope->payload["text"] == "injected");
+}
+
+TEST_CASE("bus confirmations: ack and command_response correlate by message id and peer") {
+  Bus b(config("me"));
+  b.connection_open("c", 0);
+  deliver(b, "c", env("a", MessageType::announce, ident("p"), std::nullopt));
+  auto cmd = b.send("p", MessageType::command, Json{{"run", "x"}}, std::nullopt, 1);
+  REQUIRE(cmd.ok());
+  pump_all(b);
+  b.take_events();
+  deliver(b, "c", env("r1", MessageType::command_response, ident("p"), std::string("me"), Json{{"messageId", cmd->envelope.id}, {"ok", true}}));
+  auto conf = events_of(b.take_events(), EventKind::confirmation);
+  REQUIRE(conf.size() == 1);
+  CHECK(conf[0].message_id == cmd->envelope.id);
+  CHECK(conf[0].for_type == MessageType::command);
+  CHECK(conf[0].peer_stream == "p");
+  // An ack for an id we never sent, or from the wrong peer, confirms nothing.
+  deliver(b, "c", env("r2", MessageType::ack, ident("p"), std::string("me"), Json{{"messageId", "nope"}}));
+  CHECK(events_of(b.take_events(), EventKind::confirmation).empty());
+
+  // match_receipt, as the sidecar's `receipt` uses it over inbox and archive.
+  Envelope fail = env("r3", MessageType::command_response, ident("p"), std::string("me"), Json{{"messageId", "req"}, {"error", "boom"}});
+  auto r = match_receipt(fail, "req", "p");
+  REQUIRE(r);
+  CHECK(r->kind == Receipt::Kind::command_response);
+  CHECK_FALSE(r->ok);
+  CHECK_FALSE(match_receipt(fail, "req", "q"));
+  CHECK_FALSE(match_receipt(fail, "other", "p"));
+}
+
+TEST_CASE("bus ack/respond build the confirmation payloads") {
+  Bus b(config("me"));
+  Envelope in = env("m1", MessageType::command, ident("p"), std::string("me"));
+  auto a = b.ack(in, Json{{"note", "ok"}}, 5);
+  REQUIRE(a.ok());
+  CHECK(a->envelope.type == MessageType::ack);
+  CHECK(a->envelope.to == std::string("p"));
+  CHECK(a->envelope.payload == Json{{"messageId", "m1"}, {"note", "ok"}});
+  auto r = b.respond(in, Json{{"result", 42}, {"messageId", "forged"}}, 6);
+  REQUIRE(r.ok());
+  CHECK(r->envelope.payload == Json{{"messageId", "m1"}, {"result", 42}});
+}
