@@ -9,7 +9,8 @@ let dirPromise = null;
 
 async function folder(path) {
   let d = await navigator.storage.getDirectory();
-  for (const part of path.split('/').filter(Boolean)) d = await d.getDirectoryHandle(part, { create: true });
+  for (const part of path.split('/').filter(Boolean))
+    d = await d.getDirectoryHandle(part, { create: true });
   return d;
 }
 
@@ -69,6 +70,22 @@ const ops = {
     const d = new Uint8Array(await crypto.subtle.digest('SHA-256', buf));
     return Array.from(d, (b) => b.toString(16).padStart(2, '0')).join('');
   },
+  // A whole file; through the handle already open on it when there is one (a sync access handle
+  // is exclusive, so a second could not be opened while the file is being served).
+  async readAll({ name }) {
+    for (const { h, name: n } of handles.values()) {
+      if (n !== name) continue;
+      const buf = new Uint8Array(h.getSize());
+      h.read(buf, { at: 0 });
+      return buf;
+    }
+    const id = await openSync(await dirPromise, name);
+    try {
+      return ops.read({ id, offset: 0, length: handles.get(id).h.getSize() });
+    } finally {
+      ops.close({ id });
+    }
+  },
   async readText({ name }) {
     const dir = await dirPromise;
     try {
@@ -83,7 +100,14 @@ const ops = {
     // OPFS has no create-exclusive: check, then create. Within one origin the window between the
     // two is one task; a second page racing into it would also find the other's lock on re-read.
     if (exclusive && (await exists(dir, name))) return false;
-    const id = await openSync(dir, name);
+    let id;
+    try {
+      id = await openSync(dir, name);
+    } catch (e) {
+      // Another page holds it open this instant: it is writing the same file; we lost the race.
+      if (e.name === 'NoModificationAllowedError') return false;
+      throw e;
+    }
     const { h } = handles.get(id);
     const bytes = new TextEncoder().encode(text);
     h.truncate(0);
@@ -92,6 +116,14 @@ const ops = {
     h.close();
     handles.delete(id);
     return true;
+  },
+  async modifiedMs({ name }) {
+    try {
+      return (await (await (await dirPromise).getFileHandle(name)).getFile()).lastModified;
+    } catch (e) {
+      if (e.name === 'NotFoundError') return null;
+      throw e;
+    }
   },
   async remove({ name }) {
     const dir = await dirPromise;

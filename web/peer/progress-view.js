@@ -1,7 +1,12 @@
 // A small progress view for swarm transfers in a page: one bar per file and one row per peer
 // (bytes received from it, bytes served to it). Feed it the glue's onProgress reports.
 
-const fmt = (n) => (n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(0)} KiB` : `${n} B`);
+const fmt = (n) =>
+  n >= 1 << 20
+    ? `${(n / (1 << 20)).toFixed(1)} MiB`
+    : n >= 1024
+      ? `${(n / 1024).toFixed(0)} KiB`
+      : `${n} B`;
 
 /** @param {HTMLElement} container */
 export function createProgressView(container) {

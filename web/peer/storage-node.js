@@ -3,7 +3,17 @@
 // and make the final move exclusive"). Part and lock files sit in the destination folder itself,
 // so the final move is a same-filesystem link.
 import { createHash } from 'node:crypto';
-import { link, mkdir, open, readFile, realpath, rm, unlink, writeFile } from 'node:fs/promises';
+import {
+  link,
+  mkdir,
+  open,
+  readFile,
+  realpath,
+  rm,
+  stat,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 
 const MAX_NAME_TRIES = 1000;
@@ -32,7 +42,12 @@ export async function nodeFolder(dir) {
       async write(offset, bytes) {
         let done = 0;
         while (done < bytes.byteLength) {
-          const { bytesWritten } = await fh.write(bytes, done, bytes.byteLength - done, offset + done);
+          const { bytesWritten } = await fh.write(
+            bytes,
+            done,
+            bytes.byteLength - done,
+            offset + done,
+          );
           done += bytesWritten;
         }
       },
@@ -41,7 +56,7 @@ export async function nodeFolder(dir) {
       async sha256() {
         const h = createHash('sha256');
         const buf = Buffer.alloc(1 << 20);
-        for (let off = 0; ; ) {
+        for (let off = 0; ;) {
           const { bytesRead } = await fh.read(buf, 0, buf.length, off);
           if (bytesRead === 0) break;
           h.update(buf.subarray(0, bytesRead));
@@ -74,6 +89,14 @@ export async function nodeFolder(dir) {
       }
     },
     remove: (name) => rm(at(name), { force: true }),
+    async modifiedMs(name) {
+      try {
+        return (await stat(at(name))).mtimeMs;
+      } catch (e) {
+        if (e.code === 'ENOENT') return null;
+        throw e;
+      }
+    },
     async openFile(name) {
       const p = at(name);
       let fh;
@@ -104,7 +127,9 @@ export async function nodeFolder(dir) {
         await unlink(at(partName));
         return { name, path: join(root, name), handle }; // the open handle now reads the final file
       }
-      throw new Error(`${wanted}: ${MAX_NAME_TRIES} files of that name already exist in ${root}; clean the folder up`);
+      throw new Error(
+        `${wanted}: ${MAX_NAME_TRIES} files of that name already exist in ${root}; clean the folder up`,
+      );
     },
   };
 }
@@ -123,7 +148,7 @@ export async function fileSource(path) {
     async sha256() {
       const hash = createHash('sha256');
       const buf = Buffer.alloc(1 << 20);
-      for (let off = 0; off < size; ) {
+      for (let off = 0; off < size;) {
         const { bytesRead } = await fh.read(buf, 0, buf.length, off);
         if (bytesRead === 0) break;
         hash.update(buf.subarray(0, bytesRead));

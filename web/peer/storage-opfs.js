@@ -3,7 +3,12 @@
 // web/peer/opfs-worker.js, where synchronous access handles write straight into the file.
 
 const SAFE = (name) => {
-  const base = String(name).replace(/\\/g, '/').split('/').pop().replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  const base = String(name)
+    .replace(/\\/g, '/')
+    .split('/')
+    .pop()
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim();
   return base === '' || base === '.' || base === '..' ? 'download.bin' : base.slice(0, 255);
 };
 
@@ -50,8 +55,10 @@ export async function opfsFolder(path) {
   return {
     key: `opfs:/${path.split('/').filter(Boolean).join('/')}`,
     readText: (name) => call('readText', { name: SAFE(name) }),
-    writeText: (name, text, { exclusive = false } = {}) => call('writeText', { name: SAFE(name), text, exclusive }),
+    writeText: (name, text, { exclusive = false } = {}) =>
+      call('writeText', { name: SAFE(name), text, exclusive }),
     remove: (name) => call('remove', { name: SAFE(name) }),
+    modifiedMs: (name) => call('modifiedMs', { name: SAFE(name) }),
     openFile: async (name) => {
       const id = await call('open', { name: SAFE(name) });
       return { id, ...handleOf(id) };
@@ -61,14 +68,7 @@ export async function opfsFolder(path) {
       return { name, handle: { id, ...handleOf(id) } };
     },
     /** Reads a whole file (tests, small files). */
-    async readAll(name) {
-      const id = await call('open', { name: SAFE(name) });
-      try {
-        return await call('read', { id, offset: 0, length: await call('size', { id }) });
-      } finally {
-        await call('close', { id });
-      }
-    },
+    readAll: (name) => call('readAll', { name: SAFE(name) }),
     close: () => worker.terminate(),
   };
 }

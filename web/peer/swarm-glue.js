@@ -48,13 +48,20 @@ export function bytesSource(bytes) {
  * }} options
  */
 export function createSwarmPeer(options) {
-  const { swarm, transport, now = () => Date.now(), onProgress = () => {}, log = () => {} } = options;
+  const {
+    swarm,
+    transport,
+    now = () => Date.now(),
+    onProgress = () => {},
+    log = () => {},
+  } = options;
   const selfId = transport.selfId;
   const identity = {
     streamId: selfId,
     role: options.identity?.role ?? 'peer',
     name: options.identity?.name ?? selfId,
-    instanceId: options.identity?.instanceId ?? `${selfId}.${Math.random().toString(36).slice(2, 10)}`,
+    instanceId:
+      options.identity?.instanceId ?? `${selfId}.${Math.random().toString(36).slice(2, 10)}`,
   };
   let rngSeed = options.seed ?? (Math.random() * 0x7fffffff) | 0;
   let msgCounter = 0;
@@ -88,6 +95,10 @@ export function createSwarmPeer(options) {
     base64ChunksSent: 0,
     sendRejected: 0,
     manifestFailures: 0,
+    controlReceived: 0,
+    signalingDrops: 0,
+    serveErrors: 0,
+    chunks: {}, // arrivals by the core's verdict: stored, duplicate, bad_hash, unexpected
   };
   const refuse = (peer, code, detail) => {
     stats.refusedCount++;
@@ -96,7 +107,15 @@ export function createSwarmPeer(options) {
 
   function envelope(type, to, payloadText) {
     // The payload is already canonical JSON from the core: spliced in, not re-encoded.
-    const head = { v: ENVELOPE_VERSION, id: `${identity.instanceId}.${++msgCounter}`, type, from: identity, to, topic: null, ts: now() };
+    const head = {
+      v: ENVELOPE_VERSION,
+      id: `${identity.instanceId}.${++msgCounter}`,
+      type,
+      from: identity,
+      to,
+      topic: null,
+      ts: now(),
+    };
     const h = JSON.stringify(head);
     return `${h.slice(0, -1)},"payload":${payloadText}}`;
   }
@@ -137,7 +156,11 @@ export function createSwarmPeer(options) {
   function reportProgress(e, force = false) {
     const t = now();
     if (!force && t - e.lastProgress < PROGRESS_INTERVAL_MS) {
-      if (!e.progressTimer) e.progressTimer = setTimeout(() => ((e.progressTimer = null), reportProgress(e, true)), PROGRESS_INTERVAL_MS);
+      if (!e.progressTimer)
+        e.progressTimer = setTimeout(
+          () => ((e.progressTimer = null), reportProgress(e, true)),
+          PROGRESS_INTERVAL_MS,
+        );
       return;
     }
     e.lastProgress = t;
@@ -158,41 +181,47 @@ export function createSwarmPeer(options) {
     if (e.disposed) return;
     // Bounded: reporting a send result can queue more actions, which are drained here too.
     for (let round = 0; round < 8 && !e.disposed; round++) {
-    const actions = e.session.takeActions();
-    if (!actions.length) break;
-    for (const a of actions) {
-      switch (a.kind) {
-        case 'control':
-          sendControl(a.to === null ? null : idOf.get(a.to), a.type, a.payload);
-          break;
-        case 'request': {
-          const to = idOf.get(a.to);
-          const ok = transport.send(to, envelope(a.type, to, a.payload));
-          if (!ok) stats.sendRejected++;
-          e.session.onSendResult(a.token, ok, now());
-          break;
+      const actions = e.session.takeActions();
+      if (!actions.length) break;
+      for (const a of actions) {
+        switch (a.kind) {
+          case 'control':
+            sendControl(a.to === null ? null : idOf.get(a.to), a.type, a.payload);
+            break;
+          case 'request': {
+            const to = idOf.get(a.to);
+            const ok = transport.send(to, envelope(a.type, to, a.payload));
+            if (!ok) stats.sendRejected++;
+            e.session.onSendResult(a.token, ok, now());
+            break;
+          }
+          case 'serve':
+            enqueueServe(idOf.get(a.to), {
+              e,
+              index: a.index,
+              binary: a.binary,
+              offset: a.offset,
+              length: a.length,
+            });
+            break;
+          case 'manifestReady':
+            startDownload(e).catch((err) => fail(e, err));
+            break;
+          case 'rebuild': {
+            const p = idOf.get(a.peer);
+            log('rebuild', p);
+            e.session.removePeer(a.peer, now());
+            transport.rebuild?.(p);
+            break;
+          }
+          case 'completed':
+            complete(e).catch((err) => fail(e, err));
+            break;
+          case 'failed':
+            onFailed(e, a);
+            break;
         }
-        case 'serve':
-          enqueueServe(idOf.get(a.to), { e, index: a.index, binary: a.binary, offset: a.offset, length: a.length });
-          break;
-        case 'manifestReady':
-          startDownload(e).catch((err) => fail(e, err));
-          break;
-        case 'rebuild': {
-          const p = idOf.get(a.peer);
-          log('rebuild', p);
-          e.session.removePeer(a.peer, now());
-          transport.rebuild?.(p);
-          break;
-        }
-        case 'completed':
-          complete(e).catch((err) => fail(e, err));
-          break;
-        case 'failed':
-          onFailed(e, a);
-          break;
       }
-    }
     }
     schedule(e);
   }
@@ -250,6 +279,7 @@ export function createSwarmPeer(options) {
         } else stats.sendRejected++; // the requester times out and asks again
       }
     } catch (err) {
+      stats.serveErrors++;
       log('serve', peer, err);
     } finally {
       q.pumping = false;
@@ -264,11 +294,21 @@ export function createSwarmPeer(options) {
     } catch {
       return refuse(peer, 'not_json', 'the control message is not JSON');
     }
-    if (!env || typeof env !== 'object' || typeof env.type !== 'string' || !env.type.startsWith('swarm_')) return;
+    if (
+      !env ||
+      typeof env !== 'object' ||
+      typeof env.type !== 'string' ||
+      !env.type.startsWith('swarm_')
+    )
+      return;
     // A connection is bound to the identity it was opened with (§ Untrusted wire input).
     if (env.v !== ENVELOPE_VERSION || !env.from || env.from.streamId !== peer) {
       stats.forgedIdentity++;
-      return refuse(peer, 'identity', `envelope from ${JSON.stringify(env.from?.streamId)} on ${peer}'s connection`);
+      return refuse(
+        peer,
+        'identity',
+        `envelope from ${JSON.stringify(env.from?.streamId)} on ${peer}'s connection`,
+      );
     }
     if (env.to !== null && env.to !== undefined && env.to !== selfId) return; // not ours
     const parsed = swarm.parseMessage({ type: env.type, payload: env.payload });
@@ -282,6 +322,15 @@ export function createSwarmPeer(options) {
     if (parsed.type === 'swarm_chunk') {
       const bytes = Uint8Array.from(atob(payload.data), (c) => c.charCodeAt(0));
       return onChunk(e, peer, num, payload.index, bytes);
+    }
+    stats.controlReceived++;
+    if (parsed.type === 'swarm_manifest_page' && peer !== e.manifestSource) {
+      // Pages are taken only from the peer we asked: anyone else's could only poison the list.
+      return refuse(
+        peer,
+        'unsolicited_page',
+        `a manifest page for ${e.fileId} nobody asked ${peer} for`,
+      );
     }
     const r = e.session.onMessage(num, parsed.type, parsed.payload, { directed }, now());
     if (!r.ok) refuse(peer, r.code, `${r.field}: ${r.detail}`);
@@ -298,18 +347,27 @@ export function createSwarmPeer(options) {
 
   function onChunk(e, peer, num, index, data) {
     const outcome = e.session.onChunk(num, index, data, now());
+    stats.chunks[outcome] = (stats.chunks[outcome] ?? 0) + 1;
     if (outcome === 'stored') {
-      const copy = data.slice();
+      // `data` views a buffer the lane handed to us alone (or a decoded base64 chunk): kept, not
+      // copied; the folder copies what it hands to its writer.
+      const copy = data;
       e.receivedIndexes.add(index);
       peerCounters(e, peer).received += copy.byteLength;
       // Held in memory until written: the core already announced the chunk (swarm_have), so a
       // peer may ask for it before the write lands.
+      // Writes are issued at once, not chained: the folder applies them in order (one file
+      // handle, one worker queue), and waiting for each round trip would let the disk fall
+      // behind the network.
       e.unwritten.set(index, copy);
-      e.writes = e.writes.then(async () => {
-        await e.part.write(index * e.chunkSize, copy);
-        e.unwritten.delete(index);
-      });
-      e.writes.catch((err) => fail(e, err));
+      const w = e.part.write(index * e.chunkSize, copy).then(
+        () => {
+          e.pendingWrites.delete(w);
+          if (e.unwritten.get(index) === copy) e.unwritten.delete(index);
+        },
+        (err) => fail(e, err),
+      );
+      e.pendingWrites.add(w);
       reportProgress(e);
     } else if (outcome === 'bad_hash') {
       stats.badChunks++;
@@ -320,7 +378,11 @@ export function createSwarmPeer(options) {
 
   function onOffer(peer, canonical, payload) {
     let o = offers.get(payload.fileId);
-    if (!o) offers.set(payload.fileId, (o = { payload: canonical, parsed: payload, offerers: new Set() }));
+    if (!o)
+      offers.set(
+        payload.fileId,
+        (o = { payload: canonical, parsed: payload, offerers: new Set() }),
+      );
     if (o.payload !== canonical) {
       // A different shape under the same id: keep the first, which the offerer set vouches for.
       return refuse(peer, 'conflicting_offer', `a second, different offer for ${payload.fileId}`);
@@ -336,7 +398,8 @@ export function createSwarmPeer(options) {
       const num = peerNum(peer);
       for (const e of files.values()) {
         e.session.addPeer(num, capsOf(peer), now());
-        if (e.role === 'seed' || e.state === 'complete') sendControl(peer, 'swarm_offer', e.offerPayload);
+        if (e.role === 'seed' || e.state === 'complete')
+          sendControl(peer, 'swarm_offer', e.offerPayload);
         perform(e);
       }
     },
@@ -354,11 +417,12 @@ export function createSwarmPeer(options) {
     drain(peer) {
       pumpServe(peer);
     },
+    // Our signaling dropping does not stop the data channels, so transfers go on over them
+    // meanwhile; the transport holds any rebuild until signaling is back (§ Surviving a network
+    // drop: rebuilding underneath a reconnect races it). Once back, everything outstanding is
+    // abandoned and re-planned, charging nobody, and rebuilds wait out the core's grace.
     signalingDown() {
-      for (const e of files.values()) {
-        e.session.transportDown(now());
-        perform(e);
-      }
+      stats.signalingDrops++;
     },
     reconnect() {
       for (const e of files.values()) {
@@ -378,7 +442,7 @@ export function createSwarmPeer(options) {
       perPeer: new Map(),
       lastProgress: 0,
       progressTimer: null,
-      writes: Promise.resolve(),
+      pendingWrites: new Set(),
       receivedIndexes: new Set(),
       unwritten: new Map(), // chunk index -> verified bytes not yet on disk
       resumed: 0,
@@ -395,7 +459,12 @@ export function createSwarmPeer(options) {
    * Offers a file: hashes every chunk, then answers requests from anyone in the room.
    * @param {{name: string, mimeType?: string, source: {size: number, read(o: number, l: number): Promise<Uint8Array>, sha256(): Promise<string>}, chunkSize?: number}} f
    */
-  async function share({ name, mimeType = 'application/octet-stream', source, chunkSize = swarm.limits.defaultChunkSize }) {
+  async function share({
+    name,
+    mimeType = 'application/octet-stream',
+    source,
+    chunkSize = swarm.limits.defaultChunkSize,
+  }) {
     const hashes = [];
     for (let off = 0; off < source.size; off += chunkSize)
       hashes.push(swarm.sha256Hex(await source.read(off, Math.min(chunkSize, source.size - off))));
@@ -428,23 +497,33 @@ export function createSwarmPeer(options) {
    * Rejects at once with a clear message when another download of this file into this folder is
    * running (here or in another process/page).
    */
-  async function fetchFile(fileId, storage, { waitForOfferMs = 30_000 } = {}) {
+  async function fetchFile(fileId, storage, { waitForOfferMs = 30_000, from = null } = {}) {
     if (files.has(fileId)) throw new Error(`already transferring ${fileId} in this peer`);
     if (!offers.has(fileId)) {
       await new Promise((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`no peer offered ${fileId} within ${waitForOfferMs} ms: is the seeder in the room?`)), waitForOfferMs);
+        const t = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `no peer offered ${fileId} within ${waitForOfferMs} ms: is the seeder in the room?`,
+              ),
+            ),
+          waitForOfferMs,
+        );
         const list = waiting.get(fileId) ?? [];
         list.push(() => (clearTimeout(t), resolve()));
         waiting.set(fileId, list);
       });
     }
     const o = offers.get(fileId);
-    const offerer = [...o.offerers][0];
+    const offerer = from && o.offerers.has(from) ? from : [...o.offerers][0];
     const partName = swarm.partFileName(fileId, o.parsed.chunkHashesHash, storage.key);
     const lockName = `${partName}.lock`;
     const activeKey = `${storage.key}/${partName}`;
     if (activeParts.has(activeKey))
-      throw new Error(`${o.parsed.name} is already being downloaded into ${storage.key} by this peer; wait for it or choose another folder`);
+      throw new Error(
+        `${o.parsed.name} is already being downloaded into ${storage.key} by this peer; wait for it or choose another folder`,
+      );
     activeParts.add(activeKey);
     try {
       await acquireLock(storage, lockName);
@@ -469,15 +548,26 @@ export function createSwarmPeer(options) {
       chunkSize: o.parsed.chunkSize,
       session: opened.session,
       offerPayload: o.payload,
+      manifestSource: offerer,
       storage,
       partName,
       lockName,
       activeKey,
       part: null,
-      read: (off, len) => e.unwritten.get(off / e.chunkSize) ?? e.part.read(off, len),
+      async read(off, len) {
+        const pending = e.unwritten.get(off / e.chunkSize);
+        if (pending) return pending;
+        // While the finished part file is moved into place, serving waits for the final file.
+        while (e.moving) await e.moving;
+        return e.part.read(off, len);
+      },
+      moving: null,
       resolveDone,
       rejectDone,
-      lockTimer: setInterval(() => refreshLock(storage, lockName).catch((err) => log('lock refresh', err)), LOCK_REFRESH_MS),
+      lockTimer: setInterval(
+        () => refreshLock(storage, lockName).catch((err) => log('lock refresh', err)),
+        LOCK_REFRESH_MS,
+      ),
     });
     files.set(fileId, e);
     attachPeers(e);
@@ -494,20 +584,31 @@ export function createSwarmPeer(options) {
           const r = JSON.parse(text);
           existing = { owner: String(r.owner ?? ''), updatedMs: Number(r.updatedMs) || 0 };
         } catch {
-          existing = { owner: '', updatedMs: 0 }; // unreadable: treated as long stale
+          // Unreadable: being written this instant, or torn by a crash. Its age is the file's.
+          existing = { owner: '', updatedMs: (await storage.modifiedMs?.(lockName)) ?? 0 };
         }
       }
       const d = swarm.decideLock(existing, identity.streamId, now());
       if (d.verdict === 'busy') throw new Error(d.message);
-      const record = JSON.stringify({ owner: identity.streamId, instance: identity.instanceId, updatedMs: now() });
+      const record = JSON.stringify({
+        owner: identity.streamId,
+        instance: identity.instanceId,
+        updatedMs: now(),
+      });
       if (await storage.writeText(lockName, record, { exclusive: d.verdict === 'acquire' })) return;
       // Lost a race to create it: decide again on what the winner wrote.
     }
-    throw new Error(`could not take the download lock ${lockName} in ${storage.key}; another download of this file into this folder is starting`);
+    throw new Error(
+      `could not take the download lock ${lockName} in ${storage.key}; another download of this file into this folder is starting`,
+    );
   }
 
   async function refreshLock(storage, lockName) {
-    await storage.writeText(lockName, JSON.stringify({ owner: identity.streamId, instance: identity.instanceId, updatedMs: now() }), { exclusive: false });
+    await storage.writeText(
+      lockName,
+      JSON.stringify({ owner: identity.streamId, instance: identity.instanceId, updatedMs: now() }),
+      { exclusive: false },
+    );
   }
 
   async function startDownload(e) {
@@ -533,14 +634,23 @@ export function createSwarmPeer(options) {
   async function complete(e) {
     if (e.role !== 'fetch' || e.state === 'finishing' || e.state === 'complete') return;
     e.state = 'finishing';
-    await e.writes;
+    while (e.pendingWrites.size) await Promise.all([...e.pendingWrites]);
     await e.part.flush();
     const digest = await e.part.sha256();
     if (digest !== e.fileId)
-      throw new Error(`${e.name}: every chunk verified but the file's SHA-256 is ${digest}, not the offered ${e.fileId}; the offer was wrong, the part file is kept`);
-    const saved = await e.storage.finish(e.part, e.partName, e.name);
-    e.part = saved.handle; // keep serving from the final file
-    e.savedName = saved.name;
+      throw new Error(
+        `${e.name}: every chunk verified but the file's SHA-256 is ${digest}, not the offered ${e.fileId}; the offer was wrong, the part file is kept`,
+      );
+    let moved;
+    e.moving = new Promise((r) => (moved = r));
+    try {
+      const saved = await e.storage.finish(e.part, e.partName, e.name);
+      e.part = saved.handle; // keep serving from the final file
+      e.savedName = saved.name;
+    } finally {
+      e.moving = null;
+      moved();
+    }
     await e.storage.remove(e.lockName).catch(() => {});
     clearInterval(e.lockTimer);
     activeParts.delete(e.activeKey);
@@ -548,14 +658,39 @@ export function createSwarmPeer(options) {
     reportProgress(e, true);
     // Now a seeder of the whole file for late joiners.
     sendControl(null, 'swarm_offer', e.offerPayload);
-    e.resolveDone({ fileId: e.fileId, name: e.savedName, size: e.size, sha256: digest, resumed: e.resumed });
+    e.resolveDone({
+      fileId: e.fileId,
+      name: e.savedName,
+      size: e.size,
+      sha256: digest,
+      resumed: e.resumed,
+    });
   }
 
   function onFailed(e, a) {
     if (a.code === 'manifest_digest_mismatch') {
-      // A page lied; the core discarded every page and asks again. Nothing touched the disk.
+      // The source's pages do not add up to the offer's digest. Nothing touched the disk. Ask
+      // another peer that offered the file; the liar is not asked again.
       stats.manifestFailures++;
-      refuse(null, a.code, a.detail);
+      const liar = e.manifestSource;
+      refuse(liar, a.code, a.detail);
+      const o = offers.get(e.fileId);
+      o?.offerers.delete(liar);
+      const next = o && [...o.offerers][0];
+      if (!next)
+        return fail(
+          e,
+          new Error(
+            `${e.name}: the manifest from ${liar} does not match the offer's digest and no other peer offers it; try again when a trusted peer is in the room`,
+          ),
+        );
+      const opened = swarm.fetch(o.payload, peerNum(next), { seed: rngSeed++ }, now());
+      if (!opened.ok) return fail(e, new Error(`${opened.code}: ${opened.detail}`));
+      e.session.takeActions();
+      e.session.dispose();
+      e.session = opened.session;
+      e.manifestSource = next;
+      attachPeers(e);
       return;
     }
     fail(e, new Error(`${a.code}: ${a.detail}`));
@@ -583,8 +718,11 @@ export function createSwarmPeer(options) {
     identity,
     share,
     fetch: fetchFile,
-    /** Offers seen so far: fileId -> the offer payload. */
-    offers: () => Object.fromEntries([...offers].map(([k, v]) => [k, v.parsed])),
+    /** Offers seen so far: fileId -> the offer payload plus the peers that offered it. */
+    offers: () =>
+      Object.fromEntries(
+        [...offers].map(([k, v]) => [k, { ...v.parsed, offeredBy: [...v.offerers] }]),
+      ),
     progress: (fileId) => (files.has(fileId) ? progressOf(files.get(fileId)) : null),
     /** Chunk indexes this process received over the network for `fileId` (not resumed ones). */
     receivedIndexes: (fileId) => [...(files.get(fileId)?.receivedIndexes ?? [])],

@@ -19,6 +19,7 @@ const CONTROL_BUFFER_LIMIT = 8 << 20;
 const BINARY_BUFFER_LIMIT = 16 << 20;
 // The binary lane's low-water mark: `drain` fires when the queue falls below it.
 const BINARY_LOW_WATER = 1 << 20;
+const OPEN_TIMEOUT_MS = 10_000; // a negotiation not open by then is started again
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5_000;
 const SIGNAL_PROTO = 3; // mesh-protocol version the room relay speaks (relay.d.ts)
@@ -32,7 +33,8 @@ export function loopbackOnly(candidate) {
 
 function bytesOf(data) {
   if (data instanceof ArrayBuffer) return new Uint8Array(data);
-  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  if (ArrayBuffer.isView(data))
+    return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   return null;
 }
 
@@ -100,6 +102,7 @@ export function createWebRtcTransport(options) {
     const st = peers.get(peer);
     if (!st) return;
     peers.delete(peer);
+    clearTimeout(st.openTimer);
     const wasOpen = st.open;
     st.open = false;
     for (const ch of [st.control, st.binary]) {
@@ -124,7 +127,11 @@ export function createWebRtcTransport(options) {
     pc.onicecandidate = (e) => {
       const c = e.candidate;
       if (!c || !c.candidate || !candidateFilter(c)) return;
-      signal(peer, { k: 'ice', gen, c: { candidate: c.candidate, sdpMid: c.sdpMid, sdpMLineIndex: c.sdpMLineIndex } });
+      signal(peer, {
+        k: 'ice',
+        gen,
+        c: { candidate: c.candidate, sdpMid: c.sdpMid, sdpMLineIndex: c.sdpMLineIndex },
+      });
     };
     pc.onconnectionstatechange = () => {
       if (peers.get(peer) !== st) return;
@@ -135,21 +142,35 @@ export function createWebRtcTransport(options) {
         if (roster.includes(peer)) requestRebuild(peer);
       }
     };
-    st.control = pc.createDataChannel('control', { negotiated: true, id: CONTROL_ID, ordered: true });
+    st.control = pc.createDataChannel('control', {
+      negotiated: true,
+      id: CONTROL_ID,
+      ordered: true,
+    });
     st.binary = pc.createDataChannel('x-bin', { negotiated: true, id: BINARY_ID, ordered: true });
     st.binary.binaryType = 'arraybuffer';
     st.control.binaryType = 'arraybuffer';
     st.binary.bufferedAmountLowThreshold = BINARY_LOW_WATER;
+    // A connection that never opens (a signal lost while the other side's signaling was down)
+    // is asked for again.
+    st.openTimer = setTimeout(() => {
+      if (peers.get(peer) === st && !st.open && roster.includes(peer)) {
+        log('connection did not open; asking again', peer);
+        connect(peer);
+      }
+    }, OPEN_TIMEOUT_MS);
+    // `open` waits for both lanes: both are negotiated on one SCTP association, and a peer
+    // reported open before its x-bin lane would be planned as one without it (base64 chunks on
+    // the control lane for the whole transfer).
     const maybeOpen = () => {
-      if (peers.get(peer) !== st || st.open || st.control.readyState !== 'open') return;
+      if (peers.get(peer) !== st || st.open) return;
+      if (st.control.readyState !== 'open' || st.binary.readyState !== 'open') return;
       st.open = true;
+      clearTimeout(st.openTimer);
       emit('open', peer);
     };
     st.control.onopen = maybeOpen;
-    st.binary.onopen = () => {
-      // The binary lane may open after control: a drain tells senders it is usable now.
-      if (peers.get(peer) === st && st.open) emit('drain', peer);
-    };
+    st.binary.onopen = maybeOpen;
     st.control.onclose = () => {
       if (peers.get(peer) !== st || !st.open) return;
       st.open = false;
@@ -161,7 +182,7 @@ export function createWebRtcTransport(options) {
       // Binary on the control lane is nobody's protocol: ignored.
     };
     st.binary.onmessage = (e) => {
-      if (peers.get(peer) !== st) return;
+      if (peers.get(peer) !== st || st.blackhole) return;
       const b = bytesOf(e.data);
       if (b) emit('binary', peer, b);
     };
@@ -247,7 +268,11 @@ export function createWebRtcTransport(options) {
         const st = peers.get(from);
         const c = data.c;
         if (!st || st.gen !== gen || !c || typeof c.candidate !== 'string') break;
-        const init = { candidate: c.candidate, sdpMid: c.sdpMid ?? null, sdpMLineIndex: c.sdpMLineIndex ?? null };
+        const init = {
+          candidate: c.candidate,
+          sdpMid: c.sdpMid ?? null,
+          sdpMLineIndex: c.sdpMLineIndex ?? null,
+        };
         if (!candidateFilter(init)) return;
         if (!st.pc.remoteDescription) st.pending.push(init);
         else await st.pc.addIceCandidate(init).catch(() => {});
@@ -268,7 +293,9 @@ export function createWebRtcTransport(options) {
 
   function healthy(peer) {
     const st = peers.get(peer);
-    return !!st && st.open && st.pc.connectionState !== 'failed' && st.pc.connectionState !== 'closed';
+    return (
+      !!st && st.open && st.pc.connectionState !== 'failed' && st.pc.connectionState !== 'closed'
+    );
   }
 
   function onServer(text) {
@@ -299,10 +326,11 @@ export function createWebRtcTransport(options) {
         // The member's signaling left. Its data path may still be alive (a signaling blip): keep
         // a working connection; a dead one is noticed by the channel or the swarm's misses.
         setRoster(roster.filter((p) => p !== m.origin));
-      } else {
-        if (!roster.includes(m.origin)) setRoster([...roster, m.origin]);
-        // A (re)joined member may be a restarted process: the offerer starts afresh.
-        if (weOffer(m.origin)) offer(m.origin);
+      } else if (!roster.includes(m.origin)) {
+        // The joiner initiates (its welcome lists us): a restarted process has no connection
+        // state and asks afresh, while a member whose signaling merely blipped keeps a working
+        // connection. Negotiating from both sides here would replace connections mid-transfer.
+        setRoster([...roster, m.origin]);
       }
     } else if (m.t === 'signal') {
       onSignal(m.from, m.data);
@@ -323,7 +351,9 @@ export function createWebRtcTransport(options) {
     }
     ws = sock;
     sock.onopen = () => {
-      sock.send(JSON.stringify({ t: 'hello', room, origin: selfId, proto: SIGNAL_PROTO, policyVersion }));
+      sock.send(
+        JSON.stringify({ t: 'hello', room, origin: selfId, proto: SIGNAL_PROTO, policyVersion }),
+      );
     };
     sock.onmessage = (e) => {
       if (ws === sock) onServer(typeof e.data === 'string' ? e.data : String(e.data));
@@ -363,7 +393,10 @@ export function createWebRtcTransport(options) {
     send(peer, text) {
       const ch = lane(peer, 'control');
       if (!ch || ch.bufferedAmount > CONTROL_BUFFER_LIMIT) return false;
-      if (text.length * 3 > this.maxMessageSize(peer) && new TextEncoder().encode(text).length > this.maxMessageSize(peer))
+      if (
+        text.length * 3 > this.maxMessageSize(peer) &&
+        new TextEncoder().encode(text).length > this.maxMessageSize(peer)
+      )
         return false;
       try {
         ch.send(text);
@@ -374,7 +407,12 @@ export function createWebRtcTransport(options) {
     },
     sendBinary(peer, bytes) {
       const ch = lane(peer, 'binary');
-      if (!ch || ch.bufferedAmount > BINARY_BUFFER_LIMIT || bytes.byteLength > this.maxMessageSize(peer)) return false;
+      if (
+        !ch ||
+        ch.bufferedAmount > BINARY_BUFFER_LIMIT ||
+        bytes.byteLength > this.maxMessageSize(peer)
+      )
+        return false;
       try {
         ch.send(bytes);
         return true;
@@ -396,6 +434,16 @@ export function createWebRtcTransport(options) {
     /** Tears down and rebuilds the connection to `peer`; held while signaling is down. */
     rebuild(peer) {
       requestRebuild(peer);
+    },
+    /**
+     * Fault injection for tests: from now on, binary frames from `peer` on the current connection
+     * are silently dropped while every channel still reports open: the dead path of § Surviving
+     * a network drop that only the swarm's misses can notice. A rebuild clears it.
+     */
+    blackhole(peer) {
+      const st = peers.get(peer);
+      if (st) st.blackhole = true;
+      return !!st;
     },
     /** Drops our signaling socket (tests: a signaling outage from our side). */
     dropSignaling() {

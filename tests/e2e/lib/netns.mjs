@@ -13,22 +13,33 @@ const FLAG = 'TETHER_IN_NETNS';
 export function inNetns(fileUrl, { timeoutMs = 900_000 } = {}) {
   if (process.env[FLAG] === '1') return true;
   const file = fileURLToPath(fileUrl);
-  test(`${file.split('/').pop()} in a private network namespace (unshare -n)`, { timeout: timeoutMs + 10_000 }, async (t) => {
-    const child = spawn(
-      'unshare',
-      ['-n', 'sh', '-c', `ip link set lo up && exec "${process.execPath}" --test --test-reporter=spec "$0"`, file],
-      { env: { ...process.env, [FLAG]: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    // A hang guard, not a performance check: the child (unshare execs sh, sh execs node, so this
-    // PID is the inner node) is killed by its PID; its browsers die with their pipes.
-    const guard = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    const code = await new Promise((resolve) => child.on('exit', (c, s) => resolve(c ?? s)));
-    clearTimeout(guard);
-    for (const line of out.split('\n')) if (/^\s*(✔|✖|ℹ (tests|pass|fail))/.test(line)) t.diagnostic(line.trim());
-    assert.equal(code, 0, `the namespaced run failed (exit ${code}):\n${out}`);
-  });
+  test(
+    `${file.split('/').pop()} in a private network namespace (unshare -n)`,
+    { timeout: timeoutMs + 10_000 },
+    async (t) => {
+      const child = spawn(
+        'unshare',
+        [
+          '-n',
+          'sh',
+          '-c',
+          `ip link set lo up && exec "${process.execPath}" --test --test-reporter=spec "$0"`,
+          file,
+        ],
+        { env: { ...process.env, [FLAG]: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.stderr.on('data', (d) => (out += d));
+      // A hang guard, not a performance check: the child (unshare execs sh, sh execs node, so this
+      // PID is the inner node) is killed by its PID; its browsers die with their pipes.
+      const guard = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      const code = await new Promise((resolve) => child.on('exit', (c, s) => resolve(c ?? s)));
+      clearTimeout(guard);
+      for (const line of out.split('\n'))
+        if (/^\s*(✔|✖|ℹ (tests|pass|fail))/.test(line)) t.diagnostic(line.trim());
+      assert.equal(code, 0, `the namespaced run failed (exit ${code}):\n${out}`);
+    },
+  );
   return false;
 }

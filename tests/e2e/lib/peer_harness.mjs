@@ -53,20 +53,27 @@ export async function openPeer(h, ctx, { id, room, seed = 1 }) {
   const page = await ctx.newPage();
   page.problems = [];
   page.on('pageerror', (e) => page.problems.push(`${id} pageerror: ${e.message}`));
-  page.on('console', (m) => m.type() === 'error' && page.problems.push(`${id} console: ${m.text()}`));
+  page.on(
+    'console',
+    (m) => m.type() === 'error' && page.problems.push(`${id} console: ${m.text()}`),
+  );
   await page.goto(`${h.web.origin}/tests/e2e/pages/peer-swarm.html`);
   await page.waitForFunction(() => window.peerApiReady === true);
   await page.evaluate((o) => window.peerApi.start(o), { url: h.rooms.url, room, id, seed });
   return page;
 }
 
-export const api = (page, fn, ...args) => page.evaluate(([f, a]) => window.peerApi[f](...a), [fn, args]);
+export const api = (page, fn, ...args) =>
+  page.evaluate(([f, a]) => window.peerApi[f](...a), [fn, args]);
 
 /** Waits until every page's download of `fileId` settled; returns the results in page order. */
 export async function results(pages, fileId) {
   return Promise.all(
     pages.map(async (p) => {
-      await p.waitForFunction((f) => window.peerApi.result(f) !== null, fileId, { timeout: 0, polling: 50 });
+      await p.waitForFunction((f) => window.peerApi.result(f) !== null, fileId, {
+        timeout: 0,
+        polling: 50,
+      });
       return api(p, 'result', fileId);
     }),
   );

@@ -38,16 +38,21 @@ window.peerApi = {
   },
   openPeers: () => transport.openPeers(),
   async share({ name, size, seed, chunkSize }) {
-    const { fileId } = await peer.share({ name, source: bytesSource(makeBytes(size, seed)), chunkSize });
+    const { fileId } = await peer.share({
+      name,
+      source: bytesSource(makeBytes(size, seed)),
+      chunkSize,
+    });
     return fileId;
   },
   /** Starts a download; its outcome is read with result(). */
   startFetch(fileId, path) {
     results.delete(fileId);
+    const startedAt = performance.now();
     folder(path)
       .then((f) => peer.fetch(fileId, f))
       .then(
-        (result) => results.set(fileId, { ok: true, result }),
+        (result) => results.set(fileId, { ok: true, result, ms: performance.now() - startedAt }),
         (e) => results.set(fileId, { ok: false, error: String(e?.message ?? e) }),
       );
     return true;
@@ -74,6 +79,40 @@ window.peerApi = {
       peers: [...s.querySelectorAll('tr')].map((r) => r.dataset.peer),
     })),
   dropSignaling: () => transport.dropSignaling(),
+  blackhole: (p) => transport.blackhole(p),
+  // Bench: raw binary-lane throughput, frames paced by bufferedAmount and `drain` alone.
+  rawSend(to, total, frameBytes) {
+    const frame = new Uint8Array(frameBytes); // all zeros: no swarm frame, the glue ignores it
+    let sent = 0;
+    return new Promise((resolve) => {
+      const pump = () => {
+        while (sent < total && transport.bufferedAmount(to) < 4 << 20) {
+          if (!transport.sendBinary(to, frame)) break;
+          sent += frameBytes;
+        }
+        if (sent >= total) {
+          off();
+          resolve(sent);
+        }
+      };
+      const off = transport.subscribe({ drain: (p) => p === to && pump() });
+      pump();
+    });
+  },
+  rawReceiver() {
+    const r = { bytes: 0, first: 0, last: 0 };
+    window.rawStats = r;
+    transport.subscribe({
+      binary(_p, b) {
+        const t = performance.now();
+        if (!r.bytes) r.first = t;
+        r.bytes += b.byteLength;
+        r.last = t;
+      },
+    });
+    return true;
+  },
+  rawStats: () => window.rawStats,
   async close() {
     await peer.close();
     await transport.close();
