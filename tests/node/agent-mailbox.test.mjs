@@ -5,12 +5,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { makeEnvelope } from '../../web/agent/envelope.js';
+import { makeEnvelope, useBus } from '../../web/agent/envelope.js';
 import { ensureDirs, recordName, writeAtomic } from '../../web/agent/store.js';
 import { WakeHook, validateWakeOptions } from '../../web/agent/wake.js';
 import { Harness, waitFor } from './lib/agent-harness.mjs';
 
 const FROM = { streamId: 'bob', role: 'agent', name: 'Bob', instanceId: 'inst-1' };
+await useBus(); // envelopes are built and checked by the bus core, as the sidecar does
 
 /** Stores `n` inbox records the way the sidecar does; returns their envelope ids in order. */
 function fill(dir, n, { into = 'inbox', receivedAt = () => Date.now() } = {}) {

@@ -48,13 +48,26 @@ test("three sidecars: send, broadcast, read, peers and history (other peers' dir
   await waitFor('alice has the broadcast', async () => (await h.ok(A, ['notify'])).unread === 1);
   assert.deepEqual(texts((await h.ok(A, ['read'])).messages), ['all hands']);
 
-  // Alice asks bob for history: her direct and the broadcast, never carol's direct to bob.
-  const hist = await h.ok(A, ['history', 'bob', '--count', '10']);
-  const ids = hist.messages.map((m) => m.id);
-  assert.ok(ids.includes(s1.id), 'her own direct to bob');
-  assert.ok(ids.includes(bc.id), 'the broadcast');
-  assert.ok(!ids.includes(s2.id), "carol's direct to bob is filtered");
+  // Dave joins late and asks bob for history: the broadcast he missed arrives (into his inbox),
+  // never the directs between other peers.
+  const D = h.dir('dave');
+  await h.join(D, 'dave', server.url);
+  await waitFor('dave sees bob', async () =>
+    (await h.ok(D, ['peers'])).peers.some((p) => p.id === 'bob' && p.open),
+  );
+  const hist = await h.ok(D, ['history', 'bob', '--count', '10']);
+  assert.deepEqual(
+    hist.replayed.map((m) => m.id),
+    [bc.id],
+    'only the broadcast',
+  );
+  const dr = (await h.ok(D, ['read'])).messages.map((m) => m.envelope);
+  assert.deepEqual(
+    dr.map((e) => [e.id, e.from.streamId, e.payload.text]),
+    [[bc.id, 'carol', 'all hands']],
+  );
   assert.equal((await h.run(A, ['history', 'bob', '--count', '201'])).code, 2);
+  await h.ok(D, ['leave']);
 
   // A reply from bob reaches alice with bob's identity.
   await h.ok(B, [
@@ -92,7 +105,10 @@ test('an offline peer gets its queued directs in order after it joins; the outbo
   // Too big for any transport: refused up front, never queued in front of the rest.
   const big = await h.run(A, ['send', 'bob', '-'], { json: false, input: 'x'.repeat(300_000) });
   assert.equal(big.code, 2);
-  assert.match(big.stderr, /over the 262144-byte limit; share a file/);
+  assert.match(
+    big.stderr,
+    /too_large: the envelope is \d+ bytes; the limit is 262144 \(send large data as a file or swarm transfer\)/,
+  );
   assert.equal((await h.ok(A, ['notify'])).queued, 5);
   // One sidecar per state dir; its identity is fixed.
   assert.equal((await h.ok(A, ['join'])).already, true);
@@ -145,12 +161,21 @@ test('a handoff survives the receiver restarting and is stored exactly once; an 
   const h = new Harness(t);
   const A = h.dir('alice');
   const B = h.dir('bob');
-  await h.join(A, 'alice', server.url, ['--handoff-retry-base-ms', '100']);
-  // Bob stores handoffs but (test switch) never acks them, so alice keeps retrying the envelope.
-  await h.join(B, 'bob', server.url, [], { env: { TETHER_AGENT_TEST_DROP_HANDOFF_ACKS: '1' } });
+  const C = h.dir('carol');
+  await h.join(A, 'alice', server.url);
+  // Bob stores handoffs but (test switch) never acks them, so alice's bus keeps retrying the envelope.
+  const noAcks = { env: { TETHER_AGENT_TEST_DROP_HANDOFF_ACKS: '1' } };
+  await h.join(B, 'bob', server.url, [], noAcks);
+  const announced = (d, id) => async () =>
+    (await h.ok(d, ['peers'])).peers.some(
+      (p) => p.id === id && p.open && p.skills.includes('handoff-v1'),
+    );
+  await waitFor('bob announced handoff-v1', announced(A, 'bob'));
   const ho = await h.ok(A, ['handoff', 'bob', 'review', 'PR', '42', '--expires-in', '10m']);
   await waitFor('bob stored it', async () => (await h.ok(B, ['notify'])).unreadHandoffs === 1);
-  await waitFor('alice retried', async () => (await h.ok(A, ['handoffs'])).handoffs[0].sends >= 3);
+  await waitFor('alice retried', async () => (await h.ok(A, ['handoffs'])).handoffs[0].sends >= 2, {
+    timeoutMs: 60_000,
+  });
   assert.equal((await h.ok(A, ['handoffs'])).handoffs[0].state, 'pending');
   assert.equal((await h.ok(B, ['notify'])).unread, 1, 'retries are deduplicated');
 
@@ -164,6 +189,7 @@ test('a handoff survives the receiver restarting and is stored exactly once; an 
   await waitFor(
     'alice has the stored receipt',
     async () => (await h.ok(A, ['handoffs'])).handoffs[0].state === 'stored',
+    { timeoutMs: 90_000 },
   );
   const rec = await h.ok(A, ['receipt', 'bob', ho.id]);
   assert.equal(rec.receipts.find((r) => r.type === 'handoff').state, 'stored');
@@ -172,42 +198,30 @@ test('a handoff survives the receiver restarting and is stored exactly once; an 
     0,
     'not stored a second time after read + restart',
   );
-  const archived = fs.readdirSync(path.join(B, 'archive'));
-  assert.equal(archived.length, 1);
+  assert.equal(fs.readdirSync(path.join(B, 'archive')).length, 1);
   assert.equal(fs.readdirSync(path.join(B, 'handoffs', 'received')).length, 1);
 
-  // A handoff to a peer that never comes back expires at its expiresAt.
-  const ghost = await h.ok(A, ['handoff', 'ghost', 'never', 'done', '--expires-in', '1500ms']);
-  await waitFor(
-    'expired',
-    async () =>
-      (await h.ok(A, ['handoffs'])).handoffs.find((x) => x.id === ghost.id).state === 'expired',
-  );
-  const g = (await h.ok(A, ['handoffs'])).handoffs.find((x) => x.id === ghost.id);
-  assert.equal(g.expiresAt, ghost.expiresAt);
-  assert.ok(g.expiredAt >= g.expiresAt, 'not before its time');
-  assert.equal(g.sends, 0, 'never sent to a peer that never announced handoff-v1');
+  // No current handoff-v1 announcement (never joined, or a plain room peer): refused, naming why.
+  const ghost = await h.run(A, ['handoff', 'ghost', 'never', 'done'], { json: false });
+  assert.equal(ghost.code, 2);
+  assert.match(ghost.stderr, /'ghost' has no current handoff-v1 announcement/);
 
-  // Online but without a handoff-v1 announcement (a plain room peer): never sent the handoff.
-  const { default: WebSocket } = await import('ws');
-  const { createRelayTransport } = await import('../../web/peer/relay-transport.js');
-  const plain = createRelayTransport({ url: server.url, room: 'lab', selfId: 'plain', WebSocket });
-  t.after(() => plain.close());
-  const seen = [];
-  plain.subscribe({ text: (p, text) => seen.push(JSON.parse(text).type) });
-  await plain.ready;
-  await waitFor('alice announced to plain', () => seen.includes('announce'));
-  const p = await h.ok(A, ['handoff', 'plain', 'no', 'skill', '--expires-in', '1500ms']);
-  assert.equal(p.peerReady, false);
+  // Carol stores it, never acks, and never comes back: the handoff expires at its expiresAt.
+  await h.join(C, 'carol', server.url, [], noAcks);
+  await waitFor('carol announced handoff-v1', announced(A, 'carol'));
+  const lost = await h.ok(A, ['handoff', 'carol', 'lost', 'work', '--expires-in', '3s']);
+  await waitFor('carol stored it', async () => (await h.ok(C, ['notify'])).unreadHandoffs === 1);
+  await h.crash(C);
   await waitFor(
     'expired',
     async () =>
-      (await h.ok(A, ['handoffs'])).handoffs.find((x) => x.id === p.id).state === 'expired',
+      (await h.ok(A, ['handoffs'])).handoffs.find((x) => x.id === lost.id).state === 'expired',
   );
-  assert.equal((await h.ok(A, ['handoffs'])).handoffs.find((x) => x.id === p.id).sends, 0);
-  assert.ok(!seen.includes('handoff'));
+  const g = (await h.ok(A, ['handoffs'])).handoffs.find((x) => x.id === lost.id);
+  assert.equal(g.expiresAt, lost.expiresAt);
+  assert.ok(g.expiredAt >= g.expiresAt, 'not before its time');
   const n = await h.ok(A, ['notify']);
-  assert.deepEqual(n.handoffs, { pending: 0, stored: 1, expired: 2 });
+  assert.deepEqual(n.handoffs, { pending: 0, stored: 1, expired: 1 });
 });
 
 test('hostile input over the relay (not JSON, bad envelopes, a forged identity, a bad handoff) is refused; the room keeps working', async (t) => {

@@ -21,7 +21,7 @@ import {
 } from './store.js';
 import { files, lockHolder, pidAlive, readJson, resolveStateDir, writeJson } from './state.js';
 import { validateWakeOptions } from './wake.js';
-import { LIMITS, useBus } from './envelope.js';
+import { LIMITS, bus, useBus } from './envelope.js';
 import { listShare, validShareName } from './share.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -171,8 +171,6 @@ async function cmdJoin(dir, v, out) {
   } else if (v['wake-min-interval-ms'] !== undefined || v['wake-delay-ms'] !== undefined) {
     fail('--wake-min-interval-ms and --wake-delay-ms need --wake CMD');
   } else if (v['no-wake']) delete cfg.wake;
-  if (v['handoff-retry-base-ms'] !== undefined)
-    cfg.handoffRetryBaseMs = msFlag('--handoff-retry-base-ms', v['handoff-retry-base-ms']) || 1;
   const holder = lockHolder(dir);
   if (holder !== null) {
     const st = await rpc(dir, 'status').catch(() => null);
@@ -334,13 +332,17 @@ function cmdReceipt(dir, peer, id, out) {
     for (const n of listRecords(folder)) {
       const r = readRecord(folder, n, 'inbox');
       if (!r) continue;
-      const e = r.envelope;
-      if (e.from.streamId !== peer || (e.type !== 'ack' && e.type !== 'command_response')) continue;
-      const p = e.payload ?? {};
-      if (p.messageId !== id && p.requestId !== id && p.inReplyTo !== id) continue;
-      const failed =
-        p.ok === false || p.error !== undefined || p.status === 'error' || p.status === 'failed';
-      found.push({ where, type: e.type, id: e.id, ts: e.ts, failed, payload: p });
+      // The bus core decides whether an envelope reports on the request (ack/command_response).
+      const m = bus().matchReceipt(r.envelope, { requestId: id, peer });
+      if (!m) continue;
+      found.push({
+        where,
+        type: m.kind,
+        id: r.envelope.id,
+        ts: r.envelope.ts,
+        failed: !m.ok,
+        payload: r.envelope.payload,
+      });
     }
   }
   // A handoff's "stored" receipt is kept on its sender record.
@@ -558,7 +560,6 @@ const OPTIONS = {
   'no-wake': { type: 'boolean' },
   'wake-min-interval-ms': { type: 'string' },
   'wake-delay-ms': { type: 'string' },
-  'handoff-retry-base-ms': { type: 'string' },
   take: { type: 'string' },
   peek: { type: 'boolean' },
   type: { type: 'string' },
@@ -610,7 +611,8 @@ export async function main(argv) {
   const dir = resolveStateDir(v.dir);
   const out = (obj, human) => console.log(v.json ? JSON.stringify(obj) : human);
   // Records on disk are checked by the C++ bus core when this build has it (as the sidecar does).
-  if (['read', 'notify', 'receipt', 'prune-archive'].includes(cmd)) await useBus();
+  if (['read', 'notify', 'receipt', 'prune-archive'].includes(cmd) && !(await useBus()))
+    fail('tether/bus (the WASM module) could not be loaded; build it with `make wasm`');
   switch (cmd) {
     case 'join':
       return cmdJoin(dir, v, out);
@@ -682,7 +684,7 @@ export async function main(argv) {
       const count =
         v.count === undefined ? undefined : parseCount('--count', v.count, LIMITS.historyMax);
       const r = await call(dir, 'history', { peer, count });
-      return out(r, r.messages.map(formatEnv).join('\n') || '(no history)');
+      return out(r, r.replayed.map(formatEnv).join('\n') || '(nothing new to replay)');
     }
     case 'receipt': {
       const [peer, id] = pos;

@@ -241,11 +241,13 @@ export class Pulls {
         if (r.ok) break;
         if (Date.now() > until || !this.transport().openPeers().includes(peer)) {
           this.log(`pull of ${share}/${rel} by ${peer} failed at ${type}: ${r.error}`);
+          plan.dispose?.();
           return;
         }
         await new Promise((res) => setTimeout(res, DRAIN_POLL_MS));
       }
     }
+    plan.dispose?.();
   }
 }
 

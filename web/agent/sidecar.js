@@ -10,21 +10,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createRelayTransport } from '../peer/relay-transport.js';
-import {
-  LIMITS,
-  checkEnvelope,
-  checkHandoff,
-  handoffKey,
-  handoffRetryDelayMs,
-  historyCount,
-  isTransient,
-  makeEnvelope,
-  newId,
-  parseEnvelopeText,
-  useBus,
-  bus,
-  recordHash,
-} from './envelope.js';
+import { LIMITS, bus, handoffKey, makeEnvelope, newId, recordHash, useBus } from './envelope.js';
 import {
   ensureDirs,
   listRecords,
@@ -42,11 +28,8 @@ import { files, readJson, releaseLock, takeLock, writeJson } from './state.js';
 import { WakeHook } from './wake.js';
 
 const MAX_INBOUND_TEXT = 256 * 1024; // one control message (the data-channel bound)
-const MAX_MESSAGE_BYTES = 256 * 1024; // what we send: the same bound, so every transport takes it
-const tooBig = (n) =>
-  `the message is ${n} bytes as an envelope, over the ${MAX_MESSAGE_BYTES}-byte limit; share a file and send its path instead (tether agent share)`;
 const MAX_RPC_BODY = 512 * 1024;
-const HISTORY_RING = 500;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const HISTORY_WAIT_MS = 5000;
 // Types a peer's message lands in the inbox as (the rest is protocol traffic handled here).
 const MAIL_TYPES = new Set([
@@ -61,6 +44,36 @@ const MAIL_TYPES = new Set([
 const SKILLS = ['handoff-v1'];
 const VERSION = '0.1.0';
 
+/**
+ * The transport as the bus sees it, with one rule added: a room peer's id is its origin in the
+ * relay, which the relay keeps unique, so an envelope whose from.streamId is not the id of the
+ * connection it came on is refused before the bus binds that connection to a stream it claimed.
+ * (The bus alone binds a connection to whatever its first envelope says.)
+ */
+function originBound(transport, refused) {
+  const fromOf = (text) => {
+    // Only the sender's id is needed; the bus parses the envelope strictly afterwards.
+    try {
+      return JSON.parse(text)?.from?.streamId;
+    } catch {
+      return undefined;
+    }
+  };
+  return Object.assign(Object.create(transport), {
+    subscribe(handlers) {
+      const h = { ...handlers };
+      if (handlers.text) {
+        h.text = (peer, text) => {
+          const claimed = fromOf(text);
+          if (typeof claimed === 'string' && claimed !== peer) return refused(peer, claimed);
+          handlers.text(peer, text);
+        };
+      }
+      return transport.subscribe(h);
+    },
+  });
+}
+
 export class Sidecar {
   constructor(dir, config, { log = console.error } = {}) {
     this.dir = dir;
@@ -74,9 +87,7 @@ export class Sidecar {
       name: config.name ?? config.id,
       instanceId: this.instanceId,
     };
-    this.announcements = new Map(); // peer -> {payload, at}: current while its lane is open
-    this.history = []; // envelopes sent and received, newest last (bounded ring)
-    this.historyWaiters = new Map(); // requestId -> resolve
+    this.replayed = []; // history replays arriving for a pending `history` call
     this.hashes = new Set(); // record hashes in inbox + archive: a resend of a stored id is dropped
     for (const d of [this.dirs.inbox, this.dirs.archive])
       for (const n of listRecords(d)) this.hashes.add(nameHash(n));
@@ -88,19 +99,15 @@ export class Sidecar {
       if (rec) this.outboxList(rec.to).push(n);
     }
     this.handoffs = new Map(); // envelope id -> sender record
-    this.handoffTimer = null;
     this.hostile = 0;
     this.dropAcks = process.env.TETHER_AGENT_TEST_DROP_HANDOFF_ACKS === '1'; // tests: force sender retries
     this.wake = config.wake
       ? new WakeHook(config.wake, { room: config.room, extraEnv: { TETHER_WAKE_DIR: dir }, log })
       : null;
-    this.retryBaseMs = config.handoffRetryBaseMs ?? 1000;
-    this.retryMaxMs = config.handoffRetryMaxMs ?? 30_000;
     this.loadHandoffs();
   }
 
   async start() {
-    this.busCore = await useBus(); // envelopes checked by the C++ bus core when this build has it
     const url = new URL(this.cfg.relay);
     if (!url.searchParams.has('writer')) url.searchParams.set('writer', this.cfg.id);
     if (!url.searchParams.has('kind')) url.searchParams.set('kind', 'agent');
@@ -127,13 +134,33 @@ export class Sidecar {
         onError: (err) => this.log(err.message),
       });
     }
-    this.transport.subscribe({
-      open: (peer) => this.onOpen(peer),
-      close: (peer) => this.announcements.delete(peer),
-      text: (peer, text) => this.onText(peer, text),
-      reconnect: () => this.log('relay link came back'),
+    // The bus core (tether/bus) owns the envelope rules: parsing and binding every incoming message
+    // to its stream, announcements (handoff-v1), history replay, and both ends of a confirmed
+    // handoff with its retry schedule. The sidecar owns what is on disk.
+    this.bus = bus().createBus({
+      self: this.from,
+      transport: originBound(this.transport, (peer, claimed) =>
+        this.refuse(peer, `forged_identity: claims to be '${claimed}'`),
+      ),
+      acceptHandoffs: true,
+      announce: {
+        skills: [],
+        status: 'online',
+        version: VERSION,
+        topics: [],
+        agent: { runtime: 'node', summary: this.cfg.name ?? this.cfg.id },
+      },
+      message: (env, info) => this.onMessage(env, info),
+      rejected: (err, peer) => this.refuse(peer, `${err.code} at ${err.field}: ${err.detail}`),
+      handoff: (h) => this.receiveHandoff(h),
+      handoffStored: (h) => this.handoffDone(h, 'stored'),
+      handoffExpired: (h) => this.handoffDone(h, 'expired'),
     });
-    this.scheduleHandoffs(0);
+    // Direct messages leave from the disk outbox whenever a peer's lane opens.
+    this.transport.subscribe({ open: (peer) => this.flushOutbox(peer) });
+    for (const peer of this.transport.openPeers()) this.flushOutbox(peer);
+    if (!this.dropAcks) this.bus.rememberHandoffs(this.storedHandoffKeys());
+    this.resumeHandoffs();
     await this.startSwarm();
     // Pulls need tether/bus's one-to-one transfer; without it the sidecar runs, and pull says why.
     try {
@@ -251,89 +278,35 @@ export class Sidecar {
     };
   }
 
-  // ---- transport events -------------------------------------------------------------------
+  // ---- incoming (already parsed, bound and checked by the bus) ------------------------------
 
-  onOpen(peer) {
-    this.announcements.delete(peer); // a reopened lane needs a fresh announcement
-    const a = makeEnvelope({
-      from: this.from,
-      type: 'announce',
-      to: peer,
-      payload: {
-        skills: SKILLS,
-        status: 'online',
-        version: VERSION,
-        topics: [],
-        agent: { runtime: 'node', summary: this.cfg.name ?? this.cfg.id },
-      },
-    });
-    if (a.ok) this.transport.send(peer, JSON.stringify(a.env));
-    this.flushOutbox(peer);
-  }
-
-  onText(peer, text) {
-    if (text.length > MAX_INBOUND_TEXT) return this.refuse(peer, 'oversized message');
-    const c = parseEnvelopeText(text);
-    if (!c.ok) return this.refuse(peer, `bad envelope: ${c.field} ${c.detail}`);
-    const env = c.env;
-    // The connection is bound to its room origin: nobody sends as another peer.
-    if (env.from.streamId !== peer) return this.refuse(peer, `claims to be '${env.from.streamId}'`);
-    if (env.to !== null && env.to !== undefined && env.to !== this.cfg.id)
-      return this.refuse(peer, 'addressed to someone else');
+  onMessage(env, info) {
+    if (env.from.streamId === this.cfg.id) return; // our own, replayed back to us
     switch (env.type) {
-      case 'announce':
-        if (env.payload && typeof env.payload === 'object') {
-          this.announcements.set(peer, { payload: env.payload, at: Date.now(), from: env.from });
-          if (this.canHandoff(peer)) {
-            // A fresh handoff-v1 announcement: retry that peer's pending handoffs now.
-            for (const r of this.handoffs.values())
-              if (r.envelope.to === peer && r.state === 'pending') r.nextAttemptAt = 0;
-            this.scheduleHandoffs(0);
-          }
-        }
-        return;
-      case 'ping':
-        this.sendTransient(peer, 'pong', { id: env.id });
-        return;
-      case 'history_request':
-        return this.answerHistory(peer, env);
-      case 'history_replay': {
-        const w = this.historyWaiters.get(env.payload?.requestId);
-        if (w && w.peer === peer) w.resolve(env.payload);
-        return;
-      }
-      case 'handoff':
-        return this.receiveHandoff(peer, env);
-      case 'ack':
-        if (env.payload && env.payload.forType === 'handoff') return this.handoffAck(peer, env);
-        return this.storeMail(env);
       case 'command':
         if (env.payload?.command === 'share.pull') {
           if (this.pulls)
             this.pulls
-              .serve(peer, env)
+              .serve(info.peer, env)
               .catch((err) => this.log(`serving a pull failed: ${err.stack ?? err}`));
-          else
-            this.sendTransient(peer, 'command_response', {
-              messageId: env.id,
-              ok: false,
-              error: 'this peer cannot serve pulls (its build lacks tether/bus)',
-            });
           return;
         }
-        return this.storeMail(env);
+        return this.storeMail(env, info);
       case 'command_response':
-        if (this.pulls?.response(peer, env)) return;
-        return this.storeMail(env);
+        if (this.pulls?.response(info.peer, env)) return;
+        return this.storeMail(env, info);
       case 'file_offer':
-        return this.pulls?.offer(peer, env);
+        return this.pulls?.offer(info.peer, env);
       case 'file_chunk':
-        return this.pulls?.chunk(peer, env);
+        return this.pulls?.chunk(info.peer, env);
       case 'file_complete':
-        return this.pulls?.complete(peer, env);
+        return this.pulls?.complete(info.peer, env);
+      case 'ack':
+        if (env.payload?.forType === 'handoff') return; // the bus correlates handoff receipts
+        return this.storeMail(env, info);
       default:
-        if (MAIL_TYPES.has(env.type)) return this.storeMail(env);
-        return; // transient or unknown to this sidecar: ignored, never an error for the room
+        if (MAIL_TYPES.has(env.type)) return this.storeMail(env, info);
+        return; // announce, swarm traffic (the swarm glue's), pings: not mail
     }
   }
 
@@ -344,35 +317,22 @@ export class Sidecar {
       this.log(`refused a message from ${peer}: ${why} (${this.hostile} refused so far)`);
   }
 
-  remember(env) {
-    if (
-      isTransient(env.type) ||
-      env.type === 'announce' ||
-      env.type.startsWith('history_') ||
-      env.type === 'ping' ||
-      env.type === 'pong'
-    )
-      return;
-    this.history.push(env);
-    if (this.history.length > HISTORY_RING)
-      this.history.splice(0, this.history.length - HISTORY_RING);
-  }
-
-  sendTransient(peer, type, payload) {
-    const e = makeEnvelope({ from: this.from, type, to: peer, payload });
-    return e.ok && this.transport.send(peer, JSON.stringify(e.env));
-  }
-
   // ---- inbox ------------------------------------------------------------------------------
 
   /** Stores one envelope in the inbox unless a record of it is already there or archived. */
-  storeMail(env) {
+  storeMail(env, info) {
+    if (info?.replayed) this.replayed.push(env);
     const h = recordHash(env);
     if (this.hashes.has(h)) return false;
-    const rec = { v: 1, kind: 'inbox', receivedAt: Date.now(), envelope: env };
+    const rec = {
+      v: 1,
+      kind: 'inbox',
+      receivedAt: Date.now(),
+      replayed: !!info?.replayed,
+      envelope: env,
+    };
     writeAtomic(path.join(this.dirs.inbox, recordName(env)), JSON.stringify(rec));
     this.hashes.add(h);
-    this.remember(env);
     this.wake?.trigger();
     return true;
   }
@@ -381,10 +341,9 @@ export class Sidecar {
 
   enqueueDirect(to, type, payload, topic = null) {
     const e = makeEnvelope({ from: this.from, type, to, topic, payload });
-    if (!e.ok) return { ok: false, error: `cannot build the message: ${e.field} ${e.detail}` };
-    // A message no transport would ever accept must not sit at the head of a peer's backlog.
-    const size = Buffer.byteLength(JSON.stringify(e.env));
-    if (size > MAX_MESSAGE_BYTES) return { ok: false, error: tooBig(size) };
+    if (!e.ok) return { ok: false, error: `cannot send: ${e.detail}` };
+    // The bus refuses an envelope over its size bound here (too_large), so a message no transport
+    // would take never sits at the head of a peer's backlog.
     const name = recordName(e.env);
     writeAtomic(
       path.join(this.dirs.outbox, name),
@@ -430,7 +389,6 @@ export class Sidecar {
       try {
         fs.unlinkSync(path.join(this.dirs.outbox, name));
       } catch {}
-      this.remember(rec.envelope);
       sent++;
     }
     if (list && !list.length) this.outbox.delete(peer);
@@ -438,67 +396,34 @@ export class Sidecar {
   }
 
   broadcast(type, payload, topic = null) {
-    const e = makeEnvelope({ from: this.from, type, to: null, topic, payload });
-    if (!e.ok) return { ok: false, error: `cannot build the message: ${e.field} ${e.detail}` };
-    const text = JSON.stringify(e.env);
-    if (Buffer.byteLength(text) > MAX_MESSAGE_BYTES)
-      return { ok: false, error: tooBig(Buffer.byteLength(text)) };
-    const delivered = [];
-    const missed = [];
-    for (const p of this.transport.roster())
-      (this.transport.send(p, text) ? delivered : missed).push(p);
-    this.remember(e.env);
-    return { ok: true, id: e.env.id, delivered, missed };
+    const r = this.bus.broadcast(type, payload, { topic });
+    if (!r.ok)
+      return { ok: false, error: `cannot broadcast: ${r.code} at ${r.field}: ${r.detail}` };
+    return { ok: true, id: r.id, delivered: r.sentTo, missed: r.rejectedBy };
   }
 
-  // ---- history ----------------------------------------------------------------------------
+  // ---- history ---------------------------------------------------------------------------
 
-  answerHistory(peer, env) {
-    const n = historyCount(env.payload?.count);
-    // Broadcasts plus messages to or by the requester; other peers' directs never leave.
-    const mine = this.history.filter(
-      (e) => e.to === null || e.to === undefined || e.to === peer || e.from.streamId === peer,
-    );
-    const messages = mine.slice(-n);
-    this.sendTransient(peer, 'history_replay', { requestId: env.id, messages });
+  /**
+   * Asks `peer` to replay recent messages (the bus caps and filters them). Replays we have not
+   * seen arrive as mail and land in the inbox; the reply lists them.
+   */
+  async requestHistory(peer, count) {
+    const start = this.replayed.length;
+    const r = this.bus.requestHistory(peer, count);
+    if (!r.ok) return { ok: false, error: `cannot ask '${peer}' for history: ${r.detail}` };
+    if (r.status !== 'sent')
+      return { ok: false, error: `'${peer}' is not reachable now; see \`tether agent peers\`` };
+    // The replay is one message: its envelopes arrive together. Wait for it, or give up quietly
+    // (a replay of nothing new arrives as nothing).
+    for (let i = 0; i < HISTORY_WAIT_MS / 50 && this.replayed.length === start; i++)
+      await sleep(50);
+    await sleep(50);
+    const got = this.replayed.splice(start);
+    return { ok: true, replayed: got };
   }
 
-  requestHistory(peer, count) {
-    const e = makeEnvelope({
-      from: this.from,
-      type: 'history_request',
-      to: peer,
-      payload: { count },
-    });
-    if (!e.ok) return Promise.resolve({ ok: false, error: e.detail });
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.historyWaiters.delete(e.env.id);
-        resolve({
-          ok: false,
-          error: `no history reply from '${peer}' within ${HISTORY_WAIT_MS / 1000} s; check \`tether agent peers\` that it is online`,
-        });
-      }, HISTORY_WAIT_MS);
-      this.historyWaiters.set(e.env.id, {
-        peer,
-        resolve: (payload) => {
-          clearTimeout(timer);
-          this.historyWaiters.delete(e.env.id);
-          const msgs = Array.isArray(payload?.messages)
-            ? payload.messages.filter((m) => checkEnvelope(m).ok)
-            : [];
-          resolve({ ok: true, messages: msgs });
-        },
-      });
-      if (!this.transport.send(peer, JSON.stringify(e.env))) {
-        clearTimeout(timer);
-        this.historyWaiters.delete(e.env.id);
-        resolve({ ok: false, error: `'${peer}' is not reachable now; see \`tether agent peers\`` });
-      }
-    });
-  }
-
-  // ---- handoffs: sender ---------------------------------------------------------------------
+  // ---- handoffs: sender (the bus retries; the sidecar keeps the record on disk) --------------
 
   loadHandoffs() {
     for (const n of fs.readdirSync(this.dirs.handoffsOut)) {
@@ -507,13 +432,11 @@ export class Sidecar {
       if (
         !rec ||
         rec.kind !== 'handoff-sent' ||
-        !checkEnvelope(rec.envelope).ok ||
-        !checkHandoff(rec.envelope).ok
+        !rec.envelope ||
+        typeof rec.envelope.id !== 'string'
       )
         continue;
       rec.file = path.join(this.dirs.handoffsOut, n);
-      rec.attempts = 0; // a restart retries promptly
-      rec.nextAttemptAt = 0;
       this.handoffs.set(rec.envelope.id, rec);
     }
   }
@@ -523,125 +446,75 @@ export class Sidecar {
     writeAtomic(file, JSON.stringify(body));
   }
 
-  canHandoff(peer) {
-    const a = this.announcements.get(peer);
-    return !!a && Array.isArray(a.payload.skills) && a.payload.skills.includes('handoff-v1');
+  /** After a restart: the bus retries each pending handoff with its original envelope. */
+  resumeHandoffs() {
+    for (const rec of this.handoffs.values()) {
+      if (rec.state !== 'pending') continue;
+      if (Date.now() >= rec.envelope.payload.expiresAt) {
+        this.handoffDone({ id: rec.envelope.id, attempts: rec.sends ?? 0 }, 'expired');
+        continue;
+      }
+      const r = this.bus.resumeHandoff(rec.envelope);
+      if (!r.ok) this.log(`handoff ${rec.envelope.id} cannot be resumed: ${r.code} ${r.detail}`);
+    }
   }
 
   createHandoff(to, request, expiresInMs) {
-    const ts = Date.now();
-    const e = makeEnvelope({
-      from: this.from,
-      type: 'handoff',
-      to,
-      topic: null,
-      ts,
-      payload: { request, expiresAt: ts + expiresInMs },
-    });
-    if (!e.ok) return { ok: false, error: `cannot build the handoff: ${e.field} ${e.detail}` };
-    const h = checkHandoff(e.env);
-    if (!h.ok) return { ok: false, error: `cannot hand off: ${h.detail}` };
+    const r = this.bus.handoff(to, request, { ttlMs: expiresInMs });
+    if (!r.ok) {
+      if (r.code === 'handoff_unsupported')
+        return {
+          ok: false,
+          error: `'${to}' has no current handoff-v1 announcement (offline, restarting, or not a tether agent); check \`tether agent peers\` and try again when it is online`,
+        };
+      return { ok: false, error: `cannot hand off: ${r.code} at ${r.field}: ${r.detail}` };
+    }
+    const env = r.handoff.envelope;
     const rec = {
       v: 1,
       kind: 'handoff-sent',
       state: 'pending',
-      createdAt: ts,
-      envelope: e.env,
-      sends: 0,
-      attempts: 0,
-      nextAttemptAt: 0,
+      createdAt: Date.now(),
+      envelope: env,
+      sends: r.handoff.attempts,
+      file: path.join(this.dirs.handoffsOut, `${recordHash(env)}.json`),
     };
-    // The sender keeps the envelope as first created (same id, same instance) for every retry.
-    rec.file = path.join(this.dirs.handoffsOut, `${recordHash(e.env)}.json`);
+    // Kept on disk first thing: a restart resumes the same envelope (same id and instance).
     this.saveHandoff(rec);
-    this.handoffs.set(e.env.id, rec);
-    this.scheduleHandoffs(0);
-    return {
-      ok: true,
-      id: e.env.id,
-      expiresAt: e.env.payload.expiresAt,
-      peerReady: this.canHandoff(to),
-    };
+    this.handoffs.set(env.id, rec);
+    return { ok: true, id: env.id, expiresAt: env.payload.expiresAt };
   }
 
-  scheduleHandoffs(delayMs) {
-    if (this.handoffTimer) clearTimeout(this.handoffTimer);
-    this.handoffTimer = setTimeout(() => this.handoffTick(), Math.max(0, delayMs));
-  }
-
-  handoffTick() {
-    this.handoffTimer = null;
-    const now = Date.now();
-    let next = Infinity;
-    for (const rec of this.handoffs.values()) {
-      if (rec.state !== 'pending') continue;
-      const env = rec.envelope;
-      if (now >= env.payload.expiresAt) {
-        rec.state = 'expired';
-        rec.expiredAt = now;
-        this.saveHandoff(rec);
-        this.log(`handoff ${env.id} to ${env.to} expired unconfirmed after ${rec.sends} sends`);
-        continue;
-      }
-      if (now >= rec.nextAttemptAt) {
-        if (
-          this.transport &&
-          this.canHandoff(env.to) &&
-          this.transport.send(env.to, JSON.stringify(env))
-        ) {
-          rec.sends++;
-          rec.lastSentAt = now;
-          this.saveHandoff(rec);
-        }
-        rec.nextAttemptAt =
-          now + handoffRetryDelayMs(rec.attempts++, this.retryBaseMs, this.retryMaxMs);
-      }
-      next = Math.min(next, rec.nextAttemptAt, env.payload.expiresAt);
-    }
-    if (next !== Infinity) this.scheduleHandoffs(next - Date.now());
-  }
-
-  handoffAck(peer, env) {
-    const p = env.payload;
-    const rec = this.handoffs.get(p.messageId);
-    // Correlate by request id, our original instance, and the peer the handoff went to.
-    if (
-      !rec ||
-      rec.envelope.to !== peer ||
-      p.senderInstanceId !== rec.envelope.from.instanceId ||
-      p.receipt !== 'stored'
-    )
-      return;
-    if (rec.state !== 'pending') return;
-    rec.state = 'stored';
-    rec.storedAt = Date.now();
+  handoffDone(h, state) {
+    const rec = this.handoffs.get(h.id);
+    if (!rec || rec.state !== 'pending') return;
+    rec.state = state;
+    rec.sends = Math.max(rec.sends ?? 0, h.attempts ?? 0);
+    rec[state === 'stored' ? 'storedAt' : 'expiredAt'] = Date.now();
     this.saveHandoff(rec);
+    if (state === 'expired') this.log(`handoff ${h.id} to ${rec.envelope.to} expired unconfirmed`);
   }
 
-  // ---- handoffs: receiver -------------------------------------------------------------------
+  // ---- handoffs: receiver -----------------------------------------------------------------
 
-  receiveHandoff(peer, env) {
-    const h = checkHandoff(env);
-    if (!h.ok || env.to !== this.cfg.id)
-      return this.refuse(peer, `bad handoff: ${h.detail ?? 'not addressed to us'}`);
-    if (Date.now() >= env.payload.expiresAt)
-      return this.log(`handoff ${env.id} from ${peer} arrived expired; not stored`);
-    const key = handoffKey(env);
-    const marker = path.join(this.dirs.handoffsIn, `${key}.json`);
+  /** A new handoff from the bus: store it, mark it, and only then let the bus ack it. */
+  receiveHandoff(h) {
+    const env = h.envelope;
+    const marker = path.join(this.dirs.handoffsIn, `${handoffKey(env)}.json`);
     if (!fs.existsSync(marker)) {
       // Store first (unless an earlier life stored it and died before the marker), then mark.
-      if (!this.hashes.has(recordHash(env))) this.storeMail(env);
+      if (!this.hashes.has(recordHash(env))) this.storeMail(env, { peer: h.peer });
       try {
         writeAtomic(
           marker,
           JSON.stringify({
             v: 1,
             kind: 'handoff-received',
-            key,
+            busKey: h.key,
             id: env.id,
             from: env.from,
             storedAt: Date.now(),
-            expiresAt: env.payload.expiresAt,
+            expiresAt: h.expiresAt,
           }),
           { exclusive: true },
         );
@@ -650,13 +523,17 @@ export class Sidecar {
       }
     }
     if (this.dropAcks) return;
-    // Ack only after storage: the record and its marker are on disk now.
-    this.sendTransient(peer, 'ack', {
-      messageId: env.id,
-      senderInstanceId: env.from.instanceId,
-      forType: 'handoff',
-      receipt: 'stored',
-    });
+    this.bus.confirmHandoff(h.key);
+  }
+
+  /** Keys stored in earlier lives: their retries are re-acked by the bus without redelivery. */
+  storedHandoffKeys() {
+    const keys = [];
+    for (const n of fs.readdirSync(this.dirs.handoffsIn)) {
+      const m = n.endsWith('.json') ? readJson(path.join(this.dirs.handoffsIn, n)) : null;
+      if (m?.kind === 'handoff-received' && typeof m.busKey === 'string') keys.push(m.busKey);
+    }
+    return keys;
   }
 
   // ---- control API ------------------------------------------------------------------------
@@ -673,34 +550,51 @@ export class Sidecar {
       connected: !!t && (t.isConnected ? t.isConnected() : t.signalingUp()),
       roster: t ? t.roster() : [],
       hostile: this.hostile,
-      busCore: this.busCore,
       swarm: !!this.swarm,
       wake: this.wake ? { ...this.wake.config, stats: { ...this.wake.stats } } : null,
     };
   }
 
   peers() {
-    const open = new Set(this.transport.openPeers());
-    return this.transport.roster().map((p) => {
-      const a = this.announcements.get(p);
-      return {
-        id: p,
-        open: open.has(p),
-        name: a?.from?.name ?? null,
-        role: a?.from?.role ?? null,
-        skills: Array.isArray(a?.payload?.skills) ? a.payload.skills : [],
-        status: a?.payload?.status ?? null,
-        announcedAt: a?.at ?? null,
-      };
-    });
+    const byStream = new Map();
+    for (const p of this.bus.peers()) {
+      const id = p.streamId ?? p.peer;
+      const prev = byStream.get(id);
+      if (prev && prev.open && !p.open) continue;
+      const ann = p.announce && typeof p.announce === 'object' ? p.announce : {};
+      byStream.set(id, {
+        id,
+        open: p.open,
+        name: p.identity?.name ?? null,
+        role: p.identity?.role ?? null,
+        skills: Array.isArray(ann.skills) ? ann.skills : [],
+        status: ann.status ?? null,
+        handoff: p.handoff,
+        queued: p.queued,
+      });
+    }
+    for (const r of this.transport.roster())
+      if (!byStream.has(r))
+        byStream.set(r, {
+          id: r,
+          open: false,
+          name: null,
+          role: null,
+          skills: [],
+          status: null,
+          handoff: false,
+          queued: 0,
+        });
+    return [...byStream.values()];
   }
 
   handoffList() {
+    const attempts = new Map(this.bus.pendingHandoffs().map((h) => [h.id, h.attempts]));
     return [...this.handoffs.values()].map((r) => ({
       id: r.envelope.id,
       to: r.envelope.to,
       state: r.state,
-      sends: r.sends,
+      sends: Math.max(r.sends ?? 0, attempts.get(r.envelope.id) ?? 0),
       createdAt: r.createdAt,
       expiresAt: r.envelope.payload.expiresAt,
       storedAt: r.storedAt ?? null,
@@ -732,7 +626,7 @@ export class Sidecar {
       case 'broadcast':
         return this.broadcast(a.type ?? 'chat', a.payload, a.topic ?? null);
       case 'history':
-        return this.requestHistory(a.peer, historyCount(a.count));
+        return this.requestHistory(a.peer, a.count);
       case 'handoff':
         return this.createHandoff(a.to, a.request, a.expiresInMs);
       case 'handoffs':
@@ -814,7 +708,7 @@ export class Sidecar {
   async stop(code) {
     if (this.stopping) return;
     this.stopping = true;
-    if (this.handoffTimer) clearTimeout(this.handoffTimer);
+    this.bus?.close();
     this.wake?.close();
     await this.swarm?.close().catch(() => {});
     try {
@@ -847,6 +741,9 @@ async function main() {
   takeLock(dir);
   let s;
   try {
+    // Records on disk and envelopes on the wire are checked by the bus core: load it first.
+    if (!(await useBus()))
+      throw new Error('tether/bus could not be loaded; build it with `make wasm`');
     s = new Sidecar(dir, cfg, { log });
     process.on('SIGTERM', () => s.stop(0));
     process.on('SIGINT', () => s.stop(0));

@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { checkEnvelope, checkHandoff, recordHash } from './envelope.js';
+import { checkEnvelope, handoffShapeOk, recordHash } from './envelope.js';
 
 export const RECORD_MAX_BYTES = 1024 * 1024; // a record bigger than this is not ours: malformed
 const NAME_RE = /^(\d{16})-([0-9a-f]{32})\.json$/;
@@ -127,7 +127,7 @@ export function readRecord(dir, name, kind) {
     )
       return null;
   }
-  if (kind === 'inbox' && env.type === 'handoff' && !checkHandoff(env).ok) return null;
+  if (kind === 'inbox' && env.type === 'handoff' && !handoffShapeOk(env)) return null;
   return rec;
 }
 
