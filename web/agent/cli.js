@@ -34,7 +34,7 @@ const fail = (msg) => {
 };
 
 const USAGE = `usage: tether agent <command> [options]   (state dir: --dir, or $TETHER_AGENT_DIR, or ~/.tether/agent)
-  join --relay ws://HOST:PORT/ --room ROOM --id ID [--name N] [--role R] [--transport relay|webrtc]
+  join --relay ws://HOST:PORT/ --room ROOM --id ID [--name N] [--role R] [--transport relay|webrtc [--webrtc-bind ADDR]]
        [--wake CMD [--wake-min-interval-ms MS] [--wake-delay-ms MS]]     start the sidecar (reuses saved settings)
   leave                                      stop the sidecar
   status | peers                             the sidecar and the room roster
@@ -147,6 +147,7 @@ async function cmdJoin(dir, v, out) {
     );
   }
   const cfg = { ...saved };
+  if (v['webrtc-bind'] !== undefined) cfg.webrtcBind = v['webrtc-bind'];
   for (const k of ['relay', 'room', 'id', 'name', 'role', 'transport'])
     if (v[k] !== undefined) cfg[k] = v[k];
   if (cfg.transport !== undefined && cfg.transport !== 'relay' && cfg.transport !== 'webrtc') {
@@ -556,6 +557,7 @@ const OPTIONS = {
   name: { type: 'string' },
   role: { type: 'string' },
   transport: { type: 'string' },
+  'webrtc-bind': { type: 'string' },
   wake: { type: 'string' },
   'no-wake': { type: 'boolean' },
   'wake-min-interval-ms': { type: 'string' },

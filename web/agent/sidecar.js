@@ -123,6 +123,11 @@ export class Sidecar {
         selfId: this.cfg.id,
         RTCPeerConnection,
         WebSocket,
+        // node-datachannel's bindAddress: pin the local interface (tests pin 127.0.0.1).
+        rtcConfig: {
+          iceServers: [],
+          ...(this.cfg.webrtcBind ? { bindAddress: this.cfg.webrtcBind } : {}),
+        },
         log: (...a) => this.log(`webrtc: ${a.map(String).join(' ')}`),
       });
     } else {
