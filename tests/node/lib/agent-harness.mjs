@@ -1,0 +1,172 @@
+// Real processes for the agent CLI tests: a loopback room relay (tests/e2e/lib/room_server.mjs),
+// state dirs under the OS temp dir, `tether agent` invocations as child processes, and sidecars
+// stopped by PID when a test ends, pass or fail.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+export const CLI = path.join(ROOT, 'web/agent/cli.js');
+
+export function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `fn` until it returns a truthy value; fails naming `what` after `timeoutMs`. */
+export async function waitFor(what, fn, { timeoutMs = 20_000, everyMs = 50 } = {}) {
+  const end = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    last = await fn();
+    if (last) return last;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+export class Harness {
+  constructor(t) {
+    this.base = fs.mkdtempSync(path.join(os.tmpdir(), 'tether-agent-'));
+    this.pids = new Set();
+    t.after(() => this.cleanup());
+  }
+
+  dir(name) {
+    const d = path.join(this.base, name);
+    fs.mkdirSync(d, { recursive: true });
+    return d;
+  }
+
+  /** Runs `tether agent ARGS --dir DIR --json`; resolves {code, stdout, stderr, json}. */
+  run(dir, args, { env = {}, json = true, input = null } = {}) {
+    const argv = [CLI, 'agent', ...args, '--dir', dir, ...(json ? ['--json'] : [])];
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, argv, {
+        env: { ...process.env, ...env },
+        stdio: [input === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      });
+      if (input !== null) child.stdin.end(input);
+      this.pids.add(child.pid);
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => (stdout += d));
+      child.stderr.on('data', (d) => (stderr += d));
+      child.on('error', reject);
+      child.on('close', (code) => {
+        this.pids.delete(child.pid);
+        let parsed = null;
+        try {
+          parsed = JSON.parse(stdout.trim().split('\n').pop());
+        } catch {}
+        this.trackSidecar(dir);
+        resolve({ code, stdout, stderr, json: parsed });
+      });
+    });
+  }
+
+  /** Runs and requires success; returns the parsed JSON. */
+  async ok(dir, args, opts) {
+    const r = await this.run(dir, args, opts);
+    if (r.code !== 0 || !r.json)
+      throw new Error(`tether agent ${args.join(' ')} failed (${r.code}): ${r.stderr}${r.stdout}`);
+    return r.json;
+  }
+
+  trackSidecar(dir) {
+    try {
+      const pid = Number.parseInt(fs.readFileSync(path.join(dir, 'sidecar.lock'), 'utf8'), 10);
+      if (pid > 0) this.pids.add(pid);
+    } catch {}
+  }
+
+  async join(dir, id, url, extra = [], opts = {}) {
+    const r = await this.ok(
+      dir,
+      ['join', '--relay', url, '--room', 'lab', '--id', id, ...extra],
+      opts,
+    );
+    this.pids.add(r.pid);
+    return r;
+  }
+
+  /** Kills a sidecar without letting it clean up (a crash). */
+  async crash(dir) {
+    const pid = Number.parseInt(fs.readFileSync(path.join(dir, 'sidecar.lock'), 'utf8'), 10);
+    process.kill(pid, 'SIGKILL');
+    await waitFor(`pid ${pid} to die`, () => !alive(pid));
+    return pid;
+  }
+
+  async cleanup() {
+    for (const pid of this.pids) {
+      // Only our own: a pid that exited may since belong to someone else's process.
+      let cmd = '';
+      try {
+        cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      } catch {}
+      if (alive(pid) && (cmd.includes('sidecar.js') || cmd.includes('cli.js'))) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {}
+      }
+    }
+    for (const pid of this.pids)
+      for (let i = 0; i < 100 && fs.existsSync(`/proc/${pid}/cmdline`) && alive(pid); i++)
+        await sleep(20);
+    fs.rmSync(this.base, { recursive: true, force: true });
+  }
+}
+
+/**
+ * WebRTC tests run in a private network namespace with only `lo` (TOOLCHAIN.md). Outside it,
+ * registers one test that re-runs `fileUrl` under `unshare -n` and returns false; inside, returns
+ * true. The child's env drops NODE_TEST_CONTEXT: with it, a nested `node --test` reports to a
+ * parent runner that is not listening and exits 0 whatever happened.
+ */
+export async function inPrivateNetns(fileUrl, { timeoutMs = 300_000 } = {}) {
+  if (process.env.TETHER_IN_NETNS === '1') return true;
+  const { test } = await import('node:test');
+  const assert = (await import('node:assert/strict')).default;
+  const file = fileURLToPath(fileUrl);
+  test(
+    `${path.basename(file)} in a private network namespace (unshare -n)`,
+    { timeout: timeoutMs + 10_000 },
+    async (t) => {
+      const env = { ...process.env, TETHER_IN_NETNS: '1' };
+      delete env.NODE_TEST_CONTEXT;
+      const child = spawn(
+        'unshare',
+        [
+          '-n',
+          'sh',
+          '-c',
+          `ip link set lo up && exec "${process.execPath}" --test --test-reporter=spec "$0"`,
+          file,
+        ],
+        {
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.stderr.on('data', (d) => (out += d));
+      const guard = setTimeout(() => child.kill('SIGKILL'), timeoutMs); // a hang guard, by PID
+      const code = await new Promise((resolve) => child.on('exit', (c, s) => resolve(c ?? s)));
+      clearTimeout(guard);
+      for (const line of out.split('\n'))
+        if (/^\s*(✔|✖|ℹ (tests|pass|fail))/.test(line)) t.diagnostic(line.trim());
+      assert.equal(code, 0, `the namespaced run failed (exit ${code}):\n${out}`);
+    },
+  );
+  return false;
+}

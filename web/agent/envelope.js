@@ -1,0 +1,90 @@
+// The peer envelope as the agent sidecar and CLI use it: built here (ids, our identity), checked
+// by the bus core (`tether/bus`, src/bus: agent-bus-and-swarm.md § Untrusted wire input), plus the
+// record-name hashes of § Compatibility ("inbox filenames hash sender identity and message ID").
+import { createHash, randomBytes } from 'node:crypto';
+
+export const LIMITS = Object.freeze({
+  streamId: 128,
+  handoffRequestBytes: 32_000,
+  handoffMaxLifetimeMs: 24 * 60 * 60 * 1000,
+  historyMax: 200,
+});
+
+let busApi = null;
+
+/** Loads tether/bus (the WASM module) once; returns whether it loaded. */
+export async function useBus() {
+  if (busApi) return true;
+  try {
+    const { loadBus } = await import('tether/bus');
+    busApi = await loadBus();
+  } catch {
+    busApi = null;
+  }
+  return busApi !== null;
+}
+
+/** The loaded bus API, or null before useBus(). */
+export function bus() {
+  return busApi;
+}
+
+function api() {
+  if (!busApi)
+    throw new Error(
+      'tether/bus is not loaded: call useBus() first (and build it with `make wasm`)',
+    );
+  return busApi;
+}
+
+export function newId() {
+  return randomBytes(12).toString('base64url');
+}
+
+/** Checks an envelope object with the bus core: {ok: true, env} or {ok: false, field, detail}. */
+export function checkEnvelope(e) {
+  const r = api().serializeEnvelope(e);
+  return r.ok
+    ? { ok: true, env: e }
+    : { ok: false, field: r.field, detail: `${r.code}: ${r.detail}` };
+}
+
+export function makeEnvelope({
+  from,
+  type,
+  to = null,
+  topic = null,
+  payload,
+  ts = Date.now(),
+  id = newId(),
+}) {
+  const env = { v: 1, id, type, from, to, topic, ts, payload };
+  const c = checkEnvelope(env);
+  if (!c.ok) return { ok: false, field: c.field, detail: c.detail };
+  return { ok: true, env };
+}
+
+/** A stored handoff record's payload has the shape the CLI shows (the bus checked the rest). */
+export function handoffShapeOk(env) {
+  const p = env.payload;
+  return (
+    !!p && typeof p === 'object' && typeof p.request === 'string' && Number.isFinite(p.expiresAt)
+  );
+}
+
+/** Receiver marker name: sender stream id, sender instance id, message id (the dedup key). */
+export function handoffKey(env) {
+  return sha256hex(`${env.from.streamId}\u0000${env.from.instanceId}\u0000${env.id}`).slice(0, 40);
+}
+
+export function sha256hex(s) {
+  return createHash('sha256').update(s).digest('hex');
+}
+
+/** A record's file name part: hash of sender identity and message id (§ Compatibility). */
+export function recordHash(env) {
+  return sha256hex(`${env.from?.streamId}\u0000${env.from?.instanceId}\u0000${env.id}`).slice(
+    0,
+    32,
+  );
+}
