@@ -1023,6 +1023,12 @@ struct CockpitRelay::Impl {
       return;
     }
     const std::string& ch = f.header.ch;
+    if (wire::is_reserved_channel(ch)) {
+      // `@...` ids are never channel data (§ Framing): no nack either, since a relay message may
+      // not name a reserved channel. Found by fuzz_cockpit_relay.
+      count_drop("reserved_channel");
+      return;
+    }
     auto id = request_id(f.header);
     if (!id) {
       send_error(v, ErrorCode::invalid_control,

@@ -241,3 +241,16 @@ TEST_CASE("cockpit: a terminal error from a frame on a viewer's one-shot stream 
   CHECK(H::closed(acts, v));
   CHECK(h.relay.session_count() == 0);
 }
+
+TEST_CASE("cockpit publish: a publish on a reserved @ channel is dropped without any answer") {
+  // Found by fuzz_cockpit_relay: a pub_nack naming "@co" was a message the relay may not send.
+  Harness h;
+  h.robot("r1");
+  SessionId v = h.viewer();
+  h.take();
+  h.viewer_publish(v, "@co", "a", "{}");
+  h.viewer_publish(v, "@x", "b", "{}");
+  auto acts = h.take();
+  CHECK(H::messages(acts, v).empty());
+  CHECK(h.relay.stats()["dropped"]["reserved_channel"] == 2);
+}
