@@ -7,6 +7,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
+import { LAUNCH } from '../tests/e2e/lib/chromium.mjs';
 import { killAll, startRelay, startRobot } from '../tests/e2e/lib/cockpit_procs.mjs';
 
 const RUNS = Number(process.env.TETHER_BENCH_PAINT_RUNS ?? 5);
@@ -29,10 +30,7 @@ const MILESTONES = () => {
 status('starting the relay and the demo robot');
 const relay = await startRelay();
 await startRobot(relay.http);
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await chromium.launch(LAUNCH);
 const samples = [];
 try {
   for (let i = 0; i < RUNS; i++) {

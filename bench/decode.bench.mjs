@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadDecode } from 'tether/decode';
 import { chromium } from 'playwright-core';
+import { LAUNCH } from '../tests/e2e/lib/chromium.mjs';
 import { startStaticServer } from '../tests/e2e/lib/static_server.mjs';
 import { costmapPayload, voxelPayload, costmapMeta, voxelMeta } from './lib/decode_inputs.mjs';
 import { decodeCostmapJs, decodeVoxelsJs, makePalette } from './lib/decode_js_baseline.mjs';
@@ -93,10 +94,7 @@ const server = await startStaticServer(root, {
   '/costmap.bin': join(dir, 'costmap.bin'),
   '/voxels.bin': join(dir, 'voxels.bin'),
 });
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await chromium.launch(LAUNCH);
 try {
   const page = await browser.newPage();
   await page.goto(`${server.origin}/page.html`);

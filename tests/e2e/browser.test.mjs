@@ -5,20 +5,8 @@ import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import { assertAllVectors, compatPath, loadSets, nodeReference, repoDir } from './lib/fixtures.mjs';
 import { startStaticServer } from './lib/static_server.mjs';
+import { LAUNCH } from './lib/chromium.mjs';
 
-// TOOLCHAIN.md: the system Chromium; never let Playwright download one.
-const LAUNCH = {
-  executablePath: '/usr/bin/chromium',
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-};
 
 let server;
 let browser;

@@ -5,13 +5,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import { killAll, startRelay, startRobot } from './lib/cockpit_procs.mjs';
+import { LAUNCH } from './lib/chromium.mjs';
 
-// TOOLCHAIN.md: the system Chromium; never let Playwright download one.
-const LAUNCH = {
-  executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-};
 
 let relay;
 let browser;

@@ -10,19 +10,8 @@ import { after, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import { repoDir } from './lib/fixtures.mjs';
 import { Peer, until } from './lib/edge.mjs';
+import { LAUNCH } from './lib/chromium.mjs';
 
-const LAUNCH = {
-  executablePath: '/usr/bin/chromium',
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-};
 const dir = mkdtempSync(join(tmpdir(), 'tether-edge-dev-'));
 let child = null;
 let browser = null;

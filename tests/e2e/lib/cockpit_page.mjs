@@ -2,12 +2,8 @@
 // waiting for its first map, reading map pixels through the canvas's own transform, and the
 // operator-visible facts (pose, lease, what the robot reports about teleop).
 import { readFileSync } from 'node:fs';
+export { LAUNCH } from './chromium.mjs';
 
-export const LAUNCH = {
-  executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-};
 export const artifacts = new URL('../../../build/e2e-artifacts/', import.meta.url).pathname;
 export const palette = JSON.parse(readFileSync(new URL('../../../fixtures/decode/vectors.json', import.meta.url))).palette;
 

@@ -5,21 +5,10 @@ import { chromium } from 'playwright-core';
 import { repoDir } from './fixtures.mjs';
 import { startRoomServer } from './room_server.mjs';
 import { startStaticServer } from './static_server.mjs';
+import { LAUNCH_WEBRTC as LAUNCH } from './chromium.mjs';
 
-export const LAUNCH = {
-  executablePath: '/usr/bin/chromium',
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    '--allow-loopback-in-peer-connection',
-    '--disable-features=WebRtcHideLocalIpsWithMdns',
-  ],
-};
+export { LAUNCH };
+
 
 export async function startPeerHarness() {
   const h = { browser: null, web: null, rooms: null, contexts: [] };

@@ -126,47 +126,5 @@ export class Harness {
   }
 }
 
-/**
- * WebRTC tests run in a private network namespace with only `lo` (TOOLCHAIN.md). Outside it,
- * registers one test that re-runs `fileUrl` under `unshare -n` and returns false; inside, returns
- * true. The child's env drops NODE_TEST_CONTEXT: with it, a nested `node --test` reports to a
- * parent runner that is not listening and exits 0 whatever happened.
- */
-export async function inPrivateNetns(fileUrl, { timeoutMs = 300_000 } = {}) {
-  if (process.env.TETHER_IN_NETNS === '1') return true;
-  const { test } = await import('node:test');
-  const assert = (await import('node:assert/strict')).default;
-  const file = fileURLToPath(fileUrl);
-  test(
-    `${path.basename(file)} in a private network namespace (unshare -n)`,
-    { timeout: timeoutMs + 10_000 },
-    async (t) => {
-      const env = { ...process.env, TETHER_IN_NETNS: '1' };
-      delete env.NODE_TEST_CONTEXT;
-      const child = spawn(
-        'unshare',
-        [
-          '-n',
-          'sh',
-          '-c',
-          `ip link set lo up && exec "${process.execPath}" --test --test-reporter=spec "$0"`,
-          file,
-        ],
-        {
-          env,
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-      let out = '';
-      child.stdout.on('data', (d) => (out += d));
-      child.stderr.on('data', (d) => (out += d));
-      const guard = setTimeout(() => child.kill('SIGKILL'), timeoutMs); // a hang guard, by PID
-      const code = await new Promise((resolve) => child.on('exit', (c, s) => resolve(c ?? s)));
-      clearTimeout(guard);
-      for (const line of out.split('\n'))
-        if (/^\s*(✔|✖|ℹ (tests|pass|fail))/.test(line)) t.diagnostic(line.trim());
-      assert.equal(code, 0, `the namespaced run failed (exit ${code}):\n${out}`);
-    },
-  );
-  return false;
-}
+// WebRTC tests run in a private network namespace (TOOLCHAIN.md); one helper serves every suite.
+export { inNetns as inPrivateNetns } from '../../e2e/lib/netns.mjs';
