@@ -28,10 +28,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!dom) __builtin_trap();
     std::string result;
     append_scanned_result(result, *s);
-    JsonParse p = parse_json(ByteView(std::string_view(result)));
-    if (!p.ok()) __builtin_trap();
+    // nlohmann directly: the result nests two levels deeper than its input may (JSON.parse,
+    // which reads it in the glue, has no depth bound).
+    Json parsed = Json::parse(result, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded()) __builtin_trap();
     std::string got, want;
-    append_json(got, p.value, JsonNumbers::js_double);
+    append_json(got, parsed, JsonNumbers::js_double);
     append_json(want, Json{{"ok", true}, {"envelope", envelope_to_json(dom.value())}}, JsonNumbers::js_double);
     if (got != want) __builtin_trap();
   }

@@ -43,10 +43,12 @@ bool agree(const std::string& text) {
   // The glue's result text, parsed back, is the DOM path's result.
   std::string result;
   append_scanned_result(result, *scan);
-  JsonParse p = parse_json(bv(result));
-  REQUIRE(p.ok());
+  // nlohmann directly: the result nests two levels deeper than the envelope, which parse_json's
+  // bound (meant for input) would refuse; JSON.parse has no such bound.
+  Json parsed = Json::parse(result, nullptr, /*allow_exceptions=*/false);
+  REQUIRE_FALSE(parsed.is_discarded());
   std::string got, want;
-  append_json(got, p.value, JsonNumbers::js_double);
+  append_json(got, parsed, JsonNumbers::js_double);
   append_json(want, Json{{"ok", true}, {"envelope", envelope_to_json(dom.value())}}, JsonNumbers::js_double);
   CHECK(got == want);
   return true;
@@ -74,7 +76,7 @@ TEST_CASE("bus scan: the common shapes are accepted in one pass") {
   CHECK(agree(R"({"v":1,"id":"x","type":"event",)" + kFrom + R"(,"to":"me","topic":"builds","ts":-12.5,"payload":{}})"));
   CHECK(agree(R"({"v":1,"id":"ünïcødé-😀","type":"chat","from":{"streamId":"流","role":"ロール","name":"名前","instanceId":"é"},"ts":0.001})"));
   for (const char* ts : {"0", "1", "0.1", "123456789012345", "12345678901234.5", "0.000000000000001", "-1", "-0.1", "1700000000000.123",
-                         "9007199254740992", "0.123456789012345", "1.0000000000000002"})
+                         "9007199254740992", "0.123456789012345", "1.000000000000002"})
     CHECK(agree(R"({"v":1,"id":"x","type":"chat",)" + kFrom + R"(,"ts":)" + ts + "}"));
 }
 
@@ -145,7 +147,7 @@ TEST_CASE("bus scan: what it leaves to the DOM path still gets the DOM path's ve
   CHECK_FALSE(agree(swap(R"("to":null)", R"("to":nul)")));
   CHECK_FALSE(agree(swap(R"("topic":null)", R"("topic":[])")));
   // ts: everything but short plain decimals goes to the DOM path, whatever its verdict.
-  for (const char* ts : {"-0", "-0.0", "1e3", "1E3", "1.5e2", "9007199254740993", "12345678901234567890", "0.12345678901234567890", "01", "1.", ".5",
+  for (const char* ts : {"-0", "-0.0", "1.0000000000000002", "1e3", "1E3", "1.5e2", "9007199254740993", "12345678901234567890", "0.12345678901234567890", "01", "1.", ".5",
                          "-", "+1", "\"1\"", "null", "1e400", "-1e400", "NaN", "Infinity", "0x10", "1.5.5"})
     CHECK_FALSE(agree(swap("1700000000000", ts)));
   // Payload numbers whose value JSON.parse and the canonical writer could disagree on.
@@ -153,7 +155,7 @@ TEST_CASE("bus scan: what it leaves to the DOM path still gets the DOM path's ve
     CHECK_FALSE(agree(env(std::string("[") + n + "]")));
   CHECK(agree(env("[" + std::string(300, '9') + "]")));
   CHECK_FALSE(agree(env("[" + std::string(301, '9') + "]")));
-  CHECK(agree(env("[0." + std::string(299, '0') + "1]")));
+  CHECK(agree(env("[0." + std::string(298, '0') + "1]")));
   CHECK_FALSE(agree(env("[-0." + std::string(400, '0') + "1]")));
 }
 
