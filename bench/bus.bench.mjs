@@ -94,15 +94,16 @@ const transport = {
   close: async () => {},
 };
 const bus = api.createBus({ self: { streamId: 'me', role: 'agent', name: 'Me', instanceId: 'i' }, transport, autoTick: false, message: () => delivered++ });
-const live = inputs[0][1];
-const recv = rate(() => handlers[0].text('peer-origin', live));
 let plainDelivered = 0;
 const onMsg = () => plainDelivered++;
-const recvJs = rate(() => {
-  const r = plainParse(live);
-  if (r.ok) onMsg(r.envelope);
-});
-rows.push(['receive chat via bus (bind, history, deliver)', fmt(recv), fmt(recvJs), fmt(recv / recvJs, 2)]);
+for (const [name, live] of [['chat', inputs[0][1]], ['file_chunk 64 KiB', inputs[3][1]]]) {
+  const recv = rate(() => handlers[0].text('peer-origin', live));
+  const recvJs = rate(() => {
+    const r = plainParse(live);
+    if (r.ok) onMsg(r.envelope);
+  });
+  rows.push([`receive ${name} via bus (bind, history, deliver)`, fmt(recv), fmt(recvJs), fmt(recv / recvJs, 2)]);
+}
 bus.close();
 if (delivered === 0 || plainDelivered === 0) throw new Error('bus bench: nothing was delivered');
 

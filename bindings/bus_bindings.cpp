@@ -4,12 +4,15 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "bus/bus.hpp"
 #include "bus/json_out.hpp"
+#include "bus/scan.hpp"
 #include "bus/transfer.hpp"
 
 namespace tether::bus::bindings {
@@ -42,6 +45,49 @@ std::string bad_type(const std::string& type) {
   return text(error_json(bus_error(BusErrorCode::unknown_type, "type", "\"" + type + "\" is not a bus message type")));
 }
 
+// Received text crosses as bytes: JS encodes it straight into this staging buffer
+// (TextEncoder.encodeInto into HEAPU8) and then makes one call with numbers only; a parse result
+// goes back as UTF-8 text at a fixed outbox [address, length] that JS decodes once. Embind's
+// std::string arguments and results cost a malloc and a JS UTF-8 loop each (bench/README.md).
+// One inbox serves every caller: JS is single-threaded and every call consumes the staged bytes
+// before it returns.
+double address_of(const void* p) { return double(reinterpret_cast<std::uintptr_t>(p)); }
+
+class Inbox {
+ public:
+  // The staging buffer's address once it holds at least n bytes; it moves only here.
+  double reserve(std::size_t n) {
+    if (n > bytes_.size()) bytes_.resize(n);
+    return address_of(bytes_.data());
+  }
+  ByteView staged(std::size_t n) const { return ByteView(bytes_.data(), std::min(n, bytes_.size())); }
+  double outbox() const { return address_of(outbox_); }
+  // Parses the staged bytes; the result text ({ok:true, envelope} or a BusError) is at the outbox.
+  void parse(std::size_t n) {
+    const ByteView in = staged(n);
+    out_.clear();
+    if (auto s = scan_envelope(in)) {
+      append_scanned_result(out_, *s);  // one pass, payload text verbatim
+    } else {
+      auto e = parse_envelope_dom(in);  // every refusal, and the shapes the scanner leaves
+      if (!e) append_json(out_, error_json(e.error()), JsonNumbers::js_double);
+      else append_json(out_, Json{{"ok", true}, {"envelope", envelope_to_json(e.value())}}, JsonNumbers::js_double);
+    }
+    outbox_[0] = address_of(out_.data());
+    outbox_[1] = double(out_.size());
+  }
+
+ private:
+  Bytes bytes_;
+  std::string out_;
+  double outbox_[2] = {0, 0};
+};
+
+Inbox& inbox() {
+  static Inbox box;
+  return box;
+}
+
 class BusCore {
  public:
   // {ok:true} or a BusError, as JSON text; the bus exists only after ok.
@@ -63,6 +109,12 @@ class BusCore {
   }
   void receive(const std::string& conn, const std::string& msg, double now) {
     bus_->receive(conn, ByteView(std::string_view(msg)), std::int64_t(now));
+  }
+  // The message is the inbox's first `len` staged bytes. Returns what the glue must pull next:
+  // bit 0 a transmit may be waiting, bit 1 there are events (most receives need one call more).
+  int receive_staged(const std::string& conn, double len, double now) {
+    bus_->receive(conn, inbox().staged(std::size_t(len)), std::int64_t(now));
+    return (bus_->may_transmit() ? 1 : 0) | (bus_->has_events() ? 2 : 0);
   }
   std::string send(const std::string& to, const std::string& type, const std::string& payload, const std::string& topic,
                    bool has_topic, double now) {
@@ -141,9 +193,13 @@ class BusCore {
   std::string take_events() {
     auto events = bus_->take_events();
     if (events.empty()) return "";
-    Json a = Json::array();
-    for (const auto& e : events) a.push_back(event_json(e, *bus_));
-    return text(a);
+    std::string out = "[";
+    for (const auto& e : events) {
+      if (out.size() > 1) out += ',';
+      append_event_json(out, e, *bus_);
+    }
+    out += ']';
+    return out;
   }
   std::string peers() {
     Json a = Json::array();
@@ -259,6 +315,7 @@ EMSCRIPTEN_BINDINGS(tether_bus) {
       .function("closed", &BusCore::closed)
       .function("roster", &BusCore::roster)
       .function("receive", &BusCore::receive)
+      .function("receiveStaged", &BusCore::receive_staged)
       .function("send", &BusCore::send)
       .function("broadcast", &BusCore::broadcast)
       .function("requestHistory", &BusCore::request_history)
@@ -295,6 +352,10 @@ EMSCRIPTEN_BINDINGS(tether_bus) {
       .function("incomplete", &FileReceiverCore::incomplete)
       .function("promised", &FileReceiverCore::promised);
   function("busParseEnvelope", &parse_envelope_js);
+  function("busInboxReserve", +[](double n) { return inbox().reserve(std::size_t(n)); });
+  function("busInboxOutbox", +[]() { return inbox().outbox(); });
+  function("busInboxParse", +[](double n) { inbox().parse(std::size_t(n)); });
+  function("busInboxScan", +[](double n) { return tether::bus::scan_envelope(inbox().staged(std::size_t(n))).has_value(); });
   function("busSerializeEnvelope", &serialize_envelope_js);
   function("busIsTransient", &is_transient_js);
   function("busMatchReceipt", &match_receipt_js);

@@ -254,7 +254,8 @@ void Bus::roster(const std::vector<ConnId>& conns) {
 // --- receiving --------------------------------------------------------------------------------
 
 void Bus::receive(const ConnId& conn, ByteView text, std::int64_t now_ms) {
-  auto parsed = parse_envelope(text);
+  std::string_view raw_payload;
+  auto parsed = parse_envelope(text, &raw_payload);
   if (!parsed) return reject(conn, parsed.error());
   Envelope& e = parsed.value();
   const std::string& sid = e.from.stream_id;
@@ -327,6 +328,7 @@ void Bus::receive(const ConnId& conn, ByteView text, std::int64_t now_ms) {
   ev.kind = EventKind::message;
   ev.conn = conn;
   ev.envelope = std::move(e);
+  ev.payload_text.assign(raw_payload.data(), raw_payload.size());
   events_.push_back(std::move(ev));
 }
 

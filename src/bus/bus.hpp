@@ -93,6 +93,10 @@ struct Event {
   std::string peer_stream;            // confirmation: who confirmed; handoff_*: the recipient
   MessageType for_type = MessageType::chat;  // confirmation: the confirmed message's type
   std::optional<OutgoingHandoff> handoff;    // handoff_stored/expired
+  // message, live: the payload's JSON text as received when the one-pass scanner took the
+  // envelope (bus/scan.hpp), so it can be handed on without writing envelope->payload again;
+  // empty otherwise. Its values are envelope->payload's.
+  std::string payload_text;
 };
 
 struct PeerInfo {
@@ -172,6 +176,10 @@ class Bus {
   std::optional<Transmit> poll_transmit();
   void transmit_result(std::uint32_t token, bool accepted);
   std::vector<Event> take_events();
+  // Cheap hints for a driver that pays per call into the core (the WASM glue): false means
+  // poll_transmit() (resp. take_events()) would return nothing now.
+  bool may_transmit() const { return !in_flight_ && (!immediate_.empty() || !ready_.empty()); }
+  bool has_events() const { return !events_.empty(); }
 
   // --- inspection ---
   std::vector<PeerInfo> peers() const;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "bus/limits.hpp"
+#include "bus/scan.hpp"
 #include "common/utf8.hpp"
 
 namespace tether::bus {
@@ -168,7 +169,35 @@ Result<Envelope, BusError> envelope_from_json(const Json& j) {
   return e;
 }
 
-Result<Envelope, BusError> parse_envelope(ByteView text) {
+Result<Envelope, BusError> parse_envelope(ByteView text, std::string_view* raw_payload) {
+  if (raw_payload) *raw_payload = std::string_view();
+  // The common shape in one pass; only its payload, when there is one, becomes a DOM (the bus
+  // reads payloads of announce, ack, handoff, ...). Anything else gets the DOM path's verdict.
+  if (auto s = scan_envelope(text)) {
+    Envelope e;
+    e.id.assign(s->id);
+    e.type = s->type;
+    e.from.stream_id.assign(s->stream_id);
+    e.from.role.assign(s->role);
+    e.from.name.assign(s->name);
+    e.from.instance_id.assign(s->instance_id);
+    if (s->to) e.to = std::string(*s->to);
+    if (s->topic) e.topic = std::string(*s->topic);
+    e.ts = s->ts;
+    if (s->payload.empty()) return e;
+    // The scanner checked syntax, UTF-8 and depth, so this cannot fail; if it ever did, the DOM
+    // path would still decide.
+    JsonParse p = parse_json(ByteView(s->payload));
+    if (p.ok()) {
+      e.payload = std::move(p.value);
+      if (raw_payload) *raw_payload = s->payload;
+      return e;
+    }
+  }
+  return parse_envelope_dom(text);
+}
+
+Result<Envelope, BusError> parse_envelope_dom(ByteView text) {
   if (text.size > kMaxEnvelopeBytes)
     return err(err_of(BusErrorCode::too_large, "",
                       "the envelope is " + std::to_string(text.size) + " bytes; the limit is " +
@@ -192,9 +221,40 @@ Json envelope_to_json(const Envelope& e) {
   return j;
 }
 
+// Written directly rather than through envelope_to_json: the same bytes (keys in wire order, the
+// same escapes and number format) without building a DOM around the payload first.
+void append_envelope_json(std::string& out, const Envelope& e) { append_envelope_json(out, e, std::string_view()); }
+
+void append_envelope_json(std::string& out, const Envelope& e, std::string_view payload_text) {
+  out += "{\"v\":1,\"id\":";
+  append_json_string(out, e.id);
+  out += ",\"type\":\"";
+  out += message_type_name(e.type);  // names need no escaping
+  out += "\",\"from\":{\"streamId\":";
+  append_json_string(out, e.from.stream_id);
+  out += ",\"role\":";
+  append_json_string(out, e.from.role);
+  out += ",\"name\":";
+  append_json_string(out, e.from.name);
+  out += ",\"instanceId\":";
+  append_json_string(out, e.from.instance_id);
+  out += "},\"to\":";
+  if (e.to) append_json_string(out, *e.to);
+  else out += "null";
+  out += ",\"topic\":";
+  if (e.topic) append_json_string(out, *e.topic);
+  else out += "null";
+  out += ",\"ts\":";
+  append_js_number(out, e.ts);
+  out += ",\"payload\":";
+  if (payload_text.empty()) append_json(out, e.payload, JsonNumbers::js_double);
+  else out += payload_text;
+  out += '}';
+}
+
 std::string serialize_envelope(const Envelope& e) {
   std::string out;
-  append_json(out, envelope_to_json(e), JsonNumbers::js_double);
+  append_envelope_json(out, e);
   return out;
 }
 

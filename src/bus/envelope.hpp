@@ -82,12 +82,21 @@ std::optional<BusError> check_string(std::string_view value, std::size_t max_cha
 std::optional<BusError> check_identity(const Identity& id, const std::string& prefix);
 
 // Parses JSON text (refused above kMaxEnvelopeBytes before parsing).
-Result<Envelope, BusError> parse_envelope(ByteView text);
+// Scans the common shape in one pass (bus/scan.hpp) and falls back to parse_envelope_dom for
+// everything else, so the verdicts and error codes are the DOM path's.
+// When `raw_payload` is given it receives the payload's text as received if the scanner took
+// the envelope (verbatim, validated; a view into `text`), else stays empty.
+Result<Envelope, BusError> parse_envelope(ByteView text, std::string_view* raw_payload = nullptr);
+// The general path: nlohmann DOM, then envelope_from_json. Every refusal comes from here.
+Result<Envelope, BusError> parse_envelope_dom(ByteView text);
 // Validates an already parsed JSON value (history_replay carries envelopes as objects).
 Result<Envelope, BusError> envelope_from_json(const Json& value);
 
 // The canonical JSON text: keys in wire order, numbers as JSON.stringify writes them.
 std::string serialize_envelope(const Envelope& e);
+void append_envelope_json(std::string& out, const Envelope& e);
+// The same with `payload_text` written in place of the payload (text the scanner validated).
+void append_envelope_json(std::string& out, const Envelope& e, std::string_view payload_text);
 Json envelope_to_json(const Envelope& e);
 // Serialises after checking every bound, including kMaxEnvelopeBytes: what we put on the wire is
 // held to the rules we hold others to.

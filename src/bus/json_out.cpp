@@ -68,6 +68,18 @@ Json event_json(const Event& e, const Bus& bus) {
   return nullptr;
 }
 
+void append_event_json(std::string& out, const Event& e, const Bus& bus) {
+  if (e.kind != EventKind::message || !e.envelope) {
+    append_json(out, event_json(e, bus), JsonNumbers::js_double);
+    return;
+  }
+  out += "{\"kind\":\"message\",\"envelope\":";
+  append_envelope_json(out, *e.envelope, e.payload_text);
+  out += ",\"peer\":";
+  append_json_string(out, e.conn);
+  out += e.replayed ? ",\"replayed\":true}" : ",\"replayed\":false}";
+}
+
 Json receipt_json(const Receipt& r, const Envelope& e, std::string_view request_id, std::string_view peer) {
   const char* kind = r.kind == Receipt::Kind::ack ? "ack" : r.kind == Receipt::Kind::command_response ? "command_response" : "handoff_stored";
   return Json{{"kind", kind}, {"requestId", std::string(request_id)}, {"peer", std::string(peer)}, {"ok", r.ok},

@@ -33,7 +33,13 @@ bool nesting_within(ByteView text, std::size_t limit) {
 void append_escaped(std::string& out, std::string_view s) {
   static const char kHex[] = "0123456789abcdef";
   out += '"';
-  for (unsigned char c : s) {
+  // Runs that need no escape are appended whole: a 64 KiB base64 string is one append.
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -43,15 +49,12 @@ void append_escaped(std::string& out, std::string_view s) {
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
       default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 15];
-        } else {
-          out += char(c);
-        }
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
     }
   }
+  out.append(s.data() + run, s.size() - run);
   out += '"';
 }
 
@@ -87,6 +90,8 @@ JsonParse parse_json(ByteView text) {
   }
   return r;
 }
+
+void append_json_string(std::string& out, std::string_view s) { append_escaped(out, s); }
 
 void append_js_number(std::string& out, double v) {
   if (!std::isfinite(v)) {

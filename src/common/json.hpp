@@ -42,6 +42,9 @@ enum class JsonNumbers { exact, js_double };
 std::string to_json(const Json& value);
 void append_json(std::string& out, const Json& value, JsonNumbers numbers = JsonNumbers::exact);
 
+// One string as JSON.stringify writes it (the escapes append_json uses).
+void append_json_string(std::string& out, std::string_view s);
+
 // The same number format for one double.
 void append_js_number(std::string& out, double v);
 

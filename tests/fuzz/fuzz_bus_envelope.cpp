@@ -2,11 +2,14 @@
 // peer would drive them. Properties: nothing crashes or leaks; every refusal explains itself; an
 // accepted envelope re-serialises to a canonical form that parses again to the same form; the bus
 // survives the input live, replayed inside a history_replay and as a handoff, and keeps its
-// bounds; the one-to-one transfer receiver survives the payload too.
+// bounds; the one-to-one transfer receiver survives the payload too. Differential: the one-pass
+// scanner (bus/scan.hpp) accepts only what the DOM path accepts, with the same envelope and the
+// same glue result, and parse_envelope's verdict is always the DOM path's.
 #include <cstddef>
 #include <cstdint>
 
 #include "bus/bus.hpp"
+#include "bus/scan.hpp"
 #include "bus/transfer.hpp"
 
 using namespace tether;
@@ -15,6 +18,25 @@ using namespace tether::bus;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const ByteView in(data, size);
   auto e = parse_envelope(in);
+  auto dom = parse_envelope_dom(in);
+  if (e.ok() != dom.ok()) __builtin_trap();
+  if (!e && (e.error().code != dom.error().code || e.error().field != dom.error().field ||
+             e.error().detail != dom.error().detail))
+    __builtin_trap();
+  if (e && serialize_envelope(e.value()) != serialize_envelope(dom.value())) __builtin_trap();
+  if (auto s = scan_envelope(in)) {
+    if (!dom) __builtin_trap();
+    std::string result;
+    append_scanned_result(result, *s);
+    // nlohmann directly: the result nests two levels deeper than its input may (JSON.parse,
+    // which reads it in the glue, has no depth bound).
+    Json parsed = Json::parse(result, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded()) __builtin_trap();
+    std::string got, want;
+    append_json(got, parsed, JsonNumbers::js_double);
+    append_json(want, Json{{"ok", true}, {"envelope", envelope_to_json(dom.value())}}, JsonNumbers::js_double);
+    if (got != want) __builtin_trap();
+  }
   if (!e) {
     if (e.error().detail.empty()) __builtin_trap();
   } else {

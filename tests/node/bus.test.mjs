@@ -78,6 +78,42 @@ test('bus: golden envelopes parse to their canonical form or their refusal', () 
   assert.equal(api.limits.handoffMaxRequestBytes, 32000);
 });
 
+test('bus: parseEnvelope through the staged inbox gives JSON.parse\'s values and the core\'s refusals', () => {
+  const from = { streamId: 's', role: 'agent', name: 'Ünï 😀', instanceId: 'i' };
+  const base = { v: 1, id: 'm-1', type: 'chat', from, to: null, topic: null, ts: T0 };
+  // The scanner's shapes (payload text handed over verbatim) and the DOM path's (escaped header,
+  // exponents, -0) must come out as the same values.
+  const payloads = [
+    { text: 'caf\u00e9 😀 "q" \\ \n \u2028', n: [0, -1.5, 12345678901234, 0.001, 1e21], deep: [[[[{}]]]] },
+    'x'.repeat(200000),
+    null,
+  ];
+  for (const payload of payloads) {
+    const text = JSON.stringify({ ...base, payload });
+    const r = api.parseEnvelope(text);
+    assert.equal(r.ok, true);
+    assert.deepEqual(r.envelope, JSON.parse(text));
+  }
+  const escaped = JSON.stringify({ ...base, payload: 1 }).replace('"m-1"', '"m\\u002d1"');
+  assert.deepEqual(api.parseEnvelope(escaped).envelope, { ...base, payload: 1 });
+  const minusZero = JSON.stringify({ ...base, payload: 1 }).replace('"payload":1', '"payload":[-0,1e2]');
+  assert.deepEqual(api.parseEnvelope(minusZero).envelope.payload, [0, 100]);
+  // A lone surrogate (JSON.parse would take it) is refused, in the text and in an escape.
+  const lone = JSON.stringify({ ...base, payload: 1 }).replace('"m-1"', '"m\ud800"');
+  assert.equal(api.parseEnvelope(lone).code, 'not_json');
+  assert.equal(api.parseEnvelope(lone.replace('\ud800', '\\ud800')).code, 'not_json');
+  // Too large, by its UTF-8 byte count, whether it is long in units or in bytes.
+  const big = JSON.stringify({ ...base, payload: 'é'.repeat(140000) });
+  const r = api.parseEnvelope(big);
+  assert.equal(r.code, 'too_large');
+  assert.match(r.detail, new RegExp(`${Buffer.byteLength(big)} bytes`));
+  assert.equal(api.parseEnvelope(JSON.stringify({ ...base, payload: 'x'.repeat(300000) })).code, 'too_large');
+  // Small after large: the staging buffer is reused, nothing of the last message leaks in.
+  assert.equal(api.parseEnvelope('{}').code, 'missing_field');
+  assert.equal(api.parseEnvelope('').code, 'not_json');
+  assert.equal(api.parseEnvelope(JSON.stringify(base)).envelope.payload, null);
+});
+
 test('bus: direct messages, broadcasts and their envelopes cross real PeerTransport endpoints', () => {
   const { nodes, link } = room(['A', 'B', 'C']);
   link('A', 'B');

@@ -35,11 +35,100 @@ function json(value) {
   }
 }
 
+const utf8Decoder = new TextDecoder();
+const utf8Encoder = new TextEncoder();
+
+// A JS string as UTF-8 bytes, for text that TextEncoder.encodeInto cannot stage as it is. A lone
+// surrogate has no UTF-8 form: it is written as the 3-byte sequence of its code unit (WTF-8),
+// which the core refuses as invalid UTF-8; TextEncoder would write U+FFFD and Embind's std::string
+// conversion another character, both repairing text a peer must not get away with (as
+// web/glue/wire.js does).
+function textBytes(s) {
+  if (s.isWellFormed()) return utf8Encoder.encode(s);
+  const out = [];
+  for (let i = 0; i < s.length; i++) {
+    let c = s.charCodeAt(i);
+    const next = s.charCodeAt(i + 1);
+    if (c >= 0xd800 && c < 0xdc00 && next >= 0xdc00 && next < 0xe000) {
+      c = 0x10000 + ((c - 0xd800) << 10) + (next - 0xdc00);
+      i++;
+    }
+    if (c < 0x80) out.push(c);
+    else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 63));
+    else if (c < 0x10000) out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+    else out.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 63), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+  }
+  return Uint8Array.from(out);
+}
+
+// Received text goes into the module's one inbox (bindings/bus_bindings.cpp): encoded straight
+// into WASM memory, then one call with numbers only (bench/README.md § bus). Views of HEAPU8 are
+// rebuilt when memory grew and never held across a call into the module.
+function createInbox(mod, maxEnvelopeBytes) {
+  let at = 0;
+  let size = 0;
+  let f64Buffer = null;
+  let f64 = null;
+  const outbox = mod.busInboxOutbox() / 8;
+  let view = null; // HEAPU8 over the staging buffer, rebuilt when it moved or memory grew
+  function reserve(n) {
+    if (n > size) {
+      at = mod.busInboxReserve(n);
+      size = n;
+      view = null;
+    }
+    if (view === null || view.buffer !== mod.HEAPU8.buffer) view = mod.HEAPU8.subarray(at, at + size);
+    return view;
+  }
+  return {
+    // Stages `text` and returns its length in bytes.
+    stage(text) {
+      text = String(text);
+      // Well-formed text of at most maxEnvelopeBytes UTF-16 units: encodeInto, no copy in JS
+      // (3 bytes per unit at most). Longer text is too large anyway and lone surrogates must stay
+      // invalid: both are encoded first, so the core sees the real bytes and byte count.
+      if (text.length <= maxEnvelopeBytes && text.isWellFormed()) {
+        return utf8Encoder.encodeInto(text, reserve(Math.max(4096, text.length * 3))).written;
+      }
+      const bytes = textBytes(text);
+      reserve(bytes.length).set(bytes);
+      return bytes.length;
+    },
+    // The result text the last busInboxParse left at the outbox, parsed.
+    result() {
+      const buffer = mod.HEAPU8.buffer;
+      if (buffer !== f64Buffer) {
+        f64Buffer = buffer;
+        f64 = new Float64Array(buffer);
+      }
+      const addr = f64[outbox];
+      return JSON.parse(utf8Decoder.decode(mod.HEAPU8.subarray(addr, addr + f64[outbox + 1])));
+    },
+  };
+}
+
+// An envelope the core accepted, as JSON.parse read it, in the canonical key order with the
+// absent optional members as null (agent-bus-notes.md § The envelope).
+function canonicalEnvelope(o) {
+  const f = o.from;
+  return {
+    v: 1,
+    id: o.id,
+    type: o.type,
+    from: { streamId: f.streamId, role: f.role, name: f.name, instanceId: f.instanceId },
+    to: o.to ?? null,
+    topic: o.topic ?? null,
+    ts: o.ts,
+    payload: o.payload === undefined ? null : o.payload,
+  };
+}
+
 const notJson = (field) => ({ ok: false, code: 'bad_payload', field, detail: `${field} cannot be written as JSON (cycles or BigInt?)` });
 
 /** Wraps a loaded module. */
 export function createBusApi(mod) {
   const limits = JSON.parse(mod.busLimits());
+  const inbox = createInbox(mod, limits.maxEnvelopeBytes);
 
   function createBus(options) {
     const { self, transport } = options;
@@ -174,8 +263,11 @@ export function createBusApi(mod) {
         settle();
       },
       text(peer, text) {
-        core.receive(peer, text, now());
-        settle();
+        // The core says what is waiting, so an ordinary message costs one call more, not four.
+        const pending = core.receiveStaged(peer, inbox.stage(text), now());
+        if (pending & 1) transmitAll();
+        if (pending & 2) dispatch();
+        schedule();
       },
       roster(peers) {
         core.roster(JSON.stringify([...peers]));
@@ -294,7 +386,16 @@ export function createBusApi(mod) {
   return {
     limits,
     createBus,
-    parseEnvelope: (text) => JSON.parse(mod.busParseEnvelope(String(text))),
+    parseEnvelope(text) {
+      text = String(text);
+      const n = inbox.stage(text);
+      // The core's one-pass scanner accepted it: then JSON.parse of the text we already hold
+      // gives exactly the values of the core's canonical result (src/bus/scan.hpp: escape-free
+      // header strings, numbers whose value both agree on), so the result needs no trip back.
+      if (mod.busInboxScan(n)) return { ok: true, envelope: canonicalEnvelope(JSON.parse(text)) };
+      mod.busInboxParse(n); // everything else: the core's DOM path, its result or its refusal
+      return inbox.result();
+    },
     serializeEnvelope(envelope) {
       const t = json(envelope);
       if (t === null) return notJson('envelope');

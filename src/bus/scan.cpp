@@ -1,0 +1,430 @@
+// See scan.hpp. Written by hand because no JSON library fits: the point is to validate in one
+// pass without building values, and to leave the payload as text (bench/README.md § bus).
+#include "bus/scan.hpp"
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+
+#include "bus/limits.hpp"
+#include "common/json.hpp"
+
+namespace tether::bus {
+namespace {
+
+// Byte classes inside a JSON string: 0 = plain ASCII, 1 = quote, 2 = backslash, 3 = control
+// character (never allowed raw, NUL included), 4 = a UTF-8 lead or stray byte.
+constexpr std::array<std::uint8_t, 256> make_string_classes() {
+  std::array<std::uint8_t, 256> t{};
+  for (int c = 0; c < 0x20; ++c) t[std::size_t(c)] = 3;
+  t['"'] = 1;
+  t['\\'] = 2;
+  for (int c = 0x80; c < 0x100; ++c) t[std::size_t(c)] = 4;
+  return t;
+}
+constexpr auto kStringClass = make_string_classes();
+
+struct StringInfo {
+  std::string_view raw;  // the bytes between the quotes
+  bool escaped = false;
+  std::size_t utf16 = 0;  // only counted for escape-free strings
+};
+
+constexpr std::uint8_t kNoEscapes = 1;
+
+class Scanner {
+ public:
+  explicit Scanner(ByteView t) : p_(t.data), end_(t.data + t.size) {}
+
+  std::optional<ScannedEnvelope> envelope() {
+    ws();
+    if (!eat('{')) return std::nullopt;
+    ScannedEnvelope e;
+    unsigned seen = 0;  // one bit per key: a repeated key goes to the DOM path
+    ws();
+    if (p_ != end_ && *p_ == '}') return std::nullopt;  // {} lacks required keys: DOM reports which
+    for (;;) {
+      StringInfo k;
+      if (!string(k) || k.escaped) return std::nullopt;
+      ws();
+      if (!eat(':')) return std::nullopt;
+      ws();
+      const int key = top_key(k.raw);
+      if (key < 0 || (seen & (1u << key))) return std::nullopt;
+      seen |= 1u << key;
+      if (!member(key, e)) return std::nullopt;
+      ws();
+      if (eat(',')) {
+        ws();
+        continue;
+      }
+      if (!eat('}')) return std::nullopt;
+      break;
+    }
+    ws();
+    if (p_ != end_) return std::nullopt;
+    constexpr unsigned kRequired = (1u << kV) | (1u << kId) | (1u << kType) | (1u << kFrom) | (1u << kTs);
+    if ((seen & kRequired) != kRequired) return std::nullopt;
+    return e;
+  }
+
+ private:
+  enum Key { kV, kId, kType, kFrom, kTo, kTopic, kTs, kPayload };
+
+  static int top_key(std::string_view k) {
+    static constexpr std::string_view names[] = {"v", "id", "type", "from", "to", "topic", "ts", "payload"};
+    for (int i = 0; i < 8; ++i)
+      if (names[i] == k) return i;
+    return -1;
+  }
+
+  bool member(int key, ScannedEnvelope& e) {
+    switch (key) {
+      case kV:
+        // Exactly the token 1; 1.0, 1e0 and the rest are the DOM path's to judge.
+        if (!eat('1')) return false;
+        return p_ == end_ || !(is_digit(*p_) || *p_ == '.' || *p_ == 'e' || *p_ == 'E');
+      case kId: return bounded(e.id, kMaxIdChars);
+      case kType: {
+        std::string_view name;
+        if (!bounded(name, kMaxTypeChars)) return false;
+        auto t = message_type_from_name(name);
+        if (!t) return false;
+        e.type = *t;
+        return true;
+      }
+      case kFrom: return from(e);
+      case kTo: return nullable(e.to, kMaxToChars);
+      case kTopic: return nullable(e.topic, kMaxTopicChars);
+      case kTs: return ts(e.ts);
+      case kPayload: {
+        const std::uint8_t* start = p_;
+        if (!value(2)) return false;  // the envelope object is depth 1
+        e.payload = std::string_view(reinterpret_cast<const char*>(start), std::size_t(p_ - start));
+        return true;
+      }
+    }
+    return false;
+  }
+
+  bool from(ScannedEnvelope& e) {
+    if (!eat('{')) return false;
+    unsigned seen = 0;
+    ws();
+    for (;;) {
+      StringInfo k;
+      if (!string(k) || k.escaped) return false;
+      ws();
+      if (!eat(':')) return false;
+      ws();
+      int key = -1;
+      bool ok = false;
+      if (k.raw == "streamId") key = 0, ok = bounded(e.stream_id, kMaxStreamIdChars);
+      else if (k.raw == "role") key = 1, ok = bounded(e.role, kMaxRoleChars);
+      else if (k.raw == "name") key = 2, ok = bounded(e.name, kMaxNameChars);
+      else if (k.raw == "instanceId") key = 3, ok = bounded(e.instance_id, kMaxInstanceIdChars);
+      if (!ok || (seen & (1u << key))) return false;
+      seen |= 1u << key;
+      ws();
+      if (eat(',')) {
+        ws();
+        continue;
+      }
+      if (!eat('}')) return false;
+      return seen == 0xF;
+    }
+  }
+
+  // A header string: escape-free, non-empty, within `max` UTF-16 units. (No NUL: a raw control
+  // byte is refused by string(), an escaped one is an escape.)
+  bool bounded(std::string_view& out, std::size_t max) {
+    StringInfo s;
+    if (!string(s) || s.escaped || s.raw.empty() || s.utf16 > max) return false;
+    out = s.raw;
+    return true;
+  }
+
+  bool nullable(std::optional<std::string_view>& out, std::size_t max) {
+    if (p_ != end_ && *p_ == 'n') {
+      out.reset();
+      return literal("null");
+    }
+    std::string_view s;
+    if (!bounded(s, max)) return false;
+    out = s;
+    return true;
+  }
+
+  // ts: -?(0|[1-9][0-9]*)(.[0-9]+)? with at most 19 digits whose value as an integer m is at
+  // most 2^53, converted with Clinger's exact fast path (m and 10^k are exact doubles for k <= 22,
+  // so one IEEE division rounds correctly): strtod's answer, which is what nlohmann gives (and
+  // for integer tokens nlohmann's integer, exact below 2^53), without musl's strtod cost
+  // (bench/README.md). -0 (nlohmann reads "-0" as the integer 0), exponents and longer numbers go
+  // to the DOM path.
+  bool ts(double& out) {
+    static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const bool negative = eat('-');
+    std::uint64_t m = 0;  // 19 digits cannot overflow it
+    int digits = 0, frac = 0;
+    if (p_ == end_ || !is_digit(*p_)) return false;
+    if (*p_ == '0') {
+      ++p_;
+      digits = 1;
+    } else {
+      while (p_ != end_ && is_digit(*p_)) {
+        m = m * 10 + std::uint64_t(*p_++ - '0');
+        if (++digits > 19) return false;
+      }
+    }
+    if (eat('.')) {
+      while (p_ != end_ && is_digit(*p_)) {
+        m = m * 10 + std::uint64_t(*p_++ - '0');
+        if (++digits > 19) return false;
+        ++frac;
+      }
+      if (frac == 0) return false;
+    }
+    if (p_ != end_ && (*p_ == 'e' || *p_ == 'E' || is_digit(*p_))) return false;
+    if (negative && m == 0) return false;
+    if (m > (std::uint64_t(1) << 53) || frac > 22) return false;
+    out = double(m) / kPow10[frac];
+    if (negative) out = -out;
+    return true;
+  }
+
+  // Any JSON value at nesting `depth` (containers count from 1, as parse_json's bound does).
+  bool value(std::size_t depth) {
+    if (p_ == end_) return false;
+    switch (*p_) {
+      case '"': {
+        StringInfo s;
+        return string(s);
+      }
+      case '{': {
+        if (depth > kMaxJsonDepth) return false;
+        ++p_;
+        ws();
+        if (eat('}')) return true;
+        for (;;) {
+          StringInfo k;
+          if (!string(k)) return false;
+          ws();
+          if (!eat(':')) return false;
+          ws();
+          if (!value(depth + 1)) return false;
+          ws();
+          if (eat(',')) {
+            ws();
+            continue;
+          }
+          return eat('}');
+        }
+      }
+      case '[': {
+        if (depth > kMaxJsonDepth) return false;
+        ++p_;
+        ws();
+        if (eat(']')) return true;
+        for (;;) {
+          if (!value(depth + 1)) return false;
+          ws();
+          if (eat(',')) {
+            ws();
+            continue;
+          }
+          return eat(']');
+        }
+      }
+      case 't': return literal("true");
+      case 'f': return literal("false");
+      case 'n': return literal("null");
+      default: return number();
+    }
+  }
+
+  // A payload number. Left to the DOM path: exponents, over 300 digits and negative zeros, the
+  // only numbers whose value JSON.parse and nlohmann + the canonical writer could disagree on
+  // (-0 is written "0"; a value past the double range becomes Infinity in JS, null in ours).
+  bool number() {
+    const bool negative = eat('-');
+    bool nonzero = false;
+    std::size_t digits = 0;
+    if (p_ == end_ || !is_digit(*p_)) return false;
+    if (*p_ == '0') {
+      ++p_;
+      digits = 1;
+    } else {
+      while (p_ != end_ && is_digit(*p_)) ++p_, ++digits;
+      nonzero = true;
+    }
+    if (eat('.')) {
+      std::size_t frac = 0;
+      while (p_ != end_ && is_digit(*p_)) nonzero |= *p_++ != '0', ++frac;
+      if (frac == 0) return false;
+      digits += frac;
+    }
+    if (p_ != end_ && (*p_ == 'e' || *p_ == 'E' || is_digit(*p_))) return false;
+    return digits <= 300 && !(negative && !nonzero);
+  }
+
+  // A string, p_ on its opening quote. Checks what nlohmann's lexer checks: no raw control
+  // bytes, strict UTF-8 (no overlongs, surrogates or code points past U+10FFFF), escapes from
+  // the JSON set, and \u surrogates only as a high-low pair (JSON.parse would take a lone one;
+  // the DOM path refuses it, so the scanner must not accept it either).
+  bool string(StringInfo& s) {
+    if (!eat('"')) return false;
+    const std::uint8_t* start = p_;
+    std::size_t units = 0;
+    for (;;) {
+      const std::uint8_t* run = p_;
+      // Eight plain bytes at a time while no byte is a quote, a backslash, a control character or
+      // non-ASCII (the usual bit tricks; a false alarm only hands the word to the byte loop): a
+      // 64 KiB base64 chunk is mostly this loop.
+      constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+      while (end_ - p_ >= 8) {
+        std::uint64_t w;
+        std::memcpy(&w, p_, 8);
+        const std::uint64_t q = w ^ (kOnes * '"'), b = w ^ (kOnes * '\\');
+        const std::uint64_t special = ((q - kOnes) & ~q) | ((b - kOnes) & ~b) | ((w - kOnes * 0x20) & ~w) | w;
+        if (special & kHigh) break;
+        p_ += 8;
+      }
+      while (p_ != end_ && kStringClass[*p_] == 0) ++p_;
+      units += std::size_t(p_ - run);
+      if (p_ == end_) return false;
+      switch (kStringClass[*p_]) {
+        case 1:
+          s.raw = std::string_view(reinterpret_cast<const char*>(start), std::size_t(p_ - start));
+          s.utf16 = units;
+          ++p_;
+          return true;
+        case 2:
+          s.escaped = true;
+          if (!escape()) return false;
+          break;
+        case 3: return false;
+        default: {
+          const int n = utf8_sequence();
+          if (n == 0) return false;
+          units += n == 4 ? 2 : 1;
+        }
+      }
+    }
+  }
+
+  bool escape() {
+    ++p_;  // the backslash
+    if (p_ == end_) return false;
+    switch (*p_++) {
+      case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't': return true;
+      case 'u': {
+        unsigned u = 0;
+        if (!hex4(u)) return false;
+        if (u >= 0xDC00 && u <= 0xDFFF) return false;  // a low surrogate alone
+        if (u < 0xD800 || u > 0xDBFF) return true;
+        unsigned lo = 0;
+        if (!eat('\\') || !eat('u') || !hex4(lo)) return false;
+        return lo >= 0xDC00 && lo <= 0xDFFF;
+      }
+      default: return false;
+    }
+  }
+
+  bool hex4(unsigned& out) {
+    if (end_ - p_ < 4) return false;
+    for (int i = 0; i < 4; ++i) {
+      const std::uint8_t c = *p_++;
+      unsigned d;
+      if (c >= '0' && c <= '9') d = c - '0';
+      else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+      else return false;
+      out = out * 16 + d;
+    }
+    return true;
+  }
+
+  // One well-formed multi-byte UTF-8 sequence (RFC 3629 table): its length, or 0.
+  int utf8_sequence() {
+    const std::uint8_t c = *p_;
+    const std::size_t left = std::size_t(end_ - p_);
+    auto cont = [&](std::size_t i, std::uint8_t lo, std::uint8_t hi) { return i < left && p_[i] >= lo && p_[i] <= hi; };
+    int n = 0;
+    if (c >= 0xC2 && c <= 0xDF) n = cont(1, 0x80, 0xBF) ? 2 : 0;
+    else if (c == 0xE0) n = cont(1, 0xA0, 0xBF) && cont(2, 0x80, 0xBF) ? 3 : 0;
+    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) n = cont(1, 0x80, 0xBF) && cont(2, 0x80, 0xBF) ? 3 : 0;
+    else if (c == 0xED) n = cont(1, 0x80, 0x9F) && cont(2, 0x80, 0xBF) ? 3 : 0;
+    else if (c == 0xF0) n = cont(1, 0x90, 0xBF) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
+    else if (c >= 0xF1 && c <= 0xF3) n = cont(1, 0x80, 0xBF) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
+    else if (c == 0xF4) n = cont(1, 0x80, 0x8F) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
+    p_ += n;
+    return n;
+  }
+
+  bool literal(std::string_view word) {
+    if (std::size_t(end_ - p_) < word.size()) return false;
+    for (char ch : word)
+      if (*p_++ != std::uint8_t(ch)) return false;
+    return true;
+  }
+
+  static bool is_digit(std::uint8_t c) { return c >= '0' && c <= '9'; }
+  bool eat(char c) {
+    if (p_ != end_ && *p_ == std::uint8_t(c)) {
+      ++p_;
+      return true;
+    }
+    return false;
+  }
+  // JSON whitespace only; a byte-order mark is not (JSON.parse refuses it, so does parse_json).
+  void ws() {
+    while (p_ != end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+  }
+
+  const std::uint8_t* p_;
+  const std::uint8_t* end_;
+};
+
+void append_quoted(std::string& out, std::string_view raw) {
+  out += '"';
+  out += raw;  // escape-free by construction: the bytes are the canonical form
+  out += '"';
+}
+
+}  // namespace
+
+std::optional<ScannedEnvelope> scan_envelope(ByteView text) {
+  if (text.size == 0 || text.size > kMaxEnvelopeBytes) return std::nullopt;
+  return Scanner(text).envelope();
+}
+
+void append_scanned_result(std::string& out, const ScannedEnvelope& e) {
+  out.reserve(out.size() + e.payload.size() + 256);
+  out += "{\"ok\":true,\"envelope\":{\"v\":1,\"id\":";
+  append_quoted(out, e.id);
+  out += ",\"type\":";
+  append_quoted(out, message_type_name(e.type));
+  out += ",\"from\":{\"streamId\":";
+  append_quoted(out, e.stream_id);
+  out += ",\"role\":";
+  append_quoted(out, e.role);
+  out += ",\"name\":";
+  append_quoted(out, e.name);
+  out += ",\"instanceId\":";
+  append_quoted(out, e.instance_id);
+  out += "},\"to\":";
+  if (e.to) append_quoted(out, *e.to);
+  else out += "null";
+  out += ",\"topic\":";
+  if (e.topic) append_quoted(out, *e.topic);
+  else out += "null";
+  out += ",\"ts\":";
+  append_js_number(out, e.ts);
+  out += ",\"payload\":";
+  if (e.payload.empty()) out += "null";
+  else out += e.payload;
+  out += "}}";
+}
+
+}  // namespace tether::bus
