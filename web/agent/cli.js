@@ -522,22 +522,26 @@ async function cmdSwarm(dir, v, pos, out) {
     const to = path.resolve(v.to ?? '.');
     await call(dir, 'swarm-fetch', { fileId: arg, to });
     let shown = '';
+    // One line per change: the file, then each peer's share of it.
+    const progressLine = (p, have, bytes) =>
+      `${p.name}: ${have}/${p.total} chunks, ${bytes}/${p.size} bytes (${Math.floor((100 * have) / Math.max(1, p.total))}%)` +
+      Object.entries(p.peers ?? {})
+        .map(([peer, c]) => ` | ${peer}: ${c.received ?? 0} B from, ${c.served ?? 0} B to`)
+        .join('');
     for (;;) {
       const st = await call(dir, 'swarm-status', { fileId: arg });
-      if (st.state === 'done')
+      if (st.state === 'done') {
+        // A fetch faster than one poll still ends its progress display at 100%.
+        const last = st.progress ? progressLine(st.progress, st.progress.total, st.progress.size) : '';
+        if (last && last !== shown) process.stderr.write(`${last}\n`);
         return out(
           { ok: true, ...st.result, path: path.join(to, st.result.name) },
           `saved ${path.join(to, st.result.name)} (${st.result.size} bytes, sha256 verified${st.result.resumed ? ', resumed' : ''})`,
         );
+      }
       if (st.state === 'failed') fail(st.error);
       const p = st.progress;
-      // One line per change: the file, then each peer's share of it.
-      const line = p
-        ? `${p.name}: ${p.have}/${p.total} chunks, ${p.bytes}/${p.size} bytes (${Math.floor((100 * p.have) / Math.max(1, p.total))}%)` +
-          Object.entries(p.peers ?? {})
-            .map(([peer, c]) => ` | ${peer}: ${c.received ?? 0} B from, ${c.served ?? 0} B to`)
-            .join('')
-        : `waiting for an offer of ${arg}...`;
+      const line = p ? progressLine(p, p.have, p.bytes) : `waiting for an offer of ${arg}...`;
       if (line !== shown) process.stderr.write(`${line}\n`);
       shown = line;
       await sleep(200);
@@ -729,14 +733,18 @@ export async function main(argv) {
       const to = path.resolve(v.to ?? '.');
       const r = await call(dir, 'pull', { peer, share, path: rel, to });
       let shown = '';
+      const progress = (received, size) =>
+        `pull ${share}/${rel}: ${received} / ${size} bytes (${Math.floor((100 * received) / Math.max(1, size))}%)`;
       for (;;) {
         const st = await call(dir, 'pull-status', { id: r.pull });
-        if (st.state === 'done')
+        if (st.state === 'done') {
+          // A pull faster than one poll still ends its progress display at 100%.
+          const last = progress(st.size, st.size);
+          if (last !== shown) process.stderr.write(`${last}\n`);
           return out(st, `saved ${st.savedPath} (${st.size} bytes, sha256 ${st.sha256})`);
+        }
         if (st.state === 'failed') fail(st.error);
-        const line = st.size
-          ? `pull ${share}/${rel}: ${st.received} / ${st.size} bytes (${Math.floor((100 * st.received) / Math.max(1, st.size))}%)`
-          : `pull ${share}/${rel}: waiting for ${peer}`;
+        const line = st.size ? progress(st.received, st.size) : `pull ${share}/${rel}: waiting for ${peer}`;
         if (line !== shown) process.stderr.write(`${line}\n`);
         shown = line;
         await sleep(200);
