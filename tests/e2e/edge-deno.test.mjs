@@ -109,6 +109,10 @@ test(
       JSON.stringify([a2.welcomes, b2.welcomes]),
     );
     await until(() => a2.client.unacked === 0 && b2.client.unacked === 0, 'tails echoed');
+    // Own tails echoed says nothing about the other writer's last broadcasts reaching `a`: wait
+    // (bounded) until all 60 are visible, which fails if any write was lost.
+    const keys = () => Object.keys(a2.client.value().a).length + Object.keys(a2.client.value().b).length;
+    await until(() => keys() === 60, 'all 60 writes visible to a');
     const v = a2.client.value();
     for (const n of echoed.a) assert.equal(v.a[`v${n}`], n);
     for (const n of echoed.b) assert.equal(v.b[`v${n}`], n);
