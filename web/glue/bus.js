@@ -4,6 +4,7 @@
 // which is what fixes the peerConnected-before-open race), hands the core's events to handlers,
 // and keeps one timer for the core's next wake. It makes no protocol decisions (DESIGN.md rule 4).
 import { loadTetherModule } from './load.js';
+import { textBytes } from './text-bytes.js';
 
 /**
  * Loads the bus core. In workerd pass { wasmModule } (the imported tether.wasm).
@@ -37,29 +38,6 @@ function json(value) {
 
 const utf8Decoder = new TextDecoder();
 const utf8Encoder = new TextEncoder();
-
-// A JS string as UTF-8 bytes, for text that TextEncoder.encodeInto cannot stage as it is. A lone
-// surrogate has no UTF-8 form: it is written as the 3-byte sequence of its code unit (WTF-8),
-// which the core refuses as invalid UTF-8; TextEncoder would write U+FFFD and Embind's std::string
-// conversion another character, both repairing text a peer must not get away with (as
-// web/glue/wire.js does).
-function textBytes(s) {
-  if (s.isWellFormed()) return utf8Encoder.encode(s);
-  const out = [];
-  for (let i = 0; i < s.length; i++) {
-    let c = s.charCodeAt(i);
-    const next = s.charCodeAt(i + 1);
-    if (c >= 0xd800 && c < 0xdc00 && next >= 0xdc00 && next < 0xe000) {
-      c = 0x10000 + ((c - 0xd800) << 10) + (next - 0xdc00);
-      i++;
-    }
-    if (c < 0x80) out.push(c);
-    else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 63));
-    else if (c < 0x10000) out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
-    else out.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 63), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
-  }
-  return Uint8Array.from(out);
-}
 
 // Received text goes into the module's one inbox (bindings/bus_bindings.cpp): encoded straight
 // into WASM memory, then one call with numbers only (bench/README.md § bus). Views of HEAPU8 are
