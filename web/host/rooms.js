@@ -13,7 +13,7 @@ import { resolveLimits } from '../edge/limits.js';
 import { parsePolicyConfig } from '../edge/policy.js';
 import { createRoomHost } from '../edge/room-host.js';
 import { RoomStore, sqliteSql } from '../edge/room-store.js';
-import { verifyTicket } from '../edge/tickets.js';
+import { checkRoomRequest } from '../edge/room-request.js';
 
 const flags = {
   port: 8787,
@@ -59,26 +59,12 @@ const host = createRoomHost({
   limits: resolveLimits(JSON.parse(flags.limits)),
 });
 
-const ROOM_PATH = /^\/rooms\/([^/]{1,1536})$/;
-
 async function handle(req) {
   const url = new URL(req.url);
   if (flags.testHooks && url.pathname.startsWith('/__test/')) return testHook(url);
-  const m = ROOM_PATH.exec(url.pathname);
-  if (!m)
-    return new Response('tether rooms: connect a WebSocket to /rooms/<name>?ticket=<ticket>\n', {
-      status: 404,
-    });
-  let room;
-  try {
-    room = decodeURIComponent(m[1]);
-  } catch {
-    return new Response('the room name is not valid percent-encoding\n', { status: 400 });
-  }
-  if (req.headers.get('upgrade')?.toLowerCase() !== 'websocket')
-    return new Response('this endpoint takes a WebSocket upgrade\n', { status: 426 });
-  const v = await verifyTicket(secret, url.searchParams.get('ticket') ?? '', { room });
-  if (!v.ok) return new Response(`${v.reason}: ${v.message}\n`, { status: 401 });
+  const v = await checkRoomRequest(req, secret);
+  if (v.response) return v.response;
+  const { room } = v;
   const refused = host.admit(room, v.writer);
   if (refused)
     return new Response(`${refused.message}\n`, {

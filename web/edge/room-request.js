@@ -1,0 +1,36 @@
+// The front door of a room endpoint, shared by the Worker (router.js) and the Deno twin
+// (web/host/rooms.js): `/rooms/<name>?ticket=<t>` with a WebSocket upgrade. Answers with an HTTP
+// error before any socket or room exists, or with the verified identity the relay will trust
+// (room-relay.md: the relay never mints identity; the adapter derives it).
+import { verifyTicket } from './tickets.js';
+
+const ROOM_PATH = /^\/rooms\/([^/]{1,1536})$/;
+
+const text = (status, body, headers) => ({ response: new Response(body, { status, headers }) });
+
+/**
+ * @returns {Promise<{room: string, writer: string, kind: string} | {response: Response}>}
+ */
+export async function checkRoomRequest(request, secret) {
+  const url = new URL(request.url);
+  const m = ROOM_PATH.exec(url.pathname);
+  if (!m) return text(404, 'tether rooms: connect a WebSocket to /rooms/<name>?ticket=<ticket>\n');
+  let room;
+  try {
+    room = decodeURIComponent(m[1]);
+  } catch {
+    return text(400, 'the room name is not valid percent-encoding\n');
+  }
+  if (request.headers.get('upgrade')?.toLowerCase() !== 'websocket')
+    return text(426, 'this endpoint takes a WebSocket upgrade\n', { Upgrade: 'websocket' });
+  if (!secret) return text(500, 'the server has no TICKET_SECRET; run `wrangler secret put TICKET_SECRET`\n');
+  let v;
+  try {
+    v = await verifyTicket(secret, url.searchParams.get('ticket') ?? '', { room });
+  } catch (e) {
+    // A misconfigured secret (too short) is the operator's error, not the client's.
+    return text(500, `${e.message}\n`);
+  }
+  if (!v.ok) return text(401, `${v.reason}: ${v.message}\n`);
+  return { room, writer: v.writer, kind: v.kind };
+}
