@@ -25,6 +25,12 @@ if (inNetns(import.meta.url)) {
 
   const MiB = 1 << 20;
   const sha = (b) => createHash('sha256').update(b).digest('hex');
+  // Resolves once `page` holds `n` verified chunks of `fileId` (the test's own timeout bounds it).
+  const untilHave = (page, fileId, n) =>
+    page.waitForFunction(([f, k]) => window.peerApi.have(f) >= k, [fileId, n], {
+      timeout: 0,
+      polling: 'raf',
+    });
   let h;
   let tmp;
   const nodeThings = []; // closed in `after`, also on failure
@@ -156,10 +162,7 @@ if (inNetns(import.meta.url)) {
       });
       const [d1] = downloaders;
       await api(d1, 'startFetch', fileId, 'downloads');
-      await d1.waitForFunction((f) => window.peerApi.have(f) >= 200, fileId, {
-        timeout: 0,
-        polling: 'raf',
-      });
+      await untilHave(d1, fileId, 200);
       const total = (await api(seeder, 'status', fileId)).totalChunks;
       await d1.close(); // the page and its OPFS worker die; unwritten chunks are lost
       const again = await openPeer(h, d1.ctx, { id: 'd1', room: 'swarm-resume', seed: 200 });
@@ -198,10 +201,7 @@ if (inNetns(import.meta.url)) {
         seed: 13,
       });
       for (const d of downloaders) await api(d, 'startFetch', fileId, 'downloads');
-      await downloaders[0].waitForFunction((f) => window.peerApi.have(f) >= 60, fileId, {
-        timeout: 0,
-        polling: 'raf',
-      });
+      await untilHave(downloaders[0], fileId, 60);
       h.rooms.dropAll();
       await results(downloaders, fileId);
       for (const d of downloaders) {
@@ -226,10 +226,7 @@ if (inNetns(import.meta.url)) {
       });
       const [d1] = downloaders;
       await api(d1, 'startFetch', fileId, 'downloads');
-      await d1.waitForFunction((f) => window.peerApi.have(f) >= 20, fileId, {
-        timeout: 0,
-        polling: 'raf',
-      });
+      await untilHave(d1, fileId, 20);
       // Requests still reach the seeder and it still sends; the bytes never land (the spec's
       // case). Only the swarm's misses notice; the core asks for a rebuild.
       assert.equal(await api(d1, 'blackhole', 'seed'), true);

@@ -5,25 +5,12 @@ import { after, before, test } from 'node:test';
 import { Miniflare } from 'miniflare';
 import { fromBase64 } from './lib/wire_smoke.js';
 import { assertRoundTrip, loadSets, nodeReference, repoDir } from './lib/fixtures.mjs';
+import { workerdOptions } from './lib/edge.mjs';
 
 let mf;
 
 before(async () => {
-  mf = new Miniflare({
-    // The worker imports build/ and web/ with '..' paths; Miniflare refuses modules outside
-    // modulesRoot, so the root is the repo.
-    modulesRoot: repoDir,
-    scriptPath: `${repoDir}tests/e2e/workerd/wire_worker.js`,
-    modules: true,
-    modulesRules: [
-      { type: 'CompiledWasm', include: ['**/*.wasm'] },
-      { type: 'ESModule', include: ['**/*.js', '**/*.mjs'] },
-    ],
-    compatibilityDate: '2025-01-01',
-    host: '127.0.0.1',
-    port: 0,
-    cf: false, // otherwise Miniflare downloads request.cf data from workers.cloudflare.com
-  });
+  mf = new Miniflare(workerdOptions(`${repoDir}tests/e2e/workerd/wire_worker.js`));
   await mf.ready;
 });
 

@@ -9,12 +9,8 @@ import { repoDir } from './fixtures.mjs';
 
 export const SECRET = 'test-secret-0123456789abcdef0123456789abcdef';
 
-export function edgeOptions({
-  persist = false,
-  bindings = {},
-  scriptPath = `${repoDir}web/edge/worker.js`,
-  port = 0,
-} = {}) {
+/** Miniflare running one of the repo's Workers under real workerd, on 127.0.0.1. */
+export function workerdOptions(scriptPath, port = 0) {
   return {
     // The worker imports build/ and web/glue with '..' paths: the root is the repo.
     modulesRoot: repoDir,
@@ -28,6 +24,17 @@ export function edgeOptions({
     host: '127.0.0.1',
     port,
     cf: false, // otherwise Miniflare fetches request.cf data from the network
+  };
+}
+
+export function edgeOptions({
+  persist = false,
+  bindings = {},
+  scriptPath = `${repoDir}web/edge/worker.js`,
+  port = 0,
+} = {}) {
+  return {
+    ...workerdOptions(scriptPath, port),
     durableObjects: {
       ROOMS: { className: 'RoomObject', useSQLite: true },
       COCKPIT: { className: 'CockpitRelayObject', useSQLite: true },
