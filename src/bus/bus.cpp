@@ -262,6 +262,9 @@ void Bus::receive(const ConnId& conn, ByteView text, std::int64_t now_ms) {
   if (sid == config_.self.stream_id)
     return reject(conn, bus_error(BusErrorCode::forged_identity, "from.streamId",
                                   "the envelope claims our own stream id \"" + sid + "\"; refused"));
+  if (config_.conn_is_stream && sid != conn)
+    return reject(conn, bus_error(BusErrorCode::forged_identity, "from.streamId",
+                                  "this connection is peer \"" + conn + "\" and cannot send as \"" + sid + "\""));
   Conn& c = conns_[conn];
   if (c.stream && *c.stream != sid)
     return reject(conn, bus_error(BusErrorCode::forged_identity, "from.streamId",

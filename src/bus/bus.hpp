@@ -39,6 +39,11 @@ struct BusConfig {
   bool accept_handoffs = false;
   // Our announce payload (an object); sent to each connection when it opens. Null: none.
   Json announce = nullptr;
+  // The transport's connection ids are the peers' stream ids, kept unique by something the peers
+  // do not control (the room relay's origins: both tether transports). Then a connection may only
+  // carry envelopes from its own stream, from the first message on (§ Untrusted wire input).
+  // Off: a connection is bound to the stream its first envelope names.
+  bool conn_is_stream = false;
 };
 
 struct Transmit {

@@ -109,6 +109,7 @@ Result<BusConfig, BusError> config_from_json(const Json& j) {
   field("instanceId", c.self.instance_id);
   if (auto s = j.find("seed"); s != j.end()) c.seed = std::uint64_t(json_integer(*s, 0, kMaxSafeInteger).value_or(1));
   if (auto a = j.find("acceptHandoffs"); a != j.end() && a->is_boolean()) c.accept_handoffs = a->get<bool>();
+  if (auto a = j.find("connIsStream"); a != j.end() && a->is_boolean()) c.conn_is_stream = a->get<bool>();
   if (auto a = j.find("announce"); a != j.end()) c.announce = *a;
   if (auto e = check_config(c)) return err(*e);
   return c;

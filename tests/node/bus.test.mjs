@@ -197,6 +197,32 @@ test('bus: a hostile peer (junk, forged identity, misaddressed) is refused and t
   assert.equal(nodes.B.log.messages.filter((m) => m.from.streamId === 'A' && m.via === 'origin-evil').length, 0);
 });
 
+test('bus: with peerIdsAreStreams a peer id can only speak for its own stream, from the first message', () => {
+  const net = new LoopNet();
+  const rejected = [];
+  const messages = [];
+  const ep = net.endpoint('B');
+  const bus = api.createBus({
+    self: { streamId: 'B', role: 'agent', name: 'B', instanceId: 'B-1' },
+    transport: ep,
+    now: () => T0,
+    autoTick: false,
+    peerIdsAreStreams: true,
+    message: (e) => messages.push(e.from.streamId),
+    rejected: (err, peer) => rejected.push([err.code, err.field, peer]),
+  });
+  const mallory = net.endpoint('mallory');
+  net.connect('mallory', 'B');
+  net.open('mallory', 'B');
+  const env = (streamId) => JSON.stringify({ v: 1, id: `m-${streamId}`, type: 'chat', from: { streamId, role: 'x', name: 'M', instanceId: 'm' }, to: null, topic: null, ts: T0, payload: {} });
+  mallory.send('B', env('alice')); // a first message under someone else's name: refused
+  mallory.send('B', env('mallory'));
+  net.deliver();
+  assert.deepEqual(rejected, [['forged_identity', 'from.streamId', 'mallory']]);
+  assert.deepEqual(messages, ['mallory']);
+  bus.close();
+});
+
 test('bus: confirmations correlate ack and command_response with the message id', () => {
   const { net, nodes, link } = room(['A', 'B']);
   link('A', 'B');

@@ -44,36 +44,6 @@ const MAIL_TYPES = new Set([
 const SKILLS = ['handoff-v1'];
 const VERSION = '0.1.0';
 
-/**
- * The transport as the bus sees it, with one rule added: a room peer's id is its origin in the
- * relay, which the relay keeps unique, so an envelope whose from.streamId is not the id of the
- * connection it came on is refused before the bus binds that connection to a stream it claimed.
- * (The bus alone binds a connection to whatever its first envelope says.)
- */
-function originBound(transport, refused) {
-  const fromOf = (text) => {
-    // Only the sender's id is needed; the bus parses the envelope strictly afterwards.
-    try {
-      return JSON.parse(text)?.from?.streamId;
-    } catch {
-      return undefined;
-    }
-  };
-  return Object.assign(Object.create(transport), {
-    subscribe(handlers) {
-      const h = { ...handlers };
-      if (handlers.text) {
-        h.text = (peer, text) => {
-          const claimed = fromOf(text);
-          if (typeof claimed === 'string' && claimed !== peer) return refused(peer, claimed);
-          handlers.text(peer, text);
-        };
-      }
-      return transport.subscribe(h);
-    },
-  });
-}
-
 export class Sidecar {
   constructor(dir, config, { log = console.error } = {}) {
     this.dir = dir;
@@ -144,9 +114,10 @@ export class Sidecar {
     // handoff with its retry schedule. The sidecar owns what is on disk.
     this.bus = bus().createBus({
       self: this.from,
-      transport: originBound(this.transport, (peer, claimed) =>
-        this.refuse(peer, `forged_identity: claims to be '${claimed}'`),
-      ),
+      transport: this.transport,
+      // Peer ids are relay origins, which the relay keeps unique: the bus refuses an envelope
+      // whose from.streamId is not the peer it arrived from.
+      peerIdsAreStreams: true,
       acceptHandoffs: true,
       announce: {
         skills: [],

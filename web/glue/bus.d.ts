@@ -254,6 +254,13 @@ export interface BusOptions extends BusHandlers {
   announce?: { skills?: string[]; status?: string; statusDetail?: string; version?: string; topics?: string[]; agent?: JsonValue };
   /** We store handoffs (announce `handoff-v1`). Default false. */
   acceptHandoffs?: boolean;
+  /**
+   * The transport's peer ids are the peers' stream ids, made unique by the room relay (true for
+   * the WebRTC and relay transports): an envelope whose `from.streamId` is not the peer it came
+   * from is refused as `forged_identity`. Default false: a connection binds to the stream its first
+   * envelope names.
+   */
+  peerIdsAreStreams?: boolean;
   /** Seed for message ids (default: 8 bytes from crypto.getRandomValues). */
   seed?: number;
   /** Run handoff retries and expiry on an internal timer (default true). Set false to drive them with `tick()`. */

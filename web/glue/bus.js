@@ -118,6 +118,7 @@ export function createBusApi(mod) {
           self,
           seed: options.seed ?? randomSeed(),
           acceptHandoffs: !!options.acceptHandoffs,
+          connIsStream: !!options.peerIdsAreStreams,
           announce: options.announce ?? null,
         }),
       ),

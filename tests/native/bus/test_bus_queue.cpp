@@ -176,6 +176,25 @@ TEST_CASE("bus identity: a connection is bound to its first stream and cannot se
   CHECK(ok[0].envelope->payload["text"] == "still here");
 }
 
+TEST_CASE("bus identity: with conn_is_stream the very first envelope must come from the peer's own id") {
+  BusConfig cfg = config("me");
+  cfg.conn_is_stream = true;
+  Bus b(cfg);
+  b.connection_open("alice", 0);
+  pump_all(b);
+  b.take_events();
+  // Without the option the first envelope would bind connection "alice" to stream "bob".
+  deliver(b, "alice", env("x", MessageType::chat, ident("bob"), std::nullopt));
+  auto rejected = events_of(b.take_events(), EventKind::rejected);
+  REQUIRE(rejected.size() == 1);
+  CHECK(rejected[0].error.code == BusErrorCode::forged_identity);
+  CHECK(rejected[0].error.field == "from.streamId");
+  deliver(b, "alice", env("y", MessageType::chat, ident("alice"), std::nullopt, Json{{"text", "me"}}));
+  auto ok = events_of(b.take_events(), EventKind::message);
+  REQUIRE(ok.size() == 1);
+  CHECK(ok[0].envelope->from.stream_id == "alice");
+}
+
 TEST_CASE("bus identity: a new connection cannot claim an established, open peer's stream") {
   Bus b = known_peer();
   b.connection_open("c2", 0);
