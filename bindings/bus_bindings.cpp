@@ -107,9 +107,6 @@ class BusCore {
         if (c.is_string()) v.push_back(c.get<std::string>());
     bus_->roster(v);
   }
-  void receive(const std::string& conn, const std::string& msg, double now) {
-    bus_->receive(conn, ByteView(std::string_view(msg)), std::int64_t(now));
-  }
   // The message is the inbox's first `len` staged bytes. Returns what the glue must pull next:
   // bit 0 a transmit may be waiting, bit 1 there are events (most receives need one call more).
   int receive_staged(const std::string& conn, double len, double now) {
@@ -271,12 +268,6 @@ class FileReceiverCore {
   Bytes last_;
 };
 
-std::string parse_envelope_js(const std::string& s) {
-  auto e = parse_envelope(ByteView(std::string_view(s)));
-  if (!e) return text(error_json(e.error()));
-  return text(Json{{"ok", true}, {"envelope", envelope_to_json(e.value())}});
-}
-
 std::string serialize_envelope_js(const std::string& s) {
   auto e = parse_envelope(ByteView(std::string_view(s)));
   if (!e) return text(error_json(e.error()));
@@ -314,7 +305,6 @@ EMSCRIPTEN_BINDINGS(tether_bus) {
       .function("open", &BusCore::open)
       .function("closed", &BusCore::closed)
       .function("roster", &BusCore::roster)
-      .function("receive", &BusCore::receive)
       .function("receiveStaged", &BusCore::receive_staged)
       .function("send", &BusCore::send)
       .function("broadcast", &BusCore::broadcast)
@@ -351,7 +341,6 @@ EMSCRIPTEN_BINDINGS(tether_bus) {
       .function("abort", &FileReceiverCore::abort)
       .function("incomplete", &FileReceiverCore::incomplete)
       .function("promised", &FileReceiverCore::promised);
-  function("busParseEnvelope", &parse_envelope_js);
   function("busInboxReserve", +[](double n) { return inbox().reserve(std::size_t(n)); });
   function("busInboxOutbox", +[]() { return inbox().outbox(); });
   function("busInboxParse", +[](double n) { inbox().parse(std::size_t(n)); });
