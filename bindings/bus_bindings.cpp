@@ -157,6 +157,12 @@ class BusCore {
     if (!h) return text(error_json(h.error()));
     return text(Json{{"ok", true}, {"handoff", outgoing_handoff_json(h.value())}});
   }
+  std::string note_sent(const std::string& envelope) {
+    auto e = parse_envelope(ByteView(std::string_view(envelope)));
+    if (!e) return text(error_json(e.error()));
+    if (auto bad = bus_->note_sent(e.value())) return text(error_json(*bad));
+    return R"({"ok":true})";
+  }
   bool cancel_handoff(const std::string& id) { return bus_->cancel_handoff(id); }
   std::string pending_handoffs() {
     Json a = Json::array();
@@ -315,6 +321,7 @@ EMSCRIPTEN_BINDINGS(tether_bus) {
       .function("lastBroadcast", &BusCore::last_broadcast)
       .function("handoff", &BusCore::handoff)
       .function("resumeHandoff", &BusCore::resume_handoff)
+      .function("noteSent", &BusCore::note_sent)
       .function("cancelHandoff", &BusCore::cancel_handoff)
       .function("pendingHandoffs", &BusCore::pending_handoffs)
       .function("confirmHandoff", &BusCore::confirm_handoff)

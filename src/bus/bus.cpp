@@ -574,6 +574,17 @@ Result<Sent, BusError> Bus::broadcast(MessageType type, Json payload, std::optio
   return Sent{std::move(e), std::move(text.value())};
 }
 
+std::optional<BusError> Bus::note_sent(const Envelope& e) {
+  if (e.from.stream_id != config_.self.stream_id)
+    return bus_error(BusErrorCode::bad_field, "from.streamId", "only our own messages can be noted as sent");
+  if (!e.to) return bus_error(BusErrorCode::bad_field, "to", "only direct messages are noted; broadcast() keeps its own");
+  if (is_transient(e.type))
+    return bus_error(BusErrorCode::bad_field, "type", "transient messages are never kept in history");
+  record_history(e);
+  remember_sent_direct(e);
+  return std::nullopt;
+}
+
 Result<Sent, BusError> Bus::request_history(const std::string& to, const Json& count, std::int64_t now_ms) {
   outcomes_.clear();
   if (auto x = check_string(to, kMaxToChars, "to")) return err(*x);

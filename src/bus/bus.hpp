@@ -154,6 +154,10 @@ class Bus {
   Result<Sent, BusError> request_history(const std::string& to, const Json& count, std::int64_t now_ms);
   Result<Sent, BusError> ack(const Envelope& received, const Json& extra, std::int64_t now_ms);
   Result<Sent, BusError> respond(const Envelope& command, const Json& payload, std::int64_t now_ms);
+  // A direct message of ours that left through another path (the agent's durable disk outbox,
+  // which keeps ids stable across restarts): kept in history and remembered for ack correlation
+  // as if send() had sent it. Refused unless it is ours, direct, and not transient.
+  std::optional<BusError> note_sent(const Envelope& e);
   // Replaces our announce payload and broadcasts it to every open connection.
   Result<Sent, BusError> set_announce(Json announce, std::int64_t now_ms);
 

@@ -85,6 +85,22 @@ test("three sidecars: send, broadcast, read, peers and history (other peers' dir
   assert.equal(receipt.receipts[0].failed, false);
   assert.equal((await h.ok(A, ['notify'])).unread, 1, 'receipt consumes nothing');
 
+  // Bob restarts and asks alice: her direct to him (it left from her disk outbox) is in her
+  // history beside the broadcast she received; carol's direct to bob is not hers to replay.
+  await h.ok(B, ['leave']);
+  await h.join(B, 'bob', server.url);
+  await waitFor('bob sees alice again', async () =>
+    (await h.ok(B, ['peers'])).peers.some((p) => p.id === 'alice' && p.open),
+  );
+  const hb = await h.ok(B, ['history', 'alice', '--count', '10']);
+  assert.deepEqual(
+    hb.replayed.map((m) => [m.id, m.from.streamId]),
+    [
+      [s1.id, 'alice'],
+      [bc.id, 'carol'],
+    ],
+  );
+
   for (const d of [A, B, C]) await h.ok(d, ['leave']);
 });
 

@@ -159,6 +159,46 @@ test('bus: peerConnected before the channel opens: rejected sends queue and flus
   assert.equal(nodes.A.bus.queued('B'), 0);
 });
 
+test('bus: a peer the roster dropped is queued for even while its dead channel still looks open', () => {
+  const { net, nodes, link } = room(['A', 'B']);
+  link('A', 'B');
+  // B's tab closed: the relay dropped it, but A's channel has not noticed and would swallow sends.
+  net.unlist('origin-A', 'origin-B', { dead: true });
+  for (const t of ['one', 'two']) assert.equal(nodes.A.bus.send('B', 'chat', { text: t }).status, 'queued');
+  // B is back on the roster; the old channel still looks open but carries nothing: still held.
+  net.relist('origin-A', 'origin-B');
+  assert.equal(nodes.A.bus.send('B', 'chat', { text: 'three' }).status, 'queued');
+  net.deliver();
+  assert.deepEqual(chats(nodes.B.log), []);
+  assert.equal(nodes.A.bus.queued('B'), 3);
+  // The restarted B negotiates a new connection: the transport closes the old one, opens the new.
+  net.links.get(net.key('origin-A', 'origin-B')).dead = false;
+  net.close('origin-A', 'origin-B');
+  net.open('origin-A', 'origin-B');
+  net.deliver();
+  net.deliver();
+  assert.deepEqual(chats(nodes.B.log), ['one', 'two', 'three']);
+  assert.equal(nodes.A.bus.queued('B'), 0);
+});
+
+test('bus: after a signaling blip the live channel is used again once it carries a message', () => {
+  const { net, nodes, link } = room(['A', 'B']);
+  link('A', 'B');
+  net.unlist('origin-A', 'origin-B'); // B's signaling dropped; the channel is alive
+  assert.equal(nodes.A.bus.send('B', 'chat', { text: 'during' }).status, 'queued');
+  net.relist('origin-A', 'origin-B');
+  net.deliver();
+  assert.deepEqual(chats(nodes.B.log), []);
+  // B's transport reports its signaling back: B's bus re-announces, which proves the channel.
+  nodes.B.ep.fire('reconnect');
+  net.deliver();
+  net.deliver();
+  assert.deepEqual(chats(nodes.B.log), ['during']);
+  assert.equal(nodes.A.bus.send('B', 'chat', { text: 'after' }).status, 'sent');
+  net.deliver();
+  assert.deepEqual(chats(nodes.B.log), ['during', 'after']);
+});
+
 test('bus: a late joiner gets broadcasts and its own directs from history, never other peers\' directs', () => {
   const { net, nodes, link } = room(['A', 'B', 'C']);
   link('A', 'B');

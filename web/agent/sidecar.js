@@ -131,9 +131,9 @@ export class Sidecar {
       handoff: (h) => this.receiveHandoff(h),
       handoffStored: (h) => this.handoffDone(h, 'stored'),
       handoffExpired: (h) => this.handoffDone(h, 'expired'),
+      // Direct messages leave from the disk outbox whenever the bus sees a peer's lane open.
+      peer: (p) => p.open && this.flushOutbox(p.streamId ?? p.peer),
     });
-    // Direct messages leave from the disk outbox whenever a peer's lane opens.
-    this.transport.subscribe({ open: (peer) => this.flushOutbox(peer) });
     for (const peer of this.transport.openPeers()) this.flushOutbox(peer);
     if (!this.dropAcks) this.bus.rememberHandoffs(this.storedHandoffKeys());
     this.resumeHandoffs();
@@ -351,6 +351,9 @@ export class Sidecar {
    * and stay on disk. Other peers' records are not touched: a blocked peer blocks nobody else.
    */
   flushOutbox(peer) {
+    // Only to a peer the bus holds open: a peer the room roster dropped may still have a channel
+    // that looks open for seconds (a closed tab), and what the transport accepts there is lost.
+    if (!this.bus || !this.reachable(peer)) return 0;
     const list = this.outbox.get(peer);
     let sent = 0;
     while (list && list.length) {
@@ -361,6 +364,9 @@ export class Sidecar {
         continue;
       }
       if (!this.transport.send(peer, JSON.stringify(rec.envelope))) break;
+      // In our history for `peer` to replay, and correlated when it acks (the bus's own sends do
+      // both; this one left from disk with the id it was given when queued).
+      this.bus.noteSent(rec.envelope);
       list.shift();
       try {
         fs.unlinkSync(path.join(this.dirs.outbox, name));
@@ -369,6 +375,10 @@ export class Sidecar {
     }
     if (list && !list.length) this.outbox.delete(peer);
     return sent;
+  }
+
+  reachable(peer) {
+    return this.bus.peers().some((p) => (p.streamId ?? p.peer) === peer && p.open);
   }
 
   broadcast(type, payload, topic = null) {

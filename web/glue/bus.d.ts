@@ -291,6 +291,12 @@ export interface Bus {
   handoff(to: string, request: string, options?: { ttlMs?: number; expiresAt?: number }): { ok: true; handoff: OutgoingHandoff } | BusError;
   /** Resumes retrying a handoff we sent before a restart (its original envelope, same id and instance). */
   resumeHandoff(envelope: Envelope): { ok: true; handoff: OutgoingHandoff } | BusError;
+  /**
+   * A direct message of ours that left through another path (a durable disk outbox that keeps
+   * ids stable across restarts): kept in history and remembered for ack correlation, as if
+   * `send` had sent it. Refused unless it is ours, direct and not transient.
+   */
+  noteSent(envelope: Envelope): { ok: true } | BusError;
   /** Stops retrying one of our handoffs. */
   cancelHandoff(id: string): boolean;
   pendingHandoffs(): OutgoingHandoff[];

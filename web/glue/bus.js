@@ -232,16 +232,31 @@ export function createBusApi(mod) {
       return out;
     }
 
+    // The roster is the authority on who is in the room. A peer it dropped is queued for even
+    // while its channel still looks open: a closed tab's channel can take many seconds to die,
+    // and whatever the transport accepts into it is lost. A peer back on the roster whose channel
+    // stayed open is held "dormant" until that channel proves alive: either it carries a message
+    // (the peer's own bus re-announces itself when its signaling comes back, see `reconnect`), or
+    // the transport replaces it with a new connection (a restarted peer negotiates afresh).
+    let inRoster = new Set(transport.roster?.() ?? []);
+    const dormant = new Set();
+    function wake(peer) {
+      if (!dormant.delete(peer)) return;
+      core.open(peer, now());
+    }
     const unsubscribe = transport.subscribe({
       open(peer) {
+        dormant.delete(peer);
         core.open(peer, now());
         settle();
       },
       close(peer) {
+        dormant.delete(peer);
         core.closed(peer);
         settle();
       },
       text(peer, text) {
+        wake(peer); // it carried something: alive
         // The core says what is waiting, so an ordinary message costs one call more, not four.
         const pending = core.receiveStaged(peer, inbox.stage(text), now());
         if (pending & 1) transmitAll();
@@ -249,7 +264,18 @@ export function createBusApi(mod) {
         schedule();
       },
       roster(peers) {
-        core.roster(JSON.stringify([...peers]));
+        const list = [...peers];
+        core.roster(JSON.stringify(list));
+        const stillOpen = new Set(transport.openPeers());
+        for (const p of dormant) if (!list.includes(p)) dormant.delete(p);
+        for (const p of list) if (!inRoster.has(p) && stillOpen.has(p)) dormant.add(p);
+        inRoster = new Set(list);
+        settle();
+      },
+      // Our own signaling came back: peers whose rosters dropped us meanwhile hold us dormant
+      // until something arrives, so every open peer gets an announcement now.
+      reconnect() {
+        for (const p of transport.openPeers()) if (inRoster.has(p) && !dormant.has(p)) core.open(p, now());
         settle();
       },
     });
@@ -310,6 +336,11 @@ export function createBusApi(mod) {
         const r = JSON.parse(core.resumeHandoff(e, now()));
         settle();
         return r;
+      },
+      noteSent(envelope) {
+        const e = json(envelope);
+        if (e === null) return notJson('envelope');
+        return JSON.parse(core.noteSent(e));
       },
       cancelHandoff(id) {
         const r = core.cancelHandoff(id);

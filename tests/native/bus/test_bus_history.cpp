@@ -171,3 +171,34 @@ TEST_CASE("bus ack/respond build the confirmation payloads") {
   REQUIRE(r.ok());
   CHECK(r->envelope.payload == Json{{"messageId", "m1"}, {"result", 42}});
 }
+
+TEST_CASE("bus history: a direct that left through another path is noted: replayed to its peer, correlated with its ack") {
+  Bus me(config("me"));
+  me.connection_open("ca", 0);
+  deliver(me, "ca", env("a0", MessageType::announce, ident("A"), std::nullopt));
+  Envelope mine = env("m1", MessageType::chat, ident("me"), std::string("A"), Json{{"text", "from the disk outbox"}});
+  REQUIRE_FALSE(me.note_sent(mine).has_value());
+  Envelope other = env("m2", MessageType::chat, ident("me"), std::string("B"), Json{{"text", "to B"}});
+  REQUIRE_FALSE(me.note_sent(other).has_value());
+  std::vector<std::string> for_a;
+  for (const auto& e : me.history(200, "A")) for_a.push_back(e.payload.value("text", ""));
+  CHECK(for_a == std::vector<std::string>{"from the disk outbox"});
+  // Refusals: not ours, not direct, transient.
+  auto forged = me.note_sent(env("x1", MessageType::chat, ident("A"), std::string("B")));
+  REQUIRE(forged.has_value());
+  CHECK(forged->field == "from.streamId");
+  auto bcast = me.note_sent(env("x2", MessageType::chat, ident("me"), std::nullopt));
+  REQUIRE(bcast.has_value());
+  CHECK(bcast->field == "to");
+  auto transient = me.note_sent(env("x3", MessageType::swarm_have, ident("me"), std::string("A")));
+  REQUIRE(transient.has_value());
+  CHECK(transient->field == "type");
+  CHECK(me.history(200, "").size() == 2);
+  // A's ack of the noted message correlates with it.
+  me.take_events();
+  deliver(me, "ca", env("a1", MessageType::ack, ident("A"), std::string("me"), Json{{"messageId", "m1"}}));
+  bool confirmed = false;
+  for (const auto& ev : me.take_events())
+    if (ev.kind == EventKind::confirmation && ev.message_id == "m1") confirmed = true;
+  CHECK(confirmed);
+}

@@ -22,14 +22,31 @@ export class LoopNet {
     this.links.set(this.key(a, b), { open: false });
     for (const id of [a, b]) this.endpoints.get(id).fire('roster', this.roster(id));
   }
-  roster(id) {
+  roster(id, { all = false } = {}) {
     const out = [];
-    for (const k of this.links.keys()) {
+    for (const [k, link] of this.links) {
+      if (link.hiddenFrom?.has(id) && !all) continue;
       const [x, y] = k.split('|');
       if (x === id) out.push(y);
       else if (y === id) out.push(x);
     }
     return out;
+  }
+  /**
+   * The relay tells `a` that member `b` left, while the channel stays as it was: alive (b's
+   * signaling blipped) or, with `dead`, still "open" but carrying nothing (b's tab closed and the
+   * channel has not timed out yet).
+   */
+  unlist(a, b, { dead = false } = {}) {
+    const link = this.links.get(this.key(a, b));
+    (link.hiddenFrom ??= new Set()).add(a);
+    link.dead = dead;
+    this.endpoints.get(a).fire('roster', this.roster(a));
+  }
+  /** `b` is back on `a`'s roster; the channel is untouched. */
+  relist(a, b) {
+    this.links.get(this.key(a, b)).hiddenFrom?.delete(a);
+    this.endpoints.get(a).fire('roster', this.roster(a));
   }
   open(a, b) {
     this.links.get(this.key(a, b)).open = true;
@@ -50,7 +67,7 @@ export class LoopNet {
     while (this.inflight.length > 0 && n < limit) {
       const { from, to, text } = this.inflight.shift();
       n++;
-      if (!this.isOpen(from, to)) continue; // lost with the channel
+      if (!this.isOpen(from, to) || this.links.get(this.key(from, to)).dead) continue; // lost
       this.endpoints.get(to).fire('text', from, text);
     }
     return n;
@@ -69,7 +86,10 @@ export class LoopEndpoint {
     for (const h of this.handlers.slice()) h[kind]?.(...args);
   }
   openPeers() {
-    return this.net.roster(this.selfId).filter((p) => this.net.isOpen(this.selfId, p));
+    return this.net.roster(this.selfId, { all: true }).filter((p) => this.net.isOpen(this.selfId, p));
+  }
+  roster() {
+    return this.net.roster(this.selfId);
   }
   send(peer, text) {
     if (this.rejectNext > 0) {
