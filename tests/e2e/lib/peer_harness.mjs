@@ -1,6 +1,6 @@
 // Shared by the peer e2e tests and bench/peer.bench.mjs: Chromium with the WebRTC loopback flags
 // (TOOLCHAIN.md), the static server for the pages, the loopback room relay, and browser peers
-// (tests/e2e/pages/peer-swarm.html) each in its own context (own OPFS) unless one is shared.
+// (tests/e2e/pages/peer-swarm.html, peer-bus.html) each in its own context (own OPFS) unless one is shared.
 import { chromium } from 'playwright-core';
 import { repoDir } from './fixtures.mjs';
 import { startRoomServer } from './room_server.mjs';
@@ -8,7 +8,6 @@ import { startStaticServer } from './static_server.mjs';
 import { LAUNCH_WEBRTC as LAUNCH } from './chromium.mjs';
 
 export { LAUNCH };
-
 
 export async function startPeerHarness() {
   const h = { browser: null, web: null, rooms: null, contexts: [] };
@@ -37,8 +36,11 @@ export async function newPeerContext(h) {
   return ctx;
 }
 
-/** Opens a peer page in `ctx`, joins `room` as `id`; returns the page (use page.evaluate on peerApi). */
-export async function openPeer(h, ctx, { id, room, seed = 1 }) {
+/**
+ * Opens a peer page in `ctx`, joins `room` as `id`; returns the page (use page.evaluate on peerApi).
+ * `kind` picks the page: 'peer-swarm' (swarm glue, OPFS) or 'peer-bus' (tether/bus).
+ */
+export async function openPeer(h, ctx, { id, room, seed = 1, kind = 'peer-swarm' }) {
   const page = await ctx.newPage();
   page.problems = [];
   page.on('pageerror', (e) => page.problems.push(`${id} pageerror: ${e.message}`));
@@ -46,7 +48,7 @@ export async function openPeer(h, ctx, { id, room, seed = 1 }) {
     'console',
     (m) => m.type() === 'error' && page.problems.push(`${id} console: ${m.text()}`),
   );
-  await page.goto(`${h.web.origin}/tests/e2e/pages/peer-swarm.html`);
+  await page.goto(`${h.web.origin}/tests/e2e/pages/${kind}.html`);
   await page.waitForFunction(() => window.peerApiReady === true);
   await page.evaluate((o) => window.peerApi.start(o), { url: h.rooms.url, room, id, seed });
   return page;
