@@ -7,6 +7,8 @@
 // spec's own measurements (7.1 MB/s one, 14.1 MB/s three). Runs itself in a private network
 // namespace (TOOLCHAIN.md); every browser and server it starts is stopped in `finally`.
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 const MiB = 1 << 20;
@@ -31,6 +33,27 @@ const { api, newPeerContext, openPeer, results, startPeerHarness, stopPeerHarnes
   await import('../tests/e2e/lib/peer_harness.mjs');
 
 const mbps = (bytes, ms) => bytes / 1e6 / (ms / 1000);
+
+// How busy the whole machine was between two samples of /proc/stat (every core): page-to-page
+// throughput on loopback is bounded by CPU, since both pages, the browser and its network
+// service share the same cores, so the ratios are read beside it.
+function cpuTimes() {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    return { idle: f[3] + (f[4] ?? 0), total: f.reduce((a, b) => a + b, 0) };
+  } catch {
+    return null;
+  }
+}
+function busyPercent(a, b) {
+  if (!a || !b || b.total === a.total) return 'n/a';
+  return `${fmt(100 * (1 - (b.idle - a.idle) / (b.total - a.total)), 0)}%`;
+}
 const fmt = (n, d = 2) => Number(n).toFixed(d);
 
 async function room(h, name, n) {
@@ -63,11 +86,13 @@ try {
     polling: 20,
   });
   await api(raw.ds[0], 'rawReceiver');
+  const rawCpu0 = cpuTimes();
   await api(raw.seeder, 'rawSend', 'd1', SIZE, 64 * 1024 + 40);
   await raw.ds[0].waitForFunction((t) => window.peerApi.rawStats().bytes >= t, SIZE, {
     timeout: 0,
     polling: 20,
   });
+  const rawBusy = busyPercent(rawCpu0, cpuTimes());
   const rs = await api(raw.ds[0], 'rawStats');
   const rawMBps = mbps(rs.bytes, rs.last - rs.first);
   for (const p of [raw.seeder, ...raw.ds]) await p.close();
@@ -76,9 +101,11 @@ try {
     const r = await room(h, `bench-swarm-${n}`, n);
     const fileId = await api(r.seeder, 'share', { name: `bench-${n}.bin`, size: SIZE, seed });
     const t0 = Date.now();
+    const cpu0 = cpuTimes();
     for (const d of r.ds) await api(d, 'startFetch', fileId, 'bench');
     const res = await results(r.ds, fileId);
     const wall = Date.now() - t0;
+    const busy = busyPercent(cpu0, cpuTimes());
     for (const x of res) if (!x.ok) throw new Error(`download failed: ${x.error}`);
     let p2p = 0;
     for (const d of r.ds) {
@@ -92,6 +119,7 @@ try {
       slowest: Math.max(...res.map((x) => x.ms)),
       p2p,
       timeouts: statuses.reduce((a, s) => a + s.timeouts, 0),
+      busy,
     };
   }
   const one = await swarmRun(1, 21);
@@ -118,6 +146,12 @@ try {
     ['', '', 'spec: 14.1', `${fmt(threeMBps / 14.1)}x spec`],
     ['  bytes between downloaders (MiB)', fmt(three.p2p / MiB, 1), '> 0', ''],
     ['  request timeouts (1 -> 1, 1 -> 3)', `${one.timeouts}, ${three.timeouts}`, '', ''],
+    [
+      `  machine CPU busy, ${availableParallelism()} cores (raw, 1 -> 1, 1 -> 3)`,
+      `${rawBusy}, ${one.busy}, ${three.busy}`,
+      '',
+      '',
+    ],
   ];
   const w = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i].length)));
   console.log(`\npeer (Chromium page to page over loopback RTCDataChannels, one run)`);

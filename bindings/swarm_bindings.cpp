@@ -169,6 +169,12 @@ class SwarmSession {
     if (!swarm_) return "unexpected";
     return outcome_name(swarm_->on_chunk(peer, index, ByteView(in_.data(), std::min(n, in_.size())), std::int64_t(now)));
   }
+  std::string on_chunk_digest(std::uint32_t peer, std::uint32_t index, double length, const std::string& digest_hex,
+                              double now) {
+    auto digest = parse_sha256_hex(digest_hex);
+    if (!swarm_ || !digest || !(length >= 0)) return "unexpected";  // a host bug, never the peer's
+    return outcome_name(swarm_->on_chunk_digest(peer, index, std::size_t(length), *digest, std::int64_t(now)));
+  }
   void on_send_result(double token, bool accepted, double now) {
     if (swarm_) swarm_->on_send_result(std::uint64_t(token), accepted, std::int64_t(now));
   }
@@ -350,6 +356,7 @@ EMSCRIPTEN_BINDINGS(tether_swarm) {
       .function("removePeer", &SwarmSession::remove_peer)
       .function("onMessage", &SwarmSession::on_message)
       .function("onChunk", &SwarmSession::on_chunk)
+      .function("onChunkDigest", &SwarmSession::on_chunk_digest)
       .function("onSendResult", &SwarmSession::on_send_result)
       .function("transportDown", &SwarmSession::transport_down)
       .function("transportUp", &SwarmSession::transport_up)

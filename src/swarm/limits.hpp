@@ -41,6 +41,13 @@ constexpr std::size_t kEnvelopeOverheadMax = 8 * 1024;
 // The binary-lane chunk frame header: magic, version, type, fileId, index (agent-bus-notes.md).
 constexpr std::size_t kChunkFrameHeaderBytes = 40;
 
+// Chunks stored within this window are announced in one swarm_have of at most kHaveBatchMax
+// indexes (agent-bus-notes.md: "Prefer batched indexes"): the control lane then carries one
+// message per batch to every peer instead of one per chunk, which on loopback is CPU that the
+// data lane needs (bench/peer.bench.mjs). Peers learn of a chunk at most this much later.
+constexpr std::int64_t kHaveBatchMs = 50;
+constexpr std::size_t kHaveBatchMax = 64;
+
 // --- scheduler: § Losing a chunk on a healthy link, § Surviving a network drop ---
 // Throughput was identical at 4, 16 and 48 outstanding requests per peer (§ What was measured).
 constexpr std::uint32_t kDefaultWindowPerPeer = 16;

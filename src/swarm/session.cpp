@@ -232,6 +232,11 @@ void Swarm::send_bitfield(std::optional<PeerId> to, std::size_t limit) {
   }
   const std::uint32_t total = offer_.shape.total_chunks;
   const std::uint32_t per = std::max<std::uint32_t>(8, max_announce_chunks(limit));
+  // A bitfield to everyone says all that the pending haves would.
+  if (!to) {
+    unannounced_.clear();
+    haves_due_ms_ = INT64_MAX;
+  }
   std::uint32_t first = 0;
   do {
     Announce a;
@@ -317,6 +322,14 @@ void Swarm::serve_manifest(PeerId peer, const ManifestRequest& req) {
 
 ChunkOutcome Swarm::on_chunk(PeerId peer, std::uint32_t index, ByteView data,
                              std::int64_t now_ms) {
+  // Hashed only when the digest can decide anything: not for a duplicate or a wrong length.
+  const bool worth_hashing = began_ && index < offer_.shape.total_chunks && !have_.test(index) &&
+                             data.size == offer_.shape.chunk_length(index);
+  return on_chunk_digest(peer, index, data.size, worth_hashing ? sha256(data) : Sha256Digest{}, now_ms);
+}
+
+ChunkOutcome Swarm::on_chunk_digest(PeerId peer, std::uint32_t index, std::size_t length,
+                                    const Sha256Digest& digest, std::int64_t now_ms) {
   if (!began_ || index >= offer_.shape.total_chunks) return ChunkOutcome::unexpected;
   auto pit = peers_.find(peer);
   auto fit = inflight_.find(index);
@@ -329,7 +342,7 @@ ChunkOutcome Swarm::on_chunk(PeerId peer, std::uint32_t index, ByteView data,
     }
     return ChunkOutcome::duplicate;
   }
-  if (data.size != offer_.shape.chunk_length(index) || sha256(data) != hashes_[index]) {
+  if (length != offer_.shape.chunk_length(index) || digest != hashes_[index]) {
     ++stats_.chunks_bad;
     if (ours) release(index);
     plan(now_ms);
@@ -356,11 +369,9 @@ ChunkOutcome Swarm::on_chunk(PeerId peer, std::uint32_t index, ByteView data,
   have_.set(index);
   picker_.remove(index);
   ++stats_.chunks_stored;
-  Have h;
-  h.file_id = offer_.file_id;
-  h.indexes.push_back(index);
-  Message m = std::move(h);
-  emit(SendControl{std::nullopt, std::string(message_type(m)), encode_payload(m)});
+  unannounced_.push_back(index);
+  if (unannounced_.size() == 1) haves_due_ms_ = now_ms + kHaveBatchMs;
+  if (unannounced_.size() >= kHaveBatchMax || have_.all()) flush_haves();
   if (have_.all() && !completed_emitted_) {
     completed_emitted_ = true;
     emit(Completed{});
@@ -413,7 +424,19 @@ std::int64_t Swarm::timeout_for(PeerId peer) const {
   return std::clamp<std::int64_t>(std::int64_t(std::ceil(t)), kTimeoutFloorMs, kTimeoutCeilingMs);
 }
 
+void Swarm::flush_haves() {
+  if (unannounced_.empty()) return;
+  Have h;
+  h.file_id = offer_.file_id;
+  h.indexes = std::move(unannounced_);
+  unannounced_.clear();
+  haves_due_ms_ = INT64_MAX;
+  Message m = std::move(h);
+  emit(SendControl{std::nullopt, std::string(message_type(m)), encode_payload(m)});
+}
+
 void Swarm::tick(std::int64_t now_ms) {
+  if (now_ms >= haves_due_ms_) flush_haves();
   if (phase_ == Phase::manifest) {
     request_manifest_pages(now_ms);
     return;
@@ -460,6 +483,7 @@ void Swarm::tick(std::int64_t now_ms) {
 
 std::int64_t Swarm::next_wake_ms() const {
   std::int64_t wake = began_ ? next_announce_ms_ : INT64_MAX;
+  wake = std::min(wake, haves_due_ms_);
   if (phase_ == Phase::manifest) {
     for (std::uint32_t p = 0; p < offer_.pages; ++p)
       if (!page_received_[p] && page_requested_ms_[p] != INT64_MIN)

@@ -119,7 +119,13 @@ test('swarm: a seeder and two downloaders complete a paged file through the glue
     const n = nodes[next.to];
     if (next.item.frame) {
       const f = swarm.parseChunkFrame(next.item.frame);
-      assert.equal(n.session.onChunk(next.from, f.index, f.data, now) === 'unexpected', false);
+      // Downloader 2 hashes as a browser does (the platform's SHA-256, then onChunkDigest);
+      // downloader 1 lets the core hash.
+      const outcome =
+        next.to === 2
+          ? n.session.onChunkDigest(next.from, f.index, f.data.length, createHash('sha256').update(f.data).digest('hex'), now)
+          : n.session.onChunk(next.from, f.index, f.data, now);
+      assert.notEqual(outcome, 'unexpected');
       n.stored.set(f.index, Buffer.from(f.data));
     } else if (next.item.type === 'swarm_chunk') {
       const c = JSON.parse(next.item.payload);
@@ -138,6 +144,8 @@ test('swarm: a seeder and two downloaders complete a paged file through the glue
     assert.equal(st.have, 301);
     assert.deepEqual(Buffer.concat([...nodes[id].stored.entries()].sort((a, b) => a[0] - b[0]).map((e) => e[1])), Buffer.from(file));
   }
+  // A digest that is not 64 lowercase hex characters is the host's bug: nothing is stored.
+  assert.equal(nodes[2].session.onChunkDigest(0, 0, chunkSize, 'A'.repeat(64), now), 'unexpected');
   // A hostile message is refused by the session's parser, and the session lives on.
   const bad = nodes[1].session.onMessage(0, 'swarm_manifest_page', { fileId: 'X' }, {}, now);
   assert.equal(bad.ok, false);

@@ -87,6 +87,8 @@ export interface SwarmSession {
     nowMs?: number,
   ): { ok: true } | SwarmRefusal;
   onChunk(peer: number, index: number, bytes: Uint8Array, nowMs: number): ChunkOutcome;
+  /** A chunk the host hashed itself (SubtleCrypto, off the main thread): length and SHA-256 hex. */
+  onChunkDigest(peer: number, index: number, length: number, sha256Hex: string, nowMs: number): ChunkOutcome;
   onSendResult(token: number, accepted: boolean, nowMs: number): void;
   transportDown(nowMs: number): void;
   transportUp(nowMs: number): void;

@@ -46,6 +46,13 @@ export function createSwarm(mod) {
     onChunk(peer, index, bytes, nowMs) {
       return this.#inner.onChunk(peer, index, stage(this.#inner, bytes), nowMs);
     }
+    /**
+     * A chunk the host hashed itself (SubtleCrypto, off the main thread): its byte length and
+     * SHA-256 as 64 lowercase hex characters. The core decides as onChunk does.
+     */
+    onChunkDigest(peer, index, length, sha256Hex, nowMs) {
+      return this.#inner.onChunkDigest(peer, index, length, sha256Hex, nowMs);
+    }
     onSendResult(token, accepted, nowMs) {
       this.#inner.onSendResult(token, accepted, nowMs);
     }

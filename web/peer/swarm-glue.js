@@ -327,7 +327,7 @@ export function createSwarmPeer(options) {
     if (!e) return;
     if (parsed.type === 'swarm_chunk') {
       const bytes = Uint8Array.from(atob(payload.data), (c) => c.charCodeAt(0));
-      return onChunk(e, peer, num, payload.index, bytes);
+      return void onChunk(e, peer, num, payload.index, bytes).catch((err) => log('chunk', err));
     }
     stats.controlReceived++;
     if (parsed.type === 'swarm_manifest_page' && peer !== e.manifestSource) {
@@ -348,11 +348,30 @@ export function createSwarmPeer(options) {
     if (!f) return void stats.ignoredFrames++;
     const e = files.get(f.fileId);
     if (!e) return void stats.ignoredFrames++;
-    onChunk(e, peer, peerNum(peer), f.index, f.data);
+    onChunk(e, peer, peerNum(peer), f.index, f.data).catch((err) => log('chunk', err));
   }
 
-  function onChunk(e, peer, num, index, data) {
-    const outcome = e.session.onChunk(num, index, data, now());
+  // Chunk bytes are hashed with the platform's SHA-256 (SubtleCrypto: off the main thread in
+  // browsers, the thread pool in Node), about ten times the WASM hash's speed; the core compares
+  // the digest and decides. Without SubtleCrypto the core hashes.
+  const subtle = globalThis.crypto?.subtle;
+  async function onChunk(e, peer, num, index, data) {
+    let outcome;
+    if (subtle) {
+      let digest;
+      try {
+        digest = hex(new Uint8Array(await subtle.digest('SHA-256', data)));
+      } catch (err) {
+        log('sha256', err);
+      }
+      if (e.disposed) return;
+      outcome =
+        digest === undefined
+          ? e.session.onChunk(num, index, data, now())
+          : e.session.onChunkDigest(num, index, data.byteLength, digest, now());
+    } else {
+      outcome = e.session.onChunk(num, index, data, now());
+    }
     stats.chunks[outcome] = (stats.chunks[outcome] ?? 0) + 1;
     if (outcome === 'stored') {
       // `data` views a buffer the lane handed to us alone (or a decoded base64 chunk): kept, not
@@ -581,7 +600,16 @@ export function createSwarmPeer(options) {
     return done;
   }
 
-  async function acquireLock(storage, lockName) {
+  // The read, the core's decision and the write happen under the folder's own mutual exclusion
+  // when it has one (OPFS: a Web Lock), so two pages finding the same stale lock cannot both take
+  // it over. On disk, creating the lock is an exclusive create already.
+  function acquireLock(storage, lockName) {
+    if (storage.exclusively)
+      return storage.exclusively(lockName, () => takeLock(storage, lockName));
+    return takeLock(storage, lockName);
+  }
+
+  async function takeLock(storage, lockName) {
     for (let attempt = 0; attempt < 2; attempt++) {
       const text = await storage.readText(lockName);
       let existing = null;

@@ -109,6 +109,85 @@ TEST_CASE("swarm scheduler: timeouts scale with RTT, floor 3 s, ceiling 15 s unt
   CHECK(s.on_chunk(1, 9999, ByteView(bad), 20'000) == ChunkOutcome::unexpected);
 }
 
+TEST_CASE("swarm scheduler: a chunk the host hashed decides exactly as one the core hashes", "[swarm]") {
+  File f = make_file(16);
+  Swarm s = downloader(f);
+  s.add_peer(1, {}, 0);
+  s.on_message(1, full_announce(f), true, 0);
+  auto reqs = only<SendRequest>(s.take_actions());
+  REQUIRE(reqs.size() >= 4);
+  for (const auto& r : reqs) s.on_send_result(r.token, true, 0);
+  const auto& c0 = f.chunks[reqs[0].index];
+  // The digest of other bytes, or the right digest with the wrong length: refused, re-planned.
+  Bytes bad = c0;
+  bad[0] ^= 1;
+  CHECK(s.on_chunk_digest(1, reqs[0].index, c0.size(), sha256(ByteView(bad)), 10) == ChunkOutcome::bad_hash);
+  CHECK(s.on_chunk_digest(1, reqs[1].index, f.chunks[reqs[1].index].size() - 1,
+                          sha256(ByteView(f.chunks[reqs[1].index])), 10) == ChunkOutcome::bad_hash);
+  CHECK(s.stats().chunks_bad == 2);
+  // The right length and digest: stored; again: a duplicate; out of range: unexpected.
+  const auto& c2 = f.chunks[reqs[2].index];
+  CHECK(s.on_chunk_digest(1, reqs[2].index, c2.size(), sha256(ByteView(c2)), 20) == ChunkOutcome::stored);
+  CHECK(s.on_chunk_digest(1, reqs[2].index, c2.size(), sha256(ByteView(c2)), 20) == ChunkOutcome::duplicate);
+  CHECK(s.on_chunk(1, reqs[2].index, ByteView(c2), 20) == ChunkOutcome::duplicate);
+  CHECK(s.on_chunk_digest(1, 9999, c2.size(), sha256(ByteView(c2)), 20) == ChunkOutcome::unexpected);
+  CHECK(s.stats().chunks_stored == 1);
+}
+
+TEST_CASE("swarm scheduler: stored chunks are announced in batches, and at once when the file completes", "[swarm]") {
+  File f = make_file(kHaveBatchMax + 8);
+  Swarm s = downloader(f);
+  s.add_peer(1, {}, 0);
+  s.on_message(1, full_announce(f), true, 0);
+  std::vector<SendRequest> pending;  // requests taken, not yet answered
+  // Takes the actions: returns the haves' index lists, keeps the requests for answering.
+  auto take = [&]() {
+    std::vector<Json> haves;
+    auto acts = s.take_actions();
+    for (const auto& c : only<SendControl>(acts))
+      if (c.type == "swarm_have") haves.push_back(Json::parse(c.payload)["indexes"]);
+    for (const auto& r : only<SendRequest>(acts)) pending.push_back(r);
+    return haves;
+  };
+  auto answer = [&](std::size_t n, std::int64_t now) {
+    std::vector<std::uint32_t> done;
+    for (std::size_t k = 0; k < n && !pending.empty(); ++k) {
+      SendRequest r = pending.front();
+      pending.erase(pending.begin());
+      s.on_send_result(r.token, true, now);
+      REQUIRE(s.on_chunk(1, r.index, ByteView(f.chunks[r.index]), now) == ChunkOutcome::stored);
+      done.push_back(r.index);
+    }
+    return done;
+  };
+  // Three chunks at t=10: nothing announced yet; a wake is due 50 ms after the first.
+  CHECK(take().empty());
+  auto three = answer(3, 10);
+  CHECK(take().empty());
+  CHECK(s.next_wake_ms() == 10 + kHaveBatchMs);
+  s.tick(10 + kHaveBatchMs - 1);
+  CHECK(take().empty());
+  s.tick(10 + kHaveBatchMs);
+  auto first = take();
+  REQUIRE(first.size() == 1);
+  CHECK(first[0] == Json(three));
+  // The rest arrive at once: full batches leave without waiting, and the last chunk flushes the
+  // remainder, so every chunk is announced exactly once with no timer.
+  std::size_t batches = 0, announced = three.size();
+  for (int round = 0; round < 1000 && !s.complete(); ++round) {
+    answer(pending.size(), 100);
+    for (const auto& h : take()) {
+      ++batches;
+      announced += h.size();
+      CHECK(h.size() <= kHaveBatchMax);
+    }
+  }
+  for (const auto& h : take()) ++batches, announced += h.size();
+  CHECK(s.complete());
+  CHECK(announced == f.chunks.size());
+  CHECK(batches == 2);  // 64 at once, then the final 5
+}
+
 TEST_CASE("swarm scheduler: a silent peer is rebuilt after consecutive misses, a busy one is not charged",
           "[swarm]") {
   File f = make_file(256);
