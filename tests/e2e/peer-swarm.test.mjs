@@ -119,6 +119,30 @@ if (inNetns(import.meta.url)) {
   );
 
   test(
+    "an OPFS folder's read-decide-write is one step for every page of the origin",
+    { timeout: 120_000 },
+    async () => {
+      // Two pages of one origin (one context) race a read-modify-write of one file in one folder,
+      // as two downloads race to take over a stale lock file. Without the Web Lock both read
+      // nothing and both write 1.
+      const ctx = await newPeerContext(h);
+      const [a, b] = await Promise.all([ctx.newPage(), ctx.newPage()]);
+      for (const p of [a, b]) {
+        await p.goto(`${h.web.origin}/tests/e2e/pages/peer-swarm.html`);
+        await p.waitForFunction(() => window.peerApiReady === true);
+      }
+      const reads = await Promise.all([
+        api(a, 'counterUnderLock', 'race', 'counter.txt', 300),
+        api(b, 'counterUnderLock', 'race', 'counter.txt', 300),
+      ]);
+      assert.deepEqual([...reads].sort(), ['1', null].sort());
+      assert.equal(await api(a, 'readText', 'race', 'counter.txt'), '2');
+      await a.close();
+      await b.close();
+    },
+  );
+
+  test(
     'a second download of the same file into the same folder fails with a clear message',
     { timeout: 600_000 },
     async () => {
@@ -203,7 +227,7 @@ if (inNetns(import.meta.url)) {
       for (const d of downloaders) await api(d, 'startFetch', fileId, 'downloads');
       await untilHave(downloaders[0], fileId, 60);
       h.rooms.dropAll();
-      await results(downloaders, fileId);
+      await results(downloaders, fileId, { explainAfterMs: 240_000 });
       for (const d of downloaders) {
         await assertSaved(d, fileId, expected);
         const ts = await api(d, 'transportStats');

@@ -92,6 +92,11 @@ export interface SwarmFolder {
   remove(name: string): Promise<unknown>;
   /** When the file was last written (ms since the epoch), or null when it does not exist. */
   modifiedMs?(name: string): Promise<number | null>;
+  /**
+   * Runs `fn` under the folder's mutual exclusion for `name` (OPFS: a Web Lock, shared by every
+   * tab and worker of the origin), so a lock file's read, decision and write are one step.
+   */
+  exclusively?<T>(name: string, fn: () => Promise<T>): Promise<T>;
   openFile(name: string): Promise<PartFile>;
   /** Moves the part into place without overwriting anything; the handle then reads the final file. */
   finish(

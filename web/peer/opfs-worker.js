@@ -6,6 +6,16 @@
 const handles = new Map(); // id -> {h: FileSystemSyncAccessHandle, name}
 let nextId = 1;
 let dirPromise = null;
+let folderKey = '';
+
+// OPFS has no create-exclusive and no rename-if-absent, so every check-then-act on a name runs
+// under a Web Lock named after the folder and file. OPFS belongs to the origin and so do Web
+// Locks: every tab and worker that could touch this folder waits on the same lock, which makes
+// the check and the act one step for all of them.
+function underNameLock(name, fn) {
+  if (!navigator.locks) return fn(); // no Web Locks: the narrow check-then-act window remains
+  return navigator.locks.request(`tether-opfs:${folderKey}/${name}`, fn);
+}
 
 async function folder(path) {
   let d = await navigator.storage.getDirectory();
@@ -32,8 +42,29 @@ async function openSync(dir, name) {
   return id;
 }
 
+async function writeTextNow(dir, name, text, exclusive) {
+  if (exclusive && (await exists(dir, name))) return false;
+  let id;
+  try {
+    id = await openSync(dir, name);
+  } catch (e) {
+    // Another page holds it open this instant: it is writing the same file; we lost the race.
+    if (e.name === 'NoModificationAllowedError') return false;
+    throw e;
+  }
+  const { h } = handles.get(id);
+  const bytes = new TextEncoder().encode(text);
+  h.truncate(0);
+  h.write(bytes, { at: 0 });
+  h.flush();
+  h.close();
+  handles.delete(id);
+  return true;
+}
+
 const ops = {
   async init({ path }) {
+    folderKey = path.split('/').filter(Boolean).join('/');
     dirPromise = folder(path);
     await dirPromise;
     return true;
@@ -97,25 +128,8 @@ const ops = {
   },
   async writeText({ name, text, exclusive }) {
     const dir = await dirPromise;
-    // OPFS has no create-exclusive: check, then create. Within one origin the window between the
-    // two is one task; a second page racing into it would also find the other's lock on re-read.
-    if (exclusive && (await exists(dir, name))) return false;
-    let id;
-    try {
-      id = await openSync(dir, name);
-    } catch (e) {
-      // Another page holds it open this instant: it is writing the same file; we lost the race.
-      if (e.name === 'NoModificationAllowedError') return false;
-      throw e;
-    }
-    const { h } = handles.get(id);
-    const bytes = new TextEncoder().encode(text);
-    h.truncate(0);
-    h.write(bytes, { at: 0 });
-    h.flush();
-    h.close();
-    handles.delete(id);
-    return true;
+    if (exclusive) return underNameLock(name, () => writeTextNow(dir, name, text, true));
+    return writeTextNow(dir, name, text, false);
   },
   async modifiedMs({ name }) {
     try {
@@ -146,9 +160,12 @@ const ops = {
     const ext = dot > 0 ? finalName.slice(dot) : '';
     for (let i = 0; i < 1000; i++) {
       const name = i === 0 ? finalName : `${stem} (${i})${ext}`;
-      if (await exists(dir, name)) continue;
-      await fh.move(name);
-      return { name, id: await openSync(dir, name) };
+      const moved = await underNameLock(name, async () => {
+        if (await exists(dir, name)) return false;
+        await fh.move(name);
+        return true;
+      });
+      if (moved) return { name, id: await openSync(dir, name) };
     }
     throw new Error(`${finalName}: 1000 files of that name already exist; clean the folder up`);
   },

@@ -59,6 +59,15 @@ export async function opfsFolder(path) {
       call('writeText', { name: SAFE(name), text, exclusive }),
     remove: (name) => call('remove', { name: SAFE(name) }),
     modifiedMs: (name) => call('modifiedMs', { name: SAFE(name) }),
+    /**
+     * Runs `fn` while holding a Web Lock on `name` in this folder: a read-decide-write on a lock
+     * file is one step for every tab and worker of the origin (OPFS's own scope). Distinct from
+     * the worker's per-operation locks, so the worker can still take those meanwhile.
+     */
+    exclusively: (name, fn) =>
+      globalThis.navigator?.locks
+        ? navigator.locks.request(`tether-download:${path}/${SAFE(name)}`, fn)
+        : fn(),
     openFile: async (name) => {
       const id = await call('open', { name: SAFE(name) });
       return { id, ...handleOf(id) };

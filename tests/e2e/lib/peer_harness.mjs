@@ -57,15 +57,45 @@ export async function openPeer(h, ctx, { id, room, seed = 1, kind = 'peer-swarm'
 export const api = (page, fn, ...args) =>
   page.evaluate(([f, a]) => window.peerApi[f](...a), [fn, args]);
 
-/** Waits until every page's download of `fileId` settled; returns the results in page order. */
-export async function results(pages, fileId) {
-  return Promise.all(
+/**
+ * Waits until every page's download of `fileId` settled; returns the results in page order. With
+ * `explainAfterMs`, a download still running by then fails the wait with every page's swarm
+ * status and transport stats, instead of a bare test timeout.
+ */
+export async function results(pages, fileId, { explainAfterMs = 0 } = {}) {
+  const settled = Promise.all(
     pages.map(async (p) => {
       await p.waitForFunction((f) => window.peerApi.result(f) !== null, fileId, {
-        timeout: 0,
+        timeout: explainAfterMs,
         polling: 50,
       });
       return api(p, 'result', fileId);
     }),
   );
+  if (!explainAfterMs) return settled;
+  try {
+    return await settled;
+  } catch (e) {
+    const state = [];
+    for (const p of pages) {
+      state.push(
+        await p
+          .evaluate(
+            (f) => ({
+              who: document.getElementById('who').textContent,
+              result: window.peerApi.result(f),
+              status: window.peerApi.status(f),
+              stats: window.peerApi.stats(),
+              transport: window.peerApi.transportStats(),
+              openPeers: window.peerApi.openPeers(),
+            }),
+            fileId,
+          )
+          .catch((err) => ({ unreadable: String(err) })),
+      );
+    }
+    throw new Error(
+      `downloads not settled after ${explainAfterMs} ms (${e.message}):\n${JSON.stringify(state, null, 1)}`,
+    );
+  }
 }

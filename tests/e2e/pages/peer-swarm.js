@@ -69,6 +69,21 @@ window.peerApi = {
   async digestSaved(path, name) {
     return sha256HexAsync(await (await folder(path)).readAll(name));
   },
+  /**
+   * A read-modify-write of a counter file under the folder's mutual exclusion, holding it for
+   * `holdMs` between the read and the write: run from two pages at once, the second must see the
+   * first's write. Returns what this page read.
+   */
+  async counterUnderLock(path, name, holdMs) {
+    const f = await folder(path);
+    return f.exclusively(name, async () => {
+      const before = await f.readText(name);
+      await new Promise((r) => setTimeout(r, holdMs));
+      await f.writeText(name, String(Number(before ?? 0) + 1));
+      return before;
+    });
+  },
+  readText: async (path, name) => (await folder(path)).readText(name),
   /** The progress view's bars as the page shows them. */
   bars: () =>
     [...document.querySelectorAll('.tether-transfer')].map((s) => ({
