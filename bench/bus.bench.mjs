@@ -93,10 +93,24 @@ const transport = {
   },
   close: async () => {},
 };
-const bus = api.createBus({ self: { streamId: 'me', role: 'agent', name: 'Me', instanceId: 'i' }, transport, autoTick: false, message: () => delivered++ });
+let lastDelivered = null;
+const bus = api.createBus({
+  self: { streamId: 'me', role: 'agent', name: 'Me', instanceId: 'i' },
+  transport,
+  autoTick: false,
+  message: (e) => {
+    delivered++;
+    lastDelivered = e;
+  },
+});
 let plainDelivered = 0;
 const onMsg = () => plainDelivered++;
-for (const [name, live] of [['chat', inputs[0][1]], ['file_chunk 64 KiB', inputs[3][1]]]) {
+const command4k = mk('command', 'me', { run: 'make test', env: Object.fromEntries(Array.from({ length: 90 }, (_, i) => [`KEY_${i}`, 'v'.repeat(36)])) });
+// An ack the core reads (correlation by messageId) and so still parses into a DOM.
+const ack = mk('ack', 'me', { messageId: 'm-unknown', ok: true });
+for (const [name, live] of [['chat', inputs[0][1]], ['command 4 KiB', command4k], ['ack (read by the core)', ack], ['file_chunk 64 KiB', inputs[3][1]]]) {
+  handlers[0].text('peer-origin', live);
+  if (JSON.stringify(lastDelivered) !== JSON.stringify(plainParse(live).envelope)) throw new Error(`bus bench: the bus delivered another envelope for ${name}`);
   const recv = rate(() => handlers[0].text('peer-origin', live));
   const recvJs = rate(() => {
     const r = plainParse(live);

@@ -107,12 +107,18 @@ class BusCore {
         if (c.is_string()) v.push_back(c.get<std::string>());
     bus_->roster(v);
   }
-  // The message is the inbox's first `len` staged bytes. Returns what the glue must pull next:
-  // bit 0 a transmit may be waiting, bit 1 there are events (most receives need one call more).
+  // The message is the inbox's first `len` staged bytes. Returns what the glue must do next:
+  // bit 0 a transmit may be waiting, bit 1 there are events, bit 2 the message was delivered as
+  // the text the glue passed (Bus::take_sole_scanned_message: the glue emits JSON.parse of its
+  // own text, so the ordinary message costs no event text, copy or decode).
   int receive_staged(const std::string& conn, double len, double now) {
     bus_->receive(conn, inbox().staged(std::size_t(len)), std::int64_t(now));
-    return (bus_->may_transmit() ? 1 : 0) | (bus_->has_events() ? 2 : 0);
+    // Not while a transmit waits: the glue offers those before it delivers, and a transport that
+    // delivers synchronously (a loopback) must not see a later message before this one.
+    const int own = !bus_->may_transmit() && bus_->take_sole_scanned_message() ? 4 : 0;
+    return pending() | own;
   }
+  int pending() const { return (bus_->may_transmit() ? 1 : 0) | (bus_->has_events() ? 2 : 0); }
   std::string send(const std::string& to, const std::string& type, const std::string& payload, const std::string& topic,
                    bool has_topic, double now) {
     auto t = message_type_from_name(type);
@@ -312,6 +318,7 @@ EMSCRIPTEN_BINDINGS(tether_bus) {
       .function("closed", &BusCore::closed)
       .function("roster", &BusCore::roster)
       .function("receiveStaged", &BusCore::receive_staged)
+      .function("pending", &BusCore::pending)
       .function("send", &BusCore::send)
       .function("broadcast", &BusCore::broadcast)
       .function("requestHistory", &BusCore::request_history)

@@ -67,7 +67,8 @@ Result<HandoffPayload, BusError> check_handoff(const Envelope& e) {
     return err(bus_error(BusErrorCode::bad_field, "type", "a handoff has type \"handoff\""));
   if (!e.to) return err(bus_error(BusErrorCode::bad_field, "to", "a handoff is direct: set `to` to the recipient's streamId"));
   if (e.topic) return err(bus_error(BusErrorCode::bad_field, "topic", "a handoff has a null topic"));
-  const Json& p = e.payload;
+  Json scratch;
+  const Json& p = e.payload_dom(scratch);
   if (!p.is_object() || p.size() != 2 || !p.contains("request") || !p.contains("expiresAt"))
     return err(bus_error(BusErrorCode::bad_payload, "payload", "a handoff payload is exactly {request, expiresAt}"));
   auto request = json_string(p["request"]);
@@ -96,11 +97,12 @@ std::optional<Receipt> match_receipt(const Envelope& e, std::string_view request
                                      std::optional<std::string_view> sender_instance) {
   if (e.type != MessageType::ack && e.type != MessageType::command_response) return std::nullopt;
   if (e.from.stream_id != peer) return std::nullopt;
-  auto mid = string_member(e.payload, "messageId");
+  Json scratch;
+  const Json& p = e.payload_dom(scratch);
+  auto mid = string_member(p, "messageId");
   if (!mid || *mid != request_id) return std::nullopt;
   Receipt r;
   r.kind = e.type == MessageType::ack ? Receipt::Kind::ack : Receipt::Kind::command_response;
-  const Json& p = e.payload;
   if (auto f = string_member(p, "forType"); f && *f == "handoff") {
     if (sender_instance) {
       auto inst = string_member(p, "senderInstanceId");
@@ -254,8 +256,10 @@ void Bus::roster(const std::vector<ConnId>& conns) {
 // --- receiving --------------------------------------------------------------------------------
 
 void Bus::receive(const ConnId& conn, ByteView text, std::int64_t now_ms) {
-  std::string_view raw_payload;
-  auto parsed = parse_envelope(text, &raw_payload);
+  // Payloads the bus never reads stay the text the scanner validated (bus_reads_payload): a
+  // delivered chat or file_chunk costs one pass over its bytes, not a DOM nobody looks at.
+  ParseInfo info;
+  auto parsed = parse_envelope(text, &info, PayloadForm::text_unless_read);
   if (!parsed) return reject(conn, parsed.error());
   Envelope& e = parsed.value();
   const std::string& sid = e.from.stream_id;
@@ -310,7 +314,7 @@ void Bus::receive(const ConnId& conn, ByteView text, std::int64_t now_ms) {
     case MessageType::handoff:
       return on_handoff(conn, e, now_ms);
     case MessageType::announce:
-      if (!e.payload.is_object())
+      if (Json scratch; !e.payload_dom(scratch).is_object())
         return reject(conn, bus_error(BusErrorCode::bad_payload, "payload", "an announce payload is an object {skills[], status, version, topics[]}"));
       on_announce(s, e);
       // An announce is a retry point for a failed flush (§ Delivery semantics).
@@ -330,27 +334,34 @@ void Bus::receive(const ConnId& conn, ByteView text, std::int64_t now_ms) {
   Event ev;
   ev.kind = EventKind::message;
   ev.conn = conn;
+  // A payload kept as text travels in the envelope; a DOM one's received text rides along so
+  // the event need not write the DOM again.
+  if (e.payload_text.empty()) ev.payload_text.assign(info.raw_payload.data(), info.raw_payload.size());
+  ev.as_scanned = info.scanned;
   ev.envelope = std::move(e);
-  ev.payload_text.assign(raw_payload.data(), raw_payload.size());
   events_.push_back(std::move(ev));
 }
 
 void Bus::on_announce(Stream& s, const Envelope& e) {
-  s.announce = e.payload;
+  Json scratch;
+  const Json& p = e.payload_dom(scratch);
+  s.announce = p;
   s.handoff_capable = false;
-  auto sk = e.payload.find("skills");
-  if (sk != e.payload.end() && sk->is_array())
+  auto sk = p.find("skills");
+  if (sk != p.end() && sk->is_array())
     for (const auto& v : *sk)
       if (v.is_string() && v.get<std::string>() == kHandoffCapability) s.handoff_capable = true;
 }
 
 void Bus::on_confirmation(const Envelope& e) {
-  auto mid = string_member(e.payload, "messageId");
+  Json scratch;
+  const Json& p = e.payload_dom(scratch);
+  auto mid = string_member(p, "messageId");
   if (!mid) return;
   auto h = outgoing_.find(*mid);
   if (h != outgoing_.end() && e.type == MessageType::ack &&
       match_receipt(e, h->second.id, h->second.to, std::string_view(h->second.envelope.from.instance_id)) &&
-      string_member(e.payload, "receipt") == std::optional<std::string>("stored")) {
+      string_member(p, "receipt") == std::optional<std::string>("stored")) {
     Event ev;
     ev.kind = EventKind::handoff_stored;
     ev.message_id = h->second.id;
@@ -427,7 +438,9 @@ std::vector<Envelope> Bus::history(std::size_t count, const std::string& for_str
 }
 
 void Bus::on_history_request(Stream& s, const Envelope& e, std::int64_t now_ms) {
-  Json count = e.payload.is_object() && e.payload.contains("count") ? e.payload["count"] : Json(nullptr);
+  Json scratch;
+  const Json& p = e.payload_dom(scratch);
+  Json count = p.is_object() && p.contains("count") ? p["count"] : Json(nullptr);
   std::vector<Envelope> picked = history(history_count(count), s.id);
   // Split into replays that each fit one envelope.
   const std::size_t budget = kMaxEnvelopeBytes - 2048;
@@ -441,11 +454,15 @@ void Bus::on_history_request(Stream& s, const Envelope& e, std::int64_t now_ms) 
     sent_any = true;
   };
   for (const Envelope& h : picked) {
-    std::string text = serialize_envelope(h);
+    // One DOM per entry, measured as it will be written: a payload kept as text is parsed here,
+    // once, and only for the entries a replay carries.
+    Json j = envelope_to_json(h);
+    std::string text;
+    append_json(text, j, JsonNumbers::js_double);
     if (text.size() + 1 > budget) continue;  // cannot fit even alone
     if (used + text.size() + 1 > budget) flush();
     used += text.size() + 1;
-    batch.push_back(envelope_to_json(h));
+    batch.push_back(std::move(j));
   }
   if (!batch.empty() || !sent_any) flush();
 }
@@ -454,8 +471,10 @@ void Bus::on_history_replay(const ConnId& conn, Stream& s, const Envelope& e, st
   if (!s.history_asked_ms || now_ms - *s.history_asked_ms > kHistoryReplyWindowMs)
     return reject(conn, bus_error(BusErrorCode::bad_payload, "type",
                                   "unsolicited history_replay (we did not ask this peer for history); dropped"));
-  auto m = e.payload.is_object() ? e.payload.find("messages") : e.payload.end();
-  if (!e.payload.is_object() || m == e.payload.end() || !m->is_array())
+  Json scratch;
+  const Json& p = e.payload_dom(scratch);
+  auto m = p.is_object() ? p.find("messages") : p.end();
+  if (!p.is_object() || m == p.end() || !m->is_array())
     return reject(conn, bus_error(BusErrorCode::bad_payload, "payload.messages", "a history_replay payload is {messages: Envelope[]}"));
   std::size_t i = 0;
   for (const Json& item : *m) {
@@ -736,7 +755,9 @@ Result<Sent, BusError> Bus::confirm_handoff(std::string_view key_text, std::int6
 void Bus::purge_unconfirmed(std::int64_t now_ms) {
   // Incoming handoffs the app never confirmed stop holding a slot once they expire.
   for (auto it = unconfirmed_.begin(); it != unconfirmed_.end();) {
-    auto exp = json_integer(it->second.payload["expiresAt"], 0, kMaxSafeInteger);
+    Json scratch;
+    const Json& p = it->second.payload_dom(scratch);
+    auto exp = p.is_object() && p.contains("expiresAt") ? json_integer(p["expiresAt"], 0, kMaxSafeInteger) : std::nullopt;
     if (!exp || now_ms >= *exp) it = unconfirmed_.erase(it);
     else ++it;
   }
@@ -839,6 +860,16 @@ void Bus::transmit_result(std::uint32_t token, bool accepted) {
       break;
     }
   }
+}
+
+bool Bus::take_sole_scanned_message() {
+  // Only when nothing else is pending: then this is the message the last receive() made, and
+  // handing it over out of band cannot reorder it against other events.
+  if (events_.size() != 1) return false;
+  const Event& ev = events_.front();
+  if (ev.kind != EventKind::message || ev.replayed || !ev.as_scanned) return false;
+  events_.clear();
+  return true;
 }
 
 std::vector<Event> Bus::take_events() {

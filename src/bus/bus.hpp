@@ -99,9 +99,13 @@ struct Event {
   MessageType for_type = MessageType::chat;  // confirmation: the confirmed message's type
   std::optional<OutgoingHandoff> handoff;    // handoff_stored/expired
   // message, live: the payload's JSON text as received when the one-pass scanner took the
-  // envelope (bus/scan.hpp), so it can be handed on without writing envelope->payload again;
-  // empty otherwise. Its values are envelope->payload's.
+  // envelope (bus/scan.hpp) and the bus kept it as a DOM (a type it reads), so it can be handed
+  // on without writing envelope->payload again; empty otherwise (a payload kept as text is in
+  // envelope->payload_text). Its values are the payload's.
   std::string payload_text;
+  // message, live: the one-pass scanner took the envelope (ParseInfo::scanned), so the received
+  // text, read by JSON.parse in canonical key order, is this envelope.
+  bool as_scanned = false;
 };
 
 struct PeerInfo {
@@ -185,6 +189,12 @@ class Bus {
   std::optional<Transmit> poll_transmit();
   void transmit_result(std::uint32_t token, bool accepted);
   std::vector<Event> take_events();
+  // For a driver that still holds the text it just passed to receive() (the WASM glue): when the
+  // only pending event is the live message that receive made from an envelope the scanner took,
+  // removes it and returns true, and the driver delivers its own text read by JSON.parse instead
+  // of the event's copy (no event text written, copied across and decoded). Else false, and
+  // nothing changes.
+  bool take_sole_scanned_message();
   // Cheap hints for a driver that pays per call into the core (the WASM glue): false means
   // poll_transmit() (resp. take_events()) would return nothing now.
   bool may_transmit() const { return !in_flight_ && (!immediate_.empty() || !ready_.empty()); }

@@ -79,6 +79,36 @@ bool is_transient(MessageType t) {
   }
 }
 
+bool bus_reads_payload(MessageType t) {
+  switch (t) {
+    case MessageType::announce:          // skills: handoff-v1 (Bus::on_announce)
+    case MessageType::ack:               // messageId, receipt (Bus::on_confirmation, match_receipt)
+    case MessageType::command_response:  // messageId, ok, error
+    case MessageType::handoff:           // request, expiresAt (check_handoff)
+    case MessageType::history_request:   // count
+    case MessageType::history_replay:    // messages
+      return true;
+    default:
+      return false;
+  }
+}
+
+const Json& Envelope::payload_dom(Json& scratch) const {
+  if (payload_text.empty()) return payload;
+  // Text is only ever kept after the scanner validated it, so this parse cannot fail; if it
+  // somehow did, null is what a missing payload reads as.
+  JsonParse p = parse_json(ByteView(std::string_view(payload_text)));
+  scratch = p.ok() ? std::move(p.value) : Json(nullptr);
+  return scratch;
+}
+
+Json Envelope::payload_value() const {
+  if (payload_text.empty()) return payload;
+  Json scratch;
+  payload_dom(scratch);
+  return scratch;
+}
+
 bool is_kept_in_history(MessageType t) {
   if (is_transient(t)) return false;
   switch (t) {
@@ -169,10 +199,11 @@ Result<Envelope, BusError> envelope_from_json(const Json& j) {
   return e;
 }
 
-Result<Envelope, BusError> parse_envelope(ByteView text, std::string_view* raw_payload) {
-  if (raw_payload) *raw_payload = std::string_view();
-  // The common shape in one pass; only its payload, when there is one, becomes a DOM (the bus
-  // reads payloads of announce, ack, handoff, ...). Anything else gets the DOM path's verdict.
+Result<Envelope, BusError> parse_envelope(ByteView text, ParseInfo* info, PayloadForm form) {
+  if (info) *info = ParseInfo{};
+  // The common shape in one pass; its payload becomes a DOM only when asked for or when the bus
+  // reads it (announce, ack, handoff, ...), else it stays the text the scanner validated.
+  // Anything else gets the DOM path's verdict.
   if (auto s = scan_envelope(text)) {
     Envelope e;
     e.id.assign(s->id);
@@ -184,15 +215,20 @@ Result<Envelope, BusError> parse_envelope(ByteView text, std::string_view* raw_p
     if (s->to) e.to = std::string(*s->to);
     if (s->topic) e.topic = std::string(*s->topic);
     e.ts = s->ts;
+    if (info) *info = ParseInfo{true, s->payload};
     if (s->payload.empty()) return e;
+    if (form == PayloadForm::text_unless_read && !bus_reads_payload(e.type)) {
+      e.payload_text.assign(s->payload);
+      return e;
+    }
     // The scanner checked syntax, UTF-8 and depth, so this cannot fail; if it ever did, the DOM
     // path would still decide.
     JsonParse p = parse_json(ByteView(s->payload));
     if (p.ok()) {
       e.payload = std::move(p.value);
-      if (raw_payload) *raw_payload = s->payload;
       return e;
     }
+    if (info) *info = ParseInfo{};
   }
   return parse_envelope_dom(text);
 }
@@ -217,15 +253,14 @@ Json envelope_to_json(const Envelope& e) {
   j["to"] = e.to ? Json(*e.to) : Json(nullptr);
   j["topic"] = e.topic ? Json(*e.topic) : Json(nullptr);
   j["ts"] = e.ts;
-  j["payload"] = e.payload;
+  j["payload"] = e.payload_value();
   return j;
 }
 
-// Written directly rather than through envelope_to_json: the same bytes (keys in wire order, the
-// same escapes and number format) without building a DOM around the payload first.
-void append_envelope_json(std::string& out, const Envelope& e) { append_envelope_json(out, e, std::string_view()); }
+namespace {
 
-void append_envelope_json(std::string& out, const Envelope& e, std::string_view payload_text) {
+// Everything up to the payload's value, in wire order.
+void append_header(std::string& out, const Envelope& e) {
   out += "{\"v\":1,\"id\":";
   append_json_string(out, e.id);
   out += ",\"type\":\"";
@@ -247,8 +282,29 @@ void append_envelope_json(std::string& out, const Envelope& e, std::string_view 
   out += ",\"ts\":";
   append_js_number(out, e.ts);
   out += ",\"payload\":";
-  if (payload_text.empty()) append_json(out, e.payload, JsonNumbers::js_double);
-  else out += payload_text;
+}
+
+}  // namespace
+
+// Written directly rather than through envelope_to_json: the same bytes (keys in wire order, the
+// same escapes and number format) without building a DOM around the payload first.
+void append_envelope_json(std::string& out, const Envelope& e) { append_envelope_json(out, e, std::string_view()); }
+
+void append_envelope_json(std::string& out, const Envelope& e, std::string_view payload_text) {
+  append_header(out, e);
+  if (!payload_text.empty()) out += payload_text;
+  else if (e.payload_text.empty()) append_json(out, e.payload, JsonNumbers::js_double);
+  // Canonical bytes for a payload kept as text: the text may hold whitespace, \u escapes or
+  // number spellings (1.50) that the canonical writer spells otherwise.
+  else append_json(out, e.payload_value(), JsonNumbers::js_double);
+  out += '}';
+}
+
+void append_envelope_as_received(std::string& out, const Envelope& e) {
+  if (e.payload_text.empty()) return append_envelope_json(out, e);
+  out.reserve(out.size() + e.payload_text.size() + 256);
+  append_header(out, e);
+  out += e.payload_text;
   out += '}';
 }
 

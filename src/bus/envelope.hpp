@@ -63,6 +63,12 @@ struct Identity {
   }
 };
 
+// Does the bus core itself read this type's payload (announce skills, ack/command_response
+// correlation, handoff checks, history counts and replays)? Every other payload is only carried:
+// delivered, kept in history, replayed (agent-bus-notes.md § The envelope; agent-bus-and-swarm.md
+// § Delivery semantics), so a received one is kept as the text the scanner validated.
+bool bus_reads_payload(MessageType t);
+
 struct Envelope {
   std::string id;
   MessageType type = MessageType::chat;
@@ -70,7 +76,22 @@ struct Envelope {
   std::optional<std::string> to;     // null: a broadcast
   std::optional<std::string> topic;  // null: no topic
   double ts = 0;                     // Unix ms
-  Json payload;                      // any JSON value
+  // The payload (any JSON value) in one of two forms. Either `payload` holds it as a DOM and
+  // `payload_text` is empty, or `payload_text` holds it as JSON text and `payload` is null. The
+  // text form comes only from parse_envelope, for a type the bus does not read
+  // (bus_reads_payload) whose envelope the one-pass scanner accepted (bus/scan.hpp): the text is
+  // verbatim and validated (syntax, strict UTF-8, depth, no number whose value JSON.parse and the
+  // DOM could disagree on), so parsing it gives exactly the DOM the eager path would have built,
+  // and JSON.parse in JavaScript reads the same values. A 64 KiB file_chunk then costs one scan
+  // instead of a scan plus a DOM nobody reads.
+  Json payload;
+  std::string payload_text;
+  // The payload as a DOM, whichever form holds it: the text is parsed on demand, so a reader
+  // that needs values (a history replay, an app) pays for it and delivery does not. Readers go
+  // through these two, never `payload` directly. payload_dom avoids the copy when the payload is
+  // a DOM: it returns `payload`, or `scratch` after parsing the text into it.
+  Json payload_value() const;
+  const Json& payload_dom(Json& scratch) const;
 };
 
 // JavaScript's string.length for valid UTF-8 text: code points, counting those above U+FFFF twice.
@@ -81,22 +102,40 @@ std::optional<BusError> check_string(std::string_view value, std::size_t max_cha
 // Checks an Identity (the bounds of `from`), naming fields under `prefix` ("from").
 std::optional<BusError> check_identity(const Identity& id, const std::string& prefix);
 
+// How parse_envelope hands over a payload the scanner validated. `dom`: always as `payload`.
+// `text_unless_read`: as `payload_text` when the bus does not read the type (bus_reads_payload),
+// which is what Bus::receive asks for.
+enum class PayloadForm { dom, text_unless_read };
+
 // Parses JSON text (refused above kMaxEnvelopeBytes before parsing).
 // Scans the common shape in one pass (bus/scan.hpp) and falls back to parse_envelope_dom for
 // everything else, so the verdicts and error codes are the DOM path's.
-// When `raw_payload` is given it receives the payload's text as received if the scanner took
-// the envelope (verbatim, validated; a view into `text`), else stays empty.
-Result<Envelope, BusError> parse_envelope(ByteView text, std::string_view* raw_payload = nullptr);
+// What parse_envelope tells a caller that holds on to the received text.
+struct ParseInfo {
+  // The scanner took the envelope: its header strings are escape-free and its numbers are ones
+  // JSON.parse reads to the same values, so the received text itself, read by JSON.parse and put
+  // in canonical key order, is the envelope (bus/scan.hpp).
+  bool scanned = false;
+  // The payload's text as received when scanned (verbatim, validated; a view into `text`);
+  // empty when not scanned or when there is no payload.
+  std::string_view raw_payload;
+};
+Result<Envelope, BusError> parse_envelope(ByteView text, ParseInfo* info = nullptr, PayloadForm form = PayloadForm::dom);
 // The general path: nlohmann DOM, then envelope_from_json. Every refusal comes from here.
 Result<Envelope, BusError> parse_envelope_dom(ByteView text);
 // Validates an already parsed JSON value (history_replay carries envelopes as objects).
 Result<Envelope, BusError> envelope_from_json(const Json& value);
 
-// The canonical JSON text: keys in wire order, numbers as JSON.stringify writes them.
+// The canonical JSON text: keys in wire order, numbers as JSON.stringify writes them. A payload
+// kept as text is parsed and written canonically, so both forms give the same bytes.
 std::string serialize_envelope(const Envelope& e);
 void append_envelope_json(std::string& out, const Envelope& e);
 // The same with `payload_text` written in place of the payload (text the scanner validated).
 void append_envelope_json(std::string& out, const Envelope& e, std::string_view payload_text);
+// The envelope as received: canonical header, the payload's text verbatim when it is kept as
+// text, else written from the DOM. Its values (JSON.parse) are serialize_envelope's; this is
+// what a delivered message hands on.
+void append_envelope_as_received(std::string& out, const Envelope& e);
 Json envelope_to_json(const Envelope& e);
 // Serialises after checking every bound, including kMaxEnvelopeBytes: what we put on the wire is
 // held to the rules we hold others to.

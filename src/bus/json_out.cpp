@@ -40,10 +40,12 @@ Json event_json(const Event& e, const Bus& bus) {
     }
     case EventKind::handoff: {
       const Envelope& h = *e.envelope;
+      Json scratch;
+      const Json& p = h.payload_dom(scratch);  // check_handoff made it {request, expiresAt}
       return Json{{"kind", "handoff"},
                   {"envelope", envelope_to_json(h)},
-                  {"request", h.payload["request"]},
-                  {"expiresAt", h.payload["expiresAt"]},
+                  {"request", p["request"]},
+                  {"expiresAt", p["expiresAt"]},
                   {"key", e.key},
                   {"peer", e.conn}};
     }
@@ -74,7 +76,10 @@ void append_event_json(std::string& out, const Event& e, const Bus& bus) {
     return;
   }
   out += "{\"kind\":\"message\",\"envelope\":";
-  append_envelope_json(out, *e.envelope, e.payload_text);
+  // The payload as received: the text kept in the envelope, or the text that came with a DOM
+  // one; written from the DOM only when the envelope came through the DOM path.
+  if (!e.payload_text.empty()) append_envelope_json(out, *e.envelope, e.payload_text);
+  else append_envelope_as_received(out, *e.envelope);
   out += ",\"peer\":";
   append_json_string(out, e.conn);
   out += e.replayed ? ",\"replayed\":true}" : ",\"replayed\":false}";

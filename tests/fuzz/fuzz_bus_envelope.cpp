@@ -4,16 +4,37 @@
 // survives the input live, replayed inside a history_replay and as a handoff, and keeps its
 // bounds; the one-to-one transfer receiver survives the payload too. Differential: the one-pass
 // scanner (bus/scan.hpp) accepts only what the DOM path accepts, with the same envelope and the
-// same glue result, and parse_envelope's verdict is always the DOM path's.
+// same glue result, and parse_envelope's verdict is always the DOM path's. A payload kept as text
+// (PayloadForm::text_unless_read, what the Bus uses) has the DOM path's values and canonical
+// bytes, and reaches the message event with them.
 #include <cstddef>
 #include <cstdint>
 
 #include "bus/bus.hpp"
+#include "bus/json_out.hpp"
 #include "bus/scan.hpp"
 #include "bus/transfer.hpp"
 
 using namespace tether;
 using namespace tether::bus;
+
+namespace {
+
+std::string js_text(const Json& j) {
+  std::string out;
+  append_json(out, j, JsonNumbers::js_double);
+  return out;
+}
+
+// nlohmann directly: glue results nest deeper than an envelope may (JSON.parse, which reads them
+// in the glue, has no depth bound).
+Json parse_unbounded(const std::string& text) {
+  Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) __builtin_trap();
+  return parsed;
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const ByteView in(data, size);
@@ -24,18 +45,30 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
              e.error().detail != dom.error().detail))
     __builtin_trap();
   if (e && serialize_envelope(e.value()) != serialize_envelope(dom.value())) __builtin_trap();
-  if (auto s = scan_envelope(in)) {
+  const auto s = scan_envelope(in);
+  if (s) {
     if (!dom) __builtin_trap();
     std::string result;
     append_scanned_result(result, *s);
-    // nlohmann directly: the result nests two levels deeper than its input may (JSON.parse,
-    // which reads it in the glue, has no depth bound).
-    Json parsed = Json::parse(result, nullptr, /*allow_exceptions=*/false);
-    if (parsed.is_discarded()) __builtin_trap();
-    std::string got, want;
-    append_json(got, parsed, JsonNumbers::js_double);
-    append_json(want, Json{{"ok", true}, {"envelope", envelope_to_json(dom.value())}}, JsonNumbers::js_double);
-    if (got != want) __builtin_trap();
+    if (js_text(parse_unbounded(result)) != js_text(Json{{"ok", true}, {"envelope", envelope_to_json(dom.value())}}))
+      __builtin_trap();
+  }
+  // The form the Bus receives in: same verdict, same values, same canonical bytes; text only for
+  // a scanned envelope of a type the bus does not read, and then the scanner's bytes verbatim.
+  ParseInfo info;
+  auto lazy = parse_envelope(in, &info, PayloadForm::text_unless_read);
+  if (lazy.ok() != dom.ok() || info.scanned != s.has_value()) __builtin_trap();
+  if (lazy) {
+    if (serialize_envelope(lazy.value()) != serialize_envelope(dom.value())) __builtin_trap();
+    if (js_text(lazy->payload_value()) != js_text(dom->payload)) __builtin_trap();
+    if (js_text(envelope_to_json(lazy.value())) != js_text(envelope_to_json(dom.value()))) __builtin_trap();
+    if (!lazy->payload_text.empty()) {
+      if (!s || bus_reads_payload(lazy->type) || !lazy->payload.is_null() || lazy->payload_text != s->payload)
+        __builtin_trap();
+      std::string as_received;
+      append_envelope_as_received(as_received, lazy.value());
+      if (js_text(parse_unbounded(as_received)) != js_text(envelope_to_json(dom.value()))) __builtin_trap();
+    }
   }
   if (!e) {
     if (e.error().detail.empty()) __builtin_trap();
@@ -53,6 +86,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::int64_t now = e ? std::int64_t(e->ts) : 1000;
   // Live, on a connection that may or may not be bound yet.
   bus.receive("c1", in, now);
+  if (size % 2) {
+    // The glue's shortcut: only ever for an envelope the scanner took, and then the glue's own
+    // text is the envelope.
+    if (bus.take_sole_scanned_message() && (!s || !dom)) __builtin_trap();
+  } else {
+    for (const auto& ev : bus.take_events()) {
+      if (ev.kind != EventKind::message) continue;
+      if (!dom || ev.replayed || ev.as_scanned != s.has_value()) __builtin_trap();
+      std::string text;
+      append_event_json(text, ev, bus);
+      if (js_text(parse_unbounded(text)["envelope"]) != js_text(envelope_to_json(dom.value()))) __builtin_trap();
+    }
+  }
   if (e) {
     // Replayed, after asking its sender for history.
     (void)bus.request_history(e->from.stream_id, Json(10), now);

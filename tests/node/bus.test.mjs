@@ -237,6 +237,46 @@ test('bus: a hostile peer (junk, forged identity, misaddressed) is refused and t
   assert.equal(nodes.B.log.messages.filter((m) => m.from.streamId === 'A' && m.via === 'origin-evil').length, 0);
 });
 
+test('bus: a received message reaches the handler with parseEnvelope\'s values, whichever path delivered it', () => {
+  // The first message from a peer comes with a peer event (the core's event text); later ones
+  // the core hands back as the text the glue passed (read by JSON.parse, canonical key order);
+  // an exponent in the payload is left to the core's DOM path. All must look the same.
+  const { net, nodes, link } = room(['A', 'B']);
+  link('A', 'B');
+  const src = net.endpoint('origin-C');
+  net.connect('origin-C', 'origin-B');
+  net.open('origin-C', 'origin-B');
+  net.deliver();
+  const from = '"from":{"instanceId":"c1","name":"C","role":"agent","streamId":"C"}';
+  const texts = [
+    `{"payload": { "text" : "h\\u0069 \u00e9", "n" : 1.50, "k":1, "k":2 }, "ts": 1700000000000.5, ${from}, "type":"chat", "id":"c-1", "v":1}`,
+    `{"v":1,"id":"c-2","type":"file_chunk",${from},"to":"B","topic":"t","ts":1,"payload":{"transferId":"x","data":"QUJD"}}`,
+    `{"v":1,"id":"c-3","type":"event",${from},"ts":2}`,
+    `{"v":1,"id":"c-4","type":"chat",${from},"ts":3,"payload":{"n":1e2,"big":12345678901234567890}}`,
+    `{"v":1,"id":"c-5","type":"chat",${from},"ts":4,"payload":{ "text" : "again" }}`,
+  ];
+  for (const t of texts) src.send('origin-B', t);
+  net.deliver();
+  const got = nodes.B.log.messages.filter((m) => m.from.streamId === 'C');
+  assert.deepEqual(
+    got.map((m) => JSON.stringify(m)),
+    texts.map((t) => JSON.stringify(api.parseEnvelope(t).envelope)),
+  );
+  assert.ok(got.every((m) => m.replayed === false && m.via === 'origin-C'));
+  assert.deepEqual(Object.keys(got[2]), ['v', 'id', 'type', 'from', 'to', 'topic', 'ts', 'payload']);
+  assert.equal(got[2].payload, null);
+  assert.equal(got[3].payload.n, 100);
+  // Kept in history as received text (file_chunk is transient), replayed with the same values.
+  const history = nodes.B.bus.history(10, 'C').filter((e) => e.from.streamId === 'C');
+  assert.deepEqual(history.map((e) => e.id), ['c-1', 'c-3', 'c-4', 'c-5']);
+  assert.deepEqual(history[0], api.parseEnvelope(texts[0]).envelope);
+  // A handler that sends while handling a delivered message: its send goes out and arrives.
+  nodes.B.bus.subscribe({ message: (e) => e.id === 'c-6' && nodes.B.bus.send('A', 'chat', { text: 'reply to c-6' }) });
+  src.send('origin-B', `{"v":1,"id":"c-6","type":"chat",${from},"ts":5,"payload":{"text":"ping"}}`);
+  net.deliver();
+  assert.deepEqual(chats(nodes.A.log), ['reply to c-6']);
+});
+
 test('bus: with peerIdsAreStreams a peer id can only speak for its own stream, from the first message', () => {
   const net = new LoopNet();
   const rejected = [];

@@ -257,9 +257,17 @@ export function createBusApi(mod) {
       },
       text(peer, text) {
         wake(peer); // it carried something: alive
-        // The core says what is waiting, so an ordinary message costs one call more, not four.
-        const pending = core.receiveStaged(peer, inbox.stage(text), now());
-        if (pending & 1) transmitAll();
+        text = String(text);
+        // The core says what is waiting, so an ordinary message costs one call, not four.
+        let pending = core.receiveStaged(peer, inbox.stage(text), now());
+        if (pending & 1) transmitAll(); // never with bit 4: the core holds that back then
+        if (pending & 4) {
+          // Delivered as our own text: the core's scanner took it, so JSON.parse of it in
+          // canonical order is the envelope the event would have carried (src/bus/scan.hpp).
+          emit('message', canonicalEnvelope(JSON.parse(text)), { peer, replayed: false });
+          pending = core.pending(); // the handlers may have sent or caused events
+          if (pending & 1) transmitAll();
+        }
         if (pending & 2) dispatch();
         schedule();
       },

@@ -48,11 +48,11 @@ TEST_CASE("bus history: a replay holds broadcasts and messages to or by the requ
   pump_all(hub);
   hub.take_events();
   std::vector<std::string> for_a;
-  for (const auto& e : hub.history(200, "A")) for_a.push_back(e.payload.value("text", ""));
+  for (const auto& e : hub.history(200, "A")) for_a.push_back(e.payload_value().value("text", ""));
   CHECK(for_a == std::vector<std::string>{"A to all", "A to hub", "hub to A", "hub to all"});
   CHECK(hub.history(200, "").size() == 6);
   CHECK(hub.history(2, "A").size() == 2);
-  CHECK(hub.history(2, "A").back().payload["text"] == "hub to all");
+  CHECK(hub.history(2, "A").back().payload_value()["text"] == "hub to all");
 
   // The same through the wire: A asks, the hub answers with a filtered replay.
   deliver(hub, "ca", env("q1", MessageType::history_request, ident("A"), std::string("hub"), Json{{"count", 500}}));
@@ -70,7 +70,7 @@ TEST_CASE("bus history: the ring is bounded") {
   for (std::size_t i = 0; i < kHistoryCapacity + 10; ++i) REQUIRE(b.broadcast(MessageType::chat, Json{{"n", i}}, std::nullopt, 1).ok());
   auto all = b.history(100000, "");
   REQUIRE(all.size() == kHistoryCapacity);
-  CHECK(all.front().payload["n"] == 10);
+  CHECK(all.front().payload_value()["n"] == 10);
 }
 
 TEST_CASE("bus history: reconnect with queued messages and a replay loses nothing and delivers nothing twice") {
@@ -102,7 +102,7 @@ TEST_CASE("bus history: reconnect with queued messages and a replay loses nothin
   }
   std::vector<std::string> got;
   for (const auto& e : events_of(b.take_events(), EventKind::message))
-    if (e.envelope->type == MessageType::chat) got.push_back(e.envelope->payload["text"].get<std::string>() + (e.replayed ? "*" : ""));
+    if (e.envelope->type == MessageType::chat) got.push_back(e.envelope->payload_value()["text"].get<std::string>() + (e.replayed ? "*" : ""));
   // Live flush first, in order; the replay adds only the broadcast B missed (marked *).
   CHECK(got == std::vector<std::string>{"d0", "d1", "d2", "missed broadcast*"});
   CHECK(a.queued("B") == 0);
@@ -128,7 +128,7 @@ TEST_CASE("bus history: unsolicited or malformed replays are refused") {
   auto msgs = events_of(ev, EventKind::message);
   REQUIRE(msgs.size() == 1);
   CHECK(msgs[0].replayed);
-  CHECK(msgs[0].envelope->payload["text"] == "injected");
+  CHECK(msgs[0].envelope->payload_value()["text"] == "injected");
 }
 
 TEST_CASE("bus confirmations: ack and command_response correlate by message id and peer") {
@@ -181,7 +181,7 @@ TEST_CASE("bus history: a direct that left through another path is noted: replay
   Envelope other = env("m2", MessageType::chat, ident("me"), std::string("B"), Json{{"text", "to B"}});
   REQUIRE_FALSE(me.note_sent(other).has_value());
   std::vector<std::string> for_a;
-  for (const auto& e : me.history(200, "A")) for_a.push_back(e.payload.value("text", ""));
+  for (const auto& e : me.history(200, "A")) for_a.push_back(e.payload_value().value("text", ""));
   CHECK(for_a == std::vector<std::string>{"from the disk outbox"});
   // Refusals: not ours, not direct, transient.
   auto forged = me.note_sent(env("x1", MessageType::chat, ident("A"), std::string("B")));

@@ -20,7 +20,7 @@ Bus known_peer(bool open = true) {
 
 std::vector<std::string> texts_of(const std::vector<Offer>& offers, MessageType t) {
   std::vector<std::string> v;
-  for (const auto& e : of_type(offers, t)) v.push_back(e.payload.value("text", ""));
+  for (const auto& e : of_type(offers, t)) v.push_back(e.payload_value().value("text", ""));
   return v;
 }
 
@@ -86,7 +86,7 @@ TEST_CASE("bus queue: a new ordinary send retries the backlog first and queues b
   auto r = b.send("p", MessageType::chat, Json{{"text", "new"}}, std::nullopt, 2);
   auto blocked = pump_none(b);
   REQUIRE(blocked.size() == 1);
-  CHECK(parsed(blocked[0].text).payload["text"] == "old");
+  CHECK(parsed(blocked[0].text).payload_value()["text"] == "old");
   CHECK(b.outcome(r->envelope.id) == SendStatus::queued);
   CHECK(b.queued("p") == 2);
   // Unblocked by the next send: everything in order.
@@ -173,7 +173,7 @@ TEST_CASE("bus identity: a connection is bound to its first stream and cannot se
   deliver(b, "c1", env("y", MessageType::chat, ident("p"), std::nullopt, Json{{"text", "still here"}}));
   auto ok = events_of(b.take_events(), EventKind::message);
   REQUIRE(ok.size() == 1);
-  CHECK(ok[0].envelope->payload["text"] == "still here");
+  CHECK(ok[0].envelope->payload_value()["text"] == "still here");
 }
 
 TEST_CASE("bus identity: with conn_is_stream the very first envelope must come from the peer's own id") {

@@ -1,0 +1,223 @@
+// Payloads the bus never reads stay the text the scanner validated (Envelope::payload_text,
+// bus_reads_payload): they must reach the message event byte for byte as received, and history
+// replay must still write exactly the canonical bytes it wrote when every payload was a DOM
+// (agent-bus-notes.md § The envelope; agent-bus-and-swarm.md § Delivery semantics). Types the bus
+// reads (announce, ack, handoff, history_*) keep the DOM and keep working.
+#include <catch2/catch.hpp>
+
+#include "bus/json_out.hpp"
+#include "harness.hpp"
+
+using namespace bus_test;
+
+namespace {
+
+const std::string kFromA = R"("from":{"streamId":"A","role":"agent","name":"Agent A","instanceId":"i1"})";
+
+// A payload as a sender may write it: whitespace, a \u escape, a trailing-zero fraction, a
+// non-ASCII string, a duplicate key. Its canonical form differs in every one of those bytes.
+const std::string kOddPayload = R"({ "text" : "h\u0069 \u00e9t\u00e9 😀", "n" : 1.50, "list" : [ 1 , true , null ], "k":1, "k":2 })";
+
+std::string envelope_text(const std::string& id, const std::string& type, const std::string& to, const std::string& payload) {
+  return R"({"v":1,"id":")" + id + R"(","type":")" + type + R"(",)" + kFromA + R"(,"to":)" + to +
+         R"(,"topic":null,"ts":1000,"payload":)" + payload + "}";
+}
+
+// The canonical bytes the DOM path gives for the same text: what every serialiser wrote before
+// payloads could be kept as text.
+std::string canonical_via_dom(const std::string& text) {
+  auto e = parse_envelope_dom(ByteView(std::string_view(text)));
+  REQUIRE(e.ok());
+  return serialize_envelope(e.value());
+}
+
+std::string event_text(const Event& ev, const Bus& b) {
+  std::string out;
+  append_event_json(out, ev, b);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("bus payload: unread types keep the scanned text, read types keep the DOM") {
+  for (const char* type : {"chat", "file_chunk", "event", "command", "skill_update", "swarm_have"}) {
+    const std::string text = envelope_text("m1", type, "null", kOddPayload);
+    ParseInfo info;
+    auto lazy = parse_envelope(ByteView(std::string_view(text)), &info, PayloadForm::text_unless_read);
+    REQUIRE(lazy.ok());
+    CHECK(lazy->payload_text == kOddPayload);
+    CHECK(info.scanned);
+    CHECK(info.raw_payload == kOddPayload);
+    CHECK(lazy->payload.is_null());
+    auto dom = parse_envelope(ByteView(std::string_view(text)));
+    REQUIRE(dom.ok());
+    CHECK(dom->payload_text.empty());
+    // Same values, same canonical bytes, whichever form holds the payload.
+    CHECK(lazy->payload_value() == dom->payload);
+    CHECK(envelope_to_json(lazy.value()) == envelope_to_json(dom.value()));
+    CHECK(serialize_envelope(lazy.value()) == serialize_envelope(dom.value()));
+    CHECK(serialize_envelope(lazy.value()) == canonical_via_dom(text));
+    CHECK(encode_envelope(lazy.value()).value() == encode_envelope(dom.value()).value());
+    // As received: the canonical header with the payload verbatim.
+    std::string as_received;
+    append_envelope_as_received(as_received, lazy.value());
+    CHECK(as_received == envelope_text("m1", type, "null", kOddPayload));
+    Json scratch;
+    CHECK(&lazy->payload_dom(scratch) == &scratch);
+    CHECK(&dom->payload_dom(scratch) == &dom->payload);  // a DOM is never copied
+  }
+  for (const char* type : {"announce", "ack", "command_response", "handoff", "history_request", "history_replay"}) {
+    const std::string text = envelope_text("m1", type, "null", kOddPayload);
+    auto e = parse_envelope(ByteView(std::string_view(text)), nullptr, PayloadForm::text_unless_read);
+    REQUIRE(e.ok());
+    CHECK(e->payload_text.empty());
+    CHECK(e->payload == Json{{"text", "hi été 😀"}, {"n", 1.5}, {"list", Json::array({1, true, nullptr})}, {"k", 2}});
+  }
+  // No payload, or one the scanner leaves to the DOM path (an exponent): nothing kept as text.
+  auto none = parse_envelope(ByteView(std::string_view(R"({"v":1,"id":"x","type":"chat",)" + kFromA + R"(,"ts":1})")),
+                             nullptr, PayloadForm::text_unless_read);
+  REQUIRE(none.ok());
+  CHECK(none->payload_text.empty());
+  CHECK(none->payload.is_null());
+  const std::string exp = envelope_text("x", "chat", "null", R"({"n":1e2})");
+  ParseInfo info;
+  auto dom_path = parse_envelope(ByteView(std::string_view(exp)), &info, PayloadForm::text_unless_read);
+  REQUIRE(dom_path.ok());
+  CHECK(!info.scanned);
+  CHECK(dom_path->payload_text.empty());
+  CHECK(dom_path->payload == Json{{"n", 100}});
+}
+
+TEST_CASE("bus payload: a received chat, event and file_chunk reach the event text byte for byte") {
+  Bus me(config("me"));
+  me.connection_open("ca", 0);
+  pump_all(me);
+  me.take_events();
+  for (const char* type : {"chat", "event", "file_chunk"}) {
+    const std::string text = envelope_text(std::string("id-") + type, type, R"("me")", kOddPayload);
+    me.receive("ca", ByteView(std::string_view(text)), 1000);
+    auto msgs = events_of(me.take_events(), EventKind::message);
+    REQUIRE(msgs.size() == 1);
+    const Event& ev = msgs[0];
+    CHECK(ev.envelope->payload_text == kOddPayload);
+    CHECK(ev.envelope->payload.is_null());
+    CHECK(ev.payload_text.empty());  // not a second copy
+    CHECK(event_text(ev, me) == R"({"kind":"message","envelope":)" + text + R"(,"peer":"ca","replayed":false})");
+    // The values an app reads are the DOM path's.
+    CHECK(ev.envelope->payload_value() == parse_envelope_dom(ByteView(std::string_view(text)))->payload);
+  }
+  // Kept in history as text (file_chunk is transient: never kept), still the canonical bytes.
+  auto kept = me.history(200, "");
+  REQUIRE(kept.size() == 2);
+  CHECK(kept[0].payload_text == kOddPayload);
+  CHECK(serialize_envelope(kept[0]) == canonical_via_dom(envelope_text("id-chat", "chat", R"("me")", kOddPayload)));
+  CHECK(serialize_envelope(kept[1]) == canonical_via_dom(envelope_text("id-event", "event", R"("me")", kOddPayload)));
+}
+
+TEST_CASE("bus payload: a payload kept as text replays with the canonical bytes and arrives with the same values") {
+  Bus hub(config("hub"));
+  Bus a(config("A"));
+  hub.connection_open("ca", 0);
+  a.connection_open("chub", 0);
+  // Each side learns the other's stream from its announce.
+  auto exchange = [&](std::int64_t now) {
+    std::vector<std::string> to_hub, to_a;
+    pump(a, [&](const std::string&, const std::string& t) { return to_hub.push_back(t), true; });
+    pump(hub, [&](const std::string& c, const std::string& t) { return c == "ca" ? (to_a.push_back(t), true) : false; });
+    for (const auto& t : to_hub) hub.receive("ca", ByteView(std::string_view(t)), now);
+    for (const auto& t : to_a) a.receive("chub", ByteView(std::string_view(t)), now);
+    return to_a;
+  };
+  exchange(0);
+  const std::string chat = R"({"v":1,"id":"b1","type":"chat","from":{"streamId":"B","role":"agent","name":"Agent B","instanceId":"i1"},"to":null,"topic":"t","ts":900,"payload":)" + kOddPayload + "}";
+  hub.connection_open("cb", 0);
+  pump_all(hub);
+  hub.receive("cb", ByteView(std::string_view(chat)), 900);
+  hub.take_events();
+  REQUIRE(hub.history(200, "A").size() == 1);
+  CHECK(hub.history(200, "A")[0].payload_text == kOddPayload);
+
+  // A asks the hub; the hub's replay carries the entry exactly as the DOM path would write it.
+  a.take_events();
+  REQUIRE(a.request_history("hub", Json(10), 1000).ok());
+  exchange(1000);  // the request reaches the hub
+  std::vector<std::string> replays;
+  for (const auto& t : exchange(1000))  // and its replay reaches A
+    if (parsed(t).type == MessageType::history_replay) replays.push_back(t);
+  REQUIRE(replays.size() == 1);
+  const std::string canonical = canonical_via_dom(chat);
+  CHECK(replays[0].find(R"("payload":{"messages":[)" + canonical + "]}") != std::string::npos);
+  auto msgs = events_of(a.take_events(), EventKind::message);
+  REQUIRE(msgs.size() == 1);
+  CHECK(msgs[0].replayed);
+  CHECK(msgs[0].envelope->id == "b1");
+  CHECK(serialize_envelope(*msgs[0].envelope) == canonical);
+  CHECK(msgs[0].envelope->payload_value() == parse_envelope_dom(ByteView(std::string_view(chat)))->payload);
+}
+
+TEST_CASE("bus payload: the types the bus reads still act on their payloads") {
+  Bus me(config("me", /*handoffs=*/true));
+  me.connection_open("ca", 0);
+  pump_all(me);
+  me.take_events();
+  // announce: skills are read (handoff-v1 makes the peer a handoff target).
+  me.receive("ca", ByteView(std::string_view(envelope_text("a0", "announce", "null", R"({ "skills" : [ "handoff-v1" ] })"))), 1000);
+  REQUIRE(me.peer("ca"));
+  CHECK(me.peer("ca")->handoff);
+  CHECK(me.peer("ca")->announce == Json{{"skills", Json::array({"handoff-v1"})}});
+  // ack: correlated with what we sent by messageId.
+  auto sent = me.send("A", MessageType::command, Json{{"run", "make"}}, std::nullopt, 1000);
+  REQUIRE(sent.ok());
+  pump_all(me);
+  me.take_events();
+  me.receive("ca", ByteView(std::string_view(envelope_text("k1", "ack", R"("me")", R"({ "messageId" : ")" + sent->envelope.id + R"(" })"))), 1000);
+  auto evs = me.take_events();
+  auto conf = events_of(evs, EventKind::confirmation);
+  REQUIRE(conf.size() == 1);
+  CHECK(conf[0].message_id == sent->envelope.id);
+  CHECK(conf[0].for_type == MessageType::command);
+  auto acks = events_of(evs, EventKind::message);
+  REQUIRE(acks.size() == 1);
+  CHECK(acks[0].envelope->payload_text.empty());
+  // The event still hands on the text as received, from the DOM envelope's side copy.
+  CHECK(event_text(acks[0], me).find(R"("payload":{ "messageId" : ")") != std::string::npos);
+  // handoff: checked and delivered with its request and expiry.
+  me.receive("ca", ByteView(std::string_view(envelope_text("h1", "handoff", R"("me")", R"({"request":"review","expiresAt":5000})"))), 1000);
+  auto handoffs = events_of(me.take_events(), EventKind::handoff);
+  REQUIRE(handoffs.size() == 1);
+  CHECK(event_json(handoffs[0], me)["request"] == "review");
+  CHECK(event_json(handoffs[0], me)["expiresAt"] == 5000);
+  REQUIRE(me.confirm_handoff(handoffs[0].key, 1001).ok());
+  // history_request: the count is read (1 entry asked, 1 replayed).
+  REQUIRE(me.broadcast(MessageType::chat, Json{{"text", "one"}}, std::nullopt, 1002).ok());
+  REQUIRE(me.broadcast(MessageType::chat, Json{{"text", "two"}}, std::nullopt, 1003).ok());
+  pump_all(me);
+  me.receive("ca", ByteView(std::string_view(envelope_text("q1", "history_request", R"("me")", R"({ "count" : 1 })"))), 1004);
+  auto replays = of_type(pump_all(me), MessageType::history_replay);
+  REQUIRE(replays.size() == 1);
+  REQUIRE(replays[0].payload["messages"].size() == 1);
+  CHECK(replays[0].payload["messages"][0]["payload"]["text"] == "two");
+}
+
+TEST_CASE("bus payload: the sole live scanned message can be handed over as the received text") {
+  Bus me(config("me"));
+  me.connection_open("ca", 0);
+  pump_all(me);
+  me.take_events();
+  const std::string first = envelope_text("c1", "chat", "null", kOddPayload);
+  me.receive("ca", ByteView(std::string_view(first)), 1000);
+  CHECK_FALSE(me.take_sole_scanned_message());  // the peer event came first: order matters
+  CHECK(me.take_events().size() == 2);
+  const std::string chunk = envelope_text("f1", "file_chunk", R"("me")", R"({"transferId":"t","index":0,"data":"QUJD"})");
+  me.receive("ca", ByteView(std::string_view(chunk)), 1000);
+  CHECK(me.take_sole_scanned_message());
+  CHECK_FALSE(me.has_events());
+  // Left to the DOM path (an exponent): the event carries the envelope.
+  me.receive("ca", ByteView(std::string_view(envelope_text("c2", "chat", "null", R"({"n":1e2})"))), 1000);
+  CHECK_FALSE(me.take_sole_scanned_message());
+  CHECK(events_of(me.take_events(), EventKind::message).size() == 1);
+  // A refusal is never a message.
+  me.receive("ca", ByteView(std::string_view(envelope_text("c3", "chat", R"("other")", "1"))), 1000);
+  CHECK_FALSE(me.take_sole_scanned_message());
+  CHECK(events_of(me.take_events(), EventKind::rejected).size() == 1);
+}
