@@ -83,7 +83,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   c.accept_handoffs = true;
   Bus bus(c);
   bus.connection_open("c1", 1000);
-  const std::int64_t now = e ? std::int64_t(e->ts) : 1000;
+  // The envelope's own clock when it is a plausible one; ts may be any finite double (±1e308), and
+  // converting that to an integer would be undefined.
+  const bool plausible_ts = e && e->ts > -9e15 && e->ts < 9e15;
+  const std::int64_t now = plausible_ts ? std::int64_t(e->ts) : 1000;
   // Live, on a connection that may or may not be bound yet.
   bus.receive("c1", in, now);
   if (size % 2) {

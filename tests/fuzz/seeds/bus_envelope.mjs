@@ -16,6 +16,9 @@ export default function seeds({ read, b64 }) {
     Buffer.from(env('chat', null, { text: 'caf\u00e9 \ud83d\ude00 "q" \\ \n', n: [0, -1.5, 12345678901234, 0.001], d: [[[[[]]]]] })),
     Buffer.from(env('chat', null, '[' + '['.repeat(62) + ']'.repeat(62) + ']').replace('"[[', '[[').replace(']]"', ']]')),
     Buffer.from('{"payload":{"a":-0.0},"ts":1.5,"type":"event","from":{"instanceId":"i","name":"n","role":"r","streamId":"s"},"id":"x","v":1,"topic":"t","to":"me"}'),
+    // A finite ts far outside any clock (found by the fuzzer: the harness once turned it into an
+    // integer, which is undefined behaviour).
+    Buffer.from('{"v":1,"id":"big-ts","type":"chat","from":{"streamId":"p","role":"agent","name":"P","instanceId":"i"},"to":null,"topic":null,"ts":2e118,"payload":{"text":"x"}}'),
     Buffer.from('{"v":1,"id":"a\\u0062","type":"chat","from":{"streamId":"s","role":"r","name":"n","instanceId":"i"},"ts":1e3,"payload":"\\ud800"}'),
     Buffer.from(env('file_chunk', 'me', { transferId: 't1', index: 3, totalChunks: 9, data: Buffer.alloc(3000, 7).toString('base64') })),
     Buffer.from(env('file_offer', 'me', { transferId: 't', name: 'f', mimeType: 'x/y', kind: 'file', size: 3, sha256: 'a'.repeat(64), chunkSize: 2, totalChunks: 2 })),
