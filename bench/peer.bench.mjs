@@ -7,9 +7,9 @@
 // spec's own measurements (7.1 MB/s one, 14.1 MB/s three). Runs itself in a private network
 // namespace (TOOLCHAIN.md); every browser and server it starts is stopped in `finally`.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { sampleCpu } from './lib/cpu_sampler.mjs';
 
 const MiB = 1 << 20;
 const SIZE = Number(process.env.PEER_BENCH_MIB ?? 48) * MiB;
@@ -34,26 +34,6 @@ const { api, newPeerContext, openPeer, results, startPeerHarness, stopPeerHarnes
 
 const mbps = (bytes, ms) => bytes / 1e6 / (ms / 1000);
 
-// How busy the whole machine was between two samples of /proc/stat (every core): page-to-page
-// throughput on loopback is bounded by CPU, since both pages, the browser and its network
-// service share the same cores, so the ratios are read beside it.
-function cpuTimes() {
-  try {
-    const f = readFileSync('/proc/stat', 'utf8')
-      .split('\n')[0]
-      .trim()
-      .split(/\s+/)
-      .slice(1)
-      .map(Number);
-    return { idle: f[3] + (f[4] ?? 0), total: f.reduce((a, b) => a + b, 0) };
-  } catch {
-    return null;
-  }
-}
-function busyPercent(a, b) {
-  if (!a || !b || b.total === a.total) return 'n/a';
-  return `${fmt(100 * (1 - (b.idle - a.idle) / (b.total - a.total)), 0)}%`;
-}
 const fmt = (n, d = 2) => Number(n).toFixed(d);
 
 async function room(h, name, n) {
@@ -75,7 +55,8 @@ async function room(h, name, n) {
   return { seeder, ds };
 }
 
-const h = await startPeerHarness();
+// One on-disk profile, as users run Chromium: see startPeerHarness for why not off-the-record.
+const h = await startPeerHarness({ onDiskProfile: true });
 try {
   // raw: a warm-up pass, then the measured one (TOOLCHAIN.md: cold channels are slower).
   const raw = await room(h, 'bench-raw', 1);
@@ -86,13 +67,13 @@ try {
     polling: 20,
   });
   await api(raw.ds[0], 'rawReceiver');
-  const rawCpu0 = cpuTimes();
+  const rawCpu = sampleCpu();
   await api(raw.seeder, 'rawSend', 'd1', SIZE, 64 * 1024 + 40);
   await raw.ds[0].waitForFunction((t) => window.peerApi.rawStats().bytes >= t, SIZE, {
     timeout: 0,
     polling: 20,
   });
-  const rawBusy = busyPercent(rawCpu0, cpuTimes());
+  const rawBusy = rawCpu.end();
   const rs = await api(raw.ds[0], 'rawStats');
   const rawMBps = mbps(rs.bytes, rs.last - rs.first);
   for (const p of [raw.seeder, ...raw.ds]) await p.close();
@@ -101,11 +82,12 @@ try {
     const r = await room(h, `bench-swarm-${n}`, n);
     const fileId = await api(r.seeder, 'share', { name: `bench-${n}.bin`, size: SIZE, seed });
     const t0 = Date.now();
-    const cpu0 = cpuTimes();
-    for (const d of r.ds) await api(d, 'startFetch', fileId, 'bench');
+    const cpu = sampleCpu();
+    // The peers share the profile's OPFS: a folder each, as separate browsers would have.
+    for (const [i, d] of r.ds.entries()) await api(d, 'startFetch', fileId, `bench/d${i + 1}`);
     const res = await results(r.ds, fileId);
     const wall = Date.now() - t0;
-    const busy = busyPercent(cpu0, cpuTimes());
+    const busy = cpu.end();
     for (const x of res) if (!x.ok) throw new Error(`download failed: ${x.error}`);
     let p2p = 0;
     for (const d of r.ds) {
@@ -148,10 +130,16 @@ try {
     ['  request timeouts (1 -> 1, 1 -> 3)', `${one.timeouts}, ${three.timeouts}`, '', ''],
     [
       `  machine CPU busy, ${availableParallelism()} cores (raw, 1 -> 1, 1 -> 3)`,
-      `${rawBusy}, ${one.busy}, ${three.busy}`,
+      `${rawBusy.machine}, ${one.busy.machine}, ${three.busy.machine}`,
       '',
       '',
     ],
+    ...['renderers', 'network', 'browser'].map((k) => [
+      `  Chromium ${k}, % of one core (raw, 1 -> 1, 1 -> 3)`,
+      [rawBusy, one.busy, three.busy].map((b) => b.byKind[k] ?? '0%').join(', '),
+      '',
+      '',
+    ]),
   ];
   const w = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i].length)));
   console.log(`\npeer (Chromium page to page over loopback RTCDataChannels, one run)`);

@@ -1,6 +1,9 @@
 // Shared by the peer e2e tests and bench/peer.bench.mjs: Chromium with the WebRTC loopback flags
 // (TOOLCHAIN.md), the static server for the pages, the loopback room relay, and browser peers
 // (tests/e2e/pages/peer-swarm.html, peer-bus.html) each in its own context (own OPFS) unless one is shared.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { repoDir } from './fixtures.mjs';
 import { startRoomServer } from './room_server.mjs';
@@ -9,12 +12,27 @@ import { LAUNCH_WEBRTC as LAUNCH } from './chromium.mjs';
 
 export { LAUNCH };
 
-export async function startPeerHarness() {
-  const h = { browser: null, web: null, rooms: null, contexts: [] };
+/**
+ * `onDiskProfile`: every page shares one persistent profile in a fresh temporary folder, the way a
+ * user's browser runs, instead of one off-the-record context per peer. The bench needs it: in an
+ * off-the-record context OPFS lives in the browser process's memory, and every
+ * FileSystemSyncAccessHandle write is a synchronous IPC into it (a Chrome trace of a 1 -> 1 swarm
+ * showed the OPFS worker 88% of its time in FileSystemAccessFileDelegateHost::Write and the browser
+ * process at a quarter of a core), where a profile on disk writes the file straight from the
+ * worker. Peers then share one origin's OPFS, so each downloads into its own folder.
+ */
+export async function startPeerHarness({ onDiskProfile = false } = {}) {
+  const h = { browser: null, shared: null, profileDir: null, web: null, rooms: null, contexts: [] };
   try {
     h.web = await startStaticServer(repoDir);
     h.rooms = await startRoomServer();
-    h.browser = await chromium.launch(LAUNCH);
+    if (onDiskProfile) {
+      h.profileDir = mkdtempSync(join(tmpdir(), 'tether-peer-profile-'));
+      h.shared = await chromium.launchPersistentContext(h.profileDir, {
+        ...LAUNCH,
+        permissions: PERMISSIONS,
+      });
+    } else h.browser = await chromium.launch(LAUNCH);
   } catch (e) {
     await stopPeerHarness(h);
     throw e;
@@ -24,14 +42,20 @@ export async function startPeerHarness() {
 
 /** Closes everything that started, also after a failure part-way. */
 export async function stopPeerHarness(h) {
+  await h.shared?.close().catch(() => {});
   await h.browser?.close().catch(() => {});
+  if (h.profileDir) rmSync(h.profileDir, { recursive: true, force: true });
   await h.rooms?.close().catch(() => {});
   await h.web?.close().catch(() => {});
 }
 
+// Loopback candidates need the media permissions as well as the flag (TOOLCHAIN.md).
+const PERMISSIONS = ['camera', 'microphone'];
+
+/** A context of its own (own OPFS) per call; with `onDiskProfile`, the one shared context. */
 export async function newPeerContext(h) {
-  // Loopback candidates need the media permissions as well as the flag (TOOLCHAIN.md).
-  const ctx = await h.browser.newContext({ permissions: ['camera', 'microphone'] });
+  if (h.shared) return h.shared;
+  const ctx = await h.browser.newContext({ permissions: PERMISSIONS });
   h.contexts.push(ctx);
   return ctx;
 }
