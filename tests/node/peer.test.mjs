@@ -1,8 +1,8 @@
 // tether/peer without WebRTC (the transfers themselves are in tests/e2e/peer-swarm.test.mjs): the
 // Node download folder on a real disk, and a strict type check of the package's declarations.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -64,6 +64,63 @@ test('peer: the disk folder never overwrites, moves exclusively and keeps servin
       await bytesSource(new Uint8Array([0, 1, 2, 3, 4, 5, 6, 7])).sha256(),
     );
     await src.close();
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+// One read-modify-write of a counter file under the folder's mutex, holding it for 150 ms between
+// the read and the write; prints what it read.
+const COUNTER_UNDER_MUTEX = `
+  import { nodeFolder } from 'tether/peer/node';
+  const folder = await nodeFolder(process.argv[1]);
+  const before = await folder.exclusively('n.lock', async () => {
+    const text = await folder.readText('n.lock');
+    await new Promise((r) => setTimeout(r, 150));
+    await folder.writeText('n.lock', String(Number(text ?? 0) + 1));
+    return text;
+  });
+  console.log(JSON.stringify(before));
+`;
+
+test('peer: the disk folder makes a read-decide-write one step across processes', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'tether-peer-mutex-'));
+  try {
+    const run = () =>
+      new Promise((resolve, reject) => {
+        const child = spawn(
+          process.execPath,
+          ['--input-type=module', '-e', COUNTER_UNDER_MUTEX, dir],
+          { cwd: repoDir, stdio: ['ignore', 'pipe', 'inherit'] },
+        );
+        let out = '';
+        child.stdout.on('data', (d) => (out += d));
+        child.on('error', reject);
+        child.on('exit', (code) =>
+          code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`child exited ${code}`)),
+        );
+      });
+    // Two processes race: without the mutex both read nothing and the counter ends at 1.
+    const seen = await Promise.all([run(), run()]);
+    assert.deepEqual(seen.sort(), ['1', null].sort());
+    const folder = await nodeFolder(dir);
+    assert.equal(await folder.readText('n.lock'), '2');
+    assert.deepEqual(await readdir(dir), ['n.lock'], 'the mutex file is gone afterwards');
+
+    // The mutex of a process that died holding it goes stale and is taken over.
+    await writeFile(join(dir, 'n.lock.mutex'), '999999\n');
+    const old = new Date(Date.now() - 60_000);
+    await utimes(join(dir, 'n.lock.mutex'), old, old);
+    assert.equal(await folder.exclusively('n.lock', async () => 'ran'), 'ran');
+    assert.deepEqual(await readdir(dir), ['n.lock']);
+    // An exception inside releases it too.
+    await assert.rejects(
+      folder.exclusively('n.lock', async () => {
+        throw new Error('inside');
+      }),
+      /inside/,
+    );
+    assert.deepEqual(await readdir(dir), ['n.lock']);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -47,7 +47,7 @@ export function createSwarm(mod) {
       return this.#inner.onChunk(peer, index, stage(this.#inner, bytes), nowMs);
     }
     /**
-     * A chunk the host hashed itself (SubtleCrypto, off the main thread): its byte length and
+     * A chunk the host hashed itself (SubtleCrypto, native code): its byte length and
      * SHA-256 as 64 lowercase hex characters. The core decides as onChunk does.
      */
     onChunkDigest(peer, index, length, sha256Hex, nowMs) {

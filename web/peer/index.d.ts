@@ -94,7 +94,8 @@ export interface SwarmFolder {
   modifiedMs?(name: string): Promise<number | null>;
   /**
    * Runs `fn` under the folder's mutual exclusion for `name` (OPFS: a Web Lock, shared by every
-   * tab and worker of the origin), so a lock file's read, decision and write are one step.
+   * tab and worker of the origin; disk: an exclusively created `<name>.mutex` file, shared by
+   * every process), so a lock file's read, decision and write are one step.
    */
   exclusively?<T>(name: string, fn: () => Promise<T>): Promise<T>;
   openFile(name: string): Promise<PartFile>;

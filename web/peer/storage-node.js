@@ -17,6 +17,12 @@ import {
 import { basename, extname, join } from 'node:path';
 
 const MAX_NAME_TRIES = 1000;
+// `exclusively`: a process holds `<name>.mutex` only for a read-decide-write of a small file, so
+// one older than this belongs to a process that died inside it. Waiters poll for it.
+const MUTEX_STALE_MS = 10_000;
+const MUTEX_POLL_MS = 10;
+const MUTEX_WAIT_MS = 30_000;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** A file name from a peer, reduced to one safe path component. */
 export function safeFileName(name) {
@@ -89,6 +95,40 @@ export async function nodeFolder(dir) {
       }
     },
     remove: (name) => rm(at(name), { force: true }),
+    /**
+     * Runs `fn` while holding `<name>.mutex`, created exclusively (`wx`): a lock file's read,
+     * decision and write are then one step for every process using this folder, so two agents that
+     * find the same stale download lock cannot both take it over. The mutex of a process that died
+     * holding it is removed after MUTEX_STALE_MS; two waiters removing the same dead mutex at once
+     * is the one window left, and it needs a crash inside `fn` first.
+     */
+    async exclusively(name, fn) {
+      const mutex = at(`${safeFileName(name)}.mutex`);
+      const deadline = Date.now() + MUTEX_WAIT_MS;
+      for (;;) {
+        try {
+          await writeFile(mutex, `${process.pid}\n`, { flag: 'wx' });
+          break;
+        } catch (e) {
+          if (e.code !== 'EEXIST') throw e;
+        }
+        const held = await stat(mutex).catch(() => null);
+        if (held && Date.now() - held.mtimeMs > MUTEX_STALE_MS) {
+          await rm(mutex, { force: true });
+          continue;
+        }
+        if (Date.now() > deadline)
+          throw new Error(
+            `${mutex} has been held for over ${MUTEX_WAIT_MS / 1000} s; another process is stuck in it. Stop it, or delete the file if no tether process uses ${root}`,
+          );
+        await sleep(MUTEX_POLL_MS);
+      }
+      try {
+        return await fn();
+      } finally {
+        await rm(mutex, { force: true });
+      }
+    },
     async modifiedMs(name) {
       try {
         return (await stat(at(name))).mtimeMs;
