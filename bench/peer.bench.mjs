@@ -84,7 +84,11 @@ try {
     // The same warm-up as the raw lane: a first file over the fresh connections, so that both
     // are measured on warm channels. (A loss on a cold association costs SCTP a retransmission
     // timeout and a smaller congestion window for a while; the warm-up's own rate is printed.)
-    const warmId = await api(r.seeder, 'share', { name: `warm-${n}.bin`, size: WARM, seed: seed + 100 });
+    const warmId = await api(r.seeder, 'share', {
+      name: `warm-${n}.bin`,
+      size: WARM,
+      seed: seed + 100,
+    });
     for (const [i, d] of r.ds.entries()) await api(d, 'startFetch', warmId, `bench/warm-d${i + 1}`);
     const warm = await results(r.ds, warmId);
     for (const x of warm) if (!x.ok) throw new Error(`warm-up download failed: ${x.error}`);
