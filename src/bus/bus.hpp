@@ -221,7 +221,7 @@ class Bus {
 
   // --- inspection ---
   // Would a direct to `id` go out now? `id` is a stream id, or the id of a connection not yet
-  // bound to a stream (as PeerInfo names a peer: stream_id, else conn). O(1) amortized; for a
+  // bound to a stream (as PeerInfo names a peer: stream_id, else conn). Two lookups, no scan; for a
   // driver's per-flush check (the sidecar's disk outbox) where peers() would cost the room size.
   bool is_open(const std::string& id) const;
   std::vector<PeerInfo> peers() const;
