@@ -107,6 +107,8 @@ class BusCore {
         if (c.is_string()) v.push_back(c.get<std::string>());
     bus_->roster(v);
   }
+  void signaling_restored(double now) { bus_->signaling_restored(std::int64_t(now)); }
+  bool is_open(const std::string& id) const { return bus_->is_open(id); }
   // The message is the inbox's first `len` staged bytes. Returns what the glue must do next:
   // bit 0 a transmit may be waiting, bit 1 there are events, bit 2 the message was delivered as
   // the text the glue passed (Bus::take_sole_scanned_message: the glue emits JSON.parse of its
@@ -317,6 +319,8 @@ EMSCRIPTEN_BINDINGS(tether_bus) {
       .function("open", &BusCore::open)
       .function("closed", &BusCore::closed)
       .function("roster", &BusCore::roster)
+      .function("signalingRestored", &BusCore::signaling_restored)
+      .function("isOpen", &BusCore::is_open)
       .function("receiveStaged", &BusCore::receive_staged)
       .function("pending", &BusCore::pending)
       .function("send", &BusCore::send)

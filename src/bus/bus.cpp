@@ -154,7 +154,7 @@ Bus::Stream& Bus::stream_for(const std::string& id) {
 bool Bus::stream_open(const Stream& s) const {
   if (!s.conn) return false;
   auto c = conns_.find(*s.conn);
-  return c != conns_.end() && c->second.open;
+  return c != conns_.end() && c->second.reachable();
 }
 
 void Bus::start_flush(Stream& s) {
@@ -197,9 +197,10 @@ Json Bus::announce_payload() const {
 
 // --- connection events ------------------------------------------------------------------------
 
-void Bus::connection_open(const ConnId& conn, std::int64_t now_ms) {
-  Conn& c = conns_[conn];
-  c.open = true;
+// What a channel proven open gets (connection_open, a held channel's first message, our own
+// signaling's return): our announce, its stream's backlog, the handoffs waiting for it, and a
+// peer event (the sidecar flushes its disk outbox on it).
+void Bus::opened(const ConnId& conn, const Conn& c, std::int64_t now_ms) {
   // Initial announcements go to the connection without a stream route: the remote stream id may
   // not be known yet (§ Compatibility).
   Envelope a = make_envelope(MessageType::announce, std::nullopt, std::nullopt, announce_payload(), now_ms);
@@ -216,11 +217,43 @@ void Bus::connection_open(const ConnId& conn, std::int64_t now_ms) {
   peer_event(conn);
 }
 
+void Bus::connection_open(const ConnId& conn, std::int64_t now_ms) {
+  Conn& c = conns_[conn];
+  // A fresh open is the transport's proof of a live channel: listed (the roster may lag the
+  // channel) and no longer held.
+  c.transport_open = true;
+  c.listed = true;
+  c.held = false;
+  opened(conn, c, now_ms);
+}
+
 void Bus::connection_closed(const ConnId& conn) {
   auto it = conns_.find(conn);
   if (it == conns_.end()) return;
-  it->second.open = false;
+  Conn& c = it->second;
+  c.transport_open = false;
+  c.held = false;
+  if (!c.listed) {
+    // Off the roster and now closed too: gone, as a closed connection the roster drops is.
+    unbind(conn, c);
+    conns_.erase(it);
+  }
   peer_event(conn);
+}
+
+// The connection left the room: its stream may be claimed by the peer's next connection.
+void Bus::unbind(const ConnId& conn, Conn& c) {
+  if (!c.stream) return;
+  auto s = streams_.find(*c.stream);
+  if (s != streams_.end() && s->second.conn == conn) {
+    s->second.conn.reset();
+    s->second.handoff_capable = false;
+    s->second.announce = nullptr;
+    const bool keep = !s->second.queue.empty() ||
+                      std::any_of(outgoing_.begin(), outgoing_.end(), [&](const auto& h) { return h.second.to == s->first; });
+    if (!keep) streams_.erase(s);
+  }
+  c.stream.reset();
 }
 
 void Bus::roster(const std::vector<ConnId>& conns) {
@@ -230,27 +263,39 @@ void Bus::roster(const std::vector<ConnId>& conns) {
       ++it;
       continue;
     }
-    // The connection left the room: its stream may be claimed by the peer's next connection.
     const ConnId gone = it->first;
-    if (it->second.stream) {
-      auto s = streams_.find(*it->second.stream);
-      if (s != streams_.end() && s->second.conn == gone) {
-        s->second.conn.reset();
-        s->second.handoff_capable = false;
-        s->second.announce = nullptr;
-        const bool keep = !s->second.queue.empty() ||
-                          std::any_of(outgoing_.begin(), outgoing_.end(), [&](const auto& h) { return h.second.to == s->first; });
-        if (!keep) streams_.erase(s);
-      }
+    Conn& c = it->second;
+    const bool news = c.listed || c.stream;  // an unlisted one only if a message rebound it
+    unbind(gone, c);
+    if (c.transport_open) {
+      // The transport still calls it open, but the room says the peer left: unreachable now,
+      // remembered so that a re-listing holds it rather than trusting the old channel.
+      c.listed = false;
+      c.held = false;
+      ++it;
+    } else {
+      it = conns_.erase(it);
     }
-    it = conns_.erase(it);
-    peer_event(gone);
+    if (news) peer_event(gone);
   }
-  for (const auto& c : conns)
-    if (!conns_.count(c)) {
-      conns_[c];
-      peer_event(c);
+  for (const auto& id : conns) {
+    auto it = conns_.find(id);
+    if (it == conns_.end()) {
+      conns_[id];  // known, not open: only the transport opens a connection
+      peer_event(id);
+    } else if (!it->second.listed) {
+      // Back in the room on a channel that never closed: held until it carries a message or
+      // the transport opens a new one (a restarted peer's old channel may be the dead one).
+      it->second.listed = true;
+      it->second.held = it->second.transport_open;
+      peer_event(id);
     }
+  }
+}
+
+void Bus::signaling_restored(std::int64_t now_ms) {
+  for (const auto& [id, c] : conns_)
+    if (c.reachable()) opened(id, c, now_ms);
 }
 
 // --- receiving --------------------------------------------------------------------------------
@@ -258,6 +303,13 @@ void Bus::roster(const std::vector<ConnId>& conns) {
 void Bus::receive(const ConnId& conn, ByteView text, std::int64_t now_ms) {
   // Payloads the bus never reads stay the text the scanner validated (bus_reads_payload): a
   // delivered chat or file_chunk costs one pass over its bytes, not a DOM nobody looks at.
+  auto cit = conns_.find(conn);
+  if (cit != conns_.end() && cit->second.held) {
+    // A held channel carried something: it is alive (see Reachability in bus.hpp). Woken
+    // before this message is handled, so our announce precedes anything it makes us send.
+    cit->second.held = false;
+    opened(conn, cit->second, now_ms);
+  }
   ParseInfo info;
   auto parsed = parse_envelope(text, &info, PayloadForm::text_unless_read);
   if (!parsed) return reject(conn, parsed.error());
@@ -269,14 +321,15 @@ void Bus::receive(const ConnId& conn, ByteView text, std::int64_t now_ms) {
   if (config_.conn_is_stream && sid != conn)
     return reject(conn, bus_error(BusErrorCode::forged_identity, "from.streamId",
                                   "this connection is peer \"" + conn + "\" and cannot send as \"" + sid + "\""));
-  Conn& c = conns_[conn];
+  if (cit == conns_.end()) cit = conns_.emplace(conn, Conn{}).first;
+  Conn& c = cit->second;
   if (c.stream && *c.stream != sid)
     return reject(conn, bus_error(BusErrorCode::forged_identity, "from.streamId",
                                   "this connection is bound to stream \"" + *c.stream + "\" and cannot send as \"" + sid + "\""));
   auto existing = streams_.find(sid);
   if (existing != streams_.end() && existing->second.conn && *existing->second.conn != conn) {
     auto other = conns_.find(*existing->second.conn);
-    if (other != conns_.end() && other->second.open)
+    if (other != conns_.end() && other->second.reachable())
       return reject(conn, bus_error(BusErrorCode::forged_identity, "from.streamId",
                                     "stream \"" + sid + "\" is established on another open connection; refused"));
   }
@@ -588,7 +641,7 @@ Result<Sent, BusError> Bus::broadcast(MessageType type, Json payload, std::optio
   if (!text) return err(text.error());
   // Best-effort: offered once to every open connection, never retained per absent peer.
   for (const auto& [id, c] : conns_)
-    if (c.open) immediate_.push_back(Pending{TxKind::broadcast, id, text.value(), e.id, {}});
+    if (c.reachable()) immediate_.push_back(Pending{TxKind::broadcast, id, text.value(), e.id, {}});
   record_history(e);
   return Sent{std::move(e), std::move(text.value())};
 }
@@ -883,7 +936,7 @@ std::vector<Event> Bus::take_events() {
 PeerInfo Bus::info_for(const ConnId& conn, const Conn& c) const {
   PeerInfo p;
   p.conn = conn;
-  p.open = c.open;
+  p.open = c.reachable();
   p.stream_id = c.stream;
   if (c.stream) {
     auto s = streams_.find(*c.stream);
@@ -901,14 +954,22 @@ PeerInfo Bus::info_for(const ConnId& conn, const Conn& c) const {
 
 std::vector<PeerInfo> Bus::peers() const {
   std::vector<PeerInfo> v;
-  for (const auto& [id, c] : conns_) v.push_back(info_for(id, c));
+  for (const auto& [id, c] : conns_)
+    if (c.listed) v.push_back(info_for(id, c));  // one the roster dropped has left the room
   return v;
 }
 
 std::optional<PeerInfo> Bus::peer(const ConnId& conn) const {
   auto it = conns_.find(conn);
-  if (it == conns_.end()) return std::nullopt;
+  if (it == conns_.end() || !it->second.listed) return std::nullopt;
   return info_for(conn, it->second);
+}
+
+bool Bus::is_open(const std::string& id) const {
+  auto s = streams_.find(id);
+  if (s != streams_.end() && stream_open(s->second)) return true;
+  auto c = conns_.find(id);
+  return c != conns_.end() && !c->second.stream && c->second.reachable();
 }
 
 std::size_t Bus::queued(const std::string& stream_id) const {

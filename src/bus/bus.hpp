@@ -143,11 +143,30 @@ class Bus {
   const Identity& self() const { return config_.self; }
 
   // --- connection events from the transport ---
+  //
+  // Reachability (§ Delivery semantics, § Compatibility: the room's signaling stays
+  // authoritative). A connection is sent to only while the transport reports it open AND the room
+  // roster lists it AND it is not held:
+  //  - A roster that omits a connection forgets its stream binding at once, even while the
+  //    transport still reports the channel open: a closed tab's channel can take ~15 s to die,
+  //    and whatever the transport accepts into it meanwhile is lost. Directs to it queue.
+  //  - A roster that lists such a connection again, its channel open all along, holds it: the
+  //    channel is unproven (it may be the dead one) until it carries a message (receive() wakes
+  //    it as connection_open would: announce, backlog flush, handoff retries, a peer event) or
+  //    the transport reports a fresh connection_open (a restarted peer negotiates anew).
+  //  - connection_open lists and un-holds it (rosters lag channels); connection_closed un-holds.
+  // A roster never marks a connection open: that is the transport's word alone.
   void connection_open(const ConnId& conn, std::int64_t now_ms);
   void connection_closed(const ConnId& conn);
   // Every connection in the room now; ones missing are forgotten (their stream may rebind).
   void roster(const std::vector<ConnId>& conns);
-  // One control-lane message. Refusals become `rejected` events; nothing is torn down.
+  // Our own signaling came back after a blip. Peers whose rosters dropped us meanwhile hold our
+  // channel until it carries something, so every reachable connection gets our announce now
+  // (with the backlog flush, handoff retries and peer event of connection_open); held and
+  // unlisted ones do not (they are woken by their own traffic). O(connections), once per blip.
+  void signaling_restored(std::int64_t now_ms);
+  // One control-lane message. Refusals become `rejected` events; nothing is torn down. A message
+  // on a held connection wakes it first (even a refused one: the channel carried it).
   void receive(const ConnId& conn, ByteView text, std::int64_t now_ms);
 
   // --- sending ---
@@ -201,6 +220,10 @@ class Bus {
   bool has_events() const { return !events_.empty(); }
 
   // --- inspection ---
+  // Would a direct to `id` go out now? `id` is a stream id, or the id of a connection not yet
+  // bound to a stream (as PeerInfo names a peer: stream_id, else conn). Two lookups, no scan; for a
+  // driver's per-flush check (the sidecar's disk outbox) where peers() would cost the room size.
+  bool is_open(const std::string& id) const;
   std::vector<PeerInfo> peers() const;
   std::optional<PeerInfo> peer(const ConnId& conn) const;
   std::size_t queued(const std::string& stream_id) const;
@@ -230,9 +253,13 @@ class Bus {
     bool in_ready = false;  // listed in ready_
     std::optional<std::int64_t> history_asked_ms;
   };
+  // One transport connection; see "Reachability" above.
   struct Conn {
-    bool open = false;
+    bool transport_open = false;  // the transport reported open and no close since
+    bool listed = true;           // no roster omitted it since it was listed or opened
+    bool held = false;            // re-listed with its channel open all along: unproven
     std::optional<std::string> stream;
+    bool reachable() const { return transport_open && listed && !held; }
   };
   enum class TxKind { immediate, queue_head, transient, broadcast, handoff };
   struct Pending {
@@ -257,6 +284,8 @@ class Bus {
   Result<Sent, BusError> send_direct(Envelope e, std::int64_t now_ms);
   void start_flush(Stream& s);
   void reject(const ConnId& conn, BusError e);
+  void opened(const ConnId& conn, const Conn& c, std::int64_t now_ms);
+  void unbind(const ConnId& conn, Conn& c);
   void peer_event(const ConnId& conn);
   void record_history(const Envelope& e);
   void remember_seen(const Envelope& e);

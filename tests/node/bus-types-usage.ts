@@ -43,6 +43,8 @@ export async function useBus(transport: PeerTransport): Promise<void> {
     if (h.code === 'nope') return;
   }
   bus.requestHistory('peer-stream', 500);
+  const reachable: boolean = bus.isOpen('peer-stream');
+  void reachable;
   const other: Bus = await createBus({ self: { streamId: 't', role: 'r', name: 'n', instanceId: 'j' }, transport });
   other.close();
   const rx = api.createFileReceiver({ maxFileBytes: api.limits.fileBrowserMaxBytes });

@@ -351,8 +351,9 @@ export class Sidecar {
    * and stay on disk. Other peers' records are not touched: a blocked peer blocks nobody else.
    */
   flushOutbox(peer) {
-    // Only to a peer the bus holds open: a peer the room roster dropped may still have a channel
-    // that looks open for seconds (a closed tab), and what the transport accepts there is lost.
+    // Only to a peer the bus holds open (src/bus/bus.hpp, Reachability): a peer the room roster
+    // dropped may still have a channel that looks open for seconds (a closed tab), and what the
+    // transport accepts there is lost.
     if (!this.bus || !this.reachable(peer)) return 0;
     const list = this.outbox.get(peer);
     let sent = 0;
@@ -378,7 +379,7 @@ export class Sidecar {
   }
 
   reachable(peer) {
-    return this.bus.peers().some((p) => (p.streamId ?? p.peer) === peer && p.open);
+    return this.bus.isOpen(peer);
   }
 
   broadcast(type, payload, topic = null) {

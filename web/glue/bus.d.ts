@@ -307,6 +307,13 @@ export interface Bus {
   peers(): BusPeer[];
   /** Queued ordinary messages for one streamId, or in total. */
   queued(streamId?: string): number;
+  /**
+   * Would a direct message to `peer` go out now? `peer` is a streamId, or the id of a connection
+   * not yet bound to one (as `BusPeer` names it: `streamId ?? peer`). False while the room roster
+   * has dropped it, or re-listed it on a channel that has not carried a message since. Cheap: for
+   * per-flush checks where `peers()` would cost the room size.
+   */
+  isOpen(peer: string): boolean;
   /** Adds handlers; returns the function that removes them. */
   subscribe(handlers: BusHandlers): () => void;
   /** Replaces our announce payload and broadcasts it. */

@@ -232,31 +232,19 @@ export function createBusApi(mod) {
       return out;
     }
 
-    // The roster is the authority on who is in the room. A peer it dropped is queued for even
-    // while its channel still looks open: a closed tab's channel can take many seconds to die,
-    // and whatever the transport accepts into it is lost. A peer back on the roster whose channel
-    // stayed open is held "dormant" until that channel proves alive: either it carries a message
-    // (the peer's own bus re-announces itself when its signaling comes back, see `reconnect`), or
-    // the transport replaces it with a new connection (a restarted peer negotiates afresh).
-    let inRoster = new Set(transport.roster?.() ?? []);
-    const dormant = new Set();
-    function wake(peer) {
-      if (!dormant.delete(peer)) return;
-      core.open(peer, now());
-    }
+    // Transport events go to the core as they come. Who is reachable (the room roster against
+    // the transport's open/close, holding a re-listed channel until it carries a message) is the
+    // core's decision: see "Reachability" in src/bus/bus.hpp.
     const unsubscribe = transport.subscribe({
       open(peer) {
-        dormant.delete(peer);
         core.open(peer, now());
         settle();
       },
       close(peer) {
-        dormant.delete(peer);
         core.closed(peer);
         settle();
       },
       text(peer, text) {
-        wake(peer); // it carried something: alive
         text = String(text);
         // The core says what is waiting, so an ordinary message costs one call, not four.
         let pending = core.receiveStaged(peer, inbox.stage(text), now());
@@ -272,18 +260,12 @@ export function createBusApi(mod) {
         schedule();
       },
       roster(peers) {
-        const list = [...peers];
-        core.roster(JSON.stringify(list));
-        const stillOpen = new Set(transport.openPeers());
-        for (const p of dormant) if (!list.includes(p)) dormant.delete(p);
-        for (const p of list) if (!inRoster.has(p) && stillOpen.has(p)) dormant.add(p);
-        inRoster = new Set(list);
+        core.roster(JSON.stringify([...peers]));
         settle();
       },
-      // Our own signaling came back: peers whose rosters dropped us meanwhile hold us dormant
-      // until something arrives, so every open peer gets an announcement now.
+      // Our own signaling came back: peers whose rosters dropped us meanwhile wake on our announce.
       reconnect() {
-        for (const p of transport.openPeers()) if (inRoster.has(p) && !dormant.has(p)) core.open(p, now());
+        core.signalingRestored(now());
         settle();
       },
     });
@@ -372,6 +354,7 @@ export function createBusApi(mod) {
         return w < 0 ? null : w;
       },
       queued: (streamId) => core.queued(streamId ?? ''),
+      isOpen: (peer) => core.isOpen(String(peer)),
       subscribe(handlers) {
         handlerSets.push(handlers);
         return () => {
