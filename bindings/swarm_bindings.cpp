@@ -58,6 +58,8 @@ SwarmConfig config_from(const std::string& json) {
   if (auto v = j->find("seed"); v != j->end()) c.seed = std::uint64_t(json_integer(*v, 0, kMaxSafeInteger).value_or(1));
   if (auto v = j->find("windowPerPeer"); v != j->end())
     c.window_per_peer = std::uint32_t(json_integer(*v, 1, 1024).value_or(kDefaultWindowPerPeer));
+  if (auto v = j->find("windowTotal"); v != j->end())
+    c.window_total = std::uint32_t(json_integer(*v, 1, 4096).value_or(kDefaultWindowTotal));
   if (auto v = j->find("binaryLane"); v != j->end() && v->is_boolean()) c.binary_lane = v->get<bool>();
   if (auto v = j->find("startupReply"); v != j->end() && v->is_boolean()) c.startup_reply = v->get<bool>();
   if (auto v = j->find("indexTies"); v != j->end() && v->is_boolean() && v->get<bool>()) c.ties = TieBreak::index;

@@ -51,6 +51,12 @@ constexpr std::size_t kHaveBatchMax = 64;
 // --- scheduler: § Losing a chunk on a healthy link, § Surviving a network drop ---
 // Throughput was identical at 4, 16 and 48 outstanding requests per peer (§ What was measured).
 constexpr std::uint32_t kDefaultWindowPerPeer = 16;
+// Outstanding requests across all of a download's peers. On one machine's loopback the
+// downloader's own receive path is what its peers share: 16 per peer to three peers (3 MiB in
+// flight) made path stalls inside Chromium and 9-15 request timeouts per downloader, where 4 or 8
+// per peer made none and a slightly higher aggregate (bench/peer.bench.mjs, web/peer/README.md
+// § Measured here). One peer still gets the whole 16, which measured best for 1 -> 1.
+constexpr std::uint32_t kDefaultWindowTotal = 16;
 constexpr std::int64_t kTimeoutFloorMs = 3'000;
 constexpr std::int64_t kTimeoutCeilingMs = 15'000;  // also the timeout for a peer not yet timed
 // Consecutive misses, with nothing delivered in between, before a connection rebuild.

@@ -43,6 +43,7 @@ Swarm::Swarm(const Offer& offer, const SwarmConfig& config)
   offer_.inline_hashes.clear();
   offer_.inline_hashes.shrink_to_fit();
   config_.window_per_peer = std::max<std::uint32_t>(1, config_.window_per_peer);
+  config_.window_total = std::max<std::uint32_t>(1, config_.window_total);
 }
 
 Result<Swarm, Refusal> Swarm::seed(const Offer& offer, std::vector<ChunkHash> hashes,
@@ -506,6 +507,7 @@ void Swarm::plan(std::int64_t now_ms) {
   for (std::uint32_t round = 0; round < config_.window_per_peer; ++round) {
     bool any = false;
     for (std::size_t k = 0; k < n; ++k) {
+      if (inflight_.size() >= config_.window_total) break;
       const PeerId id = peer_order_[(plan_cursor_ + k) % n];
       Peer& p = peers_.at(id);
       if (p.down || !p.usable || p.in_flight >= config_.window_per_peer ||

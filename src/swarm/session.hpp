@@ -29,6 +29,7 @@ struct PeerCaps {
 struct SwarmConfig {
   std::uint64_t seed = 1;
   std::uint32_t window_per_peer = kDefaultWindowPerPeer;
+  std::uint32_t window_total = kDefaultWindowTotal;  // across all peers of this download
   TieBreak ties = TieBreak::random;
   bool binary_lane = true;     // we can send and receive raw chunk frames
   bool startup_reply = true;   // § Startup (off only to measure what it saves)

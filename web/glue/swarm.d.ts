@@ -56,7 +56,10 @@ export type ChunkOutcome = 'stored' | 'duplicate' | 'bad_hash' | 'unexpected';
 
 export interface SwarmConfig {
   seed?: number;
+  /** Outstanding requests per peer (default 16). */
   windowPerPeer?: number;
+  /** Outstanding requests across all peers of the download (default 16). */
+  windowTotal?: number;
   binaryLane?: boolean;
   startupReply?: boolean;
   indexTies?: boolean;

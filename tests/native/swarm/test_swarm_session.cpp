@@ -3,6 +3,7 @@
 // § Concurrent downloads).
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
 
 #include "swarm/picker.hpp"
@@ -446,4 +447,54 @@ TEST_CASE("swarm resume: chunks are credited only when they verify; locks go sta
   CHECK(busy.verdict == LockVerdict::busy);
   CHECK(busy.message.find("same folder") != std::string::npos);
   CHECK(decide_lock(LockRecord{"other", 1'000}, "me", 1'000 + kStaleLockMs).verdict == LockVerdict::take_over);
+}
+
+TEST_CASE("swarm scheduler: the window is shared by all of a download's peers", "[swarm]") {
+  File f = make_file(256);
+  auto per_peer = [](const std::vector<SendRequest>& reqs) {
+    std::map<PeerId, int> n;
+    for (const auto& r : reqs) ++n[r.to];
+    return n;
+  };
+  SECTION("one peer gets the whole window") {
+    Swarm s = downloader(f);
+    s.add_peer(1, {}, 0);
+    s.on_message(1, full_announce(f), true, 0);
+    CHECK(only<SendRequest>(s.take_actions()).size() == kDefaultWindowTotal);
+  }
+  SECTION("three peers share it: each delivery frees one slot, planned round-robin") {
+    Swarm s = downloader(f);
+    for (PeerId p = 1; p <= 3; ++p) {
+      s.add_peer(p, {}, 0);
+      s.on_message(p, full_announce(f), true, 0);
+    }
+    // The first peer to announce got the whole window; the other two got nothing more.
+    auto first = only<SendRequest>(s.take_actions());
+    REQUIRE(first.size() == kDefaultWindowTotal);
+    for (const auto& r : first) s.on_send_result(r.token, true, 1);
+    std::vector<SendRequest> next;
+    for (const auto& r : first) {
+      REQUIRE(s.on_chunk(r.to, r.index, ByteView(f.chunks[r.index]), 50) == ChunkOutcome::stored);
+      auto more = only<SendRequest>(s.take_actions());
+      CHECK(more.size() == 1);  // one slot freed, one request
+      for (const auto& m : more) s.on_send_result(m.token, true, 50);
+      next.insert(next.end(), more.begin(), more.end());
+      CHECK(s.outstanding() == kDefaultWindowTotal);
+    }
+    auto n = per_peer(next);
+    REQUIRE(n.size() == 3);
+    for (auto [peer, count] : n) CHECK(count >= int(kDefaultWindowTotal / 3) - 1);
+  }
+  SECTION("a larger total lets each peer fill its own window") {
+    SwarmConfig cfg;
+    cfg.window_total = 3 * kDefaultWindowPerPeer;
+    Swarm s = downloader(f, cfg);
+    for (PeerId p = 1; p <= 3; ++p) {
+      s.add_peer(p, {}, 0);
+      s.on_message(p, full_announce(f), true, 0);
+    }
+    auto reqs = only<SendRequest>(s.take_actions());
+    CHECK(reqs.size() == 3 * kDefaultWindowPerPeer);
+    for (auto [peer, n] : per_peer(reqs)) CHECK(n == int(kDefaultWindowPerPeer));
+  }
 }
