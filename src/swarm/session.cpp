@@ -506,8 +506,7 @@ void Swarm::plan(std::int64_t now_ms) {
   // Round-robin over peers, one request at a time, so no peer is favoured by connection order.
   for (std::uint32_t round = 0; round < config_.window_per_peer; ++round) {
     bool any = false;
-    for (std::size_t k = 0; k < n; ++k) {
-      if (inflight_.size() >= config_.window_total) break;
+    for (std::size_t k = 0; k < n && inflight_.size() < config_.window_total; ++k) {
       const PeerId id = peer_order_[(plan_cursor_ + k) % n];
       Peer& p = peers_.at(id);
       if (p.down || !p.usable || p.in_flight >= config_.window_per_peer ||
@@ -529,7 +528,7 @@ void Swarm::plan(std::int64_t now_ms) {
       Message m = r;
       emit(SendRequest{id, index, token, encode_payload(m)});
     }
-    if (!any) break;
+    if (!any || inflight_.size() >= config_.window_total) break;
   }
   plan_cursor_ = (plan_cursor_ + 1) % n;
 }

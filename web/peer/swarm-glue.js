@@ -404,13 +404,7 @@ export function createSwarmPeer(options) {
           e.pendingWrites.delete(w);
           if (e.unwritten.get(index) !== copy) return;
           e.unwritten.delete(index);
-          e.recent.set(index, copy);
-          e.recentBytes += copy.byteLength;
-          for (const [old, bytes] of e.recent) {
-            if (e.recentBytes <= RECENT_BYTES) break;
-            e.recent.delete(old);
-            e.recentBytes -= bytes.byteLength;
-          }
+          keepRecent(e, index, copy);
         },
         (err) => fail(e, err),
       );
@@ -421,6 +415,22 @@ export function createSwarmPeer(options) {
       refuse(peer, 'bad_chunk', `chunk ${index} of ${e.fileId} failed verification`);
     }
     perform(e);
+  }
+
+  // The newest RECENT_BYTES of written chunks, oldest dropped first (a Map iterates in insertion
+  // order).
+  function keepRecent(e, index, bytes) {
+    e.recent.set(index, bytes);
+    e.recentBytes += bytes.byteLength;
+    for (const [old, b] of e.recent) {
+      if (e.recentBytes <= RECENT_BYTES) break;
+      e.recent.delete(old);
+      e.recentBytes -= b.byteLength;
+    }
+  }
+  function dropRecent(e) {
+    e.recent.clear();
+    e.recentBytes = 0;
   }
 
   function onOffer(peer, canonical, payload) {
@@ -716,8 +726,7 @@ export function createSwarmPeer(options) {
     await e.storage.remove(e.lockName).catch(() => {});
     clearInterval(e.lockTimer);
     activeParts.delete(e.activeKey);
-    e.recent.clear(); // every write has landed: the disk answers at once from now on
-    e.recentBytes = 0;
+    dropRecent(e); // every write has landed: the disk answers at once from now on
     e.state = 'complete';
     reportProgress(e, true);
     // Now a seeder of the whole file for late joiners.
@@ -774,7 +783,7 @@ export function createSwarmPeer(options) {
     clearTimeout(e.progressTimer);
     clearInterval(e.lockTimer);
     if (e.activeKey) activeParts.delete(e.activeKey);
-    e.recent?.clear();
+    dropRecent(e);
     files.delete(e.fileId);
     e.session.dispose();
   }

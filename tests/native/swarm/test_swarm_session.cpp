@@ -60,14 +60,21 @@ Swarm downloader(const File& f, SwarmConfig cfg = {}) {
   return sw;
 }
 
+// Peers first..last join and announce the whole file; returns the requests that planned.
+std::vector<SendRequest> announced_by(Swarm& s, const File& f, PeerId first, PeerId last) {
+  for (PeerId p = first; p <= last; ++p) {
+    s.add_peer(p, {}, 0);
+    s.on_message(p, full_announce(f), true, 0);
+  }
+  return only<SendRequest>(s.take_actions());
+}
+
 }  // namespace
 
 TEST_CASE("swarm scheduler: a request is outstanding only once the transport accepted it", "[swarm]") {
   File f = make_file(64);
   Swarm s = downloader(f);
-  s.add_peer(1, {}, 0);
-  s.on_message(1, full_announce(f), true, 0);
-  auto reqs = only<SendRequest>(s.take_actions());
+  auto reqs = announced_by(s, f, 1, 1);
   REQUIRE(reqs.size() == kDefaultWindowPerPeer);
   // The transport refused every one: nothing is outstanding, nothing can time out, nobody is charged.
   for (const auto& r : reqs) s.on_send_result(r.token, false, 10);
@@ -113,9 +120,7 @@ TEST_CASE("swarm scheduler: timeouts scale with RTT, floor 3 s, ceiling 15 s unt
 TEST_CASE("swarm scheduler: a chunk the host hashed decides exactly as one the core hashes", "[swarm]") {
   File f = make_file(16);
   Swarm s = downloader(f);
-  s.add_peer(1, {}, 0);
-  s.on_message(1, full_announce(f), true, 0);
-  auto reqs = only<SendRequest>(s.take_actions());
+  auto reqs = announced_by(s, f, 1, 1);
   REQUIRE(reqs.size() >= 4);
   for (const auto& r : reqs) s.on_send_result(r.token, true, 0);
   const auto& c0 = f.chunks[reqs[0].index];
@@ -458,18 +463,12 @@ TEST_CASE("swarm scheduler: the window is shared by all of a download's peers", 
   };
   SECTION("one peer gets the whole window") {
     Swarm s = downloader(f);
-    s.add_peer(1, {}, 0);
-    s.on_message(1, full_announce(f), true, 0);
-    CHECK(only<SendRequest>(s.take_actions()).size() == kDefaultWindowTotal);
+    CHECK(announced_by(s, f, 1, 1).size() == kDefaultWindowTotal);
   }
   SECTION("three peers share it: each delivery frees one slot, planned round-robin") {
     Swarm s = downloader(f);
-    for (PeerId p = 1; p <= 3; ++p) {
-      s.add_peer(p, {}, 0);
-      s.on_message(p, full_announce(f), true, 0);
-    }
     // The first peer to announce got the whole window; the other two got nothing more.
-    auto first = only<SendRequest>(s.take_actions());
+    auto first = announced_by(s, f, 1, 3);
     REQUIRE(first.size() == kDefaultWindowTotal);
     for (const auto& r : first) s.on_send_result(r.token, true, 1);
     std::vector<SendRequest> next;
@@ -489,11 +488,7 @@ TEST_CASE("swarm scheduler: the window is shared by all of a download's peers", 
     SwarmConfig cfg;
     cfg.window_total = 3 * kDefaultWindowPerPeer;
     Swarm s = downloader(f, cfg);
-    for (PeerId p = 1; p <= 3; ++p) {
-      s.add_peer(p, {}, 0);
-      s.on_message(p, full_announce(f), true, 0);
-    }
-    auto reqs = only<SendRequest>(s.take_actions());
+    auto reqs = announced_by(s, f, 1, 3);
     CHECK(reqs.size() == 3 * kDefaultWindowPerPeer);
     for (auto [peer, n] : per_peer(reqs)) CHECK(n == int(kDefaultWindowPerPeer));
   }
