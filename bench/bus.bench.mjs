@@ -3,7 +3,7 @@
 // receive (parse, identity binding, history, delivery to a handler) beside JSON.parse + plainParse
 // + the handler. Same inputs, same run; ratios are tether / plain JS (above 1 means faster).
 import { performance } from 'node:perf_hooks';
-import { loadBus } from 'tether/bus';
+import { loadBus } from '@tether-rt/tether/bus';
 
 const api = await loadBus();
 const L = api.limits;

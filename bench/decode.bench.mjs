@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadDecode } from 'tether/decode';
+import { loadDecode } from '@tether-rt/tether/decode';
 import { chromium } from 'playwright-core';
 import { LAUNCH } from '../tests/e2e/lib/chromium.mjs';
 import { startStaticServer } from '../tests/e2e/lib/static_server.mjs';

@@ -9,7 +9,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 
 import * as reference from '@mmstack/mesh-protocol';
-import * as ours from 'tether/relay';
+import * as ours from '@tether-rt/tether/relay';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc');

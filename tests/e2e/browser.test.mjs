@@ -3,16 +3,23 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
-import { assertAllVectors, compatPath, loadSets, nodeReference, repoDir } from './lib/fixtures.mjs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { assertAllVectors, loadSets, nodeReference, repoDir } from './lib/fixtures.mjs';
 import { startStaticServer } from './lib/static_server.mjs';
 import { LAUNCH } from './lib/chromium.mjs';
 
 
 let server;
 let browser;
+// A file outside the served root, reachable only through its named route.
+const outsideDir = mkdtempSync(join(tmpdir(), 'tether-static-'));
+const outsideFile = join(outsideDir, 'outside.json');
+writeFileSync(outsideFile, '{}');
 
 before(async () => {
-  server = await startStaticServer(repoDir, { '/compat/dimos-v5/data_frames.json': compatPath });
+  server = await startStaticServer(repoDir, { '/outside.json': outsideFile });
   browser = await chromium.launch(LAUNCH);
 });
 
@@ -20,6 +27,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await server?.close();
+  rmSync(outsideDir, { recursive: true, force: true });
 });
 
 // The timeout only guards against a page that never answers; it is not a performance check.
@@ -64,10 +72,11 @@ test('static server: GET only, nothing outside the repo but the named route', as
   assert.equal((await get('/build/wasm/tether.mjs')).headers.get('content-type'), js);
   assert.equal((await get('/web/glue/wire.js', 'POST')).status, 405);
   assert.equal((await get('/web/glue')).status, 404); // no directory listings
-  // The compat file exists outside the repo: reachable through its route, never through a path.
-  assert.equal((await get('/compat/dimos-v5/data_frames.json')).status, 200);
+  // A file outside the repo: reachable through its route, never through a path.
+  assert.equal((await get('/outside.json')).status, 200);
   // URL parsing removes literal and %2e '..' segments before the server sees them; an encoded
   // slash survives it, so this is the request that reaches the server's own root check.
-  assert.equal((await get('/..%2f..%2fshared%2fcompat%2fdimos-v5%2fdata_frames.json')).status, 404);
+  const up = '..%2f'.repeat(repoDir.split('/').length);
+  assert.equal((await get(`/${up}${outsideDir.slice(1).replaceAll('/', '%2f')}%2f${basename(outsideFile)}`)).status, 404);
   assert.equal((await get('/web/..%2f..%2f..%2f..%2fetc%2fpasswd')).status, 404);
 });

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import WebSocket from 'ws';
-import { loadWire } from 'tether/wire';
+import { loadWire } from '@tether-rt/tether/wire';
 import { killAll, runClient, startRelay, startRobot } from './lib/cockpit_procs.mjs';
 
 let relay;

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { assertAllVectors, loadSets, nodeReference, repoDir, sharedDir } from './lib/fixtures.mjs';
+import { assertAllVectors, loadSets, nodeReference, repoDir } from './lib/fixtures.mjs';
 
 // Generous: this is a hang guard, not a performance assertion.
 const CHILD_TIMEOUT_MS = 60_000;
@@ -16,7 +16,7 @@ test('deno: tether.wasm loads and round-trips every data-frame vector', async ()
     [
       'run',
       '--no-lock', // never write a deno.lock into the repo
-      `--allow-read=${repoDir},${sharedDir}`,
+      `--allow-read=${repoDir}`,
       'tests/e2e/deno/wire_smoke.js',
     ],
     {

@@ -19,7 +19,7 @@ if (inNetns(import.meta.url)) {
     await import('../../web/peer/webrtc-transport.js');
   const { createSwarmPeer } = await import('../../web/peer/swarm-glue.js');
   const { nodeFolder } = await import('../../web/peer/storage-node.js');
-  const { loadSwarm } = await import('tether/swarm');
+  const { loadSwarm } = await import('@tether-rt/tether/swarm');
   const { RTCPeerConnection } = await import('node-datachannel/polyfill');
   const { default: WebSocket } = await import('ws');
 

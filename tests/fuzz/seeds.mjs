@@ -2,18 +2,14 @@
 // frames, messages and manifests. Each harness fuzz_<name>.cpp has a seed module
 // seeds/<name>.mjs whose default export returns a list of Buffers.
 // Usage: node tests/fuzz/seeds.mjs <corpus-root>
-import { mkdirSync, readFileSync, writeFileSync, readdirSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = new URL('../../', import.meta.url).pathname;
 const out = process.argv[2];
 const helpers = {
   root,
-  // shared/ sits beside the repo; compat vectors are used when it is there.
-  shared: join(root, '../shared'),
-  exists: existsSync,
   read: (p) => JSON.parse(readFileSync(join(root, p), 'utf8')),
-  readAbsolute: (p) => JSON.parse(readFileSync(p, 'utf8')),
   b64: (s) => Buffer.from(s, 'base64'),
 };
 

@@ -1,4 +1,5 @@
-// Loads golden vectors for the native suite: fixtures/ in this repo and shared/compat beside it.
+// Loads golden vectors for the native suite: our own (fixtures/) and other
+// implementations' (fixtures/compat/).
 #pragma once
 #include <fstream>
 #include <sstream>
@@ -13,7 +14,7 @@ namespace tether::testing {
 
 inline Json load_json_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
-  INFO("reading " << path << " (run `make fixtures` to write ours; shared/ must sit beside the repo)");
+  INFO("reading " << path << " (run `make fixtures` to write ours; fixtures/compat/ is committed)");
   REQUIRE(f.good());
   std::stringstream ss;
   ss << f.rdbuf();

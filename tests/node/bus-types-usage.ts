@@ -1,7 +1,7 @@
 // Compiled (never run) by tests/node/bus.test.mjs: uses `tether/bus` as a consumer would.
 // The @ts-expect-error lines prove the declarations are precise.
-import { createBus, loadBus } from 'tether/bus';
-import type { Bus, BusApi, Envelope, PeerTransport, SendResult } from 'tether/bus';
+import { createBus, loadBus } from '@tether-rt/tether/bus';
+import type { Bus, BusApi, Envelope, PeerTransport, SendResult } from '@tether-rt/tether/bus';
 
 export async function useBus(transport: PeerTransport): Promise<void> {
   const api: BusApi = await loadBus();

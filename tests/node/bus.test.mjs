@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { loadBus } from 'tether/bus';
+import { loadBus } from '@tether-rt/tether/bus';
 import { LoopNet } from './lib/loop_transport.mjs';
 
 const fixture = (name) => JSON.parse(readFileSync(new URL(`../../fixtures/bus/${name}`, import.meta.url), 'utf8'));

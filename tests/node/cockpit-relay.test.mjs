@@ -2,8 +2,8 @@
 // session as the native suite, so the two builds cannot drift, plus the glue's buffer sharing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadCockpitRelay } from 'tether/relay-cockpit';
-import { loadWire } from 'tether/wire';
+import { loadCockpitRelay } from '@tether-rt/tether/relay-cockpit';
+import { loadWire } from '@tether-rt/tether/wire';
 
 const wire = await loadWire();
 const enc = new TextEncoder();

@@ -4,7 +4,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { deflateSync } from 'node:zlib';
-import { loadDecode } from 'tether/decode';
+import { loadDecode } from '@tether-rt/tether/decode';
 
 const repo = new URL('../../', import.meta.url);
 const read = (path) => JSON.parse(readFileSync(new URL(path, repo), 'utf8'));
@@ -18,7 +18,7 @@ before(async () => {
 });
 
 test('compat: every dimos-v5 costmap inflates to its grid exactly', () => {
-  const { vectors: maps } = read('../shared/compat/dimos-v5/costmap_frames.json');
+  const { vectors: maps } = read('fixtures/compat/dimos-v5/costmap_frames.json');
   assert.ok(maps.length >= 3);
   for (const v of maps) {
     const dec = new decode.ChannelDecoder('costmap.zlib.v1');

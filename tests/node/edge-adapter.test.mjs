@@ -2,8 +2,8 @@
 // limits, principal budgets and the policy configuration, without a runtime around them.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createRelay, pathPrefixAcl } from 'tether/relay';
-import { mintTicket, verifyTicket, MAX_TICKET_CHARS } from 'tether/tickets';
+import { createRelay, pathPrefixAcl } from '@tether-rt/tether/relay';
+import { mintTicket, verifyTicket, MAX_TICKET_CHARS } from '@tether-rt/tether/tickets';
 import {
   CLOSE,
   PrincipalBudgets,

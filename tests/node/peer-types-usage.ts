@@ -7,10 +7,10 @@ import {
   createWebRtcTransport,
   loopbackOnly,
   opfsFolder,
-} from 'tether/peer';
-import type { PeerTransport, SwarmProgress, WebRtcTransport } from 'tether/peer';
-import { fileSource, nodeFolder } from 'tether/peer/node';
-import { loadSwarm } from 'tether/swarm';
+} from '@tether-rt/tether/peer';
+import type { PeerTransport, SwarmProgress, WebRtcTransport } from '@tether-rt/tether/peer';
+import { fileSource, nodeFolder } from '@tether-rt/tether/peer/node';
+import { loadSwarm } from '@tether-rt/tether/swarm';
 
 export async function usePeer(): Promise<void> {
   const t: WebRtcTransport = createWebRtcTransport({

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { fileSource, nodeFolder, safeFileName } from 'tether/peer/node';
-import { bytesSource, loopbackOnly } from 'tether/peer';
+import { fileSource, nodeFolder, safeFileName } from '@tether-rt/tether/peer/node';
+import { bytesSource, loopbackOnly } from '@tether-rt/tether/peer';
 
 const repoDir = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -72,7 +72,7 @@ test('peer: the disk folder never overwrites, moves exclusively and keeps servin
 // One read-modify-write of a counter file under the folder's mutex, holding it for 150 ms between
 // the read and the write; prints what it read.
 const COUNTER_UNDER_MUTEX = `
-  import { nodeFolder } from 'tether/peer/node';
+  import { nodeFolder } from '@tether-rt/tether/peer/node';
   const folder = await nodeFolder(process.argv[1]);
   const before = await folder.exclusively('n.lock', async () => {
     const text = await folder.readText('n.lock');

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 
 import * as reference from '@mmstack/mesh-protocol';
 
-import { createRelay, createRoomClient } from 'tether/relay';
+import { createRelay, createRoomClient } from '@tether-rt/tether/relay';
 
 function room(relayLib, text) {
   const relay = relayLib.createRelay({ journalLimit: 4 });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import * as reference from '@mmstack/mesh-protocol';
-import * as ours from 'tether/relay';
+import * as ours from '@tether-rt/tether/relay';
 
 import { play, scenario } from './lib/relay-scenarios.mjs';
 

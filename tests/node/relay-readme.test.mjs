@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import * as reference from '@mmstack/mesh-protocol';
 import { WebSocket, WebSocketServer } from 'ws';
 
-import { createRelay, pathPrefixAcl } from 'tether/relay';
+import { createRelay, pathPrefixAcl } from '@tether-rt/tether/relay';
 
 const hello = (room, origin, extra = {}) => ({ t: 'hello', room, origin, proto: 3, policyVersion: 0, ...extra });
 const op = (path, next, extra = {}) => ({ kind: 'set', path, next, cites: [], epoch: 0, ...extra });

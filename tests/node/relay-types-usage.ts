@@ -1,5 +1,5 @@
 // Compiled by tests/node/relay-types.test.mjs under strict settings: a consumer of tether/relay type-checks.
-import { createRelay, createRoomClient, pathPrefixAcl, type ServerMsg } from 'tether/relay';
+import { createRelay, createRoomClient, pathPrefixAcl, type ServerMsg } from '@tether-rt/tether/relay';
 const relay = createRelay({ policy: pathPrefixAcl([{ prefix: ['notes'], allow: (ctx) => ctx.kind !== 'agent' }]), journalLimit: 10, onCommit: async () => {} });
 const conn = relay.connect({ send: (m: ServerMsg) => void m.t, close: () => {} }, { writer: 'w' });
 const err = conn.receive({ t: 'hello', room: 'r', origin: 'o', proto: 3, policyVersion: 0 });

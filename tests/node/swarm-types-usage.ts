@@ -1,7 +1,7 @@
 // Compiled (never run) by tests/node/swarm.test.mjs: uses `tether/swarm` as a consumer would.
 // The @ts-expect-error lines prove the declarations are precise.
-import { loadSwarm } from 'tether/swarm';
-import type { Swarm, SwarmAction, SwarmSession } from 'tether/swarm';
+import { loadSwarm } from '@tether-rt/tether/swarm';
+import type { Swarm, SwarmAction, SwarmSession } from '@tether-rt/tether/swarm';
 
 export async function useSwarm(): Promise<void> {
   const swarm: Swarm = await loadSwarm();

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { loadSwarm } from 'tether/swarm';
+import { loadSwarm } from '@tether-rt/tether/swarm';
 
 const fixture = (name) => JSON.parse(readFileSync(new URL(`../../fixtures/swarm/${name}`, import.meta.url), 'utf8'));
 const swarm = await loadSwarm();

@@ -1,7 +1,7 @@
 // Compiled (never run) by tests/node/types.test.mjs: uses every export of `tether/wire` as a
 // consumer would. The @ts-expect-error lines prove the declarations are precise: if a type
 // loosened to `any`, the directive would be unused and tsc would fail.
-import { createWire, loadWire } from 'tether/wire';
+import { createWire, loadWire } from '@tether-rt/tether/wire';
 import type {
   DataFrameHeader,
   ErrorCode,
@@ -10,7 +10,7 @@ import type {
   Message,
   TetherModule,
   Wire,
-} from 'tether/wire';
+} from '@tether-rt/tether/wire';
 
 export async function useWire(wasmModule: WebAssembly.Module, mod: TetherModule): Promise<void> {
   const wire: Wire = await loadWire();

@@ -3,7 +3,7 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { loadWire } from 'tether/wire';
+import { loadWire } from '@tether-rt/tether/wire';
 
 const repo = new URL('../../', import.meta.url);
 const read = (path) => JSON.parse(readFileSync(new URL(path, repo), 'utf8'));
@@ -13,7 +13,7 @@ const hex = (bytes) => Buffer.from(bytes).toString('hex');
 const frames = read('fixtures/wire/data_frames.json');
 const messages = read('fixtures/wire/messages.json');
 const manifests = read('fixtures/wire/manifests.json');
-const compat = (name) => read(`../shared/compat/dimos-v5/${name}`);
+const compat = (name) => read(`fixtures/compat/dimos-v5/${name}`);
 
 let wire;
 before(async () => {

@@ -16,7 +16,7 @@ let busApi = null;
 export async function useBus() {
   if (busApi) return true;
   try {
-    const { loadBus } = await import('tether/bus');
+    const { loadBus } = await import('@tether-rt/tether/bus');
     busApi = await loadBus();
   } catch {
     busApi = null;

@@ -21,7 +21,7 @@ import {
   writeAtomic,
 } from './store.js';
 import { Pulls } from './pull.js';
-import { loadSwarm } from 'tether/swarm';
+import { loadSwarm } from '@tether-rt/tether/swarm';
 import { createSwarmPeer } from '../peer/swarm-glue.js';
 import { fileSource, nodeFolder } from '../peer/storage-node.js';
 import { files, readJson, releaseLock, takeLock, writeJson } from './state.js';

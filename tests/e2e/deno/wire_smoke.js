@@ -1,6 +1,6 @@
 // Deno side of tests/e2e/deno.test.mjs: loads the one WASM module through the shared glue (which
 // reads the bytes with Deno.readFile), round-trips every data-frame vector and prints one JSON
-// line. Run with --allow-read on the repo and on shared/ (the compat vectors sit beside the repo).
+// line. Run with --allow-read on the repo.
 import { loadWire } from '../../../web/glue/wire.js';
 import { runVectors } from '../lib/wire_smoke.js';
 
@@ -10,7 +10,7 @@ const readJson = async (url) => JSON.parse(await Deno.readTextFile(url));
 const wire = await loadWire();
 const results = runVectors(wire, {
   golden: await readJson(new URL('fixtures/wire/data_frames.json', repo)),
-  compat: await readJson(new URL('../shared/compat/dimos-v5/data_frames.json', repo)),
+  compat: await readJson(new URL('fixtures/compat/dimos-v5/data_frames.json', repo)),
 });
 
 console.log(

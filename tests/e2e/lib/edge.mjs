@@ -3,7 +3,7 @@
 // room client (tether/relay createRoomClient). Shared by tests/e2e/edge-*.test.mjs and the bench.
 import { Miniflare } from 'miniflare';
 import WebSocket from 'ws';
-import { createRoomClient } from 'tether/relay';
+import { createRoomClient } from '@tether-rt/tether/relay';
 import { mintTicket } from '../../../web/edge/tickets.js';
 import { repoDir } from './fixtures.mjs';
 

@@ -7,11 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { runVectors } from './wire_smoke.js';
 
 export const repoDir = fileURLToPath(new URL('../../../', import.meta.url));
-// shared/ sits beside the repo, not inside it.
-export const sharedDir = fileURLToPath(new URL('../../../../shared/', import.meta.url));
 
 export const goldenPath = join(repoDir, 'fixtures/wire/data_frames.json');
-export const compatPath = join(sharedDir, 'compat/dimos-v5/data_frames.json');
+export const compatPath = join(repoDir, 'fixtures/compat/dimos-v5/data_frames.json');
 
 export function loadSets() {
   return {
@@ -34,7 +32,7 @@ export function assertRoundTrip(got, vector, where) {
  * the reason; the whole error value (message, code to send) must also be what Node reports.
  */
 export async function nodeReference(sets) {
-  const { loadWire } = await import('tether/wire');
+  const { loadWire } = await import('@tether-rt/tether/wire');
   return runVectors(await loadWire(), sets);
 }
 

@@ -5,7 +5,7 @@
 // Identity stands in for auth: `?writer=` names the principal, `?kind=` human|agent. The
 // production adapters (web/edge, web/host) derive the writer from a signed ticket instead.
 import { WebSocketServer } from 'ws';
-import { createRelay, initRelay } from 'tether/relay';
+import { createRelay, initRelay } from '@tether-rt/tether/relay';
 
 export async function startRoomServer({ policyVersion = 1, relayOptions = {} } = {}) {
   await initRelay();

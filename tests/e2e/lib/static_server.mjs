@@ -1,6 +1,6 @@
 // A tiny static file server for browser tests: GET only, bound to 127.0.0.1 on a free port,
 // serving files under one root (no directory listings, no escaping the root, symlinks included)
-// plus a few named files from outside it (shared/ sits beside the repo).
+// plus a few named files from outside it (a bench's generated page and data).
 import { createServer } from 'node:http';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative } from 'node:path';

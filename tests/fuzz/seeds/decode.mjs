@@ -1,10 +1,8 @@
 // Seeds for fuzz_decode: the golden decode vectors and the compat costmaps, each behind the
 // harness's 4-byte selector (encoding, w, h, meta shape).
-import { join } from 'node:path';
-
 const ENCODINGS = ['costmap.zlib.v1', 'voxels.zlib.v1', 'jpeg.v1', 'pose.json.v1', 'stats.json.v1'];
 
-export default function seeds({ read, readAbsolute, b64, shared, exists }) {
+export default function seeds({ read, b64 }) {
   const v = read('fixtures/decode/vectors.json');
   const out = [];
   const frame = (encoding, w, h, shape, payload) =>
@@ -15,11 +13,8 @@ export default function seeds({ read, readAbsolute, b64, shared, exists }) {
     const i = Math.max(0, ENCODINGS.indexOf(c.encoding));
     out.push(Buffer.concat([Buffer.of(i, 7, 7, i === 1 ? 1 : 0), b64(c.payload_b64)]));
   }
-  const compat = join(shared, 'compat/dimos-v5/costmap_frames.json');
-  if (exists(compat)) {
-    for (const c of readAbsolute(compat).vectors) {
-      out.push(frame('costmap.zlib.v1', c.meta.w, c.meta.h, 0, b64(c.payload_b64)));
-    }
+  for (const c of read('fixtures/compat/dimos-v5/costmap_frames.json').vectors) {
+    out.push(frame('costmap.zlib.v1', c.meta.w, c.meta.h, 0, b64(c.payload_b64)));
   }
   return out;
 }

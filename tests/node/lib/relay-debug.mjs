@@ -1,6 +1,6 @@
 // Prints both records of one seed up to a step: node tests/node/lib/relay-debug.mjs SEED STEP
 import * as reference from '@mmstack/mesh-protocol';
-import * as ours from 'tether/relay';
+import * as ours from '@tether-rt/tether/relay';
 import { play, scenario } from './relay-scenarios.mjs';
 const [seed, upto] = process.argv.slice(2).map(Number);
 const script = scenario(seed);
