@@ -1,7 +1,8 @@
-// Shared helpers: UTF-8 validation, base64, bounded JSON and the JS number format.
+// Shared helpers: UTF-8 validation, base64, bounded JSON, the JS number format and the drive contract.
 #include <catch2/catch.hpp>
 
 #include "common/base64.hpp"
+#include "common/drive.hpp"
 #include "common/json.hpp"
 #include "common/utf8.hpp"
 
@@ -129,4 +130,30 @@ TEST_CASE("JSON integers: accepts 12 and 12.0, refuses fractions and unsafe inte
   CHECK_FALSE(json_integer(num("9007199254740992"), 0, kMaxSafeInteger));
   CHECK(json_integer(num("9007199254740991"), 0, kMaxSafeInteger) == kMaxSafeInteger);
   CHECK_FALSE(json_integer(num("\"1\""), 0, 100));
+}
+
+TEST_CASE("drive: PollQueue hands items out once each, in push order") {
+  tether::PollQueue<int> q;
+  CHECK_FALSE(q.poll().has_value());
+  q.push(1);
+  q.emplace(2);
+  q.push(3);
+  CHECK(q.size() == 3);
+  CHECK(*q.poll() == 1);
+  CHECK(*q.poll() == 2);
+  q.push(4);
+  CHECK(*q.poll() == 3);
+  CHECK(*q.poll() == 4);
+  CHECK(q.empty());
+  CHECK_FALSE(q.poll().has_value());
+}
+
+TEST_CASE("drive: earliest of two deadlines, either absent") {
+  using tether::earliest;
+  using tether::Timeout;
+  CHECK_FALSE(earliest(Timeout{}, Timeout{}).has_value());
+  CHECK(*earliest(Timeout{5}, Timeout{}) == 5);
+  CHECK(*earliest(Timeout{}, Timeout{7}) == 7);
+  CHECK(*earliest(Timeout{9}, Timeout{3}) == 3);
+  CHECK(*earliest(Timeout{-2}, Timeout{3}) == -2);
 }
