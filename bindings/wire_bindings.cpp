@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/json.hpp"
+#include "staging.hpp"
 #include "wire/errors.hpp"
 #include "wire/frame.hpp"
 #include "wire/manifest.hpp"
@@ -36,23 +37,8 @@ namespace {
 
 using emscripten::val;
 
-// Addresses cross as doubles: exact for any wasm32 address, and one Float64Array then reads them
-// beside the header's numbers.
-double address_of(const void* p) { return double(reinterpret_cast<std::uintptr_t>(p)); }
-
-// A growable buffer in WASM memory that JS fills through HEAPU8 before a call. It moves only in
-// reserve(), which hands JS the new address.
-class Staging {
- public:
-  double reserve(std::size_t n) {
-    if (n > bytes_.size()) bytes_.resize(n);
-    return address_of(bytes_.data());
-  }
-  ByteView get(std::size_t n) const { return ByteView(bytes_.data(), std::min(n, bytes_.size())); }
-
- private:
-  Bytes bytes_;
-};
+using tether::bindings::address_of;
+using tether::bindings::Staging;
 
 std::optional<Sender> sender_from(const std::string& name) {
   if (name == "robot") return Sender::robot;
