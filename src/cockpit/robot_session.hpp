@@ -81,6 +81,7 @@ struct RobotEvent {
 
 // Why send() did not send.
 enum class SendResult { sent, not_welcomed, not_wanted, undeclared, invalid };
+constexpr std::size_t kSendResultCount = 5;
 std::string_view send_result_name(SendResult r);
 
 class RobotSession {

@@ -5,6 +5,7 @@
 // Sans-IO: the watchdog is a deadline the host's driver wakes it at (src/common/drive.hpp). The
 // robot session (robot_session.hpp) runs one; a robot with its own transport may run one alone.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -30,6 +31,7 @@ struct TwistCommand {
 
 // Why the command changed (or the lease did).
 enum class SafetyCause { teleop_start, twist, stop, teleop_stop, session_lost, watchdog };
+constexpr std::size_t kSafetyCauseCount = 6;
 std::string_view safety_cause_name(SafetyCause c);
 
 struct SafetyEvent {
