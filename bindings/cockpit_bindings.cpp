@@ -291,7 +291,9 @@ class ViewerHandle : public ClientPort {
   void timeout(double now) { viewer_.handle_timeout(TimeMs(now)); }
   void stop(double now) { viewer_.handle_stop(TimeMs(now)); }
 
-  void watch(const std::string& robot_id, double now) { viewer_.watch(robot_id, TimeMs(now)); }
+  bool watch(const std::string& robot_id, double now) {
+    return viewer_.watch(robot_id, TimeMs(now));
+  }
   // `channels_json` is a JSON array of channel ids (a list crosses as one string).
   void want(const std::string& channels_json, double now) {
     std::vector<std::string> chs;
@@ -330,25 +332,16 @@ class RobotHandle : public ClientPort {
   // `config_json`: {id, name, model, manifest, token?, watchdogMs?}. error() says what is wrong.
   explicit RobotHandle(const std::string& config_json) {
     JsonParse p = parse_json(ByteView(std::string_view(config_json)));
-    if (!p.ok() || !p.value.is_object()) {
-      error_ = "the robot config is not a JSON object";
+    if (!p.ok()) {
+      error_ = "the robot config is not JSON";
       return;
     }
-    const Json& c = p.value;
-    RobotConfig rc;
-    auto text = [&](const char* key) {
-      auto it = c.find(key);
-      return it != c.end() && it->is_string() ? it->get<std::string>() : std::string();
-    };
-    rc.id = text("id");
-    rc.name = text("name");
-    rc.model = text("model");
-    rc.token = optional_text(text("token"));
-    if (c.contains("manifest")) rc.manifest = c["manifest"];
-    if (auto w = c.contains("watchdogMs") ? json_integer(c["watchdogMs"], 0, kMaxWatchdogMs)
-                                          : std::nullopt)
-      rc.watchdog_ms = *w;
-    auto r = RobotSession::create(std::move(rc));
+    auto rc = robot_config_from_json(p.value);
+    if (!rc) {
+      error_ = rc.error();
+      return;
+    }
+    auto r = RobotSession::create(std::move(rc.value()));
     if (!r) {
       error_ = r.error();
       return;

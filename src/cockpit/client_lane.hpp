@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "cockpit/types.hpp"
 #include "common/bytes.hpp"
@@ -17,6 +18,11 @@ namespace tether::cockpit {
 
 // The canonical text of a message `from` may send, or nullopt when the wire core refuses it.
 std::optional<std::string> client_message(const Json& message, wire::Sender from);
+
+// Text the host hands a client core for its events (a transport's reason for closing, say): at
+// most this many bytes, and UTF-8 whatever the host passed.
+constexpr std::size_t kMaxHostTextBytes = 256;
+std::string host_text(std::string_view text);
 
 class ClientLane {
  public:

@@ -24,8 +24,7 @@ void Delivery::subscribe(SessionId viewer, const std::string& robot_id, const st
   feeds_[robot_id].channels[ch].viewers.insert(viewer);
 }
 
-void Delivery::remove(SessionId viewer, ViewerSubs& subs, const std::string& ch, bool reset,
-                      Outbox* out) {
+void Delivery::remove(SessionId viewer, ViewerSubs& subs, std::string ch, bool reset, Outbox* out) {
   auto it = subs.by_channel.find(ch);
   if (it == subs.by_channel.end()) return;
   if (reset)

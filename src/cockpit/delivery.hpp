@@ -134,7 +134,8 @@ class Delivery {
   void end_stream(SessionId viewer, StreamId st, StreamEnd why, Outbox& out);
   void forget_streams(Sub& sub);
   void drop_streams(SessionId viewer, Sub& sub, Outbox& out);
-  void remove(SessionId viewer, ViewerSubs& subs, const std::string& ch, bool reset, Outbox* out);
+  // `ch` by value: callers pass keys of the map it erases from.
+  void remove(SessionId viewer, ViewerSubs& subs, std::string ch, bool reset, Outbox* out);
   void reap(SessionId viewer, Sub& sub, ChannelCounters& counters, TimeMs now, Outbox& out);
   void erase_live(Sub& sub, std::map<StreamId, LatestStream>::iterator it);
   void deliver_latest(SessionId viewer, const std::string& ch, Sub& sub, const SharedBytes& frame,

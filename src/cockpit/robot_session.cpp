@@ -42,6 +42,48 @@ std::string_view send_result_name(SendResult r) {
   return "invalid";
 }
 
+Result<RobotConfig, std::string> robot_config_from_json(const Json& c) {
+  if (!c.is_object())
+    return err(std::string(
+        "a robot config is an object {id, name?, model?, manifest, token?, watchdogMs?}"));
+  RobotConfig rc;
+  for (auto it = c.begin(); it != c.end(); ++it) {
+    const std::string& key = it.key();
+    const Json& v = it.value();
+    auto text = [&](std::string& into) -> std::optional<std::string> {
+      if (!v.is_string()) return "the robot config's " + key + " must be a string";
+      into = v.get<std::string>();
+      return std::nullopt;
+    };
+    std::optional<std::string> problem;
+    if (key == "id")
+      problem = text(rc.id);
+    else if (key == "name")
+      problem = text(rc.name);
+    else if (key == "model")
+      problem = text(rc.model);
+    else if (key == "token") {
+      std::string t;
+      problem = text(t);
+      rc.token = std::move(t);
+    } else if (key == "manifest") {
+      rc.manifest = v;
+    } else if (key == "watchdogMs") {
+      auto w = json_integer(v, kMinWatchdogMs, kMaxWatchdogMs);
+      if (!w)
+        problem = "the robot config's watchdogMs must be an integer from " +
+                  std::to_string(kMinWatchdogMs) + " to " + std::to_string(kMaxWatchdogMs);
+      else
+        rc.watchdog_ms = *w;
+    } else {
+      problem = "the robot config has an unknown key " + key +
+                " (id, name, model, manifest, token, watchdogMs)";
+    }
+    if (problem) return err(std::move(*problem));
+  }
+  return rc;
+}
+
 Result<RobotSession, std::string> RobotSession::create(RobotConfig config) {
   auto manifest = wire::validate_manifest(config.manifest);
   if (!manifest) {
@@ -90,8 +132,10 @@ RobotSession::RobotSession(RobotConfig config, Json manifest, std::string hello)
 // --- the link -----------------------------------------------------------------------------------
 
 void RobotSession::link_event(const char* state, Json extra) {
-  extra["state"] = state;
-  events_.push(RobotEvent{RobotEventKind::link, std::move(extra), {}});
+  Json body = Json::object();
+  body["state"] = state;
+  for (auto it = extra.begin(); it != extra.end(); ++it) body[it.key()] = it.value();
+  events_.push(RobotEvent{RobotEventKind::link, std::move(body), {}});
 }
 
 void RobotSession::drop(std::string reason, std::string detail) {
@@ -157,7 +201,7 @@ void RobotSession::handle_disconnected(std::string_view detail, TimeMs now) {
   Json extra = Json::object();
   extra["attempt"] = attempt_;
   extra["delayMs"] = kRobotReconnectMs;
-  extra["detail"] = std::string(detail);
+  extra["detail"] = host_text(detail);
   link_event("reconnecting", std::move(extra));
 }
 

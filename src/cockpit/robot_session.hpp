@@ -46,6 +46,10 @@ struct RobotConfig {
   TimeMs watchdog_ms = kDefaultWatchdogMs;
 };
 
+// A config as JSON: {id, name?, model?, manifest, token?, watchdogMs?}, as JavaScript hands it
+// over. Unknown keys and wrong types are refused, naming the key.
+Result<RobotConfig, std::string> robot_config_from_json(const Json& config);
+
 enum class RobotActionKind {
   connect,        // open a transport to the relay's /robot (or /ws/robot); report the outcome
   send_stream,    // WebTransport: these bytes on a fresh one-shot bidirectional stream
@@ -122,6 +126,8 @@ class RobotSession {
 
   // --- state ---
   bool welcomed() const { return welcomed_; }
+  // The lane of the current (or last) connection.
+  Lane lane() const { return lane_.lane(); }
   bool wants(const std::string& ch) const { return wanted_.count(ch) > 0; }
   const std::set<std::string>& wanted() const { return wanted_; }
   std::uint64_t subs_n() const { return subs_n_; }

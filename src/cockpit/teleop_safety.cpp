@@ -52,7 +52,8 @@ bool TeleopSafety::handle_message(const wire::Message& m, TimeMs now) {
       set(TwistCommand{}, SafetyCause::teleop_stop);
       return true;
     case MessageType::twist: {
-      if (gen != active_) return false;
+      // Only the lease being obeyed drives; with none (active 0) nothing does, whatever gen says.
+      if (active_ == 0 || gen != active_) return false;
       TwistCommand c;
       c.vx = m.body["vx"].get<double>();
       c.vy = m.body["vy"].get<double>();

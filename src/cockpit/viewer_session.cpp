@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "common/utf8.hpp"
 #include "wire/errors.hpp"
 #include "wire/frame.hpp"
 #include "wire/limits.hpp"
@@ -154,7 +155,7 @@ void ViewerSession::handle_disconnected(std::string_view detail, TimeMs now) {
   ping_at_.reset();
   pings_.clear();
   link_ = Link::reconnecting;
-  detail_ = std::string(detail);
+  detail_ = host_text(detail);
   delay_ms_ = kViewerBackoffMs[std::min<std::size_t>(attempt_, kViewerBackoffMs.size() - 1)];
   ++attempt_;
   reconnect_at_ = now + delay_ms_;
@@ -315,7 +316,12 @@ void ViewerSession::on_message(const wire::Message& m, const std::string& text, 
 
 // --- the operator -------------------------------------------------------------------------------
 
-void ViewerSession::watch(const std::string& robot_id, TimeMs now) {
+bool ViewerSession::watch(const std::string& robot_id, TimeMs now) {
+  // A robot id the relay could never list (v7 notes: ids are 1..128 characters of UTF-8).
+  if (robot_id.empty() || robot_id.size() > 4 * wire::kMaxIdChars ||
+      !is_valid_utf8(ByteView(std::string_view(robot_id))) ||
+      utf8_code_points(robot_id) > wire::kMaxIdChars)
+    return false;
   if (robot_id != robot_id_) {
     manifest_ = Json(nullptr);
     tx_.clear();
@@ -324,13 +330,14 @@ void ViewerSession::watch(const std::string& robot_id, TimeMs now) {
   }
   robot_id_ = robot_id;
   subscribed_.clear();
-  if (welcomed_ && !robot_id.empty()) {
+  if (welcomed_) {
     Json w = Json::object();
     w["t"] = "watch";
     w["robotId"] = robot_id;
     control(w, now);
   }
   changed();
+  return true;
 }
 
 void ViewerSession::want(const std::vector<std::string>& channels, TimeMs now) {
@@ -422,7 +429,8 @@ PublishResult ViewerSession::publish(const std::string& ch, ByteView payload, co
                                      TimeMs now) {
   if (link_ != Link::open || !welcomed_) return PublishResult::not_connected;
   if (robot_id_.empty()) return PublishResult::no_watch;
-  if (id.empty() || id.size() > wire::kMaxIdChars || wire::is_reserved_channel(ch))
+  if (id.empty() || id.size() > wire::kMaxIdChars || wire::is_reserved_channel(ch) ||
+      !is_valid_utf8(ByteView(std::string_view(id))))
     return PublishResult::invalid;
   wire::FrameHeader h;
   h.ch = ch;

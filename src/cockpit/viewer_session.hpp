@@ -94,7 +94,8 @@ class ViewerSession {
   void handle_stop(TimeMs now);
 
   // --- the operator ---
-  void watch(const std::string& robot_id, TimeMs now);
+  // False (nothing changes) for an id no relay could list.
+  bool watch(const std::string& robot_id, TimeMs now);
   // The channels the visible panels need; the session sends the sub/unsub difference.
   void want(const std::vector<std::string>& channels, TimeMs now);
   void teleop_start(TimeMs now);
@@ -114,6 +115,8 @@ class ViewerSession {
 
   // --- state ---
   bool welcomed() const { return welcomed_; }
+  // The lane of the current (or last) connection.
+  Lane lane() const { return lane_.lane(); }
   TeleopLease teleop() const { return teleop_; }
   const std::string& robot_id() const { return robot_id_; }
   const std::set<std::string>& subscribed() const { return subscribed_; }

@@ -322,3 +322,14 @@ TEST_CASE("header checks before encoding") {
   CHECK(is_reserved_channel("@control"));
   CHECK_FALSE(is_reserved_channel("control@"));
 }
+
+TEST_CASE("the encoder never writes a header its decoder refuses: meta strings must be UTF-8") {
+  FrameHeader h{"cam", 1, 1, Delivery::latest, Json{{"note", std::string("\xed\xa0\x80", 3)}}};
+  auto r = encode_data_frame(h, ByteView(std::string_view("x")));
+  REQUIRE_FALSE(r);
+  CHECK(r.error() == FrameError::invalid_utf8);
+  h.meta = Json{{"note", "naïve"}};
+  auto ok = encode_data_frame(h, ByteView(std::string_view("x")));
+  REQUIRE(ok);
+  CHECK(decode_data_frame(ByteView(ok.value())));
+}

@@ -317,6 +317,15 @@ TEST_CASE("safety: a twist of the current lease moves; the watchdog zeroes it af
                                            SafetyCause::watchdog});
 }
 
+TEST_CASE("safety: without a lease no twist drives, not even one naming generation 0") {
+  TeleopSafety s;
+  CHECK_FALSE(s.handle_message(twist(0), 0));
+  CHECK_FALSE(s.command().moving());
+  s.handle_message(relay_msg(R"({"t":"teleop_start","gen":0})"), 1);
+  CHECK_FALSE(s.handle_message(twist(0), 2));
+  CHECK_FALSE(s.command().moving());
+}
+
 TEST_CASE("safety: stop and teleop_stop zero the command") {
   TeleopSafety s;
   s.handle_message(relay_msg(R"({"t":"teleop_start","gen":1})"), 0);

@@ -328,3 +328,19 @@ TEST_CASE("viewer: stop closes the link for good") {
   CHECK_FALSE(v.s.poll_timeout());
   CHECK(v.state()["link"]["state"] == "closed");
 }
+
+TEST_CASE("viewer: a robot id no relay could list is refused; a host's odd text is made UTF-8") {
+  Viewer v;
+  v.up();
+  CHECK_FALSE(v.s.watch("", v.now));
+  CHECK_FALSE(v.s.watch(std::string("r\xff", 2), v.now));
+  CHECK_FALSE(v.s.watch(std::string(129, 'r'), v.now));
+  CHECK(v.sent().empty());
+  CHECK(v.s.robot_id().empty());
+  CHECK(v.s.publish("say", ByteView(std::string_view("{}")), std::string("m\xff", 2), v.now) ==
+        PublishResult::invalid);
+  v.s.handle_disconnected(std::string("reset \xff\xfe by peer", 15), v.now);
+  auto st = v.state();
+  REQUIRE(st.is_object());  // the event is JSON, whatever the host passed
+  CHECK(st["link"]["detail"] == "reset ?? by peer");
+}
