@@ -207,6 +207,7 @@ val relay_limits() {
   o.set("maxSessions", double(kMaxSessions));
   o.set("maxIncomingStreamsPerSession", double(kMaxIncomingStreamsPerSession));
   o.set("maxSubsPerViewer", double(kMaxSubsPerViewer));
+  o.set("webSocketHighWaterBytes", double(kWebSocketHighWaterBytes));
   return o;
 }
 

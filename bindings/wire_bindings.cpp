@@ -350,6 +350,13 @@ val limits() {
   o.set("maxChannelIdChars", double(kMaxChannelIdChars));
   o.set("maxSdpBytes", double(kMaxSdpBytes));
   o.set("maxRtcTracks", double(kMaxRtcTracks));
+  o.set("maxIdChars", double(kMaxIdChars));
+  o.set("maxShortTextChars", double(kMaxShortTextChars));
+  o.set("maxMessageTextChars", double(kMaxMessageTextChars));
+  o.set("maxManifestChannels", double(kMaxManifestChannels));
+  o.set("maxManifestPanels", double(kMaxManifestPanels));
+  o.set("maxListEntries", double(kMaxListEntries));
+  o.set("controlChannel", std::string(kControlChannel));
   return o;
 }
 
@@ -375,6 +382,36 @@ val delivery_names() {
     list.set(static_cast<int>(d), std::string(delivery_name(d)));
   }
   return list;
+}
+
+// The closed sets JS reads, by the names the core gives them.
+val enums() {
+  auto list = [](std::size_t n, auto name) {
+    val l = val::array();
+    for (std::size_t i = 0; i < n; ++i) l.set(i, std::string(name(i)));
+    return l;
+  };
+  val o = val::object();
+  o.set("messageTypes", list(kMessageTypeCount, [](std::size_t i) {
+          return message_type_name(static_cast<MessageType>(i));
+        }));
+  o.set("dropReasons", list(kDropReasonCount, [](std::size_t i) {
+          return drop_reason_name(static_cast<DropReason>(i));
+        }));
+  o.set("frameErrors", list(kFrameErrorCount, [](std::size_t i) {
+          return frame_error_name(static_cast<FrameError>(i));
+        }));
+  o.set("manifestErrors", list(kManifestErrorCodeCount, [](std::size_t i) {
+          return manifest_error_name(static_cast<ManifestErrorCode>(i));
+        }));
+  o.set("errorCodes",
+        list(kErrorCodeCount, [](std::size_t i) { return error_name(static_cast<ErrorCode>(i)); }));
+  o.set("deliveries", delivery_names());
+  val senders = val::array();
+  for (Sender s : {Sender::robot, Sender::viewer, Sender::relay})
+    senders.set(static_cast<int>(s), std::string(sender_name(s)));
+  o.set("senders", senders);
+  return o;
 }
 
 }  // namespace
@@ -418,6 +455,7 @@ EMSCRIPTEN_BINDINGS(tether_wire) {
   function("wireFrameErrors", &frame_errors);
   function("wireFrameRecordLayout", &frame_record_layout);
   function("wireDeliveryNames", &delivery_names);
+  function("wireEnums", &enums);
 }
 
 }  // namespace tether::wire::bindings

@@ -37,6 +37,11 @@ constexpr std::size_t kReliableWritesInFlight = 8;
 // limit (quinn does) holds; a newer frame waits parked meanwhile.
 constexpr std::size_t kMaxLatestWritesInFlight = 4;
 constexpr std::size_t kMaxSubsPerViewer = wire::kMaxManifestChannels;
+// Over a WebSocket (v7 notes § Delivery reminders) a viewer stream "opens", and a write is done,
+// once the socket buffers at most this much: meanwhile the core supersedes latest frames in place,
+// so latest means the newest pending frame judged by the socket's buffered amount. The host
+// compares; the number is the core's.
+constexpr std::size_t kWebSocketHighWaterBytes = 1u << 20;
 
 class Delivery {
  public:

@@ -47,6 +47,8 @@ export interface CockpitLimits {
   maxSessions: number;
   maxIncomingStreamsPerSession: number;
   maxSubsPerViewer: number;
+  /** What a viewer's WebSocket may buffer before its streams wait (the WebSocket lane's bound). */
+  webSocketHighWaterBytes: number;
 }
 
 export interface CockpitRelay {

@@ -16,9 +16,13 @@ const buffered = (ws) => ws.bufferedAmount ?? 0;
  * @param {import('./cockpit-relay.d.ts').CockpitRelay} core
  * @param {import('./driver.d.ts').Driver} driver  the host's driver of `core`
  * @param {{highWater?: number}} [options]  `highWater` bounds what one socket buffers for a viewer
- *   before latest frames are superseded in place by the core.
+ *   before latest frames are superseded in place by the core (the core's own bound by default).
  */
-export function createWsLane(core, driver, { highWater = 1 << 20 } = {}) {
+export function createWsLane(
+  core,
+  driver,
+  { highWater = core.limits.webSocketHighWaterBytes } = {},
+) {
   const sessions = new Map(); // session id -> lane session
 
   // Runs fn once the socket has room (a transport fact the core is told as a result).
