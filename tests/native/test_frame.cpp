@@ -253,7 +253,7 @@ TEST_CASE("stream decoder: a frame at exactly the bounds is accepted") {
   CHECK(encode_data_frame(fat, ByteView()).error() == FrameError::header_too_large);
 }
 
-TEST_CASE("stream decoder: a reset mid-frame reports truncated; a clean end does not") {
+TEST_CASE("stream decoder: a reset mid-frame reports truncated, a clean end does not") {
   auto frame = encode_data_frame({"odom", 1, 1, Delivery::latest, std::nullopt}, ByteView(std::string_view("abcdef")));
   REQUIRE(frame);
   for (std::size_t cut = 1; cut < frame->size(); ++cut) {

@@ -125,7 +125,7 @@ TEST_CASE("cockpit latest: written streams are reset after 500 ms by newer offer
 }
 
 TEST_CASE(
-    "cockpit latest: a stream still writing has no reap deadline; each written one has its own") {
+    "cockpit latest: a stream still writing has no reap deadline, each written one has its own") {
   Harness h;
   SessionId r = h.robot("r1");
   SessionId v = h.watcher("r1", {"cam"});

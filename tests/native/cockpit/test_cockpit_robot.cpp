@@ -159,7 +159,7 @@ TEST_CASE("robot: over a WebSocket the hello goes once and everything rides @con
   CHECK(J(std::string(f->payload.as_chars()))["t"] == "ping");
 }
 
-TEST_CASE("robot: subs snapshots by n decide what is sent; a stale or reordered one is ignored") {
+TEST_CASE("robot: subs snapshots by n decide what is sent, a stale or reordered one is ignored") {
   Robot r;
   r.up();
   CHECK(r.s.send("cam", ByteView(std::string_view("x")), std::nullopt, 1.0, r.now) ==
@@ -192,7 +192,7 @@ TEST_CASE("robot: subs snapshots by n decide what is sent; a stale or reordered 
         SendResult::not_wanted);
 }
 
-TEST_CASE("robot: a corrupt carrier closes the session; seq keeps growing across sessions") {
+TEST_CASE("robot: a corrupt carrier closes the session, seq keeps growing across sessions") {
   Robot r;
   r.up();
   r.subs({"cam"}, 1);
@@ -244,7 +244,7 @@ TEST_CASE("robot: published values arrive as events and are answered with pub_ac
   CHECK_FALSE(r.s.ack("say", "", r.now));  // an id is 1..128 characters
 }
 
-TEST_CASE("robot: an error whose fix is not a retry stops reconnecting; others reconnect") {
+TEST_CASE("robot: an error whose fix is not a retry stops reconnecting, others reconnect") {
   Robot r;
   r.s.handle_start(r.now);
   r.s.handle_connected(Lane::webtransport, r.now);
@@ -268,7 +268,7 @@ TEST_CASE("robot: an error whose fix is not a retry stops reconnecting; others r
   CHECK(q.s.poll_timeout() == Timeout(q.now + kRobotReconnectMs));
 }
 
-TEST_CASE("robot: teleop from the relay reaches the safety chain; session loss stops the robot") {
+TEST_CASE("robot: teleop from the relay reaches the safety chain, session loss stops the robot") {
   Robot r;
   r.up();
   r.datagram(J(R"({"t":"teleop_start","gen":3})"));
@@ -300,7 +300,7 @@ wire::Message twist(std::uint64_t gen, double vx = 1) {
 }
 }  // namespace
 
-TEST_CASE("safety: a twist of the current lease moves; the watchdog zeroes it after 300 ms") {
+TEST_CASE("safety: a twist of the current lease moves, the watchdog zeroes it after 300 ms") {
   TeleopSafety s;
   REQUIRE(s.handle_message(relay_msg(R"({"t":"teleop_start","gen":3})"), 0));
   REQUIRE(s.handle_message(twist(3), 100));
@@ -344,6 +344,10 @@ TEST_CASE("safety: the generation floor ignores a released holder forever") {
   s.handle_message(relay_msg(R"({"t":"teleop_stop","gen":1})"), 5);
   CHECK_FALSE(s.handle_message(twist(1), 10));
   CHECK_FALSE(s.command().moving());
+  // A late copy of the released lease's own grant cannot bring it back.
+  CHECK_FALSE(s.handle_message(relay_msg(R"({"t":"teleop_start","gen":1})"), 11));
+  CHECK_FALSE(s.handle_message(twist(1), 12));
+  CHECK(s.active() == 0);
   s.handle_message(relay_msg(R"({"t":"teleop_start","gen":2})"), 20);
   CHECK_FALSE(s.handle_message(twist(1), 21));
   CHECK_FALSE(s.handle_message(relay_msg(R"({"t":"teleop_start","gen":1})"), 22));
@@ -353,7 +357,7 @@ TEST_CASE("safety: the generation floor ignores a released holder forever") {
   CHECK_FALSE(s.handle_message(relay_msg(R"({"t":"welcome","v":7})"), 24));
 }
 
-TEST_CASE("safety: session loss stops the robot and drops the lease; the watchdog is bounded") {
+TEST_CASE("safety: session loss stops the robot and drops the lease, the watchdog is bounded") {
   TeleopSafety s;
   s.handle_message(relay_msg(R"({"t":"teleop_start","gen":4})"), 0);
   s.handle_message(twist(4), 0);

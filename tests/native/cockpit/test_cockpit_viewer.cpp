@@ -51,7 +51,7 @@ struct Viewer {
 }  // namespace
 
 TEST_CASE(
-    "viewer: start asks for a transport; the hello carries the core's version and the token") {
+    "viewer: start asks for a transport, the hello carries the core's version and the token") {
   Viewer v(std::string("viewer-token-0123456789"));
   v.s.handle_start(v.now);
   auto a = v.actions();
@@ -70,7 +70,7 @@ TEST_CASE(
   CHECK(v.state()["link"]["state"] == "open");
 }
 
-TEST_CASE("viewer: welcome starts pings at once; the robots list is reported") {
+TEST_CASE("viewer: welcome starts pings at once, the robots list is reported") {
   Viewer v;
   v.s.handle_start(v.now);
   v.s.handle_connected(Lane::webtransport, v.now);
@@ -159,7 +159,7 @@ TEST_CASE(
   CHECK_FALSE(v.s.drive(std::nan(""), 0, 0, v.now));
 }
 
-TEST_CASE("viewer: losing the lease stops the resends; teleop_held is refused; estop always goes") {
+TEST_CASE("viewer: losing the lease stops the resends, teleop_held is refused, estop always goes") {
   Viewer v;
   v.up();
   v.s.watch("r1", v.now);
@@ -237,9 +237,10 @@ TEST_CASE("viewer: a lost link resets subscriptions and lease, then reconnects w
 }
 
 TEST_CASE(
-    "viewer: over a WebSocket every message is an @control frame; channel frames are the app's") {
+    "viewer: over a WebSocket every message is an @control frame, channel frames are the app's") {
   Viewer v;
   v.s.handle_start(v.now);
+  v.actions();
   v.s.handle_connected(Lane::websocket, v.now);
   auto a = v.actions();
   REQUIRE(a.size() == 1);
@@ -272,7 +273,7 @@ TEST_CASE(
   CHECK(f->header.ch == "@control");
 }
 
-TEST_CASE("viewer: corrupt control framing is a drop and closes the link; bad messages are drops") {
+TEST_CASE("viewer: corrupt control framing is a drop and closes the link, bad messages are drops") {
   Viewer v;
   v.up();
   Bytes junk_message = relay_control_frame(J(R"({"t":"welcome"})"));  // missing v
@@ -329,7 +330,7 @@ TEST_CASE("viewer: stop closes the link for good") {
   CHECK(v.state()["link"]["state"] == "closed");
 }
 
-TEST_CASE("viewer: a robot id no relay could list is refused; a host's odd text is made UTF-8") {
+TEST_CASE("viewer: a robot id no relay could list is refused, a host's odd text is made UTF-8") {
   Viewer v;
   v.up();
   CHECK_FALSE(v.s.watch("", v.now));
@@ -337,9 +338,10 @@ TEST_CASE("viewer: a robot id no relay could list is refused; a host's odd text 
   CHECK_FALSE(v.s.watch(std::string(129, 'r'), v.now));
   CHECK(v.sent().empty());
   CHECK(v.s.robot_id().empty());
+  REQUIRE(v.s.watch("r1", v.now));
   CHECK(v.s.publish("say", ByteView(std::string_view("{}")), std::string("m\xff", 2), v.now) ==
         PublishResult::invalid);
-  v.s.handle_disconnected(std::string("reset \xff\xfe by peer", 15), v.now);
+  v.s.handle_disconnected(std::string("reset \xff\xfe by peer", 16), v.now);
   auto st = v.state();
   REQUIRE(st.is_object());  // the event is JSON, whatever the host passed
   CHECK(st["link"]["detail"] == "reset ?? by peer");
