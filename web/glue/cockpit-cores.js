@@ -47,6 +47,14 @@ function port(mod, core) {
       }
       return copy;
     },
+    // The next action of a client core: {kind, bytes, reason?} (a close says why).
+    action(kinds) {
+      const k = core.pollAction();
+      if (k < 0) return null;
+      const a = { kind: kinds[k], bytes: this.bytes() ?? EMPTY };
+      if (a.kind === 'close') a.reason = core.actionText();
+      return a;
+    },
     command() {
       const f = heap.f64();
       return {
@@ -89,14 +97,7 @@ export function createViewerCore(mod, { token = null } = {}) {
     /** @returns {'sent'|'not_connected'|'no_watch'|'invalid'} */
     publish: (ch, payload, id, now) =>
       core.publish(textBytes(ch), p.stage(payload), textBytes(id), now),
-    pollAction() {
-      const k = core.pollAction();
-      if (k < 0) return null;
-      const kind = viewerActions[k];
-      const a = { kind, bytes: p.bytes() ?? EMPTY };
-      if (kind === 'close') a.reason = core.actionText();
-      return a;
-    },
+    pollAction: () => p.action(viewerActions),
     pollEvent() {
       const k = core.pollEvent();
       if (k < 0) return null;
@@ -157,14 +158,7 @@ export function createRobotCore(mod, config) {
       core.command();
       return p.command();
     },
-    pollAction() {
-      const k = core.pollAction();
-      if (k < 0) return null;
-      const kind = robotActions[k];
-      const a = { kind, bytes: p.bytes() ?? EMPTY };
-      if (kind === 'close') a.reason = core.actionText();
-      return a;
-    },
+    pollAction: () => p.action(robotActions),
     pollEvent() {
       const k = core.pollEvent();
       if (k < 0) return null;

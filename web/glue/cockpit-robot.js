@@ -11,6 +11,7 @@ import {
   openWebTransport,
   readStream,
   relayInfo,
+  runLink,
 } from './cockpit-transport.js';
 import { createDriver } from './driver.js';
 import { loadTetherModule } from './load.js';
@@ -39,7 +40,7 @@ export async function connectRobot(options, { event } = {}) {
   } = options;
   const mod = await loadTetherModule({ wasmModule, wasmBinary });
   const core = createRobotCore(mod, config);
-  let link = null; // the open transport, or null
+  const holder = { link: null }; // the open transport, or null
   let stopped = null;
   const done = new Promise((resolve) => (stopped = resolve));
 
@@ -48,9 +49,9 @@ export async function connectRobot(options, { event } = {}) {
     {
       perform(a) {
         if (a.kind === 'connect') connect();
-        else if (a.kind === 'send_stream') link?.stream(a.bytes);
-        else if (a.kind === 'send_datagram') link?.datagram(a.bytes);
-        else if (a.kind === 'close') link?.close(a.reason);
+        else if (a.kind === 'send_stream') holder.link?.stream(a.bytes);
+        else if (a.kind === 'send_datagram') holder.link?.datagram(a.bytes);
+        else if (a.kind === 'close') holder.link?.close(a.reason);
       },
       event(e) {
         if (e.kind === 'link' && e.state === 'stopped') stopped(e);
@@ -60,26 +61,14 @@ export async function connectRobot(options, { event } = {}) {
     { now: monotonic, ...clock },
   );
 
-  async function connect() {
-    let opened = null;
-    try {
+  const connect = () =>
+    runLink(driver, core, holder, async () => {
       const info = known ?? (await relayInfo(relay));
       const wt = info.wtUrl && lane !== 'websocket' && typeof WebTransport !== 'undefined';
-      opened = wt
-        ? await webTransportLink(info, driver, core)
-        : await webSocketLink(info, driver, core, WebSocketImpl);
-    } catch (e) {
-      driver.input((now) => core.handleDisconnected(String(e?.message ?? e), now));
-      return;
-    }
-    link = opened;
-    driver.input((now) => core.handleConnected(opened.lane, now));
-    opened.closed.then((detail) => {
-      if (link !== opened) return;
-      link = null;
-      driver.input((now) => core.handleDisconnected(detail, now));
+      return wt
+        ? webTransportLink(info, driver, core)
+        : webSocketLink(info, driver, core, WebSocketImpl);
     });
-  }
 
   driver.input((now) => core.handleStart(now));
   return {
@@ -101,7 +90,7 @@ export async function connectRobot(options, { event } = {}) {
     done,
     /** Leaves the relay for good; resolves once the transport is closed (or after `waitMs`). */
     async stop(waitMs = 1000) {
-      const closing = link?.closed;
+      const closing = holder.link?.closed;
       driver.input((now) => core.handleStop(now));
       driver.close();
       await Promise.race([closing ?? Promise.resolve(), new Promise((r) => setTimeout(r, waitMs))]);

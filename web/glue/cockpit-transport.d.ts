@@ -18,3 +18,12 @@ export function openWebSocket(
   role: 'robot' | 'viewer',
   WebSocketImpl?: new (url: string) => WebSocket,
 ): Promise<WebSocket>;
+export function runLink(
+  driver: { input<R>(fn: (now: number) => R): R },
+  core: {
+    handleConnected(lane: 'webtransport' | 'websocket', now: number): void;
+    handleDisconnected(detail: string, now: number): void;
+  },
+  holder: { link: unknown },
+  open: () => Promise<{ lane: 'webtransport' | 'websocket'; closed: Promise<string> }>,
+): Promise<void>;

@@ -50,6 +50,29 @@ export async function oneShot(wt, bytes) {
   w.close().catch(() => {});
 }
 
+/**
+ * Carries out a client core's `connect` action: opens a transport with `open()` (which resolves to
+ * a link with a `lane` and a `closed` promise of the reason), tells the core it is connected, and
+ * later that it ended. `holder.link` is the current link; the end of one already replaced is not
+ * reported.
+ */
+export async function runLink(driver, core, holder, open) {
+  let opened;
+  try {
+    opened = await open();
+  } catch (e) {
+    driver.input((now) => core.handleDisconnected(String(e?.message ?? e), now));
+    return;
+  }
+  holder.link = opened;
+  driver.input((now) => core.handleConnected(opened.lane, now));
+  opened.closed.then((detail) => {
+    if (holder.link !== opened) return;
+    holder.link = null;
+    driver.input((now) => core.handleDisconnected(detail, now));
+  });
+}
+
 /** A WebSocket to the relay's `/ws/<role>` twin, open and set to binary (the edge serves no
  * WebTransport: `/api/info` then has no `wtUrl`). */
 export function openWebSocket(info, role, WebSocketImpl = globalThis.WebSocket) {

@@ -6,7 +6,7 @@
 // WebTransport when the relay offers it and the runtime has it, else over the relay's WebSocket
 // twin, and hands channel frames (decoded by the wire core) to the application. Bytes only.
 import { createViewerCore } from './cockpit-cores.js';
-import { pinnedHashes, readStream } from './cockpit-transport.js';
+import { pinnedHashes, readStream, runLink } from './cockpit-transport.js';
 import { createDriver } from './driver.js';
 
 /**
@@ -26,16 +26,16 @@ export function connectViewer(mod, wire, info, options = {}) {
     WebSocket: WebSocketImpl = globalThis.WebSocket,
   } = options;
   const core = createViewerCore(mod, { token });
-  let link = null;
+  const holder = { link: null }; // the open transport, or null
   const driver = createDriver(
     core,
     {
       perform(a) {
         if (a.kind === 'connect') connect();
-        else if (a.kind === 'send_control') link?.control(a.bytes);
-        else if (a.kind === 'send_datagram') link?.datagram(a.bytes);
-        else if (a.kind === 'send_stream') link?.stream(a.bytes);
-        else if (a.kind === 'close') link?.close(a.reason);
+        else if (a.kind === 'send_control') holder.link?.control(a.bytes);
+        else if (a.kind === 'send_datagram') holder.link?.datagram(a.bytes);
+        else if (a.kind === 'send_stream') holder.link?.stream(a.bytes);
+        else if (a.kind === 'close') holder.link?.close(a.reason);
       },
       event: (e) => event?.(e),
     },
@@ -44,31 +44,18 @@ export function connectViewer(mod, wire, info, options = {}) {
   const onFrame = (f) => frame?.(f);
   const onFrameError = (e) => frameError?.(e);
 
-  async function connect() {
-    const wt = info.wtUrl && typeof WebTransport !== 'undefined';
-    let opened;
-    try {
-      opened = wt
-        ? await webTransportLink(wire, info, driver, core, onFrame, onFrameError)
-        : await webSocketLink(wire, info, driver, core, onFrame, onFrameError, WebSocketImpl);
-    } catch (e) {
-      driver.input((t) => core.handleDisconnected(String(e?.message ?? e), t));
-      return;
-    }
-    link = opened;
-    driver.input((t) => core.handleConnected(opened.lane, t));
-    opened.closed.then((detail) => {
-      if (link !== opened) return;
-      link = null;
-      driver.input((t) => core.handleDisconnected(detail, t));
-    });
-  }
+  const connect = () =>
+    runLink(driver, core, holder, () =>
+      info.wtUrl && typeof WebTransport !== 'undefined'
+        ? webTransportLink(wire, info, driver, core, onFrame, onFrameError)
+        : webSocketLink(wire, info, driver, core, onFrame, onFrameError, WebSocketImpl),
+    );
 
   const input = (fn) => driver.input(fn);
   return {
     start: () => input((t) => core.handleStart(t)),
     get lane() {
-      return link?.lane ?? null;
+      return holder.link?.lane ?? null;
     },
     watch: (robotId) => input((t) => core.watch(robotId, t)),
     want: (channels) => input((t) => core.want(channels, t)),

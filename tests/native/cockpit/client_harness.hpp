@@ -1,6 +1,6 @@
 // Scripted sessions for the cockpit's client cores (viewer_session.hpp, robot_session.hpp,
-// teleop_safety.hpp): relay messages in real wire bytes, and the cores' actions decoded back into
-// messages so tests assert on what goes out.
+// teleop_safety.hpp): relay messages in real wire bytes (framed by the relay harness's helpers),
+// and the cores' actions decoded back into messages so tests assert on what goes out.
 #pragma once
 #include <catch2/catch.hpp>
 #include <string>
@@ -8,6 +8,7 @@
 
 #include "cockpit/robot_session.hpp"
 #include "cockpit/viewer_session.hpp"
+#include "cockpit_harness.hpp"
 #include "common/json.hpp"
 #include "wire/frame.hpp"
 #include "wire/messages.hpp"
@@ -17,38 +18,20 @@ namespace client_test {
 using namespace tether;
 using namespace tether::cockpit;
 
-inline Json J(const std::string& text) {
-  auto p = parse_json(ByteView(std::string_view(text)));
-  REQUIRE(p.ok());
-  return p.value;
-}
+using cockpit_test::data_frame;
+using cockpit_test::J;
 
 // What the relay sends, framed for a lane: a control frame (viewer, WebTransport), a datagram
 // (robot, WebTransport), an @control data frame (either, WebSocket; a robot's carrier).
 inline Bytes relay_control_frame(const Json& m) {
-  auto b = wire::encode_control_frame(to_json(m));
-  REQUIRE(b.ok());
-  return b.value();
+  return cockpit_test::control_frame(m);
 }
 inline Bytes relay_datagram(const Json& m) {
   const std::string t = to_json(m);
   return Bytes(t.begin(), t.end());
 }
-inline Bytes data_frame(const std::string& ch, std::int64_t seq, const std::string& payload,
-                        wire::Delivery d = wire::Delivery::reliable,
-                        std::optional<Json> meta = std::nullopt) {
-  wire::FrameHeader h;
-  h.ch = ch;
-  h.seq = seq;
-  h.ts = 2.5;
-  h.delivery = d;
-  h.meta = std::move(meta);
-  auto b = wire::encode_data_frame(h, ByteView(std::string_view(payload)));
-  REQUIRE(b.ok());
-  return b.value();
-}
 inline Bytes relay_control_data_frame(const Json& m, std::int64_t seq = 0) {
-  return data_frame("@control", seq, to_json(m));
+  return data_frame("@control", seq, to_json(m), wire::Delivery::reliable);
 }
 
 // The JSON message inside an action's bytes, whatever the lane framed it as.

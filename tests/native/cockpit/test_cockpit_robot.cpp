@@ -19,10 +19,10 @@ RobotConfig config(std::optional<std::string> token = std::nullopt) {
   return c;
 }
 
-struct Robot {
+struct Rover {
   RobotSession s;
   TimeMs now = 5000;
-  explicit Robot(RobotConfig c = config()) : s(RobotSession::create(std::move(c)).value()) {}
+  explicit Rover(RobotConfig c = config()) : s(RobotSession::create(std::move(c)).value()) {}
 
   std::vector<RobotAction> actions() { return drain_actions(s); }
   std::vector<RobotEvent> events() { return drain_events(s); }
@@ -76,7 +76,7 @@ TEST_CASE("robot: a config the relay would refuse is refused up front, naming th
 }
 
 TEST_CASE("robot: the hello is resent on fresh one-shot streams until the welcome datagram lands") {
-  Robot r(config(std::string("robot-token-0123456789")));
+  Rover r(config(std::string("robot-token-0123456789")));
   r.s.handle_start(r.now);
   auto a = r.actions();
   REQUIRE(a.size() == 1);
@@ -111,7 +111,7 @@ TEST_CASE("robot: the hello is resent on fresh one-shot streams until the welcom
 }
 
 TEST_CASE("robot: no welcome within 10 s closes the session, and the robot reconnects") {
-  Robot r;
+  Rover r;
   r.s.handle_start(r.now);
   r.s.handle_connected(Lane::webtransport, r.now);
   const TimeMs opened = r.now;
@@ -134,7 +134,7 @@ TEST_CASE("robot: no welcome within 10 s closes the session, and the robot recon
 }
 
 TEST_CASE("robot: over a WebSocket the hello goes once and everything rides @control frames") {
-  Robot r;
+  Rover r;
   r.s.handle_start(r.now);
   r.actions();
   r.s.handle_connected(Lane::websocket, r.now);
@@ -160,7 +160,7 @@ TEST_CASE("robot: over a WebSocket the hello goes once and everything rides @con
 }
 
 TEST_CASE("robot: subs snapshots by n decide what is sent, a stale or reordered one is ignored") {
-  Robot r;
+  Rover r;
   r.up();
   CHECK(r.s.send("cam", ByteView(std::string_view("x")), std::nullopt, 1.0, r.now) ==
         SendResult::not_wanted);
@@ -193,7 +193,7 @@ TEST_CASE("robot: subs snapshots by n decide what is sent, a stale or reordered 
 }
 
 TEST_CASE("robot: a corrupt carrier closes the session, seq keeps growing across sessions") {
-  Robot r;
+  Rover r;
   r.up();
   r.subs({"cam"}, 1);
   REQUIRE(r.s.send("cam", ByteView(std::string_view("a")), std::nullopt, 1, r.now) ==
@@ -224,7 +224,7 @@ TEST_CASE("robot: a corrupt carrier closes the session, seq keeps growing across
 }
 
 TEST_CASE("robot: published values arrive as events and are answered with pub_ack or pub_nack") {
-  Robot r;
+  Rover r;
   r.up();
   r.carrier(
       data_frame("say", 4, R"({"text":"hi"})", wire::Delivery::reliable, J(R"({"id":"r7"})")));
@@ -245,7 +245,7 @@ TEST_CASE("robot: published values arrive as events and are answered with pub_ac
 }
 
 TEST_CASE("robot: an error whose fix is not a retry stops reconnecting, others reconnect") {
-  Robot r;
+  Rover r;
   r.s.handle_start(r.now);
   r.s.handle_connected(Lane::webtransport, r.now);
   r.actions();
@@ -260,7 +260,7 @@ TEST_CASE("robot: an error whose fix is not a retry stops reconnecting, others r
   CHECK(links.back()["state"] == "stopped");
   CHECK(links.back()["code"] == "auth_failed");
   CHECK_FALSE(r.s.poll_timeout());
-  Robot q;
+  Rover q;
   q.s.handle_start(q.now);
   q.s.handle_connected(Lane::webtransport, q.now);
   q.datagram(J(R"({"t":"error","code":"robot_id_conflict","message":"taken"})"));
@@ -269,7 +269,7 @@ TEST_CASE("robot: an error whose fix is not a retry stops reconnecting, others r
 }
 
 TEST_CASE("robot: teleop from the relay reaches the safety chain, session loss stops the robot") {
-  Robot r;
+  Rover r;
   r.up();
   r.datagram(J(R"({"t":"teleop_start","gen":3})"));
   r.datagram(J(R"({"t":"twist","vx":0.5,"vy":0,"wz":0.1,"seq":1,"ts":1,"gen":3})"));
