@@ -15,9 +15,11 @@ import path from 'node:path';
 import { createRelayTransport } from '../peer/relay-transport.js';
 import { bus, newId, useBus } from './envelope.js';
 import { ensureDirs } from './store.js';
-import { files, readJson, releaseLock, takeLock } from './state.js';
+import { redact } from './redact.js';
+import { files, readJson, readTicket, releaseLock, takeLock } from './state.js';
 import { WakeHook } from './wake.js';
 import { Handoffs } from './sidecar/handoffs.js';
+import { LinkState, roomUrl } from './sidecar/link.js';
 import { Mailbox } from './sidecar/mailbox.js';
 import { Outbox } from './sidecar/outbox.js';
 import { RpcServer } from './sidecar/rpc-server.js';
@@ -108,11 +110,13 @@ export class Sidecar {
   }
 
   async openTransport() {
-    const url = new URL(this.cfg.relay);
-    if (!url.searchParams.has('writer')) url.searchParams.set('writer', this.cfg.id);
-    if (!url.searchParams.has('kind')) url.searchParams.set('kind', 'agent');
-    // Node 22+ has a global WebSocket; Node 20 uses the `ws` package.
-    const WebSocket = globalThis.WebSocket ?? (await import('ws')).default;
+    const url = new URL(
+      roomUrl(this.cfg.relay, this.cfg.room, { ticket: readTicket(this.dir), id: this.cfg.id }),
+    );
+    this.link = new LinkState({ url: url.toString(), room: this.cfg.room, log: this.log });
+    // The `ws` package, not Node's global WebSocket: only it shows a refused upgrade's HTTP
+    // status and body, which is how the relay says why (wrong path, bad ticket).
+    const WebSocket = (await import('ws')).default;
     if (this.cfg.transport === 'webrtc') {
       // Real RTCDataChannels to every member (node-datachannel), signaled through the same relay.
       const { RTCPeerConnection } = await import('node-datachannel/polyfill');
@@ -131,13 +135,20 @@ export class Sidecar {
         log: (...a) => this.log(`webrtc: ${a.map(String).join(' ')}`),
       });
     }
-    return createRelayTransport({
+    const t = createRelayTransport({
       url: url.toString(),
       room: this.cfg.room,
       selfId: this.cfg.id,
       WebSocket,
       onError: (err) => this.log(err.message),
+      onFailure: (f) => this.link.failed(f),
     });
+    t.ready.then(
+      () => this.link.joined(),
+      () => {},
+    );
+    t.subscribe({ reconnect: () => this.link.joined() });
+    return t;
   }
 
   // ---- incoming (already parsed, bound and checked by the bus) ------------------------------
@@ -168,6 +179,7 @@ export class Sidecar {
       instanceId: this.instanceId,
       transport: this.cfg.transport ?? 'relay',
       connected: !!t && (t.isConnected ? t.isConnected() : t.signalingUp()),
+      link: this.link?.status() ?? null,
       roster: t ? t.roster() : [],
       hostile: this.hostile,
       swarm: !!this.swarm.peer,
@@ -270,7 +282,8 @@ async function main() {
     process.exit(2);
   }
   const dir = path.resolve(process.argv[i + 1]);
-  const log = (msg) => console.error(`${new Date().toISOString()} ${msg}`);
+  // Every line passes redact(): the log never holds a ticket or a token.
+  const log = (msg) => console.error(`${new Date().toISOString()} ${redact(msg)}`);
   const cfg = readJson(files(dir).config);
   if (!cfg) {
     log(`no config in ${files(dir).config}; start the sidecar with \`tether agent join\``);
@@ -295,7 +308,7 @@ async function main() {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   main().catch((err) => {
-    console.error(err.stack ?? String(err));
+    console.error(redact(err.stack ?? String(err)));
     process.exit(1);
   });
 }

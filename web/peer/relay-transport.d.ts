@@ -25,7 +25,29 @@ export interface RelayTransportOptions {
   reconnectMaxMs?: number;
   /** Relay rejections and ejections (the transport keeps reconnecting after a drop). */
   onError?(err: Error): void;
+  /**
+   * Called once for each connection attempt that did not reach the room, with what the relay
+   * (or the network) answered. Reporting only: reconnects go on as scheduled.
+   */
+  onFailure?(failure: RelayFailure): void;
 }
+
+/** Why one connection attempt did not reach the room. */
+export type RelayFailure = { attempt: number } & (
+  | /** The socket never opened: code is the Node error code (ECONNREFUSED, ENOTFOUND, a TLS code), or null in a browser. */
+    {
+      stage: 'connect';
+      code: string | null;
+      message: string;
+    } /** The relay answered the upgrade with HTTP `status` (the start of its body; Retry-After if sent). */
+  | {
+      stage: 'upgrade';
+      status: number;
+      body: string;
+      retryAfter: string | null;
+    } /** The socket opened, then closed before the welcome. */
+  | { stage: 'closed'; code: number; reason: string }
+);
 
 export interface RelayTransportStats {
   reconnects: number;

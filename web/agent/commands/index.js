@@ -2,7 +2,7 @@
 // command, write `commands/<name>.js` exporting {name, usage, summary, options?, run(ctx)} (or
 // {name, summary, subcommands: [...]}) and list it here; help, flag checking and "did you mean"
 // come from these specs (web/agent/cli.js, cli/help.js). run(ctx) gets web/agent/cli/context.js.
-import { agentContext } from '../cli/context.js';
+import { agentContext, roomsContext } from '../cli/context.js';
 import broadcast from './broadcast.js';
 import handoff from './handoff.js';
 import handoffs from './handoffs.js';
@@ -15,6 +15,7 @@ import pruneArchive from './prune-archive.js';
 import pull from './pull.js';
 import read from './read.js';
 import receipt from './receipt.js';
+import roomsTicket from './rooms-ticket.js';
 import send from './send.js';
 import share from './share.js';
 import status from './status.js';
@@ -49,4 +50,12 @@ export const AGENT = {
   ],
 };
 
-export const GROUPS = [AGENT];
+export const ROOMS = {
+  name: 'rooms',
+  summary: 'room relay helpers: mint a ticket for local use',
+  globals: { json: { type: 'boolean', help: 'machine-readable output: one JSON object' } },
+  context: roomsContext,
+  commands: [roomsTicket],
+};
+
+export const GROUPS = [AGENT, ROOMS];
