@@ -10,6 +10,7 @@ import history from './history.js';
 import join from './join.js';
 import leave from './leave.js';
 import notify from './notify.js';
+import outbox from './outbox.js';
 import peers from './peers.js';
 import pruneArchive from './prune-archive.js';
 import pull from './pull.js';
@@ -39,6 +40,7 @@ export const AGENT = {
     broadcast,
     read,
     notify,
+    outbox,
     history,
     receipt,
     handoff,
