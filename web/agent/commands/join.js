@@ -26,7 +26,8 @@ export default {
     '--relay ws://HOST:PORT/ --room ROOM --id ID --ticket TICKET [--name N] [--role R] [--transport relay|webrtc] [--wake CMD] [--wait 15s]',
   summary: 'start the sidecar and join the room (later joins reuse the saved settings)',
   details: [
-    'The ticket comes from --ticket, else $TETHER_TICKET, else the one saved by an earlier join.',
+    'The ticket comes from $TETHER_TICKET (or --ticket, but a command line shows in `ps` and',
+    "npm's debug log keeps it), else the one saved by an earlier join.",
     "A deployment mints tickets on its own server (tickets.mintTicket with the relay's secret);",
     'for a local relay, `tether rooms ticket --room ROOM --id ID` mints one from $TICKET_SECRET.',
     'A new ticket for a running sidecar restarts it with that ticket.',
@@ -48,7 +49,7 @@ export default {
     ticket: {
       type: 'string',
       value: 'TICKET',
-      help: 'the room ticket (default: $TETHER_TICKET, else the saved one)',
+      help: 'the room ticket (default: $TETHER_TICKET, else the saved one); prefer $TETHER_TICKET: a command line shows in `ps` and npm logs it',
     },
     name: { type: 'string', value: 'N', help: 'display name (default: the id)' },
     role: { type: 'string', value: 'R', help: 'role announced to peers (default: agent)' },
