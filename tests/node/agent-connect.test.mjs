@@ -66,10 +66,26 @@ test('two agents with real tickets on the Deno relay talk; the ticket is never p
   await waitFor('the wake hook ran', () => fs.existsSync(wakeEnv) && fs.statSync(wakeEnv).size);
   assert.doesNotMatch(fs.readFileSync(wakeEnv, 'utf8'), /^TETHER_TICKET=/m);
 
-  for (const d of [A, B]) await h.ok(d, ['leave']);
+  // A ticket inside --relay is taken out of the settings; a malformed one is masked in the error.
+  const C = h.dir('carol');
+  const tc = await ticket('carol');
+  const jc = await join(h, C, 'carol', `${relay.url}?ticket=${tc}`);
+  assert.equal(jc.code, 0, jc.stderr);
+  h.trackSidecar(C);
+  assert.equal((await h.ok(C, ['status'])).relay, relay.url);
+  assert.equal(fs.readFileSync(path.join(C, 'ticket'), 'utf8').trim(), tc);
+  const bad = await join(h, h.dir('dan'), 'dan', `ws//127.0.0.1/?ticket=${tc}`);
+  assert.equal(bad.code, 2);
+  assert.match(
+    bad.stderr,
+    /--relay must be a ws:\/\/ or wss:\/\/ URL \(got 'ws\/\/127\.0\.0\.1\/\?ticket=<ticket …\S{4}>'\)/,
+  );
+
+  for (const d of [A, B, C]) await h.ok(d, ['leave']);
   for (const [secret, own] of [
     [ta, A],
     [tb, B],
+    [tc, C],
   ])
     h.assertNoSecret(secret, {
       extra: [relay.output()],
