@@ -1,4 +1,4 @@
-// The README's agent walk-through (§ The agent command line), line by line, in a fresh clone:
+// The README's agent walk-through (§ Agents), line by line, in a fresh clone:
 // the files `git clone` would give (every tracked and unignored file of this checkout), the set-up
 // command included. It runs in a private network namespace with only `lo`, so nothing in it may
 // reach the network, and port 8787 is ours. What a clone would download, and nothing else, is
@@ -14,14 +14,14 @@ import { fileURLToPath } from 'node:url';
 import { inPrivateNetns } from './lib/agent-harness.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const SECTION = '### The agent command line';
+const SECTION = '### Agents';
 
-/** The first ```sh block of the README's agent section, as lines. */
+/** The first ```sh block of the README's § Agents, as lines. */
 function readmeAgentBlock(readme) {
   const at = readme.indexOf(SECTION);
   assert.ok(at >= 0, `README has a "${SECTION}" section`);
   const m = /```sh\n([\s\S]*?)\n```/.exec(readme.slice(at));
-  assert.ok(m, 'the agent section starts with a sh block');
+  assert.ok(m, '§ Agents has a sh block');
   return m[1].split('\n').filter((l) => l.trim() !== '');
 }
 
@@ -71,7 +71,7 @@ function ccacheEnv() {
 
 if (await inPrivateNetns(import.meta.url, { timeoutMs: 1_200_000 })) {
   test(
-    'README § The agent command line, line by line, in a fresh clone',
+    'README § Agents, line by line, in a fresh clone',
     { timeout: 1_100_000 },
     async (t) => {
       const lines = readmeAgentBlock(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'));
