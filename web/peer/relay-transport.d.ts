@@ -34,20 +34,37 @@ export interface RelayTransportOptions {
 
 /** Why one connection attempt did not reach the room. */
 export type RelayFailure = { attempt: number } & (
-  | /** The socket never opened: code is the Node error code (ECONNREFUSED, ENOTFOUND, a TLS code), or null in a browser. */
-    {
-      stage: 'connect';
-      code: string | null;
-      message: string;
-    } /** The relay answered the upgrade with HTTP `status` (the start of its body; Retry-After if sent). */
-  | {
-      stage: 'upgrade';
-      status: number;
-      body: string;
-      retryAfter: string | null;
-    } /** The socket opened, then closed before the welcome. */
-  | { stage: 'closed'; code: number; reason: string }
+  RelayFailureConnect | RelayFailureUpgrade | RelayFailureRejected | RelayFailureClosed
 );
+
+/** The socket never opened: `code` is Node's error code (ECONNREFUSED, ENOTFOUND, a TLS code), or null in a browser. */
+export interface RelayFailureConnect {
+  stage: 'connect';
+  code: string | null;
+  message: string;
+}
+
+/** The relay answered the upgrade with HTTP `status` (the start of its body; Retry-After if sent). */
+export interface RelayFailureUpgrade {
+  stage: 'upgrade';
+  status: number;
+  body: string;
+  retryAfter: string | null;
+}
+
+/** The relay refused our hello (a proto or policy mismatch); the transport stops reconnecting. */
+export interface RelayFailureRejected {
+  stage: 'rejected';
+  reason: string;
+  message: string;
+}
+
+/** The socket opened, then closed before the welcome. */
+export interface RelayFailureClosed {
+  stage: 'closed';
+  code: number;
+  reason: string;
+}
 
 export interface RelayTransportStats {
   reconnects: number;
