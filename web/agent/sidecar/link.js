@@ -7,9 +7,9 @@
 // web/host/rooms.js) is `/rooms/<name>?ticket=<ticket>`; --relay is the relay's base URL and the
 // agent adds the rest. Without a ticket it connects as the loopback test relay expects
 // (?writer=&kind=, tests/e2e/lib/room_server.mjs), which production relays answer with 401.
+import { ROOMS_PATH, parseRefusal } from '../../edge/room-request.js';
 import { redact } from '../redact.js';
 
-const ROOM_SEGMENT = 'rooms';
 const MAX_QUOTED = 240; // of a relay's HTTP body, quoted in our messages
 
 /** Node's codes for a TLS certificate the client does not trust (tls.checkServerIdentity etc.). */
@@ -40,7 +40,7 @@ export function splitTicket(relay) {
 /** The URL the transport connects to: <relay base>/rooms/<room>, with the ticket if there is one. */
 export function roomUrl(relay, room, { ticket = null, id, kind = 'agent' }) {
   const u = new URL(relay);
-  const tail = `/${ROOM_SEGMENT}/${encodeURIComponent(room)}`;
+  const tail = `${ROOMS_PATH}${encodeURIComponent(room)}`;
   if (!u.pathname.endsWith(tail)) u.pathname = u.pathname.replace(/\/*$/, '') + tail;
   if (ticket) u.searchParams.set('ticket', ticket);
   else {
@@ -118,11 +118,11 @@ export function describeFailure(f, { url, room }) {
     const body = oneLine(f.body);
     const said = body ? `: "${body}"` : '';
     if (f.status === 401) {
-      const m = /^([a-z]+): *(.*)$/.exec(body);
-      const reason = m && m[1] in TICKET_FIX ? m[1] : 'unknown';
+      const m = parseRefusal(body);
+      const reason = m && m.reason in TICKET_FIX ? m.reason : 'unknown';
       const fix =
         TICKET_FIX[reason] ??
-        `${m?.[2] || body || 'no reason given'}; mint one for this room, ${REJOIN}`;
+        `${m?.message || body || 'no reason given'}; mint one for this room, ${REJOIN}`;
       return {
         kind: `ticket-${reason}`,
         retryable: false,
@@ -133,7 +133,7 @@ export function describeFailure(f, { url, room }) {
       return {
         kind: 'not-found',
         retryable: false,
-        message: `the relay has no room endpoint at ${path} (HTTP 404${said}); --relay is the relay's base URL (ws://HOST:PORT/) and the agent adds /${ROOM_SEGMENT}/<room>`,
+        message: `the relay has no room endpoint at ${path} (HTTP 404${said}); --relay is the relay's base URL (ws://HOST:PORT/) and the agent adds ${ROOMS_PATH}<room>`,
       };
     if (f.status === 429 || f.status === 503 || f.status === 502 || f.status === 504)
       return {
