@@ -1,0 +1,72 @@
+// How the local SFU and the robot camera set up their werift peer connections, so both ends of a
+// loopback media path are configured alike (web/sfu/README.md § Media). Every choice here answers
+// a pitfall met on these machines: H.264 Constrained Baseline 42e01f with packetization-mode 1
+// (Chromium's WebRTC decodes it everywhere; no High profile), no header extensions (their ids are
+// per connection, and forwarded packets would carry the publisher's), no public STUN server (the
+// werift default), and host candidates on one address only.
+import { RTCPeerConnection, useH264 } from 'werift';
+
+/** The one video codec the SFU forwards: H.264 Constrained Baseline, packetization-mode 1. */
+export const H264_PROFILE =
+  'profile-level-id=42e01f;packetization-mode=1;level-asymmetry-allowed=1';
+
+/**
+ * A werift peer connection. With an `address`, its ICE host candidates are that address alone:
+ * werift leaves loopback out of its interface list (so it is added back) and advertises every
+ * other interface too, but the sockets are bound to `address`, so candidates on other addresses
+ * could never be reached and `keepCandidatesOn` drops them from every description handed out.
+ * With `address: null` it gathers on every interface (and through `iceServers`), as a robot on a
+ * real network talking to Cloudflare must.
+ */
+export function createPeer({ address, iceServers = [] }) {
+  return new RTCPeerConnection({
+    codecs: { video: [useH264({ parameters: H264_PROFILE })], audio: [] },
+    headerExtensions: { video: [], audio: [] },
+    iceServers,
+    iceUseIpv6: false,
+    ...(address
+      ? { iceInterfaceAddresses: { udp4: address }, iceAdditionalHostAddresses: [address] }
+      : {}),
+    bundlePolicy: 'max-bundle',
+  });
+}
+
+/** `sdp` with only the ICE candidates on `address` (all of them when address is null). */
+export function keepCandidatesOn(sdp, address) {
+  if (!address) return sdp;
+  return sdp
+    .split('\r\n')
+    .filter((line) => !line.startsWith('a=candidate:') || line.split(' ')[4] === address)
+    .join('\r\n');
+}
+
+/**
+ * The local description after werift has gathered (it resolves with candidates in the SDP). An
+ * answer's BUNDLE group is cut down to the offered one: werift keeps a section the offerer has
+ * just stopped (port 0, out of its group) in the answer's group, which Chromium refuses.
+ */
+export async function localDescription(pc, address, kind) {
+  const desc = kind === 'offer' ? await pc.createOffer() : await pc.createAnswer();
+  await pc.setLocalDescription(desc);
+  let sdp = keepCandidatesOn(pc.localDescription.sdp, address);
+  if (kind === 'answer') sdp = bundleWithin(sdp, pc.remoteDescription.sdp);
+  return { type: kind, sdp };
+}
+
+/** `answer` with its BUNDLE group holding only mids of the offer's BUNDLE group. */
+export function bundleWithin(answer, offer) {
+  const group = (sdp) =>
+    /^a=group:BUNDLE(.*)$/m.exec(sdp)?.[1].trim().split(/\s+/).filter(Boolean) ?? null;
+  const offered = group(offer);
+  if (!offered) return answer;
+  const kept = (group(answer) ?? []).filter((mid) => offered.includes(mid));
+  return answer.replace(/^a=group:BUNDLE.*$/m, `a=group:BUNDLE ${kept.join(' ')}`);
+}
+
+/** The mids of an SDP's media sections, in order. */
+export function sdpMids(sdp) {
+  const mids = [];
+  for (const line of sdp.split(/\r?\n/))
+    if (line.startsWith('a=mid:')) mids.push(line.slice(6).trim());
+  return mids;
+}
