@@ -6,6 +6,7 @@
 // before it is buffered, UTF-8, JSON), then an injected failure, then the session, then the
 // fields, and only then does anything touch a peer connection.
 import { ApiError, fail } from './errors.js';
+import { missingWebRtcLines } from './peer.js';
 import { bodyLimit, MAX_NAME_CHARS, MAX_TURN_TTL_S } from './limits.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -46,6 +47,12 @@ export function createApiHandler(sfu, { admin = false } = {}) {
       fail(
         'invalid_session_description',
         `${what}.sdp is not an SDP (it must start with "v=0"): send your peer connection's description unchanged`,
+      );
+    const missing = missingWebRtcLines(v.sdp);
+    if (missing)
+      fail(
+        'invalid_session_description',
+        `${what}.sdp has no ${missing} line: it is not a complete WebRTC description; send your peer connection's description unchanged`,
       );
     return { type: v.type, sdp: v.sdp };
   }
@@ -368,8 +375,9 @@ export function createApiHandler(sfu, { admin = false } = {}) {
       ...out.headers,
     });
     // A refused oversized body is not read to its end: the connection closes after the answer.
+    const socket = req.socket;
     res.end(text, () => {
-      if (out.headers.connection === 'close') req.socket.destroy();
+      if (out.headers.connection === 'close') socket?.destroy();
     });
   };
 }

@@ -70,3 +70,53 @@ export function sdpMids(sdp) {
     if (line.startsWith('a=mid:')) mids.push(line.slice(6).trim());
   return mids;
 }
+
+/**
+ * The first attribute a WebRTC description cannot do without (ICE credentials, the DTLS
+ * fingerprint, a media section with a mid) that `sdp` lacks, or null. werift accepts
+ * descriptions without them and fails later, out of sight.
+ */
+export function missingWebRtcLines(sdp) {
+  for (const [what, re] of [
+    ['m=', /^m=/m],
+    ['a=mid', /^a=mid:/m],
+    ['a=ice-ufrag', /^a=ice-ufrag:/m],
+    ['a=ice-pwd', /^a=ice-pwd:/m],
+    ['a=fingerprint', /^a=fingerprint:/m],
+  ])
+    if (!re.test(sdp)) return what;
+  return null;
+}
+
+/** The lines of media section `mid`, trimmed ([] when no section has that mid). */
+function section(sdp, mid) {
+  const sections = sdp.split(/\r?\n(?=m=)/).map((sec) => sec.split(/\r?\n/).map((l) => l.trim()));
+  return sections.find((ls) => ls.includes(`a=mid:${mid}`)) ?? [];
+}
+
+/** The direction of the media section `mid` (sendrecv when the section names none). */
+export function sdpDirection(sdp, mid) {
+  const lines = section(sdp, mid);
+  return (
+    ['sendrecv', 'sendonly', 'recvonly', 'inactive'].find((d) => lines.includes(`a=${d}`)) ??
+    'sendrecv'
+  );
+}
+
+/**
+ * Why the SFU cannot take video from section `mid` of an offer, or null: it must be a live video
+ * section (a port other than 0) offering H.264 with packetization-mode 1, the one codec forwarded.
+ */
+export function videoSectionProblem(sdp, mid) {
+  const lines = section(sdp, mid);
+  const m = /^m=(\S+) (\d+) /.exec(lines[0] ?? '');
+  if (!m || m[1] !== 'video') return `mid ${mid} is not a video media section`;
+  if (m[2] === '0') return `mid ${mid} is rejected (port 0) in the offer`;
+  const h264 = lines.map((l) => /^a=rtpmap:(\d+) H264\/90000/i.exec(l)?.[1]).filter(Boolean);
+  const mode1 = h264.some((pt) =>
+    lines.some((l) => l.startsWith(`a=fmtp:${pt} `) && /packetization-mode=1/.test(l)),
+  );
+  if (!mode1)
+    return `mid ${mid} offers no H.264 with packetization-mode=1, the codec the SFU forwards`;
+  return null;
+}

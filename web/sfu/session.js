@@ -11,7 +11,13 @@
 // subscriber that becomes ready asks the publisher for a keyframe once.
 import { MediaStreamTrack, RtpPacket } from 'werift';
 import { ApiError, fail } from './errors.js';
-import { createPeer, localDescription, sdpMids } from './peer.js';
+import {
+  createPeer,
+  localDescription,
+  sdpDirection,
+  sdpMids,
+  videoSectionProblem,
+} from './peer.js';
 
 export class Session {
   constructor(sfu, id, appId) {
@@ -98,6 +104,16 @@ export class Session {
     const known = new Set(this.pc?.remoteDescription ? sdpMids(this.pc.remoteDescription.sdp) : []);
     const offered = offer ? new Set(sdpMids(offer.sdp)) : known;
     for (const t of tracks) {
+      if (offer && offered.has(t.mid)) {
+        const problem = videoSectionProblem(offer.sdp, t.mid);
+        if (problem) fail('invalid_session_description', `track ${t.trackName}: ${problem}`);
+        const direction = sdpDirection(offer.sdp, t.mid);
+        if (direction !== 'sendonly' && direction !== 'sendrecv')
+          fail(
+            'invalid_params',
+            `track ${t.trackName}: mid ${t.mid} is ${direction} in the offer; a published track's transceiver sends (sendonly)`,
+          );
+      }
       if (!offered.has(t.mid))
         fail(
           'invalid_params',
