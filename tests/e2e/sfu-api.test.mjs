@@ -1,4 +1,4 @@
-// The local SFU's API against Cloudflare Realtime's shapes (web/sfu/README.md § API): answers of
+// The local SFU's API against Cloudflare Realtime's shapes (docs/webrtc-video.md § API): answers of
 // every call, bearer auth, Cloudflare-shaped errors for bad secrets, unknown apps and sessions,
 // malformed, truncated, oversized and hostile bodies (the body bound, MAX_SDP_LEN and
 // MAX_RTC_TRACKS from the wire core, enforced before any peer connection is touched), TURN

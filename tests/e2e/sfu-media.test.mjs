@@ -51,10 +51,11 @@ if (inNetns(import.meta.url)) {
       `${what}: the frame counter moved (${s.first.counter} -> ${s.last.counter})`,
     );
     const layout = patternLayout(640, 480);
-    assert.equal(
-      s.last.barX,
-      barX(layout, s.last.counter),
-      `${what}: the bar is where frame ${s.last.counter} draws it`,
+    // Within 2 px: the encoder may soften the bar's edge; it moves 8 px a frame.
+    const expectedBar = barX(layout, s.last.counter);
+    assert.ok(
+      Math.abs(s.last.barX - expectedBar) <= 2,
+      `${what}: the bar is at ${s.last.barX}, where frame ${s.last.counter} draws it (${expectedBar})`,
     );
     assert.notEqual(s.first.barX, s.last.barX, `${what}: the bar moved`);
     for (let i = 1; i < s.counters.length; i++)

@@ -1,5 +1,5 @@
 // The local SFU's HTTP API: the subset of Cloudflare Realtime's Connection API and TURN key API
-// that the cockpit relay brokers with (web/sfu/README.md § API), with the same paths, bodies,
+// that the cockpit relay brokers with (docs/webrtc-video.md § API), with the same paths, bodies,
 // statuses and error shapes, plus admin endpoints for failure injection when enabled.
 //
 // Every request is checked in the same order: route, then bearer auth, then the body (bounded
@@ -72,7 +72,7 @@ export function createApiHandler(sfu, { admin = false } = {}) {
   const notHere = (what) =>
     fail(
       'invalid_params',
-      `${what} is not implemented by the local SFU (web/sfu/README.md lists what is)`,
+      `${what} is not implemented by the local SFU (docs/webrtc-video.md lists what is)`,
     );
 
   // --- the operations --------------------------------------------------------------------------
@@ -307,7 +307,7 @@ export function createApiHandler(sfu, { admin = false } = {}) {
     if (!r)
       fail(
         'not_found',
-        `no such endpoint: ${req.method} ${url.pathname} (web/sfu/README.md lists the API)`,
+        `no such endpoint: ${req.method} ${url.pathname} (docs/webrtc-video.md lists the API)`,
         404,
       );
     if (req.method !== r.method)

@@ -1,4 +1,4 @@
-// A robot camera that streams over WebRTC (web/sfu/README.md § Robot camera): for each track
+// A robot camera that streams over WebRTC (docs/webrtc-video.md § Robot camera): for each track
 // channel, frames of the test pattern (pattern.js) are drawn here at the camera's rate and piped
 // raw into Debian's ffmpeg, which encodes H.264 Constrained Baseline (no B-frames, yuv420p, a
 // keyframe every `keyframeInterval` frames) to RTP on a loopback UDP port; this bridge reads the

@@ -1,4 +1,4 @@
-// The robot camera's test pattern, drawn and read back by pixels (web/sfu/README.md § Robot
+// The robot camera's test pattern, drawn and read back by pixels (docs/webrtc-video.md § Robot
 // camera). Each frame carries, as rows of black and white cells across the top, its frame counter,
 // the counter's complement (so a misread is caught), and the wall-clock millisecond it was made
 // (low 32 bits); below them a white bar moves 8 px a frame across colour ramps. A viewer that

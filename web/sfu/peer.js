@@ -1,5 +1,5 @@
 // How the local SFU and the robot camera set up their werift peer connections, so both ends of a
-// loopback media path are configured alike (web/sfu/README.md § Media). Every choice here answers
+// loopback media path are configured alike (docs/webrtc-video.md § Media). Every choice here answers
 // a pitfall met on these machines: H.264 Constrained Baseline 42e01f with packetization-mode 1
 // (Chromium's WebRTC decodes it everywhere; no High profile), no header extensions (their ids are
 // per connection, and forwarded packets would carry the publisher's), no public STUN server (the

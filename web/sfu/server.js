@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The local SFU's command line (web/sfu/README.md): Cloudflare Realtime's API subset on loopback,
+// The local SFU's command line (docs/webrtc-video.md): Cloudflare Realtime's API subset on loopback,
 // forwarding real media. Prints its credentials and a ready line; Ctrl-C stops it.
 //
 //   node web/sfu/server.js [--port 7790] [--host 127.0.0.1] [--rtc-file-out FILE]
@@ -48,7 +48,10 @@ function parseFlags(args) {
       if (i + 1 >= args.length) die(`${a} needs a value; ${USAGE}`);
       return args[++i];
     };
-    if (a in numbers) {
+    if (a === '--help') {
+      console.log(`node web/sfu/server.js [flags]: the local SFU (docs/webrtc-video.md)\n${USAGE}`);
+      process.exit(0);
+    } else if (a in numbers) {
       const n = Number(next());
       if (!Number.isInteger(n) || n < 0) die(`${a} takes a whole number, not ${args[i]}`);
       f[numbers[a]] = n;

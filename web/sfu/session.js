@@ -1,6 +1,6 @@
 // One SFU session: one werift peer connection, the tracks it publishes (local tracks) and the
 // tracks it pulls from other sessions (remote tracks), and the RTP forwarding between them
-// (web/sfu/README.md § Media). Cloudflare Realtime's model: a session is a PeerConnection; a
+// (docs/webrtc-video.md § Media). Cloudflare Realtime's model: a session is a PeerConnection; a
 // published track is named by (sessionId, trackName); a pull gets its own transceiver (mid) on the
 // pulling session.
 //

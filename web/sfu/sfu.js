@@ -1,5 +1,5 @@
 // The local SFU: Cloudflare Realtime's Connection API subset over real werift peer connections,
-// on loopback (web/sfu/README.md). `startSfu()` starts it in this process; `server.js` is its CLI.
+// on loopback (docs/webrtc-video.md). `startSfu()` starts it in this process; `server.js` is its CLI.
 // This file holds the state every session shares: apps and TURN keys, the sessions, track
 // collection after a window without media, session expiry, TURN credentials, and the failure
 // injection the end-to-end tests use to produce rtc_failed and rtc_session_gone.
