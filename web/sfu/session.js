@@ -58,6 +58,7 @@ export class Session {
     this.pc = pc;
     pc.ontrack = ({ track, transceiver }) => {
       const mid = transceiver.mid;
+      if (this.receivers.get(mid)?.track === track) return; // one listener per track, however often it is announced
       this.receivers.set(mid, { track, receiver: transceiver.receiver });
       track.onReceiveRtp.subscribe((rtp) => this.forward(mid, rtp));
       const pub = this.publicationByMid.get(mid);
