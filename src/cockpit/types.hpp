@@ -16,6 +16,9 @@
 
 namespace tether::cockpit {
 
+// The encoding of a WebRTC track channel (§ WebRTC video).
+constexpr char kTrackEncoding[] = "video.webrtc.v1";
+
 using SessionId = std::uint64_t;
 using StreamId = std::uint64_t;  // relay-assigned; incoming, outgoing and carriers share one space
 
