@@ -57,6 +57,7 @@ void RobotSession::on_rtc_message(const wire::Message& m, TimeMs now) {
       if (m.body["code"] == wire::error_name(ErrorCode::rtc_session_gone)) {
         // The relay's SFU session for this robot is gone: a fresh peer connection, a new offer.
         rtc_.lost();
+        rtc_event();
         rtc_open(now);
       }
       return;
@@ -100,8 +101,8 @@ bool RobotSession::handle_media_resumed(const std::string& ch, TimeMs gap_ms, Ti
 void RobotSession::handle_rtc_state(const std::string& state, TimeMs now) {
   if (state != "failed" || rtc_.pc() == ClientRtc::Pc::none) return;
   rtc_.lost();
+  rtc_event();
   rtc_open(now);
-  if (rtc_.pc() == ClientRtc::Pc::none) rtc_event();  // reopening waits for its slot
 }
 
 }  // namespace tether::cockpit
