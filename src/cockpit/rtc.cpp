@@ -74,6 +74,11 @@ const Json* track_entry(const Json& body, const std::string& ch) {
   return nullptr;
 }
 
+// Adds one track's error to a list of them.
+void note(std::string& failed, const std::string& ch, const std::string& err) {
+  failed += (failed.empty() ? "" : "; ") + ch + ": " + err;
+}
+
 // An SFU's per-track error ("" for none): its code and description, quoted.
 std::string track_error(const Json& entry) {
   auto code = text_field(entry, "errorCode", wire::kMaxShortTextChars);
@@ -680,19 +685,13 @@ Rtc::Outcome Rtc::on_robot_publish(Peer& p, const Result& r, Sessions& sessions,
     ++t.generation;
     t.active = err.empty();
     t.redeclare = !err.empty();  // declared again after the backoff
-    if (!err.empty()) failed += (failed.empty() ? "" : "; ") + t.ch + ": " + err;
+    if (!err.empty()) note(failed, t.ch, err);
   }
   p.offer.clear();
   p.ready = true;
   send(p, *m, sessions, out, now);
   advance_watchers(p.robot_id, sessions, out, now);
-  if (failed.empty()) return Outcome::clean;
-  schedule_retry(p, now);
-  send_error(p, ErrorCode::rtc_failed,
-             "the SFU did not publish " + failed + "; the relay declares them again in " +
-                 std::to_string(*p.retry_at - now) + " ms",
-             sessions, out, now);
-  return Outcome::partial;
+  return tracks_refused(p, Job::robot_publish, failed, sessions, out, now);
 }
 
 Rtc::Outcome Rtc::on_robot_declare(Peer& p, const Call& c, const Result& r, Sessions& sessions,
@@ -708,17 +707,11 @@ Rtc::Outcome Rtc::on_robot_declare(Peer& p, const Call& c, const Result& r, Sess
       t.active = true;
       t.redeclare = false;
     } else {
-      failed += (failed.empty() ? "" : "; ") + t.ch + ": " + err;
+      note(failed, t.ch, err);
     }
   }
   advance_watchers(p.robot_id, sessions, out, now);
-  if (failed.empty()) return Outcome::clean;
-  schedule_retry(p, now);
-  send_error(p, ErrorCode::rtc_failed,
-             "the SFU did not declare " + failed + " again; the relay retries in " +
-                 std::to_string(*p.retry_at - now) + " ms",
-             sessions, out, now);
-  return Outcome::partial;
+  return tracks_refused(p, Job::robot_declare, failed, sessions, out, now);
 }
 
 Rtc::Outcome Rtc::on_viewer_session(Peer& p, const Result& r, Sessions& sessions, Outbox& out,
@@ -757,7 +750,7 @@ Rtc::Outcome Rtc::on_pull(Peer& p, const Call& c, const Result& r, Sessions& ses
       continue;
     }
     if (!err.empty()) {
-      failed += (failed.empty() ? "" : "; ") + ch + ": " + err;
+      note(failed, ch, err);
       continue;
     }
     auto mid = text_field(*e, "mid", wire::kMaxShortTextChars);
@@ -784,11 +777,16 @@ Rtc::Outcome Rtc::on_pull(Peer& p, const Call& c, const Result& r, Sessions& ses
     p.awaiting_answer = true;
     send(p, *m, sessions, out, now);
   }
+  return tracks_refused(p, Job::pull, failed, sessions, out, now);
+}
+
+Rtc::Outcome Rtc::tracks_refused(Peer& p, Job job, const std::string& failed, Sessions& sessions,
+                                 Outbox& out, TimeMs now) {
   if (failed.empty()) return Outcome::clean;
   schedule_retry(p, now);
   send_error(p, ErrorCode::rtc_failed,
-             "the SFU did not pull " + failed + "; the relay retries in " +
-                 std::to_string(*p.retry_at - now) + " ms",
+             std::string("the SFU refused tracks while ") + job_text(int(job)) + " (" + failed +
+                 "); the relay retries in " + std::to_string(*p.retry_at - now) + " ms",
              sessions, out, now);
   return Outcome::partial;
 }

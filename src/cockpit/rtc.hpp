@@ -230,6 +230,10 @@ class Rtc {
   Outcome on_viewer_session(Peer& p, const Result& r, Sessions& sessions, Outbox& out, TimeMs now);
   Outcome on_pull(Peer& p, const Call& c, const Result& r, Sessions& sessions, Outbox& out,
                   TimeMs now);
+  // Tracks the SFU refused in an answer otherwise taken (`failed` lists them): rtc_failed and a
+  // retry after the backoff.
+  Outcome tracks_refused(Peer& p, Job job, const std::string& failed, Sessions& sessions,
+                         Outbox& out, TimeMs now);
 
   bool enabled_ = false;
   RtcConfig config_;

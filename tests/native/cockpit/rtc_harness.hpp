@@ -266,6 +266,14 @@ struct RtcHarness : Harness {
     m["robotId"] = robot_id;
     viewer_send(v, m);
   }
+  // A viewer whose pulls of `chs` are made and answered (the SFU model answering everything).
+  SessionId video_viewer(const std::string& robot_id, std::vector<std::string> chs = {"front"}) {
+    SessionId v = rtc_viewer(robot_id, std::move(chs));
+    settle();
+    viewer_answer(v);
+    settle();
+    return v;
+  }
   // A viewer watching `robot_id`, with its SFU session made, subscribed to `chs`.
   SessionId rtc_viewer(const std::string& robot_id, std::vector<std::string> chs = {"front"}) {
     SessionId v = watcher(robot_id);

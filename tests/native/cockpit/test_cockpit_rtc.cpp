@@ -357,10 +357,7 @@ TEST_CASE(
     "anew") {
   RtcHarness h;
   h.rtc_robot("r1");
-  SessionId v = h.rtc_viewer("r1");
-  h.settle();
-  h.viewer_answer(v);
-  h.settle();
+  SessionId v = h.video_viewer("r1");
   h.unsub(v, "front");
   SfuCall close = one_call(h.take(), SfuOp::close_tracks);
   CHECK(close.sfu == "S2");
@@ -609,10 +606,7 @@ TEST_CASE(
     "video back") {
   RtcHarness h;
   h.rtc_robot("r1");
-  SessionId v = h.rtc_viewer("r1");
-  h.settle();
-  h.viewer_answer(v);
-  h.settle();
+  SessionId v = h.video_viewer("r1");
   h.sfu.lose("S2");
   h.unsub(v, "front");  // the next call on the lost session
   auto acts = h.settle();
@@ -637,10 +631,7 @@ TEST_CASE(
     "republishes") {
   RtcHarness h;
   SessionId r = h.rtc_robot("r1");
-  SessionId v = h.rtc_viewer("r1");
-  h.settle();
-  h.viewer_answer(v);
-  h.settle();
+  SessionId v = h.video_viewer("r1");
   h.sfu.lose("S1");
   h.robot_stalled(r, "front");  // the declare meets the lost session
   auto acts = h.settle();
@@ -660,10 +651,7 @@ TEST_CASE(
 TEST_CASE("rtc: a viewer session is retired after kMaxPullsPerRtcSession pulls") {
   RtcHarness h;
   SessionId r = h.rtc_robot("r1", {"front"});
-  SessionId v = h.rtc_viewer("r1");
-  h.settle();
-  h.viewer_answer(v);
-  h.settle();
+  SessionId v = h.video_viewer("r1");
   std::size_t offers = 1;
   for (;;) {
     h.sfu.collect("S1", "front");
@@ -718,10 +706,7 @@ TEST_CASE(
     "again") {
   RtcHarness h;
   SessionId r = h.rtc_robot("r1");
-  SessionId v = h.rtc_viewer("r1");
-  h.settle();
-  h.viewer_answer(v);
-  h.settle();
+  SessionId v = h.video_viewer("r1");
   h.relay.handle_session_closed(r, h.now);
   h.settle();
   CHECK(h.sfu.seen.back().op == SfuOp::close_tracks);
@@ -738,10 +723,7 @@ TEST_CASE(
 TEST_CASE("rtc: a robot's new offer replaces its tracks, and its viewers move to them") {
   RtcHarness h;
   SessionId r = h.rtc_robot("r1");
-  SessionId v = h.rtc_viewer("r1");
-  h.settle();
-  h.viewer_answer(v);
-  h.settle();
+  SessionId v = h.video_viewer("r1");
   h.robot_offer(r, {"front"}, "-2");
   auto acts = h.settle();
   CHECK(got(acts, r, "rtc_answer").size() == 1);
@@ -797,4 +779,53 @@ TEST_CASE("rtc: stats show each robot's published tracks, their pulls, and the b
   CHECK(s["rtc"]["calls"] ==
         8);  // robot: session, publish; each viewer: session, pull, renegotiate
   CHECK(s["rtc"]["failed"] == 0);
+}
+
+TEST_CASE("rtc: a track the SFU refuses in a pull is rtc_failed and pulled again after the backoff") {
+  RtcHarness h;
+  h.rtc_robot("r1");
+  SessionId v = h.rtc_viewer("r1", {});
+  h.settle();
+  h.sub(v, "front");
+  SfuCall pull = one_call(h.take(), SfuOp::new_tracks);
+  Json refused = J(R"({"requiresImmediateRenegotiation":false,"tracks":[{"trackName":"front",
+    "sessionId":"S1","errorCode":"internal_error","errorDescription":"try later"}]})");
+  h.result(pull.token, ok_result(refused));
+  auto ms = H::messages(h.take(), v);
+  REQUIRE(ms.size() == 1);
+  CHECK(ms[0]["code"] == "rtc_failed");
+  CHECK(ms[0]["message"] ==
+        "the SFU refused tracks while pulling tracks (front: internal_error: try later); the "
+        "relay retries in 500 ms");
+  h.advance(500);
+  pull = one_call(h.take(), SfuOp::new_tracks);
+  h.result(pull.token, h.sfu.answer(pull));
+  CHECK(got(h.take(), v, "rtc_offer").size() == 1);
+}
+
+TEST_CASE("rtc: a track the SFU does not publish is answered anyway and declared again after the backoff") {
+  RtcHarness h;
+  SessionId r = h.robot("r1", rtc_manifest());
+  h.take();
+  h.robot_offer(r, {"front", "rear"});
+  SfuCall made = one_call(h.take(), SfuOp::new_session);
+  h.result(made.token, h.sfu.answer(made));
+  SfuCall pub = one_call(h.take(), SfuOp::new_tracks);
+  Json body = h.sfu.answer(pub)["body"];
+  body["tracks"][1]["errorCode"] = "invalid_track";
+  body["tracks"][1].erase("mid");
+  h.result(pub.token, ok_result(body));
+  auto acts = h.take();
+  CHECK(got(acts, r, "rtc_answer").size() == 1);
+  CHECK(H::errors(acts, r) == std::vector<std::string>{"rtc_failed"});
+  auto tracks = h.relay.stats()["robots"][0]["rtc"]["tracks"];
+  CHECK(tracks["front"]["active"] == true);
+  CHECK(tracks["rear"]["active"] == false);
+  h.advance(500);
+  SfuCall declare = one_call(h.take(), SfuOp::new_tracks);
+  CHECK(to_json(declare.body) ==
+        R"({"tracks":[{"location":"local","mid":"1","trackName":"rear"}]})");
+  h.result(declare.token, h.sfu.answer(declare));
+  h.take();
+  CHECK(h.relay.stats()["robots"][0]["rtc"]["tracks"]["rear"]["active"] == true);
 }
