@@ -139,6 +139,34 @@ test('pack: the tarball holds every file the exports and the bin name, and no bu
   );
 });
 
+test('pack: every module the entry points reach is in the installed package', async () => {
+  // esbuild follows every static and literal dynamic import; an import of a file the tarball
+  // lacks fails the build. The sidecar is spawned by path (web/agent/commands/join.js), the OPFS
+  // worker by URL, so both are entry points too.
+  const entryPoints = [
+    ...shippedTargets().filter((f) => /\.m?js$/.test(f)),
+    'web/agent/sidecar.js',
+  ];
+  const result = await build({
+    absWorkingDir: installed,
+    entryPoints,
+    bundle: true,
+    write: false,
+    outdir: join(work, 'reach'),
+    format: 'esm',
+    platform: 'node',
+    packages: 'external',
+    loader: { '.wasm': 'file' },
+    metafile: true,
+    logLevel: 'silent',
+  }).catch((e) => assert.fail(`an import does not resolve inside the package: ${e.message}`));
+  const reached = Object.keys(result.metafile.inputs).filter((f) => !f.startsWith('..'));
+  assert.ok(
+    reached.includes('web/agent/cli.js') && reached.includes('build/wasm/tether.mjs'),
+    `${reached}`,
+  );
+});
+
 function checkUsage(r) {
   assert.deepEqual(
     r.wire.prefix,
