@@ -159,7 +159,11 @@ test('pack: every module the entry points reach is in the installed package', as
     loader: { '.wasm': 'file' },
     metafile: true,
     logLevel: 'silent',
-  }).catch((e) => assert.fail(`an import does not resolve inside the package: ${e.message}`));
+  }).catch((e) =>
+    assert.fail(
+      `an import does not resolve inside the package (add the file or its folder to package.json's files): ${e.message}`,
+    ),
+  );
   const reached = Object.keys(result.metafile.inputs).filter((f) => !f.startsWith('..'));
   assert.ok(
     reached.includes('web/agent/cli.js') && reached.includes('build/wasm/tether.mjs'),
