@@ -25,6 +25,11 @@ const fullUrl = (ext) => new URL(`../../build/wasm/tether${ext}`, import.meta.ur
  * Makes a module available to every glue in this program: the descriptor a file in
  * web/glue/modules/ builds from the module's own JS (`tetherModule`: its name and bindings).
  */
+/** The names of the modules this program has instantiated (diagnostics, tests). */
+export function loadedTetherModules() {
+  return [...shared.keys()].filter((name) => shared.get(name).settled).sort();
+}
+
 export function registerTetherModule(descriptor) {
   if (!registered.some((d) => d.name === descriptor.name)) registered.push(descriptor);
 }
@@ -103,7 +108,10 @@ export async function loadTetherModule(options = {}, binding) {
   if (!loading) {
     loading = instantiate(descriptor, options);
     shared.set(descriptor.name, loading);
-    loading.catch(() => shared.delete(descriptor.name)); // a later call may succeed (e.g. after a build)
+    loading.then(
+      () => (loading.settled = true),
+      () => shared.delete(descriptor.name), // a later call may succeed (e.g. after a build)
+    );
   }
   return loading;
 }
