@@ -39,7 +39,8 @@ export async function typed(transport: PeerTransport): Promise<number> {
     .connect({ send: (m) => inbox.push(m) }, { writer: 'w' })
     .receive(JSON.parse(client.hello()));
   const cockpit = await loadCockpitRelay();
-  const actions: Action[] = cockpit.takeActions();
+  const action: Action | null = cockpit.pollAction();
+  const deadline: number | null = cockpit.pollTimeout();
   const ticket: string = await mintTicket('x'.repeat(32), { writer: 'w', room: 'lab' });
   const checked: TicketCheck = await verifyTicket('x'.repeat(32), ticket, { room: 'lab' });
   const busApi: BusApi = await loadBus();
@@ -65,7 +66,8 @@ export async function typed(transport: PeerTransport): Promise<number> {
     size +
     kind.length +
     inbox.length +
-    actions.length +
+    (action ? 1 : 0) +
+    (deadline ?? 0) +
     (checked.ok ? 1 : 0) +
     (envelope ? 1 : 0) +
     pending.length +

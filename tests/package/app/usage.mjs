@@ -91,15 +91,16 @@ export async function exercise({ load, folder, readSaved, costmapZlib }) {
 
   // tether/relay-cockpit: a viewer's hello over the WebSocket lane is welcomed.
   const cockpit = await loadCockpitRelay(load);
-  const viewer = cockpit.openSession('viewer', 'websocket', 0);
+  const viewer = cockpit.handleSessionOpen('viewer', 'websocket', 0);
   const helloFrame = wire.encodeDataFrame(
     { ch: '@control', seq: 0, ts: 0, delivery: 'reliable' },
     new TextEncoder().encode(hello.json),
   );
-  cockpit.wsMessage(viewer, helloFrame.bytes, 0);
-  const replies = cockpit
-    .takeActions()
-    .map((a) => JSON.parse(new TextDecoder().decode(wire.decodeDataFrame(a.bytes).payload)).t);
+  cockpit.handleWsMessage(viewer, helloFrame.bytes, 0);
+  const replies = [];
+  for (let a = cockpit.pollAction(); a; a = cockpit.pollAction()) {
+    if (a.bytes) replies.push(JSON.parse(new TextDecoder().decode(wire.decodeDataFrame(a.bytes).payload)).t);
+  }
   check(replies[0] === 'welcome' && replies[1] === 'robots', `cockpit replies ${replies}`);
   cockpit.dispose();
   out.cockpit = { replies };
