@@ -124,20 +124,11 @@ bool is_kept_in_history(MessageType t) {
   }
 }
 
-std::size_t utf16_length(std::string_view s) {
-  std::size_t n = 0;
-  for (unsigned char c : s) {
-    if ((c & 0xC0) != 0x80) ++n;  // a lead byte starts a code point
-    if (c >= 0xF0) ++n;           // four-byte sequences are surrogate pairs in UTF-16
-  }
-  return n;
-}
-
 std::optional<BusError> check_string(std::string_view value, std::size_t max_chars, const std::string& field) {
   if (value.empty()) return err_of(BusErrorCode::empty_string, field, field + " must not be empty");
   // Cheap bound first: a UTF-8 string has at least as many bytes as UTF-16 units / ... at most
   // 3 bytes per unit, so a string over 3*max bytes is too long without counting.
-  if (value.size() > 3 * max_chars || utf16_length(value) > max_chars)
+  if (value.size() > 3 * max_chars || utf16_units(value) > max_chars)
     return err_of(BusErrorCode::too_long, field,
                   field + " is longer than " + std::to_string(max_chars) + " characters; shorten it");
   if (value.find('\0') != std::string_view::npos)

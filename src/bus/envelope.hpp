@@ -94,8 +94,6 @@ struct Envelope {
   const Json& payload_dom(Json& scratch) const;
 };
 
-// JavaScript's string.length for valid UTF-8 text: code points, counting those above U+FFFF twice.
-std::size_t utf16_length(std::string_view valid_utf8);
 
 // Checks one string field: non-empty, no NUL, at most `max_chars` UTF-16 code units.
 std::optional<BusError> check_string(std::string_view value, std::size_t max_chars, const std::string& field);
