@@ -21,6 +21,8 @@ import {
   writeAtomic,
 } from './store.js';
 import { Pulls } from './pull.js';
+import { InboxFiles } from './inbox-files.js';
+import { answerShareCommand } from './share-commands.js';
 import { loadSwarm } from '@tether-rt/tether/swarm';
 import { createSwarmPeer } from '../peer/swarm-glue.js';
 import { fileSource, nodeFolder } from '../peer/storage-node.js';
@@ -31,6 +33,7 @@ const MAX_INBOUND_TEXT = 256 * 1024; // one control message (the data-channel bo
 const MAX_RPC_BODY = 512 * 1024;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const HISTORY_WAIT_MS = 5000;
+const HISTORY_QUIET_MS = 300; // replays are sent back to back: this long without one ends the wait
 // Types a peer's message lands in the inbox as (the rest is protocol traffic handled here).
 const MAIL_TYPES = new Set([
   'chat',
@@ -124,7 +127,12 @@ export class Sidecar {
         status: 'online',
         version: VERSION,
         topics: [],
-        agent: { runtime: 'node', summary: this.cfg.name ?? this.cfg.id },
+        agent: {
+          runtime: 'node',
+          summary: this.cfg.name ?? this.cfg.id,
+          // Our shares by name, as the public implementation announces them (list-files, get-file).
+          shares: Object.keys(readJson(stateDirs(this.dir).shares) ?? {}).map((name) => ({ name })),
+        },
       },
       message: (env, info) => this.onMessage(env, info),
       rejected: (err, peer) => this.refuse(peer, `${err.code} at ${err.field}: ${err.detail}`),
@@ -142,8 +150,12 @@ export class Sidecar {
     try {
       const api = bus();
       if (!api) throw new Error('tether/bus is not built into this branch');
+      // One receiver for pulls and unasked files: the receive caps hold across both.
+      const receiver = api.createFileReceiver();
       this.pulls = new Pulls({
         api,
+        receiver,
+        respond: (env, outcome) => this.bus.respond(env, outcome),
         transport: () => this.transport,
         envelope: (to, type, payload, topic) => {
           const e = makeEnvelope({ from: this.from, type, to, topic, payload });
@@ -152,6 +164,15 @@ export class Sidecar {
             : { ok: false, error: `${e.field} ${e.detail}` };
         },
         shares: () => readJson(stateDirs(this.dir).shares) ?? {},
+        log: this.log,
+      });
+      this.inboxFiles = new InboxFiles({
+        api,
+        receiver,
+        dir: path.join(this.dir, 'downloads'),
+        // The disk outbox: a refusal is kept until the transport takes it.
+        send: (peer, type, payload) => this.enqueueDirect(peer, type, payload),
+        store: (env, received) => this.storeMail(env, null, received),
         log: this.log,
       });
     } catch (err) {
@@ -260,23 +281,19 @@ export class Sidecar {
     if (env.from.streamId === this.cfg.id) return; // our own, replayed back to us
     switch (env.type) {
       case 'command':
-        if (env.payload?.command === 'share.pull') {
-          if (this.pulls)
-            this.pulls
-              .serve(info.peer, env)
-              .catch((err) => this.log(`serving a pull failed: ${err.stack ?? err}`));
-          return;
-        }
+        // shares, list-files and get-file are answered here (web/agent/share-commands.js).
+        if (this.shareCommand(info.peer, env)) return;
         return this.storeMail(env, info);
       case 'command_response':
         if (this.pulls?.response(info.peer, env)) return;
         return this.storeMail(env, info);
+      // A file answering one of our pulls is the pull's; any other is the inbox's to take or refuse.
       case 'file_offer':
-        return this.pulls?.offer(info.peer, env);
+        return this.pulls?.offer(info.peer, env) || this.inboxFiles?.offer(info.peer, env);
       case 'file_chunk':
-        return this.pulls?.chunk(info.peer, env);
+        return this.pulls?.chunk(info.peer, env) || this.inboxFiles?.chunk(info.peer, env);
       case 'file_complete':
-        return this.pulls?.complete(info.peer, env);
+        return this.pulls?.complete(info.peer, env) || this.inboxFiles?.complete(info.peer, env);
       case 'ack':
         if (env.payload?.forType === 'handoff') return; // the bus correlates handoff receipts
         return this.storeMail(env, info);
@@ -284,6 +301,21 @@ export class Sidecar {
         if (MAIL_TYPES.has(env.type)) return this.storeMail(env, info);
         return; // announce, swarm traffic (the swarm glue's), pings: not mail
     }
+  }
+
+  shareCommand(peer, env) {
+    return answerShareCommand(
+      {
+        api: bus(),
+        respond: (e, outcome) => this.bus.respond(e, outcome),
+        shares: () => readJson(stateDirs(this.dir).shares) ?? {},
+        pulls: this.pulls,
+        about: { room: this.cfg.room, identity: this.from },
+        log: this.log,
+      },
+      peer,
+      env,
+    );
   }
 
   refuse(peer, why) {
@@ -295,8 +327,11 @@ export class Sidecar {
 
   // ---- inbox ------------------------------------------------------------------------------
 
-  /** Stores one envelope in the inbox unless a record of it is already there or archived. */
-  storeMail(env, info) {
+  /**
+   * Stores one envelope in the inbox unless a record of it is already there or archived.
+   * `received`: for a file a peer sent us unasked, where it was saved (web/agent/inbox-files.js).
+   */
+  storeMail(env, info, received = null) {
     if (info?.replayed) this.replayed.push(env);
     const h = recordHash(env);
     if (this.hashes.has(h)) return false;
@@ -306,6 +341,7 @@ export class Sidecar {
       receivedAt: Date.now(),
       replayed: !!info?.replayed,
       envelope: env,
+      ...(received ? { received } : {}),
     };
     writeAtomic(path.join(this.dirs.inbox, recordName(env)), JSON.stringify(rec));
     this.hashes.add(h);
@@ -401,11 +437,14 @@ export class Sidecar {
     if (!r.ok) return { ok: false, error: `cannot ask '${peer}' for history: ${r.detail}` };
     if (r.status !== 'sent')
       return { ok: false, error: `'${peer}' is not reachable now; see \`tether agent peers\`` };
-    // The replay is one message: its envelopes arrive together. Wait for it, or give up quietly
-    // (a replay of nothing new arrives as nothing).
+    // A replay is one history_replay per message, sent back to back: wait for the first, then
+    // until none has come for a moment, or give up quietly (a replay of nothing new is nothing).
     for (let i = 0; i < HISTORY_WAIT_MS / 50 && this.replayed.length === start; i++)
       await sleep(50);
-    await sleep(50);
+    for (let seen = -1, i = 0; seen !== this.replayed.length && i < HISTORY_WAIT_MS / 50; i++) {
+      seen = this.replayed.length;
+      await sleep(HISTORY_QUIET_MS);
+    }
     const got = this.replayed.splice(start);
     return { ok: true, replayed: got };
   }
