@@ -2,14 +2,18 @@
 // its envelopes from fixtures/bus/ninja.json) in one room on a real ws room relay: heartbeats,
 // commands and their responses, history both ways, the shared-folder commands both ways
 // (`tether agent pull` against its get-file answer, and its shares / list-files / get-file
-// against our shares), and files it sends unasked. Every answer is checked in the public shape.
+// against our shares), files it sends unasked, and a swarm fetched from sparse ninja-p2p holders
+// (tests/node/lib/ninja_swarm_peer.mjs). Every answer is checked in the public shape.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { startRoomServer } from '../e2e/lib/room_server.mjs';
 import { Harness, waitFor } from './lib/agent-harness.mjs';
+import WebSocket from 'ws';
+import { createRelayTransport } from '../../web/peer/relay-transport.js';
 import { NinjaBusPeer, ninjaExchanges, ninjaTexts, sha256Hex } from './lib/ninja_bus_peer.mjs';
+import { NinjaSwarmPeer, ninjaFile } from './lib/ninja_swarm_peer.mjs';
 
 const ME = 'tether-agent'; // the stream ids the fixtures' envelopes use
 const NINJA = 'ninja-worker';
@@ -271,5 +275,68 @@ test('ninja-p2p peer: a file it sends unasked is taken within the caps, or refus
     (e) => e.type === 'file_ack' && e.payload.transferId === 'bmV2ZXItb2ZmZXJlZA',
   );
   assert.equal(stray.payload.ok, false);
+  await h.ok(A, ['leave']);
+});
+
+test('ninja-p2p peers: `swarm fetch` takes a 13-chunk file from two sparse holders by their golden bitfields; a ninja-p2p downloader then finds every chunk in ours', async (t) => {
+  const server = await startRoomServer();
+  t.after(() => server.close());
+  const h = new Harness(t);
+  const A = h.dir('agent');
+  await h.join(A, ME, server.url);
+  const vectors = Object.fromEntries(
+    JSON.parse(
+      fs.readFileSync(new URL('../../fixtures/swarm/bitfields.json', import.meta.url), 'utf8'),
+    ).bitfields.map((v) => [v.name, v]),
+  );
+  const bytes = Buffer.alloc(13 * 1024 - 200).map((_, i) => (i * 41 + (i >> 7)) & 255);
+  const file = ninjaFile(bytes, { name: 'split.bin' });
+  const relayed = (id) => {
+    const tr = createRelayTransport({
+      url: `${server.url}?writer=${id}&kind=agent`,
+      room: 'lab',
+      selfId: id,
+      WebSocket,
+      reconnectMinMs: 20,
+      reconnectMaxMs: 200,
+    });
+    t.after(() => tr.close());
+    return tr;
+  };
+  const a = vectors.sparse_13;
+  const b = vectors.sparse_13_complement;
+  const holders = [
+    new NinjaSwarmPeer(relayed('ninja-a'), file, { holds: a.held, chunksB64: a.chunks }),
+    new NinjaSwarmPeer(relayed('ninja-b'), file, { holds: b.held, chunksB64: b.chunks }),
+  ];
+  await waitFor('the sidecar has the offer', async () =>
+    Object.keys((await h.ok(A, ['swarm', 'list'])).offers).includes(file.offer.fileId),
+  );
+  const dest = h.dir('dest');
+  // Bounded: a fetch that cannot find its chunks would wait for them forever.
+  const r = await Promise.race([
+    h.run(A, ['swarm', 'fetch', file.offer.fileId, '--to', dest]),
+    new Promise((_, reject) =>
+      setTimeout(
+        () =>
+          reject(
+            new Error('swarm fetch did not finish in 60 s: chunks asked of peers that lack them?'),
+          ),
+        60_000,
+      ).unref(),
+    ),
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(fs.readFileSync(path.join(dest, 'split.bin')), bytes);
+  for (const holder of holders)
+    assert.equal(holder.askedForMissing, 0, `${holder.id} was asked only for chunks it holds`);
+
+  const fetcher = new NinjaSwarmPeer(relayed('ninja-c'), file);
+  await waitFor('the ninja-p2p downloader', () => fetcher.complete(), { timeoutMs: 30_000 });
+  assert.deepEqual(fetcher.bytes(), bytes);
+  assert.deepEqual(
+    [...fetcher.views.get(ME)].sort((x, y) => x - y),
+    [...Array(13).keys()],
+  );
   await h.ok(A, ['leave']);
 });
