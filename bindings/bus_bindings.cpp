@@ -313,17 +313,23 @@ std::string parse_share_command_js(const std::string& envelope) {
   auto c = parse_share_command(e.value());
   if (!c) return "null";
   if (!c->ok()) return text(error_json(c->error()));
-  return text(Json{{"ok", true}, {"command", std::string(share_command_name(c->value().kind))},
-                   {"share", c->value().share}, {"path", c->value().path}});
+  return text(Json{{"ok", true},
+                   {"command", std::string(share_command_name(c->value().kind))},
+                   {"share", c->value().share},
+                   {"path", c->value().path}});
 }
 
 // {ok:true, payload} (the command payload) or a BusError.
-std::string share_command_payload_js(const std::string& command, const std::string& share, const std::string& path) {
+std::string share_command_payload_js(const std::string& command, const std::string& share,
+                                     const std::string& path) {
   ShareCommand c;
-  if (command == share_command_name(ShareCommand::Kind::list_files)) c.kind = ShareCommand::Kind::list_files;
-  else if (command == share_command_name(ShareCommand::Kind::get_file)) c.kind = ShareCommand::Kind::get_file;
+  if (command == share_command_name(ShareCommand::Kind::list_files))
+    c.kind = ShareCommand::Kind::list_files;
+  else if (command == share_command_name(ShareCommand::Kind::get_file))
+    c.kind = ShareCommand::Kind::get_file;
   else if (command != share_command_name(ShareCommand::Kind::shares))
-    return text(error_json(bus_error(BusErrorCode::bad_field, "command", "a share command is shares, list-files or get-file")));
+    return text(error_json(bus_error(BusErrorCode::bad_field, "command",
+                                     "a share command is shares, list-files or get-file")));
   c.share = share;
   c.path = path;
   auto p = share_command_payload(c);

@@ -326,17 +326,22 @@ val announce_held_js(const std::string& text) {
 }
 
 // The swarm_announce payload the core writes for a peer holding `held_json` ([indexes]).
-val announce_payload_js(const std::string& file_id_hex, double total, const std::string& held_json) {
+val announce_payload_js(const std::string& file_id_hex, double total,
+                        const std::string& held_json) {
   auto id = parse_sha256_hex(file_id_hex);
   if (!id) return refusal_value({MessageError::bad_hash, "fileId", "64 lowercase hex characters"});
   if (!(total >= 0 && total <= kMaxChunks))
-    return refusal_value({MessageError::too_many_chunks, "totalChunks", "0 to " + std::to_string(kMaxChunks)});
+    return refusal_value(
+        {MessageError::too_many_chunks, "totalChunks", "0 to " + std::to_string(kMaxChunks)});
   Bitfield b{std::uint32_t(total)};
   auto j = parse_object(held_json);
-  if (!j || !j->is_array()) return refusal_value({MessageError::bad_field, "held", "a JSON array of chunk indexes"});
+  if (!j || !j->is_array())
+    return refusal_value({MessageError::bad_field, "held", "a JSON array of chunk indexes"});
   for (const auto& v : *j) {
     auto i = json_integer(v, 0, std::int64_t(total) - 1);
-    if (!i) return refusal_value({MessageError::out_of_range, "held", "indexes from 0 to totalChunks - 1"});
+    if (!i)
+      return refusal_value(
+          {MessageError::out_of_range, "held", "indexes from 0 to totalChunks - 1"});
     b.set(std::uint32_t(*i));
   }
   val o = val::object();

@@ -393,9 +393,7 @@ void Bus::receive(const ConnId& conn, ByteView text, std::int64_t now_ms) {
     case MessageType::command_response:
       on_confirmation(e);
       break;
-    case MessageType::ping:
-      on_ping(conn, e, now_ms);
-      break;
+    case MessageType::ping: on_ping(conn, e, now_ms); break;
     default:
       break;
   }
@@ -431,10 +429,12 @@ void Bus::on_ping(const ConnId& conn, const Envelope& e, std::int64_t now_ms) {
   std::optional<double> ping_ts;
   if (p.is_object())
     if (auto t = p.find("ts"); t != p.end()) ping_ts = json_finite(*t);
-  Envelope pong = make_envelope(MessageType::pong, e.from.stream_id, std::nullopt,
-                                Json{{"pingId", e.id}, {"pingTs", ping_ts.value_or(e.ts)}, {"pongTs", now_ms}}, now_ms);
+  Envelope pong = make_envelope(
+      MessageType::pong, e.from.stream_id, std::nullopt,
+      Json{{"pingId", e.id}, {"pingTs", ping_ts.value_or(e.ts)}, {"pongTs", now_ms}}, now_ms);
   auto text = encode_envelope(pong);
-  if (text) immediate_.push_back(Pending{TxKind::immediate, conn, std::move(text.value()), pong.id, {}});
+  if (text)
+    immediate_.push_back(Pending{TxKind::immediate, conn, std::move(text.value()), pong.id, {}});
 }
 
 void Bus::on_confirmation(const Envelope& e) {
@@ -528,23 +528,30 @@ void Bus::on_history_request(Stream& s, const Envelope& e, std::int64_t now_ms) 
   // One history_replay per message, oldest first, its payload the original envelope, addressed to
   // the requester (agent-bus-notes.md). An entry too large to travel wrapped is left out.
   for (const Envelope& h : history(history_count(count), s.id)) {
-    Envelope r = make_envelope(MessageType::history_replay, s.id, std::nullopt, envelope_to_json(h), now_ms);
+    Envelope r =
+        make_envelope(MessageType::history_replay, s.id, std::nullopt, envelope_to_json(h), now_ms);
     (void)send_direct(std::move(r), now_ms);
   }
 }
 
 void Bus::on_history_replay(const ConnId& conn, Stream& s, const Envelope& e, std::int64_t now_ms) {
-  if (!s.history_asked_ms || now_ms - *s.history_asked_ms > kHistoryReplyWindowMs || s.history_left == 0)
-    return reject(conn, bus_error(BusErrorCode::bad_payload, "type",
-                                  "unsolicited history_replay (we did not ask this peer for history, or it sent more "
-                                  "replays than we asked for); dropped"));
+  if (!s.history_asked_ms || now_ms - *s.history_asked_ms > kHistoryReplyWindowMs ||
+      s.history_left == 0)
+    return reject(
+        conn,
+        bus_error(
+            BusErrorCode::bad_payload, "type",
+            "unsolicited history_replay (we did not ask this peer for history, or it sent more "
+            "replays than we asked for); dropped"));
   --s.history_left;
   Json scratch;
   const Json& p = e.payload_dom(scratch);
   if (p.is_object() && p.size() == 1 && p.contains("messages"))
-    return reject(conn, bus_error(BusErrorCode::bad_payload, "payload",
-                                  "a history_replay carries one replayed envelope as its payload, not a batch "
-                                  "{messages: [...]}; send one history_replay per message"));
+    return reject(
+        conn,
+        bus_error(BusErrorCode::bad_payload, "payload",
+                  "a history_replay carries one replayed envelope as its payload, not a batch "
+                  "{messages: [...]}; send one history_replay per message"));
   auto inner = envelope_from_json(p);
   if (!inner) {
     BusError er = inner.error();
@@ -553,9 +560,9 @@ void Bus::on_history_replay(const ConnId& conn, Stream& s, const Envelope& e, st
     return reject(conn, std::move(er));
   }
   Envelope& x = inner.value();
-  if (!is_kept_in_history(x.type)) return;                     // protocol chatter: nothing to deliver
-  if (x.from.stream_id == config_.self.stream_id) return;      // our own words
-  if (x.to && *x.to != config_.self.stream_id) return;         // another peer's direct
+  if (!is_kept_in_history(x.type)) return;                 // protocol chatter: nothing to deliver
+  if (x.from.stream_id == config_.self.stream_id) return;  // our own words
+  if (x.to && *x.to != config_.self.stream_id) return;     // another peer's direct
   if (seen(x)) return;
   remember_seen(x);
   Event ev;
@@ -689,10 +696,12 @@ Result<Sent, BusError> Bus::ack(const Envelope& received, const Json& extra, std
   return send(received.from.stream_id, MessageType::ack, std::move(p), std::nullopt, now_ms);
 }
 
-Result<Sent, BusError> Bus::respond(const Envelope& command, const Json& outcome, std::int64_t now_ms) {
+Result<Sent, BusError> Bus::respond(const Envelope& command, const Json& outcome,
+                                    std::int64_t now_ms) {
   auto p = command_response_payload(command.id, outcome);
   if (!p) return err(p.error());
-  return send(command.from.stream_id, MessageType::command_response, std::move(p.value()), std::nullopt, now_ms);
+  return send(command.from.stream_id, MessageType::command_response, std::move(p.value()),
+              std::nullopt, now_ms);
 }
 
 Result<Json, BusError> command_response_payload(std::string_view request_id, const Json& outcome) {
@@ -700,18 +709,23 @@ Result<Json, BusError> command_response_payload(std::string_view request_id, con
   if (shaped)
     for (auto it = outcome.begin(); it != outcome.end(); ++it)
       if (it.key() != "result" && it.key() != "error" && it.key() != "ok") shaped = false;
-  const auto error = shaped && outcome.contains("error") ? json_string(outcome["error"]) : std::nullopt;
+  const auto error =
+      shaped && outcome.contains("error") ? json_string(outcome["error"]) : std::nullopt;
   // An `ok` beside them must agree: true with a result, false with an error.
-  const bool ok_disagrees = shaped && outcome.contains("ok") &&
-                            (!outcome["ok"].is_boolean() || outcome["ok"].get<bool>() == error.has_value());
-  if (!shaped || (outcome.contains("error") && (!error || error->empty())) || (error && outcome.contains("result")) ||
-      ok_disagrees)
-    return err(bus_error(BusErrorCode::bad_payload, "payload",
-                         "a command's answer is {result} (ok: true) or {error: \"why\"} (ok: false), nothing else"));
+  const bool ok_disagrees =
+      shaped && outcome.contains("ok") &&
+      (!outcome["ok"].is_boolean() || outcome["ok"].get<bool>() == error.has_value());
+  if (!shaped || (outcome.contains("error") && (!error || error->empty())) ||
+      (error && outcome.contains("result")) || ok_disagrees)
+    return err(bus_error(
+        BusErrorCode::bad_payload, "payload",
+        "a command's answer is {result} (ok: true) or {error: \"why\"} (ok: false), nothing else"));
   if (error)
-    return Json{{"requestId", std::string(request_id)}, {"ok", false},
+    return Json{{"requestId", std::string(request_id)},
+                {"ok", false},
                 {"error", std::string(utf8_prefix(*error, kMaxErrorTextBytes))}};
-  return Json{{"requestId", std::string(request_id)}, {"ok", true},
+  return Json{{"requestId", std::string(request_id)},
+              {"ok", true},
               {"result", outcome.contains("result") ? outcome["result"] : Json(nullptr)}};
 }
 

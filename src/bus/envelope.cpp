@@ -233,8 +233,8 @@ namespace {
 
 BusError too_large(std::size_t size, std::size_t limit, std::string field) {
   return err_of(BusErrorCode::too_large, std::move(field),
-                "the envelope is " + std::to_string(size) + " bytes; the limit is " + std::to_string(limit) +
-                    " (send large data as a file or swarm transfer)");
+                "the envelope is " + std::to_string(size) + " bytes; the limit is " +
+                    std::to_string(limit) + " (send large data as a file or swarm transfer)");
 }
 
 }  // namespace
@@ -242,12 +242,14 @@ BusError too_large(std::size_t size, std::size_t limit, std::string field) {
 Result<Envelope, BusError> parse_envelope_dom(ByteView text) {
   // Nothing larger than the largest file_chunk reaches the parser; other types are held to their
   // own bound once the type is read.
-  if (text.size > kMaxFileChunkEnvelopeBytes) return err(too_large(text.size, kMaxFileChunkEnvelopeBytes, ""));
+  if (text.size > kMaxFileChunkEnvelopeBytes)
+    return err(too_large(text.size, kMaxFileChunkEnvelopeBytes, ""));
   JsonParse p = parse_json(text);
   if (!p.ok())
     return err(err_of(BusErrorCode::not_json, "", std::string("the envelope is not JSON text (") + json_error_name(p.error) + ")"));
   auto e = envelope_from_json(p.value);
-  if (e && text.size > max_envelope_bytes(e->type)) return err(too_large(text.size, max_envelope_bytes(e->type), ""));
+  if (e && text.size > max_envelope_bytes(e->type))
+    return err(too_large(text.size, max_envelope_bytes(e->type), ""));
   return e;
 }
 
@@ -330,7 +332,8 @@ Result<std::string, BusError> encode_envelope(const Envelope& e) {
     if (auto x = check_string(*e.topic, kMaxTopicChars, "topic")) return err(*x);
   if (!std::isfinite(e.ts)) return err(err_of(BusErrorCode::not_finite, "ts", "ts must be a finite number"));
   std::string text = serialize_envelope(e);
-  if (text.size() > max_envelope_bytes(e.type)) return err(too_large(text.size(), max_envelope_bytes(e.type), "payload"));
+  if (text.size() > max_envelope_bytes(e.type))
+    return err(too_large(text.size(), max_envelope_bytes(e.type), "payload"));
   return text;
 }
 

@@ -94,7 +94,6 @@ struct Envelope {
   const Json& payload_dom(Json& scratch) const;
 };
 
-
 // Checks one string field: non-empty, no NUL, at most `max_chars` UTF-16 code units.
 std::optional<BusError> check_string(std::string_view value, std::size_t max_chars, const std::string& field);
 // Checks an Identity (the bounds of `from`), naming fields under `prefix` ("from").

@@ -118,7 +118,8 @@ Result<BusConfig, BusError> config_from_json(const Json& j) {
   if (auto a = j.find("acceptHandoffs"); a != j.end() && a->is_boolean()) c.accept_handoffs = a->get<bool>();
   if (auto a = j.find("connIsStream"); a != j.end() && a->is_boolean()) c.conn_is_stream = a->get<bool>();
   if (auto a = j.find("announce"); a != j.end()) c.announce = *a;
-  if (auto a = j.find("transportId"); a != j.end() && a->is_string()) c.transport_id = a->get<std::string>();
+  if (auto a = j.find("transportId"); a != j.end() && a->is_string())
+    c.transport_id = a->get<std::string>();
   if (auto e = check_config(c)) return err(*e);
   return c;
 }

@@ -66,21 +66,27 @@ std::optional<Result<ShareCommand, BusError>> parse_share_command(const Envelope
   if (!raw || raw->size() > 3 * kMaxCommandNameChars) return std::nullopt;
   const std::string name = lower(trim(*raw));
   ShareCommand c;
-  if (name == share_command_name(ShareCommand::Kind::shares)) c.kind = ShareCommand::Kind::shares;
-  else if (name == share_command_name(ShareCommand::Kind::list_files)) c.kind = ShareCommand::Kind::list_files;
-  else if (name == share_command_name(ShareCommand::Kind::get_file)) c.kind = ShareCommand::Kind::get_file;
-  else return std::nullopt;
+  if (name == share_command_name(ShareCommand::Kind::shares))
+    c.kind = ShareCommand::Kind::shares;
+  else if (name == share_command_name(ShareCommand::Kind::list_files))
+    c.kind = ShareCommand::Kind::list_files;
+  else if (name == share_command_name(ShareCommand::Kind::get_file))
+    c.kind = ShareCommand::Kind::get_file;
+  else
+    return std::nullopt;
   if (c.kind == ShareCommand::Kind::shares) return Result<ShareCommand, BusError>(std::move(c));
   static const Json kNone = nullptr;
   auto a = p.find("args");
   const Json& args = a == p.end() ? kNone : *a;
   auto share = arg(args, "share");
   auto path = arg(args, "path");
-  const std::string usage = std::string(share_command_name(c.kind)) +
-                            (c.kind == ShareCommand::Kind::get_file ? " requires args.share and args.path"
-                                                                    : " requires args.share");
+  const std::string usage =
+      std::string(share_command_name(c.kind)) + (c.kind == ShareCommand::Kind::get_file
+                                                     ? " requires args.share and args.path"
+                                                     : " requires args.share");
   if (!share || (c.kind == ShareCommand::Kind::get_file && !path))
-    return Result<ShareCommand, BusError>(err(bus_error(BusErrorCode::bad_payload, "payload.args", usage)));
+    return Result<ShareCommand, BusError>(
+        err(bus_error(BusErrorCode::bad_payload, "payload.args", usage)));
   c.share = std::move(*share);
   c.path = path.value_or("");
   if (auto bad = check_args(c, "payload.args")) return Result<ShareCommand, BusError>(err(*bad));

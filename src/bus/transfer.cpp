@@ -85,7 +85,8 @@ Result<FileOffer, BusError> parse_file_offer(const Json& p, std::uint64_t max_fi
   if (auto e = member_string(p, "sha256", 64, o.sha256)) return err(*e);
   if (!parse_sha256_hex(o.sha256))
     return err(bus_error(BusErrorCode::bad_field, "payload.sha256", "payload.sha256 must be 64 lowercase hex characters"));
-  if (auto e = member_int(p, "chunkSize", kFileMinChunkSize, kFileMaxChunkSize, chunk)) return err(*e);
+  if (auto e = member_int(p, "chunkSize", kFileMinChunkSize, kFileMaxChunkSize, chunk))
+    return err(*e);
   if (auto e = member_int(p, "totalChunks", 0, kMaxSafeInteger, total)) return err(*e);
   o.size = std::uint64_t(size);
   o.chunk_size = std::uint32_t(chunk);
@@ -105,7 +106,8 @@ Result<FileSendPlan, BusError> plan_file_send(ByteView bytes, std::string name, 
                              std::to_string(kFileMaxBytes) + " (use a swarm transfer)"));
   if (chunk_size < kFileMinChunkSize || chunk_size > kFileMaxChunkSize)
     return err(bus_error(BusErrorCode::bad_field, "chunkSize",
-                         "chunkSize must be " + std::to_string(kFileMinChunkSize) + ".." + std::to_string(kFileMaxChunkSize)));
+                         "chunkSize must be " + std::to_string(kFileMinChunkSize) + ".." +
+                             std::to_string(kFileMaxChunkSize)));
   if (transfer_id.empty()) transfer_id = random_id(id_seed);
   FileOffer o;
   o.transfer_id = std::move(transfer_id);
@@ -141,15 +143,17 @@ Json file_ack_refusal(const Json& payload, std::string_view error) {
   std::string id = kUnnamedTransferId;
   if (payload.is_object())
     if (auto it = payload.find("transferId"); it != payload.end())
-      if (auto s = json_string(*it); s && !check_string(*s, kMaxTransferIdChars, "transferId")) id.assign(s->data(), s->size());
+      if (auto s = json_string(*it); s && !check_string(*s, kMaxTransferIdChars, "transferId"))
+        id.assign(s->data(), s->size());
   std::string text(utf8_prefix(error, kMaxErrorTextBytes));
   if (text.empty()) text = "refused";
   return Json{{"transferId", id}, {"ok", false}, {"error", text}};
 }
 
 Json file_ack_received(const FileOffer& o, std::string_view saved_path) {
-  Json j{{"transferId", o.transfer_id}, {"ok", true},        {"name", o.name},     {"mimeType", o.mime_type},
-         {"kind", o.kind},              {"size", o.size},    {"sha256", o.sha256}};
+  Json j{{"transferId", o.transfer_id}, {"ok", true},     {"name", o.name},
+         {"mimeType", o.mime_type},     {"kind", o.kind}, {"size", o.size},
+         {"sha256", o.sha256}};
   if (!saved_path.empty()) j["savedPath"] = std::string(saved_path);
   return j;
 }

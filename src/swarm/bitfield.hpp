@@ -39,8 +39,10 @@ class Bitfield {
   Bytes to_wire() const {
     Bytes out(wire_bytes(bits_), 0);
     for (std::size_t w = 0; w < words_.size(); ++w) {
-      std::uint64_t v = words_[w];  // bit k of word w is chunk 64w + k: the same order, 8 bytes at once
-      for (std::size_t b = 0; b < 8 && w * 8 + b < out.size(); ++b) out[w * 8 + b] = std::uint8_t(v >> (8 * b));
+      std::uint64_t v =
+          words_[w];  // bit k of word w is chunk 64w + k: the same order, 8 bytes at once
+      for (std::size_t b = 0; b < 8 && w * 8 + b < out.size(); ++b)
+        out[w * 8 + b] = std::uint8_t(v >> (8 * b));
     }
     return out;
   }

@@ -260,7 +260,8 @@ Result<Message, Refusal> parse_announce(const Json& p) {
   if (!s) return refuse(MessageError::bad_field, "payload.chunks", "must be a base64 string");
   const std::size_t want = Bitfield::wire_bytes(a.total_chunks);
   const std::string whole = "a bitfield of " + std::to_string(a.total_chunks) + " chunks is " +
-                            std::to_string(want) + " bytes; send the whole bitfield in one announce";
+                            std::to_string(want) +
+                            " bytes; send the whole bitfield in one announce";
   // Checked on the encoded length, before decoding allocates anything.
   if (s->size() > (want + 2) / 3 * 4)
     return refuse(MessageError::out_of_range, "payload.chunks", "is too long: " + whole);
@@ -270,7 +271,8 @@ Result<Message, Refusal> parse_announce(const Json& p) {
     return refuse(MessageError::inconsistent_shape, "payload.chunks",
                   "holds " + std::to_string(bits->size()) + " bytes: " + whole);
   // The bits past totalChunks are zero (LSB first: chunk i is bit i & 7 of byte i >> 3). A set one
-  // is most likely a peer writing the other bit order, whose every partial bitfield we would misread.
+  // is most likely a peer writing the other bit order, whose every partial bitfield we would
+  // misread.
   if (a.total_chunks % 8 != 0 && (bits->back() >> (a.total_chunks % 8)) != 0)
     return refuse(MessageError::bad_field, "payload.chunks",
                   "sets bits past totalChunks; chunk i is bit (i & 7) of byte (i >> 3), least "
@@ -330,8 +332,9 @@ std::optional<Refusal> check_shape(const FileShape& s) {
                    std::to_string(s.total_chunks) + " chunks is over the limit of " +
                        std::to_string(kMaxChunks) + "; offer it with a larger chunkSize");
   if (s.chunk_size < kMinChunkSize || s.chunk_size > kMaxChunkSize)
-    return refusal(MessageError::out_of_range, "payload.chunkSize",
-                   "must be from " + std::to_string(kMinChunkSize) + " to " + std::to_string(kMaxChunkSize));
+    return refusal(
+        MessageError::out_of_range, "payload.chunkSize",
+        "must be from " + std::to_string(kMinChunkSize) + " to " + std::to_string(kMaxChunkSize));
   const std::uint64_t expected = (s.size + s.chunk_size - 1) / s.chunk_size;
   if (expected != s.total_chunks)
     return refusal(MessageError::inconsistent_shape, "payload.totalChunks",

@@ -274,7 +274,8 @@ void Swarm::broadcast_bitfield(bool periodic) {
   emit(SendControl{std::nullopt, std::string(message_type(m)), encode_payload(m)});
   if (all_fit || periodic) return;
   for (PeerId id : peer_order_)
-    if (!announce_fits(offer_.shape.total_chunks, peers_.at(id).caps.max_message_size) && have_.count() > 0)
+    if (!announce_fits(offer_.shape.total_chunks, peers_.at(id).caps.max_message_size) &&
+        have_.count() > 0)
       send_bitfield_to(id);
 }
 

@@ -113,7 +113,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     replay.from = e->from;
     replay.to = "me";
     replay.ts = e->ts;
-    replay.payload = envelope_to_json(e.value());  // one history_replay per message, the original as payload
+    replay.payload =
+        envelope_to_json(e.value());  // one history_replay per message, the original as payload
     const std::string t = serialize_envelope(replay);
     bus.receive("c1", ByteView(std::string_view(t)), now);
     // Whatever it was, answer, confirm and retry as an app would.
@@ -131,11 +132,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const Json refusal = file_ack_refusal(p, offered ? "x" : offered.error().detail);
     if (!refusal.is_object() || !refusal.contains("transferId")) __builtin_trap();
     (void)bus.send(e->from.stream_id, MessageType::file_ack, refusal, std::nullopt, now);
-    if (offered) (void)bus.send(e->from.stream_id, MessageType::file_ack, file_ack_received(offered.value(), "f"), std::nullopt, now);
+    if (offered)
+      (void)bus.send(e->from.stream_id, MessageType::file_ack,
+                     file_ack_received(offered.value(), "f"), std::nullopt, now);
     if (auto cmd = parse_share_command(e.value())) {
       if (!cmd->ok() && cmd->error().detail.empty()) __builtin_trap();
       if (cmd->ok() && !share_command_payload(cmd->value())) __builtin_trap();
-      (void)bus.respond(e.value(), cmd->ok() ? Json{{"result", cmd->value().path}} : Json{{"error", cmd->error().detail}}, now);
+      (void)bus.respond(
+          e.value(),
+          cmd->ok() ? Json{{"result", cmd->value().path}} : Json{{"error", cmd->error().detail}},
+          now);
     }
   }
   for (int i = 0; i < 1000; ++i) {

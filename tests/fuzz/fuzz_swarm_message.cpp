@@ -31,7 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FileId id{};
   std::visit([&](const auto& x) { id = x.file_id; }, m.value());
   std::vector<ChunkHash> hashes = {sha256(ByteView()), sha256(ByteView()), sha256(ByteView())};
-  auto offer = make_offer(id, "f", "x/y", FileShape{3 * kMinChunkSize - 1, kMinChunkSize, 3}, hashes);
+  auto offer =
+      make_offer(id, "f", "x/y", FileShape{3 * kMinChunkSize - 1, kMinChunkSize, 3}, hashes);
   if (!offer) __builtin_trap();
   auto seeder = Swarm::seed(offer.value(), hashes, {});
   auto fetcher = Swarm::fetch(offer.value(), 1, {}, 0);

@@ -218,8 +218,13 @@ export class Pulls {
   /** Answers get-file `cmd` ({share, path}, from the bus core) of `peer`'s command `env`. */
   serve(peer, env, cmd) {
     // One file at a time per peer: the puller matches our untagged offers to its asks in order.
-    const next = (this.serving.get(peer) ?? Promise.resolve()).then(() => this.serveOne(peer, env, cmd));
-    this.serving.set(peer, next.catch(() => {}));
+    const next = (this.serving.get(peer) ?? Promise.resolve()).then(() =>
+      this.serveOne(peer, env, cmd),
+    );
+    this.serving.set(
+      peer,
+      next.catch(() => {}),
+    );
     return next;
   }
 

@@ -5,7 +5,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 // levelEntries: one list-files answer, as the public implementation caps it (200).
-export const SHARE_LIMITS = Object.freeze({ maxEntries: 10_000, maxDepth: 32, nameMax: 64, levelEntries: 200 });
+export const SHARE_LIMITS = Object.freeze({
+  maxEntries: 10_000,
+  maxDepth: 32,
+  nameMax: 64,
+  levelEntries: 200,
+});
 
 export function validShareName(name) {
   return (
@@ -144,7 +149,9 @@ export function listShareLevel(rootDir, share, sub = '', maxEntries = SHARE_LIMI
   } catch (err) {
     return { error: `share '${share}' is not available (${err.code})` };
   }
-  const rel = String(sub).replace(/\\/g, '/').replace(/^\/+|\/+$/g, '');
+  const rel = String(sub)
+    .replace(/\\/g, '/')
+    .replace(/^\/+|\/+$/g, '');
   const start = resolveInShare(root, rel);
   if (start.error) return { error: start.error };
   let names;
@@ -173,7 +180,17 @@ export function listShareLevel(rootDir, share, sub = '', maxEntries = SHARE_LIMI
         : { name, path: childRel, type: 'file', size: st.size },
     );
   }
-  entries.sort((a, b) => (a.type === b.type ? (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) : a.type === 'dir' ? -1 : 1));
+  entries.sort((a, b) =>
+    a.type === b.type
+      ? a.name < b.name
+        ? -1
+        : a.name > b.name
+          ? 1
+          : 0
+      : a.type === 'dir'
+        ? -1
+        : 1,
+  );
   return {
     share,
     path: rel,

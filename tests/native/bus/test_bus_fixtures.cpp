@@ -54,7 +54,8 @@ TEST_CASE("bus fixtures: envelopes parse to their canonical form or their refusa
   for (const auto& v : f["historyCounts"]) CHECK(Bus::history_count(v["count"]) == v["effective"].get<std::size_t>());
 }
 
-TEST_CASE("bus fixtures: exchanges with a ninja-p2p peer replay to the recorded answers", "[bus][fixtures]") {
+TEST_CASE("bus fixtures: exchanges with a ninja-p2p peer replay to the recorded answers",
+          "[bus][fixtures]") {
   const Json f = fixture("bus/ninja.json");
   REQUIRE(f["exchanges"].size() >= 7);
   for (const auto& x : f["exchanges"]) {
@@ -83,7 +84,8 @@ TEST_CASE("bus fixtures: the ninja-p2p file and command shapes", "[bus][fixtures
         REQUIRE(parsed);
         if (c.contains("parsed")) {
           REQUIRE(parsed->ok());
-          CHECK(share_command_name(parsed->value().kind) == c["parsed"]["command"].get<std::string>());
+          CHECK(share_command_name(parsed->value().kind) ==
+                c["parsed"]["command"].get<std::string>());
           CHECK(parsed->value().share == c["parsed"]["share"].get<std::string>());
           CHECK(parsed->value().path == c["parsed"]["path"].get<std::string>());
         } else {
@@ -100,13 +102,15 @@ TEST_CASE("bus fixtures: the ninja-p2p file and command shapes", "[bus][fixtures
     for (const auto& s : x["steps"]) {
       if (s["do"] != "receive") continue;
       const Envelope e = exchange::parse_text(s["text"]);
-      if (e.type == MessageType::file_offer) REQUIRE(rx.offer(e.from.stream_id, e.payload_value()).ok());
+      if (e.type == MessageType::file_offer)
+        REQUIRE(rx.offer(e.from.stream_id, e.payload_value()).ok());
       if (e.type == MessageType::file_chunk) {
         auto c = rx.chunk(e.from.stream_id, e.payload_value());
         REQUIRE(c.ok());
         got.insert(got.end(), c->data.begin(), c->data.end());
       }
-      if (e.type == MessageType::file_complete) verified = rx.complete(e.from.stream_id, e.payload_value()).ok();
+      if (e.type == MessageType::file_complete)
+        verified = rx.complete(e.from.stream_id, e.payload_value()).ok();
     }
     CHECK(verified);
     CHECK(got == testing::b64(x["file"]["bytes_b64"]));

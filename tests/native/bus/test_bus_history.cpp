@@ -69,7 +69,8 @@ TEST_CASE("bus history: a replay holds broadcasts and messages to or by the requ
     replayed.push_back(inner->payload_value().value("text", ""));
   }
   CHECK(replayed == for_a);
-  CHECK(envelope_from_json(replays[0].payload)->id == "a1");  // the original id and sender, not copies
+  CHECK(envelope_from_json(replays[0].payload)->id ==
+        "a1");  // the original id and sender, not copies
   CHECK(envelope_from_json(replays[0].payload)->from == ident("A"));
 }
 
@@ -121,7 +122,9 @@ TEST_CASE("bus history: unsolicited, excess, batched or malformed replays are re
   b.connection_open("c", 0);
   Json fake = envelope_to_json(env("f1", MessageType::chat, ident("x"), std::nullopt, Json{{"text", "injected"}}));
   auto replay = [&](const std::string& id, Json payload, std::int64_t now) {
-    deliver(b, "c", env(id, MessageType::history_replay, ident("p"), std::string("me"), std::move(payload)), now);
+    deliver(b, "c",
+            env(id, MessageType::history_replay, ident("p"), std::string("me"), std::move(payload)),
+            now);
     return b.take_events();
   };
   auto ev = replay("r1", fake, 0);
@@ -140,7 +143,8 @@ TEST_CASE("bus history: unsolicited, excess, batched or malformed replays are re
   CHECK(msgs[0].replayed);
   CHECK(msgs[0].envelope->id == "f1");
   CHECK(msgs[0].envelope->payload_value()["text"] == "injected");
-  Json other = envelope_to_json(env("o1", MessageType::chat, ident("x"), std::string("someone"), Json{{"text", "private"}}));
+  Json other = envelope_to_json(
+      env("o1", MessageType::chat, ident("x"), std::string("someone"), Json{{"text", "private"}}));
   ev = replay("r4", other, 20);
   CHECK(events_of(ev, EventKind::message).empty());
   CHECK(events_of(ev, EventKind::rejected).empty());
@@ -153,7 +157,8 @@ TEST_CASE("bus history: unsolicited, excess, batched or malformed replays are re
   rej = events_of(ev, EventKind::rejected);
   REQUIRE(rej.size() == 1);
   CHECK(rej[0].error.detail.find("one history_replay per message") != std::string::npos);
-  ev = replay("r7", envelope_to_json(env("f3", MessageType::chat, ident("x"), std::nullopt)), 30 + kHistoryReplyWindowMs + 1);
+  ev = replay("r7", envelope_to_json(env("f3", MessageType::chat, ident("x"), std::nullopt)),
+              30 + kHistoryReplyWindowMs + 1);
   CHECK(events_of(ev, EventKind::rejected).size() == 1);
   // A replay of something already delivered is not delivered twice.
   REQUIRE(b.request_history("p", Json(5), 100'000).ok());
@@ -171,20 +176,23 @@ TEST_CASE("bus confirmations: ack and command_response correlate by message id a
   pump_all(b);
   b.take_events();
   // ninja-p2p's shape: the answered command's id is `requestId`.
-  deliver(b, "c", env("r1", MessageType::command_response, ident("p"), std::string("me"),
-                      Json{{"requestId", cmd->envelope.id}, {"ok", true}, {"result", nullptr}}));
+  deliver(b, "c",
+          env("r1", MessageType::command_response, ident("p"), std::string("me"),
+              Json{{"requestId", cmd->envelope.id}, {"ok", true}, {"result", nullptr}}));
   auto conf = events_of(b.take_events(), EventKind::confirmation);
   REQUIRE(conf.size() == 1);
   CHECK(conf[0].message_id == cmd->envelope.id);
   CHECK(conf[0].for_type == MessageType::command);
   CHECK(conf[0].peer_stream == "p");
   // requestId decides when present: a messageId beside a wrong one confirms nothing.
-  deliver(b, "c", env("r1b", MessageType::command_response, ident("p"), std::string("me"),
-                      Json{{"requestId", "other"}, {"messageId", cmd->envelope.id}, {"ok", true}}));
+  deliver(b, "c",
+          env("r1b", MessageType::command_response, ident("p"), std::string("me"),
+              Json{{"requestId", "other"}, {"messageId", cmd->envelope.id}, {"ok", true}}));
   CHECK(events_of(b.take_events(), EventKind::confirmation).empty());
   // A record from before tether wrote requestId (messageId only) still correlates.
-  deliver(b, "c", env("r1c", MessageType::command_response, ident("p"), std::string("me"),
-                      Json{{"messageId", cmd->envelope.id}, {"ok", true}}));
+  deliver(b, "c",
+          env("r1c", MessageType::command_response, ident("p"), std::string("me"),
+              Json{{"messageId", cmd->envelope.id}, {"ok", true}}));
   CHECK(events_of(b.take_events(), EventKind::confirmation).size() == 1);
   // An ack for an id we never sent, or from the wrong peer, confirms nothing.
   deliver(b, "c", env("r2", MessageType::ack, ident("p"), std::string("me"), Json{{"messageId", "nope"}}));
@@ -215,14 +223,16 @@ TEST_CASE("bus ack/respond build the confirmation payloads") {
   CHECK(r->envelope.type == MessageType::command_response);
   CHECK(r->envelope.to == std::string("p"));
   CHECK(r->envelope.payload == Json{{"requestId", "m1"}, {"ok", true}, {"result", 42}});
-  CHECK(b.respond(in, Json::object(), 6)->envelope.payload == Json{{"requestId", "m1"}, {"ok", true}, {"result", nullptr}});
+  CHECK(b.respond(in, Json::object(), 6)->envelope.payload ==
+        Json{{"requestId", "m1"}, {"ok", true}, {"result", nullptr}});
   auto no = b.respond(in, Json{{"error", "not allowed"}}, 7);
   REQUIRE(no.ok());
   CHECK(no->envelope.payload == Json{{"requestId", "m1"}, {"ok", false}, {"error", "not allowed"}});
   CHECK(b.respond(in, Json{{"ok", false}, {"error", "x"}}, 7).ok());
-  for (const Json& bad : {Json{{"messageId", "forged"}, {"result", 1}}, Json{{"error", ""}}, Json{{"error", 5}},
-                          Json{{"error", "x"}, {"result", 1}}, Json{{"ok", false}}, Json{{"ok", true}, {"error", "x"}},
-                          Json(42), Json{{"output", "done"}}}) {
+  for (const Json& bad :
+       {Json{{"messageId", "forged"}, {"result", 1}}, Json{{"error", ""}}, Json{{"error", 5}},
+        Json{{"error", "x"}, {"result", 1}}, Json{{"ok", false}},
+        Json{{"ok", true}, {"error", "x"}}, Json(42), Json{{"output", "done"}}}) {
     INFO(bad.dump());
     auto refused = b.respond(in, bad, 8);
     REQUIRE_FALSE(refused.ok());
@@ -233,7 +243,8 @@ TEST_CASE("bus ack/respond build the confirmation payloads") {
   long_error += "\xC3\xA9\xC3\xA9";
   auto cut = b.respond(in, Json{{"error", long_error}}, 9);
   REQUIRE(cut.ok());
-  CHECK(cut->envelope.payload["error"].get<std::string>() == std::string(kMaxErrorTextBytes - 1, 'x'));
+  CHECK(cut->envelope.payload["error"].get<std::string>() ==
+        std::string(kMaxErrorTextBytes - 1, 'x'));
 }
 
 TEST_CASE("bus history: a direct that left through another path is noted: replayed to its peer, correlated with its ack") {

@@ -148,7 +148,8 @@ TEST_CASE("bus payload: a payload kept as text replays with the canonical bytes 
   const std::string canonical = canonical_via_dom(chat);
   // One replay for the one message, its payload the original envelope (agent-bus-notes.md).
   CHECK(replays[0].size() > canonical.size());
-  CHECK(replays[0].substr(replays[0].size() - canonical.size() - 11) == R"("payload":)" + canonical + "}");
+  CHECK(replays[0].substr(replays[0].size() - canonical.size() - 11) ==
+        R"("payload":)" + canonical + "}");
   auto msgs = events_of(a.take_events(), EventKind::message);
   REQUIRE(msgs.size() == 1);
   CHECK(msgs[0].replayed);

@@ -225,7 +225,8 @@ TEST_CASE("bus scan: size bounds hold before anything is scanned") {
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == BusErrorCode::too_large);
   // A file_chunk carries one-to-one chunks of up to 1 MiB: kMaxFileChunkEnvelopeBytes.
-  const std::string fhead = R"({"v":1,"id":"x","type":"file_chunk",)" + kFrom + R"(,"ts":1,"payload":")";
+  const std::string fhead =
+      R"({"v":1,"id":"x","type":"file_chunk",)" + kFrom + R"(,"ts":1,"payload":")";
   const std::size_t froom = kMaxFileChunkEnvelopeBytes - fhead.size() - 2;
   CHECK(froom > kMaxEnvelopeBytes);
   CHECK(agree(fhead + std::string(froom, 'A') + "\"}"));

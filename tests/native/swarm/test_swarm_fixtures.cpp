@@ -1,7 +1,6 @@
 // The swarm golden vectors (fixtures/swarm/, written by tether_swarm_fixtures): the native build
 // must read and write exactly these bytes; tests/node/swarm.test.mjs checks the WASM build.
 #include <catch2/catch.hpp>
-
 #include <set>
 
 #include "fixture_files.hpp"
@@ -62,9 +61,12 @@ struct FixtureFile {
 };
 FixtureFile fixture_file(std::uint32_t total) {
   FixtureFile f;
-  for (std::uint32_t i = 0; i < total; ++i) f.hashes.push_back(sha256(ByteView(std::string_view("c" + std::to_string(i)))));
+  for (std::uint32_t i = 0; i < total; ++i)
+    f.hashes.push_back(sha256(ByteView(std::string_view("c" + std::to_string(i)))));
   const FileShape shape{std::uint64_t(total) * kMinChunkSize, kMinChunkSize, total};
-  f.offer = make_offer(sha256(ByteView(std::string_view("tether swarm fixture"))), "f.bin", "x/y", shape, f.hashes).value();
+  f.offer = make_offer(sha256(ByteView(std::string_view("tether swarm fixture"))), "f.bin", "x/y",
+                       shape, f.hashes)
+                .value();
   return f;
 }
 
@@ -78,8 +80,9 @@ std::vector<T> only(const std::vector<Action>& actions) {
 
 }  // namespace
 
-TEST_CASE("swarm fixtures: bitfields in the public implementation's order, read and written by the core",
-          "[swarm][fixtures]") {
+TEST_CASE(
+    "swarm fixtures: bitfields in the public implementation's order, read and written by the core",
+    "[swarm][fixtures]") {
   const Json f = fixture("swarm/bitfields.json");
   REQUIRE(f["bitfields"].size() >= 12);
   for (const auto& v : f["bitfields"]) {
@@ -99,7 +102,8 @@ TEST_CASE("swarm fixtures: bitfields in the public implementation's order, read 
       if (Bitfield::wire_test(ByteView(a.bits), i)) read.insert(i), b.set(i);
     CHECK(read == held);
     CHECK(b.to_wire() == wire);
-    if (total == 0 || total > kMaxInlineHashes) continue;  // an inline offer: the manifest is ready at once
+    if (total == 0 || total > kMaxInlineHashes)
+      continue;  // an inline offer: the manifest is ready at once
     // A session: a peer announcing these bytes is asked only for what it holds, all of it.
     FixtureFile file = fixture_file(total);
     SwarmConfig cfg;
@@ -122,6 +126,7 @@ TEST_CASE("swarm fixtures: bitfields in the public implementation's order, read 
     auto sent = only<SendControl>(holder.take_actions());
     REQUIRE_FALSE(sent.empty());
     CHECK(sent[0].type == "swarm_announce");
-    CHECK("{\"type\":\"swarm_announce\",\"payload\":" + sent[0].payload + "}" == v["announce"].get<std::string>());
+    CHECK("{\"type\":\"swarm_announce\",\"payload\":" + sent[0].payload + "}" ==
+          v["announce"].get<std::string>());
   }
 }

@@ -83,44 +83,65 @@ TEST_CASE("swarm messages: offers with inconsistent or oversized shapes are refu
   };
   const std::string digest_of_nothing = to_hex(sha256(ByteView()));
   // totalChunks must be ceil(size / chunkSize).
-  CHECK(refusal_of("swarm_offer", offer("\"size\":2048,\"chunkSize\":1024,\"totalChunks\":3,\"chunkHashes\":" + hashes_json(3))) ==
-        MessageError::inconsistent_shape);
+  CHECK(refusal_of("swarm_offer",
+                   offer("\"size\":2048,\"chunkSize\":1024,\"totalChunks\":3,\"chunkHashes\":" +
+                         hashes_json(3))) == MessageError::inconsistent_shape);
   // At most 1,000,000 chunks, refused before anything else is read.
-  CHECK(refusal_of("swarm_offer", offer("\"size\":1024001024,\"chunkSize\":1024,\"totalChunks\":1000001,\"chunkHashesHash\":\"" + kId +
-                                         "\",\"manifestPageSize\":256,\"manifestPages\":3907")) ==
+  CHECK(refusal_of("swarm_offer",
+                   offer("\"size\":1024001024,\"chunkSize\":1024,\"totalChunks\":1000001,"
+                         "\"chunkHashesHash\":\"" +
+                         kId + "\",\"manifestPageSize\":256,\"manifestPages\":3907")) ==
         MessageError::too_many_chunks);
   CHECK(refusal_of("swarm_offer", offer("\"size\":10,\"chunkSize\":0,\"totalChunks\":1")) ==
         MessageError::out_of_range);
-  // Chunk sizes from 1 KiB to 16 MiB (the public implementation's range), at the bounds and one past.
+  // Chunk sizes from 1 KiB to 16 MiB (the public implementation's range), at the bounds and one
+  // past.
   CHECK(refusal_of("swarm_offer", offer("\"size\":10,\"chunkSize\":1023,\"totalChunks\":1")) ==
         MessageError::out_of_range);
   CHECK(refusal_of("swarm_offer", offer("\"size\":10,\"chunkSize\":16777217,\"totalChunks\":1")) ==
         MessageError::out_of_range);
   for (const char* chunk : {"1024", "16777216"})
-    CHECK(parse("swarm_offer", offer("\"size\":10,\"chunkSize\":" + std::string(chunk) + ",\"totalChunks\":1,\"chunkHashes\":" +
-                                      hashes_json(1))).ok());
+    CHECK(parse("swarm_offer", offer("\"size\":10,\"chunkSize\":" + std::string(chunk) +
+                                     ",\"totalChunks\":1,\"chunkHashes\":" + hashes_json(1)))
+              .ok());
   CHECK(refusal_of("swarm_offer", offer("\"size\":-1,\"chunkSize\":10,\"totalChunks\":1")) ==
         MessageError::bad_field);
   CHECK(refusal_of("swarm_offer", offer("\"size\":1.5,\"chunkSize\":10,\"totalChunks\":1")) ==
         MessageError::bad_field);
   // Inline lists: bounded, one per chunk, lowercase SHA-256, and matching any digest given.
-  CHECK(refusal_of("swarm_offer", offer("\"size\":307200,\"chunkSize\":1024,\"totalChunks\":300,\"chunkHashes\":" + hashes_json(300))) ==
-        MessageError::too_many_hashes);
-  CHECK(refusal_of("swarm_offer", offer("\"size\":3072,\"chunkSize\":1024,\"totalChunks\":3,\"chunkHashes\":" + hashes_json(2))) ==
-        MessageError::inconsistent_shape);
-  CHECK(refusal_of("swarm_offer", offer("\"size\":1024,\"chunkSize\":1024,\"totalChunks\":1,\"chunkHashes\":" +
-                                         hashes_json(1, std::string(63, '0') + "A"))) == MessageError::bad_hash);
-  CHECK(refusal_of("swarm_offer", offer("\"size\":1024,\"chunkSize\":1024,\"totalChunks\":1,\"chunkHashes\":" + hashes_json(1) +
-                                         ",\"chunkHashesHash\":\"" + kId + "\"")) == MessageError::bad_hash);
+  CHECK(refusal_of("swarm_offer",
+                   offer("\"size\":307200,\"chunkSize\":1024,\"totalChunks\":300,\"chunkHashes\":" +
+                         hashes_json(300))) == MessageError::too_many_hashes);
+  CHECK(refusal_of("swarm_offer",
+                   offer("\"size\":3072,\"chunkSize\":1024,\"totalChunks\":3,\"chunkHashes\":" +
+                         hashes_json(2))) == MessageError::inconsistent_shape);
+  CHECK(refusal_of("swarm_offer",
+                   offer("\"size\":1024,\"chunkSize\":1024,\"totalChunks\":1,\"chunkHashes\":" +
+                         hashes_json(1, std::string(63, '0') + "A"))) == MessageError::bad_hash);
+  CHECK(refusal_of("swarm_offer",
+                   offer("\"size\":1024,\"chunkSize\":1024,\"totalChunks\":1,\"chunkHashes\":" +
+                         hashes_json(1) + ",\"chunkHashesHash\":\"" + kId + "\"")) ==
+        MessageError::bad_hash);
   // Paged offers: a digest, and a page count that matches.
-  CHECK(refusal_of("swarm_offer", offer("\"size\":1024000,\"chunkSize\":1024,\"totalChunks\":1000,\"manifestPageSize\":256,\"manifestPages\":4")) ==
+  CHECK(refusal_of("swarm_offer", offer("\"size\":1024000,\"chunkSize\":1024,\"totalChunks\":1000,"
+                                        "\"manifestPageSize\":256,\"manifestPages\":4")) ==
         MessageError::missing_field);
-  CHECK(refusal_of("swarm_offer", offer("\"size\":1024000,\"chunkSize\":1024,\"totalChunks\":1000,\"chunkHashesHash\":\"" + kId +
-                                         "\",\"manifestPageSize\":256,\"manifestPages\":5")) == MessageError::inconsistent_shape);
-  CHECK(refusal_of("swarm_offer", offer("\"size\":1024000,\"chunkSize\":1024,\"totalChunks\":1000,\"chunkHashesHash\":\"" + kId +
-                                         "\",\"manifestPageSize\":257,\"manifestPages\":4")) == MessageError::out_of_range);
-  CHECK(refusal_of("swarm_offer", offer("\"size\":1024,\"chunkSize\":1024,\"totalChunks\":1,\"chunkHashes\":" + hashes_json(1) +
-                                         ",\"manifestPageSize\":256,\"manifestPages\":1")) == MessageError::inconsistent_shape);
+  CHECK(
+      refusal_of(
+          "swarm_offer",
+          offer("\"size\":1024000,\"chunkSize\":1024,\"totalChunks\":1000,\"chunkHashesHash\":\"" +
+                kId + "\",\"manifestPageSize\":256,\"manifestPages\":5")) ==
+      MessageError::inconsistent_shape);
+  CHECK(
+      refusal_of(
+          "swarm_offer",
+          offer("\"size\":1024000,\"chunkSize\":1024,\"totalChunks\":1000,\"chunkHashesHash\":\"" +
+                kId + "\",\"manifestPageSize\":257,\"manifestPages\":4")) ==
+      MessageError::out_of_range);
+  CHECK(refusal_of("swarm_offer",
+                   offer("\"size\":1024,\"chunkSize\":1024,\"totalChunks\":1,\"chunkHashes\":" +
+                         hashes_json(1) + ",\"manifestPageSize\":256,\"manifestPages\":1")) ==
+        MessageError::inconsistent_shape);
   CHECK(refusal_of("swarm_offer", "{\"fileId\":\"" + std::string(64, 'A') + "\"}") == MessageError::bad_hash);
   // Names up to 1,024 UTF-16 units (as JavaScript counts: an emoji is two), MIME types up to 256.
   auto named = [&](const std::string& name, const std::string& mime) {
@@ -131,7 +152,8 @@ TEST_CASE("swarm messages: offers with inconsistent or oversized shapes are refu
   for (int i = 0; i < 512; ++i) emoji += "\xF0\x9F\x98\x80";
   CHECK(parse("swarm_offer", named(std::string(1024, 'n'), std::string(256, 'm'))).ok());
   CHECK(parse("swarm_offer", named(emoji, "x")).ok());
-  CHECK(refusal_of("swarm_offer", named(std::string(1025, 'n'), "x")) == MessageError::out_of_range);
+  CHECK(refusal_of("swarm_offer", named(std::string(1025, 'n'), "x")) ==
+        MessageError::out_of_range);
   CHECK(refusal_of("swarm_offer", named(emoji + "n", "x")) == MessageError::out_of_range);
   CHECK(refusal_of("swarm_offer", named("n", std::string(257, 'm'))) == MessageError::out_of_range);
   CHECK(refusal_of("swarm_offer", named("  ", "x")) == MessageError::bad_field);
@@ -139,12 +161,16 @@ TEST_CASE("swarm messages: offers with inconsistent or oversized shapes are refu
   // We never offer what the public implementation would refuse.
   const FileId fid = sha256(ByteView(std::string_view("own")));
   CHECK_FALSE(make_offer(fid, "f", "x/y", FileShape{10, 1023, 1}, some_hashes(1)).ok());
-  CHECK_FALSE(make_offer(fid, std::string(1025, 'n'), "x/y", FileShape{10, 1024, 1}, some_hashes(1)).ok());
+  CHECK_FALSE(
+      make_offer(fid, std::string(1025, 'n'), "x/y", FileShape{10, 1024, 1}, some_hashes(1)).ok());
   CHECK_FALSE(make_offer(fid, " ", "x/y", FileShape{10, 1024, 1}, some_hashes(1)).ok());
-  CHECK(make_offer(fid, std::string(1024, 'n'), "x/y", FileShape{10, 1024, 1}, some_hashes(1)).ok());
+  CHECK(
+      make_offer(fid, std::string(1024, 'n'), "x/y", FileShape{10, 1024, 1}, some_hashes(1)).ok());
   // An empty file is a valid offer with an empty list.
-  CHECK(parse("swarm_offer", offer("\"size\":0,\"chunkSize\":1024,\"totalChunks\":0,\"chunkHashesHash\":\"" + digest_of_nothing +
-                                    "\",\"manifestPageSize\":256,\"manifestPages\":0")).ok());
+  CHECK(parse("swarm_offer",
+              offer("\"size\":0,\"chunkSize\":1024,\"totalChunks\":0,\"chunkHashesHash\":\"" +
+                    digest_of_nothing + "\",\"manifestPageSize\":256,\"manifestPages\":0"))
+            .ok());
 }
 
 TEST_CASE("swarm messages: an unsolicited million-chunk offer parses without a manifest", "[swarm]") {
@@ -208,14 +234,19 @@ TEST_CASE("swarm messages: bitfields and base64 chunks are bounded before decodi
   CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":20,\"chunks\":\"AB$=\"")) == MessageError::bad_field);
   // A ranged announce (tether's old extension) is not a whole bitfield: refused, as the public
   // implementation refuses it.
-  CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":2000,\"firstChunk\":1000,\"chunks\":\"AA==\"")) ==
+  CHECK(refusal_of("swarm_announce",
+                   ann("\"totalChunks\":2000,\"firstChunk\":1000,\"chunks\":\"AA==\"")) ==
         MessageError::inconsistent_shape);
   // The bits past totalChunks are zero: 20 chunks leave the top four bits of byte 2 clear. A set
   // one is what a most-significant-bit-first writer produces for chunks 16..19 (0xf0).
-  CHECK(parse("swarm_announce", ann("\"totalChunks\":20,\"chunks\":\"" + base64_encode(Bytes{0, 0, 0x0f}) + "\"")).ok());
-  CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":20,\"chunks\":\"" + base64_encode(Bytes{0, 0, 0xf0}) + "\"")) ==
+  CHECK(parse("swarm_announce",
+              ann("\"totalChunks\":20,\"chunks\":\"" + base64_encode(Bytes{0, 0, 0x0f}) + "\""))
+            .ok());
+  CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":20,\"chunks\":\"" +
+                                         base64_encode(Bytes{0, 0, 0xf0}) + "\"")) ==
         MessageError::bad_field);
-  CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":20,\"chunks\":\"" + base64_encode(Bytes{0, 0, 0x10}) + "\"")) ==
+  CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":20,\"chunks\":\"" +
+                                         base64_encode(Bytes{0, 0, 0x10}) + "\"")) ==
         MessageError::bad_field);
   CHECK(parse("swarm_announce", ann("\"totalChunks\":0,\"chunks\":\"\"")).ok());
   CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":1000001,\"chunks\":\"\"")) == MessageError::out_of_range);
@@ -285,7 +316,9 @@ TEST_CASE("swarm messages: 64 KiB chunks against the negotiated SCTP message lim
   const FileId fid = sha256(ByteView(std::string_view("x")));
   ManifestPage page{fid, 0, 2, 256, fid, some_hashes(256)};
   CHECK(encode_payload(page).size() <= max_payload_bytes(kMinSctpMessageSize));
-  auto offer = make_offer(fid, std::string(kMaxFileNameChars, 'n'), std::string(kMaxMimeTypeChars, 'm'), FileShape{256ull * 65536, 65536, 256}, some_hashes(256));
+  auto offer =
+      make_offer(fid, std::string(kMaxFileNameChars, 'n'), std::string(kMaxMimeTypeChars, 'm'),
+                 FileShape{256ull * 65536, 65536, 256}, some_hashes(256));
   REQUIRE(offer.ok());
   CHECK_FALSE(offer->paged());
   CHECK(encode_payload(offer.value()).size() <= max_payload_bytes(kMinSctpMessageSize));
@@ -300,5 +333,6 @@ TEST_CASE("swarm messages: 64 KiB chunks against the negotiated SCTP message lim
   CHECK(announce_fits(kMaxChunks, 262'144));
   CHECK_FALSE(announce_fits(kMaxChunks, kMinSctpMessageSize));
   for (std::uint32_t n : {0u, 1u, 13u, 4096u, kMaxChunks})
-    CHECK(encode_payload(Announce{fid, n, Bytes(Bitfield::wire_bytes(n), 0)}).size() == announce_payload_bytes(n));
+    CHECK(encode_payload(Announce{fid, n, Bytes(Bitfield::wire_bytes(n), 0)}).size() ==
+          announce_payload_bytes(n));
 }

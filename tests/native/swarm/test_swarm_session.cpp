@@ -364,8 +364,10 @@ TEST_CASE("swarm lanes: the answer format is chosen per request and per peer lim
   CHECK(only<SendRequest>(d.take_actions()).empty());
 }
 
-TEST_CASE("swarm announce: a bitfield travels whole; a peer whose limit cannot carry it gets swarm_have lists",
-          "[swarm]") {
+TEST_CASE(
+    "swarm announce: a bitfield travels whole; a peer whose limit cannot carry it gets swarm_have "
+    "lists",
+    "[swarm]") {
   // A million chunks of 1 KiB: the whole bitfield is 166,668 base64 characters, over what a
   // 65,536-byte peer takes, and the public implementation refuses a partial (ranged) one.
   FileShape shape{std::uint64_t(kMaxChunks) * kMinChunkSize, kMinChunkSize, kMaxChunks};

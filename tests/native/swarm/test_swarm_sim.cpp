@@ -1,9 +1,8 @@
 // The spec's measured findings (agent-bus-and-swarm.md § Swarm transfer through § Concurrent
 // downloads), reproduced in the deterministic simulator around the real core. Every assertion is
 // on simulated outcomes: simulated milliseconds, bytes and counts.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <set>
 
 #include "fixture_files.hpp"
@@ -258,8 +257,10 @@ TEST_CASE("swarm sim: the ninja-shaped peer's bitfields are the golden vectors",
   }
 }
 
-TEST_CASE("swarm sim: a tether downloader reads sparse ninja-p2p bitfields of 203 chunks and asks only holders",
-          "[swarm][sim]") {
+TEST_CASE(
+    "swarm sim: a tether downloader reads sparse ninja-p2p bitfields of 203 chunks and asks only "
+    "holders",
+    "[swarm][sim]") {
   // Two ninja-p2p peers split the file between them unevenly, the last partial byte included:
   // one holds the even chunks and 201, the other the odd ones and 202 (and 200 twice over).
   std::set<std::uint32_t> evens, odds;
@@ -280,8 +281,10 @@ TEST_CASE("swarm sim: a tether downloader reads sparse ninja-p2p bitfields of 20
   CHECK(r.nodes[2].bytes_from_seeders == s.file_size);
 }
 
-TEST_CASE("swarm sim: a ninja-p2p downloader reads tether's bitfields, a partial holder's sparse one included",
-          "[swarm][sim]") {
+TEST_CASE(
+    "swarm sim: a ninja-p2p downloader reads tether's bitfields, a partial holder's sparse one "
+    "included",
+    "[swarm][sim]") {
   Scenario s = mixed_room();
   const FileShape shape{s.file_size, s.chunk_size, 203};
   // Node 0 is a tether peer that resumed every third chunk and 201..202 from its part file: its
@@ -292,8 +295,10 @@ TEST_CASE("swarm sim: a ninja-p2p downloader reads tether's bitfields, a partial
   partial.start_ms = 20;
   std::set<std::uint32_t> rest;
   for (std::uint32_t i = 0; i < 203; ++i) {
-    if (i % 3 == 0 || i >= 201) partial.part_file[i] = chunk_content(s.seed, shape, i);
-    else rest.insert(i);
+    if (i % 3 == 0 || i >= 201)
+      partial.part_file[i] = chunk_content(s.seed, shape, i);
+    else
+      rest.insert(i);
   }
   NodeSpec fetcher;
   fetcher.ninja = true;

@@ -251,7 +251,8 @@ class Simulator {
   bool all_done() const {
     for (const auto& n : nodes_) {
       if (n.spec.seeder) continue;
-      if (n.spec.ninja ? n.held.size() < shape_.total_chunks : !(n.swarm && n.swarm->complete())) return false;
+      if (n.spec.ninja ? n.held.size() < shape_.total_chunks : !(n.swarm && n.swarm->complete()))
+        return false;
     }
     return true;
   }
@@ -465,19 +466,22 @@ class Simulator {
 
   std::string fid_hex() const { return to_hex(offer_.file_id); }
 
-  void ninja_control_send(std::uint32_t from, std::optional<std::uint32_t> to, const std::string& type,
-                          const std::string& payload) {
+  void ninja_control_send(std::uint32_t from, std::optional<std::uint32_t> to,
+                          const std::string& type, const std::string& payload) {
     for (std::uint32_t b = 0; b < nodes_.size(); ++b) {
       if (b == from || (to && *to != b) || !nodes_[from].connected[b]) continue;
       const bool directed = to.has_value();
       send(from, b, false, payload.size() + sc_.envelope_bytes,
-           [this, from, b, type, payload, directed] { receive_control(b, from, type, payload, directed); });
+           [this, from, b, type, payload, directed] {
+             receive_control(b, from, type, payload, directed);
+           });
     }
   }
 
   std::string ninja_announce_payload(const Node& me) const {
-    return "{\"fileId\":\"" + fid_hex() + "\",\"totalChunks\":" + std::to_string(shape_.total_chunks) +
-           ",\"chunks\":\"" + base64_encode(ninja_bits(shape_.total_chunks, me.held)) + "\"}";
+    return "{\"fileId\":\"" + fid_hex() +
+           "\",\"totalChunks\":" + std::to_string(shape_.total_chunks) + ",\"chunks\":\"" +
+           base64_encode(ninja_bits(shape_.total_chunks, me.held)) + "\"}";
   }
 
   void ninja_start(std::uint32_t i) {
@@ -514,15 +518,16 @@ class Simulator {
         if (!has.count(c) || per_peer[peer] >= kNinjaPerPeer || !me.connected[peer]) continue;
         ++per_peer[peer];
         me.asked[c] = {peer, now_};
-        ninja_control_send(i, peer, "swarm_request",
-                           "{\"fileId\":\"" + fid_hex() + "\",\"index\":" + std::to_string(c) + ",\"bin\":1}");
+        ninja_control_send(
+            i, peer, "swarm_request",
+            "{\"fileId\":\"" + fid_hex() + "\",\"index\":" + std::to_string(c) + ",\"bin\":1}");
         break;
       }
     }
   }
 
-  void ninja_control(std::uint32_t at_node, std::uint32_t from, const std::string& type, const std::string& payload,
-                     bool directed) {
+  void ninja_control(std::uint32_t at_node, std::uint32_t from, const std::string& type,
+                     const std::string& payload, bool directed) {
     Node& me = nodes_[at_node];
     if (!me.started) return;
     auto j = parse_json(ByteView(std::string_view(payload)));
@@ -535,7 +540,8 @@ class Simulator {
           bits->size() != (std::size_t(shape_.total_chunks) + 7) / 8)
         return;
       me.view[from] = ninja_held(shape_.total_chunks, *bits);
-      if (!directed) ninja_control_send(at_node, from, "swarm_announce", ninja_announce_payload(me));
+      if (!directed)
+        ninja_control_send(at_node, from, "swarm_announce", ninja_announce_payload(me));
       ninja_tick(at_node);
     } else if (type == "swarm_have") {
       for (const auto& v : p.value("indexes", Json::array()))
@@ -550,15 +556,23 @@ class Simulator {
       Bytes data = chunk_content(sc_.seed, shape_, index);
       if (p.value("bin", 0) == 1 && me.spec.binary_lane && nodes_[from].spec.binary_lane) {
         auto frame = std::make_shared<Bytes>(encode_chunk_frame(offer_.file_id, index, data));
-        send(at_node, from, true, frame->size(), [this, at_node, from, frame] {
-          auto f = parse_chunk_frame(ByteView(*frame));
-          if (f) receive_chunk(from, at_node, f->index, f->data);
-        }, index);
+        send(
+            at_node, from, true, frame->size(),
+            [this, at_node, from, frame] {
+              auto f = parse_chunk_frame(ByteView(*frame));
+              if (f) receive_chunk(from, at_node, f->index, f->data);
+            },
+            index);
       } else {
-        auto body = std::make_shared<std::string>("{\"fileId\":\"" + fid_hex() + "\",\"index\":" +
-                                                  std::to_string(index) + ",\"data\":\"" + base64_encode(data) + "\"}");
-        send(at_node, from, false, body->size() + sc_.envelope_bytes,
-             [this, at_node, from, body] { receive_control(from, at_node, "swarm_chunk", *body, true); }, index);
+        auto body = std::make_shared<std::string>("{\"fileId\":\"" + fid_hex() +
+                                                  "\",\"index\":" + std::to_string(index) +
+                                                  ",\"data\":\"" + base64_encode(data) + "\"}");
+        send(
+            at_node, from, false, body->size() + sc_.envelope_bytes,
+            [this, at_node, from, body] {
+              receive_control(from, at_node, "swarm_chunk", *body, true);
+            },
+            index);
       }
     }
   }
@@ -567,7 +581,8 @@ class Simulator {
     Node& me = nodes_[at_node];
     auto it = me.asked.find(index);
     if (it != me.asked.end() && it->second.first == from) me.asked.erase(it);
-    if (index >= shape_.total_chunks || me.held.count(index) || sha256(data) != hashes_[index]) return;
+    if (index >= shape_.total_chunks || me.held.count(index) || sha256(data) != hashes_[index])
+      return;
     me.held.insert(index);
     me.stored[index] = sha256(data);
     NodeResult& r = result_.nodes[at_node];
