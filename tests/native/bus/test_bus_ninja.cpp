@@ -103,6 +103,10 @@ TEST_CASE(
   CHECK(list->value().kind == ShareCommand::Kind::list_files);
   CHECK(list->value().share == "docs");
   CHECK(list->value().path.empty());
+  // The command name's cheap bound (3 bytes per character): past it, not a share command at all.
+  const std::string padded = "get-file" + std::string(3 * kMaxCommandNameChars - 8, ' ');
+  CHECK(parse_share_command(cmd(Json{{"command", padded}, {"args", {{"share", "d"}, {"path", "p"}}}})));
+  CHECK_FALSE(parse_share_command(cmd(Json{{"command", padded + " "}, {"args", {{"share", "d"}, {"path", "p"}}}})));
   auto shares = parse_share_command(cmd(Json{{"command", "shares"}}));
   REQUIRE((shares && shares->ok()));
   CHECK(shares->value().kind == ShareCommand::Kind::shares);
