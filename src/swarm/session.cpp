@@ -240,13 +240,16 @@ void Swarm::send_bitfield_to(PeerId peer) {
     return;
   }
   // The whole bitfield does not fit this peer's messages, and the public implementation refuses
-  // a partial one: what we hold goes as swarm_have lists instead, each within the limit.
+  // a partial one: what we hold goes as swarm_have lists instead, each within the limit (an index
+  // takes at most 7 digits and a comma; 4,096 of them fit the 65,536 every peer accepts).
+  const std::size_t room = max_payload_bytes(p.caps.max_message_size);
+  const std::size_t per = std::clamp<std::size_t>(room > 128 ? (room - 128) / 8 : 1, 1, kMaxHaveIndexes);
   Have h;
   h.file_id = offer_.file_id;
   for (std::uint32_t c = 0; c < offer_.shape.total_chunks; ++c) {
     if (!have_.test(c)) continue;
     h.indexes.push_back(c);
-    if (h.indexes.size() == kMaxHaveIndexes) {
+    if (h.indexes.size() == per) {
       Message m = h;
       emit(SendControl{peer, std::string(message_type(m)), encode_payload(m)});
       h.indexes.clear();
