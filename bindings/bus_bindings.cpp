@@ -414,4 +414,5 @@ EMSCRIPTEN_BINDINGS(tether_bus) {
   function("busShareCommandPayload", &share_command_payload_js);
   function("busFileAckRefusal", &file_ack_refusal_js);
   function("busFileAckReceived", &file_ack_received_js);
+  function("busEnvelopeVersion", +[]() { return tether::bus::kEnvelopeVersion; });
 }

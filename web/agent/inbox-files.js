@@ -6,7 +6,7 @@
 // anything the caps or the checks refuse is answered with file_ack {ok: false, error}.
 import fs from 'node:fs';
 import path from 'node:path';
-import { placeExclusive, safeName } from './pull.js';
+import { placeExclusive, safeName } from './files.js';
 
 const IDLE_MS = 60_000; // an incomplete transfer with no chunk for this long is given up
 const REFUSED_KEPT = 256; // transfer ids already refused: their later chunks get no second word

@@ -388,6 +388,7 @@ export function createBusApi(mod) {
 
   return {
     limits,
+    envelopeVersion: mod.busEnvelopeVersion(),
     createBus,
     parseEnvelope(text) {
       text = String(text);
