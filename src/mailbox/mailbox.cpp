@@ -762,6 +762,13 @@ void Mailbox::release() {
 
 void Mailbox::fail(std::string detail) {
   failed_ = true;
+  // Writes queued behind the failed one are withdrawn: storage keeps exactly what was
+  // acknowledged, which is what the rebuilt core will load.
+  PollQueue<Action> kept;
+  while (auto a = actions_.poll()) {
+    if (!std::holds_alternative<Persist>(*a)) kept.push(std::move(*a));
+  }
+  actions_ = std::move(kept);
   const ApiError e =
       api_error(ErrorCode::storage_failed, "the write behind this request did not reach storage (" +
                                                detail + "); nothing it did was kept");

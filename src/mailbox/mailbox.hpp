@@ -18,7 +18,8 @@
 // (handle_persisted), so "stored" always means on disk and a restart loses nothing that was
 // acknowledged. A failed write stops the core (storage_failed for everything held and after,
 // and an Event telling the host to rebuild the core from storage, which still holds exactly
-// what was acknowledged); the host must not apply a later Persist of the failed core.
+// what was acknowledged). Persists still queued are withdrawn; a host that answers persists
+// asynchronously must not apply one it already polled from the failed core.
 //
 // Randomness: every request carries kEntropyBytes of the host's cryptographic randomness; the
 // core takes mailbox ids, keys, pair ids and codes from it and never reads a random source.

@@ -224,3 +224,16 @@ TEST_CASE("mailbox: a host that stops answering persists gets busy, not unbounde
   CHECK(r->status == 503);
   CHECK(r->error() == "busy");
 }
+
+TEST_CASE("mailbox durability: writes queued behind a failed one are withdrawn, never applied") {
+  Harness h;
+  Box b = h.create();
+  Sender s = h.paired(b, "bob");
+  h.send(b, s, "m1", "old");
+  // One request, two writes: the expiry sweep of m1, then m2 itself.
+  h.now += kRetentionMs;
+  h.fail_persists = true;
+  const std::size_t before = h.persists;
+  CHECK(h.send(b, s, "m2", "new").error() == "storage_failed");
+  CHECK(h.persists == before + 1);  // the second write never left the core
+}
