@@ -79,6 +79,25 @@ std::string_view error_fix(ErrorCode code) {
   return entry(code).fix;
 }
 
+std::string shown(std::string_view s) {
+  static const char kHex[] = "0123456789abcdef";
+  constexpr std::size_t kMax = 64;
+  std::string out = "\"";
+  for (std::size_t i = 0; i < s.size() && i < kMax; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  if (s.size() > kMax) out += "...";
+  out += '"';
+  return out;
+}
+
 std::string error_body(const ApiError& e) {
   std::string out = "{\"ok\":false,\"error\":";
   append_json_string(out, error_name(e.code));

@@ -53,4 +53,8 @@ inline ApiError api_error(ErrorCode code, std::string message, std::int64_t limi
 // {"ok":false,"error":"<code>","message":"...","fix":"...",["limit":n,]["retryAfterMs":n]}
 std::string error_body(const ApiError& e);
 
+// Client text quoted for a message: at most 64 bytes, printable ASCII kept, every other byte
+// written as \xNN, so a message never carries invalid UTF-8 or control characters back.
+std::string shown(std::string_view client_text);
+
 }  // namespace tether::mailbox

@@ -12,12 +12,6 @@ std::string hash_hex(std::string_view text) {
   return to_hex(sha256(ByteView(text)));
 }
 
-std::string shown(std::string_view s) {
-  std::string out;
-  append_json_string(out, s);
-  return out;
-}
-
 std::string ok_body(Json j) {
   Json out{{"ok", true}};
   for (auto& [k, v] : j.items()) out[k] = std::move(v);

@@ -55,13 +55,6 @@ bool has_control(std::string_view s) {
   return false;
 }
 
-std::string shown(std::string_view s) {
-  std::string out;
-  append_json_string(out, s.size() > 64 ? s.substr(0, 64) : s);
-  if (s.size() > 64) out.insert(out.size() - 1, "...");
-  return out;
-}
-
 // The path's segments after the leading '/', or nullopt for an empty segment ("//", a trailing
 // '/'), which no route has.
 std::optional<std::vector<std::string_view>> segments(std::string_view path) {

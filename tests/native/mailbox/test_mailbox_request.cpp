@@ -228,3 +228,15 @@ TEST_CASE("mailbox errors: every code has a name, a status and a fix; bodies are
   CHECK(error_status(ErrorCode::bad_key) == 401);
   CHECK(error_status(ErrorCode::flood) == 429);
 }
+
+TEST_CASE("mailbox errors: client text echoed in a message is escaped, so bodies stay JSON") {
+  // Found by fuzz_mailbox_request: a path with a byte that is not UTF-8 made the body invalid.
+  auto r = parse_request("POST", "/ma\xfblboxes/\x01\"x", "", ByteView());
+  REQUIRE_FALSE(r.ok());
+  const std::string body = error_body(r.error());
+  JsonParse p = parse_json(ByteView(std::string_view(body)));
+  REQUIRE(p.ok());
+  CHECK(p.value["message"].get<std::string>().find("\\xfb") != std::string::npos);
+  CHECK(shown(std::string(100, 'a')).size() == 64 + 5);
+  CHECK(shown("a\"b\\c") == R"("a\x22b\x5cc")");
+}
