@@ -7,6 +7,7 @@
 //   handoffs.js    confirmed handoffs, both ends, on disk
 //   shares.js      pulls from and of shared folders (one-to-one transfers)
 //   swarm.js       file swarms
+//   hosted-mailbox.js  owned hosted mailboxes delivered into inbox/ and marked delivered
 //   rpc-server.js  the control API the CLI calls
 //
 // Run by `tether agent join` as: node web/agent/sidecar.js --dir <state dir>
@@ -23,6 +24,7 @@ import { Outbox } from './sidecar/outbox.js';
 import { RpcServer } from './sidecar/rpc-server.js';
 import { Shares } from './sidecar/shares.js';
 import { SwarmService } from './sidecar/swarm.js';
+import { HostedMailboxes } from './sidecar/hosted-mailbox.js';
 
 // Types a peer's message lands in the inbox as (the rest is protocol traffic handled here).
 const MAIL_TYPES = new Set([
@@ -64,9 +66,10 @@ export class Sidecar {
     });
     this.shares = new Shares({ dir, from: this.from, log });
     this.swarm = new SwarmService({ dir, log });
+    this.hosted = new HostedMailboxes({ dir, self: config.id, mailbox: this.mailbox, log });
     // The concerns that answer the CLI or claim incoming envelopes (receive() returning true),
     // asked in this order. A new concern joins this list.
-    this.parts = [this.shares, this.handoffs, this.swarm];
+    this.parts = [this.shares, this.handoffs, this.swarm, this.hosted];
     this.rpc = new RpcServer({ dir, log });
     for (const part of [this, ...this.parts]) this.rpc.add(part.rpcHandlers?.() ?? {});
   }
@@ -105,6 +108,7 @@ export class Sidecar {
     });
     this.shares.start(bus(), this.transport);
     await this.rpc.listen();
+    this.hosted.start();
   }
 
   async openTransport() {
@@ -248,6 +252,7 @@ export class Sidecar {
     this.stopping = true;
     this.bus?.close();
     this.wake?.close();
+    this.hosted.close();
     await this.swarm.close();
     try {
       await this.transport?.close();

@@ -19,6 +19,7 @@ import send from './send.js';
 import share from './share.js';
 import status from './status.js';
 import swarm from './swarm.js';
+import { MAILBOX } from './mailbox/index.js';
 
 export const AGENT = {
   name: 'agent',
@@ -49,4 +50,4 @@ export const AGENT = {
   ],
 };
 
-export const GROUPS = [AGENT];
+export const GROUPS = [AGENT, MAILBOX];
