@@ -239,3 +239,18 @@ test('tsc: a consumer of tether/mailbox type-checks, and the declared unions equ
   );
   tsc(['-p', join(dir, 'tsconfig.json')]);
 });
+
+test('docs/mailbox.md lists every documented error with the status the core answers', async () => {
+  const { readFileSync } = await import('node:fs');
+  const doc = readFileSync(join(repoDir, 'docs/mailbox.md'), 'utf8');
+  const rows = new Map(
+    [...doc.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1], Number(m[2])]),
+  );
+  assert.deepEqual(
+    [...rows.keys()].sort(),
+    Object.keys(api.errors).sort(),
+    'the errors table and the core disagree on the set of codes',
+  );
+  for (const [code, { status }] of Object.entries(api.errors))
+    assert.equal(rows.get(code), status, code);
+});
