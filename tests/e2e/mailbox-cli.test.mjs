@@ -4,12 +4,11 @@
 // after a crash, each exactly once; the sender sees stored, delivered, read; pairing gates sends
 // from the command line too; no key ever reaches a terminal.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { CLI, Harness, waitFor } from '../node/lib/agent-harness.mjs';
+import { Harness, waitFor } from '../node/lib/agent-harness.mjs';
 import { killDenoHosts, startDenoMailbox } from './lib/mailbox_hosts.mjs';
 import { startRoomServer } from './lib/room_server.mjs';
 
@@ -22,30 +21,14 @@ after(() => {
 const KEY_RE = /mb[os]_[0-9a-f]{64}/;
 const printed = []; // every line any command printed, checked for keys at the end
 
-/** Runs `tether mailbox ARGS --dir DIR --json`; resolves {code, json, stderr}. */
-function mailbox(h, dir, args, { url, input = null } = {}) {
-  const argv = [CLI, 'mailbox', ...args, '--dir', dir, '--json', ...(url ? ['--url', url] : [])];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, argv, {
-      stdio: [input === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    });
-    if (input !== null) child.stdin.end(input);
-    h.pids.add(child.pid);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      h.pids.delete(child.pid);
-      printed.push(stdout, stderr);
-      let json = null;
-      try {
-        json = JSON.parse(stdout.trim());
-      } catch {}
-      resolve({ code, json, stderr });
-    });
+/** Runs `tether mailbox ARGS --dir DIR --json [--url URL]`; keeps what it printed. */
+async function mailbox(h, dir, args, { url, input = null } = {}) {
+  const r = await h.run(dir, [...args, ...(url ? ['--url', url] : [])], {
+    group: 'mailbox',
+    input,
   });
+  printed.push(r.stdout, r.stderr);
+  return r;
 }
 
 async function ok(h, dir, args, opts) {

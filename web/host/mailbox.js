@@ -13,7 +13,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { loadMailbox } from '../glue/mailbox.js';
 import { MailboxHost } from '../edge/mailbox-host.js';
 import { MailboxStore } from '../edge/mailbox-store.js';
-import { isMailboxPath, outcomeResponse, readMailboxRequest } from '../edge/mailbox-request.js';
+import { outcomeResponse, readMailboxRequest } from '../edge/mailbox-request.js';
 import { sqliteSql } from '../edge/room-store.js';
 
 const SWEEP_BATCH = 64; // mailboxes woken per sweeper turn; the rest follow at once, in turns
@@ -170,14 +170,12 @@ export function createMailboxService({
   sweeper.arm(); // deadlines that passed while the process was down are met now
   return {
     handle,
-    isMailboxPath,
     store,
     sweeper,
     sites,
     open,
     unload,
     close() {
-      sweeper.close();
       for (const [m, s] of sites) unload(m, s);
       sweeper.close();
     },

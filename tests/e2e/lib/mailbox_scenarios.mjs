@@ -7,18 +7,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import WebSocket from 'ws';
 import { loadMailbox } from '@tether-rt/tether/mailbox';
+import { until } from './edge.mjs';
 
 const DAY = 24 * 60 * 60 * 1000;
-
-/** Polls `fn` until it returns truthy; a hung host fails the test instead of hanging it. */
-export async function until(fn, what, tries = 400) {
-  for (let i = 0; i < tries; i++) {
-    const v = await fn();
-    if (v) return v;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /** The HTTP API as a client sees it: status, headers and parsed JSON of every answer. */
 export class MailboxApiClient {

@@ -1,9 +1,7 @@
 // What a `tether mailbox` command's run(ctx) gets: its flags and arguments, the state dir's
 // mailbox keys, the mailbox it names (with the key it needs), the service's HTTP API, and output
 // that respects --json (docs/mailbox.md § Command line).
-import { resolveStateDir } from '../../state.js';
-import { fail, usage } from '../../cli/context.js';
-import { rpc } from '../../cli/sidecar-client.js';
+import { agentContext, fail, usage } from '../../cli/context.js';
 import {
   MAILBOX_URL_ENV,
   MailboxCredentials,
@@ -11,19 +9,15 @@ import {
   mailboxRef,
 } from '../../mailbox-client.js';
 
-export function mailboxContext({ values, positionals, io, limits }) {
-  const dir = resolveStateDir(values.dir);
+/** The agent context (state dir, flags, output, the sidecar's rpc) plus the mailbox's own. */
+export function mailboxContext(o) {
+  const base = agentContext(o);
+  const { dir } = base;
   const creds = new MailboxCredentials(dir);
-  const defaultUrl = values.url ?? process.env[MAILBOX_URL_ENV] ?? null;
+  const defaultUrl = o.values.url ?? process.env[MAILBOX_URL_ENV] ?? null;
   return {
-    dir,
-    v: values,
-    pos: positionals,
-    limits,
-    json: !!values.json,
+    ...base,
     creds,
-    out: (obj, human) => io.stdout(values.json ? JSON.stringify(obj) : human),
-    progress: (line) => io.stderr(line),
     /** The service at `url` (or --url / $TETHER_MAILBOX_URL). */
     service(url = defaultUrl) {
       if (!url)
@@ -58,7 +52,7 @@ export function mailboxContext({ values, positionals, io, limits }) {
     /** Tells a running sidecar of this state dir to pick up changed keys (none running: fine). */
     async syncSidecar() {
       try {
-        await rpc(dir, 'mailbox-sync');
+        await base.rpc('mailbox-sync');
       } catch {
         // no sidecar: it reads the keys when it starts
       }
