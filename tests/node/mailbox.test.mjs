@@ -254,3 +254,40 @@ test('docs/mailbox.md lists every documented error with the status the core answ
   for (const [code, { status }] of Object.entries(api.errors))
     assert.equal(rows.get(code), status, code);
 });
+
+test('fixtures: the WASM build replays the recorded conversation action for action', async () => {
+  const { readFileSync } = await import('node:fs');
+  const f = JSON.parse(readFileSync(join(repoDir, 'fixtures/mailbox/conversation.json'), 'utf8'));
+  assert.ok(f.steps.length >= 20);
+  const core = api.createCore();
+  core.loaded(0);
+  f.steps.forEach((step, i) => {
+    let now;
+    if ('timeout' in step) {
+      now = step.timeout;
+      core.handleTimeout(now);
+    } else {
+      const r = step.request;
+      now = r.now;
+      core.handleRequest(
+        r.id,
+        {
+          method: r.method,
+          target: r.target,
+          authorization: r.authorization,
+          body: enc.encode(r.body),
+          entropy: Uint8Array.from(Buffer.from(r.entropy, 'hex')),
+        },
+        now,
+      );
+    }
+    const got = [];
+    for (let a = core.pollAction(); a; a = core.pollAction()) {
+      got.push(a);
+      if (a.kind === 'persist') core.handlePersisted(a.token, true, now);
+    }
+    assert.deepEqual(got, step.actions, `step ${i}`);
+  });
+  assert.deepEqual(core.snapshot(), f.records);
+  core.dispose();
+});
