@@ -386,6 +386,7 @@ export function createBusApi(mod) {
 
   return {
     limits,
+    envelopeVersion: mod.busEnvelopeVersion(),
     createBus,
     parseEnvelope(text) {
       text = String(text);

@@ -10,6 +10,7 @@
 // JSON anyway, and swarm requests pick the base64 chunk path per request (hasBinary() false).
 
 const SIGNAL_KIND = 'tether-env';
+const MAX_FAILURE_BODY = 2048; // of a refused upgrade's HTTP body, kept for onFailure
 const DEFAULTS = Object.freeze({
   proto: 3, // MESH_PROTO_VERSION of tether/relay (kept literal so this file loads no WASM)
   policyVersion: 1,
@@ -80,6 +81,7 @@ export function createRelayTransport(options) {
   let fatal = null; // the relay refused our hello: no more reconnects
   let attempt = 0;
   let timer = null;
+  let reportFailure = null; // the current attempt's onFailure reporter
   let readyResolve, readyReject;
   const ready = new Promise((res, rej) => {
     readyResolve = res;
@@ -180,6 +182,7 @@ export function createRelayTransport(options) {
         const err = new Error(`relay transport for room '${room}': ${why}`);
         // A refused hello will be refused again: stop instead of hammering the relay.
         if (msg.t === 'reject') {
+          reportFailure?.({ stage: 'rejected', reason: String(msg.reason), message: why });
           fatal = err;
           if (timer) clearTimeout(timer);
           timer = null;
@@ -205,8 +208,19 @@ export function createRelayTransport(options) {
       return;
     }
     ws = sock;
+    // What the relay actually answered when this attempt does not reach the room, for
+    // options.onFailure (reported once per attempt; the reconnect schedule is unchanged).
+    let opened = false;
+    let reported = false;
+    const report = (failure) => {
+      if (reported || ws !== sock) return;
+      reported = true;
+      o.onFailure?.({ attempt: attempt + 1, ...failure });
+    };
+    reportFailure = report;
     const onOpen = () => {
       if (ws !== sock) return;
+      opened = true;
       sock.send(
         JSON.stringify({
           t: 'hello',
@@ -228,8 +242,17 @@ export function createRelayTransport(options) {
       }
       onServer(msg);
     };
-    const onClose = () => {
+    const onClose = (code, reason) => {
       if (ws !== sock) return;
+      if (!joined) {
+        const why = reason ? String(reason) : '';
+        report(
+          opened
+            ? { stage: 'closed', code, reason: why }
+            : // A browser WebSocket says nothing about a failed upgrade.
+              { stage: 'connect', code: null, message: 'the WebSocket closed before it opened' },
+        );
+      }
       ws = null;
       lostLink();
       schedule();
@@ -239,11 +262,48 @@ export function createRelayTransport(options) {
       sock.on('open', onOpen);
       sock.on('message', (data) => onMessage(data));
       sock.on('close', onClose);
-      sock.on('error', () => {}); // 'close' follows and drives the reconnect
+      // 'close' follows an error and drives the reconnect; the error says why we never opened
+      // (ECONNREFUSED, ENOTFOUND, a TLS code such as DEPTH_ZERO_SELF_SIGNED_CERT).
+      sock.on('error', (err) => {
+        if (!opened)
+          report({
+            stage: 'connect',
+            code: err?.code ?? null,
+            message: String(err?.message ?? err),
+          });
+      });
+      // The relay answered the upgrade with HTTP (404 wrong path, 401 bad ticket, 429, 503):
+      // keep its status and the start of its body, then end the attempt as ws would.
+      sock.on('unexpected-response', (req, res) => {
+        const chunks = [];
+        let size = 0;
+        let done = false;
+        const finish = () => {
+          if (done) return;
+          done = true;
+          clearTimeout(t);
+          report({
+            stage: 'upgrade',
+            status: res.statusCode,
+            body: Buffer.concat(chunks).toString('utf8').slice(0, MAX_FAILURE_BODY),
+            retryAfter: res.headers?.['retry-after'] ?? null,
+          });
+          sock.terminate();
+        };
+        const t = setTimeout(finish, 1000);
+        t.unref?.();
+        res.on('data', (c) => {
+          if (size < MAX_FAILURE_BODY) chunks.push(c);
+          size += c.length;
+          if (size >= MAX_FAILURE_BODY) finish();
+        });
+        res.on('end', finish);
+        res.on('error', finish);
+      });
     } else {
       sock.addEventListener('open', onOpen);
       sock.addEventListener('message', onMessage);
-      sock.addEventListener('close', onClose);
+      sock.addEventListener('close', (ev) => onClose(ev?.code, ev?.reason));
       sock.addEventListener('error', () => {});
     }
   }
