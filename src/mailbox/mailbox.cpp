@@ -165,7 +165,7 @@ ReaderId Mailbox::restore_reader(TimeMs now) {
   clock_ = std::max(clock_, now);
   if (failed_ || !meta_ || readers_.size() >= kMaxReaders) return 0;
   const ReaderId r = next_reader_++;
-  readers_[r] = Reader{messages_.empty() ? 0 : messages_.rbegin()->first};
+  readers_.insert(r);
   return r;
 }
 
@@ -553,7 +553,7 @@ void Mailbox::send(RequestId request, const Pairing& from, ApiRequest& req) {
                        {"expiresAt", stored.text_expires()}}));
   if (!readers_.empty()) {
     const std::string frame = "{\"t\":\"message\",\"message\":" + message_json(stored) + "}";
-    for (const auto& [reader, r] : readers_) hold(Push{reader, frame});
+    for (const ReaderId reader : readers_) hold(Push{reader, frame});
   }
 }
 
@@ -638,7 +638,7 @@ void Mailbox::stream(RequestId request, const ApiRequest& req) {
     return;
   }
   const ReaderId r = next_reader_++;
-  readers_[r] = Reader{req.since};
+  readers_.insert(r);
   hold(AcceptReader{request, r});
   // Everything still held after the reader's cursor, then `ready`, then live messages.
   std::int64_t cursor = req.since;
@@ -774,7 +774,7 @@ void Mailbox::fail(std::string detail) {
     }
   }
   held_.clear();
-  for (const auto& [reader, r] : readers_) {
+  for (const ReaderId reader : readers_) {
     actions_.push(CloseReader{reader, 1011, "the mailbox's storage failed; reconnect"});
   }
   readers_.clear();

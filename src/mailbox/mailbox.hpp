@@ -141,9 +141,6 @@ class Mailbox {
     std::uint32_t tokens = kFloodBurst;
     TimeMs last = -1;
   };
-  struct Reader {
-    std::int64_t since = 0;
-  };
 
   void dispatch(RequestId request, ApiRequest& req, ByteView entropy);
   void create(RequestId request, ByteView entropy);
@@ -189,7 +186,7 @@ class Mailbox {
   std::unordered_map<std::string, std::string> pair_by_key_;  // sender key hash -> pair id
   std::map<std::string, Code> codes_;                         // by code hash
   std::unordered_map<std::string, Bucket> buckets_;           // flood bound, in memory only
-  std::map<ReaderId, Reader> readers_;
+  std::set<ReaderId> readers_;  // connected readers: every new message is pushed to each
   ReaderId next_reader_ = 1;
   TimeMs clock_ = 0;  // never goes back, so stored times follow seq order
 
