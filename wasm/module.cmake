@@ -25,5 +25,6 @@ tether_binding(cockpit  tether tether-edge tether-cockpit)
 tether_binding(relay    tether tether-edge)
 tether_binding(bus      tether)
 tether_binding(swarm    tether)
+tether_binding(mailbox  tether tether-edge)
 
 tether_link_modules()
