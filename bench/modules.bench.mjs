@@ -35,7 +35,9 @@ for (const name of ['tether', 'tether-edge', 'tether-cockpit']) {
 
 // The cockpit's first load: what web/cockpit/build.mjs reports (entry, its static chunks, .wasm).
 status('bundling the cockpit');
-const { stdout: cockpitOut } = await run(process.execPath, ['web/cockpit/build.mjs'], { cwd: repoDir });
+const { stdout: cockpitOut } = await run(process.execPath, ['web/cockpit/build.mjs'], {
+  cwd: repoDir,
+});
 const first = /first load (.*) \(([\d.]+) KiB gzip\)/.exec(cockpitOut);
 const cockpitGz = first ? Number(first[2]) * 1024 : NaN;
 
@@ -44,7 +46,14 @@ status('wrangler deploy --dry-run');
 const work = mkdtempSync(join(tmpdir(), 'tether-bench-modules-'));
 try {
   const outdir = join(work, 'bundle');
-  const [cmd, args] = wranglerCommand(['deploy', '--dry-run', '--outdir', outdir, '-c', 'web/edge/wrangler.toml']);
+  const [cmd, args] = wranglerCommand([
+    'deploy',
+    '--dry-run',
+    '--outdir',
+    outdir,
+    '-c',
+    'web/edge/wrangler.toml',
+  ]);
   const { stdout } = await run(cmd, args, {
     cwd: repoDir,
     env: wranglerEnv({ WRANGLER_LOG_PATH: join(work, 'logs') }),
@@ -55,7 +64,10 @@ try {
   const edgeGz = Number(upload[2]) * 1024;
 
   // Cold start: the uploaded bundle against a Worker with no WASM, alternating.
-  writeFileSync(join(work, 'floor.js'), 'export default { fetch: () => Response.json({ version: 0 }) };');
+  writeFileSync(
+    join(work, 'floor.js'),
+    'export default { fetch: () => Response.json({ version: 0 }) };',
+  );
   const options = (scriptPath, modulesRoot, extra = {}) => ({
     modules: true,
     modulesRoot,
@@ -95,7 +107,9 @@ try {
   const median = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
   const [e, f] = [median(times.edge), median(times.floor)];
 
-  console.log('\nwhat each runtime gets, against its target (ratio = figure / target; <= 1 meets it)');
+  console.log(
+    '\nwhat each runtime gets, against its target (ratio = figure / target; <= 1 meets it)',
+  );
   console.log(
     `  edge Worker upload (wrangler, JS + WASM)   gzip ${kib(edgeGz).padStart(10)}   target ${kib(TARGET_EDGE_GZ).padStart(10)}   ${(edgeGz / TARGET_EDGE_GZ).toFixed(2)}x`,
   );

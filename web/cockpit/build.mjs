@@ -35,7 +35,10 @@ const gz = (f) => gzipSync(readFileSync(join(out, f)), { level: 9 }).length;
 // The first load: the entry, the chunks it imports statically, and the module's .wasm.
 const outputs = result.metafile.outputs;
 const entry = Object.keys(outputs).find((f) => outputs[f].entryPoint);
-const first = [entry, ...outputs[entry].imports.filter((i) => i.kind === 'import-statement').map((i) => i.path)]
+const first = [
+  entry,
+  ...outputs[entry].imports.filter((i) => i.kind === 'import-statement').map((i) => i.path),
+]
   .map((f) => relative(out, resolve(f)))
   .concat('tether-cockpit.wasm');
 console.log(

@@ -61,7 +61,8 @@ async function readWasmBytes(url) {
 }
 
 async function instantiate(descriptor, options) {
-  const wasmUrl = () => (descriptor.wasmUrl ? descriptor.wasmUrl().href : `${descriptor.name}.wasm`);
+  const wasmUrl = () =>
+    descriptor.wasmUrl ? descriptor.wasmUrl().href : `${descriptor.name}.wasm`;
   const settings = { locateFile: wasmUrl, print: () => {}, printErr: () => {} };
   const compiled = options.wasmModule ?? descriptor.wasmModule;
   if (compiled) {
@@ -74,7 +75,8 @@ async function instantiate(descriptor, options) {
       return {};
     };
   } else {
-    const bytes = options.wasmBinary ?? (descriptor.wasmUrl ? await readWasmBytes(descriptor.wasmUrl()) : null);
+    const bytes =
+      options.wasmBinary ?? (descriptor.wasmUrl ? await readWasmBytes(descriptor.wasmUrl()) : null);
     if (bytes) settings.wasmBinary = bytes;
   }
   let failed;
@@ -85,7 +87,9 @@ async function instantiate(descriptor, options) {
         `@tether-rt/tether/wasm/${descriptor.name}.wasm)`
       : 'run `make wasm` to build it; in workerd import its descriptor (web/glue/modules/) or pass {wasmModule}';
   return Promise.race([descriptor.factory(settings), linkFailure]).catch((cause) => {
-    throw new Error(`tether: could not load ${descriptor.name}.wasm (${cause?.message ?? cause}): ${fix}.`);
+    throw new Error(
+      `tether: could not load ${descriptor.name}.wasm (${cause?.message ?? cause}): ${fix}.`,
+    );
   });
 }
 
