@@ -15,7 +15,8 @@
 // with the Realtime client (web/glue/cockpit-sfu.js, `fetch` only). The core's long deadlines
 // (the hourly TURN refresh) ride a Durable Object alarm rather than a timer, so they fire even
 // when nothing else wakes the object.
-import wasmModule from '../../build/wasm/tether.wasm';
+import wasmModule from '../../build/wasm/tether-edge.wasm';
+import '../glue/modules/tether-edge.js';
 import { loadTetherModule } from '../glue/load.js';
 import { createCockpitRelay } from '../glue/cockpit-relay.js';
 import { createSfuCaller } from '../glue/cockpit-sfu.js';
@@ -30,7 +31,7 @@ const ALARM_AFTER_MS = 60_000;
 // The protocol version /api/info announces, from the wire core (one instance per isolate).
 let wireLimits = null;
 const protocolVersion = async () =>
-  (wireLimits ??= (await loadTetherModule({ wasmModule })).wireLimits()).protocolVersion;
+  (wireLimits ??= (await loadTetherModule({ wasmModule }, 'wire')).wireLimits()).protocolVersion;
 
 /** The object name every cockpit route goes to: one relay per deployment (per `COCKPIT_FLEET`). */
 const fleetName = (env) => env.COCKPIT_FLEET || 'default';
@@ -75,7 +76,7 @@ export class CockpitRelayObject {
   }
 
   async #init() {
-    const mod = await loadTetherModule({ wasmModule });
+    const mod = await loadTetherModule({ wasmModule }, 'cockpit');
     let rtc = null;
     if (this.env.COCKPIT_RTC) {
       const parsed = parseRtcFile(this.env.COCKPIT_RTC, { source: 'the COCKPIT_RTC secret' });
