@@ -145,6 +145,11 @@ async function main() {
     console.log(
       `WebRTC/JPEG median latency x${(w.median / Math.max(1, j.median)).toFixed(2)}; the relay forwards every JPEG frame to every viewer and no WebRTC media at all (the SFU does)`,
     );
+    const relayRatios = VIEWERS.map((n) => {
+      const [jr, wr] = [rows[0].byViewers.get(n)[0], rows[1].byViewers.get(n)[0]];
+      return `${n}: x${(wr / Math.max(0.1, jr)).toFixed(2)}`;
+    });
+    console.log(`WebRTC/JPEG relay CPU by viewers ${relayRatios.join(', ')}`);
   } finally {
     for (const fn of cleanup.reverse())
       await Promise.resolve()
