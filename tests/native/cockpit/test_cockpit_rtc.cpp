@@ -781,7 +781,8 @@ TEST_CASE("rtc: stats show each robot's published tracks, their pulls, and the b
   CHECK(s["rtc"]["failed"] == 0);
 }
 
-TEST_CASE("rtc: a track the SFU refuses in a pull is rtc_failed and pulled again after the backoff") {
+TEST_CASE(
+    "rtc: a track the SFU refuses in a pull is rtc_failed and pulled again after the backoff") {
   RtcHarness h;
   h.rtc_robot("r1");
   SessionId v = h.rtc_viewer("r1", {});
@@ -803,7 +804,9 @@ TEST_CASE("rtc: a track the SFU refuses in a pull is rtc_failed and pulled again
   CHECK(got(h.take(), v, "rtc_offer").size() == 1);
 }
 
-TEST_CASE("rtc: a track the SFU does not publish is answered anyway and declared again after the backoff") {
+TEST_CASE(
+    "rtc: a track the SFU does not publish is answered anyway and declared again after the "
+    "backoff") {
   RtcHarness h;
   SessionId r = h.robot("r1", rtc_manifest());
   h.take();
