@@ -122,6 +122,7 @@ Result<BusConfig, BusError> config_from_json(const Json& j) {
 
 Json limits_json() {
   return Json{{"maxEnvelopeBytes", kMaxEnvelopeBytes},
+              {"maxJsonDepth", kMaxJsonDepth},
               {"maxIdChars", kMaxIdChars},
               {"maxTypeChars", kMaxTypeChars},
               {"maxStreamIdChars", kMaxStreamIdChars},

@@ -72,6 +72,8 @@ export interface Envelope<P = JsonValue> {
 /** Every bound the core enforces (named constants in src/bus/limits.hpp). */
 export interface BusLimits {
   maxEnvelopeBytes: number;
+  /** JSON nesting an envelope may have, the envelope object itself counting 1 (common/json.hpp). */
+  maxJsonDepth: number;
   maxIdChars: number;
   maxTypeChars: number;
   maxStreamIdChars: number;
