@@ -21,7 +21,8 @@ export default {
   },
   async run({ dir, v, out, needBus }) {
     needBus(); // records on disk are checked by the bus core, as the sidecar does
-    const take = v.take === undefined ? READ_TAKE_DEFAULT : parseCount('--take', v.take, READ_TAKE_MAX);
+    const take =
+      v.take === undefined ? READ_TAKE_DEFAULT : parseCount('--take', v.take, READ_TAKE_MAX);
     const r = readInbox(ensureDirs(dir), { take, peek: !!v.peek });
     out(
       { ok: true, ...r },
