@@ -4,6 +4,7 @@
 // while the session goes on; and the line guard in front of the SDK's transport, chunk by chunk.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import { test } from 'node:test';
 import { lineGuard, requestId } from '../../web/agent/mcp/line-guard.js';
 import { CLI, Harness } from './lib/agent-harness.mjs';
@@ -164,4 +165,18 @@ test('line guard: whole lines out however the bytes are split; a long line is dr
     undefined,
     'nested ids are not the request’s',
   );
+});
+
+test('docs/mcp.md: its tools table names exactly the tools served, and its config block is JSON', async () => {
+  const { TOOLS } = await import('../../web/agent/mcp/tools.js');
+  const doc = fs.readFileSync(new URL('../../docs/mcp.md', import.meta.url), 'utf8');
+  const section = doc.slice(doc.indexOf('## Tools'), doc.indexOf('### Bounds'));
+  const documented = [...section.matchAll(/^\| `([a-z_]+)` +\|/gm)].map((m) => m[1]);
+  assert.deepEqual(
+    documented,
+    TOOLS.map((x) => x.name),
+  );
+  const block = /```json\n([\s\S]*?)\n```/.exec(doc);
+  const cfg = JSON.parse(block[1]);
+  assert.deepEqual(cfg.mcpServers.tether.args.slice(0, 2), ['tether', 'mcp']);
 });
