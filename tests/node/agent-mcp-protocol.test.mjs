@@ -180,3 +180,27 @@ test('docs/mcp.md: its tools table names exactly the tools served, and its confi
   const cfg = JSON.parse(block[1]);
   assert.deepEqual(cfg.mcpServers.tether.args.slice(0, 2), ['tether', 'mcp']);
 });
+
+test('fetchProgress: each step forward once, in chunks, ending at every chunk when done', async () => {
+  const { fetchProgress } = await import('../../web/agent/mcp/tools.js');
+  const sent = [];
+  const onStatus = fetchProgress((progress, total, message) =>
+    sent.push([progress, total, message]),
+  );
+  const p = (have, bytes) => ({ name: 'w.bin', have, total: 11, size: 700_000, bytes });
+  for (const st of [
+    { state: 'running', progress: null }, // no offer seen yet
+    { state: 'running', progress: p(0, 0) },
+    { state: 'running', progress: p(3, 196_608) },
+    { state: 'running', progress: p(3, 196_608) }, // no change: no notification
+    { state: 'running', progress: p(8, 524_288) },
+    { state: 'done', progress: p(8, 524_288) }, // the last report was before the end
+  ])
+    onStatus(st);
+  assert.deepEqual(sent, [
+    [0, 11, 'w.bin: 0/700000 bytes'],
+    [3, 11, 'w.bin: 196608/700000 bytes'],
+    [8, 11, 'w.bin: 524288/700000 bytes'],
+    [11, 11, 'w.bin: 700000/700000 bytes'],
+  ]);
+});

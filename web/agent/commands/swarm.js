@@ -56,15 +56,11 @@ export default {
         await call('swarm-fetch', { fileId: arg, to });
         let shown = '';
         const st = await followFetch(call, arg, ({ state, progress: p }) => {
+          let line;
+          if (!p) line = state === 'done' ? '' : `waiting for an offer of ${arg}...`;
           // A fetch faster than one poll still ends its progress display at 100%.
-          const line =
-            state === 'done'
-              ? p
-                ? progressLine(p, p.total, p.size)
-                : ''
-              : p
-                ? progressLine(p, p.have, p.bytes)
-                : `waiting for an offer of ${arg}...`;
+          else if (state === 'done') line = progressLine(p, p.total, p.size);
+          else line = progressLine(p, p.have, p.bytes);
           if (line && line !== shown) progress(line);
           shown = line;
         });

@@ -78,6 +78,9 @@ export function createTetherMcpServer({ dir, joinWith = {}, api, log }) {
       },
       async (args, extra) => {
         const token = extra?._meta?.progressToken;
+        // A notification written after the result is dropped by the client (the request is
+        // over): the result waits for those sent while the tool ran.
+        const notes = [];
         const ctx = {
           dir,
           agent,
@@ -86,16 +89,20 @@ export function createTetherMcpServer({ dir, joinWith = {}, api, log }) {
           /** Reports progress when the client asked for it (a progressToken). */
           progress: (progress, total, message) => {
             if (token === undefined) return;
-            extra
-              .sendNotification({
-                method: 'notifications/progress',
-                params: { progressToken: token, progress, total, message: redact(message) },
-              })
-              .catch(() => {});
+            notes.push(
+              extra
+                .sendNotification({
+                  method: 'notifications/progress',
+                  params: { progressToken: token, progress, total, message: redact(message) },
+                })
+                .catch(() => {}),
+            );
           },
         };
         try {
-          return answer(await tool.run(args, ctx));
+          const result = await tool.run(args, ctx);
+          await Promise.all(notes);
+          return answer(result);
         } catch (err) {
           if (isRefusal(err)) return refusal(err.message);
           log(`tool ${tool.name} failed: ${err?.stack ?? err}`);

@@ -25,6 +25,23 @@ function payloadOf({ text, payload }) {
   return payload ?? { text };
 }
 
+/**
+ * A followFetch status callback reporting each step forward as MCP progress, in chunks: MCP
+ * progress must increase with every notification, and a done fetch ends at every chunk.
+ * @param {(progress: number, total: number, message: string) => void} report
+ */
+export function fetchProgress(report) {
+  let shown = -1;
+  return ({ state, progress: p }) => {
+    if (!p) return;
+    const done = state === 'done';
+    const chunks = done ? p.total : p.have;
+    if (chunks <= shown) return;
+    shown = chunks;
+    report(chunks, p.total, `${p.name}: ${done ? p.size : p.bytes}/${p.size} bytes`);
+  };
+}
+
 export const TOOLS = [
   {
     name: 'status',
@@ -175,9 +192,7 @@ export const TOOLS = [
       const st = await followFetch(
         (cmd, args) => agent.call(cmd, args),
         a.file_id,
-        ({ progress: p }) =>
-          p &&
-          progress(p.have ?? p.total, p.total, `${p.name}: ${p.bytes ?? p.size}/${p.size} bytes`),
+        fetchProgress(progress),
       );
       return { ok: true, ...st.result, path: path.join(to, st.result.name) };
     },
