@@ -42,6 +42,17 @@ test('tether mcp joins with $TETHER_TICKET, names a refused ticket, and never sh
   const [m] = (await h.ok(B, ['read'])).messages;
   assert.deepEqual([m.envelope.id, m.envelope.payload.text], [sent.id, 'hello over tickets']);
 
+  // A credential pasted into a message is masked in what the tools return, as the CLI masks it.
+  const pasted = await ticket('someone');
+  await h.ok(B, ['send', 'alice', `use ${pasted} to get in`]);
+  await waitFor('alice has it', async () => (await alice.ok('peek')).messages.length === 1);
+  const shown = await alice.call('read');
+  assert.ok(!JSON.stringify(shown).includes(pasted.slice(-24)), 'the ticket is not in the result');
+  assert.equal(
+    shown.structuredContent.messages[0].envelope.payload.text,
+    `use <ticket …${pasted.slice(-4)}> to get in`,
+  );
+
   // A ticket signed with another secret: the relay's reason, and the fix, as a tool error.
   const carol = await startMcp(t, h, join(C, 'carol'), { env: { TETHER_TICKET: tc } });
   for (let i = 0; i < 2; i++) {

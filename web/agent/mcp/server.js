@@ -36,10 +36,23 @@ const INSTRUCTIONS = [
   'Files: swarm_offer a path, then peers swarm_fetch it by id.',
 ].join(' ');
 
+/**
+ * `value` with every string (keys too) passed through redact(): redacting the JSON text instead
+ * could cut an escape sequence in half. Results nest no deeper than an envelope's payload, which
+ * the bus core bounds.
+ */
+function redactDeep(value) {
+  if (typeof value === 'string') return redact(value);
+  if (Array.isArray(value)) return value.map(redactDeep);
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [redact(k), redactDeep(v)]));
+  return value;
+}
+
 /** A result object as MCP content: the JSON text (for every client) and structured content. */
 function answer(obj) {
-  const text = redact(JSON.stringify(obj));
-  return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) };
+  const safe = redactDeep(obj);
+  return { content: [{ type: 'text', text: JSON.stringify(safe) }], structuredContent: safe };
 }
 
 /** A refusal or failure as a tool error: one message, never a stack trace. */
