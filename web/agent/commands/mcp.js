@@ -4,7 +4,6 @@
 // log goes to stderr.
 import { agentContext, usage } from '../cli/context.js';
 import { JOIN_FLAGS } from '../mcp/agent-dir.js';
-import { serveStdio } from '../mcp/server.js';
 import join from './join.js';
 
 const mcp = {
@@ -29,6 +28,9 @@ const mcp = {
     const joinWith = Object.fromEntries(
       JOIN_FLAGS.filter((k) => ctx.v[k] !== undefined).map((k) => [k, ctx.v[k]]),
     );
+    // Loaded here, not with the registry: the MCP SDK and its schemas take about 0.4 s to load,
+    // which every other `tether` command would pay.
+    const { serveStdio } = await import('../mcp/server.js');
     await serveStdio({ dir: ctx.dir, joinWith, api, log: (s) => ctx.progress(`tether mcp: ${s}`) });
   },
 };
