@@ -62,6 +62,10 @@ test('two agents through tether mcp: send, read, broadcast, peers, history, a ha
   assert.equal(send.inputSchema.additionalProperties, false, 'strict arguments');
   assert.equal(send.inputSchema.properties.peer.maxLength, 128, "the core's bound");
   assert.deepEqual(send.inputSchema.required, ['peer']);
+  const outward = listed.tools.filter((x) => x.annotations.openWorldHint).map((x) => x.name);
+  assert.deepEqual(outward.sort(), ['broadcast', 'handoff', 'send', 'swarm_offer']);
+  assert.equal(listed.tools.find((x) => x.name === 'peek').annotations.readOnlyHint, true);
+  assert.equal(listed.tools.find((x) => x.name === 'read').annotations.readOnlyHint, false);
 
   assert.ok(!fs.existsSync(path.join(A, 'endpoint.json')), 'no sidecar yet');
   const st = await alice.ok('status');

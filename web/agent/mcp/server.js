@@ -87,7 +87,7 @@ export function createTetherMcpServer({ dir, joinWith = {}, api, log }) {
         title: tool.title,
         description: tool.description,
         inputSchema: strictArgs(tool.args(f)),
-        annotations: { readOnlyHint: !!tool.readOnly, openWorldHint: false },
+        annotations: { readOnlyHint: !!tool.readOnly, openWorldHint: !!tool.outward },
       },
       async (args, extra) => {
         const token = extra?._meta?.progressToken;

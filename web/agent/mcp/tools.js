@@ -1,8 +1,10 @@
 // The `tether mcp` tools (docs/mcp.md § Tools): the agent command line's operations for an MCP
 // client. Each calls what the matching `tether agent` command calls (the sidecar's control API
 // for the room, the state dir for mail and receipts), so the rules, bounds and messages are the
-// CLI's. A tool is {name, title, description, args(fields) -> zod shape, readOnly?, run(a, ctx)}
-// where run resolves the result object or throws a refusal (web/agent/mcp/server.js answers it).
+// CLI's. A tool is {name, title, description, args(fields) -> zod shape, readOnly?, outward?,
+// run(a, ctx)}: readOnly changes nothing, outward sends what it is given to other peers (an MCP
+// client may ask its user first), and run resolves the result object or throws a refusal
+// (web/agent/mcp/server.js answers it).
 import path from 'node:path';
 import { fail } from '../cli/context.js';
 import { READ_TAKE_DEFAULT } from '../commands/read.js';
@@ -63,6 +65,7 @@ export const TOOLS = [
   },
   {
     name: 'send',
+    outward: true,
     title: 'Send a direct message',
     description:
       'A direct message to one peer. It is kept on disk until the transport takes it, so a peer that is offline gets it when it joins. A name nobody has used in this room is refused (likely a typo) unless allow_unseen is true.',
@@ -96,6 +99,7 @@ export const TOOLS = [
   },
   {
     name: 'broadcast',
+    outward: true,
     title: 'Broadcast to the room',
     description:
       'A message to every peer online now (best effort: it is not kept for absent peers).',
@@ -128,6 +132,7 @@ export const TOOLS = [
   },
   {
     name: 'handoff',
+    outward: true,
     title: 'Hand off work',
     description:
       'Work that must not be lost: the peer (it needs handoff-v1, see peers) gets it until it confirms it stored it, retried until then or until it expires. Its state is in handoffs, its stored receipt in receipt.',
@@ -161,6 +166,7 @@ export const TOOLS = [
   },
   {
     name: 'swarm_offer',
+    outward: true,
     title: 'Offer a file',
     description:
       'Offers a file to the room; peers fetch it by its id (its SHA-256) from everyone who holds it. Offered again after a sidecar restart.',
