@@ -184,6 +184,7 @@ function checkUsage(r) {
   assert.deepEqual(r.cockpit.replies, ['welcome', 'robots']);
   assert.deepEqual(r.tickets, { kind: 'agent', other: 'room' });
   assert.equal(r.bus.refused, 'unknown_type');
+  assert.deepEqual(r.mailbox, { idLength: 32, refused: 'unknown_mailbox' });
   assert.deepEqual(r.swarm, { name: 'data.bin', size: 40_000, chunks: 10 });
 }
 

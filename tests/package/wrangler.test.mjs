@@ -19,7 +19,7 @@ after(() => rmSync(work, { recursive: true, force: true }));
 const sha = (file) => createHash('sha256').update(readFileSync(file)).digest('hex');
 
 test(
-  'wrangler deploy --dry-run bundles the Worker, both Durable Objects and the WASM module',
+  'wrangler deploy --dry-run bundles the Worker, its Durable Objects and the WASM module',
   { timeout: 180_000 },
   async () => {
     const out = join(work, 'bundle');
@@ -50,9 +50,10 @@ test(
       .wrangler;
     assert.equal(version, pinned, 'node_modules holds the pinned wrangler (run make setup)');
 
-    // Wrangler's own report: both Durable Object bindings and the assets folder.
+    // Wrangler's own report: the Durable Object bindings and the assets folder.
     assert.match(stdout, /env\.ROOMS \(RoomObject\)\s+Durable Object/);
     assert.match(stdout, /env\.COCKPIT \(CockpitRelayObject\)\s+Durable Object/);
+    assert.match(stdout, /env\.MAILBOXES \(MailboxObject\)\s+Durable Object/);
     assert.match(stdout, /Read \d+ files? from the assets directory/);
     const upload = /Total Upload: ([\d.]+ KiB) \/ gzip: ([\d.]+ KiB)/.exec(stdout);
     assert.ok(upload, `no upload size in wrangler's output:\n${stdout}`);
@@ -75,7 +76,7 @@ test(
         .split(/\s+as\s+/)
         .pop(),
     );
-    for (const n of ['RoomObject', 'CockpitRelayObject', 'default'])
+    for (const n of ['RoomObject', 'CockpitRelayObject', 'MailboxObject', 'default'])
       assert.ok(names.includes(n), `worker.js exports ${n}: ${names}`);
     assert.ok(worker.includes(`"./${wasm[0]}"`), 'worker.js imports the .wasm module');
 
@@ -91,6 +92,7 @@ test(
       durableObjects: {
         ROOMS: { className: 'RoomObject', useSQLite: true },
         COCKPIT: { className: 'CockpitRelayObject', useSQLite: true },
+        MAILBOXES: { className: 'MailboxObject', useSQLite: true },
       },
       bindings: {
         TICKET_SECRET: 'dry-run-secret-0123456789abcdef0123',
@@ -110,6 +112,15 @@ test(
         room.status,
         401,
         'a room upgrade without a ticket is refused before any socket',
+      );
+      const made = await mf.dispatchFetch('http://edge.test/mailboxes', { method: 'POST' });
+      assert.equal(made.status, 201, 'the bundle creates a hosted mailbox');
+      const { mailbox } = await made.json();
+      const owned = await mf.dispatchFetch(`http://edge.test/mailboxes/${mailbox}`);
+      assert.equal(
+        (await owned.json()).error,
+        'bad_key',
+        'its object answers, and wants the owner key',
       );
     } finally {
       await mf.dispose();
