@@ -169,13 +169,13 @@ test('line guard: whole lines out however the bytes are split; a long line is dr
 
 test('docs/mcp.md: its tools table names exactly the tools served, and its config block is JSON', async () => {
   const { TOOLS } = await import('../../web/agent/mcp/tools.js');
+  const { mailboxTools } = await import('../../web/agent/mcp/mailbox-tools.js');
+  const { loadMailbox } = await import('@tether-rt/tether/mailbox');
+  const served = [...TOOLS, ...mailboxTools((await loadMailbox()).limits)].map((x) => x.name);
   const doc = fs.readFileSync(new URL('../../docs/mcp.md', import.meta.url), 'utf8');
   const section = doc.slice(doc.indexOf('## Tools'), doc.indexOf('### Bounds'));
   const documented = [...section.matchAll(/^\| `([a-z_]+)` +\|/gm)].map((m) => m[1]);
-  assert.deepEqual(
-    documented,
-    TOOLS.map((x) => x.name),
-  );
+  assert.deepEqual(documented, served);
   const block = /```json\n([\s\S]*?)\n```/.exec(doc);
   const cfg = JSON.parse(block[1]);
   assert.deepEqual(cfg.mcpServers.tether.args.slice(0, 2), ['tether', 'mcp']);

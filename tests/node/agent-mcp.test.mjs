@@ -16,6 +16,9 @@ const TOOLS = [
   'handoff',
   'handoffs',
   'history',
+  'mailbox_read',
+  'mailbox_send',
+  'mailbox_status',
   'peek',
   'peers',
   'read',
@@ -63,7 +66,7 @@ test('two agents through tether mcp: send, read, broadcast, peers, history, a ha
   assert.equal(send.inputSchema.properties.peer.maxLength, 128, "the core's bound");
   assert.deepEqual(send.inputSchema.required, ['peer']);
   const outward = listed.tools.filter((x) => x.annotations.openWorldHint).map((x) => x.name);
-  assert.deepEqual(outward.sort(), ['broadcast', 'handoff', 'send', 'swarm_offer']);
+  assert.deepEqual(outward.sort(), ['broadcast', 'handoff', 'mailbox_send', 'send', 'swarm_offer']);
   assert.equal(listed.tools.find((x) => x.name === 'peek').annotations.readOnlyHint, true);
   assert.equal(listed.tools.find((x) => x.name === 'read').annotations.readOnlyHint, false);
 

@@ -31,7 +31,15 @@ const mcp = {
     // Loaded here, not with the registry: the MCP SDK and its schemas take about 0.4 s to load,
     // which every other `tether` command would pay.
     const { serveStdio } = await import('../mcp/server.js');
-    await serveStdio({ dir: ctx.dir, joinWith, api, log: (s) => ctx.progress(`tether mcp: ${s}`) });
+    const { loadMailbox } = await import('@tether-rt/tether/mailbox');
+    const mailboxLimits = (await loadMailbox()).limits;
+    await serveStdio({
+      dir: ctx.dir,
+      joinWith,
+      api,
+      mailboxLimits,
+      log: (s) => ctx.progress(`tether mcp: ${s}`),
+    });
   },
 };
 

@@ -15,6 +15,7 @@ import { redact } from '../redact.js';
 import { AgentDir } from './agent-dir.js';
 import { registerInbox } from './inbox.js';
 import { lineGuard } from './line-guard.js';
+import { mailboxTools } from './mailbox-tools.js';
 import { fields, strictArgs } from './schemas.js';
 import { TOOLS } from './tools.js';
 
@@ -65,10 +66,11 @@ const isRefusal = (err) => err instanceof UsageError || Number.isInteger(err?.ex
 
 /**
  * Builds the server for `dir` (not connected yet).
- * @param {{dir: string, joinWith?: Record<string, string>, api: object, log: (s: string) => void}} o
- *   api: the loaded bus core (its limits bound every schema)
+ * @param {{dir: string, joinWith?: Record<string, string>, api: object, mailboxLimits: object,
+ *   log: (s: string) => void}} o
+ *   api: the loaded bus core and mailboxLimits the mailbox core's (they bound every schema)
  */
-export function createTetherMcpServer({ dir, joinWith = {}, api, log }) {
+export function createTetherMcpServer({ dir, joinWith = {}, api, mailboxLimits, log }) {
   const limits = api.limits;
   const mcp = new McpServer(
     { name: 'tether', title: 'tether agent bus', version: PACKAGE.version },
@@ -80,7 +82,7 @@ export function createTetherMcpServer({ dir, joinWith = {}, api, log }) {
   );
   const agent = new AgentDir({ dir, joinWith, limits, log });
   const f = fields(limits);
-  for (const tool of TOOLS) {
+  for (const tool of [...TOOLS, ...mailboxTools(mailboxLimits)]) {
     mcp.registerTool(
       tool.name,
       {
