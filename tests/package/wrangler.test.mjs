@@ -1,6 +1,8 @@
 // The deploy as `wrangler deploy` builds it, offline: the pinned wrangler bundles web/edge/ from
 // its wrangler.toml with --dry-run into a folder, and the bundle must hold the Worker, both
-// Durable Object classes and the WASM module (as a separate module, byte-identical to the build).
+// Durable Object classes and the edge WASM module (as a separate module, byte-identical to the
+// build of tether-edge, the module with only the bindings the Worker uses; the full module's JS is
+// not in the bundle).
 // Then the bundle itself runs in workerd (Miniflare) and answers. Prints the upload size.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -64,8 +66,8 @@ test(
     assert.equal(wasm.length, 1, `one .wasm module in ${files}`);
     assert.equal(
       sha(join(out, wasm[0])),
-      sha(join(repoDir, 'build/wasm/tether.wasm')),
-      'the bundled module is the build',
+      sha(join(repoDir, 'build/wasm/tether-edge.wasm')),
+      'the bundled module is the edge module as built (wasm/module.cmake), not the full one',
     );
     const worker = readFileSync(join(out, 'worker.js'), 'utf8');
     const exported = /export\s*\{([^}]*)\}\s*;?\s*(\/\/# sourceMappingURL=.*)?\s*$/.exec(worker);
@@ -79,6 +81,10 @@ test(
     for (const n of ['RoomObject', 'CockpitRelayObject', 'MailboxObject', 'default'])
       assert.ok(names.includes(n), `worker.js exports ${n}: ${names}`);
     assert.ok(worker.includes(`"./${wasm[0]}"`), 'worker.js imports the .wasm module');
+    // Each module's JS locates its own .wasm by name (emscripten's wasmBinaryFile).
+    const holds = (module) => worker.includes(`"${module}.wasm"`);
+    assert.ok(holds('tether-edge'), "worker.js holds the edge module's JS");
+    assert.ok(!holds('tether'), 'worker.js holds no JS of the full module');
 
     // The bundle as uploaded runs: the cockpit's /api/info, and a room upgrade without a ticket.
     const mf = new Miniflare({

@@ -5,7 +5,8 @@
 // its own Durable Object (cockpit.js), the hosted mailbox's (/mailboxes/...) to one Durable Object
 // per mailbox (mailbox-object.js), and the cockpit's files are the Worker's static assets. The WASM relay arrives precompiled (a CompiledWasm import): workerd forbids
 // compiling WASM at run time.
-import wasm from '../../build/wasm/tether.wasm';
+import wasm from '../../build/wasm/tether-edge.wasm';
+import '../glue/modules/tether-edge.js';
 import { createRelay, initRelay, pathPrefixAcl } from '../glue/relay.js';
 import { defineRoomObject } from './room-object.js';
 import { handleRequest } from './router.js';

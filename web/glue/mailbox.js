@@ -11,7 +11,7 @@ import { loadTetherModule } from './load.js';
  * @returns {Promise<import('./mailbox.d.ts').MailboxApi>}
  */
 export async function loadMailbox(options) {
-  return createMailboxApi(await loadTetherModule(options));
+  return createMailboxApi(await loadTetherModule(options, 'mailbox'));
 }
 
 const EMPTY = new Uint8Array(0);
