@@ -1,4 +1,4 @@
-// Native per-envelope cost of the room relay core (src/relay), without JS: a room hydrated with
+// Native per-envelope cost of the room relay core (src/room), without JS: a room hydrated with
 // K registers, 8 members, journalLimit 1000 filled, then a stream of one-op envelopes that cite
 // their key's previous write. Prints µs per envelope for K = 1k, 10k, 100k; the cost must not
 // grow with K (DESIGN.md rule 6). Usage: tether_bench_room_relay_native [envelopes]
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "relay/room_relay.hpp"
+#include "room/relay.hpp"
 
-using namespace tether::relay;
+using namespace tether::room;
 
 int main(int argc, char** argv) {
   int count = argc > 1 ? std::atoi(argv[1]) : 50000;

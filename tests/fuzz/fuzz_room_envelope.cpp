@@ -1,5 +1,5 @@
 // libFuzzer harness: the room relay's client-message parser and envelope validator
-// (src/relay/room_json.hpp, room_envelope.hpp, room_relay.hpp). The input is newline-separated
+// (src/room/json_scan.hpp, envelope.hpp, relay.hpp). The input is newline-separated
 // client messages sent by a joined member of room "r" (the token $I becomes the room's current
 // instance, so valid envelopes are reachable); the first byte picks the options. Properties:
 // nothing crashes; a refused message changes nothing and emits nothing; every send names a live
@@ -10,12 +10,12 @@
 #include <string_view>
 
 #include "common/json.hpp"
-#include "relay/room_envelope.hpp"
-#include "relay/room_json.hpp"
-#include "relay/room_relay.hpp"
+#include "room/envelope.hpp"
+#include "room/json_scan.hpp"
+#include "room/relay.hpp"
 
 using namespace tether;
-using namespace tether::relay;
+using namespace tether::room;
 
 namespace {
 struct AllowSome : PolicyHooks {

@@ -1,7 +1,7 @@
 // `tether/relay`: the room relay for JavaScript, a drop-in for @mmstack/mesh-protocol's
-// createRelay (shared/spec/room-relay.md). Every decision is made by the C++ core (src/relay);
+// createRelay (the room-relay spec). Every decision is made by the C++ core (src/relay);
 // this file only moves JSON text between sockets and the core, and maps the core's actions onto
-// the caller's callbacks and promises (DESIGN.md rule 4).
+// the caller's callbacks and promises (docs/design.md rule 4).
 import { loadTetherModule } from './load.js';
 
 export const MESH_PROTO_VERSION = 3;

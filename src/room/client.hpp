@@ -1,4 +1,4 @@
-// The room client core (shared/spec/room-relay.md, "The envelope", "Persistence", "Writes the
+// The room client core (the room-relay spec, "The envelope", "Persistence", "Writes the
 // relay refuses without ejecting anyone"): what a peer runs against the room relay. A hybrid
 // logical clock; an envelope builder that cites the live siblings at each path and carries their
 // epoch; the unacknowledged tail, resent after every welcome; the drop reasons; hydration from
@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "common/json.hpp"
-#include "relay/room_envelope.hpp"
+#include "room/envelope.hpp"
 
-namespace tether::relay {
+namespace tether::room {
 
 struct RoomClientOptions {
   std::string room;
@@ -99,4 +99,4 @@ class RoomClient {
   std::vector<RefusedWrite> refused_;
 };
 
-}  // namespace tether::relay
+}  // namespace tether::room

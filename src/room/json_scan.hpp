@@ -1,5 +1,5 @@
-// A validating JSON scanner for the relay's hot path (shared/spec/room-relay.md, "The relay";
-// DESIGN.md rule 6). It checks a client message strictly (RFC 8259 grammar, UTF-8, bounded depth)
+// A validating JSON scanner for the relay's hot path (the room-relay spec, "The relay";
+// docs/design.md rule 6). It checks a client message strictly (RFC 8259 grammar, UTF-8, bounded depth)
 // and records every value as a span of the input in a flat node table it reuses, so a message
 // costs one pass and no allocation once warm. The relay then forwards values as the exact bytes
 // the client sent (an echo is the input envelope plus its seq) instead of building a DOM and
@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace tether::relay {
+namespace tether::room {
 
 class JsonScan {
  public:
@@ -65,4 +65,4 @@ class JsonScan {
   std::vector<Node> nodes_;
 };
 
-}  // namespace tether::relay
+}  // namespace tether::room

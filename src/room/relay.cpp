@@ -1,13 +1,13 @@
-// The room relay core (room_relay.hpp; shared/spec/room-relay.md).
-#include "relay/room_relay.hpp"
+// The room relay core (room/relay.hpp; the room-relay spec).
+#include "room/relay.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include "common/json.hpp"
-#include "relay/room_limits.hpp"
+#include "room/limits.hpp"
 
-namespace tether::relay {
+namespace tether::room {
 
 namespace {
 constexpr std::uint32_t kNoMember = 0xffffffffu;
@@ -1139,4 +1139,4 @@ std::size_t RoomRelay::register_bytes() const {
   return n;
 }
 
-}  // namespace tether::relay
+}  // namespace tether::room

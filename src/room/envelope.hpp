@@ -1,4 +1,4 @@
-// OpEnvelope well-formedness for the room relay (shared/spec/room-relay.md, "The envelope" and
+// OpEnvelope well-formedness for the room relay (the room-relay spec, "The envelope" and
 // "Trust"): the structural check every envelope passes before policy, admission or retention,
 // plus the small JSON helpers the room core writes its wire text with.
 #pragma once
@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "common/json.hpp"
-#include "relay/room_json.hpp"
+#include "room/json_scan.hpp"
 
-namespace tether::relay {
+namespace tether::room {
 
 // Hybrid logical clock stamp: ordered by p, then l (plain doubles, as on the wire).
 struct Hlc {
@@ -97,4 +97,4 @@ std::optional<double> read_number(const Json& v);
 // Looks up a key of an object; nullptr when absent (or when `obj` is not an object).
 const Json* field(const Json& obj, std::string_view key);
 
-}  // namespace tether::relay
+}  // namespace tether::room

@@ -1,9 +1,9 @@
-// Limits and wire constants of the room relay (shared/spec/room-relay.md, "The relay" and
+// Limits and wire constants of the room relay (the room-relay spec, "The relay" and
 // "Trust"). Every bound is enforced before the value it guards is stored.
 #pragma once
 #include <cstddef>
 
-namespace tether::relay {
+namespace tether::room {
 
 // The op protocol version an envelope and a hello must carry (spec: "The envelope").
 constexpr double kMeshProtoVersion = 3;
@@ -26,4 +26,4 @@ constexpr std::size_t kMaxMessageBytes = 8u << 20;
 // key identifies a path for the dup-path check and for retention, so [1] and ["1"] are one path.
 constexpr char kPathKeySeparator = '\x1f';
 
-}  // namespace tether::relay
+}  // namespace tether::room

@@ -1,9 +1,9 @@
-// Register retention and heap-indexed garbage collection (room_registers.hpp).
-#include "relay/room_registers.hpp"
+// Register retention and heap-indexed garbage collection (registers.hpp).
+#include "room/registers.hpp"
 
 #include <algorithm>
 
-namespace tether::relay {
+namespace tether::room {
 
 namespace {
 // std::push_heap builds a max-heap; invert so the smallest stamp is on top.
@@ -158,7 +158,7 @@ void RegisterStore::ingest(const JsonScan& scan, const EnvelopeView& env, Origin
       append_hlc(text, env.hlc);
       text += ",\"epoch\":";
       append_number(text, op.epoch);
-      // Values travel as the bytes the client sent (room_json.hpp).
+      // Values travel as the bytes the client sent (json_scan.hpp).
       if (op.next != JsonScan::kNone) {
         text += ",\"value\":";
         text += scan.raw(op.next);
@@ -344,4 +344,4 @@ std::size_t RegisterStore::memory_bytes() const {
   return n;
 }
 
-}  // namespace tether::relay
+}  // namespace tether::room

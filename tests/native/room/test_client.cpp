@@ -1,13 +1,13 @@
-// The room client core (src/relay/room_client.hpp), rule by rule, against scripted server text.
+// The room client core (src/room/client.hpp), rule by rule, against scripted server text.
 #include <catch2/catch.hpp>
 
 #include <string>
 
 #include "common/json.hpp"
-#include "relay/room_client.hpp"
+#include "room/client.hpp"
 
 using namespace tether;
-using namespace tether::relay;
+using namespace tether::room;
 
 namespace {
 Json parse(const std::string& s) { return parse_json(ByteView(std::string_view(s))).value; }

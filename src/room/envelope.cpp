@@ -1,12 +1,12 @@
-// OpEnvelope validation and JSON helpers (room_envelope.hpp).
-#include "relay/room_envelope.hpp"
+// OpEnvelope validation and JSON helpers (envelope.hpp).
+#include "room/envelope.hpp"
 
 #include <cmath>
 #include <unordered_set>
 
-#include "relay/room_limits.hpp"
+#include "room/limits.hpp"
 
-namespace tether::relay {
+namespace tether::room {
 
 const char* op_kind_name(OpKind k) {
   switch (k) {
@@ -288,4 +288,4 @@ const char* validate_envelope(const Json& env, EnvelopeView& out, JsonScan& scan
   return validate_envelope(scan, 0, out);
 }
 
-}  // namespace tether::relay
+}  // namespace tether::room

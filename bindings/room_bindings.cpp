@@ -1,4 +1,4 @@
-// Embind surface of the room relay core (src/relay/room_relay.hpp). Marshalling only (DESIGN.md
+// Embind surface of the room relay core (src/room/relay.hpp). Marshalling only (DESIGN.md
 // rule 4): options arrive as JSON text, messages as strings, actions leave as a packed Float64Array
 // view plus their texts; JS policy callbacks are reached through a hooks object. The public API
 // is web/glue/relay.js.
@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "common/json.hpp"
-#include "relay/room_client.hpp"
-#include "relay/room_envelope.hpp"
-#include "relay/room_relay.hpp"
+#include "room/client.hpp"
+#include "room/envelope.hpp"
+#include "room/relay.hpp"
 
-namespace tether::relay::bindings {
+namespace tether::room::bindings {
 namespace {
 
 using emscripten::val;
@@ -236,7 +236,7 @@ std::string receive_error_text(int code) { return receive_error_message(static_c
 
 }  // namespace
 
-EMSCRIPTEN_BINDINGS(tether_relay) {
+EMSCRIPTEN_BINDINGS(tether_room) {
   emscripten::class_<RoomRelayCore>("RoomRelayCore")
       .constructor<const std::string&, val>()
       .function("connect", &RoomRelayCore::connect)
@@ -272,4 +272,4 @@ EMSCRIPTEN_BINDINGS(tether_relay) {
   emscripten::function("relayReceiveErrorText", &receive_error_text);
 }
 
-}  // namespace tether::relay::bindings
+}  // namespace tether::room::bindings

@@ -1,5 +1,5 @@
-// Scripted tests of the room relay core, one TEST_CASE per rule of shared/spec/room-relay.md.
-// They drive src/relay/room_relay.hpp directly (no JS) and assert on the exact wire text.
+// Scripted tests of the room relay core, one TEST_CASE per rule of the room-relay spec.
+// They drive src/room/relay.hpp directly (no JS) and assert on the exact wire text.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "common/json.hpp"
-#include "relay/room_envelope.hpp"
-#include "relay/room_relay.hpp"
+#include "room/envelope.hpp"
+#include "room/relay.hpp"
 
 using namespace tether;
-using namespace tether::relay;
+using namespace tether::room;
 
 namespace {
 

@@ -1,5 +1,5 @@
-// Convergence under chaos (shared/spec/room-relay.md, "Persistence", "Writes the relay refuses
-// without ejecting anyone"): room clients (src/relay/room_client.hpp) against the relay core
+// Convergence under chaos (the room-relay spec, "Persistence", "Writes the relay refuses
+// without ejecting anyone"): room clients (src/room/client.hpp) against the relay core
 // through a seeded hostile network: random disconnects, lost echoes and notices, whole-tail
 // resends (duplicates) in shuffled order, and relay restarts through hydrate from the state
 // persisted at every commit. Invariants: once the network heals, every client folds to the same
@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "common/json.hpp"
-#include "relay/room_client.hpp"
-#include "relay/room_relay.hpp"
+#include "room/client.hpp"
+#include "room/relay.hpp"
 
 using namespace tether;
-using namespace tether::relay;
+using namespace tether::room;
 
 namespace {
 

@@ -1,13 +1,13 @@
-// The room client core (room_client.hpp). Not a hot path: it keeps one small register map and
+// The room client core (room/client.hpp). Not a hot path: it keeps one small register map and
 // uses nlohmann for clarity.
-#include "relay/room_client.hpp"
+#include "room/client.hpp"
 
 #include <algorithm>
 #include <tuple>
 
-#include "relay/room_limits.hpp"
+#include "room/limits.hpp"
 
-namespace tether::relay {
+namespace tether::room {
 
 namespace {
 Json hlc_json(const Hlc& h) { return Json{{"p", h.p}, {"l", h.l}}; }
@@ -308,4 +308,4 @@ Json RoomClient::value() const {
   return doc;
 }
 
-}  // namespace tether::relay
+}  // namespace tether::room

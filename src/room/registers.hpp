@@ -1,8 +1,8 @@
-// Per-path register retention of one room (shared/spec/room-relay.md, "What it is", "Persistence"):
+// Per-path register retention of one room (the room-relay spec, "What it is", "Persistence"):
 // per path, the best sibling per origin plus per-origin citation water marks, an epoch baseline
 // per path that collection never lowers, and garbage collection against the settled vector.
 //
-// Cost model (DESIGN.md rule 6): ingest touches only the paths an envelope names. Collection
+// Cost model (docs/design.md rule 6): ingest touches only the paths an envelope names. Collection
 // never walks the registers: every (origin, stamp) that could become collectable is pushed on a
 // per-origin min-heap when it appears, and a settle pops only the entries at or below that
 // origin's settled stamp, validating them lazily (an entry whose register moved on is skipped).
@@ -14,9 +14,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "relay/room_envelope.hpp"
+#include "room/envelope.hpp"
 
-namespace tether::relay {
+namespace tether::room {
 
 using OriginId = std::uint32_t;
 
@@ -126,4 +126,4 @@ void RegisterStore::settle(SettledOf settled_of) {
   }
 }
 
-}  // namespace tether::relay
+}  // namespace tether::room

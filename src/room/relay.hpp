@@ -1,9 +1,9 @@
-// The room relay core (shared/spec/room-relay.md, all sections): room-scoped sequencing, the
+// The room relay core (the room-relay spec, all sections): room-scoped sequencing, the
 // journal, per-path register retention, admission evidence (ranges and the settled vector), the
 // tri-state welcome, membership, presence, signal routing, tripwire policy with both ejection
 // scopes, the per-writer token bucket, durability gates, hydrate and unload.
 //
-// Sans-IO (DESIGN.md rule 1): connections are ids, time comes in as now_ms, the instance nonce's
+// Sans-IO (docs/design.md rule 1): connections are ids, time comes in as now_ms, the instance nonce's
 // randomness from a seed. Input is a client message as JSON text; output is a list of actions
 // (send this text to these connections, close that one, call this observer) that the caller
 // drains after each call. JS policy callbacks are reached through PolicyHooks only when the
@@ -20,11 +20,11 @@
 #include <unordered_set>
 #include <vector>
 
-#include "relay/room_envelope.hpp"
-#include "relay/room_json.hpp"
-#include "relay/room_registers.hpp"
+#include "room/envelope.hpp"
+#include "room/json_scan.hpp"
+#include "room/registers.hpp"
 
-namespace tether::relay {
+namespace tether::room {
 
 using ConnId = std::uint32_t;
 
@@ -199,4 +199,4 @@ class RoomRelay {
   std::vector<std::vector<OriginId>> cite_ids_;
 };
 
-}  // namespace tether::relay
+}  // namespace tether::room

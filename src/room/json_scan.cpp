@@ -1,5 +1,5 @@
-// The relay's validating JSON scanner (room_json.hpp).
-#include "relay/room_json.hpp"
+// The relay's validating JSON scanner (json_scan.hpp).
+#include "room/json_scan.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -7,7 +7,7 @@
 #include "common/bytes.hpp"
 #include "common/utf8.hpp"
 
-namespace tether::relay {
+namespace tether::room {
 
 namespace {
 int hex(char c) {
@@ -301,4 +301,4 @@ double JsonScan::number(std::uint32_t i) const {
   return std::strtod(copy.c_str(), nullptr);
 }
 
-}  // namespace tether::relay
+}  // namespace tether::room
