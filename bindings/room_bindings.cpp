@@ -1,53 +1,25 @@
-// Embind surface of the room relay core (src/room/relay.hpp). Marshalling only (DESIGN.md
-// rule 4): options arrive as JSON text, messages as strings, actions leave as a packed Float64Array
-// view plus their texts; JS policy callbacks are reached through a hooks object. The public API
-// is web/glue/relay.js.
+// Embind surface of the room cores (src/room/). Marshalling only (docs/design.md rule 4): options
+// arrive as JSON text, messages as strings; actions leave in batches as a packed Float64Array view
+// with their texts in WASM memory, events as small objects; policy verdicts come back as inputs.
+// The public API is web/glue/relay.js, driven by web/glue/driver.js.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "common/json.hpp"
 #include "room/client.hpp"
 #include "room/envelope.hpp"
+#include "room/limits.hpp"
 #include "room/relay.hpp"
 
 namespace tether::room::bindings {
 namespace {
 
 using emscripten::val;
-
-// Reason strings travel as small codes; the table is exported once (reasonNames()).
-const char* const kReasons[] = {"",       "duplicate",    "generation",     "schema", "order",
-                                "proto",  "policy-version", "unauthorized"};
-double reason_code(const char* r) {
-  for (std::size_t i = 0; i < sizeof(kReasons) / sizeof(kReasons[0]); ++i) {
-    if (std::string_view(kReasons[i]) == r) return static_cast<double>(i);
-  }
-  return 0;
-}
-
-class JsHooks final : public PolicyHooks {
- public:
-  explicit JsHooks(val hooks) : hooks_(std::move(hooks)) {}
-  bool can_write(ConnId conn, std::string_view path, const std::string& room, double seq) override {
-    return hooks_.call<bool>("canWrite", conn, std::string(path), room, seq);
-  }
-  bool validate(ConnId conn, std::string_view op, const std::string& room, double seq) override {
-    return hooks_.call<bool>("validate", conn, std::string(op), room, seq);
-  }
-  bool can_bump(ConnId conn, std::string_view path, double epoch, const std::string& room, double seq) override {
-    return hooks_.call<bool>("canBump", conn, std::string(path), epoch, room, seq);
-  }
-  bool acl_allow(ConnId conn, std::size_t rule, const std::string& room) override {
-    return hooks_.call<bool>("aclAllow", conn, static_cast<double>(rule), room);
-  }
-
- private:
-  val hooks_;
-};
 
 RoomRelayOptions options_from(const std::string& text) {
   RoomRelayOptions o;
@@ -92,15 +64,34 @@ RoomRelayOptions options_from(const std::string& text) {
   return o;
 }
 
+// Where each field of a packed action sits (packActions), so JS never hard-codes the layout.
+enum PackedField : int {
+  kKind,
+  kConn,
+  kText,  // the text's id within the batch (equal ids: one text, decoded once)
+  kTextAddr,
+  kTextLen,
+  kRoom,  // the room name's id within the batch
+  kRoomAddr,
+  kRoomLen,
+  kToken,
+  kSeq,
+  kEpoch,
+  kRule,
+  kStride
+};
+
 class RoomRelayCore {
  public:
-  RoomRelayCore(const std::string& options_json, val hooks)
-      : hooks_(std::move(hooks)), relay_(options_from(options_json), &hooks_) {}
+  explicit RoomRelayCore(const std::string& options_json) : relay_(options_from(options_json)) {}
 
-  double connect(const std::string& writer, const std::string& only_room) { return relay_.connect(writer, only_room); }
-  void disconnect(double conn) { relay_.disconnect(static_cast<ConnId>(conn)); }
+  double connect(const std::string& writer, const std::string& only_room) {
+    return relay_.connect(writer, only_room);
+  }
+  void disconnect(double conn) { relay_.handle_disconnect(static_cast<ConnId>(conn)); }
   int receive(double conn, const std::string& text, double now) {
-    return static_cast<int>(relay_.receive(static_cast<ConnId>(conn), text, now));
+    return static_cast<int>(
+        relay_.handle_message(static_cast<ConnId>(conn), text, static_cast<TimeMs>(now)));
   }
   // The fast path: JS encodes a message straight into this buffer (TextEncoder.encodeInto), so no
   // per-character marshalling runs in JS.
@@ -110,33 +101,60 @@ class RoomRelayCore {
   }
   int receive_staged(double conn, int len, double now) {
     std::size_t n = std::min(staging_.size(), static_cast<std::size_t>(len));
-    return static_cast<int>(relay_.receive(static_cast<ConnId>(conn),
-                                           std::string_view(reinterpret_cast<const char*>(staging_.data()), n), now));
+    return static_cast<int>(
+        relay_.handle_message(static_cast<ConnId>(conn),
+                              std::string_view(reinterpret_cast<const char*>(staging_.data()), n),
+                              static_cast<TimeMs>(now)));
   }
   void commit_result(double ticket, int verdict) {
-    relay_.commit_result(static_cast<std::uint64_t>(ticket), static_cast<RoomRelay::Verdict>(verdict));
+    relay_.handle_commit_result(static_cast<std::uint64_t>(ticket),
+                                static_cast<RoomRelay::Verdict>(verdict));
   }
-  int action_count() const { return static_cast<int>(relay_.actions().size()); }
-  // Actions [from, count) as 9 doubles each: kind, conn, text, room, ticket, reason, expected, and
-  // the text's address and length in WASM memory (valid until clearActions; JS decodes them with
-  // TextDecoder rather than through a per-byte conversion).
-  val pack_actions(int from) {
+  void policy_verdict(double token, bool allow, double now) {
+    relay_.handle_policy_verdict(static_cast<std::uint64_t>(token), allow,
+                                 static_cast<TimeMs>(now));
+  }
+  // poll_action in batches (one boundary crossing for a broadcast, not one per member): the next
+  // actions as kStride doubles each, up to and including the first commit or question (an action
+  // whose answer or live read must come before anything after it runs), or until the core has
+  // nothing ready. Texts stay alive, and their addresses valid, until the next call.
+  val pack_actions() {
     packed_.clear();
-    const auto& acts = relay_.actions();
-    for (std::size_t i = static_cast<std::size_t>(from); i < acts.size(); ++i) {
-      const RoomAction& a = acts[i];
-      const bool has_text = a.text < relay_.texts().size();
-      const std::string* t = has_text ? &relay_.texts()[a.text] : nullptr;
-      packed_.insert(packed_.end(), {static_cast<double>(a.kind), static_cast<double>(a.conn),
-                                     static_cast<double>(a.text), static_cast<double>(a.room),
-                                     static_cast<double>(a.ticket), reason_code(a.reason), a.expected,
-                                     t ? static_cast<double>(reinterpret_cast<std::uintptr_t>(t->data())) : 0.0,
-                                     t ? static_cast<double>(t->size()) : 0.0});
+    texts_.clear();
+    for (;;) {
+      std::optional<RoomAction> a = relay_.poll_action();
+      if (!a) break;
+      const std::size_t at = packed_.size();
+      packed_.resize(at + kStride, 0.0);
+      double* p = &packed_[at];
+      p[kKind] = static_cast<double>(a->kind);
+      p[kConn] = static_cast<double>(a->conn);
+      keep(a->text, p + kText);
+      keep(a->room, p + kRoom);
+      p[kToken] = static_cast<double>(a->token);
+      p[kSeq] = a->seq;
+      p[kEpoch] = a->epoch;
+      p[kRule] = static_cast<double>(a->rule);
+      if (a->kind != RoomAction::Kind::send && a->kind != RoomAction::Kind::close) break;
+      if (!relay_.action_ready()) break;  // what comes next is released work: after this batch
     }
     return val(emscripten::typed_memory_view(packed_.size(), packed_.data()));
   }
-  std::string text(int i) const { return relay_.texts()[static_cast<std::size_t>(i)]; }
-  void clear_actions() { relay_.clear_actions(); }
+  std::string text(int i) const { return *texts_[static_cast<std::size_t>(i)]; }
+  // The next event as {kind, conn, room, text, reason, expected, token}, or null.
+  val poll_event() {
+    std::optional<RoomEvent> e = relay_.poll_event();
+    if (!e) return val::null();
+    val o = val::object();
+    o.set("kind", static_cast<int>(e->kind));
+    o.set("conn", static_cast<double>(e->conn));
+    o.set("room", e->room ? *e->room : std::string());
+    o.set("text", e->text);
+    o.set("reason", std::string(e->reason));
+    o.set("expected", e->expected);
+    o.set("token", static_cast<double>(e->token));
+    return o;
+  }
   val room(const std::string& name) const {
     auto info = relay_.room(name);
     if (!info) return val::undefined();
@@ -149,34 +167,66 @@ class RoomRelayCore {
     return o;
   }
   bool hydrate(const std::string& name, const std::string& snapshot, double now) {
-    return relay_.hydrate(name, snapshot, now);
+    return relay_.hydrate(name, snapshot, static_cast<TimeMs>(now));
   }
   bool unload(const std::string& name, bool discard) { return relay_.unload(name, discard); }
   std::string state_json(const std::string& name) const { return relay_.state_json(name); }
-  std::string checkpoint_json(const std::string& name) const { return relay_.checkpoint_json(name); }
+  std::string checkpoint_json(const std::string& name) const {
+    return relay_.checkpoint_json(name);
+  }
   double register_count() const { return static_cast<double>(relay_.register_count()); }
   double register_bytes() const { return static_cast<double>(relay_.register_bytes()); }
 
  private:
-  JsHooks hooks_;
+  // Gives a text an id within the batch (the same string keeps its id: a broadcast is decoded
+  // once) and writes id, address and length; -1 when there is none.
+  void keep(const SharedText& t, double* out) {
+    if (!t) {
+      out[0] = -1;
+      return;
+    }
+    std::size_t id = texts_.size();
+    if (!texts_.empty() && texts_.back().get() == t.get())
+      id = texts_.size() - 1;
+    else if (texts_.size() > 1 && texts_[texts_.size() - 2].get() == t.get())
+      id = texts_.size() - 2;
+    else
+      texts_.push_back(t);
+    out[0] = static_cast<double>(id);
+    out[1] = static_cast<double>(reinterpret_cast<std::uintptr_t>(t->data()));
+    out[2] = static_cast<double>(t->size());
+  }
+
   RoomRelay relay_;
   std::vector<double> packed_;
+  std::vector<SharedText> texts_;
   std::vector<std::uint8_t> staging_;
 };
 
-// The room client core: JSON text in and out.
+// The room client core: JSON text in, client messages out through pollTransmit.
 class RoomClientCore {
  public:
-  explicit RoomClientCore(const std::string& options_json) : client_(client_options(options_json)) {}
+  explicit RoomClientCore(const std::string& options_json)
+      : client_(client_options(options_json)) {}
   std::string hello() const { return client_.hello(); }
-  val write(const std::string& ops, double now) {
-    auto m = client_.write(ops, now);
+  bool write(const std::string& ops, double now) {
+    return client_.write(ops, static_cast<TimeMs>(now));
+  }
+  void receive(const std::string& text, double now) {
+    client_.handle_message(text, static_cast<TimeMs>(now));
+  }
+  val poll_transmit() {
+    auto m = client_.poll_transmit();
     return m ? val(*m) : val::null();
   }
-  val receive(const std::string& text, double now) {
-    val out = val::array();
-    for (const auto& m : client_.receive(text, now)) out.call<void>("push", m);
-    return out;
+  // A refused write as {reason, env} (env: the OpEnvelope JSON), or null.
+  val poll_event() {
+    auto r = client_.poll_event();
+    if (!r) return val::null();
+    val o = val::object();
+    o.set("reason", r->reason);
+    o.set("env", r->envelope);
+    return o;
   }
   val tail() const {
     val out = val::array();
@@ -187,18 +237,6 @@ class RoomClientCore {
   double unacked() const { return static_cast<double>(client_.unacked()); }
   double seq() const { return client_.seq(); }
   bool welcomed() const { return client_.welcomed(); }
-  std::string refused() const {
-    std::string out = "[";
-    bool first = true;
-    for (const auto& r : client_.refused()) {
-      if (!first) out += ',';
-      first = false;
-      out += "{\"reason\":";
-      append_quoted(out, r.reason);
-      out += ",\"env\":" + r.envelope + "}";
-    }
-    return out + "]";
-  }
 
  private:
   static RoomClientOptions client_options(const std::string& text) {
@@ -225,30 +263,76 @@ class RoomClientCore {
   RoomClient client_;
 };
 
-val reason_names() {
+val names(const char* const* list, std::size_t n) {
   val a = val::array();
-  for (const char* r : kReasons) a.call<void>("push", std::string(r));
+  for (std::size_t i = 0; i < n; ++i) a.call<void>("push", std::string(list[i]));
   return a;
 }
+val action_kinds() {
+  return names(kRoomActionKindNames, std::size(kRoomActionKindNames));
+}
+val event_kinds() {
+  return names(kRoomEventKindNames, std::size(kRoomEventKindNames));
+}
+val reason_names() {
+  return names(kRoomReasonNames, std::size(kRoomReasonNames));
+}
 
-std::string receive_error(int code) { return receive_error_name(static_cast<ReceiveError>(code)); }
-std::string receive_error_text(int code) { return receive_error_message(static_cast<ReceiveError>(code)); }
+val action_layout() {
+  val o = val::object();
+  o.set("stride", static_cast<int>(kStride));
+  o.set("kind", static_cast<int>(kKind));
+  o.set("conn", static_cast<int>(kConn));
+  o.set("text", static_cast<int>(kText));
+  o.set("textAddr", static_cast<int>(kTextAddr));
+  o.set("textLen", static_cast<int>(kTextLen));
+  o.set("room", static_cast<int>(kRoom));
+  o.set("roomAddr", static_cast<int>(kRoomAddr));
+  o.set("roomLen", static_cast<int>(kRoomLen));
+  o.set("token", static_cast<int>(kToken));
+  o.set("seq", static_cast<int>(kSeq));
+  o.set("epoch", static_cast<int>(kEpoch));
+  o.set("rule", static_cast<int>(kRule));
+  return o;
+}
+
+// The room protocol's version and bounds (room/limits.hpp): JS writes none of them itself.
+val room_limits() {
+  val o = val::object();
+  o.set("meshProtoVersion", kMeshProtoVersion);
+  o.set("defaultJournalLimit", kDefaultJournalLimit);
+  o.set("defaultMaxOpsPerEnvelope", kDefaultMaxOpsPerEnvelope);
+  o.set("maxIdBytes", static_cast<double>(kMaxIdBytes));
+  o.set("maxRoomNameBytes", static_cast<double>(kMaxRoomNameBytes));
+  o.set("maxPathDepth", static_cast<double>(kMaxPathDepth));
+  o.set("maxMessageBytes", static_cast<double>(kMaxMessageBytes));
+  o.set("maxBacklogMessages", static_cast<double>(kMaxBacklogMessages));
+  o.set("maxBacklogBytes", static_cast<double>(kMaxBacklogBytes));
+  return o;
+}
+
+std::string receive_error(int code) {
+  return receive_error_name(static_cast<ReceiveError>(code));
+}
+std::string receive_error_text(int code) {
+  return receive_error_message(static_cast<ReceiveError>(code));
+}
 
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(tether_room) {
   emscripten::class_<RoomRelayCore>("RoomRelayCore")
-      .constructor<const std::string&, val>()
+      .constructor<const std::string&>()
       .function("connect", &RoomRelayCore::connect)
       .function("disconnect", &RoomRelayCore::disconnect)
       .function("receive", &RoomRelayCore::receive)
       .function("stage", &RoomRelayCore::stage)
       .function("receiveStaged", &RoomRelayCore::receive_staged)
       .function("commitResult", &RoomRelayCore::commit_result)
-      .function("actionCount", &RoomRelayCore::action_count)
+      .function("policyVerdict", &RoomRelayCore::policy_verdict)
       .function("packActions", &RoomRelayCore::pack_actions)
       .function("text", &RoomRelayCore::text)
-      .function("clearActions", &RoomRelayCore::clear_actions)
+      .function("pollEvent", &RoomRelayCore::poll_event)
       .function("room", &RoomRelayCore::room)
       .function("hydrate", &RoomRelayCore::hydrate)
       .function("unload", &RoomRelayCore::unload)
@@ -261,15 +345,20 @@ EMSCRIPTEN_BINDINGS(tether_room) {
       .function("hello", &RoomClientCore::hello)
       .function("write", &RoomClientCore::write)
       .function("receive", &RoomClientCore::receive)
+      .function("pollTransmit", &RoomClientCore::poll_transmit)
+      .function("pollEvent", &RoomClientCore::poll_event)
       .function("tail", &RoomClientCore::tail)
       .function("value", &RoomClientCore::value)
       .function("unacked", &RoomClientCore::unacked)
       .function("seq", &RoomClientCore::seq)
-      .function("welcomed", &RoomClientCore::welcomed)
-      .function("refused", &RoomClientCore::refused);
-  emscripten::function("relayReasonNames", &reason_names);
-  emscripten::function("relayReceiveError", &receive_error);
-  emscripten::function("relayReceiveErrorText", &receive_error_text);
+      .function("welcomed", &RoomClientCore::welcomed);
+  emscripten::function("roomActionKinds", &action_kinds);
+  emscripten::function("roomEventKinds", &event_kinds);
+  emscripten::function("roomReasonNames", &reason_names);
+  emscripten::function("roomActionLayout", &action_layout);
+  emscripten::function("roomLimits", &room_limits);
+  emscripten::function("roomReceiveError", &receive_error);
+  emscripten::function("roomReceiveErrorText", &receive_error_text);
 }
 
 }  // namespace tether::room::bindings

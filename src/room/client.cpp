@@ -10,7 +10,9 @@
 namespace tether::room {
 
 namespace {
-Json hlc_json(const Hlc& h) { return Json{{"p", h.p}, {"l", h.l}}; }
+Json hlc_json(const Hlc& h) {
+  return Json{{"p", h.p}, {"l", h.l}};
+}
 Hlc hlc_of(const Json& j) {
   auto h = read_hlc(j);
   return h ? *h : Hlc{};
@@ -39,24 +41,36 @@ std::string RoomClient::key_of(const Json& path) {
   return key;
 }
 
-Hlc RoomClient::tick(double now_ms) {
-  if (now_ms > clock_.p) clock_ = Hlc{now_ms, 0};
-  else clock_.l += 1;
+Hlc RoomClient::tick(TimeMs now) {
+  const double now_ms = static_cast<double>(now);
+  if (now_ms > clock_.p)
+    clock_ = Hlc{now_ms, 0};
+  else
+    clock_.l += 1;
   return clock_;
 }
 
-void RoomClient::observe(const Hlc& remote, double now_ms) {
+void RoomClient::observe(const Hlc& remote, TimeMs now) {
+  const double now_ms = static_cast<double>(now);
   double p = std::max({clock_.p, remote.p, now_ms});
-  if (p == clock_.p && p == remote.p) clock_.l = std::max(clock_.l, remote.l) + 1;
-  else if (p == clock_.p) clock_.l += 1;
-  else if (p == remote.p) clock_.l = remote.l + 1;
-  else clock_.l = 0;
+  if (p == clock_.p && p == remote.p)
+    clock_.l = std::max(clock_.l, remote.l) + 1;
+  else if (p == clock_.p)
+    clock_.l += 1;
+  else if (p == remote.p)
+    clock_.l = remote.l + 1;
+  else
+    clock_.l = 0;
   clock_.p = p;
 }
 
 std::string RoomClient::hello() const {
-  Json h = {{"t", "hello"}, {"room", opt_.room}, {"origin", opt_.origin}, {"proto", kMeshProtoVersion},
-            {"policyVersion", opt_.policy_version}, {"schemaVersion", opt_.schema_version}};
+  Json h = {{"t", "hello"},
+            {"room", opt_.room},
+            {"origin", opt_.origin},
+            {"proto", kMeshProtoVersion},
+            {"policyVersion", opt_.policy_version},
+            {"schemaVersion", opt_.schema_version}};
   if (welcomed_ && seq_ > 0) h["seq"] = seq_;
   return to_json(h);
 }
@@ -88,14 +102,17 @@ void RoomClient::ingest(const Json& env) {
         if (it == r.water.end() || compare_hlc(ch, it->second) > 0) r.water[co] = ch;
       }
     }
-    auto best = std::find_if(r.siblings.begin(), r.siblings.end(), [&](const Sibling& s) { return s.origin == origin; });
+    auto best = std::find_if(r.siblings.begin(), r.siblings.end(),
+                             [&](const Sibling& s) { return s.origin == origin; });
     if (best == r.siblings.end() || compare_hlc(h, best->hlc) > 0) {
       Sibling s{origin, h, num(op, "epoch", 0), kind, Json()};
       if (kind == "set") {
         if (const Json* next = field(op, "next")) s.value = *next;
       }
-      if (best == r.siblings.end()) r.siblings.push_back(std::move(s));
-      else *best = std::move(s);
+      if (best == r.siblings.end())
+        r.siblings.push_back(std::move(s));
+      else
+        *best = std::move(s);
     }
   }
 }
@@ -108,30 +125,36 @@ void RoomClient::settle(const Json& settled) {
                                     [&](const Sibling& s) {
                                       auto w = r.water.find(s.origin);
                                       const Json* done = field(settled, s.origin);
-                                      return w != r.water.end() && done && hlc_le(s.hlc, w->second) &&
+                                      return w != r.water.end() && done &&
+                                             hlc_le(s.hlc, w->second) &&
                                              hlc_le(s.hlc, hlc_of(*done));
                                     }),
                      r.siblings.end());
     for (auto w = r.water.begin(); w != r.water.end();) {
       const Json* done = field(settled, w->first);
-      if (done && hlc_le(w->second, hlc_of(*done))) w = r.water.erase(w);
-      else ++w;
+      if (done && hlc_le(w->second, hlc_of(*done)))
+        w = r.water.erase(w);
+      else
+        ++w;
     }
-    if (r.siblings.empty() && r.water.empty()) it = registers_.erase(it);
-    else ++it;
+    if (r.siblings.empty() && r.water.empty())
+      it = registers_.erase(it);
+    else
+      ++it;
   }
 }
 
-std::optional<std::string> RoomClient::write(std::string_view ops_json, double now_ms) {
-  if (!welcomed_) return std::nullopt;
+bool RoomClient::write(std::string_view ops_json, TimeMs now_ms) {
+  if (!welcomed_) return false;
   JsonParse parsed = parse_json(ByteView(ops_json));
-  if (!parsed.ok() || !parsed.value.is_array() || parsed.value.empty()) return std::nullopt;
+  if (!parsed.ok() || !parsed.value.is_array() || parsed.value.empty()) return false;
   Hlc h = tick(now_ms);
   Json ops = Json::array();
   for (const auto& store_op : parsed.value) {
     const Json* path = field(store_op, "path");
     std::string kind = str(store_op, "kind");
-    if (!path || !path->is_array() || (kind != "set" && kind != "delete" && kind != "clear")) return std::nullopt;
+    if (!path || !path->is_array() || (kind != "set" && kind != "delete" && kind != "clear"))
+      return false;
     Json op = store_op;
     Json cites = Json::array();
     double epoch = 0;
@@ -139,27 +162,34 @@ std::optional<std::string> RoomClient::write(std::string_view ops_json, double n
     if (reg != registers_.end()) {
       for (const auto& s : reg->second.siblings) {
         epoch = std::max(epoch, s.epoch);  // carry the precedence this writer observed
-        if (live(reg->second, s)) cites.push_back(Json{{"origin", s.origin}, {"hlc", hlc_json(s.hlc)}});
+        if (live(reg->second, s))
+          cites.push_back(Json{{"origin", s.origin}, {"hlc", hlc_json(s.hlc)}});
       }
     }
     op["cites"] = std::move(cites);
     op["epoch"] = epoch;
     ops.push_back(std::move(op));
   }
-  Json env = {{"proto", kMeshProtoVersion}, {"instance", instance_}, {"origin", opt_.origin}, {"writer", opt_.writer},
-              {"version", ++version_}, {"hlc", hlc_json(h)}, {"policyVersion", opt_.policy_version}, {"ops", ops}};
+  Json env = {{"proto", kMeshProtoVersion},
+              {"instance", instance_},
+              {"origin", opt_.origin},
+              {"writer", opt_.writer},
+              {"version", ++version_},
+              {"hlc", hlc_json(h)},
+              {"policyVersion", opt_.policy_version},
+              {"ops", ops}};
   ingest(env);
   std::string message = to_json(Json{{"t", "env"}, {"room", opt_.room}, {"env", env}});
-  tail_.push_back(Pending{version_, instance_, message, env});
-  return message;
+  transmits_.push(message);
+  tail_.push_back(Pending{version_, instance_, std::move(message), env});
+  return true;
 }
 
-std::vector<std::string> RoomClient::receive(std::string_view server_json, double now_ms) {
-  std::vector<std::string> out;
+void RoomClient::handle_message(std::string_view server_json, TimeMs now_ms) {
   JsonParse parsed = parse_json(ByteView(server_json));
-  if (!parsed.ok() || !parsed.value.is_object()) return out;
+  if (!parsed.ok() || !parsed.value.is_object()) return;
   const Json& m = parsed.value;
-  if (str(m, "room") != opt_.room) return out;
+  if (str(m, "room") != opt_.room) return;
   std::string t = str(m, "t");
   if (t == "welcome") {
     std::string instance = str(m, "instance");
@@ -176,13 +206,15 @@ std::vector<std::string> RoomClient::receive(std::string_view server_json, doubl
           r.path = *path;
           if (const Json* sibs = field(rj, "siblings"); sibs && sibs->is_array()) {
             for (const auto& s : *sibs) {
-              Sibling sib{str(s, "origin"), hlc_of(s.value("hlc", Json())), num(s, "epoch", 0), str(s, "kind"), Json()};
+              Sibling sib{str(s, "origin"), hlc_of(s.value("hlc", Json())), num(s, "epoch", 0),
+                          str(s, "kind"), Json()};
               if (const Json* v = field(s, "value")) sib.value = *v;
               r.siblings.push_back(std::move(sib));
             }
           }
           if (const Json* water = field(rj, "water"); water && water->is_object()) {
-            for (auto it = water->begin(); it != water->end(); ++it) r.water[it.key()] = hlc_of(it.value());
+            for (auto it = water->begin(); it != water->end(); ++it)
+              r.water[it.key()] = hlc_of(it.value());
           }
           registers_[key_of(*path)] = std::move(r);
         }
@@ -198,64 +230,67 @@ std::vector<std::string> RoomClient::receive(std::string_view server_json, doubl
     // A tail written in another generation means nothing here: drop it loudly (spec).
     std::vector<Pending> keep;
     for (auto& p : tail_) {
-      if (p.instance == instance_) keep.push_back(std::move(p));
-      else refused_.push_back(RefusedWrite{"generation", to_json(p.env)});
+      if (p.instance == instance_)
+        keep.push_back(std::move(p));
+      else
+        events_.push(RefusedWrite{"generation", to_json(p.env)});
     }
     tail_.swap(keep);
     if (new_generation && mode != "snapshot" && seq_ > 0) {
       // Our registers belong to a dead generation and this answer did not replace them.
       welcomed_ = false;
-      out.push_back(hello());
-      return out;
+      transmits_.push(hello());
+      return;
     }
     for (auto& p : tail_) {
       ingest(p.env);
-      out.push_back(p.message);
+      transmits_.push(p.message);
     }
-    return out;
+    return;
   }
   if (t == "env") {
     const Json* env = field(m, "env");
-    if (!env) return out;
+    if (!env) return;
     double s = num(*env, "seq", 0);
-    if (!welcomed_ || catching_up_ || s <= seq_) return out;  // stale, or covered by a coming welcome
+    if (!welcomed_ || catching_up_ || s <= seq_) return;  // stale, or covered by a coming welcome
     if (s > seq_ + 1) {
       // A gap: something was lost on the way. Ask for a delta from what we have.
       catching_up_ = true;
-      out.push_back(hello());
-      return out;
+      transmits_.push(hello());
+      return;
     }
     ingest(*env);
     seq_ = s;
     observe(hlc_of(env->value("hlc", Json())), now_ms);
     if (str(*env, "origin") == opt_.origin) {
       double v = num(*env, "version", -1);
-      tail_.erase(std::remove_if(tail_.begin(), tail_.end(), [&](const Pending& p) { return p.version == v; }),
+      tail_.erase(std::remove_if(tail_.begin(), tail_.end(),
+                                 [&](const Pending& p) { return p.version == v; }),
                   tail_.end());
     }
-    return out;
+    return;
   }
   if (t == "drop" && str(m, "origin") == opt_.origin) {
     double v = num(m, "version", -1);
     std::string reason = str(m, "reason");
-    auto it = std::find_if(tail_.begin(), tail_.end(), [&](const Pending& p) { return p.version == v; });
-    if (it == tail_.end()) return out;
+    auto it =
+        std::find_if(tail_.begin(), tail_.end(), [&](const Pending& p) { return p.version == v; });
+    if (it == tail_.end()) return;
     if (reason != "duplicate") {
       // Refused: not in the room. Hand it to the application and rehydrate from a snapshot.
-      refused_.push_back(RefusedWrite{reason, to_json(it->env)});
+      events_.push(RefusedWrite{reason, to_json(it->env)});
       tail_.erase(it);
       welcomed_ = false;
       seq_ = 0;
-      out.push_back(hello());
-      return out;
+      transmits_.push(hello());
+      return;
     }
     tail_.erase(it);  // the acknowledgement of a resend whose echo was lost
-    return out;
+    return;
   }
   if (t == "settled") {
     if (const Json* s = field(m, "settled"); s && s->is_object()) settle(*s);
   }
-  return out;
 }
 
 std::vector<std::string> RoomClient::tail_messages() const {
@@ -302,8 +337,10 @@ Json RoomClient::value() const {
     if (!at->is_object()) *at = Json::object();
     std::string last;
     append_js_string(last, path.back());
-    if (w.s->kind == "set") (*at)[last] = w.s->value;
-    else at->erase(last);
+    if (w.s->kind == "set")
+      (*at)[last] = w.s->value;
+    else
+      at->erase(last);
   }
   return doc;
 }

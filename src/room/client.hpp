@@ -4,10 +4,12 @@
 // epoch; the unacknowledged tail, resent after every welcome; the drop reasons; hydration from
 // welcome snapshots and deltas; and a last-writer-wins fold of the registers into one JSON value.
 //
-// Sans-IO like the relay: server messages come in as JSON text with now_ms, client messages go
-// out as JSON text. The fold is this client's policy (the relay never folds): per path, the live
-// sibling with the highest (epoch, hlc, origin) wins, and winners apply in (hlc, origin) order,
-// so a newer write at an ancestor replaces an older subtree and a newer leaf lands inside it.
+// Sans-IO like the relay and driven the same way (common/drive.hpp): server messages come in as
+// JSON text with now_ms; the client messages to send leave through poll_transmit() as JSON text,
+// and refused writes through poll_event(). The fold is this client's policy (the relay never
+// folds): per path, the live sibling with the highest (epoch, hlc, origin) wins, and winners apply
+// in (hlc, origin) order, so a newer write at an ancestor replaces an older subtree and a newer
+// leaf lands inside it.
 #pragma once
 #include <map>
 #include <optional>
@@ -15,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/drive.hpp"
 #include "common/json.hpp"
 #include "room/envelope.hpp"
 
@@ -43,12 +46,16 @@ class RoomClient {
   std::string hello() const;
   // Builds one envelope from StoreOps (JSON array of {kind, path, next?, prev?}), stamps the
   // clock, fills cites and epoch from the registers, applies it locally, queues it in the tail
-  // and returns the client message to send. nullopt when `ops_json` is not an array of ops or
-  // the client has not been welcomed yet (no generation to write in).
-  std::optional<std::string> write(std::string_view ops_json, double now_ms);
-  // One server message. Returns the client messages to send in answer (the tail after a welcome,
-  // a fresh hello after a refusal).
-  std::vector<std::string> receive(std::string_view server_json, double now_ms);
+  // and its client message for poll_transmit. False (nothing queued) when `ops_json` is not an
+  // array of ops or the client has not been welcomed yet (no generation to write in).
+  bool write(std::string_view ops_json, TimeMs now_ms);
+  // One server message. What to send in answer (the tail after a welcome, a fresh hello after a
+  // refusal) is queued for poll_transmit.
+  void handle_message(std::string_view server_json, TimeMs now_ms);
+
+  std::optional<std::string> poll_transmit() { return transmits_.poll(); }
+  std::optional<RefusedWrite> poll_event() { return events_.poll(); }
+  Timeout poll_timeout() const { return std::nullopt; }
 
   // The unacknowledged tail as client messages, oldest first (what a welcome resends).
   std::vector<std::string> tail_messages() const;
@@ -57,7 +64,6 @@ class RoomClient {
   std::size_t unacked() const { return tail_.size(); }
   double seq() const { return seq_; }
   const std::string& instance() const { return instance_; }
-  const std::vector<RefusedWrite>& refused() const { return refused_; }
   bool welcomed() const { return welcomed_; }
 
  private:
@@ -80,8 +86,8 @@ class RoomClient {
     Json env;
   };
 
-  Hlc tick(double now_ms);
-  void observe(const Hlc& remote, double now_ms);
+  Hlc tick(TimeMs now_ms);
+  void observe(const Hlc& remote, TimeMs now_ms);
   void ingest(const Json& env);
   void settle(const Json& settled);
   static std::string key_of(const Json& path);
@@ -96,7 +102,8 @@ class RoomClient {
   bool catching_up_ = false;  // a gap in the seqs sent a hello; envs wait for its welcome
   std::map<std::string, Register> registers_;
   std::vector<Pending> tail_;
-  std::vector<RefusedWrite> refused_;
+  PollQueue<std::string> transmits_;
+  PollQueue<RefusedWrite> events_;
 };
 
 }  // namespace tether::room

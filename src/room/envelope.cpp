@@ -57,7 +57,9 @@ bool clean_id(const Json& v) {
   return !s.empty() && s.size() <= kMaxIdBytes && !has_control_char(s);
 }
 
-void append_number(std::string& out, double v) { append_js_number(out, v); }
+void append_number(std::string& out, double v) {
+  append_js_number(out, v);
+}
 
 void append_quoted(std::string& out, std::string_view s) {
   // JSON.stringify's escaping: the two specials, short forms, \u00XX for other controls.
@@ -95,7 +97,9 @@ void append_hlc(std::string& out, const Hlc& h) {
 }
 
 // Numbers as the JavaScript reference writes them (every number a double).
-void append_value(std::string& out, const Json& v) { append_json(out, v, JsonNumbers::js_double); }
+void append_value(std::string& out, const Json& v) {
+  append_json(out, v, JsonNumbers::js_double);
+}
 
 std::string value_text(const Json& v) {
   std::string out;
@@ -188,10 +192,14 @@ const char* validate_op(const JsonScan& scan, std::uint32_t op, OpView& view) {
   if (!scan.is_string(kind)) return "kind";
   std::string scratch;
   std::string_view k = scan.str(kind, scratch);
-  if (k == "set") view.kind = OpKind::set;
-  else if (k == "delete") view.kind = OpKind::del;
-  else if (k == "clear") view.kind = OpKind::clear;
-  else return "kind";
+  if (k == "set")
+    view.kind = OpKind::set;
+  else if (k == "delete")
+    view.kind = OpKind::del;
+  else if (k == "clear")
+    view.kind = OpKind::clear;
+  else
+    return "kind";
   std::uint32_t path = scan.field(op, "path");
   if (!scan.is_array(path)) return "path";
   view.path = path;
@@ -199,7 +207,8 @@ const char* validate_op(const JsonScan& scan, std::uint32_t op, OpView& view) {
   view.depth = scan.node(path).count;
   if (view.segments.size() < view.depth) view.segments.resize(view.depth);
   std::size_t i = 0;
-  for (std::uint32_t seg = scan.node(path).first; seg != JsonScan::kNone; seg = scan.node(seg).next, ++i) {
+  for (std::uint32_t seg = scan.node(path).first; seg != JsonScan::kNone;
+       seg = scan.node(seg).next, ++i) {
     std::string& text = view.segments[i];
     text.clear();
     if (scan.is_string(seg)) {
@@ -282,7 +291,8 @@ const char* validate_envelope(const JsonScan& scan, std::uint32_t env, EnvelopeV
   return nullptr;
 }
 
-const char* validate_envelope(const Json& env, EnvelopeView& out, JsonScan& scan, std::string& text) {
+const char* validate_envelope(const Json& env, EnvelopeView& out, JsonScan& scan,
+                              std::string& text) {
   text = value_text(env);
   if (!scan.parse(text, kMaxJsonDepth)) return "envelope";
   return validate_envelope(scan, 0, out);

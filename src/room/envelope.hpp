@@ -23,7 +23,9 @@ inline int compare_hlc(const Hlc& a, const Hlc& b) {
   if (a.l != b.l) return a.l < b.l ? -1 : 1;
   return 0;
 }
-inline bool hlc_le(const Hlc& a, const Hlc& b) { return compare_hlc(a, b) <= 0; }
+inline bool hlc_le(const Hlc& a, const Hlc& b) {
+  return compare_hlc(a, b) <= 0;
+}
 
 enum class OpKind : std::uint8_t { set, del, clear };
 const char* op_kind_name(OpKind k);
@@ -70,7 +72,8 @@ struct EnvelopeView {
 // (a kMax* limit).
 const char* validate_envelope(const JsonScan& scan, std::uint32_t env, EnvelopeView& out);
 // The same over a parsed value (tests, cold paths).
-const char* validate_envelope(const Json& env, EnvelopeView& out, JsonScan& scan, std::string& text);
+const char* validate_envelope(const Json& env, EnvelopeView& out, JsonScan& scan,
+                              std::string& text);
 
 // True for a non-empty string with no character below U+0020 and at most kMaxIdBytes bytes.
 bool clean_id(const Json& v);

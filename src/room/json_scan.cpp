@@ -162,8 +162,10 @@ std::uint32_t JsonScan::value(std::size_t depth) {
         nodes_[child].key_begin = kb;
         nodes_[child].key_end = ke;
         nodes_[child].key_escaped = kesc;
-        if (prev == kNone) nodes_[idx].first = child;
-        else nodes_[prev].next = child;
+        if (prev == kNone)
+          nodes_[idx].first = child;
+        else
+          nodes_[prev].next = child;
         prev = child;
         ++nodes_[idx].count;
         skip_ws();
@@ -193,7 +195,9 @@ std::uint32_t JsonScan::value(std::size_t depth) {
   } else if (c == '-' || (c >= '0' && c <= '9')) {
     nodes_[idx].type = Type::number;
     std::size_t p = pos_;
-    auto digit = [&](std::size_t i) { return i < text_.size() && text_[i] >= '0' && text_[i] <= '9'; };
+    auto digit = [&](std::size_t i) {
+      return i < text_.size() && text_[i] >= '0' && text_[i] <= '9';
+    };
     if (text_[p] == '-') ++p;
     if (!digit(p)) {
       failed_ = true;

@@ -1,8 +1,8 @@
 // A validating JSON scanner for the relay's hot path (the room-relay spec, "The relay";
-// docs/design.md rule 6). It checks a client message strictly (RFC 8259 grammar, UTF-8, bounded depth)
-// and records every value as a span of the input in a flat node table it reuses, so a message
-// costs one pass and no allocation once warm. The relay then forwards values as the exact bytes
-// the client sent (an echo is the input envelope plus its seq) instead of building a DOM and
+// docs/design.md rule 6). It checks a client message strictly (RFC 8259 grammar, UTF-8, bounded
+// depth) and records every value as a span of the input in a flat node table it reuses, so a
+// message costs one pass and no allocation once warm. The relay then forwards values as the exact
+// bytes the client sent (an echo is the input envelope plus its seq) instead of building a DOM and
 // serialising it again. Written here because nlohmann, the library used for every cold path
 // (options, hydrate), builds a heap DOM per message, which costs more than the rest of the relay.
 #pragma once
@@ -32,6 +32,11 @@ class JsonScan {
   // Scans `text` whole; false when it is not exactly one JSON value within `max_depth`.
   // The text must stay alive while nodes are read.
   bool parse(std::string_view text, std::size_t max_depth);
+
+  // The text the last parse read. rebase() points the nodes at a copy of the same bytes (a
+  // message kept beyond the buffer it arrived in).
+  std::string_view text() const { return text_; }
+  void rebase(std::string_view same_bytes) { text_ = same_bytes; }
 
   const Node& node(std::uint32_t i) const { return nodes_[i]; }
   std::string_view raw(std::uint32_t i) const {

@@ -70,18 +70,24 @@ void RegisterStore::link_reg(std::uint32_t i) {
   e.has_reg = true;
   e.reg_prev = reg_tail_;
   e.reg_next = kNone;
-  if (reg_tail_ != kNone) slab_[reg_tail_].reg_next = i;
-  else reg_head_ = i;
+  if (reg_tail_ != kNone)
+    slab_[reg_tail_].reg_next = i;
+  else
+    reg_head_ = i;
   reg_tail_ = i;
   ++register_count_;
 }
 
 void RegisterStore::unlink_reg(std::uint32_t i) {
   Entry& e = slab_[i];
-  if (e.reg_prev != kNone) slab_[e.reg_prev].reg_next = e.reg_next;
-  else reg_head_ = e.reg_next;
-  if (e.reg_next != kNone) slab_[e.reg_next].reg_prev = e.reg_prev;
-  else reg_tail_ = e.reg_prev;
+  if (e.reg_prev != kNone)
+    slab_[e.reg_prev].reg_next = e.reg_next;
+  else
+    reg_head_ = e.reg_next;
+  if (e.reg_next != kNone)
+    slab_[e.reg_next].reg_prev = e.reg_prev;
+  else
+    reg_tail_ = e.reg_prev;
   e.has_reg = false;
   e.siblings.clear();
   e.siblings.shrink_to_fit();
@@ -98,8 +104,10 @@ void RegisterStore::raise_epoch(std::uint32_t i, double epoch) {
     e.epoch = epoch;
     e.ep_prev = ep_tail_;
     e.ep_next = kNone;
-    if (ep_tail_ != kNone) slab_[ep_tail_].ep_next = i;
-    else ep_head_ = i;
+    if (ep_tail_ != kNone)
+      slab_[ep_tail_].ep_next = i;
+    else
+      ep_head_ = i;
     ep_tail_ = i;
   } else if (epoch > e.epoch) {
     e.epoch = epoch;
@@ -118,14 +126,15 @@ void RegisterStore::maybe_free(std::uint32_t i) {
   free_.push_back(i);
 }
 
-void RegisterStore::ingest(const JsonScan& scan, const EnvelopeView& env, OriginId origin_id, const std::string& writer_json,
-                           const std::string& origin_json,
+void RegisterStore::ingest(const JsonScan& scan, const EnvelopeView& env, OriginId origin_id,
+                           const std::string& writer_json, const std::string& origin_json,
                            const std::vector<std::vector<OriginId>>& cite_ids) {
   for (std::size_t k = 0; k < env.n_ops; ++k) {
     const OpView& op = env.ops[k];
     if (op.depth == 0 && op.kind != OpKind::set) continue;
     auto found = index_.find(op.key);
-    std::uint32_t i = found != index_.end() ? found->second : entry_for(op.key, std::string(scan.raw(op.path)));
+    std::uint32_t i =
+        found != index_.end() ? found->second : entry_for(op.key, std::string(scan.raw(op.path)));
     if (!slab_[i].has_reg) link_reg(i);
     raise_epoch(i, op.epoch);
     Entry& e = slab_[i];
@@ -135,8 +144,10 @@ void RegisterStore::ingest(const JsonScan& scan, const EnvelopeView& env, Origin
       if (co == origin_id && compare_hlc(cite.hlc, env.hlc) == 0) continue;
       Water* w = water_of(e, co);
       if (w && compare_hlc(cite.hlc, w->hlc) <= 0) continue;
-      if (w) w->hlc = cite.hlc;
-      else e.water.push_back(Water{co, cite.hlc});
+      if (w)
+        w->hlc = cite.hlc;
+      else
+        e.water.push_back(Water{co, cite.hlc});
       OriginGc& g = gc(co);
       push(g.water, Candidate{cite.hlc, i, e.gen});
       if (Sibling* s = sibling_of(e, co); s && hlc_le(s->hlc, cite.hlc)) {
@@ -197,13 +208,17 @@ void RegisterStore::load(const std::string& key, const std::string& path_json, d
   Entry& e = slab_[i];
   for (auto& s : siblings) {
     Sibling* cur = sibling_of(e, s.origin);
-    if (!cur) e.siblings.push_back(Sibling{s.origin, s.hlc, s.epoch, std::move(s.text)});
-    else if (compare_hlc(s.hlc, cur->hlc) > 0) *cur = Sibling{s.origin, s.hlc, s.epoch, std::move(s.text)};
+    if (!cur)
+      e.siblings.push_back(Sibling{s.origin, s.hlc, s.epoch, std::move(s.text)});
+    else if (compare_hlc(s.hlc, cur->hlc) > 0)
+      *cur = Sibling{s.origin, s.hlc, s.epoch, std::move(s.text)};
   }
   for (const auto& [o, h] : water) {
     Water* cur = water_of(e, o);
-    if (!cur) e.water.push_back(Water{o, h});
-    else if (compare_hlc(h, cur->hlc) > 0) cur->hlc = h;
+    if (!cur)
+      e.water.push_back(Water{o, h});
+    else if (compare_hlc(h, cur->hlc) > 0)
+      cur->hlc = h;
   }
   // Every candidate this register now holds, once: the settle after hydrate sees them all.
   for (const auto& w : e.water) {

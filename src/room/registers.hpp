@@ -27,8 +27,9 @@ class RegisterStore {
 
   // Folds one sequenced envelope's ops in (retention only). `origin_id` interns env.origin;
   // `cite_ids` parallels each op's cites.
-  void ingest(const JsonScan& scan, const EnvelopeView& env, OriginId origin_id, const std::string& writer_json,
-              const std::string& origin_json, const std::vector<std::vector<OriginId>>& cite_ids);
+  void ingest(const JsonScan& scan, const EnvelopeView& env, OriginId origin_id,
+              const std::string& writer_json, const std::string& origin_json,
+              const std::vector<std::vector<OriginId>>& cite_ids);
 
   // Merges one checkpointed register in (hydrate). Values are already validated.
   struct LoadedSibling {
@@ -38,7 +39,8 @@ class RegisterStore {
     std::string text;
   };
   void load(const std::string& key, const std::string& path_json, double epoch,
-            std::vector<LoadedSibling> siblings, const std::vector<std::pair<OriginId, Hlc>>& water);
+            std::vector<LoadedSibling> siblings,
+            const std::vector<std::pair<OriginId, Hlc>>& water);
 
   // Collects what `settled` makes garbage, for the origins touched since the last call.
   // `settled_of` answers an origin's settled stamp.

@@ -18,6 +18,10 @@ std::string json_quoted(std::string_view s) {
   return out;
 }
 
+SharedText share(std::string s) {
+  return std::make_shared<const std::string>(std::move(s));
+}
+
 std::uint64_t splitmix(std::uint64_t& x) {
   std::uint64_t z = (x += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -42,6 +46,13 @@ bool number_equals(const JsonScan& scan, std::uint32_t v, double expected) {
 }
 }  // namespace
 
+const char* const kRoomActionKindNames[7] = {
+    "send", "close", "commit", "ask-can-write", "ask-validate", "ask-can-bump", "ask-acl"};
+const char* const kRoomEventKindNames[5] = {"join", "reject", "drop", "violation",
+                                            "durability-failed"};
+const char* const kRoomReasonNames[8] = {"",      "duplicate", "generation",     "schema",
+                                         "order", "proto",     "policy-version", "unauthorized"};
+
 const char* receive_error_name(ReceiveError e) {
   switch (e) {
     case ReceiveError::none: return "none";
@@ -52,6 +63,7 @@ const char* receive_error_name(ReceiveError e) {
     case ReceiveError::bad_hello: return "bad-hello";
     case ReceiveError::unknown_connection: return "unknown-connection";
     case ReceiveError::other_room: return "other-room";
+    case ReceiveError::backlog_full: return "backlog-full";
   }
   return "unknown";
 }
@@ -60,16 +72,24 @@ const char* receive_error_message(ReceiveError e) {
   switch (e) {
     case ReceiveError::none: return "";
     case ReceiveError::unparseable:
-      return "the message is not UTF-8 JSON within the size and depth limits; send one JSON object per frame";
-    case ReceiveError::not_an_object: return "a client message is a JSON object with t and room; wrap the payload";
-    case ReceiveError::bad_type: return "t must be a string naming 'hello', 'env', 'presence' or 'signal'";
+      return "the message is not UTF-8 JSON within the size and depth limits; send one JSON object "
+             "per frame";
+    case ReceiveError::not_an_object:
+      return "a client message is a JSON object with t and room; wrap the payload";
+    case ReceiveError::bad_type:
+      return "t must be a string naming 'hello', 'env', 'presence' or 'signal'";
     case ReceiveError::bad_room:
       return "room must be a string of at most 512 bytes; name the room the message is for";
     case ReceiveError::bad_hello:
       return "a hello needs origin: a non-empty id without control characters, at most 512 bytes";
-    case ReceiveError::unknown_connection: return "this connection was disconnected; call connect() again";
+    case ReceiveError::unknown_connection:
+      return "this connection was disconnected; call connect() again";
     case ReceiveError::other_room:
       return "this connection is bound to the room its ticket names; open one connection per room";
+    case ReceiveError::backlog_full:
+      return "the connection sent too much while its envelope waited for a policy verdict; answer "
+             "every ask_* "
+             "action (handle_policy_verdict) and reconnect";
   }
   return "";
 }
@@ -86,20 +106,51 @@ struct RoomRelay::Member {
   std::vector<std::int8_t> acl;  // -1 unknown, else the rule's allow(ctx, room)
 };
 
+// An envelope parked on a question: its own copy of the message, the scan and validated view of
+// it, and where the policy checks stand.
+struct RoomRelay::Work {
+  enum class Phase : std::uint8_t { policy, bump };
+  ConnId conn = 0;
+  std::uint32_t member = kNoMember;
+  std::uint64_t incarnation = 0;  // the room's, so an unload meanwhile is noticed
+  std::uint32_t env = JsonScan::kNone;
+  std::string text;
+  JsonScan scan;
+  EnvelopeView ev;
+  std::vector<std::vector<OriginId>> cite_ids;
+  Phase phase = Phase::policy;
+  std::size_t op = 0;
+  bool op_checked = false;  // policy: canWrite/ACL passed for `op`; bump: canBump passed
+  std::optional<bool> answer;
+  std::uint64_t token = 0;  // the question it waits on; 0 when running
+  bool parked = false;      // owns its buffers (else it views the relay's scratch)
+};
+
 struct RoomRelay::Connection {
   std::string writer;
   std::string writer_json;
-  std::string only_room;  // empty: any room
+  std::string only_room;                                      // empty: any room
   std::vector<std::pair<std::string, std::uint32_t>> joined;  // insertion order, like a Map
   // Members this connection's hello replaced in `joined` (another origin, same room) that are
   // still in their room: disconnect removes them too.
   std::vector<std::pair<std::string, std::uint32_t>> displaced;
+  // An envelope waiting for a verdict, and what the connection sent after it.
+  std::unique_ptr<Work> work;
+  struct Queued {
+    std::string text;
+    TimeMs now_ms;  // when it arrived: its rate token is taken as of then
+  };
+  std::deque<Queued> backlog;
+  std::size_t backlog_bytes = 0;
+  bool disconnect_queued = false;
+  bool released = false;  // listed in released_
   std::uint32_t member_in(const std::string& room) const {
     for (const auto& [name, m] : joined) {
       if (name == room) return m;
     }
     return kNoMember;
   }
+  bool waiting() const { return work != nullptr || !backlog.empty() || disconnect_queued; }
 };
 
 struct RoomRelay::Release {
@@ -118,6 +169,7 @@ struct RoomRelay::Room {
   explicit Room(std::string n) : name(std::move(n)), registers(&origin_names) {}
   std::string name;
   std::string name_json;
+  SharedText name_text;  // the name, for actions and events
   std::uint64_t incarnation = 0;
   double seq = 0;
   std::string instance;
@@ -161,38 +213,40 @@ struct RoomRelay::Room {
   bool stalled = false;
 };
 
-RoomRelay::RoomRelay(RoomRelayOptions options, PolicyHooks* hooks)
-    : opt_(std::move(options)), hooks_(hooks), rng_(opt_.seed) {}
+RoomRelay::RoomRelay(RoomRelayOptions options) : opt_(std::move(options)), rng_(opt_.seed) {}
 RoomRelay::~RoomRelay() = default;
 
-std::uint32_t RoomRelay::text(std::string s) {
-  texts_.push_back(std::move(s));
-  return static_cast<std::uint32_t>(texts_.size() - 1);
-}
-
-std::uint32_t RoomRelay::room_text(Room& room) { return text(room.name); }
-
-void RoomRelay::clear_actions() {
-  actions_.clear();
-  texts_.clear();
-}
-
-void RoomRelay::send(ConnId conn, std::uint32_t t) {
-  RoomAction a{RoomAction::Kind::send};
+void RoomRelay::send(ConnId conn, const SharedText& t) {
+  RoomAction& a = actions_.emplace();
+  a.kind = RoomAction::Kind::send;
   a.conn = conn;
   a.text = t;
-  actions_.push_back(a);
 }
 
-void RoomRelay::broadcast(Room& room, std::uint32_t t, std::uint32_t except) {
+void RoomRelay::broadcast(Room& room, const SharedText& t, std::uint32_t except) {
   for (std::uint32_t id : room.members) {
     if (id != except) send(members_[id].conn, t);
   }
 }
 
-std::string RoomRelay::mint_instance(double now_ms) {
+void RoomRelay::close_conn(ConnId conn) {
+  RoomAction& a = actions_.emplace();
+  a.kind = RoomAction::Kind::close;
+  a.conn = conn;
+}
+
+RoomEvent& RoomRelay::event(RoomEvent::Kind kind, Room& room, ConnId conn) {
+  RoomEvent& e = events_.emplace();
+  e.kind = kind;
+  e.conn = conn;
+  e.room = room.name_text;
+  e.expected = std::nan("");
+  return e;
+}
+
+std::string RoomRelay::mint_instance(TimeMs now_ms) {
   std::string out;
-  append_base36(out, now_ms > 0 && std::isfinite(now_ms) ? static_cast<std::uint64_t>(now_ms) : 0);
+  append_base36(out, now_ms > 0 ? static_cast<std::uint64_t>(now_ms) : 0);
   out += '-';
   append_base36(out, ++instance_counter_);
   out += '-';
@@ -200,11 +254,12 @@ std::string RoomRelay::mint_instance(double now_ms) {
   return out;
 }
 
-RoomRelay::Room& RoomRelay::room_of(const std::string& name, double now_ms) {
+RoomRelay::Room& RoomRelay::room_of(const std::string& name, TimeMs now_ms) {
   auto it = rooms_.find(name);
   if (it != rooms_.end()) return *it->second;
   auto room = std::make_unique<Room>(name);
   room->name_json = json_quoted(name);
+  room->name_text = share(name);
   room->incarnation = next_room_incarnation_++;
   room->instance = mint_instance(now_ms);
   Room& ref = *room;
@@ -257,9 +312,10 @@ void RoomRelay::drop_presence(Room& room, std::uint32_t member) {
   for (auto it = room.presence.begin(); it != room.presence.end(); ++it) {
     if (it->origin != m.origin) continue;
     if (it->by != member) return;
-    std::string msg = "{\"t\":\"presence\",\"room\":" + room.name_json + ",\"peer\":" + it->peer + ",\"gone\":true}";
+    std::string msg = "{\"t\":\"presence\",\"room\":" + room.name_json + ",\"peer\":" + it->peer +
+                      ",\"gone\":true}";
     room.presence.erase(it);
-    broadcast(room, text(std::move(msg)));
+    broadcast(room, share(std::move(msg)));
     return;
   }
 }
@@ -267,14 +323,22 @@ void RoomRelay::drop_presence(Room& room, std::uint32_t member) {
 void RoomRelay::drop_member(Room& room, std::uint32_t member) {
   remove_member(room, member);
   drop_presence(room, member);
-  broadcast(room, text("{\"t\":\"member\",\"room\":" + room.name_json + ",\"origin\":" +
-                       json_quoted(members_[member].origin) + ",\"gone\":true}"));
-  RoomAction a{RoomAction::Kind::close};
-  a.conn = members_[member].conn;
-  actions_.push_back(a);
+  broadcast(room, share("{\"t\":\"member\",\"room\":" + room.name_json +
+                        ",\"origin\":" + json_quoted(members_[member].origin) + ",\"gone\":true}"));
+  close_conn(members_[member].conn);
 }
 
-void RoomRelay::disconnect(ConnId conn) {
+void RoomRelay::handle_disconnect(ConnId conn) {
+  auto cit = conns_.find(conn);
+  if (cit == conns_.end() || cit->second.disconnect_queued) return;
+  if (cit->second.waiting()) {
+    cit->second.disconnect_queued = true;  // after what it sent before it left
+    return;
+  }
+  disconnect_now(conn);
+}
+
+void RoomRelay::disconnect_now(ConnId conn) {
   auto cit = conns_.find(conn);
   if (cit == conns_.end()) return;
   auto joined = std::move(cit->second.joined);
@@ -291,8 +355,8 @@ void RoomRelay::disconnect(ConnId conn) {
     if (!m.in_room || m.incarnation != room.incarnation) continue;
     remove_member(room, member);
     drop_presence(room, member);
-    broadcast(room, text("{\"t\":\"member\",\"room\":" + room.name_json + ",\"origin\":" + json_quoted(m.origin) +
-                         ",\"gone\":true}"));
+    broadcast(room, share("{\"t\":\"member\",\"room\":" + room.name_json +
+                          ",\"origin\":" + json_quoted(m.origin) + ",\"gone\":true}"));
     maybe_evict(name);
   }
   for (const auto& [name, member] : joined) {
@@ -302,18 +366,16 @@ void RoomRelay::disconnect(ConnId conn) {
   conns_.erase(cit);
 }
 
-void RoomRelay::eject(Room& room, std::uint32_t member, const std::string& writer, const char* reason,
-                      const std::string& detail, const std::string* path_json) {
+void RoomRelay::eject(Room& room, std::uint32_t member, const std::string& writer,
+                      const char* reason, const std::string& detail, const std::string* path_json) {
   std::string violation = "{\"writer\":" + json_quoted(writer) + ",\"reason\":\"" + reason + "\"";
   if (!detail.empty()) violation += ",\"detail\":" + json_quoted(detail);
   if (path_json) violation += ",\"path\":" + *path_json;
   violation += '}';
-  RoomAction v{RoomAction::Kind::violation};
-  v.room = room_text(room);
-  v.text = text(std::move(violation));
-  actions_.push_back(v);
-  std::uint32_t notice = text("{\"t\":\"eject\",\"room\":" + room.name_json + ",\"writer\":" + json_quoted(writer) +
-                              ",\"reason\":\"" + reason + "\"}");
+  event(RoomEvent::Kind::violation, room, members_[member].conn).text = std::move(violation);
+  SharedText notice =
+      share("{\"t\":\"eject\",\"room\":" + room.name_json + ",\"writer\":" + json_quoted(writer) +
+            ",\"reason\":\"" + reason + "\"}");
   if (!opt_.eject_connection) {
     room.ejected.insert(writer);
     broadcast(room, notice);
@@ -328,14 +390,16 @@ void RoomRelay::eject(Room& room, std::uint32_t member, const std::string& write
   drop_member(room, member);
 }
 
-bool RoomRelay::over_rate(Room& room, const std::string& writer, double now_ms) {
+bool RoomRelay::over_rate(Room& room, const std::string& writer, TimeMs now_ms) {
   double rate = opt_.max_envelopes_per_second;
   if (!(rate > 0)) return false;
+  const double now = static_cast<double>(now_ms);
   auto it = room.buckets.find(writer);
-  if (it == room.buckets.end()) it = room.buckets.emplace(writer, Room::Bucket{rate * 2, now_ms}).first;
+  if (it == room.buckets.end())
+    it = room.buckets.emplace(writer, Room::Bucket{rate * 2, now}).first;
   Room::Bucket& b = it->second;
-  b.tokens = std::min(rate * 2, b.tokens + (now_ms - b.last) / 1000 * rate);
-  b.last = now_ms;
+  b.tokens = std::min(rate * 2, b.tokens + (now - b.last) / 1000 * rate);
+  b.last = now;
   if (b.tokens < 1) return true;
   b.tokens -= 1;
   return false;
@@ -343,9 +407,9 @@ bool RoomRelay::over_rate(Room& room, const std::string& writer, double now_ms) 
 
 // ---- messages ---------------------------------------------------------------------------------
 
-ReceiveError RoomRelay::receive(ConnId conn, std::string_view text_in, double now_ms) {
-  auto cit = conns_.find(conn);
-  if (cit == conns_.end()) return ReceiveError::unknown_connection;
+// What can be said of a message without any state: its shape, its room, its type. Leaves the
+// message in scan_.
+ReceiveError RoomRelay::check_message(const Connection& c, std::string_view text_in) {
   if (text_in.size() > kMaxMessageBytes) return ReceiveError::unparseable;
   JsonScan& scan = scan_;
   if (!scan.parse(text_in, kMaxJsonDepth)) return ReceiveError::unparseable;
@@ -353,43 +417,75 @@ ReceiveError RoomRelay::receive(ConnId conn, std::string_view text_in, double no
   if (!scan.is_object(msg)) return ReceiveError::not_an_object;
   std::uint32_t room_field = scan.field(msg, "room");
   if (!scan.is_string(room_field)) return ReceiveError::bad_room;
-  std::string name(scan.str(room_field, room_scratch_));
+  std::string_view name = scan.str(room_field, room_scratch_);
   if (name.size() > kMaxRoomNameBytes) return ReceiveError::bad_room;
-  // Before room_of: a bound connection must not even create another room.
-  if (!cit->second.only_room.empty() && name != cit->second.only_room) return ReceiveError::other_room;
+  // Before any room exists: a bound connection must not even create another room.
+  if (!c.only_room.empty() && name != c.only_room) return ReceiveError::other_room;
   std::uint32_t t = scan.field(msg, "t");
   if (t != JsonScan::kNone && !scan.is_string(t)) return ReceiveError::bad_type;
   std::string type_scratch;
-  std::string_view type = t != JsonScan::kNone ? scan.str(t, type_scratch) : std::string_view();
-  Connection& c = cit->second;
-  if (type == "hello") {
+  if (t != JsonScan::kNone && scan.str(t, type_scratch) == "hello") {
     std::string origin;
     if (!clean_id(scan, scan.field(msg, "origin"), origin)) return ReceiveError::bad_hello;
-    hello(conn, c, msg, name, now_ms);
+  }
+  return ReceiveError::none;
+}
+
+ReceiveError RoomRelay::handle_message(ConnId conn, std::string_view text_in, TimeMs now_ms) {
+  auto cit = conns_.find(conn);
+  if (cit == conns_.end() || cit->second.disconnect_queued) return ReceiveError::unknown_connection;
+  Connection& c = cit->second;
+  if (ReceiveError e = check_message(c, text_in); e != ReceiveError::none) return e;
+  if (c.waiting()) {
+    // Behind an envelope that waits for a verdict: in order, once it is decided.
+    if (c.backlog.size() >= kMaxBacklogMessages ||
+        c.backlog_bytes + text_in.size() > kMaxBacklogBytes) {
+      return ReceiveError::backlog_full;
+    }
+    c.backlog.push_back(Connection::Queued{std::string(text_in), now_ms});
+    c.backlog_bytes += text_in.size();
     return ReceiveError::none;
+  }
+  dispatch(conn, now_ms);
+  return ReceiveError::none;
+}
+
+// Acts on the message check_message left in scan_.
+void RoomRelay::dispatch(ConnId conn, TimeMs now_ms) {
+  JsonScan& scan = scan_;
+  const std::uint32_t msg = 0;
+  Connection& c = conns_.find(conn)->second;
+  std::string name(scan.str(scan.field(msg, "room"), room_scratch_));
+  std::uint32_t t = scan.field(msg, "t");
+  std::string type_scratch;
+  std::string_view type = t != JsonScan::kNone ? scan.str(t, type_scratch) : std::string_view();
+  if (type == "hello") {
+    hello(conn, c, msg, name, now_ms);
+    return;
   }
   Room& room = room_of(name, now_ms);
   std::uint32_t member = c.member_in(name);
-  if (member == kNoMember || members_[member].ejected || room.ejected.count(c.writer)) return ReceiveError::none;
+  if (member == kNoMember || members_[member].ejected || room.ejected.count(c.writer)) return;
   Member& m = members_[member];
   if (type == "signal") {
     std::uint32_t to = scan.field(msg, "to");
-    if (!scan.is_string(to)) return ReceiveError::none;
+    if (!scan.is_string(to)) return;
     std::string to_scratch;
     std::string_view target = scan.str(to, to_scratch);
     for (std::uint32_t id : room.members) {
       if (members_[id].origin != target) continue;
-      std::string out = "{\"t\":\"signal\",\"room\":" + room.name_json + ",\"from\":" + json_quoted(m.origin);
+      std::string out =
+          "{\"t\":\"signal\",\"room\":" + room.name_json + ",\"from\":" + json_quoted(m.origin);
       std::uint32_t data = scan.field(msg, "data");
       if (data != JsonScan::kNone) {
         out += ",\"data\":";
         out += scan.raw(data);
       }
       out += '}';
-      send(members_[id].conn, text(std::move(out)));
+      send(members_[id].conn, share(std::move(out)));
       break;
     }
-    return ReceiveError::none;
+    return;
   }
   if (type == "presence") {
     std::string peer = "{\"origin\":" + json_quoted(m.origin) + ",\"writer\":" + c.writer_json;
@@ -402,35 +498,34 @@ ReceiveError RoomRelay::receive(ConnId conn, std::string_view text_in, double no
     std::string out = "{\"t\":\"presence\",\"room\":" + room.name_json + ",\"peer\":" + peer + "}";
     auto it = std::find_if(room.presence.begin(), room.presence.end(),
                            [&](const Room::Presence& p) { return p.origin == m.origin; });
-    if (it == room.presence.end()) room.presence.push_back(Room::Presence{m.origin, std::move(peer), member});
+    if (it == room.presence.end())
+      room.presence.push_back(Room::Presence{m.origin, std::move(peer), member});
     else {
       it->peer = std::move(peer);
       it->by = member;
     }
-    broadcast(room, text(std::move(out)), member);
-    return ReceiveError::none;
+    broadcast(room, share(std::move(out)), member);
+    return;
   }
-  envelope(conn, c, member, room, scan.field(msg, "env"), name, now_ms);
-  return ReceiveError::none;
+  envelope(conn, c, member, room, scan.field(msg, "env"), now_ms);
 }
 
-void RoomRelay::hello(ConnId conn, Connection& c, std::uint32_t msg, const std::string& name, double now_ms) {
+void RoomRelay::hello(ConnId conn, Connection& c, std::uint32_t msg, const std::string& name,
+                      TimeMs now_ms) {
   const JsonScan& scan = scan_;
   Room& room = room_of(name, now_ms);
   auto reject = [&](const char* reason, std::optional<double> expected) {
-    std::string out = "{\"t\":\"reject\",\"room\":" + room.name_json + ",\"reason\":\"" + reason + "\"";
+    std::string out =
+        "{\"t\":\"reject\",\"room\":" + room.name_json + ",\"reason\":\"" + reason + "\"";
     if (expected) {
       out += ",\"expected\":";
       append_number(out, *expected);
     }
     out += '}';
-    send(conn, text(std::move(out)));
-    RoomAction a{RoomAction::Kind::reject};
-    a.conn = conn;
-    a.room = room_text(room);
-    a.reason = reason;
-    a.expected = expected ? *expected : std::nan("");
-    actions_.push_back(a);
+    send(conn, share(std::move(out)));
+    RoomEvent& e = event(RoomEvent::Kind::reject, room, conn);
+    e.reason = reason;
+    if (expected) e.expected = *expected;
   };
   std::uint32_t prior_here = c.member_in(name);
   if (room.ejected.count(c.writer) || (prior_here != kNoMember && members_[prior_here].ejected)) {
@@ -460,11 +555,7 @@ void RoomRelay::hello(ConnId conn, Connection& c, std::uint32_t msg, const std::
     if (members_[prior].origin != origin) continue;
     remove_member(room, prior);
     drop_presence(room, prior);
-    if (members_[prior].conn != conn) {
-      RoomAction a{RoomAction::Kind::close};
-      a.conn = members_[prior].conn;
-      actions_.push_back(a);
-    }
+    if (members_[prior].conn != conn) close_conn(members_[prior].conn);
   }
   std::uint32_t id = next_member_++;
   Member m;
@@ -478,20 +569,21 @@ void RoomRelay::hello(ConnId conn, Connection& c, std::uint32_t msg, const std::
   for (auto& [n, mem] : c.joined) {
     if (n == name) {
       auto old = members_.find(mem);
-      if (old != members_.end() && !old->second.in_room) members_.erase(old);
-      else if (old != members_.end()) c.displaced.emplace_back(n, mem);
+      if (old != members_.end() && !old->second.in_room)
+        members_.erase(old);
+      else if (old != members_.end())
+        c.displaced.emplace_back(n, mem);
       mem = id;
       replaced = true;
     }
   }
   if (!replaced) c.joined.emplace_back(name, id);
   room.members.push_back(id);
-  RoomAction j{RoomAction::Kind::join};
-  j.conn = conn;
-  j.room = room_text(room);
-  j.text = text(origin);
-  actions_.push_back(j);
-  broadcast(room, text("{\"t\":\"member\",\"room\":" + room.name_json + ",\"origin\":" + json_quoted(origin) + "}"), id);
+  event(RoomEvent::Kind::join, room, conn).text = origin;
+  broadcast(room,
+            share("{\"t\":\"member\",\"room\":" + room.name_json +
+                  ",\"origin\":" + json_quoted(origin) + "}"),
+            id);
 
   std::string head = "{\"t\":\"welcome\",\"room\":" + room.name_json + ",\"seq\":";
   append_number(head, room.seq);
@@ -523,7 +615,33 @@ void RoomRelay::hello(ConnId conn, Connection& c, std::uint32_t msg, const std::
   submit(room, std::move(entry));
 }
 
-bool RoomRelay::acl_can_write(ConnId conn, Member& m, const OpView& op, const std::string& room) {
+// ---- envelopes and the policy questions ------------------------------------------------------
+
+// The verdict the envelope was waiting for, or a question asked (nullopt: the envelope parks).
+std::optional<bool> RoomRelay::answer_or_ask(Work& w, RoomAction::Kind kind, const Room& room,
+                                             std::string_view text, double epoch,
+                                             std::uint32_t rule) {
+  if (w.answer) {
+    bool v = *w.answer;
+    w.answer.reset();
+    return v;
+  }
+  RoomAction& a = actions_.emplace();
+  a.kind = kind;
+  a.conn = w.conn;
+  if (kind != RoomAction::Kind::ask_acl) a.text = share(std::string(text));
+  a.room = room.name_text;
+  a.token = w.token = next_token_++;
+  a.seq = room.seq;
+  a.epoch = epoch;
+  a.rule = rule;
+  asked_.emplace(a.token, w.conn);
+  return std::nullopt;
+}
+
+// pathPrefixAcl: the first matching rule that allows wins; unknown allows are asked, one at a time.
+std::optional<bool> RoomRelay::acl_can_write(Work& w, Member& m, const OpView& op,
+                                             const Room& room) {
   if (m.acl.size() != opt_.acl.size()) m.acl.assign(opt_.acl.size(), -1);
   for (std::size_t r = 0; r < opt_.acl.size(); ++r) {
     const auto& prefix = opt_.acl[r].prefix;
@@ -533,14 +651,19 @@ bool RoomRelay::acl_can_write(ConnId conn, Member& m, const OpView& op, const st
       match = prefix[i] == "*" || prefix[i] == op.segments[i];
     }
     if (!match) continue;
-    if (m.acl[r] < 0) m.acl[r] = hooks_ && hooks_->acl_allow(conn, r, room) ? 1 : 0;
+    if (m.acl[r] < 0) {
+      auto v =
+          answer_or_ask(w, RoomAction::Kind::ask_acl, room, {}, 0, static_cast<std::uint32_t>(r));
+      if (!v) return std::nullopt;
+      m.acl[r] = *v ? 1 : 0;
+    }
     if (m.acl[r]) return true;
   }
   return false;
 }
 
-void RoomRelay::envelope(ConnId conn, Connection& c, std::uint32_t member, Room& room, std::uint32_t env,
-                         const std::string& name, double now_ms) {
+void RoomRelay::envelope(ConnId conn, Connection& c, std::uint32_t member, Room& room,
+                         std::uint32_t env, TimeMs now_ms) {
   EnvelopeView& ev = scratch_;
   const std::string& writer = c.writer;
   // Tripwires, in the reference's order: proto/policy pin, shape, op count, rate, policy.
@@ -570,75 +693,145 @@ void RoomRelay::envelope(ConnId conn, Connection& c, std::uint32_t member, Room&
     eject(room, member, writer, "writer-mismatch", "", nullptr);
     return;
   }
-  if (opt_.has_policy) {
-    for (std::size_t k = 0; k < ev.n_ops; ++k) {
-      const OpView& op = ev.ops[k];
-      if (opt_.native_acl || opt_.has_can_write) {
-        bool ok = opt_.native_acl ? acl_can_write(conn, members_[member], op, name)
-                                  : hooks_ && hooks_->can_write(conn, scan.raw(op.path), name, room.seq);
-        if (!ok) {
-          std::string path = std::string(scan.raw(op.path));
-          eject(room, member, writer, "can-write", "", &path);
-          return;
+  // The rest may wait for verdicts. It starts on the relay's scratch; a question parks it.
+  std::unique_ptr<Work> w;
+  if (!spare_work_.empty()) {
+    w = std::move(spare_work_.back());
+    spare_work_.pop_back();
+  } else {
+    w = std::make_unique<Work>();
+  }
+  w->conn = conn;
+  w->member = member;
+  w->incarnation = room.incarnation;
+  w->env = env;
+  w->phase = Work::Phase::policy;
+  w->op = 0;
+  w->op_checked = false;
+  w->answer.reset();
+  w->token = 0;
+  w->parked = false;
+  if (run_envelope(*w, now_ms) == Step::suspended) {
+    suspend(*w, scan_.text());
+    conns_.find(conn)->second.work = std::move(w);
+    return;
+  }
+  spare_work_.push_back(std::move(w));
+}
+
+// Moves the scratch state into the Work (swapping with its spare buffers) and copies the message,
+// so the next message can use the scratch.
+void RoomRelay::suspend(Work& w, std::string_view text) {
+  if (w.parked) return;
+  w.parked = true;
+  w.text.assign(text.data(), text.size());
+  std::swap(w.scan, scan_);
+  std::swap(w.ev, scratch_);
+  std::swap(w.cite_ids, cite_ids_);
+  w.scan.rebase(w.text);
+}
+
+RoomRelay::Step RoomRelay::run_envelope(Work& w, TimeMs now_ms) {
+  const JsonScan& scan = w.parked ? w.scan : scan_;
+  EnvelopeView& ev = w.parked ? w.ev : scratch_;
+  auto& cite_ids = w.parked ? w.cite_ids : cite_ids_;
+  Room& room = *by_incarnation_.find(w.incarnation)->second;
+  const std::uint32_t member = w.member;
+  const std::uint32_t env = w.env;
+  Connection& c = conns_.find(w.conn)->second;
+  const std::string& writer = c.writer;
+
+  if (w.phase == Work::Phase::policy) {
+    if (opt_.has_policy) {
+      for (; w.op < ev.n_ops; ++w.op, w.op_checked = false) {
+        const OpView& op = ev.ops[w.op];
+        if (!w.op_checked && (opt_.native_acl || opt_.has_can_write)) {
+          std::optional<bool> ok =
+              opt_.native_acl
+                  ? acl_can_write(w, members_[member], op, room)
+                  : answer_or_ask(w, RoomAction::Kind::ask_can_write, room, scan.raw(op.path));
+          if (!ok) return Step::suspended;
+          if (!*ok) {
+            std::string path = std::string(scan.raw(op.path));
+            eject(room, member, writer, "can-write", "", &path);
+            return Step::done;
+          }
+          w.op_checked = true;
+        }
+        if (opt_.has_validate) {
+          std::optional<bool> ok =
+              answer_or_ask(w, RoomAction::Kind::ask_validate, room, scan.raw(op.op));
+          if (!ok) return Step::suspended;
+          if (!*ok) {
+            std::string path = std::string(scan.raw(op.path));
+            eject(room, member, writer, "validate", "", &path);
+            return Step::done;
+          }
         }
       }
-      if (opt_.has_validate && !(hooks_ && hooks_->validate(conn, scan.raw(op.op), name, room.seq))) {
-        std::string path = std::string(scan.raw(op.path));
-        eject(room, member, writer, "validate", "", &path);
-        return;
+    }
+    // Refusals without ejection (spec: "Writes the relay refuses without ejecting anyone").
+    auto refuse = [&](const char* reason) {
+      RoomEvent& d = event(RoomEvent::Kind::drop, room, w.conn);
+      d.reason = reason;
+      d.text = std::string(scan.raw(env));
+      std::string out = "{\"t\":\"drop\",\"room\":" + room.name_json +
+                        ",\"origin\":" + json_quoted(ev.origin) + ",\"version\":";
+      append_number(out, ev.version);
+      out += ",\"reason\":\"";
+      out += reason;
+      out += "\"}";
+      send(members_[member].conn, share(std::move(out)));
+      return Step::done;
+    };
+    if (ev.instance != room.instance) return refuse("generation");
+    std::optional<double> schema =
+        scan.is_number(ev.schema) ? std::optional<double>(scan.number(ev.schema)) : std::nullopt;
+    if (schema && *schema < room.schema_version) return refuse("schema");
+    OriginId origin = intern(room, ev.origin);
+    {
+      const auto& ranges = room.origins[origin].ranges;
+      if (room.origins[origin].in_ranges) {
+        for (const auto& [a, b] : ranges) {
+          if (ev.version < a) break;
+          if (ev.version <= b) return refuse("duplicate");
+        }
+        if (!ranges.empty() && ev.version < ranges.back().second) return refuse("order");
       }
     }
-  }
-  // Refusals without ejection (spec: "Writes the relay refuses without ejecting anyone").
-  auto refuse = [&](const char* reason) {
-    RoomAction d{RoomAction::Kind::drop};
-    d.conn = conn;
-    d.room = room_text(room);
-    d.reason = reason;
-    actions_.push_back(d);
-    std::string out = "{\"t\":\"drop\",\"room\":" + room.name_json + ",\"origin\":" + json_quoted(ev.origin) + ",\"version\":";
-    append_number(out, ev.version);
-    out += ",\"reason\":\"";
-    out += reason;
-    out += "\"}";
-    send(members_[member].conn, text(std::move(out)));
-  };
-  if (ev.instance != room.instance) return refuse("generation");
-  std::optional<double> schema =
-      scan.is_number(ev.schema) ? std::optional<double>(scan.number(ev.schema)) : std::nullopt;
-  if (schema && *schema < room.schema_version) return refuse("schema");
-  OriginId origin = intern(room, ev.origin);
-  {
-    const auto& ranges = room.origins[origin].ranges;
-    if (room.origins[origin].in_ranges) {
-      for (const auto& [a, b] : ranges) {
-        if (ev.version < a) break;
-        if (ev.version <= b) return refuse("duplicate");
+    if (cite_ids.size() < ev.n_ops) cite_ids.resize(ev.n_ops);
+    for (std::size_t k = 0; k < ev.n_ops; ++k) {
+      cite_ids[k].clear();
+      for (std::size_t ci = 0; ci < ev.ops[k].n_cites; ++ci) {
+        cite_ids[k].push_back(intern(room, ev.ops[k].cites[ci].origin));
       }
-      if (!ranges.empty() && ev.version < ranges.back().second) return refuse("order");
     }
+    w.phase = Work::Phase::bump;
+    w.op = 0;
+    w.op_checked = false;
   }
-  auto& cite_ids = cite_ids_;
-  if (cite_ids.size() < ev.n_ops) cite_ids.resize(ev.n_ops);
-  for (std::size_t k = 0; k < ev.n_ops; ++k) {
-    cite_ids[k].clear();
-    for (std::size_t ci = 0; ci < ev.ops[k].n_cites; ++ci) cite_ids[k].push_back(intern(room, ev.ops[k].cites[ci].origin));
-  }
+
   if (opt_.has_policy && (opt_.has_can_bump || opt_.verify_citations)) {
-    for (std::size_t k = 0; k < ev.n_ops; ++k) {
-      const OpView& op = ev.ops[k];
-      if (opt_.has_can_bump) {
+    for (; w.op < ev.n_ops; ++w.op, w.op_checked = false) {
+      const OpView& op = ev.ops[w.op];
+      const std::size_t k = w.op;
+      if (opt_.has_can_bump && !w.op_checked) {
         double observed = room.registers.max_epoch(op.key);
-        if (op.epoch > observed &&
-            !(hooks_ && hooks_->can_bump(conn, scan.raw(op.path), op.epoch, name, room.seq))) {
-          std::string detail = "epoch ";
-          append_number(detail, op.epoch);
-          detail += " > observed ";
-          append_number(detail, observed);
-          std::string path = std::string(scan.raw(op.path));
-          eject(room, member, writer, "epoch-bump", detail, &path);
-          return;
+        if (op.epoch > observed) {
+          std::optional<bool> ok =
+              answer_or_ask(w, RoomAction::Kind::ask_can_bump, room, scan.raw(op.path), op.epoch);
+          if (!ok) return Step::suspended;
+          if (!*ok) {
+            std::string detail = "epoch ";
+            append_number(detail, op.epoch);
+            detail += " > observed ";
+            append_number(detail, observed);
+            std::string path = std::string(scan.raw(op.path));
+            eject(room, member, writer, "epoch-bump", detail, &path);
+            return Step::done;
+          }
         }
+        w.op_checked = true;
       }
       if (!opt_.verify_citations) continue;
       for (std::size_t ci = 0; ci < op.n_cites; ++ci) {
@@ -653,15 +846,18 @@ void RoomRelay::envelope(ConnId conn, Connection& c, std::uint32_t member, Room&
           append_number(detail, cite.hlc.l);
           std::string path = std::string(scan.raw(op.path));
           eject(room, member, writer, "unknown-citation", detail, &path);
-          return;
+          return Step::done;
         }
       }
     }
   }
 
   // Sequence and retain.
+  OriginId origin = intern(room, ev.origin);
+  std::optional<double> schema =
+      scan.is_number(ev.schema) ? std::optional<double>(scan.number(ev.schema)) : std::nullopt;
   room.seq += 1;
-  std::string seq_env = seq_envelope(env, room.seq);
+  std::string seq_env = seq_envelope(scan, env, room.seq);
   bool bumped = false;
   if (schema && *schema > room.schema_version) {
     // A migration cuts a generation (spec: "Persistence"): evidence is dropped on purpose.
@@ -717,7 +913,8 @@ void RoomRelay::envelope(ConnId conn, Connection& c, std::uint32_t member, Room&
       append_settled(settled_msg, room);
       settled_msg += '}';
       room.registers.settle([&](OriginId o) -> const Hlc* {
-        return o < room.origins.size() && room.origins[o].in_settled ? &room.origins[o].settled : nullptr;
+        return o < room.origins.size() && room.origins[o].in_settled ? &room.origins[o].settled
+                                                                     : nullptr;
       });
     }
   }
@@ -739,21 +936,99 @@ void RoomRelay::envelope(ConnId conn, Connection& c, std::uint32_t member, Room&
   if (opt_.durable) {
     entry->state = Verdict::pending;
     entry->seq_env = seq_env;
-    RoomAction a{RoomAction::Kind::commit};
-    a.room = room_text(room);
-    a.text = text(std::move(seq_env));
-    a.ticket = next_ticket_++;
-    entry->ticket = a.ticket;
-    pending_.emplace(a.ticket, PendingCommit{room.incarnation, room.head_id + room.queue.size()});
-    actions_.push_back(a);
+    RoomAction& a = actions_.emplace();
+    a.kind = RoomAction::Kind::commit;
+    a.room = room.name_text;
+    a.text = share(std::move(seq_env));
+    a.token = next_token_++;
+    a.seq = room.seq;
+    entry->ticket = a.token;
+    pending_.emplace(a.token, PendingCommit{room.incarnation, room.head_id + room.queue.size()});
   }
   submit(room, std::move(entry));
+  return Step::done;
+}
+
+void RoomRelay::handle_policy_verdict(std::uint64_t token, bool allow, TimeMs now_ms) {
+  auto it = asked_.find(token);
+  if (it == asked_.end()) return;
+  ConnId conn = it->second;
+  asked_.erase(it);
+  auto cit = conns_.find(conn);
+  if (cit == conns_.end() || !cit->second.work || cit->second.work->token != token) return;
+  Work& w = *cit->second.work;
+  w.token = 0;
+  // What may have changed while it waited: the room unloaded, the member ejected or gone. Then
+  // the envelope is not the room's any more (the client resends its tail after its next welcome).
+  auto rit = by_incarnation_.find(w.incarnation);
+  const Member* m = find_member(w.member);
+  if (rit == by_incarnation_.end() || !m || !m->in_room || m->ejected ||
+      rit->second->ejected.count(cit->second.writer)) {
+    finish_work(conn);
+    return;
+  }
+  w.answer = allow;
+  if (run_envelope(w, now_ms) == Step::suspended) return;
+  finish_work(conn);
+}
+
+// The parked envelope is decided: its buffers go back to the spares and the connection's backlog
+// may run (from poll_action, once what is already queued has been polled).
+void RoomRelay::finish_work(ConnId conn) {
+  auto cit = conns_.find(conn);
+  if (cit == conns_.end()) return;
+  Connection& c = cit->second;
+  if (c.work) {
+    if (c.work->token) asked_.erase(c.work->token);
+    spare_work_.push_back(std::move(c.work));
+  }
+  if ((!c.backlog.empty() || c.disconnect_queued) && !c.released) {
+    c.released = true;
+    released_.push_back(conn);
+  }
+}
+
+// Runs released backlog until an action is queued or nothing is left. True when it ran anything.
+bool RoomRelay::run_released() {
+  bool ran = false;
+  while (actions_.empty() && !released_.empty()) {
+    ConnId conn = released_.front();
+    auto cit = conns_.find(conn);
+    if (cit == conns_.end()) {
+      released_.pop_front();
+      continue;
+    }
+    Connection& c = cit->second;
+    if (c.work) {  // parked again on a question of its own: the verdict releases it
+      c.released = false;
+      released_.pop_front();
+      continue;
+    }
+    if (c.backlog.empty()) {
+      c.released = false;
+      released_.pop_front();
+      if (c.disconnect_queued) disconnect_now(conn);
+      ran = true;
+      continue;
+    }
+    Connection::Queued q = std::move(c.backlog.front());
+    c.backlog.pop_front();
+    c.backlog_bytes -= q.text.size();
+    ran = true;
+    // It passed check_message when it arrived; checked again to leave it in the scratch scan.
+    if (check_message(c, q.text) == ReceiveError::none) dispatch(conn, q.now_ms);
+  }
+  return ran;
+}
+
+std::optional<RoomAction> RoomRelay::poll_action() {
+  if (actions_.empty()) run_released();
+  return actions_.poll();
 }
 
 // `{...env, seq}` as text: the client's bytes with the room's seq appended (or replacing a seq the
 // client sent, in place, as an object spread does).
-std::string RoomRelay::seq_envelope(std::uint32_t env, double seq) const {
-  const JsonScan& scan = scan_;
+std::string RoomRelay::seq_envelope(const JsonScan& scan, std::uint32_t env, double seq) const {
   std::string out;
   std::uint32_t existing = scan.field(env, "seq");
   if (existing == JsonScan::kNone) {
@@ -803,11 +1078,9 @@ void RoomRelay::drain(Room& room) {
     if (head.state == Verdict::pending) return;
     if (head.state == Verdict::failed) {
       room.stalled = true;
-      RoomAction a{RoomAction::Kind::durability_failed};
-      a.room = room_text(room);
-      a.text = text(head.seq_env);
-      a.ticket = head.ticket;
-      actions_.push_back(a);
+      RoomEvent& e = event(RoomEvent::Kind::durability_failed, room);
+      e.text = head.seq_env;
+      e.token = head.ticket;
       return;
     }
     std::unique_ptr<Release> owned = std::move(room.queue.front());
@@ -817,7 +1090,7 @@ void RoomRelay::drain(Room& room) {
   }
 }
 
-void RoomRelay::commit_result(std::uint64_t ticket, Verdict v) {
+void RoomRelay::handle_commit_result(std::uint64_t ticket, Verdict v) {
   if (v == Verdict::pending) return;
   auto pit = pending_.find(ticket);
   if (pit == pending_.end()) return;
@@ -861,20 +1134,20 @@ void RoomRelay::run(Room& room, Release& e) {
   if (e.welcome) {
     const Member* m = find_member(e.member);
     if (!m || !m->in_room || m->ejected) return;
-    send(m->conn, text(welcome_text(room, e.member, e.head)));
+    send(m->conn, share(welcome_text(room, e.member, e.head)));
     return;
   }
-  std::uint32_t echo = text(std::move(e.echo));
+  SharedText echo = share(std::move(e.echo));
   for (std::uint32_t id : e.audience) {
     const Member* m = find_member(id);
     if (m && m->in_room) send(m->conn, echo);
   }
-  if (!e.settled.empty()) broadcast(room, text(std::move(e.settled)));
+  if (!e.settled.empty()) broadcast(room, share(std::move(e.settled)));
   if (!e.head.empty()) {
     for (std::uint32_t id : e.audience) {
       const Member* m = find_member(id);
       if (!m || !m->in_room || m->ejected) continue;
-      send(m->conn, text(welcome_text(room, id, e.head)));
+      send(m->conn, share(welcome_text(room, id, e.head)));
     }
   }
 }
@@ -973,7 +1246,7 @@ std::string RoomRelay::checkpoint_json(const std::string& name) const {
   return out;
 }
 
-bool RoomRelay::hydrate(const std::string& name, std::string_view snapshot_json, double now_ms) {
+bool RoomRelay::hydrate(const std::string& name, std::string_view snapshot_json, TimeMs now_ms) {
   Room& room = room_of(name, now_ms);
   if (room.seq != 0 || !room.members.empty() || !room.journal.empty()) return false;
   JsonParse parsed = parse_json(ByteView(snapshot_json));
@@ -1022,7 +1295,8 @@ bool RoomRelay::hydrate(const std::string& name, std::string_view snapshot_json,
           if (!ev) return false;
           epoch = *ev;
         }
-        lr.siblings.emplace_back(o->get<std::string>(), RegisterStore::LoadedSibling{0, *hv, epoch, value_text(s)});
+        lr.siblings.emplace_back(o->get<std::string>(),
+                                 RegisterStore::LoadedSibling{0, *hv, epoch, value_text(s)});
       }
       const Json* water = field(r, "water");
       if (water) {
@@ -1049,7 +1323,8 @@ bool RoomRelay::hydrate(const std::string& name, std::string_view snapshot_json,
         if (!a || !b) return false;
         rs.emplace_back(*a, *b);
       }
-      std::stable_sort(rs.begin(), rs.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      std::stable_sort(rs.begin(), rs.end(),
+                       [](const auto& x, const auto& y) { return x.first < y.first; });
       ranges.emplace_back(it.key(), std::move(rs));
     }
   } else if (const Json* wm = field(snap, "wm")) {
@@ -1088,10 +1363,13 @@ bool RoomRelay::hydrate(const std::string& name, std::string_view snapshot_json,
       if (!sv) return false;
       if (*sv <= *seq_v) journal.push_back(Room::JournalEntry{*sv, value_text(e)});
     }
-    std::stable_sort(journal.begin(), journal.end(), [](const auto& a, const auto& b) { return a.seq < b.seq; });
+    std::stable_sort(journal.begin(), journal.end(),
+                     [](const auto& a, const auto& b) { return a.seq < b.seq; });
     double limit = std::max(0.0, opt_.journal_limit);
     if (static_cast<double>(journal.size()) > limit) {
-      journal.erase(journal.begin(), journal.begin() + static_cast<std::ptrdiff_t>(journal.size() - static_cast<std::size_t>(limit)));
+      journal.erase(journal.begin(),
+                    journal.begin() + static_cast<std::ptrdiff_t>(journal.size() -
+                                                                  static_cast<std::size_t>(limit)));
     }
   }
 

@@ -4,9 +4,8 @@
 // resends (duplicates) in shuffled order, and relay restarts through hydrate from the state
 // persisted at every commit. Invariants: once the network heals, every client folds to the same
 // value, and every write the relay echoed to its writer is still admitted in the room.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <deque>
 #include <map>
 #include <memory>
@@ -38,7 +37,9 @@ struct Net {
   bool lossy = true;
 
   bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; }
-  std::size_t pick(std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); }
+  std::size_t pick(std::size_t n) {
+    return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
+  }
 
   void start_relay() {
     RoomRelayOptions o;
@@ -51,36 +52,41 @@ struct Net {
   }
 
   void pump() {
-    // Actions can produce more actions (a commit verdict releases echoes): loop until none.
-    for (std::size_t i = 0; i < relay->actions().size(); ++i) {
-      const RoomAction a = relay->actions()[i];
-      const auto& texts = relay->texts();
-      if (a.kind == RoomAction::Kind::commit) {
-        journal.push_back(texts[a.text]);
+    // A commit verdict releases echoes, a close disconnects: poll until nothing is left.
+    while (auto a = relay->poll_action()) {
+      if (a->kind == RoomAction::Kind::commit) {
+        journal.push_back(*a->text);
         if (journal.size() > 8) journal.pop_front();
         std::string state = relay->state_json("doc");
         state.pop_back();
         state += ",\"registers\":" + relay->checkpoint_json("doc") + ",\"journal\":[";
         for (std::size_t k = 0; k < journal.size(); ++k) state += (k ? "," : "") + journal[k];
         persisted = state + "]}";
-        relay->commit_result(a.ticket, RoomRelay::Verdict::ok);
-      } else if (a.kind == RoomAction::Kind::send || a.kind == RoomAction::Kind::close) {
+        relay->handle_commit_result(a->token, RoomRelay::Verdict::ok);
+      } else if (a->kind == RoomAction::Kind::send || a->kind == RoomAction::Kind::close) {
         for (std::size_t c = 0; c < conn.size(); ++c) {
-          if (conn[c] != a.conn) continue;
-          if (a.kind == RoomAction::Kind::send) inbox[c].push_back(texts[a.text]);
+          if (conn[c] != a->conn) continue;
+          if (a->kind == RoomAction::Kind::send)
+            inbox[c].push_back(*a->text);
           else {
-            relay->disconnect(conn[c]);
+            relay->handle_disconnect(conn[c]);
             conn[c] = 0;
           }
         }
       }
     }
-    relay->clear_actions();
+    while (relay->poll_event()) {
+    }
+  }
+
+  // What the client queued to send, in order.
+  void flush_client(std::size_t c) {
+    while (auto m = clients[c]->poll_transmit()) send(c, *m);
   }
 
   void send(std::size_t c, const std::string& msg) {
     if (!conn[c]) return;
-    relay->receive(conn[c], msg, now);
+    relay->handle_message(conn[c], msg, now);
     pump();
   }
 
@@ -89,14 +95,17 @@ struct Net {
       std::string msg = inbox[c].front();
       inbox[c].pop_front();
       if (!conn[c]) continue;
-      bool droppable = msg.find("\"t\":\"env\"") != std::string::npos || msg.find("\"t\":\"settled\"") != std::string::npos;
+      bool droppable = msg.find("\"t\":\"env\"") != std::string::npos ||
+                       msg.find("\"t\":\"settled\"") != std::string::npos;
       if (lossy && droppable && chance(0.1)) continue;  // lost in transit
       JsonParse p = parse_json(ByteView(std::string_view(msg)));
       if (p.ok() && p.value.value("t", "") == "env") {
         const Json& env = p.value["env"];
-        if (env.value("origin", "") == "o" + std::to_string(c)) echoed.emplace(env.value("origin", ""), env.value("version", 0.0));
+        if (env.value("origin", "") == "o" + std::to_string(c))
+          echoed.emplace(env.value("origin", ""), env.value("version", 0.0));
       }
-      for (const auto& reply : clients[c]->receive(msg, now)) send(c, reply);
+      clients[c]->handle_message(msg, now);
+      flush_client(c);
     }
   }
 
@@ -111,10 +120,14 @@ std::string write_op(std::mt19937_64& rng, int n) {
   std::string k = keys[rng() % 4];
   switch (rng() % 5) {
     case 0: return R"([{"kind":"set","path":[")" + k + R"("],"next":)" + std::to_string(n) + "}]";
-    case 1: return R"([{"kind":"set","path":[")" + k + R"(","x"],"next":)" + std::to_string(n) + "}]";
+    case 1:
+      return R"([{"kind":"set","path":[")" + k + R"(","x"],"next":)" + std::to_string(n) + "}]";
     case 2: return R"([{"kind":"delete","path":[")" + k + R"("],"prev":null}])";
-    case 3: return R"([{"kind":"set","path":["list",)" + std::to_string(n % 3) + R"(],"next":"v)" + std::to_string(n) + "\"}]";
-    default: return R"([{"kind":"set","path":[")" + k + R"("],"next":{"n":)" + std::to_string(n) + "}}]";
+    case 3:
+      return R"([{"kind":"set","path":["list",)" + std::to_string(n % 3) + R"(],"next":"v)" +
+             std::to_string(n) + "\"}]";
+    default:
+      return R"([{"kind":"set","path":[")" + k + R"("],"next":{"n":)" + std::to_string(n) + "}}]";
   }
 }
 
@@ -126,7 +139,8 @@ TEST_CASE("chaos: room clients converge and no echoed write is lost") {
     Net net(seed);
     const std::size_t n = 4;
     for (std::size_t c = 0; c < n; ++c) {
-      net.clients.push_back(std::make_unique<RoomClient>(RoomClientOptions{"doc", "o" + std::to_string(c), "w" + std::to_string(c)}));
+      net.clients.push_back(std::make_unique<RoomClient>(
+          RoomClientOptions{"doc", "o" + std::to_string(c), "w" + std::to_string(c)}));
       net.conn.push_back(0);
       net.inbox.emplace_back();
     }
@@ -134,7 +148,8 @@ TEST_CASE("chaos: room clients converge and no echoed write is lost") {
     for (std::size_t c = 0; c < n; ++c) net.connect(c);
     for (std::size_t c = 0; c < n; ++c) net.deliver(c);
     // Seed the document once, from one client.
-    if (auto m = net.clients[0]->write(R"([{"kind":"set","path":[],"next":{"title":"doc"}}])", net.now)) net.send(0, *m);
+    if (net.clients[0]->write(R"([{"kind":"set","path":[],"next":{"title":"doc"}}])", net.now))
+      net.flush_client(0);
     int writes = 0;
     for (int step = 0; step < 300; ++step) {
       net.now += static_cast<double>(net.pick(50));
@@ -142,13 +157,13 @@ TEST_CASE("chaos: room clients converge and no echoed write is lost") {
       double roll = std::uniform_real_distribution<double>(0, 1)(net.rng);
       if (roll < 0.45) {
         if (net.conn[c] && net.clients[c]->welcomed()) {
-          if (auto m = net.clients[c]->write(write_op(net.rng, ++writes), net.now)) net.send(c, *m);
+          if (net.clients[c]->write(write_op(net.rng, ++writes), net.now)) net.flush_client(c);
         }
       } else if (roll < 0.75) {
         net.deliver(c);
       } else if (roll < 0.83) {
         if (net.conn[c]) {
-          net.relay->disconnect(net.conn[c]);
+          net.relay->handle_disconnect(net.conn[c]);
           net.conn[c] = 0;
           net.inbox[c].clear();
           net.pump();
@@ -174,7 +189,7 @@ TEST_CASE("chaos: room clients converge and no echoed write is lost") {
     net.lossy = false;
     for (std::size_t c = 0; c < n; ++c) {
       if (net.conn[c]) {
-        net.relay->disconnect(net.conn[c]);
+        net.relay->handle_disconnect(net.conn[c]);
         net.conn[c] = 0;
         net.pump();
       }
@@ -191,7 +206,8 @@ TEST_CASE("chaos: room clients converge and no echoed write is lost") {
     }
     Json expected = net.clients[0]->value();
     for (std::size_t c = 0; c < n; ++c) {
-      INFO("client " << c << " value " << to_json(net.clients[c]->value()) << " vs " << to_json(expected));
+      INFO("client " << c << " value " << to_json(net.clients[c]->value()) << " vs "
+                     << to_json(expected));
       CHECK(net.clients[c]->welcomed());
       CHECK(net.clients[c]->unacked() == 0);
       CHECK(net.clients[c]->value() == expected);
