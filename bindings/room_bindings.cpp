@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "common/json.hpp"
+#include "room/admission.hpp"
 #include "room/client.hpp"
 #include "room/envelope.hpp"
 #include "room/limits.hpp"
+#include "room/member.hpp"
 #include "room/relay.hpp"
 
 namespace tether::room::bindings {
@@ -263,6 +265,227 @@ class RoomClientCore {
   RoomClient client_;
 };
 
+// The admission limits of a room endpoint (room/admission.hpp): inputs in, verdicts out.
+class RoomAdmissionCore {
+ public:
+  explicit RoomAdmissionCore(const std::string& limits_json)
+      : adm_(parse_admission_limits(limits_json).limits) {}
+  double attempt(const std::string& scope, const std::string& writer, double now) {
+    return static_cast<double>(adm_.handle_attempt(scope, writer, static_cast<TimeMs>(now)));
+  }
+  // The answer to load_budget: the saved state's text, or "" when nothing was saved.
+  void budget(const std::string& scope, const std::string& writer, const std::string& state,
+              double now) {
+    adm_.handle_budget(scope, writer, state.empty() ? std::nullopt : parse_budget(state),
+                       static_cast<TimeMs>(now));
+  }
+  double opened(const std::string& scope, const std::string& writer, double now) {
+    return static_cast<double>(adm_.handle_opened(scope, writer, static_cast<TimeMs>(now)));
+  }
+  // 0 pass, 1 measure (call again with the frame's UTF-8 size), else the close code (reason:
+  // closeReason()).
+  int frame(double conn, bool binary, double length, double utf8_bytes, double now) {
+    FrameVerdict v = adm_.handle_frame(static_cast<std::uint64_t>(conn), binary, length, utf8_bytes,
+                                       static_cast<TimeMs>(now));
+    if (v.kind == FrameVerdict::Kind::pass) return 0;
+    if (v.kind == FrameVerdict::Kind::measure) return 1;
+    reason_ = std::move(v.reason);
+    return static_cast<int>(v.code);
+  }
+  std::string close_reason() const { return reason_; }
+  void closed(double conn, double now) {
+    adm_.handle_closed(static_cast<std::uint64_t>(conn), static_cast<TimeMs>(now));
+  }
+  val poll_action() {
+    auto a = adm_.poll_action();
+    if (!a) return val::null();
+    val o = val::object();
+    o.set("kind", std::string(a->kind == AdmissionAction::Kind::load_budget ? "load-budget"
+                                                                            : "save-budget"));
+    o.set("scope", a->scope);
+    o.set("writer", a->writer);
+    o.set("state", a->state);
+    return o;
+  }
+  val poll_event() {
+    auto v = adm_.poll_event();
+    if (!v) return val::null();
+    val o = val::object();
+    o.set("token", static_cast<double>(v->token));
+    o.set("status", v->status);
+    o.set("message", v->message);
+    o.set("retryAfter", v->retry_after_s);
+    return o;
+  }
+  double connections(const std::string& scope) const {
+    return static_cast<double>(adm_.connections(scope));
+  }
+
+ private:
+  Admission adm_;
+  std::string reason_;
+};
+
+// The room member (room/member.hpp): a peer's membership, under the transports' sockets.
+const char* const kMemberActionNames[] = {"dial", "transmit", "hang-up"};
+const char* const kMemberEventNames[] = {"joined",     "member", "left",   "roster", "lane-open",
+                                         "lane-close", "text",   "signal", "down",   "refused"};
+const char* const kLaneSendNames[] = {"accepted", "not-open", "too-big", "backpressure",
+                                      "frame-too-big"};
+
+val string_list(const std::vector<std::string>& list) {
+  val a = val::array();
+  for (const auto& s : list) a.call<void>("push", s);
+  return a;
+}
+
+class RoomMemberCore {
+ public:
+  explicit RoomMemberCore(const std::string& options_json)
+      : member_(parse_member_options(options_json).options) {}
+  void start(double now) { member_.handle_start(static_cast<TimeMs>(now)); }
+  void link_open(double now) { member_.handle_link_open(static_cast<TimeMs>(now)); }
+  void link_message(const std::string& text, double now) {
+    member_.handle_link_message(text, static_cast<TimeMs>(now));
+  }
+  // The fast path for a frame that arrived as bytes (Node's ws): JS copies them in, no string.
+  val stage(int n) {
+    staging_.resize(static_cast<std::size_t>(n));
+    return val(emscripten::typed_memory_view(staging_.size(), staging_.data()));
+  }
+  void link_message_staged(int len, double now) {
+    std::size_t n = std::min(staging_.size(), static_cast<std::size_t>(len));
+    member_.handle_link_message(std::string_view(reinterpret_cast<const char*>(staging_.data()), n),
+                                static_cast<TimeMs>(now));
+  }
+  void link_closed(double now) { member_.handle_link_closed(static_cast<TimeMs>(now)); }
+  void timeout(double now) { member_.handle_timeout(static_cast<TimeMs>(now)); }
+  void close() { member_.handle_close(); }
+  int send_text(const std::string& peer, const std::string& text, double buffered) {
+    return static_cast<int>(member_.send_text(peer, text, buffered));
+  }
+  bool send_signal(const std::string& to, const std::string& data) {
+    return member_.send_signal(to, data);
+  }
+  val poll_action() {
+    auto a = member_.poll_action();
+    if (!a) return val::null();
+    val o = val::object();
+    o.set("kind", std::string(kMemberActionNames[static_cast<int>(a->kind)]));
+    if (a->kind == MemberAction::Kind::transmit) o.set("text", a->text);
+    if (a->kind == MemberAction::Kind::dial) o.set("attempt", a->attempt);
+    return o;
+  }
+  // Only the fields an event of its kind carries (a text event is the hot one).
+  val poll_event() {
+    auto e = member_.poll_event();
+    if (!e) return val::null();
+    val o = val::object();
+    o.set("kind", std::string(kMemberEventNames[static_cast<int>(e->kind)]));
+    switch (e->kind) {
+      case MemberEvent::Kind::joined:
+        o.set("members", string_list(e->members));
+        o.set("reconnect", e->reconnect);
+        break;
+      case MemberEvent::Kind::roster: o.set("members", string_list(e->members)); break;
+      case MemberEvent::Kind::member:
+        o.set("origin", e->origin);
+        o.set("again", e->again);
+        break;
+      case MemberEvent::Kind::text:
+      case MemberEvent::Kind::signal:
+        o.set("origin", e->origin);
+        o.set("text", e->text);
+        break;
+      case MemberEvent::Kind::refused:
+        o.set("reason", e->reason);
+        o.set("text", e->text);
+        o.set("fatal", e->fatal);
+        if (e->expected >= 0) o.set("expected", e->expected);
+        break;
+      case MemberEvent::Kind::down: break;
+      default: o.set("origin", e->origin); break;
+    }
+    return o;
+  }
+  val poll_timeout() const {
+    Timeout t = member_.poll_timeout();
+    return t ? val(static_cast<double>(*t)) : val::null();
+  }
+  bool joined() const { return member_.joined(); }
+  bool lane_open(const std::string& peer) const { return member_.lane_open(peer); }
+  val roster() const { return string_list(member_.roster()); }
+  val stats() const {
+    const MemberStats& s = member_.stats();
+    val o = val::object();
+    o.set("reconnects", static_cast<double>(s.reconnects));
+    o.set("sent", static_cast<double>(s.sent));
+    o.set("received", static_cast<double>(s.received));
+    o.set("refused", static_cast<double>(s.refused));
+    o.set("ignored", static_cast<double>(s.ignored));
+    return o;
+  }
+
+ private:
+  RoomMember member_;
+  std::vector<std::uint8_t> staging_;
+};
+
+std::string member_options_error(const std::string& json) {
+  return parse_member_options(json).error;
+}
+val member_defaults() {
+  val o = val::object();
+  o.set("maxMessageBytes", static_cast<double>(kDefaultLaneMessageBytes));
+  o.set("maxFrameBytes", static_cast<double>(kDefaultLinkFrameBytes));
+  o.set("maxBufferedBytes", static_cast<double>(kDefaultLinkBufferedBytes));
+  o.set("reconnectMinMs", static_cast<double>(kDefaultReconnectMinMs));
+  o.set("reconnectMaxMs", static_cast<double>(kDefaultReconnectMaxMs));
+  o.set("maxPeerIdBytes", static_cast<double>(kMaxPeerIdBytes));
+  o.set("envelopeSignalKind", std::string(kEnvelopeSignalKind));
+  return o;
+}
+// A hello as the room relay expects it; NaN leaves schemaVersion or seq out.
+std::string hello(const std::string& room, const std::string& origin, double policy_version,
+                  double schema_version, double seq) {
+  return hello_text(
+      room, origin, policy_version,
+      std::isnan(schema_version) ? std::nullopt : std::optional<double>(schema_version),
+      std::isnan(seq) ? std::nullopt : std::optional<double>(seq));
+}
+
+// Limit names -> values: the defaults, or a configuration over them ({limits} or {error}).
+val limits_object(const AdmissionLimits& l) {
+  val o = val::object();
+  for (std::size_t i = 0; i < std::size(kAdmissionLimitNames); ++i)
+    o.set(kAdmissionLimitNames[i], limit_value(l, i));
+  return o;
+}
+val admission_defaults() {
+  return limits_object(AdmissionLimits{});
+}
+val parse_limits(const std::string& json) {
+  ParsedLimits p = parse_admission_limits(json);
+  val o = val::object();
+  if (!p.error.empty())
+    o.set("error", p.error);
+  else
+    o.set("limits", limits_object(p.limits));
+  return o;
+}
+val close_codes() {
+  val o = val::object();
+  o.set("BINARY", static_cast<int>(CloseCode::binary));
+  o.set("INVALID", static_cast<int>(CloseCode::invalid));
+  o.set("EJECTED", static_cast<int>(CloseCode::ejected));
+  o.set("TOO_BIG", static_cast<int>(CloseCode::too_big));
+  o.set("STORAGE", static_cast<int>(CloseCode::storage));
+  o.set("RATE", static_cast<int>(CloseCode::rate));
+  o.set("BUDGET", static_cast<int>(CloseCode::budget));
+  o.set("SLOW_READER", static_cast<int>(CloseCode::slow_reader));
+  return o;
+}
+
 val names(const char* const* list, std::size_t n) {
   val a = val::array();
   for (std::size_t i = 0; i < n; ++i) a.call<void>("push", std::string(list[i]));
@@ -276,6 +499,9 @@ val event_kinds() {
 }
 val reason_names() {
   return names(kRoomReasonNames, std::size(kRoomReasonNames));
+}
+val lane_send_names() {
+  return names(kLaneSendNames, std::size(kLaneSendNames));
 }
 
 val action_layout() {
@@ -352,6 +578,43 @@ EMSCRIPTEN_BINDINGS(tether_room) {
       .function("unacked", &RoomClientCore::unacked)
       .function("seq", &RoomClientCore::seq)
       .function("welcomed", &RoomClientCore::welcomed);
+  emscripten::class_<RoomAdmissionCore>("RoomAdmissionCore")
+      .constructor<const std::string&>()
+      .function("attempt", &RoomAdmissionCore::attempt)
+      .function("budget", &RoomAdmissionCore::budget)
+      .function("opened", &RoomAdmissionCore::opened)
+      .function("frame", &RoomAdmissionCore::frame)
+      .function("closeReason", &RoomAdmissionCore::close_reason)
+      .function("closed", &RoomAdmissionCore::closed)
+      .function("pollAction", &RoomAdmissionCore::poll_action)
+      .function("pollEvent", &RoomAdmissionCore::poll_event)
+      .function("connections", &RoomAdmissionCore::connections);
+  emscripten::class_<RoomMemberCore>("RoomMemberCore")
+      .constructor<const std::string&>()
+      .function("start", &RoomMemberCore::start)
+      .function("linkOpen", &RoomMemberCore::link_open)
+      .function("linkMessage", &RoomMemberCore::link_message)
+      .function("stage", &RoomMemberCore::stage)
+      .function("linkMessageStaged", &RoomMemberCore::link_message_staged)
+      .function("linkClosed", &RoomMemberCore::link_closed)
+      .function("timeout", &RoomMemberCore::timeout)
+      .function("close", &RoomMemberCore::close)
+      .function("sendText", &RoomMemberCore::send_text)
+      .function("sendSignal", &RoomMemberCore::send_signal)
+      .function("pollAction", &RoomMemberCore::poll_action)
+      .function("pollEvent", &RoomMemberCore::poll_event)
+      .function("pollTimeout", &RoomMemberCore::poll_timeout)
+      .function("joined", &RoomMemberCore::joined)
+      .function("laneOpen", &RoomMemberCore::lane_open)
+      .function("roster", &RoomMemberCore::roster)
+      .function("stats", &RoomMemberCore::stats);
+  emscripten::function("roomMemberOptionsError", &member_options_error);
+  emscripten::function("roomMemberDefaults", &member_defaults);
+  emscripten::function("roomLaneSendNames", &lane_send_names);
+  emscripten::function("roomHelloText", &hello);
+  emscripten::function("roomAdmissionDefaults", &admission_defaults);
+  emscripten::function("roomParseLimits", &parse_limits);
+  emscripten::function("roomCloseCodes", &close_codes);
   emscripten::function("roomActionKinds", &action_kinds);
   emscripten::function("roomEventKinds", &event_kinds);
   emscripten::function("roomReasonNames", &reason_names);

@@ -19,7 +19,15 @@ export async function createBus(options) {
   return (await loadBus(options.wasm)).createBus(options);
 }
 
-const HANDLER_KEYS = ['message', 'rejected', 'handoff', 'handoffStored', 'handoffExpired', 'confirmation', 'peer'];
+const HANDLER_KEYS = [
+  'message',
+  'rejected',
+  'handoff',
+  'handoffStored',
+  'handoffExpired',
+  'confirmation',
+  'peer',
+];
 
 function randomSeed() {
   const w = new Uint32Array(2);
@@ -55,7 +63,8 @@ function createInbox(mod, maxEnvelopeBytes) {
       size = n;
       view = null;
     }
-    if (view === null || view.buffer !== mod.HEAPU8.buffer) view = mod.HEAPU8.subarray(at, at + size);
+    if (view === null || view.buffer !== mod.HEAPU8.buffer)
+      view = mod.HEAPU8.subarray(at, at + size);
     return view;
   }
   return {
@@ -101,7 +110,12 @@ function canonicalEnvelope(o) {
   };
 }
 
-const notJson = (field) => ({ ok: false, code: 'bad_payload', field, detail: `${field} cannot be written as JSON (cycles or BigInt?)` });
+const notJson = (field) => ({
+  ok: false,
+  code: 'bad_payload',
+  field,
+  detail: `${field} cannot be written as JSON (cycles or BigInt?)`,
+});
 
 /** Wraps a loaded module. */
 export function createBusApi(mod) {
@@ -171,7 +185,13 @@ export function createBusApi(mod) {
               emit('rejected', ev.error, ev.peer);
               break;
             case 'handoff':
-              emit('handoff', { envelope: ev.envelope, request: ev.request, expiresAt: ev.expiresAt, key: ev.key, peer: ev.peer });
+              emit('handoff', {
+                envelope: ev.envelope,
+                request: ev.request,
+                expiresAt: ev.expiresAt,
+                key: ev.key,
+                peer: ev.peer,
+              });
               break;
             case 'handoffStored':
               emit('handoffStored', ev.handoff);
@@ -201,12 +221,15 @@ export function createBusApi(mod) {
       timer = null;
       const wake = core.nextWake();
       if (wake < 0) return;
-      timer = setTimeout(() => {
-        timer = null;
-        if (closed) return;
-        core.tick(now());
-        settle();
-      }, Math.max(0, Math.min(wake - now(), 2 ** 31 - 1)));
+      timer = setTimeout(
+        () => {
+          timer = null;
+          if (closed) return;
+          core.tick(now());
+          settle();
+        },
+        Math.max(0, Math.min(wake - now(), 2 ** 31 - 1)),
+      );
       timer.unref?.();
     }
 
@@ -223,9 +246,20 @@ export function createBusApi(mod) {
       const status = core.outcome(r.id);
       let out;
       if (transientType && status !== 'sent') {
-        out = { ok: false, code: 'not_accepted', field: 'to', detail: 'the transport did not accept it; transient messages are never queued (retry later)' };
+        out = {
+          ok: false,
+          code: 'not_accepted',
+          field: 'to',
+          detail:
+            'the transport did not accept it; transient messages are never queued (retry later)',
+        };
       } else {
-        out = { ok: true, id: r.id, status: status === 'sent' ? 'sent' : 'queued', envelope: r.envelope };
+        out = {
+          ok: true,
+          id: r.id,
+          status: status === 'sent' ? 'sent' : 'queued',
+          envelope: r.envelope,
+        };
       }
       dispatch();
       schedule();
@@ -279,7 +313,10 @@ export function createBusApi(mod) {
         const p = json(payload);
         if (p === null) return notJson('payload');
         const topic = opts.topic ?? null;
-        return sentResult(core.send(to, type, p, topic ?? '', topic !== null, now()), mod.busIsTransient(type));
+        return sentResult(
+          core.send(to, type, p, topic ?? '', topic !== null, now()),
+          mod.busIsTransient(type),
+        );
       },
       broadcast(type, payload, opts = {}) {
         const p = json(payload);
@@ -297,7 +334,9 @@ export function createBusApi(mod) {
         return sentResult(core.requestHistory(to, json(count) ?? 'null', now()), false);
       },
       history(count, forPeer) {
-        return JSON.parse(core.history(typeof count === 'number' && count >= 0 ? count : -1, forPeer ?? ''));
+        return JSON.parse(
+          core.history(typeof count === 'number' && count >= 0 ? count : -1, forPeer ?? ''),
+        );
       },
       ack(envelope, extra = {}) {
         const e = json(envelope);
@@ -315,7 +354,12 @@ export function createBusApi(mod) {
         const t = now();
         const expiresAt = opts.expiresAt ?? t + (opts.ttlMs ?? limits.handoffMaxTtlMs);
         if (typeof request !== 'string' || !Number.isFinite(expiresAt))
-          return { ok: false, code: 'bad_payload', field: 'payload', detail: 'a handoff needs request text and a finite expiry' };
+          return {
+            ok: false,
+            code: 'bad_payload',
+            field: 'payload',
+            detail: 'a handoff needs request text and a finite expiry',
+          };
         const r = JSON.parse(core.handoff(to, request, expiresAt, t));
         settle();
         return r;
@@ -406,14 +450,34 @@ export function createBusApi(mod) {
     matchReceipt(envelope, { requestId, peer, senderInstanceId }) {
       const t = typeof envelope === 'string' ? envelope : json(envelope);
       if (t === null) return null;
-      return JSON.parse(mod.busMatchReceipt(t, requestId, peer, senderInstanceId ?? '', senderInstanceId !== undefined));
+      return JSON.parse(
+        mod.busMatchReceipt(
+          t,
+          requestId,
+          peer,
+          senderInstanceId ?? '',
+          senderInstanceId !== undefined,
+        ),
+      );
     },
-    planFileSend({ bytes, name, mimeType = '', kind = 'file', chunkSize = limits.fileDefaultChunkSize, transferId = '' }) {
+    planFileSend({
+      bytes,
+      name,
+      mimeType = '',
+      kind = 'file',
+      chunkSize = limits.fileDefaultChunkSize,
+      transferId = '',
+    }) {
       const p = new mod.BusFilePlan();
       const view = p.input(bytes.length);
       if (view === null) {
         p.delete();
-        return { ok: false, code: 'file_too_large', field: 'bytes', detail: `the one-to-one transfer stops at ${limits.fileMaxBytes} bytes (use a swarm transfer)` };
+        return {
+          ok: false,
+          code: 'file_too_large',
+          field: 'bytes',
+          detail: `the one-to-one transfer stops at ${limits.fileMaxBytes} bytes (use a swarm transfer)`,
+        };
       }
       view.set(bytes);
       const r = JSON.parse(p.plan(name, mimeType, kind, chunkSize, transferId, randomSeed()));

@@ -65,4 +65,7 @@ export function loadCockpitRelay(options?: {
   wasmModule?: WebAssembly.Module;
   wasmBinary?: Uint8Array;
 }): Promise<CockpitRelay>;
-export function createCockpitRelay(mod: object, options?: { authText?: string; sfu?: boolean }): CockpitRelay;
+export function createCockpitRelay(
+  mod: object,
+  options?: { authText?: string; sfu?: boolean },
+): CockpitRelay;

@@ -18,7 +18,9 @@ export async function relayInfo(httpUrl = globalThis.location?.origin) {
 
 /** A WebTransport session pinned to the relay's certificate (workaround 6: 127.0.0.1 URLs). */
 export async function openWebTransport(info, path) {
-  const wt = new WebTransport(`${info.wtUrl}${path}`, { serverCertificateHashes: pinnedHashes(info.certHash) });
+  const wt = new WebTransport(`${info.wtUrl}${path}`, {
+    serverCertificateHashes: pinnedHashes(info.certHash),
+  });
   await wt.ready;
   return wt;
 }
@@ -111,8 +113,13 @@ export class RobotLink {
       await oneShot(this.wt, frame).catch(() => {});
       await new Promise((r) => setTimeout(r, everyMs));
     }
-    if (this.error) throw Object.assign(new Error(`relay refused the robot: ${this.error.code}: ${this.error.message}`), { code: this.error.code });
-    if (this.isClosed) throw new Error(`the relay closed the session before welcome: ${this.isClosed.reason ?? ''}`);
+    if (this.error)
+      throw Object.assign(
+        new Error(`relay refused the robot: ${this.error.code}: ${this.error.message}`),
+        { code: this.error.code },
+      );
+    if (this.isClosed)
+      throw new Error(`the relay closed the session before welcome: ${this.isClosed.reason ?? ''}`);
     if (!this.welcomed) throw new Error('no welcome from the relay within 10 s');
   }
 
@@ -161,7 +168,10 @@ export function openWebSocket(info, role) {
     const ws = new WebSocket(`${info.wsUrl}/ws/${role}`);
     ws.binaryType = 'arraybuffer';
     ws.onopen = () => resolve(ws);
-    ws.onerror = () => reject(new Error(`tether: the WebSocket to ${info.wsUrl}/ws/${role} failed; is the relay up?`));
+    ws.onerror = () =>
+      reject(
+        new Error(`tether: the WebSocket to ${info.wsUrl}/ws/${role} failed; is the relay up?`),
+      );
   });
 }
 
@@ -203,7 +213,8 @@ export class RobotWsLink {
   }
 
   #send(bytes) {
-    if (this.ws.readyState !== 1) throw new Error('tether: the relay WebSocket is closed; reconnect');
+    if (this.ws.readyState !== 1)
+      throw new Error('tether: the relay WebSocket is closed; reconnect');
     this.ws.send(bytes);
   }
 
@@ -214,8 +225,15 @@ export class RobotWsLink {
     while (!this.welcomed && !this.error && !this.isClosed && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 20));
     }
-    if (this.error) throw Object.assign(new Error(`relay refused the robot: ${this.error.code}: ${this.error.message}`), { code: this.error.code });
-    if (this.isClosed) throw new Error(`the relay closed the WebSocket before welcome: ${this.isClosed.reason ?? ''}`);
+    if (this.error)
+      throw Object.assign(
+        new Error(`relay refused the robot: ${this.error.code}: ${this.error.message}`),
+        { code: this.error.code },
+      );
+    if (this.isClosed)
+      throw new Error(
+        `the relay closed the WebSocket before welcome: ${this.isClosed.reason ?? ''}`,
+      );
     if (!this.welcomed) throw new Error(`no welcome from the relay within ${timeoutMs / 1000} s`);
   }
 
@@ -336,7 +354,10 @@ export class ViewerLink {
     const seen = this.messages.find(match);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error('timed out waiting for a relay message')), timeoutMs);
+      const t = setTimeout(
+        () => reject(new Error('timed out waiting for a relay message')),
+        timeoutMs,
+      );
       this.waiters.push((m) => {
         if (!match(m)) return false;
         clearTimeout(t);
@@ -352,7 +373,10 @@ export class ViewerLink {
   }
 
   async publish(ch, id, payload, seq = 0) {
-    const r = this.wire.encodeDataFrame({ ch, seq, ts: Date.now() / 1000, delivery: 'reliable', meta: { id } }, payload);
+    const r = this.wire.encodeDataFrame(
+      { ch, seq, ts: Date.now() / 1000, delivery: 'reliable', meta: { id } },
+      payload,
+    );
     if (!r.ok) throw new Error(r.error.message);
     await oneShot(this.wt, r.bytes);
   }

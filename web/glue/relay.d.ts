@@ -36,7 +36,11 @@ export type RegisterCheckpoint = {
   readonly water: Readonly<Record<string, Hlc>>;
   readonly epoch?: number;
 };
-export type PresenceState = { readonly origin: string; readonly writer: string; readonly data: unknown };
+export type PresenceState = {
+  readonly origin: string;
+  readonly writer: string;
+  readonly data: unknown;
+};
 export type HelloMsg = {
   readonly t: 'hello';
   readonly room: string;
@@ -71,7 +75,12 @@ export type ServerMsg =
       readonly members: readonly string[];
     } & WelcomeBody)
   | { readonly t: 'env'; readonly room: string; readonly env: SeqEnvelope }
-  | { readonly t: 'presence'; readonly room: string; readonly peer: PresenceState; readonly gone?: boolean }
+  | {
+      readonly t: 'presence';
+      readonly room: string;
+      readonly peer: PresenceState;
+      readonly gone?: boolean;
+    }
   | {
       readonly t: 'reject';
       readonly room: string;
@@ -79,9 +88,18 @@ export type ServerMsg =
       readonly expected?: number;
     }
   | { readonly t: 'eject'; readonly room: string; readonly writer: string; readonly reason: string }
-  | { readonly t: 'member'; readonly room: string; readonly origin: string; readonly gone?: boolean }
+  | {
+      readonly t: 'member';
+      readonly room: string;
+      readonly origin: string;
+      readonly gone?: boolean;
+    }
   | { readonly t: 'signal'; readonly room: string; readonly from: string; readonly data: unknown }
-  | { readonly t: 'settled'; readonly room: string; readonly settled: Readonly<Record<string, Hlc>> }
+  | {
+      readonly t: 'settled';
+      readonly room: string;
+      readonly settled: Readonly<Record<string, Hlc>>;
+    }
   | {
       readonly t: 'drop';
       readonly room: string;
@@ -100,7 +118,13 @@ export type PolicyRoomInfo = { readonly seq: number };
 export type OpPolicy = {
   canWrite?(ctx: PrincipalCtx, path: readonly Key[], room: string, info?: PolicyRoomInfo): boolean;
   validate?(op: StoreOp, ctx: PrincipalCtx, room: string, info?: PolicyRoomInfo): boolean;
-  canBump?(ctx: PrincipalCtx, path: readonly Key[], epoch: number, room: string, info?: PolicyRoomInfo): boolean;
+  canBump?(
+    ctx: PrincipalCtx,
+    path: readonly Key[],
+    epoch: number,
+    room: string,
+    info?: PolicyRoomInfo,
+  ): boolean;
   readonly verifyCitations?: boolean;
 };
 export type PolicyViolation = {
@@ -149,7 +173,10 @@ export type RelayOptions = {
   readonly policy?: OpPolicy;
   readonly ejection?: 'writer' | 'connection';
   readonly policyVersion?: number;
-  readonly limits?: { readonly maxOpsPerEnvelope?: number; readonly maxEnvelopesPerSecond?: number };
+  readonly limits?: {
+    readonly maxOpsPerEnvelope?: number;
+    readonly maxEnvelopesPerSecond?: number;
+  };
   readonly journalLimit?: number;
   readonly now?: () => number;
   readonly onViolation?: (room: string, violation: PolicyViolation) => void;
@@ -167,7 +194,10 @@ export type RelayOptions = {
 /** A message the core could not read: nothing changed. `message` says what to fix. */
 export type ReceiveError = { readonly reason: string; readonly message: string };
 export type RelayConnection = { receive(msg: ClientMsg): ReceiveError | null; disconnect(): void };
-export type RelayTextConnection = { receive(text: string): ReceiveError | null; disconnect(): void };
+export type RelayTextConnection = {
+  receive(text: string): ReceiveError | null;
+  disconnect(): void;
+};
 export type RoomInfo = {
   readonly seq: number;
   readonly instance: string;
@@ -185,7 +215,10 @@ export type Relay = {
   stats(): { registers: number; registerBytes: number };
 };
 export declare function createRelay(opt?: RelayOptions): Relay;
-export declare function initRelay(options?: { wasmModule?: WebAssembly.Module; wasmBinary?: Uint8Array }): Promise<void>;
+export declare function initRelay(options?: {
+  wasmModule?: WebAssembly.Module;
+  wasmBinary?: Uint8Array;
+}): Promise<void>;
 
 export type RoomClientOptions = {
   readonly room: string;

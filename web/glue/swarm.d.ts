@@ -45,7 +45,14 @@ export type SwarmMessageType =
 
 export type SwarmAction =
   | { kind: 'control'; to: number | null; type: SwarmMessageType; payload: string }
-  | { kind: 'request'; to: number; index: number; token: number; type: 'swarm_request'; payload: string }
+  | {
+      kind: 'request';
+      to: number;
+      index: number;
+      token: number;
+      type: 'swarm_request';
+      payload: string;
+    }
   | { kind: 'serve'; to: number; index: number; binary: boolean; offset: number; length: number }
   | { kind: 'manifestReady' }
   | { kind: 'rebuild'; peer: number }
@@ -80,7 +87,11 @@ export interface SwarmStatus {
 
 export interface SwarmSession {
   beginDownload(verified: Iterable<number>, nowMs: number): void;
-  addPeer(peer: number, caps?: { binaryLane?: boolean; maxMessageSize?: number }, nowMs?: number): void;
+  addPeer(
+    peer: number,
+    caps?: { binaryLane?: boolean; maxMessageSize?: number },
+    nowMs?: number,
+  ): void;
   removePeer(peer: number, nowMs: number): void;
   onMessage(
     peer: number,
@@ -91,7 +102,13 @@ export interface SwarmSession {
   ): { ok: true } | SwarmRefusal;
   onChunk(peer: number, index: number, bytes: Uint8Array, nowMs: number): ChunkOutcome;
   /** A chunk the host hashed itself (SubtleCrypto, off the main thread): length and SHA-256 hex. */
-  onChunkDigest(peer: number, index: number, length: number, sha256Hex: string, nowMs: number): ChunkOutcome;
+  onChunkDigest(
+    peer: number,
+    index: number,
+    length: number,
+    sha256Hex: string,
+    nowMs: number,
+  ): ChunkOutcome;
   onSendResult(token: number, accepted: boolean, nowMs: number): void;
   transportDown(nowMs: number): void;
   transportUp(nowMs: number): void;
@@ -113,7 +130,9 @@ export interface LockDecision {
 
 export interface Swarm {
   limits: SwarmLimits;
-  parseMessage(input: string | object): { ok: true; type: SwarmMessageType; payload: string } | SwarmRefusal;
+  parseMessage(
+    input: string | object,
+  ): { ok: true; type: SwarmMessageType; payload: string } | SwarmRefusal;
   makeOffer(file: {
     fileId: string;
     name: string;
@@ -123,13 +142,25 @@ export interface Swarm {
     hashes: string[];
   }): { ok: true; payload: string } | SwarmRefusal;
   seed(offerPayload: string | object, hashes: string[], config?: SwarmConfig): Opened;
-  fetch(offerPayload: string | object, offeredBy: number, config?: SwarmConfig, nowMs?: number): Opened;
+  fetch(
+    offerPayload: string | object,
+    offeredBy: number,
+    config?: SwarmConfig,
+    nowMs?: number,
+  ): Opened;
   encodeChunkFrame(fileId: string, index: number, bytes: Uint8Array): Uint8Array | null;
   parseChunkFrame(frame: Uint8Array): { fileId: string; index: number; data: Uint8Array } | null;
   sha256Hex(bytes: Uint8Array): string;
   partFileName(fileId: string, chunkHashesHash: string, destination: string): string;
-  decideLock(existing: { owner: string; updatedMs: number } | null, owner: string, nowMs: number): LockDecision;
+  decideLock(
+    existing: { owner: string; updatedMs: number } | null,
+    owner: string,
+    nowMs: number,
+  ): LockDecision;
 }
 
-export function loadSwarm(options?: { wasmModule?: WebAssembly.Module; wasmBinary?: Uint8Array }): Promise<Swarm>;
+export function loadSwarm(options?: {
+  wasmModule?: WebAssembly.Module;
+  wasmBinary?: Uint8Array;
+}): Promise<Swarm>;
 export function createSwarm(mod: unknown): Swarm;

@@ -32,7 +32,11 @@ export function createSwarm(mod) {
     beginDownload(verified, nowMs) {
       this.#inner.beginDownload(JSON.stringify([...verified]), nowMs);
     }
-    addPeer(peer, { binaryLane = true, maxMessageSize = limits.minSctpMessageSize } = {}, nowMs = 0) {
+    addPeer(
+      peer,
+      { binaryLane = true, maxMessageSize = limits.minSctpMessageSize } = {},
+      nowMs = 0,
+    ) {
       this.#inner.addPeer(peer, binaryLane, maxMessageSize, nowMs);
     }
     removePeer(peer, nowMs) {
@@ -117,11 +121,22 @@ export function createSwarm(mod) {
     parseChunkFrame(frame) {
       const f = codec.parseFrame(stage(codec, frame));
       if (f === null) return null;
-      return { fileId: f.fileId, index: f.index, data: frame.subarray(f.offset, f.offset + f.length) };
+      return {
+        fileId: f.fileId,
+        index: f.index,
+        data: frame.subarray(f.offset, f.offset + f.length),
+      };
     },
     sha256Hex: (bytes) => codec.sha256Hex(stage(codec, bytes)),
-    partFileName: (fileId, chunkHashesHash, destination) => mod.swarmPartFileName(fileId, chunkHashesHash, destination),
+    partFileName: (fileId, chunkHashesHash, destination) =>
+      mod.swarmPartFileName(fileId, chunkHashesHash, destination),
     decideLock: (existing, owner, nowMs) =>
-      mod.swarmDecideLock(existing?.owner ?? '', existing?.updatedMs ?? 0, existing != null, owner, nowMs),
+      mod.swarmDecideLock(
+        existing?.owner ?? '',
+        existing?.updatedMs ?? 0,
+        existing != null,
+        owner,
+        nowMs,
+      ),
   };
 }

@@ -1,0 +1,76 @@
+// The signaling negotiation for JavaScript (src/bus/signaling.hpp): who offers, generations,
+// renegotiation, glare, rebuilds. The core decides; this file runs it through the one driver
+// (web/glue/driver.js), hands its actions (create / offer / answer / accept a connection, add a
+// candidate, close, signal) to the caller's host and its events (open, close, roster, reconnect,
+// signaling down) to the caller (docs/design.md rule 4). Used by web/peer/webrtc-transport.js.
+import { createDriver } from './driver.js';
+import { loadTetherModule } from './load.js';
+
+// WebRTC runs in browsers and Node, never in workerd, so the module loads here.
+const mod = await loadTetherModule();
+
+/** The core's bounds (openTimeoutMs, maxPeerIdBytes, maxSessionDescriptionBytes, ...). */
+export const SIGNALING_LIMITS = Object.freeze({ ...mod.signalingLimits() });
+
+const registry =
+  typeof FinalizationRegistry === 'function'
+    ? new FinalizationRegistry((core) => core.delete())
+    : null;
+
+function randomSeed() {
+  const w = new Uint32Array(2);
+  globalThis.crypto.getRandomValues(w);
+  return (w[0] & 0x1fffff) * 2 ** 32 + w[1];
+}
+
+/**
+ * @param {{selfId: string, seed?: number, openTimeoutMs?: number}} options
+ * @param {import('./signaling.d.ts').SignalingHost} host
+ * @param {import('./driver.d.ts').DriverOptions} [driverOptions]
+ * @returns {import('./signaling.d.ts').Signaling}
+ */
+export function createSignaling(options, host, driverOptions = {}) {
+  const core = new mod.SignalingCore(
+    String(options.selfId),
+    options.seed ?? randomSeed(),
+    options.openTimeoutMs ?? SIGNALING_LIMITS.openTimeoutMs,
+  );
+  const driver = createDriver(
+    {
+      pollAction: () => core.pollAction(),
+      pollEvent: () => core.pollEvent(),
+      pollTimeout: () => core.pollTimeout(),
+      handleTimeout: (now) => core.timeout(now),
+    },
+    { perform: (a) => host.perform(a), event: (e) => host.event(e) },
+    driverOptions,
+  );
+  const input = (fn) => driver.defer(fn);
+  const s = {
+    welcome: (members) => input((now) => core.welcome(members, now)),
+    roster: (members) => input((now) => core.roster(members, now)),
+    signalingDown: () => input((now) => core.signalingDown(now)),
+    signal: (from, dataJson) => input((now) => core.signal(from, dataJson, now)),
+    description: (peer, gen, sdp) => input((now) => core.description(peer, gen, sdp, now)),
+    remoteSet: (peer, gen) => input((now) => core.remoteSet(peer, gen, now)),
+    failed: (peer, gen) => input((now) => core.failed(peer, gen, now)),
+    localCandidate: (peer, gen, c) =>
+      input((now) =>
+        core.localCandidate(peer, gen, c.candidate, c.sdpMid ?? null, c.sdpMLineIndex ?? null, now),
+      ),
+    channelsOpen: (peer, gen) => input((now) => core.channelsOpen(peer, gen, now)),
+    channelClosed: (peer, gen) => input((now) => core.channelClosed(peer, gen, now)),
+    connectionState: (peer, gen, state) =>
+      input((now) => core.connectionState(peer, gen, String(state), now)),
+    rebuild: (peer) => input((now) => core.rebuild(peer, now)),
+    close() {
+      input(() => core.close());
+      driver.close();
+    },
+    isOpen: (peer) => core.isOpen(peer),
+    signalingUp: () => core.signalingUp(),
+    stats: () => core.stats(),
+  };
+  registry?.register(s, core);
+  return s;
+}
