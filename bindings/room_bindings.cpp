@@ -339,97 +339,98 @@ val string_list(const std::vector<std::string>& list) {
   return a;
 }
 
+// The hot path (every lane message, both ways) crosses as numbers: texts are staged into and read
+// out of WASM memory, and the outbox (six doubles JS keeps a view of) carries addresses and
+// lengths, as the wire and bus bindings do (bench/README.md).
 class RoomMemberCore {
  public:
-  explicit RoomMemberCore(const std::string& options_json)
-      : member_(parse_member_options(options_json).options) {}
+  static constexpr int kEventBase = 100;
+  explicit RoomMemberCore(const std::string& options_json) : member_(parse_member_options(options_json).options) {}
   void start(double now) { member_.handle_start(static_cast<TimeMs>(now)); }
   void link_open(double now) { member_.handle_link_open(static_cast<TimeMs>(now)); }
-  void link_message(const std::string& text, double now) {
-    member_.handle_link_message(text, static_cast<TimeMs>(now));
+  // The staging buffer's address once it holds at least n bytes (JS writes the input there).
+  double staging(int n) {
+    if (staging_.size() < static_cast<std::size_t>(n)) staging_.resize(static_cast<std::size_t>(n));
+    return static_cast<double>(reinterpret_cast<std::uintptr_t>(staging_.data()));
   }
-  // The fast path for a frame that arrived as bytes (Node's ws): JS copies them in, no string.
-  val stage(int n) {
-    staging_.resize(static_cast<std::size_t>(n));
-    return val(emscripten::typed_memory_view(staging_.size(), staging_.data()));
-  }
-  void link_message_staged(int len, double now) {
-    std::size_t n = std::min(staging_.size(), static_cast<std::size_t>(len));
-    member_.handle_link_message(std::string_view(reinterpret_cast<const char*>(staging_.data()), n),
-                                static_cast<TimeMs>(now));
-  }
+  double outbox() const { return static_cast<double>(reinterpret_cast<std::uintptr_t>(out_)); }
+  void link_message_staged(int len, double now) { member_.handle_link_message(staged(len), static_cast<TimeMs>(now)); }
   void link_closed(double now) { member_.handle_link_closed(static_cast<TimeMs>(now)); }
   void timeout(double now) { member_.handle_timeout(static_cast<TimeMs>(now)); }
   void close() { member_.handle_close(); }
-  int send_text(const std::string& peer, const std::string& text, double buffered) {
-    return static_cast<int>(member_.send_text(peer, text, buffered));
+  // One envelope to a peer: the staging buffer holds the peer's id (peer_len bytes) and then the
+  // text (text_len bytes). LaneSend as an int.
+  int send_text_staged(int peer_len, int text_len, double buffered) {
+    std::string_view both = staged(peer_len + text_len);
+    if (both.size() < static_cast<std::size_t>(peer_len)) return static_cast<int>(LaneSend::not_open);
+    return static_cast<int>(member_.send_text(both.substr(0, peer_len), both.substr(peer_len), buffered));
   }
-  bool send_signal(const std::string& to, const std::string& data) {
-    return member_.send_signal(to, data);
-  }
-  val poll_action() {
-    auto a = member_.poll_action();
-    if (!a) return val::null();
-    val o = val::object();
-    o.set("kind", std::string(kMemberActionNames[static_cast<int>(a->kind)]));
-    if (a->kind == MemberAction::Kind::transmit) o.set("text", a->text);
-    if (a->kind == MemberAction::Kind::dial) o.set("attempt", a->attempt);
-    return o;
-  }
-  // Only the fields an event of its kind carries (a text event is the hot one).
-  val poll_event() {
-    auto e = member_.poll_event();
-    if (!e) return val::null();
-    val o = val::object();
-    o.set("kind", std::string(kMemberEventNames[static_cast<int>(e->kind)]));
-    switch (e->kind) {
-      case MemberEvent::Kind::joined:
-        o.set("members", string_list(e->members));
-        o.set("reconnect", e->reconnect);
-        break;
-      case MemberEvent::Kind::roster: o.set("members", string_list(e->members)); break;
-      case MemberEvent::Kind::member:
-        o.set("origin", e->origin);
-        o.set("again", e->again);
-        break;
-      case MemberEvent::Kind::text:
-      case MemberEvent::Kind::signal:
-        o.set("origin", e->origin);
-        o.set("text", e->text);
-        break;
-      case MemberEvent::Kind::refused:
-        o.set("reason", e->reason);
-        o.set("text", e->text);
-        o.set("fatal", e->fatal);
-        if (e->expected >= 0) o.set("expected", e->expected);
-        break;
-      case MemberEvent::Kind::down: break;
-      default: o.set("origin", e->origin); break;
+  bool send_signal(const std::string& to, const std::string& data) { return member_.send_signal(to, data); }
+  // The next action, else the next event, in one call: an action's kind (0..), an event's kind
+  // plus kEventBase, or -1 when there is neither (the outbox's slot 5 then holds poll_timeout, or
+  // -1). Texts stay in the outbox until the next call: [0, 1] text address and length, [2, 3]
+  // origin, [4] a dial's attempt. Every other field of an event is read with event_details().
+  int poll_next() {
+    if ((last_action_ = member_.poll_action())) {
+      out_[0] = address(last_action_->text);
+      out_[1] = static_cast<double>(last_action_->text.size());
+      out_[4] = last_action_->attempt;
+      return static_cast<int>(last_action_->kind);
     }
-    return o;
-  }
-  val poll_timeout() const {
+    if ((last_event_ = member_.poll_event())) {
+      out_[0] = address(last_event_->text);
+      out_[1] = static_cast<double>(last_event_->text.size());
+      out_[2] = address(last_event_->origin);
+      out_[3] = static_cast<double>(last_event_->origin.size());
+      return kEventBase + static_cast<int>(last_event_->kind);
+    }
     Timeout t = member_.poll_timeout();
-    return t ? val(static_cast<double>(*t)) : val::null();
+    out_[5] = t ? static_cast<double>(*t) : -1;
+    return -1;
+  }
+  val event_details() const {
+    val o = val::object();
+    if (!last_event_) return o;
+    const MemberEvent& e = *last_event_;
+    o.set("origin", e.origin);
+    o.set("text", e.text);
+    o.set("members", string_list(e.members));
+    o.set("reconnect", e.reconnect);
+    o.set("again", e.again);
+    o.set("fatal", e.fatal);
+    o.set("reason", e.reason);
+    if (e.expected >= 0) o.set("expected", e.expected);
+    return o;
   }
   bool joined() const { return member_.joined(); }
   bool lane_open(const std::string& peer) const { return member_.lane_open(peer); }
   val roster() const { return string_list(member_.roster()); }
   val stats() const {
-    const MemberStats& s = member_.stats();
+    const MemberStats& st = member_.stats();
     val o = val::object();
-    o.set("reconnects", static_cast<double>(s.reconnects));
-    o.set("sent", static_cast<double>(s.sent));
-    o.set("received", static_cast<double>(s.received));
-    o.set("refused", static_cast<double>(s.refused));
-    o.set("ignored", static_cast<double>(s.ignored));
+    o.set("reconnects", static_cast<double>(st.reconnects));
+    o.set("sent", static_cast<double>(st.sent));
+    o.set("received", static_cast<double>(st.received));
+    o.set("refused", static_cast<double>(st.refused));
+    o.set("ignored", static_cast<double>(st.ignored));
     return o;
   }
 
  private:
+  std::string_view staged(int len) const {
+    return std::string_view(reinterpret_cast<const char*>(staging_.data()),
+                            std::min(staging_.size(), static_cast<std::size_t>(std::max(0, len))));
+  }
+  static double address(const std::string& s) { return static_cast<double>(reinterpret_cast<std::uintptr_t>(s.data())); }
+
   RoomMember member_;
   std::vector<std::uint8_t> staging_;
+  std::optional<MemberAction> last_action_;
+  std::optional<MemberEvent> last_event_;
+  double out_[6] = {};
 };
+
+std::string replay(const std::string& room, const std::string& seq_env) { return replay_message(room, seq_env); }
 
 std::string member_options_error(const std::string& json) {
   return parse_member_options(json).error;
@@ -500,9 +501,9 @@ val event_kinds() {
 val reason_names() {
   return names(kRoomReasonNames, std::size(kRoomReasonNames));
 }
-val lane_send_names() {
-  return names(kLaneSendNames, std::size(kLaneSendNames));
-}
+val lane_send_names() { return names(kLaneSendNames, std::size(kLaneSendNames)); }
+val member_action_kinds() { return names(kMemberActionNames, std::size(kMemberActionNames)); }
+val member_event_kinds() { return names(kMemberEventNames, std::size(kMemberEventNames)); }
 
 val action_layout() {
   val o = val::object();
@@ -593,17 +594,16 @@ EMSCRIPTEN_BINDINGS(tether_room) {
       .constructor<const std::string&>()
       .function("start", &RoomMemberCore::start)
       .function("linkOpen", &RoomMemberCore::link_open)
-      .function("linkMessage", &RoomMemberCore::link_message)
-      .function("stage", &RoomMemberCore::stage)
+      .function("staging", &RoomMemberCore::staging)
+      .function("outbox", &RoomMemberCore::outbox)
       .function("linkMessageStaged", &RoomMemberCore::link_message_staged)
       .function("linkClosed", &RoomMemberCore::link_closed)
       .function("timeout", &RoomMemberCore::timeout)
       .function("close", &RoomMemberCore::close)
-      .function("sendText", &RoomMemberCore::send_text)
+      .function("sendTextStaged", &RoomMemberCore::send_text_staged)
       .function("sendSignal", &RoomMemberCore::send_signal)
-      .function("pollAction", &RoomMemberCore::poll_action)
-      .function("pollEvent", &RoomMemberCore::poll_event)
-      .function("pollTimeout", &RoomMemberCore::poll_timeout)
+      .function("pollNext", &RoomMemberCore::poll_next)
+      .function("eventDetails", &RoomMemberCore::event_details)
       .function("joined", &RoomMemberCore::joined)
       .function("laneOpen", &RoomMemberCore::lane_open)
       .function("roster", &RoomMemberCore::roster)
@@ -611,8 +611,14 @@ EMSCRIPTEN_BINDINGS(tether_room) {
   emscripten::function("roomMemberOptionsError", &member_options_error);
   emscripten::function("roomMemberDefaults", &member_defaults);
   emscripten::function("roomLaneSendNames", &lane_send_names);
+  emscripten::function("roomMemberActionKinds", &member_action_kinds);
+  emscripten::function("roomMemberEventKinds", &member_event_kinds);
+  emscripten::constant("roomMemberEventBase", RoomMemberCore::kEventBase);
   emscripten::function("roomHelloText", &hello);
+  emscripten::function("roomReplayMessage", &replay);
   emscripten::function("roomAdmissionDefaults", &admission_defaults);
+  emscripten::constant("roomFramePass", 0);
+  emscripten::constant("roomFrameMeasure", 1);
   emscripten::function("roomParseLimits", &parse_limits);
   emscripten::function("roomCloseCodes", &close_codes);
   emscripten::function("roomActionKinds", &action_kinds);

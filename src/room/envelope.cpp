@@ -65,12 +65,12 @@ void append_quoted(std::string& out, std::string_view s) {
   // JSON.stringify's escaping: the two specials, short forms, \u00XX for other controls.
   static const char kHex[] = "0123456789abcdef";
   out += '"';
-  for (char ch : s) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c != '"' && c != '\\') {
-      out += ch;
-      continue;
-    }
+  std::size_t clean = 0;  // start of the run of bytes that need no escape
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + clean, i - clean);
+    clean = i + 1;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -85,6 +85,7 @@ void append_quoted(std::string& out, std::string_view s) {
         out += kHex[c & 15];
     }
   }
+  out.append(s.data() + clean, s.size() - clean);
   out += '"';
 }
 

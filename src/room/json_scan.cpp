@@ -228,11 +228,15 @@ std::uint32_t JsonScan::value(std::size_t depth) {
 
 void JsonScan::unescape(std::string_view s, std::string& out) {
   out.clear();
+  out.reserve(s.size());
   for (std::size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (c != '\\') {
-      out += c;
-      continue;
+    // Runs without a backslash go across in one append (most of a long string).
+    std::size_t run = s.find('\\', i);
+    if (run == std::string_view::npos) run = s.size();
+    if (run > i) {
+      out.append(s.data() + i, run - i);
+      i = run;
+      if (i == s.size()) break;
     }
     char e = s[++i];
     switch (e) {

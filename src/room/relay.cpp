@@ -1065,6 +1065,29 @@ std::string RoomRelay::seq_envelope(const JsonScan& scan, std::uint32_t env, dou
   return out;
 }
 
+std::string replay_message(std::string_view room, std::string_view seq_env_json) {
+  JsonScan scan;
+  if (seq_env_json.size() > kMaxMessageBytes || !scan.parse(seq_env_json, kMaxJsonDepth) || !scan.is_object(0)) {
+    return std::string();
+  }
+  std::string out = "{\"t\":\"env\",\"room\":";
+  append_quoted(out, room);
+  out += ",\"env\":{";
+  bool first = true;
+  std::string scratch;
+  for (std::uint32_t c = scan.node(0).first; c != JsonScan::kNone; c = scan.node(c).next) {
+    if (scan.key(c, scratch) == "seq") continue;
+    if (!first) out += ',';
+    first = false;
+    out += '"';
+    out += scan.key_raw(c);
+    out += "\":";
+    out += scan.raw(c);
+  }
+  out += "}}";
+  return out;
+}
+
 // ---- the release queue (durability gates) -----------------------------------------------------
 
 void RoomRelay::submit(Room& room, std::unique_ptr<Release> entry) {

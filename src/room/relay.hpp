@@ -127,6 +127,11 @@ struct RoomInfo {
   bool stalled = false;
 };
 
+// A journal envelope ({...env, seq}) as the client message that wrote it ({"t":"env","room",
+// "env"} without the seq, members in their order), for an adapter that replays its journal into
+// a fresh relay. Empty when `seq_env_json` is not a JSON object.
+std::string replay_message(std::string_view room, std::string_view seq_env_json);
+
 class RoomRelay {
  public:
   explicit RoomRelay(RoomRelayOptions options);

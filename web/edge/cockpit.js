@@ -24,11 +24,21 @@ export function routeCockpit(request, env) {
   const url = new URL(request.url);
   if (url.pathname === '/api/info') {
     const ws = `${url.protocol === 'https:' ? 'wss' : 'ws'}://${url.host}`;
-    return Response.json({ version: 7, wsUrl: ws }, { headers: { 'access-control-allow-origin': '*' } });
+    return Response.json(
+      { version: 7, wsUrl: ws },
+      { headers: { 'access-control-allow-origin': '*' } },
+    );
   }
-  if (url.pathname === '/api/stats' || url.pathname === '/ws/robot' || url.pathname === '/ws/viewer') {
+  if (
+    url.pathname === '/api/stats' ||
+    url.pathname === '/ws/robot' ||
+    url.pathname === '/ws/viewer'
+  ) {
     if (!env.COCKPIT) {
-      return new Response('the COCKPIT Durable Object binding is missing: add it to wrangler.toml\n', { status: 500 });
+      return new Response(
+        'the COCKPIT Durable Object binding is missing: add it to wrangler.toml\n',
+        { status: 500 },
+      );
     }
     return env.COCKPIT.get(env.COCKPIT.idFromName(fleetName(env))).fetch(request);
   }
@@ -73,10 +83,14 @@ export class CockpitRelayObject {
   async fetch(request) {
     await (this.ready ??= this.#init());
     const url = new URL(request.url);
-    if (url.pathname === '/api/stats') return Response.json(this.core.stats(), { headers: { 'access-control-allow-origin': '*' } });
+    if (url.pathname === '/api/stats')
+      return Response.json(this.core.stats(), { headers: { 'access-control-allow-origin': '*' } });
     const role = url.pathname === '/ws/robot' ? 'robot' : 'viewer';
     if (request.headers.get('upgrade')?.toLowerCase() !== 'websocket') {
-      return new Response(`${url.pathname} is a WebSocket endpoint: connect with a WebSocket client\n`, { status: 426 });
+      return new Response(
+        `${url.pathname} is a WebSocket endpoint: connect with a WebSocket client\n`,
+        { status: 426 },
+      );
     }
     const [client, server] = Object.values(new WebSocketPair());
     server.accept();

@@ -23,7 +23,8 @@ export async function checkRoomRequest(request, secret) {
   }
   if (request.headers.get('upgrade')?.toLowerCase() !== 'websocket')
     return text(426, 'this endpoint takes a WebSocket upgrade\n', { Upgrade: 'websocket' });
-  if (!secret) return text(500, 'the server has no TICKET_SECRET; run `wrangler secret put TICKET_SECRET`\n');
+  if (!secret)
+    return text(500, 'the server has no TICKET_SECRET; run `wrangler secret put TICKET_SECRET`\n');
   let v;
   try {
     v = await verifyTicket(secret, url.searchParams.get('ticket') ?? '', { room });

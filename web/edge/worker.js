@@ -6,6 +6,7 @@
 // compiling WASM at run time.
 import wasm from '../../build/wasm/tether.wasm';
 import { createRelay, initRelay, pathPrefixAcl } from '../glue/relay.js';
+import { initLimits } from './limits.js';
 import { defineRoomObject } from './room-object.js';
 import { handleRequest } from './router.js';
 import { CockpitRelayObject, routeCockpit } from './cockpit.js';
@@ -14,7 +15,8 @@ let loading = null;
 
 export const RoomObject = defineRoomObject({
   relayImpl: { createRelay, pathPrefixAcl },
-  init: () => (loading ??= initRelay({ wasmModule: wasm })),
+  init: () =>
+    (loading ??= Promise.all([initRelay({ wasmModule: wasm }), initLimits({ wasmModule: wasm })])),
 });
 
 export { CockpitRelayObject };

@@ -8,6 +8,9 @@ import createTetherModule from '../../build/wasm/tether.mjs';
 // module load throws, and that path never needs it (the caller passes wasmModule).
 const wasmUrl = () => new URL('../../build/wasm/tether.wasm', import.meta.url);
 let shared = null;
+// One instance per precompiled module (workerd): every glue initialised with the same import shares
+// it, so the relay, the admission limits and the tickets live in one WASM memory.
+const byModule = new WeakMap();
 
 async function readWasmBytes() {
   if (globalThis.Deno?.readFile) return globalThis.Deno.readFile(wasmUrl());
@@ -26,6 +29,8 @@ async function readWasmBytes() {
  */
 export async function loadTetherModule(options = {}) {
   if (!options.wasmModule && !options.wasmBinary && shared) return shared;
+  if (options.wasmModule && byModule.has(options.wasmModule))
+    return byModule.get(options.wasmModule);
   const settings = { locateFile: () => wasmUrl().href, print: () => {}, printErr: () => {} };
   if (options.wasmModule) {
     const compiled = options.wasmModule;
@@ -45,5 +50,6 @@ export async function loadTetherModule(options = {}) {
     );
   });
   if (!options.wasmModule && !options.wasmBinary) shared = loading;
+  if (options.wasmModule) byModule.set(options.wasmModule, loading);
   return loading;
 }

@@ -8,7 +8,30 @@ export type StoreOp =
   | { kind: 'delete'; path: readonly Key[]; prev: unknown }
   | { kind: 'clear'; path: readonly Key[] };
 export type SyncOp = StoreOp & { readonly cites: readonly Dot[]; readonly epoch: number };
-export declare const MESH_PROTO_VERSION = 3;
+/** The op protocol version of the core (3), once the module is loaded. */
+export declare let MESH_PROTO_VERSION: number;
+/** The core's room limits (src/room/limits.hpp), once the module is loaded. */
+export declare let ROOM_LIMITS: Readonly<{
+  meshProtoVersion: number;
+  defaultJournalLimit: number;
+  defaultMaxOpsPerEnvelope: number;
+  maxIdBytes: number;
+  maxRoomNameBytes: number;
+  maxPathDepth: number;
+  maxMessageBytes: number;
+  maxBacklogMessages: number;
+  maxBacklogBytes: number;
+}>;
+/** A hello as the room relay expects it (built by the core). */
+export declare function helloText(o: {
+  room: string;
+  origin: string;
+  policyVersion?: number;
+  schemaVersion?: number;
+  seq?: number;
+}): string;
+/** A journal envelope ({...env, seq}, as JSON text) as the client message that wrote it. */
+export declare function replayText(room: string, seqEnvText: string): string;
 export type OpEnvelope = {
   readonly proto: number;
   readonly instance: string;

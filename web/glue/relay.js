@@ -57,6 +57,24 @@ export async function initRelay(options) {
   adopt(await loadTetherModule(options));
 }
 
+/** A hello as the room relay expects it; schemaVersion and seq are optional. */
+export function helloText({ room, origin, policyVersion = 0, schemaVersion, seq }) {
+  return mod.roomHelloText(
+    String(room),
+    String(origin),
+    Number(policyVersion),
+    schemaVersion ?? NaN,
+    seq ?? NaN,
+  );
+}
+
+/** A journal envelope ({...env, seq}, as JSON text) as the client message that wrote it. */
+export function replayText(room, seqEnvText) {
+  const text = mod.roomReplayMessage(String(room), String(seqEnvText));
+  if (text === '') throw new Error('tether/relay: a journal envelope must be a JSON object');
+  return text;
+}
+
 /** Write access by path prefix; '*' matches one segment. Runs natively inside the relay. */
 export function pathPrefixAcl(rules) {
   const list = rules.map((r) => ({ prefix: [...r.prefix], allow: r.allow }));

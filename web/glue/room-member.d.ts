@@ -32,7 +32,9 @@ export type RoomMemberEvent =
 export interface RoomMemberHost {
   /** Open a socket to the relay (attempt counts dials since the last welcome, from 1). */
   dial(attempt: number): void;
-  transmit(text: string): void;
+  /** Send one frame: frame.text() as a string, or frame.bytes() (a copy) for a socket that takes
+   * a text frame as bytes. Read it before returning. */
+  transmit(frame: { text(): string; bytes(): Uint8Array }): void;
   hangUp(): void;
   event(e: RoomMemberEvent): void;
 }

@@ -6,11 +6,21 @@
 // web/peer/relay-transport.js and web/peer/webrtc-transport.js.
 import { createDriver } from './driver.js';
 import { loadTetherModule } from './load.js';
+import { textBytes } from './text-bytes.js';
 
 // The peer transports run in browsers and Node, never in workerd, so the module loads here.
 const mod = await loadTetherModule();
 
 const LANE_SEND = mod.roomLaneSendNames();
+const ACTION_KINDS = mod.roomMemberActionKinds();
+const EVENT_KINDS = mod.roomMemberEventKinds();
+const DIAL = ACTION_KINDS.indexOf('dial');
+const TRANSMIT = ACTION_KINDS.indexOf('transmit');
+const EVENT_BASE = mod.roomMemberEventBase;
+const TEXT = EVENT_KINDS.indexOf('text');
+const SIGNAL = EVENT_KINDS.indexOf('signal');
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 /** The core's defaults and bounds (maxMessageBytes, maxFrameBytes, reconnect bounds, ...). */
 export const MEMBER_DEFAULTS = Object.freeze({ ...mod.roomMemberDefaults() });
@@ -49,16 +59,91 @@ export function createRoomMember(options, host, driverOptions = {}) {
   const error = mod.roomMemberOptionsError(json);
   if (error) throw new TypeError(error);
   const core = new mod.RoomMemberCore(json);
+
+  // Texts cross as UTF-8 in WASM memory (bench/README.md): staged in with encodeInto, read out
+  // through the outbox's address and length. Views are rebuilt when memory grew.
+  const outboxAt = core.outbox() / 8;
+  let f64 = null;
+  const outbox = () => {
+    if (f64 === null || f64.buffer !== mod.HEAPU8.buffer) f64 = new Float64Array(mod.HEAPU8.buffer);
+    return f64;
+  };
+  const textAt = (slot) => {
+    const o = outbox();
+    const addr = o[outboxAt + slot];
+    return decoder.decode(mod.HEAPU8.subarray(addr, addr + o[outboxAt + slot + 1]));
+  };
+  let stagingAt = 0;
+  let stagingSize = 0;
+  const reserve = (n) => {
+    if (n > stagingSize) {
+      stagingSize = Math.max(n, 4096);
+      stagingAt = core.staging(stagingSize);
+    }
+    return mod.HEAPU8.subarray(stagingAt, stagingAt + stagingSize);
+  };
+  const stageText = (text) => {
+    if (text.isWellFormed()) return encoder.encodeInto(text, reserve(text.length * 3)).written;
+    const bytes = textBytes(text); // a lone surrogate stays invalid UTF-8: the core refuses it
+    reserve(bytes.length).set(bytes);
+    return bytes.length;
+  };
+  const stageBytes = (data) => {
+    const bytes = ArrayBuffer.isView(data)
+      ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+      : new Uint8Array(data);
+    reserve(bytes.length).set(bytes);
+    return bytes.length;
+  };
+
+  // pollNext hands out the next action, else the next event, in one call: an event it returns is
+  // kept for the driver's pollEvent, and "neither" leaves the deadline for pollTimeout.
+  let stashed = null;
+  let deadline = null;
+  // A transmit's frame: bytes for a socket that takes text frames as bytes (Node's ws), a string
+  // otherwise. Read before the next poll.
+  const frame = {
+    kind: 'transmit',
+    text: () => textAt(0),
+    bytes() {
+      const o = outbox();
+      const addr = o[outboxAt];
+      return mod.HEAPU8.slice(addr, addr + o[outboxAt + 1]);
+    },
+  };
   const driver = createDriver(
     {
-      pollAction: () => core.pollAction(),
-      pollEvent: () => core.pollEvent(),
-      pollTimeout: () => core.pollTimeout(),
+      pollAction() {
+        const code = core.pollNext();
+        if (code < 0) {
+          const t = outbox()[outboxAt + 5];
+          deadline = t < 0 ? null : t;
+          return null;
+        }
+        if (code >= EVENT_BASE) {
+          const kind = code - EVENT_BASE;
+          const name = EVENT_KINDS[kind];
+          stashed =
+            kind === TEXT || kind === SIGNAL
+              ? { kind: name, origin: textAt(2), text: textAt(0) }
+              : { kind: name, ...core.eventDetails() };
+          return null;
+        }
+        if (code === TRANSMIT) return frame;
+        if (code === DIAL) return { kind: 'dial', attempt: outbox()[outboxAt + 4] };
+        return { kind: 'hang-up' };
+      },
+      pollEvent() {
+        const e = stashed;
+        stashed = null;
+        return e;
+      },
+      pollTimeout: () => deadline,
       handleTimeout: (now) => core.timeout(now),
     },
     {
       perform(a) {
-        if (a.kind === 'transmit') host.transmit(a.text);
+        if (a === frame) host.transmit(frame);
         else if (a.kind === 'dial') host.dial(a.attempt);
         else host.hangUp();
       },
@@ -71,14 +156,8 @@ export function createRoomMember(options, host, driverOptions = {}) {
     linkOpen: () => driver.input((now) => core.linkOpen(now)),
     /** One frame from the relay: text, or bytes (Node's ws), which go in without a string. */
     linkMessage(data) {
-      if (typeof data === 'string') return driver.input((now) => core.linkMessage(data, now));
-      const bytes = ArrayBuffer.isView(data)
-        ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
-        : new Uint8Array(data);
-      return driver.input((now) => {
-        core.stage(bytes.length).set(bytes);
-        core.linkMessageStaged(bytes.length, now);
-      });
+      const n = typeof data === 'string' ? stageText(data) : stageBytes(data);
+      driver.input((now) => core.linkMessageStaged(n, now));
     },
     linkClosed: () => driver.input((now) => core.linkClosed(now)),
     close: () => {
@@ -86,8 +165,20 @@ export function createRoomMember(options, host, driverOptions = {}) {
       driver.close();
     },
     /** Lanes: one envelope to peer; 'accepted' or why not ('not-open', 'too-big', ...). */
-    sendText: (peer, text, bufferedBytes) =>
-      LANE_SEND[driver.input(() => core.sendText(peer, text, bufferedBytes))],
+    sendText(peer, text, bufferedBytes) {
+      // The peer's id, then the text, in one staging buffer (one call, numbers only).
+      const bytes = text.isWellFormed() ? null : textBytes(text);
+      const buf = reserve(peer.length * 3 + (bytes ? bytes.length : text.length * 3));
+      const p = encoder.encodeInto(peer, buf).written;
+      let n;
+      if (bytes) {
+        buf.set(bytes, p);
+        n = bytes.length;
+      } else {
+        n = encoder.encodeInto(text, buf.subarray(p)).written;
+      }
+      return LANE_SEND[driver.input(() => core.sendTextStaged(p, n, bufferedBytes))];
+    },
     /** A signal to `to` with data as JSON text; false when the link is down. */
     sendSignal: (to, dataJson) => driver.input(() => core.sendSignal(to, dataJson)),
     joined: () => core.joined(),

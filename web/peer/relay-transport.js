@@ -33,6 +33,7 @@ export function createRelayTransport(options) {
   let ws = null;
   let closed = false;
   let sendFailed = false;
+  let nodeWs = false; // the socket is Node's ws (EventEmitter API)
   let closing = null; // resolves when the socket we hung up has closed
   let readyResolve, readyReject;
   const ready = new Promise((res, rej) => {
@@ -105,9 +106,11 @@ export function createRelayTransport(options) {
     }
   }
 
-  function transmit(text) {
+  function transmit(frame) {
     try {
-      ws.send(text);
+      // Node's ws sends bytes as a text frame without re-encoding a string; a browser needs text.
+      if (nodeWs) ws.send(frame.bytes(), { binary: false });
+      else ws.send(frame.text());
     } catch {
       sendFailed = true;
     }
@@ -142,6 +145,7 @@ export function createRelayTransport(options) {
       return;
     }
     ws = sock;
+    nodeWs = typeof sock.on === 'function';
     const onOpen = () => {
       if (ws === sock) member.linkOpen();
     };

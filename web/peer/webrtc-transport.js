@@ -87,9 +87,9 @@ export function createWebRtcTransport(options) {
     },
     {
       dial,
-      transmit(text) {
+      transmit(frame) {
         try {
-          ws?.send(text);
+          ws?.send(frame.text());
         } catch (e) {
           log('signal send failed', e);
         }
