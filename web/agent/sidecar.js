@@ -1,36 +1,29 @@
 // The persistent agent sidecar (agent-bus-and-swarm.md § WebRTC layers, step 4; § Delivery
 // semantics; § Local state and CLI boundaries). One per state dir. It stays in the room between
-// an agent's turns, stores incoming mail on disk, keeps direct messages in the disk outbox until
-// the transport accepts them, retries handoffs until the receiver confirms storage, and answers
-// CLI invocations on a 127.0.0.1 HTTP endpoint guarded by a bearer token in a 0600 file.
+// an agent's turns and answers CLI invocations on 127.0.0.1. This file joins the room and wires
+// the concerns together; each lives in web/agent/sidecar/:
+//   mailbox.js     incoming mail into inbox/ (deduplicated), history replays
+//   outbox.js      direct messages kept in outbox/ until the transport accepts them
+//   handoffs.js    confirmed handoffs, both ends, on disk
+//   shares.js      pulls from and of shared folders (one-to-one transfers)
+//   swarm.js       file swarms
+//   rpc-server.js  the control API the CLI calls
 //
 // Run by `tether agent join` as: node web/agent/sidecar.js --dir <state dir>
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
-import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createRelayTransport } from '../peer/relay-transport.js';
-import { LIMITS, bus, handoffKey, makeEnvelope, newId, recordHash, useBus } from './envelope.js';
-import {
-  ensureDirs,
-  listRecords,
-  nameHash,
-  readRecord,
-  recordName,
-  stateDirs,
-  writeAtomic,
-} from './store.js';
-import { Pulls } from './pull.js';
-import { loadSwarm } from '@tether-rt/tether/swarm';
-import { createSwarmPeer } from '../peer/swarm-glue.js';
-import { fileSource, nodeFolder } from '../peer/storage-node.js';
-import { files, readJson, releaseLock, takeLock, writeJson } from './state.js';
+import { bus, newId, useBus } from './envelope.js';
+import { ensureDirs } from './store.js';
+import { files, readJson, releaseLock, takeLock } from './state.js';
 import { WakeHook } from './wake.js';
+import { Handoffs } from './sidecar/handoffs.js';
+import { Mailbox } from './sidecar/mailbox.js';
+import { Outbox } from './sidecar/outbox.js';
+import { RpcServer } from './sidecar/rpc-server.js';
+import { Shares } from './sidecar/shares.js';
+import { SwarmService } from './sidecar/swarm.js';
 
-const MAX_INBOUND_TEXT = 256 * 1024; // one control message (the data-channel bound)
-const MAX_RPC_BODY = 512 * 1024;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const HISTORY_WAIT_MS = 5000;
 // Types a peer's message lands in the inbox as (the rest is protocol traffic handled here).
 const MAIL_TYPES = new Set([
   'chat',
@@ -41,7 +34,7 @@ const MAIL_TYPES = new Set([
   'skill_update',
   'file_ack',
 ]);
-const SKILLS = ['handoff-v1'];
+const SEND_TYPES = ['chat', 'command', 'command_response', 'event', 'ack'];
 const VERSION = '0.1.0';
 
 export class Sidecar {
@@ -57,58 +50,29 @@ export class Sidecar {
       name: config.name ?? config.id,
       instanceId: this.instanceId,
     };
-    this.replayed = []; // history replays arriving for a pending `history` call
-    this.hashes = new Set(); // record hashes in inbox + archive: a resend of a stored id is dropped
-    for (const d of [this.dirs.inbox, this.dirs.archive])
-      for (const n of listRecords(d)) this.hashes.add(nameHash(n));
-    // Per-peer outbox index (record names, oldest first), so a flush touches only that peer's
-    // backlog. Malformed records are left out here and left alone on disk.
-    this.outbox = new Map();
-    for (const n of listRecords(this.dirs.outbox)) {
-      const rec = readRecord(this.dirs.outbox, n, 'outbox');
-      if (rec) this.outboxList(rec.to).push(n);
-    }
-    this.handoffs = new Map(); // envelope id -> sender record
     this.hostile = 0;
-    this.dropAcks = process.env.TETHER_AGENT_TEST_DROP_HANDOFF_ACKS === '1'; // tests: force sender retries
     this.wake = config.wake
       ? new WakeHook(config.wake, { room: config.room, extraEnv: { TETHER_WAKE_DIR: dir }, log })
       : null;
-    this.loadHandoffs();
+    this.mailbox = new Mailbox({ dirs: this.dirs, onNewMail: () => this.wake?.trigger() });
+    this.outbox = new Outbox({ dirs: this.dirs, from: this.from });
+    this.handoffs = new Handoffs({
+      dirs: this.dirs,
+      mailbox: this.mailbox,
+      log,
+      dropAcks: process.env.TETHER_AGENT_TEST_DROP_HANDOFF_ACKS === '1', // tests: force sender retries
+    });
+    this.shares = new Shares({ dir, from: this.from, log });
+    this.swarm = new SwarmService({ dir, log });
+    // The concerns that answer the CLI or claim incoming envelopes (receive() returning true),
+    // asked in this order. A new concern joins this list.
+    this.parts = [this.shares, this.handoffs, this.swarm];
+    this.rpc = new RpcServer({ dir, log });
+    for (const part of [this, ...this.parts]) this.rpc.add(part.rpcHandlers?.() ?? {});
   }
 
   async start() {
-    const url = new URL(this.cfg.relay);
-    if (!url.searchParams.has('writer')) url.searchParams.set('writer', this.cfg.id);
-    if (!url.searchParams.has('kind')) url.searchParams.set('kind', 'agent');
-    // Node 22+ has a global WebSocket; Node 20 uses the `ws` package.
-    const WebSocket = globalThis.WebSocket ?? (await import('ws')).default;
-    if (this.cfg.transport === 'webrtc') {
-      // Real RTCDataChannels to every member (node-datachannel), signaled through the same relay.
-      const { RTCPeerConnection } = await import('node-datachannel/polyfill');
-      const { createWebRtcTransport } = await import('../peer/webrtc-transport.js');
-      this.transport = createWebRtcTransport({
-        url: url.toString(),
-        room: this.cfg.room,
-        selfId: this.cfg.id,
-        RTCPeerConnection,
-        WebSocket,
-        // node-datachannel's bindAddress: pin the local interface (tests pin 127.0.0.1).
-        rtcConfig: {
-          iceServers: [],
-          ...(this.cfg.webrtcBind ? { bindAddress: this.cfg.webrtcBind } : {}),
-        },
-        log: (...a) => this.log(`webrtc: ${a.map(String).join(' ')}`),
-      });
-    } else {
-      this.transport = createRelayTransport({
-        url: url.toString(),
-        room: this.cfg.room,
-        selfId: this.cfg.id,
-        WebSocket,
-        onError: (err) => this.log(err.message),
-      });
-    }
+    this.transport = await this.openTransport();
     // The bus core (tether/bus) owns the envelope rules: parsing and binding every incoming message
     // to its stream, announcements (handoff-v1), history replay, and both ends of a confirmed
     // handoff with its retry schedule. The sidecar owns what is on disk.
@@ -128,162 +92,61 @@ export class Sidecar {
       },
       message: (env, info) => this.onMessage(env, info),
       rejected: (err, peer) => this.refuse(peer, `${err.code} at ${err.field}: ${err.detail}`),
-      handoff: (h) => this.receiveHandoff(h),
-      handoffStored: (h) => this.handoffDone(h, 'stored'),
-      handoffExpired: (h) => this.handoffDone(h, 'expired'),
+      ...this.handoffs.busHandlers(),
       // Direct messages leave from the disk outbox whenever the bus sees a peer's lane open.
-      peer: (p) => p.open && this.flushOutbox(p.streamId ?? p.peer),
+      peer: (p) => p.open && this.outbox.flush(p.streamId ?? p.peer),
     });
-    for (const peer of this.transport.openPeers()) this.flushOutbox(peer);
-    if (!this.dropAcks) this.bus.rememberHandoffs(this.storedHandoffKeys());
-    this.resumeHandoffs();
-    await this.startSwarm();
-    // Pulls need tether/bus's one-to-one transfer; without it the sidecar runs, and pull says why.
-    try {
-      const api = bus();
-      if (!api) throw new Error('tether/bus is not built into this branch');
-      this.pulls = new Pulls({
-        api,
-        transport: () => this.transport,
-        envelope: (to, type, payload, topic) => {
-          const e = makeEnvelope({ from: this.from, type, to, topic, payload });
-          return e.ok
-            ? { ok: true, env: e.env, text: JSON.stringify(e.env) }
-            : { ok: false, error: `${e.field} ${e.detail}` };
+    this.outbox.attach(this.bus, this.transport);
+    this.handoffs.attach(this.bus);
+    await this.swarm.start(this.transport, {
+      role: this.from.role,
+      name: this.from.name,
+      instanceId: this.instanceId,
+    });
+    this.shares.start(bus(), this.transport);
+    await this.rpc.listen();
+  }
+
+  async openTransport() {
+    const url = new URL(this.cfg.relay);
+    if (!url.searchParams.has('writer')) url.searchParams.set('writer', this.cfg.id);
+    if (!url.searchParams.has('kind')) url.searchParams.set('kind', 'agent');
+    // Node 22+ has a global WebSocket; Node 20 uses the `ws` package.
+    const WebSocket = globalThis.WebSocket ?? (await import('ws')).default;
+    if (this.cfg.transport === 'webrtc') {
+      // Real RTCDataChannels to every member (node-datachannel), signaled through the same relay.
+      const { RTCPeerConnection } = await import('node-datachannel/polyfill');
+      const { createWebRtcTransport } = await import('../peer/webrtc-transport.js');
+      return createWebRtcTransport({
+        url: url.toString(),
+        room: this.cfg.room,
+        selfId: this.cfg.id,
+        RTCPeerConnection,
+        WebSocket,
+        // node-datachannel's bindAddress: pin the local interface (tests pin 127.0.0.1).
+        rtcConfig: {
+          iceServers: [],
+          ...(this.cfg.webrtcBind ? { bindAddress: this.cfg.webrtcBind } : {}),
         },
-        shares: () => readJson(stateDirs(this.dir).shares) ?? {},
-        log: this.log,
+        log: (...a) => this.log(`webrtc: ${a.map(String).join(' ')}`),
       });
-    } catch (err) {
-      this.pullsMissing = err.message;
     }
-  }
-
-  // ---- swarm (tether/swarm driven by the peer engineer's glue over our transport) ----------------
-
-  async startSwarm() {
-    this.swarmJobs = new Map(); // fileId -> {state, result?, error?, to}
-    this.swarmProgress = new Map();
-    this.swarmOffersFile = path.join(this.dir, 'swarm-offers.json');
-    try {
-      const swarm = await loadSwarm();
-      this.swarm = createSwarmPeer({
-        swarm,
-        transport: this.transport,
-        identity: { role: this.from.role, name: this.from.name, instanceId: this.instanceId },
-        onProgress: (p) => this.swarmProgress.set(p.fileId, p),
-        log: (...a) =>
-          this.log(
-            `swarm: ${a.map((x) => (x instanceof Error ? x.message : typeof x === 'string' ? x : JSON.stringify(x))).join(' ')}`,
-          ),
-      });
-    } catch (err) {
-      this.swarmMissing = err.message;
-      return;
-    }
-    // Files offered before a restart are offered again (hashed again: the file may have changed).
-    for (const o of readJson(this.swarmOffersFile) ?? []) {
-      this.swarmOffer(o.path).then(
-        (r) => !r.ok && this.log(`swarm: could not re-offer ${o.path}: ${r.error}`),
-      );
-    }
-  }
-
-  async swarmOffer(file) {
-    if (!this.swarm)
-      return { ok: false, error: `swarm is not available in this build: ${this.swarmMissing}` };
-    let real;
-    try {
-      real = fs.realpathSync(file);
-      if (!fs.statSync(real).isFile()) return { ok: false, error: `${file} is not a file` };
-    } catch (err) {
-      return { ok: false, error: `cannot offer ${file} (${err.code}); give a readable file` };
-    }
-    try {
-      const source = await fileSource(real);
-      const r = await this.swarm.share({ name: path.basename(real), source });
-      const list = (readJson(this.swarmOffersFile) ?? []).filter((o) => o.path !== real);
-      list.push({ path: real, fileId: r.fileId });
-      writeJson(this.swarmOffersFile, list);
-      return { ok: true, fileId: r.fileId, name: path.basename(real), size: source.size };
-    } catch (err) {
-      return { ok: false, error: err.message };
-    }
-  }
-
-  async swarmFetch(fileId, to) {
-    if (!this.swarm)
-      return { ok: false, error: `swarm is not available in this build: ${this.swarmMissing}` };
-    if (typeof fileId !== 'string' || !/^[0-9a-f]{64}$/.test(fileId))
-      return {
-        ok: false,
-        error: 'FILE_ID is the 64 lowercase hex characters `swarm offer` printed',
-      };
-    const job = this.swarmJobs.get(fileId);
-    if (job && job.state === 'running')
-      return {
-        ok: false,
-        error: `${fileId} is already being fetched by this sidecar (into ${job.to})`,
-      };
-    let folder;
-    try {
-      folder = await nodeFolder(to);
-    } catch (err) {
-      return { ok: false, error: `cannot download into ${to} (${err.code ?? err.message})` };
-    }
-    const j = { state: 'running', to };
-    this.swarmJobs.set(fileId, j);
-    this.swarm.fetch(fileId, folder).then(
-      (result) => Object.assign(j, { state: 'done', result }),
-      (err) => Object.assign(j, { state: 'failed', error: err.message }),
-    );
-    return { ok: true, fileId };
-  }
-
-  swarmStatus(fileId) {
-    const j = this.swarmJobs?.get(fileId);
-    if (!j)
-      return {
-        ok: false,
-        error: `no fetch of ${fileId} in this sidecar; start one with \`tether agent swarm fetch\``,
-      };
-    return {
-      ok: true,
-      ...j,
-      progress: this.swarm.progress(fileId) ?? this.swarmProgress.get(fileId) ?? null,
-    };
+    return createRelayTransport({
+      url: url.toString(),
+      room: this.cfg.room,
+      selfId: this.cfg.id,
+      WebSocket,
+      onError: (err) => this.log(err.message),
+    });
   }
 
   // ---- incoming (already parsed, bound and checked by the bus) ------------------------------
 
   onMessage(env, info) {
     if (env.from.streamId === this.cfg.id) return; // our own, replayed back to us
-    switch (env.type) {
-      case 'command':
-        if (env.payload?.command === 'share.pull') {
-          if (this.pulls)
-            this.pulls
-              .serve(info.peer, env)
-              .catch((err) => this.log(`serving a pull failed: ${err.stack ?? err}`));
-          return;
-        }
-        return this.storeMail(env, info);
-      case 'command_response':
-        if (this.pulls?.response(info.peer, env)) return;
-        return this.storeMail(env, info);
-      case 'file_offer':
-        return this.pulls?.offer(info.peer, env);
-      case 'file_chunk':
-        return this.pulls?.chunk(info.peer, env);
-      case 'file_complete':
-        return this.pulls?.complete(info.peer, env);
-      case 'ack':
-        if (env.payload?.forType === 'handoff') return; // the bus correlates handoff receipts
-        return this.storeMail(env, info);
-      default:
-        if (MAIL_TYPES.has(env.type)) return this.storeMail(env, info);
-        return; // announce, swarm traffic (the swarm glue's), pings: not mail
-    }
+    for (const part of this.parts) if (part.receive?.(env, info)) return;
+    if (MAIL_TYPES.has(env.type)) this.mailbox.store(env, info);
+    // announce, swarm traffic (the swarm glue's), pings: not mail
   }
 
   refuse(peer, why) {
@@ -293,237 +156,7 @@ export class Sidecar {
       this.log(`refused a message from ${peer}: ${why} (${this.hostile} refused so far)`);
   }
 
-  // ---- inbox ------------------------------------------------------------------------------
-
-  /** Stores one envelope in the inbox unless a record of it is already there or archived. */
-  storeMail(env, info) {
-    if (info?.replayed) this.replayed.push(env);
-    const h = recordHash(env);
-    if (this.hashes.has(h)) return false;
-    const rec = {
-      v: 1,
-      kind: 'inbox',
-      receivedAt: Date.now(),
-      replayed: !!info?.replayed,
-      envelope: env,
-    };
-    writeAtomic(path.join(this.dirs.inbox, recordName(env)), JSON.stringify(rec));
-    this.hashes.add(h);
-    this.wake?.trigger();
-    return true;
-  }
-
-  // ---- outbox: direct messages stay on disk until the transport accepts them ---------------
-
-  enqueueDirect(to, type, payload, topic = null) {
-    const e = makeEnvelope({ from: this.from, type, to, topic, payload });
-    if (!e.ok) return { ok: false, error: `cannot send: ${e.detail}` };
-    // The bus refuses an envelope over its size bound here (too_large), so a message no transport
-    // would take never sits at the head of a peer's backlog.
-    const name = recordName(e.env);
-    writeAtomic(
-      path.join(this.dirs.outbox, name),
-      JSON.stringify({
-        v: 1,
-        kind: 'outbox',
-        to,
-        type,
-        id: e.env.id,
-        queuedAt: Date.now(),
-        envelope: e.env,
-      }),
-    );
-    const list = this.outboxList(to);
-    list.push(name);
-    this.flushOutbox(to);
-    return { ok: true, id: e.env.id, state: list.includes(name) ? 'queued' : 'sent' };
-  }
-
-  outboxList(peer) {
-    let l = this.outbox.get(peer);
-    if (!l) this.outbox.set(peer, (l = []));
-    return l;
-  }
-
-  /**
-   * Sends `peer`'s backlog in order and removes each record only once the transport accepted it;
-   * the first refusal stops the flush and keeps the rest in order. Malformed records are skipped
-   * and stay on disk. Other peers' records are not touched: a blocked peer blocks nobody else.
-   */
-  flushOutbox(peer) {
-    // Only to a peer the bus holds open (src/bus/bus.hpp, Reachability): a peer the room roster
-    // dropped may still have a channel that looks open for seconds (a closed tab), and what the
-    // transport accepts there is lost.
-    if (!this.bus || !this.reachable(peer)) return 0;
-    const list = this.outbox.get(peer);
-    let sent = 0;
-    while (list && list.length) {
-      const name = list[0];
-      const rec = readRecord(this.dirs.outbox, name, 'outbox');
-      if (!rec || rec.to !== peer) {
-        list.shift(); // damaged or removed on disk since: skipped, left as it is
-        continue;
-      }
-      if (!this.transport.send(peer, JSON.stringify(rec.envelope))) break;
-      // In our history for `peer` to replay, and correlated when it acks (the bus's own sends do
-      // both; this one left from disk with the id it was given when queued).
-      this.bus.noteSent(rec.envelope);
-      list.shift();
-      try {
-        fs.unlinkSync(path.join(this.dirs.outbox, name));
-      } catch {}
-      sent++;
-    }
-    if (list && !list.length) this.outbox.delete(peer);
-    return sent;
-  }
-
-  reachable(peer) {
-    return this.bus.isOpen(peer);
-  }
-
-  broadcast(type, payload, topic = null) {
-    const r = this.bus.broadcast(type, payload, { topic });
-    if (!r.ok)
-      return { ok: false, error: `cannot broadcast: ${r.code} at ${r.field}: ${r.detail}` };
-    return { ok: true, id: r.id, delivered: r.sentTo, missed: r.rejectedBy };
-  }
-
-  // ---- history ---------------------------------------------------------------------------
-
-  /**
-   * Asks `peer` to replay recent messages (the bus caps and filters them). Replays we have not
-   * seen arrive as mail and land in the inbox; the reply lists them.
-   */
-  async requestHistory(peer, count) {
-    const start = this.replayed.length;
-    const r = this.bus.requestHistory(peer, count);
-    if (!r.ok) return { ok: false, error: `cannot ask '${peer}' for history: ${r.detail}` };
-    if (r.status !== 'sent')
-      return { ok: false, error: `'${peer}' is not reachable now; see \`tether agent peers\`` };
-    // The replay is one message: its envelopes arrive together. Wait for it, or give up quietly
-    // (a replay of nothing new arrives as nothing).
-    for (let i = 0; i < HISTORY_WAIT_MS / 50 && this.replayed.length === start; i++)
-      await sleep(50);
-    await sleep(50);
-    const got = this.replayed.splice(start);
-    return { ok: true, replayed: got };
-  }
-
-  // ---- handoffs: sender (the bus retries; the sidecar keeps the record on disk) --------------
-
-  loadHandoffs() {
-    for (const n of fs.readdirSync(this.dirs.handoffsOut)) {
-      if (!n.endsWith('.json')) continue;
-      const rec = readJson(path.join(this.dirs.handoffsOut, n));
-      if (
-        !rec ||
-        rec.kind !== 'handoff-sent' ||
-        !rec.envelope ||
-        typeof rec.envelope.id !== 'string'
-      )
-        continue;
-      rec.file = path.join(this.dirs.handoffsOut, n);
-      this.handoffs.set(rec.envelope.id, rec);
-    }
-  }
-
-  saveHandoff(rec) {
-    const { file, ...body } = rec;
-    writeAtomic(file, JSON.stringify(body));
-  }
-
-  /** After a restart: the bus retries each pending handoff with its original envelope. */
-  resumeHandoffs() {
-    for (const rec of this.handoffs.values()) {
-      if (rec.state !== 'pending') continue;
-      if (Date.now() >= rec.envelope.payload.expiresAt) {
-        this.handoffDone({ id: rec.envelope.id, attempts: rec.sends ?? 0 }, 'expired');
-        continue;
-      }
-      const r = this.bus.resumeHandoff(rec.envelope);
-      if (!r.ok) this.log(`handoff ${rec.envelope.id} cannot be resumed: ${r.code} ${r.detail}`);
-    }
-  }
-
-  createHandoff(to, request, expiresInMs) {
-    const r = this.bus.handoff(to, request, { ttlMs: expiresInMs });
-    if (!r.ok) {
-      if (r.code === 'handoff_unsupported')
-        return {
-          ok: false,
-          error: `'${to}' has no current handoff-v1 announcement (offline, restarting, or not a tether agent); check \`tether agent peers\` and try again when it is online`,
-        };
-      return { ok: false, error: `cannot hand off: ${r.code} at ${r.field}: ${r.detail}` };
-    }
-    const env = r.handoff.envelope;
-    const rec = {
-      v: 1,
-      kind: 'handoff-sent',
-      state: 'pending',
-      createdAt: Date.now(),
-      envelope: env,
-      sends: r.handoff.attempts,
-      file: path.join(this.dirs.handoffsOut, `${recordHash(env)}.json`),
-    };
-    // Kept on disk first thing: a restart resumes the same envelope (same id and instance).
-    this.saveHandoff(rec);
-    this.handoffs.set(env.id, rec);
-    return { ok: true, id: env.id, expiresAt: env.payload.expiresAt };
-  }
-
-  handoffDone(h, state) {
-    const rec = this.handoffs.get(h.id);
-    if (!rec || rec.state !== 'pending') return;
-    rec.state = state;
-    rec.sends = Math.max(rec.sends ?? 0, h.attempts ?? 0);
-    rec[state === 'stored' ? 'storedAt' : 'expiredAt'] = Date.now();
-    this.saveHandoff(rec);
-    if (state === 'expired') this.log(`handoff ${h.id} to ${rec.envelope.to} expired unconfirmed`);
-  }
-
-  // ---- handoffs: receiver -----------------------------------------------------------------
-
-  /** A new handoff from the bus: store it, mark it, and only then let the bus ack it. */
-  receiveHandoff(h) {
-    const env = h.envelope;
-    const marker = path.join(this.dirs.handoffsIn, `${handoffKey(env)}.json`);
-    if (!fs.existsSync(marker)) {
-      // Store first (unless an earlier life stored it and died before the marker), then mark.
-      if (!this.hashes.has(recordHash(env))) this.storeMail(env, { peer: h.peer });
-      try {
-        writeAtomic(
-          marker,
-          JSON.stringify({
-            v: 1,
-            kind: 'handoff-received',
-            busKey: h.key,
-            id: env.id,
-            from: env.from,
-            storedAt: Date.now(),
-            expiresAt: h.expiresAt,
-          }),
-          { exclusive: true },
-        );
-      } catch (err) {
-        if (err.code !== 'EEXIST') throw err;
-      }
-    }
-    if (this.dropAcks) return;
-    this.bus.confirmHandoff(h.key);
-  }
-
-  /** Keys stored in earlier lives: their retries are re-acked by the bus without redelivery. */
-  storedHandoffKeys() {
-    const keys = [];
-    for (const n of fs.readdirSync(this.dirs.handoffsIn)) {
-      const m = n.endsWith('.json') ? readJson(path.join(this.dirs.handoffsIn, n)) : null;
-      if (m?.kind === 'handoff-received' && typeof m.busKey === 'string') keys.push(m.busKey);
-    }
-    return keys;
-  }
-
-  // ---- control API ------------------------------------------------------------------------
+  // ---- the room, as the CLI sees it -----------------------------------------------------------
 
   status() {
     const t = this.transport;
@@ -537,7 +170,7 @@ export class Sidecar {
       connected: !!t && (t.isConnected ? t.isConnected() : t.signalingUp()),
       roster: t ? t.roster() : [],
       hostile: this.hostile,
-      swarm: !!this.swarm,
+      swarm: !!this.swarm.peer,
       wake: this.wake ? { ...this.wake.config, stats: { ...this.wake.stats } } : null,
     };
   }
@@ -575,32 +208,23 @@ export class Sidecar {
     return [...byStream.values()];
   }
 
-  handoffList() {
-    const attempts = new Map(this.bus.pendingHandoffs().map((h) => [h.id, h.attempts]));
-    return [...this.handoffs.values()].map((r) => ({
-      id: r.envelope.id,
-      to: r.envelope.to,
-      state: r.state,
-      sends: Math.max(r.sends ?? 0, attempts.get(r.envelope.id) ?? 0),
-      createdAt: r.createdAt,
-      expiresAt: r.envelope.payload.expiresAt,
-      storedAt: r.storedAt ?? null,
-      expiredAt: r.expiredAt ?? null,
-    }));
+  broadcast(type, payload, topic = null) {
+    const r = this.bus.broadcast(type, payload, { topic });
+    if (!r.ok)
+      return { ok: false, error: `cannot broadcast: ${r.code} at ${r.field}: ${r.detail}` };
+    return { ok: true, id: r.id, delivered: r.sentTo, missed: r.rejectedBy };
   }
 
-  async rpc(cmd, a) {
-    switch (cmd) {
-      case 'status':
-        return { ok: true, ...this.status() };
-      case 'peers':
-        return { ok: true, peers: this.peers() };
-      case 'send': {
+  rpcHandlers() {
+    return {
+      status: () => ({ ok: true, ...this.status() }),
+      peers: () => ({ ok: true, peers: this.peers() }),
+      send: (a) => {
         const type = a.type ?? 'chat';
-        if (!['chat', 'command', 'command_response', 'event', 'ack'].includes(type)) {
+        if (!SEND_TYPES.includes(type)) {
           return {
             ok: false,
-            error: `--type must be chat, command, command_response, event or ack (got '${type}')`,
+            error: `--type must be ${SEND_TYPES.slice(0, -1).join(', ')} or ${SEND_TYPES.at(-1)} (got '${type}')`,
           };
         }
         if (a.to === this.cfg.id)
@@ -608,88 +232,15 @@ export class Sidecar {
             ok: false,
             error: 'that is our own id; name another peer (see `tether agent peers`)',
           };
-        return this.enqueueDirect(a.to, type, a.payload, a.topic ?? null);
-      }
-      case 'broadcast':
-        return this.broadcast(a.type ?? 'chat', a.payload, a.topic ?? null);
-      case 'history':
-        return this.requestHistory(a.peer, a.count);
-      case 'handoff':
-        return this.createHandoff(a.to, a.request, a.expiresInMs);
-      case 'handoffs':
-        return { ok: true, handoffs: this.handoffList() };
-      case 'pull':
-        if (!this.pulls)
-          return { ok: false, error: `pull is not available in this build: ${this.pullsMissing}` };
-        return this.pulls.start(a.peer, a.share, a.path, a.to);
-      case 'pull-status':
-        if (!this.pulls) return { ok: false, error: 'pull is not available in this build' };
-        return this.pulls.status(a.id);
-      case 'swarm-offer':
-        return this.swarmOffer(a.path);
-      case 'swarm-fetch':
-        return this.swarmFetch(a.fileId, a.to);
-      case 'swarm-status':
-        return this.swarmStatus(a.fileId);
-      case 'swarm-list':
-        if (!this.swarm)
-          return { ok: false, error: `swarm is not available in this build: ${this.swarmMissing}` };
-        return { ok: true, offers: this.swarm.offers() };
-      case 'leave':
+        return this.outbox.enqueue(a.to, type, a.payload, a.topic ?? null);
+      },
+      broadcast: (a) => this.broadcast(a.type ?? 'chat', a.payload, a.topic ?? null),
+      history: (a) => this.mailbox.requestHistory(this.bus, a.peer, a.count),
+      leave: () => {
         setImmediate(() => this.stop(0));
         return { ok: true, pid: process.pid };
-      default:
-        return { ok: false, error: `unknown command '${cmd}'` };
-    }
-  }
-
-  async listen() {
-    const token = randomBytes(24).toString('base64url');
-    const want = Buffer.from(`Bearer ${token}`);
-    this.server = http.createServer((req, res) => {
-      const reply = (code, obj) => {
-        res.writeHead(code, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(obj));
-      };
-      const got = Buffer.from(String(req.headers.authorization ?? ''));
-      if (got.length !== want.length || !timingSafeEqual(got, want))
-        return reply(401, { ok: false, error: 'bad token' });
-      if (req.method !== 'POST' || req.url !== '/rpc')
-        return reply(404, { ok: false, error: 'POST /rpc only' });
-      const chunks = [];
-      let size = 0;
-      req.on('data', (c) => {
-        size += c.length;
-        if (size > MAX_RPC_BODY) req.destroy();
-        else chunks.push(c);
-      });
-      req.on('end', async () => {
-        let body;
-        try {
-          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        } catch {
-          return reply(400, { ok: false, error: 'body must be JSON {cmd, args}' });
-        }
-        try {
-          reply(200, await this.rpc(String(body.cmd), body.args ?? {}));
-        } catch (err) {
-          this.log(`rpc ${body.cmd} failed: ${err.stack ?? err}`);
-          reply(500, {
-            ok: false,
-            error: `the sidecar failed: ${err.message}; see ${files(this.dir).log}`,
-          });
-        }
-      });
-    });
-    await new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(0, '127.0.0.1', resolve);
-    });
-    writeJson(files(this.dir).endpoint, {
-      port: this.server.address().port,
-      token,
-      pid: process.pid,
-    });
+      },
+    };
   }
 
   async stop(code) {
@@ -697,11 +248,11 @@ export class Sidecar {
     this.stopping = true;
     this.bus?.close();
     this.wake?.close();
-    await this.swarm?.close().catch(() => {});
+    await this.swarm.close();
     try {
       await this.transport?.close();
     } catch {}
-    this.server?.close();
+    this.rpc.close();
     try {
       fs.unlinkSync(files(this.dir).endpoint);
     } catch {}
@@ -735,7 +286,6 @@ async function main() {
     process.on('SIGTERM', () => s.stop(0));
     process.on('SIGINT', () => s.stop(0));
     await s.start();
-    await s.listen();
   } catch (err) {
     releaseLock(dir);
     throw err;
@@ -749,5 +299,3 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.exit(1);
   });
 }
-
-export { LIMITS };

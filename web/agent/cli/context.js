@@ -1,0 +1,45 @@
+// What a command's run(ctx) gets: its flags and arguments, the state dir, output that respects
+// --json, and the sidecar and bus it may need. Built once per invocation by the group
+// (web/agent/commands/index.js).
+import { bus } from '../envelope.js';
+import { resolveStateDir } from '../state.js';
+import { UsageError } from './args.js';
+import { call, rpc } from './sidecar-client.js';
+
+/** A refusal: one line, exit 2. */
+export const fail = (msg) => {
+  throw new UsageError(msg);
+};
+
+/** A missing or malformed argument: one line plus the command's usage, exit 2. */
+export const usage = (msg) => {
+  throw Object.assign(new UsageError(msg), { showUsage: true });
+};
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * @param {{values: Record<string, any>, positionals: string[], io: {stdout(s: string): void, stderr(s: string): void}, limits: object|null}} o
+ */
+export function agentContext({ values, positionals, io, limits }) {
+  const dir = resolveStateDir(values.dir);
+  return {
+    dir,
+    v: values,
+    pos: positionals,
+    limits,
+    json: !!values.json,
+    /** The command's answer: `obj` with --json, else the human line(s). */
+    out: (obj, human) => io.stdout(values.json ? JSON.stringify(obj) : human),
+    /** Progress and warnings: stderr, so stdout stays the answer. */
+    progress: (line) => io.stderr(line),
+    rpc: (cmd, args, ep) => rpc(dir, cmd, args, ep),
+    call: (cmd, args) => call(dir, cmd, args),
+    /** The bus core; commands that check records with it fail here, naming the build step. */
+    needBus() {
+      const api = bus();
+      if (!api) fail('tether/bus (the WASM module) could not be loaded; build it with `make wasm`');
+      return api;
+    },
+  };
+}

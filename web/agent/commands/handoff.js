@@ -1,0 +1,40 @@
+// `tether agent handoff PEER TEXT...`: confirmed handoffs (agent-bus-and-swarm.md § Local state
+// and CLI boundaries): the bus retries the same envelope until PEER confirms storage or it expires.
+import { fail, usage } from '../cli/context.js';
+import { parseDuration, textFrom } from '../cli/values.js';
+
+export default {
+  name: 'handoff',
+  usage: 'PEER TEXT... [--expires-in 24h]',
+  summary: 'work kept queued until PEER confirms it stored it',
+  details: 'TEXT "-" reads the text from stdin. PEER needs a current handoff-v1 announcement.',
+  options: {
+    'expires-in': {
+      type: 'string',
+      value: 'DURATION',
+      help: (l) =>
+        `give up after this long (default and most: ${l ? `${l.handoffMaxTtlMs / 3_600_000}h` : 'the bus core’s'})`,
+    },
+  },
+  async run({ v, pos, out, call, needBus }) {
+    const limits = needBus().limits;
+    const [to, ...words] = pos;
+    if (!to || !words.length) usage('handoff PEER TEXT...: name the peer and the work');
+    const expiresInMs =
+      v['expires-in'] === undefined
+        ? limits.handoffMaxTtlMs
+        : parseDuration('--expires-in', v['expires-in']);
+    if (expiresInMs <= 0 || expiresInMs > limits.handoffMaxTtlMs)
+      fail(`--expires-in must be more than 0 and at most ${limits.handoffMaxTtlMs / 3_600_000}h`);
+    const request = textFrom(words);
+    if (Buffer.byteLength(JSON.stringify(request)) > limits.handoffMaxRequestBytes)
+      fail(
+        `the handoff text is over ${limits.handoffMaxRequestBytes} bytes as a JSON string; put the detail in a shared file and hand off its path`,
+      );
+    const r = await call('handoff', { to, request, expiresInMs });
+    out(
+      r,
+      `handoff ${r.id} queued for ${to} until it confirms storage or ${new Date(r.expiresAt).toISOString()}${r.peerReady ? '' : ` (no current handoff-v1 announcement from ${to} yet)`}`,
+    );
+  },
+};

@@ -1,0 +1,36 @@
+// `tether agent send PEER TEXT...`: a direct message, kept in the disk outbox until the transport
+// accepts it (agent-bus-and-swarm.md § Delivery semantics).
+import { usage } from '../cli/context.js';
+import { PAYLOAD_JSON_OPTION, payloadFrom } from '../cli/values.js';
+
+export default {
+  name: 'send',
+  usage: 'PEER TEXT... [--type T] [--topic T] [--payload-json JSON]',
+  summary: 'a direct message to PEER, kept on disk until the transport accepts it',
+  details: 'TEXT "-" reads the text from stdin.',
+  options: {
+    type: {
+      type: 'string',
+      value: 'T',
+      help: 'chat (default), command, command_response, event or ack',
+    },
+    topic: { type: 'string', value: 'T', help: 'a topic for the receiver to filter on' },
+    'payload-json': PAYLOAD_JSON_OPTION,
+  },
+  async run({ v, pos, out, call }) {
+    const [to, ...words] = pos;
+    if (!to) usage('send PEER TEXT...: name the peer (see `tether agent peers`)');
+    const r = await call('send', {
+      to,
+      type: v.type,
+      topic: v.topic,
+      payload: payloadFrom(v, words, 'send'),
+    });
+    out(
+      r,
+      r.state === 'sent'
+        ? `sent ${r.id} to ${to}`
+        : `queued ${r.id} for ${to} (offline or not ready; kept on disk until it is accepted)`,
+    );
+  },
+};

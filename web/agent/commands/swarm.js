@@ -1,0 +1,79 @@
+// `tether agent swarm ...`: file swarms (tether/swarm in the sidecar, chunks from every holder).
+import path from 'node:path';
+import { fail, sleep, usage } from '../cli/context.js';
+
+/** One line per change: the file, then each peer's share of it. */
+const progressLine = (p, have, bytes) =>
+  `${p.name}: ${have}/${p.total} chunks, ${bytes}/${p.size} bytes (${Math.floor((100 * have) / Math.max(1, p.total))}%)` +
+  Object.entries(p.peers ?? {})
+    .map(([peer, c]) => ` | ${peer}: ${c.received ?? 0} B from, ${c.served ?? 0} B to`)
+    .join('');
+
+export default {
+  name: 'swarm',
+  summary: 'file swarms: offer a file, fetch one from every peer that holds it',
+  subcommands: [
+    {
+      name: 'offer',
+      usage: 'PATH',
+      summary: 'offer a file to the room (offered again after a sidecar restart)',
+      async run({ pos, out, call, progress }) {
+        const [arg] = pos;
+        if (!arg) usage('swarm offer PATH: give the file to offer');
+        progress(`hashing ${arg}...`);
+        const r = await call('swarm-offer', { path: path.resolve(arg) });
+        out(
+          r,
+          `offering ${r.name} (${r.size} bytes) as ${r.fileId}\nothers fetch it with: tether agent swarm fetch ${r.fileId}`,
+        );
+      },
+    },
+    {
+      name: 'fetch',
+      usage: 'FILE_ID [--to DIR]',
+      summary: 'download a file by id, verified chunk by chunk (progress on stderr)',
+      options: { to: { type: 'string', value: 'DIR', help: 'save into DIR (default: here)' } },
+      async run({ v, pos, out, call, progress }) {
+        const [arg] = pos;
+        if (!arg) usage('swarm fetch FILE_ID [--to DIR]: give the file id from `swarm offer`');
+        const to = path.resolve(v.to ?? '.');
+        await call('swarm-fetch', { fileId: arg, to });
+        let shown = '';
+        for (;;) {
+          const st = await call('swarm-status', { fileId: arg });
+          if (st.state === 'done') {
+            // A fetch faster than one poll still ends its progress display at 100%.
+            const last = st.progress
+              ? progressLine(st.progress, st.progress.total, st.progress.size)
+              : '';
+            if (last && last !== shown) progress(last);
+            return out(
+              { ok: true, ...st.result, path: path.join(to, st.result.name) },
+              `saved ${path.join(to, st.result.name)} (${st.result.size} bytes, sha256 verified${st.result.resumed ? ', resumed' : ''})`,
+            );
+          }
+          if (st.state === 'failed') fail(st.error);
+          const p = st.progress;
+          const line = p ? progressLine(p, p.have, p.bytes) : `waiting for an offer of ${arg}...`;
+          if (line !== shown) progress(line);
+          shown = line;
+          await sleep(200);
+        }
+      },
+    },
+    {
+      name: 'list',
+      usage: '',
+      summary: 'files offered in the room',
+      async run({ out, call }) {
+        const r = await call('swarm-list');
+        out(
+          r,
+          Object.entries(r.offers)
+            .map(([id, o]) => `${id}\t${o.size}\t${o.name}`)
+            .join('\n') || '(no offers seen)',
+        );
+      },
+    },
+  ],
+};

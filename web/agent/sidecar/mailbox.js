@@ -1,0 +1,66 @@
+// The inbox side of the sidecar (agent-bus-and-swarm.md § Local state and CLI boundaries): every
+// mail envelope the bus accepted is stored once, as one record in inbox/, unless a record of it is
+// already in inbox/ or archive/ (a resend, a replay, a retry after our restart). History replays
+// arriving for a pending `history` call are collected here too.
+import path from 'node:path';
+import { recordHash } from '../envelope.js';
+import { listRecords, nameHash, recordName, writeAtomic } from '../store.js';
+
+const HISTORY_WAIT_MS = 5000;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export class Mailbox {
+  /**
+   * @param {{dirs: ReturnType<typeof import('../store.js').stateDirs>, onNewMail?: () => void}} o
+   */
+  constructor({ dirs, onNewMail = () => {} }) {
+    this.dirs = dirs;
+    this.onNewMail = onNewMail;
+    this.replayed = []; // history replays arriving for a pending `history` call
+    this.hashes = new Set(); // record hashes in inbox + archive: a resend of a stored id is dropped
+    for (const d of [dirs.inbox, dirs.archive])
+      for (const n of listRecords(d)) this.hashes.add(nameHash(n));
+  }
+
+  /** Whether a record of `env` is already in the inbox or the archive. */
+  has(env) {
+    return this.hashes.has(recordHash(env));
+  }
+
+  /** Stores one envelope in the inbox unless a record of it is already there or archived. */
+  store(env, info) {
+    if (info?.replayed) this.replayed.push(env);
+    const h = recordHash(env);
+    if (this.hashes.has(h)) return false;
+    const rec = {
+      v: 1,
+      kind: 'inbox',
+      receivedAt: Date.now(),
+      replayed: !!info?.replayed,
+      envelope: env,
+    };
+    writeAtomic(path.join(this.dirs.inbox, recordName(env)), JSON.stringify(rec));
+    this.hashes.add(h);
+    this.onNewMail();
+    return true;
+  }
+
+  /**
+   * Asks `peer` to replay recent messages (the bus caps and filters them). Replays we have not
+   * seen arrive as mail and land in the inbox; the reply lists them.
+   */
+  async requestHistory(bus, peer, count) {
+    const start = this.replayed.length;
+    const r = bus.requestHistory(peer, count);
+    if (!r.ok) return { ok: false, error: `cannot ask '${peer}' for history: ${r.detail}` };
+    if (r.status !== 'sent')
+      return { ok: false, error: `'${peer}' is not reachable now; see \`tether agent peers\`` };
+    // The replay is one message: its envelopes arrive together. Wait for it, or give up quietly
+    // (a replay of nothing new arrives as nothing).
+    for (let i = 0; i < HISTORY_WAIT_MS / 50 && this.replayed.length === start; i++)
+      await sleep(50);
+    await sleep(50);
+    const got = this.replayed.splice(start);
+    return { ok: true, replayed: got };
+  }
+}

@@ -1,0 +1,94 @@
+// The disk outbox (agent-bus-and-swarm.md § Delivery semantics): a direct message stays in
+// outbox/ (envelope id and sender identity intact across restarts) until the transport accepts
+// it, per peer and in order; a blocked peer blocks nobody else. Malformed records are skipped
+// and left on disk.
+import fs from 'node:fs';
+import path from 'node:path';
+import { makeEnvelope } from '../envelope.js';
+import { listRecords, readRecord, recordName, writeAtomic } from '../store.js';
+
+export class Outbox {
+  /** @param {{dirs: ReturnType<typeof import('../store.js').stateDirs>, from: object}} o */
+  constructor({ dirs, from }) {
+    this.dirs = dirs;
+    this.from = from;
+    this.bus = null;
+    this.transport = null;
+    // Per-peer index (record names, oldest first), so a flush touches only that peer's backlog.
+    this.byPeer = new Map();
+    for (const n of listRecords(dirs.outbox)) {
+      const rec = readRecord(dirs.outbox, n, 'outbox');
+      if (rec) this.list(rec.to).push(n);
+    }
+  }
+
+  /** Starts flushing through `bus` and `transport` (what is open now leaves now). */
+  attach(bus, transport) {
+    this.bus = bus;
+    this.transport = transport;
+    for (const peer of transport.openPeers()) this.flush(peer);
+  }
+
+  list(peer) {
+    let l = this.byPeer.get(peer);
+    if (!l) this.byPeer.set(peer, (l = []));
+    return l;
+  }
+
+  enqueue(to, type, payload, topic = null) {
+    const e = makeEnvelope({ from: this.from, type, to, topic, payload });
+    if (!e.ok) return { ok: false, error: `cannot send: ${e.detail}` };
+    // The bus refuses an envelope over its size bound here (too_large), so a message no transport
+    // would take never sits at the head of a peer's backlog.
+    const name = recordName(e.env);
+    writeAtomic(
+      path.join(this.dirs.outbox, name),
+      JSON.stringify({
+        v: 1,
+        kind: 'outbox',
+        to,
+        type,
+        id: e.env.id,
+        queuedAt: Date.now(),
+        envelope: e.env,
+      }),
+    );
+    const list = this.list(to);
+    list.push(name);
+    this.flush(to);
+    return { ok: true, id: e.env.id, state: list.includes(name) ? 'queued' : 'sent' };
+  }
+
+  /**
+   * Sends `peer`'s backlog in order and removes each record only once the transport accepted it;
+   * the first refusal stops the flush and keeps the rest in order. Other peers' records are not
+   * touched.
+   */
+  flush(peer) {
+    // Only to a peer the bus holds open (src/bus/bus.hpp, Reachability): a peer the room roster
+    // dropped may still have a channel that looks open for seconds (a closed tab), and what the
+    // transport accepts there is lost.
+    if (!this.bus || !this.bus.isOpen(peer)) return 0;
+    const list = this.byPeer.get(peer);
+    let sent = 0;
+    while (list && list.length) {
+      const name = list[0];
+      const rec = readRecord(this.dirs.outbox, name, 'outbox');
+      if (!rec || rec.to !== peer) {
+        list.shift(); // damaged or removed on disk since: skipped, left as it is
+        continue;
+      }
+      if (!this.transport.send(peer, JSON.stringify(rec.envelope))) break;
+      // In our history for `peer` to replay, and correlated when it acks (the bus's own sends do
+      // both; this one left from disk with the id it was given when queued).
+      this.bus.noteSent(rec.envelope);
+      list.shift();
+      try {
+        fs.unlinkSync(path.join(this.dirs.outbox, name));
+      } catch {}
+      sent++;
+    }
+    if (list && !list.length) this.byPeer.delete(peer);
+    return sent;
+  }
+}
