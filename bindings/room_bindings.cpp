@@ -17,6 +17,7 @@
 #include "room/limits.hpp"
 #include "room/member.hpp"
 #include "room/relay.hpp"
+#include "room/ticket.hpp"
 
 namespace tether::room::bindings {
 namespace {
@@ -345,7 +346,8 @@ val string_list(const std::vector<std::string>& list) {
 class RoomMemberCore {
  public:
   static constexpr int kEventBase = 100;
-  explicit RoomMemberCore(const std::string& options_json) : member_(parse_member_options(options_json).options) {}
+  explicit RoomMemberCore(const std::string& options_json)
+      : member_(parse_member_options(options_json).options) {}
   void start(double now) { member_.handle_start(static_cast<TimeMs>(now)); }
   void link_open(double now) { member_.handle_link_open(static_cast<TimeMs>(now)); }
   // The staging buffer's address once it holds at least n bytes (JS writes the input there).
@@ -354,7 +356,9 @@ class RoomMemberCore {
     return static_cast<double>(reinterpret_cast<std::uintptr_t>(staging_.data()));
   }
   double outbox() const { return static_cast<double>(reinterpret_cast<std::uintptr_t>(out_)); }
-  void link_message_staged(int len, double now) { member_.handle_link_message(staged(len), static_cast<TimeMs>(now)); }
+  void link_message_staged(int len, double now) {
+    member_.handle_link_message(staged(len), static_cast<TimeMs>(now));
+  }
   void link_closed(double now) { member_.handle_link_closed(static_cast<TimeMs>(now)); }
   void timeout(double now) { member_.handle_timeout(static_cast<TimeMs>(now)); }
   void close() { member_.handle_close(); }
@@ -362,10 +366,14 @@ class RoomMemberCore {
   // text (text_len bytes). LaneSend as an int.
   int send_text_staged(int peer_len, int text_len, double buffered) {
     std::string_view both = staged(peer_len + text_len);
-    if (both.size() < static_cast<std::size_t>(peer_len)) return static_cast<int>(LaneSend::not_open);
-    return static_cast<int>(member_.send_text(both.substr(0, peer_len), both.substr(peer_len), buffered));
+    if (both.size() < static_cast<std::size_t>(peer_len))
+      return static_cast<int>(LaneSend::not_open);
+    return static_cast<int>(
+        member_.send_text(both.substr(0, peer_len), both.substr(peer_len), buffered));
   }
-  bool send_signal(const std::string& to, const std::string& data) { return member_.send_signal(to, data); }
+  bool send_signal(const std::string& to, const std::string& data) {
+    return member_.send_signal(to, data);
+  }
   // The next action, else the next event, in one call: an action's kind (0..), an event's kind
   // plus kEventBase, or -1 when there is neither (the outbox's slot 5 then holds poll_timeout, or
   // -1). Texts stay in the outbox until the next call: [0, 1] text address and length, [2, 3]
@@ -421,7 +429,9 @@ class RoomMemberCore {
     return std::string_view(reinterpret_cast<const char*>(staging_.data()),
                             std::min(staging_.size(), static_cast<std::size_t>(std::max(0, len))));
   }
-  static double address(const std::string& s) { return static_cast<double>(reinterpret_cast<std::uintptr_t>(s.data())); }
+  static double address(const std::string& s) {
+    return static_cast<double>(reinterpret_cast<std::uintptr_t>(s.data()));
+  }
 
   RoomMember member_;
   std::vector<std::uint8_t> staging_;
@@ -430,7 +440,57 @@ class RoomMemberCore {
   double out_[6] = {};
 };
 
-std::string replay(const std::string& room, const std::string& seq_env) { return replay_message(room, seq_env); }
+// Tickets (room/ticket.hpp): {ticket} or {error}; {ok, writer, kind, room, exp} or {ok, reason,
+// message}.
+val mint(const std::string& secret, const std::string& writer, const std::string& kind,
+         const std::string& room, double ttl_seconds, double now) {
+  MintedTicket m = mint_ticket(secret, writer, kind, room, ttl_seconds, static_cast<TimeMs>(now));
+  val o = val::object();
+  if (m.error.empty())
+    o.set("ticket", m.ticket);
+  else
+    o.set("error", m.error);
+  return o;
+}
+val verify(const std::string& secret, const std::string& ticket, val room, double now) {
+  std::optional<std::string> r;
+  if (room.isString()) r = room.as<std::string>();
+  TicketVerdict v =
+      verify_ticket(secret, ticket, r ? std::optional<std::string_view>(*r) : std::nullopt,
+                    static_cast<TimeMs>(now));
+  val o = val::object();
+  o.set("ok", v.ok);
+  if (v.ok) {
+    o.set("writer", v.claims.writer);
+    o.set("kind", v.claims.kind);
+    o.set("room", v.claims.room);
+    o.set("exp", v.claims.exp);
+  } else {
+    o.set("reason", v.reason);
+    o.set("message", v.message);
+  }
+  return o;
+}
+std::string ticket_secret_error(const std::string& secret) {
+  return secret_error(secret);
+}
+val ticket_limits() {
+  val o = val::object();
+  o.set("version", std::string(kTicketVersion));
+  o.set("maxTicketChars", static_cast<double>(kMaxTicketChars));
+  o.set("minSecretChars", static_cast<double>(kMinSecretChars));
+  o.set("maxTtlSeconds", kMaxTicketTtlSeconds);
+  o.set("defaultTtlSeconds", kDefaultTicketTtlSeconds);
+  val kinds = val::array();
+  kinds.call<void>("push", std::string("human"));
+  kinds.call<void>("push", std::string("agent"));
+  o.set("kinds", kinds);
+  return o;
+}
+
+std::string replay(const std::string& room, const std::string& seq_env) {
+  return replay_message(room, seq_env);
+}
 
 std::string member_options_error(const std::string& json) {
   return parse_member_options(json).error;
@@ -501,9 +561,15 @@ val event_kinds() {
 val reason_names() {
   return names(kRoomReasonNames, std::size(kRoomReasonNames));
 }
-val lane_send_names() { return names(kLaneSendNames, std::size(kLaneSendNames)); }
-val member_action_kinds() { return names(kMemberActionNames, std::size(kMemberActionNames)); }
-val member_event_kinds() { return names(kMemberEventNames, std::size(kMemberEventNames)); }
+val lane_send_names() {
+  return names(kLaneSendNames, std::size(kLaneSendNames));
+}
+val member_action_kinds() {
+  return names(kMemberActionNames, std::size(kMemberActionNames));
+}
+val member_event_kinds() {
+  return names(kMemberEventNames, std::size(kMemberEventNames));
+}
 
 val action_layout() {
   val o = val::object();
@@ -616,6 +682,10 @@ EMSCRIPTEN_BINDINGS(tether_room) {
   emscripten::constant("roomMemberEventBase", RoomMemberCore::kEventBase);
   emscripten::function("roomHelloText", &hello);
   emscripten::function("roomReplayMessage", &replay);
+  emscripten::function("roomMintTicket", &mint);
+  emscripten::function("roomVerifyTicket", &verify);
+  emscripten::function("roomTicketSecretError", &ticket_secret_error);
+  emscripten::function("roomTicketLimits", &ticket_limits);
   emscripten::function("roomAdmissionDefaults", &admission_defaults);
   emscripten::constant("roomFramePass", 0);
   emscripten::constant("roomFrameMeasure", 1);

@@ -8,6 +8,7 @@ import { createRelay as meshCreateRelay, pathPrefixAcl } from '@mmstack/mesh-pro
 import wasm from '../../build/wasm/tether.wasm';
 import { initRelay } from '../../web/glue/relay.js';
 import { initLimits } from '../../web/edge/limits.js';
+import { initTickets } from '../../web/edge/tickets.js';
 import { defineRoomObject } from '../../web/edge/room-object.js';
 import { handleRequest } from '../../web/edge/router.js';
 
@@ -40,9 +41,16 @@ function createRelay(options) {
 }
 
 let loading = null;
-export const RoomObject = defineRoomObject({
-  relayImpl: { createRelay, pathPrefixAcl },
-  init: () =>
-    (loading ??= Promise.all([initRelay({ wasmModule: wasm }), initLimits({ wasmModule: wasm })])),
-});
-export default { fetch: handleRequest };
+const init = () =>
+  (loading ??= Promise.all([
+    initRelay({ wasmModule: wasm }),
+    initLimits({ wasmModule: wasm }),
+    initTickets({ wasmModule: wasm }),
+  ]));
+export const RoomObject = defineRoomObject({ relayImpl: { createRelay, pathPrefixAcl }, init });
+export default {
+  async fetch(request, env) {
+    await init();
+    return handleRequest(request, env);
+  },
+};

@@ -7,20 +7,27 @@
 import wasm from '../../build/wasm/tether.wasm';
 import { createRelay, initRelay, pathPrefixAcl } from '../glue/relay.js';
 import { initLimits } from './limits.js';
+import { initTickets } from './tickets.js';
 import { defineRoomObject } from './room-object.js';
 import { handleRequest } from './router.js';
 import { CockpitRelayObject, routeCockpit } from './cockpit.js';
 
 let loading = null;
+// One module instance (load.js shares it) for the relay, the admission limits and the tickets.
+const init = () =>
+  (loading ??= Promise.all([
+    initRelay({ wasmModule: wasm }),
+    initLimits({ wasmModule: wasm }),
+    initTickets({ wasmModule: wasm }),
+  ]));
 
-export const RoomObject = defineRoomObject({
-  relayImpl: { createRelay, pathPrefixAcl },
-  init: () =>
-    (loading ??= Promise.all([initRelay({ wasmModule: wasm }), initLimits({ wasmModule: wasm })])),
-});
+export const RoomObject = defineRoomObject({ relayImpl: { createRelay, pathPrefixAcl }, init });
 
 export { CockpitRelayObject };
 
 export default {
-  fetch: (request, env) => routeCockpit(request, env) ?? handleRequest(request, env),
+  async fetch(request, env) {
+    await init(); // the ticket check runs here, before any Durable Object
+    return routeCockpit(request, env) ?? handleRequest(request, env);
+  },
 };
