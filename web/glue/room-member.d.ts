@@ -49,6 +49,8 @@ export interface RoomMember {
   close(): void;
   sendText(peer: string, text: string, bufferedBytes: number): LaneSend;
   sendSignal(to: string, dataJson: string): boolean;
+  /** When the core next wants the clock, or null. */
+  nextTimeout(): number | null;
   joined(): boolean;
   laneOpen(peer: string): boolean;
   roster(): string[];

@@ -181,6 +181,8 @@ export function createRoomMember(options, host, driverOptions = {}) {
     },
     /** A signal to `to` with data as JSON text; false when the link is down. */
     sendSignal: (to, dataJson) => driver.input(() => core.sendSignal(to, dataJson)),
+    /** When the core next wants the clock (its poll_timeout after the last input), or null. */
+    nextTimeout: () => deadline,
     joined: () => core.joined(),
     laneOpen: (peer) => core.laneOpen(peer),
     roster: () => core.roster(),

@@ -46,6 +46,7 @@ export interface Signaling {
   connectionState(peer: string, gen: string, state: string): void;
   rebuild(peer: string): void;
   close(): void;
+  nextTimeout(): number | null;
   isOpen(peer: string): boolean;
   signalingUp(): boolean;
   stats(): {

@@ -67,6 +67,8 @@ export function createSignaling(options, host, driverOptions = {}) {
       input(() => core.close());
       driver.close();
     },
+    /** When the core next wants the clock, or null. */
+    nextTimeout: () => core.pollTimeout(),
     isOpen: (peer) => core.isOpen(peer),
     signalingUp: () => core.signalingUp(),
     stats: () => core.stats(),
