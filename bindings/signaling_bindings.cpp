@@ -156,6 +156,16 @@ val signaling_limits() {
   o.set("maxSessionDescriptionBytes", static_cast<double>(kMaxSessionDescriptionBytes));
   o.set("maxCandidateBytes", static_cast<double>(kMaxCandidateBytes));
   o.set("maxPendingCandidates", static_cast<double>(kMaxPendingCandidates));
+  o.set("controlChannelId", kControlChannelId);
+  o.set("controlChannelLabel", std::string(kControlChannelLabel));
+  o.set("binaryChannelId", kBinaryChannelId);
+  o.set("binaryChannelLabel", std::string(kBinaryChannelLabel));
+  o.set("defaultChannelMessageBytes", static_cast<double>(kDefaultChannelMessageBytes));
+  o.set("controlBufferLimit", static_cast<double>(kControlBufferLimit));
+  o.set("binaryBufferLimit", static_cast<double>(kBinaryBufferLimit));
+  o.set("binaryLowWater", static_cast<double>(kBinaryLowWater));
+  o.set("reconnectMinMs", static_cast<double>(kSignalingReconnectMinMs));
+  o.set("reconnectMaxMs", static_cast<double>(kSignalingReconnectMaxMs));
   return o;
 }
 

@@ -42,6 +42,25 @@ constexpr std::size_t kMaxPendingCandidates = 64;  // per connection, before its
 constexpr std::size_t kMaxSignalDataBytes = 64 * 1024;  // one signal's data, before parsing
 constexpr std::size_t kInstanceChars = 8;               // base 36, from the seeded generator
 
+// The connection every negotiation builds (agent-bus-and-swarm spec § WebRTC layers): two
+// negotiated data channels, so both ends create them and no ondatachannel race exists.
+constexpr int kControlChannelId = 0;  // ordered, JSON envelopes
+constexpr std::string_view kControlChannelLabel = "control";
+constexpr int kBinaryChannelId = 1;  // ordered, raw chunk frames
+constexpr std::string_view kBinaryChannelLabel = "x-bin";
+// Every implementation must accept a message this large (RFC 8841); larger only once the
+// association says so.
+constexpr std::size_t kDefaultChannelMessageBytes = 65'536;
+// A send is refused above this much queued data: the caller keeps the message.
+constexpr std::size_t kControlBufferLimit = 8u << 20;
+constexpr std::size_t kBinaryBufferLimit = 16u << 20;
+// The binary lane's low-water mark: below it, more may be sent.
+constexpr std::size_t kBinaryLowWater = 1u << 20;
+// The room link under WebRTC redials sooner than the explicit transport's: a data path may be
+// waiting on it.
+constexpr TimeMs kSignalingReconnectMinMs = 100;
+constexpr TimeMs kSignalingReconnectMaxMs = 5'000;
+
 struct SignalingOptions {
   std::string self_id;
   std::uint64_t seed = 0;

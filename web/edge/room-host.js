@@ -32,7 +32,7 @@ export function createRoomHost({
   store = null,
   policyConfig = { rules: null, agentRoot: 'seq0' },
   policyVersion = 1,
-  journalLimit = 1000,
+  journalLimit, // the relay's default (the core's) unless configured
   limits,
   log = console,
   now = Date.now,

@@ -66,6 +66,16 @@ export declare const SIGNALING_LIMITS: Readonly<{
   maxSessionDescriptionBytes: number;
   maxCandidateBytes: number;
   maxPendingCandidates: number;
+  controlChannelId: number;
+  controlChannelLabel: string;
+  binaryChannelId: number;
+  binaryChannelLabel: string;
+  defaultChannelMessageBytes: number;
+  controlBufferLimit: number;
+  binaryBufferLimit: number;
+  binaryLowWater: number;
+  reconnectMinMs: number;
+  reconnectMaxMs: number;
 }>;
 export declare function createSignaling(
   options: { selfId: string; seed?: number; openTimeoutMs?: number },

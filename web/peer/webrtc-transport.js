@@ -12,19 +12,17 @@
 // Runs in browsers (native RTCPeerConnection / WebSocket) and in Node (pass the constructors of a
 // WebRTC library and of `ws`). It makes no swarm or bus decisions.
 import { createRoomMember } from '../glue/room-member.js';
-import { createSignaling } from '../glue/signaling.js';
+import { createSignaling, SIGNALING_LIMITS as L } from '../glue/signaling.js';
 
-const CONTROL_ID = 0; // negotiated channel ids: both ends create them, no ondatachannel race
-const BINARY_ID = 1;
-const DEFAULT_MAX_MESSAGE = 65_536; // every implementation must accept this (RFC 8841)
+// The channels, their bounds and the redial bounds are the signaling core's (src/bus/signaling.hpp).
+const CONTROL_ID = L.controlChannelId;
+const BINARY_ID = L.binaryChannelId;
+const DEFAULT_MAX_MESSAGE = L.defaultChannelMessageBytes;
 // A send is refused above this much queued data: the caller keeps the message (transport.d.ts).
-const CONTROL_BUFFER_LIMIT = 8 << 20;
-const BINARY_BUFFER_LIMIT = 16 << 20;
+const CONTROL_BUFFER_LIMIT = L.controlBufferLimit;
+const BINARY_BUFFER_LIMIT = L.binaryBufferLimit;
 // The binary lane's low-water mark: `drain` fires when the queue falls below it.
-const BINARY_LOW_WATER = 1 << 20;
-// Signaling reconnects sooner than the explicit transport: a data path may be waiting on it.
-const RECONNECT_MIN_MS = 100;
-const RECONNECT_MAX_MS = 5_000;
+const BINARY_LOW_WATER = L.binaryLowWater;
 
 /** Forwards only candidates on 127.0.0.1 (tests, benches: TOOLCHAIN.md keeps WebRTC on loopback). */
 export function loopbackOnly(candidate) {
@@ -82,8 +80,8 @@ export function createWebRtcTransport(options) {
       room,
       selfId,
       policyVersion,
-      reconnectMinMs: RECONNECT_MIN_MS,
-      reconnectMaxMs: RECONNECT_MAX_MS,
+      reconnectMinMs: L.reconnectMinMs,
+      reconnectMaxMs: L.reconnectMaxMs,
     },
     {
       dial,
@@ -271,12 +269,16 @@ export function createWebRtcTransport(options) {
       log('connection', peer, pc.connectionState);
       signaling.connectionState(peer, gen, pc.connectionState);
     };
-    c.control = pc.createDataChannel('control', {
+    c.control = pc.createDataChannel(L.controlChannelLabel, {
       negotiated: true,
       id: CONTROL_ID,
       ordered: true,
     });
-    c.binary = pc.createDataChannel('x-bin', { negotiated: true, id: BINARY_ID, ordered: true });
+    c.binary = pc.createDataChannel(L.binaryChannelLabel, {
+      negotiated: true,
+      id: BINARY_ID,
+      ordered: true,
+    });
     c.binary.binaryType = 'arraybuffer';
     c.control.binaryType = 'arraybuffer';
     c.binary.bufferedAmountLowThreshold = BINARY_LOW_WATER;
