@@ -81,6 +81,7 @@ enum PackedField : int {
   kSeq,
   kEpoch,
   kRule,
+  kRoomId,  // the room's incarnation: a name decoded once stays valid for that id
   kStride
 };
 
@@ -109,41 +110,63 @@ class RoomRelayCore {
                               std::string_view(reinterpret_cast<const char*>(staging_.data()), n),
                               static_cast<TimeMs>(now)));
   }
+  // receive_staged and the first batch in one call; a message the core refused comes back as the
+  // empty batch carrying its error (it changed nothing, so nothing else is polled).
+  int receive_staged_pack(double conn, int len, double now) {
+    std::size_t n = std::min(staging_.size(), static_cast<std::size_t>(len));
+    ReceiveError e =
+        relay_.handle_message(static_cast<ConnId>(conn),
+                              std::string_view(reinterpret_cast<const char*>(staging_.data()), n),
+                              static_cast<TimeMs>(now));
+    if (e != ReceiveError::none) return nothing(static_cast<int>(e));
+    return pack_actions();
+  }
   void commit_result(double ticket, int verdict) {
     relay_.handle_commit_result(static_cast<std::uint64_t>(ticket),
                                 static_cast<RoomRelay::Verdict>(verdict));
   }
-  void policy_verdict(double token, bool allow, double now) {
+  // The answer to a question (or a commit answered at once) and the next batch, in one call: the
+  // host answers from inside its perform, and what the answer released is what it does next.
+  int policy_verdict_pack(double token, bool allow, double now) {
     relay_.handle_policy_verdict(static_cast<std::uint64_t>(token), allow,
                                  static_cast<TimeMs>(now));
+    return pack_actions();
+  }
+  int commit_result_pack(double ticket, int verdict) {
+    commit_result(ticket, verdict);
+    return pack_actions();
   }
   // poll_action in batches (one boundary crossing for a broadcast, not one per member): the next
   // actions as kStride doubles each, up to and including the first commit or question (an action
   // whose answer or live read must come before anything after it runs), or until the core has
-  // nothing ready. Texts stay alive, and their addresses valid, until the next call.
-  val pack_actions() {
+  // nothing ready. Texts stay alive, and their addresses valid, until the next call. With no
+  // action at all the batch is nothing(): the caller polls events only when there are some.
+  int pack_actions() {
     packed_.clear();
     texts_.clear();
-    for (;;) {
-      std::optional<RoomAction> a = relay_.poll_action();
-      if (!a) break;
-      const std::size_t at = packed_.size();
-      packed_.resize(at + kStride, 0.0);
-      double* p = &packed_[at];
-      p[kKind] = static_cast<double>(a->kind);
-      p[kConn] = static_cast<double>(a->conn);
-      keep(a->text, p + kText);
-      keep(a->room, p + kRoom);
-      p[kToken] = static_cast<double>(a->token);
-      p[kSeq] = a->seq;
-      p[kEpoch] = a->epoch;
-      p[kRule] = static_cast<double>(a->rule);
-      if (a->kind != RoomAction::Kind::send && a->kind != RoomAction::Kind::close) break;
-      if (!relay_.action_ready()) break;  // what comes next is released work: after this batch
+    if (!relay_.action_ready()) {
+      if (auto a = relay_.poll_action()) {
+        pack(*a);
+      } else {
+        return nothing(0);
+      }
+      if (is_barrier(packed_[kKind]) || !relay_.action_ready()) {
+        return done();
+      }
     }
-    return val(emscripten::typed_memory_view(packed_.size(), packed_.data()));
+    // Only actions already queued: what comes after them may be released work, which runs in the
+    // next call, once these have been carried out.
+    while (relay_.action_ready()) {
+      std::optional<RoomAction> a = relay_.poll_action();
+      pack(*a);
+      if (is_barrier(static_cast<double>(a->kind))) break;
+    }
+    return done();
   }
   std::string text(int i) const { return *texts_[static_cast<std::size_t>(i)]; }
+  static constexpr double kNoAction = -1;
+  // Where JS reads a batch: outbox()[0] holds its address once a pack call returned its length.
+  double outbox() const { return static_cast<double>(reinterpret_cast<std::uintptr_t>(out_)); }
   // The next event as {kind, conn, room, text, reason, expected, token}, or null.
   val poll_event() {
     std::optional<RoomEvent> e = relay_.poll_event();
@@ -181,6 +204,38 @@ class RoomRelayCore {
   double register_bytes() const { return static_cast<double>(relay_.register_bytes()); }
 
  private:
+  // A batch is read in place (no copy, no typed-array allocation per call): its address goes to
+  // the outbox, its length is the result; it stays valid until the next pack call.
+  int done() {
+    out_[0] = static_cast<double>(reinterpret_cast<std::uintptr_t>(packed_.data()));
+    return static_cast<int>(packed_.size());
+  }
+  // The batch that says no action is ready: {kNoAction, 1 if an event is ready, the receive error}.
+  int nothing(int receive_error) {
+    packed_.clear();
+    packed_.push_back(kNoAction);
+    packed_.push_back(relay_.event_ready() ? 1 : 0);
+    packed_.push_back(receive_error);
+    return done();
+  }
+  static bool is_barrier(double kind) {
+    return kind != static_cast<double>(RoomAction::Kind::send) &&
+           kind != static_cast<double>(RoomAction::Kind::close);
+  }
+  void pack(const RoomAction& a) {
+    const std::size_t at = packed_.size();
+    packed_.resize(at + kStride, 0.0);
+    double* p = &packed_[at];
+    p[kKind] = static_cast<double>(a.kind);
+    p[kConn] = static_cast<double>(a.conn);
+    keep(a.text, p + kText);
+    keep(a.room, p + kRoom);
+    p[kToken] = static_cast<double>(a.token);
+    p[kSeq] = a.seq;
+    p[kEpoch] = a.epoch;
+    p[kRule] = static_cast<double>(a.rule);
+    p[kRoomId] = static_cast<double>(a.room_id);
+  }
   // Gives a text an id within the batch (the same string keeps its id: a broadcast is decoded
   // once) and writes id, address and length; -1 when there is none.
   void keep(const SharedText& t, double* out) {
@@ -204,6 +259,7 @@ class RoomRelayCore {
   std::vector<double> packed_;
   std::vector<SharedText> texts_;
   std::vector<std::uint8_t> staging_;
+  double out_[2] = {};
 };
 
 // The room client core: JSON text in, client messages out through pollTransmit.
@@ -574,6 +630,7 @@ val member_event_kinds() {
 val action_layout() {
   val o = val::object();
   o.set("stride", static_cast<int>(kStride));
+  o.set("none", RoomRelayCore::kNoAction);
   o.set("kind", static_cast<int>(kKind));
   o.set("conn", static_cast<int>(kConn));
   o.set("text", static_cast<int>(kText));
@@ -586,6 +643,7 @@ val action_layout() {
   o.set("seq", static_cast<int>(kSeq));
   o.set("epoch", static_cast<int>(kEpoch));
   o.set("rule", static_cast<int>(kRule));
+  o.set("roomId", static_cast<int>(kRoomId));
   return o;
 }
 
@@ -621,9 +679,12 @@ EMSCRIPTEN_BINDINGS(tether_room) {
       .function("receive", &RoomRelayCore::receive)
       .function("stage", &RoomRelayCore::stage)
       .function("receiveStaged", &RoomRelayCore::receive_staged)
+      .function("receiveStagedPack", &RoomRelayCore::receive_staged_pack)
       .function("commitResult", &RoomRelayCore::commit_result)
-      .function("policyVerdict", &RoomRelayCore::policy_verdict)
+      .function("policyVerdictPack", &RoomRelayCore::policy_verdict_pack)
+      .function("commitResultPack", &RoomRelayCore::commit_result_pack)
       .function("packActions", &RoomRelayCore::pack_actions)
+      .function("outbox", &RoomRelayCore::outbox)
       .function("text", &RoomRelayCore::text)
       .function("pollEvent", &RoomRelayCore::poll_event)
       .function("room", &RoomRelayCore::room)

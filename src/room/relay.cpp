@@ -631,6 +631,7 @@ std::optional<bool> RoomRelay::answer_or_ask(Work& w, RoomAction::Kind kind, con
   a.conn = w.conn;
   if (kind != RoomAction::Kind::ask_acl) a.text = share(std::string(text));
   a.room = room.name_text;
+  a.room_id = room.incarnation;
   a.token = w.token = next_token_++;
   a.seq = room.seq;
   a.epoch = epoch;
@@ -939,6 +940,7 @@ RoomRelay::Step RoomRelay::run_envelope(Work& w, TimeMs now_ms) {
     RoomAction& a = actions_.emplace();
     a.kind = RoomAction::Kind::commit;
     a.room = room.name_text;
+    a.room_id = room.incarnation;
     a.text = share(std::move(seq_env));
     a.token = next_token_++;
     a.seq = room.seq;
@@ -1067,7 +1069,8 @@ std::string RoomRelay::seq_envelope(const JsonScan& scan, std::uint32_t env, dou
 
 std::string replay_message(std::string_view room, std::string_view seq_env_json) {
   JsonScan scan;
-  if (seq_env_json.size() > kMaxMessageBytes || !scan.parse(seq_env_json, kMaxJsonDepth) || !scan.is_object(0)) {
+  if (seq_env_json.size() > kMaxMessageBytes || !scan.parse(seq_env_json, kMaxJsonDepth) ||
+      !scan.is_object(0)) {
     return std::string();
   }
   std::string out = "{\"t\":\"env\",\"room\":";

@@ -74,11 +74,12 @@ struct RoomAction {
   Kind kind = Kind::send;
   ConnId conn = 0;
   SharedText text;
-  SharedText room;          // the room's name: commit and every ask_*
-  std::uint64_t token = 0;  // commit ticket, or the question's token for handle_policy_verdict
-  double seq = 0;           // ask_*: the room's seq before this envelope (PolicyRoomInfo)
-  double epoch = 0;         // ask_can_bump
-  std::uint32_t rule = 0;   // ask_acl
+  SharedText room;            // the room's name: commit and every ask_*
+  std::uint64_t room_id = 0;  // commit and ask_*: this room's incarnation, never reused in a relay
+  std::uint64_t token = 0;    // commit ticket, or the question's token for handle_policy_verdict
+  double seq = 0;             // ask_*: the room's seq before this envelope (PolicyRoomInfo)
+  double epoch = 0;           // ask_can_bump
+  std::uint32_t rule = 0;     // ask_acl
 };
 // Kind names indexed by the value of RoomAction::Kind (the bindings export them).
 extern const char* const kRoomActionKindNames[7];
@@ -168,6 +169,7 @@ class RoomRelay {
   // True when poll_action() has an action ready without running released work; the bindings
   // batch actions up to such a point, never past a commit or a question.
   bool action_ready() const { return !actions_.empty(); }
+  bool event_ready() const { return !events_.empty(); }
 
   std::optional<RoomInfo> room(const std::string& name) const;
   // Snapshot JSON text (RoomSnapshot). Returns false when refused or malformed.

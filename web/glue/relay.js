@@ -12,7 +12,6 @@ const decoder = new TextDecoder();
 const OK = 0;
 const PENDING = 1;
 const FAILED = 2;
-const EMPTY = new Float64Array(0);
 
 let mod = null;
 // What the core exports once loaded: its version and bounds, and the layout of its actions.
@@ -129,63 +128,103 @@ export function createRelay(opt = {}) {
   const reasons = mod.roomReasonNames();
 
   // pollAction in batches: the bindings pack the core's next actions (up to a commit or a
-  // question) into one array, and each action handed to the driver is its offset in that batch.
-  // Texts of one batch are decoded once each (an echo goes to every member).
-  let batch = EMPTY;
+  // question) into an array in WASM memory, read in place through one view of the heap (rebuilt
+  // when memory grew); each action handed to the driver is its index there. Texts of one batch
+  // are decoded once each (an echo goes to every member).
+  // The view is refreshed once per action (growing memory replaces HEAPU8), and every field an
+  // action needs is read before any callback that could grow it runs.
+  const outboxAt = core.outbox() / 8;
+  let heap = null;
+  let h = null;
+  const H = () => {
+    if (mod.HEAPU8 !== heap) {
+      heap = mod.HEAPU8;
+      h = new Float64Array(heap.buffer);
+    }
+    return h;
+  };
   let at = 0;
+  let end = 0;
+  let eventReady = true; // the last empty batch said whether the core holds an event
+  let settled = false; // the last batch said no action is ready, and no input ran since
+  let receiveError = 0;
   const strCache = [];
   const objCache = [];
+  function adopt(n) {
+    H();
+    at = h[outboxAt] / 8;
+    end = at + n;
+    strCache.length = 0;
+    objCache.length = 0;
+    if (n > 0 && h[at] === L.none) {
+      eventReady = h[at + 1] !== 0;
+      receiveError = h[at + 2];
+      settled = true;
+      end = at;
+    }
+  }
   const driven = {
     pollAction() {
-      if (at >= batch.length) {
-        // Copied out: a callback may grow WASM memory, which detaches views into it.
-        batch = Float64Array.from(core.packActions());
-        at = 0;
-        strCache.length = 0;
-        objCache.length = 0;
-        if (batch.length === 0) return null;
+      if (at >= end) {
+        if (settled) return null;
+        adopt(core.packActions());
+        if (at >= end) return null;
       }
       const k = at;
       at += STRIDE;
+      H();
       return k;
     },
-    pollEvent: () => core.pollEvent(),
+    pollEvent() {
+      if (!eventReady) return null;
+      const e = core.pollEvent();
+      if (e === null) eventReady = false;
+      return e;
+    },
   };
   const textAt = (k) => {
-    const id = batch[k + L.text];
+    const id = h[k + L.text];
     let v = strCache[id];
     if (v === undefined) {
-      const addr = batch[k + L.textAddr];
-      v = strCache[id] = decoder.decode(mod.HEAPU8.subarray(addr, addr + batch[k + L.textLen]));
+      const addr = h[k + L.textAddr];
+      v = strCache[id] = decoder.decode(heap.subarray(addr, addr + h[k + L.textLen]));
     }
     return v;
   };
   const objAt = (k) => {
-    const id = batch[k + L.text];
+    const id = h[k + L.text];
     let v = objCache[id];
     if (v === undefined) v = objCache[id] = JSON.parse(textAt(k));
     return v;
   };
+  // Room names by incarnation (never reused in one relay), decoded once; bounded.
+  const roomNames = new Map();
   const roomAt = (k) => {
-    const addr = batch[k + L.roomAddr];
-    return decoder.decode(mod.HEAPU8.subarray(addr, addr + batch[k + L.roomLen]));
+    const id = h[k + L.roomId];
+    let name = roomNames.get(id);
+    if (name === undefined) {
+      const addr = h[k + L.roomAddr];
+      name = decoder.decode(heap.subarray(addr, addr + h[k + L.roomLen]));
+      if (roomNames.size >= 1024) roomNames.clear();
+      roomNames.set(id, name);
+    }
+    return name;
   };
 
+  // The verdict goes straight back from inside perform, and the batch it released is what the
+  // driver carries out next (a question is always the last action of its batch).
+  function answer(token, ok) {
+    adopt(core.policyVerdictPack(token, ok, driver.now()));
+  }
   // A policy that throws refuses: the envelope is judged like any other refused write.
-  function ask(k, question) {
-    let ok = false;
-    try {
-      ok = !!question();
-    } catch (error) {
-      console.error('tether/relay: a policy function threw; the write is refused', error);
-    }
-    const token = batch[k + L.token];
-    driver.input((now) => core.policyVerdict(token, ok, now));
+  function refuse(error) {
+    console.error('tether/relay: a policy function threw; the write is refused', error);
+    return false;
   }
 
   function perform(k) {
-    const kind = batch[k + L.kind];
-    const conn = batch[k + L.conn];
+    const kind = h[k + L.kind];
+    const conn = h[k + L.conn];
     if (kind === SEND) {
       // The hot case, without closures.
       const c = conns.get(conn);
@@ -199,22 +238,28 @@ export function createRelay(opt = {}) {
       return;
     }
     if (kind === COMMIT) return commit(k);
-    const info = { seq: batch[k + L.seq] };
-    if (kind === ASK_CAN_WRITE)
-      ask(k, () => policy.canWrite(ctxOf(conn), JSON.parse(textAt(k)), roomAt(k), info));
-    else if (kind === ASK_VALIDATE)
-      ask(k, () => policy.validate(JSON.parse(textAt(k)), ctxOf(conn), roomAt(k), info));
-    else if (kind === ASK_CAN_BUMP)
-      ask(k, () =>
-        policy.canBump(ctxOf(conn), JSON.parse(textAt(k)), batch[k + L.epoch], roomAt(k), info),
-      );
-    else if (kind === ASK_ACL)
-      ask(k, () => acl.rules[batch[k + L.rule]].allow(ctxOf(conn), roomAt(k)));
+    const token = h[k + L.token];
+    const info = { seq: h[k + L.seq] };
+    const room = roomAt(k);
+    let ok;
+    try {
+      if (kind === ASK_ACL) ok = acl.rules[h[k + L.rule]].allow(ctxOf(conn), room);
+      else {
+        const value = JSON.parse(textAt(k));
+        if (kind === ASK_CAN_WRITE) ok = policy.canWrite(ctxOf(conn), value, room, info);
+        else if (kind === ASK_VALIDATE) ok = policy.validate(value, ctxOf(conn), room, info);
+        else ok = policy.canBump(ctxOf(conn), value, h[k + L.epoch], room, info);
+      }
+    } catch (error) {
+      ok = refuse(error);
+    }
+    answer(token, !!ok);
   }
 
   function commit(k) {
-    const ticket = batch[k + L.token];
+    const ticket = h[k + L.token];
     const room = roomAt(k);
+    const env = objAt(k);
     let done;
     try {
       // seq and instance are read per commit; the vectors (which grow with the room's origins)
@@ -239,12 +284,12 @@ export function createRelay(opt = {}) {
         },
         checkpoint: () => JSON.parse(core.checkpointJson(room)),
       };
-      done = opt.onCommit(room, objAt(k), state);
+      done = opt.onCommit(room, env, state);
     } catch (cause) {
       done = Promise.reject(cause);
     }
     if (done === undefined || done === null) {
-      driver.input(() => core.commitResult(ticket, OK));
+      adopt(core.commitResultPack(ticket, OK)); // released at once: the echoes are next
       return;
     }
     driver.input(() => core.commitResult(ticket, PENDING));
@@ -292,7 +337,10 @@ export function createRelay(opt = {}) {
     // Connections reach the core through here; naming `relay` keeps it (and so the core) alive
     // for as long as any connection is.
     if (relay === null) return undefined;
-    return driver.defer(fn);
+    return driver.defer((now) => {
+      settled = false; // an input may queue actions: the next poll asks the core
+      return fn(now);
+    });
   }
 
   // Encodes a message into the core's staging buffer; returns its length in bytes.
@@ -314,7 +362,11 @@ export function createRelay(opt = {}) {
     };
     const receiveText = (message) => {
       // null: accepted (or queued behind what is being carried out); else what to fix.
-      const code = input((now) => core.receiveStaged(conn, stage(message), now));
+      const code = input((now) => {
+        receiveError = 0;
+        adopt(core.receiveStagedPack(conn, stage(message), now));
+        return receiveError;
+      });
       return code
         ? { reason: mod.roomReceiveError(code), message: mod.roomReceiveErrorText(code) }
         : null;
