@@ -434,23 +434,39 @@ class RoomMemberCore {
   // plus kEventBase, or -1 when there is neither (the outbox's slot 5 then holds poll_timeout, or
   // -1). Texts stay in the outbox until the next call: [0, 1] text address and length, [2, 3]
   // origin, [4] a dial's attempt. Every other field of an event is read with event_details().
+  // Slot 6 says whether more output waits after this item; when none does, slot 5 holds
+  // poll_timeout, so the caller knows the deadline without another call.
   int poll_next() {
+    int code = -1;
     if ((last_action_ = member_.poll_action())) {
       out_[0] = address(last_action_->text);
       out_[1] = static_cast<double>(last_action_->text.size());
       out_[4] = last_action_->attempt;
-      return static_cast<int>(last_action_->kind);
-    }
-    if ((last_event_ = member_.poll_event())) {
+      code = static_cast<int>(last_action_->kind);
+    } else if ((last_event_ = member_.poll_event())) {
       out_[0] = address(last_event_->text);
       out_[1] = static_cast<double>(last_event_->text.size());
       out_[2] = address(last_event_->origin);
       out_[3] = static_cast<double>(last_event_->origin.size());
-      return kEventBase + static_cast<int>(last_event_->kind);
+      code = kEventBase + static_cast<int>(last_event_->kind);
     }
-    Timeout t = member_.poll_timeout();
-    out_[5] = t ? static_cast<double>(*t) : -1;
-    return -1;
+    const bool more = member_.has_output();
+    out_[6] = more ? 1 : 0;
+    if (!more) {
+      Timeout t = member_.poll_timeout();
+      out_[5] = t ? static_cast<double>(*t) : -1;
+    }
+    return code;
+  }
+  // The hot inputs return their first output at once (poll_next's result), saving a call per
+  // message: a frame from the relay, and a lane send (its LaneSend in slot 7).
+  int link_message_staged_next(int len, double now) {
+    link_message_staged(len, now);
+    return poll_next();
+  }
+  int send_text_staged_next(int peer_len, int text_len, double buffered) {
+    out_[7] = send_text_staged(peer_len, text_len, buffered);
+    return poll_next();
   }
   val event_details() const {
     val o = val::object();
@@ -493,7 +509,7 @@ class RoomMemberCore {
   std::vector<std::uint8_t> staging_;
   std::optional<MemberAction> last_action_;
   std::optional<MemberEvent> last_event_;
-  double out_[6] = {};
+  double out_[8] = {};
 };
 
 // Tickets (room/ticket.hpp): {ticket} or {error}; {ok, writer, kind, room, exp} or {ok, reason,
@@ -724,6 +740,8 @@ EMSCRIPTEN_BINDINGS(tether_room) {
       .function("staging", &RoomMemberCore::staging)
       .function("outbox", &RoomMemberCore::outbox)
       .function("linkMessageStaged", &RoomMemberCore::link_message_staged)
+      .function("linkMessageStagedNext", &RoomMemberCore::link_message_staged_next)
+      .function("sendTextStagedNext", &RoomMemberCore::send_text_staged_next)
       .function("linkClosed", &RoomMemberCore::link_closed)
       .function("timeout", &RoomMemberCore::timeout)
       .function("close", &RoomMemberCore::close)

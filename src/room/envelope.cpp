@@ -66,9 +66,8 @@ void append_quoted(std::string& out, std::string_view s) {
   static const char kHex[] = "0123456789abcdef";
   out += '"';
   std::size_t clean = 0;  // start of the run of bytes that need no escape
-  for (std::size_t i = 0; i < s.size(); ++i) {
+  for (std::size_t i = next_json_special(s, 0); i < s.size(); i = next_json_special(s, i + 1)) {
     unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
     out.append(s.data() + clean, i - clean);
     clean = i + 1;
     switch (c) {

@@ -16,6 +16,39 @@ int hex(char c) {
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
+}  // namespace
+
+// Eight bytes at a time (SWAR): a long string's content is a run of plain bytes, and this is the
+// loop that reading and writing it spends its time in.
+std::size_t next_json_special(std::string_view t, std::size_t pos) {
+  constexpr std::uint64_t kLo = 0x0101010101010101ull;
+  constexpr std::uint64_t kHi = 0x8080808080808080ull;
+  const std::size_t n = t.size();
+  while (pos + 8 <= n) {
+    std::uint64_t x;
+    std::memcpy(&x, t.data() + pos, 8);
+    const std::uint64_t q = x ^ (kLo * '"');
+    const std::uint64_t b = x ^ (kLo * '\\');
+    // Zero bytes of q or b, or bytes below 0x20: exact as to whether there is one in the word.
+    const std::uint64_t m = ((q - kLo) & ~q & kHi) | ((b - kLo) & ~b & kHi) | ((x - kLo * 0x20) & ~x & kHi);
+    if (m == 0) {
+      pos += 8;
+      continue;
+    }
+    for (std::size_t end = pos + 8; pos < end; ++pos) {
+      const unsigned char c = static_cast<unsigned char>(t[pos]);
+      if (c == '"' || c == '\\' || c < 0x20) return pos;
+    }
+  }
+  for (; pos < n; ++pos) {
+    const unsigned char c = static_cast<unsigned char>(t[pos]);
+    if (c == '"' || c == '\\' || c < 0x20) return pos;
+  }
+  return n;
+}
+
+namespace {
+
 void put_utf8(std::string& out, std::uint32_t cp) {
   if (cp < 0x80) {
     out += static_cast<char>(cp);
@@ -62,16 +95,14 @@ bool JsonScan::string_token(bool& escaped) {
   escaped = false;
   ++pos_;
   while (pos_ < text_.size()) {
+    pos_ = next_json_special(text_, pos_);
+    if (pos_ >= text_.size()) break;
     unsigned char c = static_cast<unsigned char>(text_[pos_]);
     if (c == '"') {
       ++pos_;
       return true;
     }
     if (c < 0x20) return false;
-    if (c != '\\') {
-      ++pos_;
-      continue;
-    }
     escaped = true;
     if (++pos_ >= text_.size()) return false;
     char e = text_[pos_++];

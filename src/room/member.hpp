@@ -144,6 +144,8 @@ class RoomMember {
   std::optional<MemberAction> poll_action() { return actions_.poll(); }
   std::optional<MemberEvent> poll_event() { return events_.poll(); }
   Timeout poll_timeout() const { return redial_at_; }
+  // True while an action or an event is waiting to be polled.
+  bool has_output() const { return !actions_.empty() || !events_.empty(); }
 
   bool joined() const { return joined_; }
   bool closed() const { return closed_; }

@@ -32,9 +32,9 @@ export type RoomMemberEvent =
 export interface RoomMemberHost {
   /** Open a socket to the relay (attempt counts dials since the last welcome, from 1). */
   dial(attempt: number): void;
-  /** Send one frame: frame.text() as a string, or frame.bytes() (a copy) for a socket that takes
-   * a text frame as bytes. Read it before returning. */
-  transmit(frame: { text(): string; bytes(): Uint8Array }): void;
+  /** Send one frame: frame.text() as a string, or frame.view() (its UTF-8 bytes in WASM memory,
+   * to be copied before returning) for a socket that takes a text frame as bytes. */
+  transmit(frame: { text(): string; view(): Uint8Array }): void;
   hangUp(): void;
   event(e: RoomMemberEvent): void;
 }

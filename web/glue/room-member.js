@@ -63,15 +63,36 @@ export function createRoomMember(options, host, driverOptions = {}) {
   // Texts cross as UTF-8 in WASM memory (bench/README.md): staged in with encodeInto, read out
   // through the outbox's address and length. Views are rebuilt when memory grew.
   const outboxAt = core.outbox() / 8;
+  let heap = null;
   let f64 = null;
   const outbox = () => {
-    if (f64 === null || f64.buffer !== mod.HEAPU8.buffer) f64 = new Float64Array(mod.HEAPU8.buffer);
+    if (mod.HEAPU8 !== heap) {
+      heap = mod.HEAPU8;
+      f64 = new Float64Array(heap.buffer);
+    }
     return f64;
   };
   const textAt = (slot) => {
     const o = outbox();
     const addr = o[outboxAt + slot];
-    return decoder.decode(mod.HEAPU8.subarray(addr, addr + o[outboxAt + slot + 1]));
+    return decoder.decode(heap.subarray(addr, addr + o[outboxAt + slot + 1]));
+  };
+  // The sender of a text event: the same few origins over and over, so the last one's bytes and
+  // string are kept and compared instead of decoded again.
+  let originBytes = new Uint8Array(0);
+  let originText = '';
+  const originAt = () => {
+    const o = outbox();
+    const addr = o[outboxAt + 2];
+    const len = o[outboxAt + 3];
+    if (len === originBytes.length && len <= 64) {
+      let same = true;
+      for (let i = 0; i < len && same; i++) same = heap[addr + i] === originBytes[i];
+      if (same) return originText;
+    }
+    originBytes = heap.slice(addr, addr + len);
+    originText = decoder.decode(originBytes);
+    return originText;
   };
   let stagingAt = 0;
   let stagingSize = 0;
@@ -96,36 +117,49 @@ export function createRoomMember(options, host, driverOptions = {}) {
     return bytes.length;
   };
 
-  // pollNext hands out the next action, else the next event, in one call: an event it returns is
-  // kept for the driver's pollEvent, and "neither" leaves the deadline for pollTimeout.
+  // pollNext hands out the next action, else the next event, in one call, and says whether
+  // more waits (and, when nothing does, the deadline). An event it returns is kept for the
+  // driver's pollEvent. The hot inputs (a relay frame, a lane send) return their first item at
+  // once: it waits in `next` for the driver's pollAction. Any other input may queue output, so it
+  // sets `more`.
+  const NONE = -2;
+  let next = NONE;
+  let more = true;
   let stashed = null;
   let deadline = null;
-  // A transmit's frame: bytes for a socket that takes text frames as bytes (Node's ws), a string
-  // otherwise. Read before the next poll.
+  function noteMore() {
+    const o = outbox();
+    more = o[outboxAt + 6] !== 0;
+    if (!more) deadline = o[outboxAt + 5] < 0 ? null : o[outboxAt + 5];
+  }
+  // A transmit's frame: its UTF-8 bytes in WASM memory (for a socket that takes a text frame as
+  // bytes and copies them, Node's ws), or a string. Valid until the next poll.
   const frame = {
     kind: 'transmit',
     text: () => textAt(0),
-    bytes() {
+    view() {
       const o = outbox();
       const addr = o[outboxAt];
-      return mod.HEAPU8.slice(addr, addr + o[outboxAt + 1]);
+      return heap.subarray(addr, addr + o[outboxAt + 1]);
     },
   };
   const driver = createDriver(
     {
       pollAction() {
-        const code = core.pollNext();
-        if (code < 0) {
-          const t = outbox()[outboxAt + 5];
-          deadline = t < 0 ? null : t;
-          return null;
+        let code = next;
+        if (code !== NONE) next = NONE;
+        else if (!more) return null;
+        else {
+          code = core.pollNext();
+          noteMore();
         }
+        if (code < 0) return null;
         if (code >= EVENT_BASE) {
           const kind = code - EVENT_BASE;
           const name = EVENT_KINDS[kind];
           stashed =
             kind === TEXT || kind === SIGNAL
-              ? { kind: name, origin: textAt(2), text: textAt(0) }
+              ? { kind: name, origin: originAt(), text: textAt(0) }
               : { kind: name, ...core.eventDetails() };
           return null;
         }
@@ -139,7 +173,10 @@ export function createRoomMember(options, host, driverOptions = {}) {
         return e;
       },
       pollTimeout: () => deadline,
-      handleTimeout: (now) => core.timeout(now),
+      handleTimeout(now) {
+        more = true;
+        core.timeout(now);
+      },
     },
     {
       perform(a) {
@@ -151,17 +188,37 @@ export function createRoomMember(options, host, driverOptions = {}) {
     },
     driverOptions,
   );
+  // Runs an input that may queue output.
+  const input = (fn) =>
+    driver.input((now) => {
+      more = true;
+      return fn(now);
+    });
+  // Runs a hot input: with nothing pre-polled yet, its first output is taken at once.
+  const hot = (first, plain) =>
+    driver.input((now) => {
+      if (next !== NONE) {
+        more = true;
+        return plain(now);
+      }
+      next = first(now);
+      noteMore();
+      return undefined;
+    });
   const member = {
-    start: () => driver.input((now) => core.start(now)),
-    linkOpen: () => driver.input((now) => core.linkOpen(now)),
+    start: () => input((now) => core.start(now)),
+    linkOpen: () => input((now) => core.linkOpen(now)),
     /** One frame from the relay: text, or bytes (Node's ws), which go in without a string. */
     linkMessage(data) {
       const n = typeof data === 'string' ? stageText(data) : stageBytes(data);
-      driver.input((now) => core.linkMessageStaged(n, now));
+      hot(
+        (now) => core.linkMessageStagedNext(n, now),
+        (now) => core.linkMessageStaged(n, now),
+      );
     },
-    linkClosed: () => driver.input((now) => core.linkClosed(now)),
+    linkClosed: () => input((now) => core.linkClosed(now)),
     close: () => {
-      driver.input(() => core.close());
+      input(() => core.close());
       driver.close();
     },
     /** Lanes: one envelope to peer; 'accepted' or why not ('not-open', 'too-big', ...). */
@@ -177,10 +234,19 @@ export function createRoomMember(options, host, driverOptions = {}) {
       } else {
         n = encoder.encodeInto(text, buf.subarray(p)).written;
       }
-      return LANE_SEND[driver.input(() => core.sendTextStaged(p, n, bufferedBytes))];
+      let verdict;
+      hot(
+        () => {
+          const code = core.sendTextStagedNext(p, n, bufferedBytes);
+          verdict = outbox()[outboxAt + 7];
+          return code;
+        },
+        () => (verdict = core.sendTextStaged(p, n, bufferedBytes)),
+      );
+      return LANE_SEND[verdict];
     },
     /** A signal to `to` with data as JSON text; false when the link is down. */
-    sendSignal: (to, dataJson) => driver.input(() => core.sendSignal(to, dataJson)),
+    sendSignal: (to, dataJson) => input(() => core.sendSignal(to, dataJson)),
     /** When the core next wants the clock (its poll_timeout after the last input), or null. */
     nextTimeout: () => deadline,
     joined: () => core.joined(),

@@ -13,6 +13,7 @@
 import { createRoomMember, MEMBER_DEFAULTS } from '../glue/room-member.js';
 
 const WS_OPEN = 1; // WebSocket.OPEN: the socket takes sends
+const AS_TEXT = Object.freeze({ binary: false }); // ws: send these bytes as a text frame
 
 /**
  * @param {import('./relay-transport.d.ts').RelayTransportOptions} options
@@ -108,8 +109,9 @@ export function createRelayTransport(options) {
 
   function transmit(frame) {
     try {
-      // Node's ws sends bytes as a text frame without re-encoding a string; a browser needs text.
-      if (nodeWs) ws.send(frame.bytes(), { binary: false });
+      // Node's ws sends bytes as a text frame without re-encoding a string (copied out of WASM
+      // memory: the socket may queue it); a browser needs text.
+      if (nodeWs) ws.send(Buffer.from(frame.view()), AS_TEXT);
       else ws.send(frame.text());
     } catch {
       sendFailed = true;
