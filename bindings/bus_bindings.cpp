@@ -367,4 +367,5 @@ EMSCRIPTEN_BINDINGS(tether_bus) {
   function("busIsTransient", &is_transient_js);
   function("busMatchReceipt", &match_receipt_js);
   function("busLimits", &limits_js);
+  function("busEnvelopeVersion", +[]() { return tether::bus::kEnvelopeVersion; });
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs everything `make test` and `make demo` need on a fresh Debian 12 machine, idempotently.
+# Installs everything `make test` and `make demo` need on a fresh Debian 12 machine, idempotently,
+# and builds the WASM module.
 # When nothing is missing it only checks, and takes seconds. See shared/TOOLCHAIN.md for why each
 # step looks the way it does.
 set -euo pipefail
@@ -85,4 +86,9 @@ if [ ! -d node_modules ] || [ "$(cat node_modules/.tether-lock-hash 2>/dev/null)
   npm ci --no-audit --no-fund --loglevel=error
   echo "$lock_hash" > node_modules/.tether-lock-hash
 fi
+# The WASM module every runtime loads (build/wasm/tether.mjs + .wasm): the agent CLI, the relays
+# and `import '@tether-rt/tether/...'` all need it, so set-up builds it (incremental: a no-op
+# build takes under a second).
+step "building the WASM module (make wasm)"
+make --no-print-directory wasm
 step "ready"

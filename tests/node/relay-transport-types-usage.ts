@@ -25,6 +25,22 @@ export async function use(): Promise<void> {
   off();
   const n: number = t.stats.reconnects;
   void n;
+  // onFailure: narrowing on `stage` reaches each answer's own fields.
+  createRelayTransport({
+    url: 'ws://x/',
+    room: 'r',
+    selfId: 'a',
+    onFailure(f) {
+      const n: number = f.attempt;
+      if (f.stage === 'upgrade') void (f.status + f.body.length);
+      else if (f.stage === 'connect') void (f.code ?? f.message);
+      else if (f.stage === 'closed') void (f.code + f.reason.length);
+      else void f.reason.length;
+      // @ts-expect-error only an upgrade has a status
+      if (f.stage === 'connect') void f.status;
+      void n;
+    },
+  });
   // @ts-expect-error selfId is required
   createRelayTransport({ url: 'ws://x/', room: 'r' });
   // @ts-expect-error numbers only

@@ -124,6 +124,7 @@ export async function main(argv, io = defaultIo) {
   const out = {
     stdout: (s) => io.stdout(redact(s)),
     stderr: (s) => io.stderr(redact(s)),
+    secret: (s) => io.stdout(s),
   };
   const [first, ...rest] = argv;
   if (first === '--help' || first === '-h' || first === 'help') {

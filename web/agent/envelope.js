@@ -1,14 +1,8 @@
 // The peer envelope as the agent sidecar and CLI use it: built here (ids, our identity), checked
 // by the bus core (`tether/bus`, src/bus: agent-bus-and-swarm.md § Untrusted wire input), plus the
 // record-name hashes of § Compatibility ("inbox filenames hash sender identity and message ID").
+// Every bound and the envelope version come from the core (`bus().limits`, `envelopeVersion`).
 import { createHash, randomBytes } from 'node:crypto';
-
-export const LIMITS = Object.freeze({
-  streamId: 128,
-  handoffRequestBytes: 32_000,
-  handoffMaxLifetimeMs: 24 * 60 * 60 * 1000,
-  historyMax: 200,
-});
 
 let busApi = null;
 
@@ -58,7 +52,7 @@ export function makeEnvelope({
   ts = Date.now(),
   id = newId(),
 }) {
-  const env = { v: 1, id, type, from, to, topic, ts, payload };
+  const env = { v: api().envelopeVersion, id, type, from, to, topic, ts, payload };
   const c = checkEnvelope(env);
   if (!c.ok) return { ok: false, field: c.field, detail: c.detail };
   return { ok: true, env };

@@ -11,11 +11,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { resolveInShare } from './share.js';
+import { placeExclusive, safeName } from './files.js';
+
+export { placeExclusive, safeName };
 
 const DRAIN_POLL_MS = 10;
 const DRAIN_GIVE_UP_MS = 30_000;
 const PULL_IDLE_MS = 60_000; // a pull with no progress for this long fails
 const PULL_TOPIC = 'share.pull:';
+const SERVED_KEPT = 64; // transfers whose file_ack we still expect
 
 export class Pulls {
   /**
@@ -24,28 +28,29 @@ export class Pulls {
    * @param {() => import('../peer/transport.d.ts').PeerTransport} o.transport
    * @param {(to: string, type: string, payload: unknown) => {ok: boolean, env?: object, text?: string, error?: string}} o.envelope
    * @param {() => Record<string, string>} o.shares
+   * @param {(peer: string) => string | null} [o.whyNotNow] what keeps a send to `peer` from
+   *   leaving (our own link down, the peer not in the room), for the refusal's wording
    */
-  constructor({ api, transport, envelope, shares, log }) {
+  constructor({ api, transport, envelope, shares, whyNotNow = () => null, log }) {
     this.api = api;
     this.transport = transport;
     this.envelope = envelope;
     this.shares = shares;
+    this.whyNotNow = whyNotNow;
     this.log = log;
     this.receiver = api.createFileReceiver();
     this.active = new Map(); // pull request id -> state (our pulls)
     this.byTransfer = new Map(); // transferId -> state
+    this.served = new Map(); // transferId -> what we served, until its file_ack (bounded)
     this.seq = 0;
   }
 
   sendNow(to, type, payload, topic = null) {
     const e = this.envelope(to, type, payload, topic);
     if (!e.ok) return { ok: false, error: e.error };
-    return this.transport().send(to, e.text)
-      ? { ok: true, id: e.env.id }
-      : {
-          ok: false,
-          error: `'${to}' did not accept the ${type}; is it online? (tether agent peers)`,
-        };
+    if (this.transport().send(to, e.text)) return { ok: true, id: e.env.id };
+    const why = this.whyNotNow(to) ?? 'the transport did not take it (its buffer is full)';
+    return { ok: false, error: `the ${type} to '${to}' was not sent: ${why}` };
   }
 
   // ---- the puller ----------------------------------------------------------------------------
@@ -145,7 +150,8 @@ export class Pulls {
       `.tether-part-${r.offer.transferId.replace(/[^A-Za-z0-9_-]/g, '')}`,
     );
     try {
-      st.fd = fs.openSync(st.part, 'wx', 0o600);
+      // 0666 less the umask, as every other way a file arrives (swarm fetches: storage-node.js).
+      st.fd = fs.openSync(st.part, 'wx', 0o666);
     } catch (err) {
       return this.fail(st, `cannot write ${st.part} (${err.code})`);
     }
@@ -248,29 +254,20 @@ export class Pulls {
       }
     }
     plan.dispose?.();
+    this.served.set(plan.offer.transferId, { peer, share, rel });
+    while (this.served.size > SERVED_KEPT) this.served.delete(this.served.keys().next().value);
   }
-}
 
-/** A peer-supplied file name reduced to one harmless path component. */
-export function safeName(name) {
-  const base = path.basename(String(name ?? '')).replace(/[\u0000-\u001f\u007f/\\]/g, '_');
-  return base === '' || base === '.' || base === '..' || base.startsWith('.tether-part-')
-    ? 'file'
-    : base;
-}
-
-/** Moves `part` to `dir/name` without ever replacing a file: "name (1).ext" etc. when taken. */
-export function placeExclusive(part, dir, name) {
-  const ext = path.extname(name);
-  const stem = name.slice(0, name.length - ext.length) || 'file';
-  for (let i = 0; i < 1000; i++) {
-    const target = path.join(dir, i === 0 ? name : `${stem} (${i})${ext}`);
-    try {
-      fs.linkSync(part, target);
-      return target;
-    } catch (err) {
-      if (err.code !== 'EEXIST') throw err;
-    }
+  /** The puller's file_ack for a file we served: logged once; anything else is dropped. */
+  acked(peer, env) {
+    const id = env.payload?.transferId;
+    const s = this.served.get(id);
+    if (!s || s.peer !== peer) return;
+    this.served.delete(id);
+    this.log(
+      env.payload.ok === false
+        ? `'${peer}' could not save ${s.share}/${s.rel}: ${String(env.payload.error ?? 'no reason given').slice(0, 200)}`
+        : `'${peer}' saved ${s.share}/${s.rel}`,
+    );
   }
-  throw new Error(`${dir} already holds 1000 files named like ${name}; clear some out`);
 }

@@ -4,6 +4,8 @@
 // the concerns together; each lives in web/agent/sidecar/:
 //   mailbox.js     incoming mail into inbox/ (deduplicated), history replays
 //   outbox.js      direct messages kept in outbox/ until the transport accepts them
+//   seen.js        who has ever been in the room (a send to anyone else is likely a typo)
+//   link.js        the relay URL and ticket, and why we are not in the room
 //   handoffs.js    confirmed handoffs, both ends, on disk
 //   shares.js      pulls from and of shared folders (one-to-one transfers)
 //   swarm.js       file swarms
@@ -15,25 +17,20 @@ import path from 'node:path';
 import { createRelayTransport } from '../peer/relay-transport.js';
 import { bus, newId, useBus } from './envelope.js';
 import { ensureDirs } from './store.js';
-import { files, readJson, releaseLock, takeLock } from './state.js';
+import { redact } from './redact.js';
+import { files, readJson, readTicket, releaseLock, takeLock } from './state.js';
 import { WakeHook } from './wake.js';
 import { Handoffs } from './sidecar/handoffs.js';
+import { LinkState, roomUrl } from './sidecar/link.js';
 import { Mailbox } from './sidecar/mailbox.js';
 import { Outbox } from './sidecar/outbox.js';
 import { RpcServer } from './sidecar/rpc-server.js';
+import { SeenPeers } from './sidecar/seen.js';
 import { Shares } from './sidecar/shares.js';
 import { SwarmService } from './sidecar/swarm.js';
 
 // Types a peer's message lands in the inbox as (the rest is protocol traffic handled here).
-const MAIL_TYPES = new Set([
-  'chat',
-  'command',
-  'command_response',
-  'event',
-  'ack',
-  'skill_update',
-  'file_ack',
-]);
+const MAIL_TYPES = new Set(['chat', 'command', 'command_response', 'event', 'ack', 'skill_update']);
 const SEND_TYPES = ['chat', 'command', 'command_response', 'event', 'ack'];
 const VERSION = '0.1.0';
 
@@ -55,18 +52,28 @@ export class Sidecar {
       ? new WakeHook(config.wake, { room: config.room, extraEnv: { TETHER_WAKE_DIR: dir }, log })
       : null;
     this.mailbox = new Mailbox({ dirs: this.dirs, onNewMail: () => this.wake?.trigger() });
-    this.outbox = new Outbox({ dirs: this.dirs, from: this.from });
+    this.seen = new SeenPeers({ dir });
+    this.outbox = new Outbox({
+      dirs: this.dirs,
+      from: this.from,
+      whyNotNow: (peer) => this.whyNotNow(peer),
+    });
     this.handoffs = new Handoffs({
       dirs: this.dirs,
       mailbox: this.mailbox,
       log,
       dropAcks: process.env.TETHER_AGENT_TEST_DROP_HANDOFF_ACKS === '1', // tests: force sender retries
     });
-    this.shares = new Shares({ dir, from: this.from, log });
+    this.shares = new Shares({
+      dir,
+      from: this.from,
+      log,
+      whyNotNow: (peer) => this.whyNotNow(peer),
+    });
     this.swarm = new SwarmService({ dir, log });
     // The concerns that answer the CLI or claim incoming envelopes (receive() returning true),
     // asked in this order. A new concern joins this list.
-    this.parts = [this.shares, this.handoffs, this.swarm];
+    this.parts = [this.shares, this.handoffs, this.swarm, this.outbox];
     this.rpc = new RpcServer({ dir, log });
     for (const part of [this, ...this.parts]) this.rpc.add(part.rpcHandlers?.() ?? {});
   }
@@ -96,6 +103,8 @@ export class Sidecar {
       // Direct messages leave from the disk outbox whenever the bus sees a peer's lane open.
       peer: (p) => p.open && this.outbox.flush(p.streamId ?? p.peer),
     });
+    this.seen.note(this.transport.roster());
+    this.transport.subscribe({ roster: (ids) => this.seen.note(ids) });
     this.outbox.attach(this.bus, this.transport);
     this.handoffs.attach(this.bus);
     await this.swarm.start(this.transport, {
@@ -108,11 +117,13 @@ export class Sidecar {
   }
 
   async openTransport() {
-    const url = new URL(this.cfg.relay);
-    if (!url.searchParams.has('writer')) url.searchParams.set('writer', this.cfg.id);
-    if (!url.searchParams.has('kind')) url.searchParams.set('kind', 'agent');
-    // Node 22+ has a global WebSocket; Node 20 uses the `ws` package.
-    const WebSocket = globalThis.WebSocket ?? (await import('ws')).default;
+    const url = new URL(
+      roomUrl(this.cfg.relay, this.cfg.room, { ticket: readTicket(this.dir), id: this.cfg.id }),
+    );
+    this.link = new LinkState({ url: url.toString(), room: this.cfg.room, log: this.log });
+    // The `ws` package, not Node's global WebSocket: only it shows a refused upgrade's HTTP
+    // status and body, which is how the relay says why (wrong path, bad ticket).
+    const WebSocket = (await import('ws')).default;
     if (this.cfg.transport === 'webrtc') {
       // Real RTCDataChannels to every member (node-datachannel), signaled through the same relay.
       const { RTCPeerConnection } = await import('node-datachannel/polyfill');
@@ -131,13 +142,20 @@ export class Sidecar {
         log: (...a) => this.log(`webrtc: ${a.map(String).join(' ')}`),
       });
     }
-    return createRelayTransport({
+    const t = createRelayTransport({
       url: url.toString(),
       room: this.cfg.room,
       selfId: this.cfg.id,
       WebSocket,
       onError: (err) => this.log(err.message),
+      onFailure: (f) => this.link.failed(f),
     });
+    t.ready.then(
+      () => this.link.joined(),
+      () => {},
+    );
+    t.subscribe({ reconnect: () => this.link.joined() });
+    return t;
   }
 
   // ---- incoming (already parsed, bound and checked by the bus) ------------------------------
@@ -167,7 +185,8 @@ export class Sidecar {
       pid: process.pid,
       instanceId: this.instanceId,
       transport: this.cfg.transport ?? 'relay',
-      connected: !!t && (t.isConnected ? t.isConnected() : t.signalingUp()),
+      connected: this.isConnected(),
+      link: this.link?.status() ?? null,
       roster: t ? t.roster() : [],
       hostile: this.hostile,
       swarm: !!this.swarm.peer,
@@ -208,6 +227,26 @@ export class Sidecar {
     return [...byStream.values()];
   }
 
+  isConnected() {
+    const t = this.transport;
+    return !!t && (t.isConnected ? t.isConnected() : t.signalingUp());
+  }
+
+  /**
+   * Why a direct message to `peer` cannot leave now (our own link first: a peer is never blamed
+   * for our outage), or null when nothing stands in its way.
+   */
+  whyNotNow(peer) {
+    if (!this.isConnected()) {
+      const f = this.link?.failure;
+      return `this sidecar is not connected to the relay (${f ? f.message : 'reconnecting'}); see \`tether agent status\``;
+    }
+    if (!this.transport.roster().includes(peer))
+      return `'${peer}' is not in room '${this.cfg.room}' now`;
+    if (!this.bus.isOpen(peer)) return `'${peer}' is in the room but not ready for messages yet`;
+    return null;
+  }
+
   broadcast(type, payload, topic = null) {
     const r = this.bus.broadcast(type, payload, { topic });
     if (!r.ok)
@@ -232,7 +271,11 @@ export class Sidecar {
             ok: false,
             error: 'that is our own id; name another peer (see `tether agent peers`)',
           };
-        return this.outbox.enqueue(a.to, type, a.payload, a.topic ?? null);
+        const r = this.outbox.enqueue(a.to, type, a.payload, a.topic ?? null);
+        // A name nobody has used in this room is most likely a typo: say so, with the names seen.
+        if (r.ok && !this.seen.has(a.to))
+          Object.assign(r, { unknownPeer: true, seen: this.seen.names().slice(-20) });
+        return r;
       },
       broadcast: (a) => this.broadcast(a.type ?? 'chat', a.payload, a.topic ?? null),
       history: (a) => this.mailbox.requestHistory(this.bus, a.peer, a.count),
@@ -270,7 +313,8 @@ async function main() {
     process.exit(2);
   }
   const dir = path.resolve(process.argv[i + 1]);
-  const log = (msg) => console.error(`${new Date().toISOString()} ${msg}`);
+  // Every line passes redact(): the log never holds a ticket or a token.
+  const log = (msg) => console.error(`${new Date().toISOString()} ${redact(msg)}`);
   const cfg = readJson(files(dir).config);
   if (!cfg) {
     log(`no config in ${files(dir).config}; start the sidecar with \`tether agent join\``);
@@ -295,7 +339,7 @@ async function main() {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   main().catch((err) => {
-    console.error(err.stack ?? String(err));
+    console.error(redact(err.stack ?? String(err)));
     process.exit(1);
   });
 }

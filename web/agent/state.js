@@ -3,6 +3,7 @@
 //   sidecar.lock   the running sidecar's pid (created exclusively: one sidecar per state dir)
 //   endpoint.json  127.0.0.1 port + bearer token of the sidecar's control API (mode 0600)
 //   sidecar.log    the sidecar's own log
+//   ticket         the room ticket `join` was given (mode 0600; never printed or logged)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +20,7 @@ export function files(dir) {
     lock: path.join(dir, 'sidecar.lock'),
     endpoint: path.join(dir, 'endpoint.json'),
     log: path.join(dir, 'sidecar.log'),
+    ticket: path.join(dir, 'ticket'),
   };
 }
 
@@ -92,4 +94,17 @@ export function releaseLock(dir) {
 
 export function writeJson(file, obj) {
   writeAtomic(file, `${JSON.stringify(obj, null, 2)}\n`);
+}
+
+/** The saved room ticket, or null. */
+export function readTicket(dir) {
+  try {
+    return fs.readFileSync(files(dir).ticket, 'utf8').trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+export function writeTicket(dir, ticket) {
+  writeAtomic(files(dir).ticket, `${ticket}\n`);
 }

@@ -4,9 +4,23 @@
 // (room-relay.md: the relay never mints identity; the adapter derives it).
 import { verifyTicket } from './tickets.js';
 
+/** Where rooms live: `${ROOMS_PATH}<name>` (clients build their URL from this). */
+export const ROOMS_PATH = '/rooms/';
 const ROOM_PATH = /^\/rooms\/([^/]{1,1536})$/;
 
 const text = (status, body, headers) => ({ response: new Response(body, { status, headers }) });
+
+/**
+ * A 401's body: `<reason>: <message>`, reason one of verifyTicket's (missing, malformed,
+ * signature, expired, room), so a client can say which without parsing prose.
+ */
+export const refusalBody = (reason, message) => `${reason}: ${message}\n`;
+
+/** The reason and message of a 401 body, or null when it is not one of ours. */
+export function parseRefusal(body) {
+  const m = /^([a-z]+): (.*)$/s.exec(String(body ?? '').trim());
+  return m ? { reason: m[1], message: m[2] } : null;
+}
 
 /**
  * @returns {Promise<{room: string, writer: string, kind: string} | {response: Response}>}
@@ -32,6 +46,6 @@ export async function checkRoomRequest(request, secret) {
     // A misconfigured secret (too short) is the operator's error, not the client's.
     return text(500, `${e.message}\n`);
   }
-  if (!v.ok) return text(401, `${v.reason}: ${v.message}\n`);
+  if (!v.ok) return text(401, refusalBody(v.reason, v.message));
   return { room, writer: v.writer, kind: v.kind };
 }

@@ -387,6 +387,8 @@ export interface FileReceiver {
 /** The module-level API. */
 export interface BusApi {
   limits: BusLimits;
+  /** The envelope `v` this core writes and accepts. */
+  envelopeVersion: number;
   /** Throws only on invalid options (an unbounded or empty `self` field): a programming error, not wire input. */
   createBus(options: BusOptions): Bus;
   /** Strict envelope parse (the same checks the bus applies to every incoming message). */

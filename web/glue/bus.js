@@ -430,6 +430,7 @@ export function createBusApi(mod) {
 
   return {
     limits,
+    envelopeVersion: mod.busEnvelopeVersion(),
     createBus,
     parseEnvelope(text) {
       text = String(text);

@@ -23,6 +23,45 @@ export interface RelayTransportOptions {
   reconnectMaxMs?: number;
   /** Relay rejections and ejections (the transport keeps reconnecting after a drop). */
   onError?(err: Error): void;
+  /**
+   * Called once for each connection attempt that did not reach the room, with what the relay
+   * (or the network) answered. Reporting only: reconnects go on as scheduled.
+   */
+  onFailure?(failure: RelayFailure): void;
+}
+
+/** Why one connection attempt did not reach the room. */
+export type RelayFailure = { attempt: number } & (
+  RelayFailureConnect | RelayFailureUpgrade | RelayFailureRejected | RelayFailureClosed
+);
+
+/** The socket never opened: `code` is Node's error code (ECONNREFUSED, ENOTFOUND, a TLS code), or null in a browser. */
+export interface RelayFailureConnect {
+  stage: 'connect';
+  code: string | null;
+  message: string;
+}
+
+/** The relay answered the upgrade with HTTP `status` (the start of its body; Retry-After if sent). */
+export interface RelayFailureUpgrade {
+  stage: 'upgrade';
+  status: number;
+  body: string;
+  retryAfter: string | null;
+}
+
+/** The relay refused our hello (a proto or policy mismatch); the transport stops reconnecting. */
+export interface RelayFailureRejected {
+  stage: 'rejected';
+  reason: string;
+  message: string;
+}
+
+/** The socket opened, then closed before the welcome. */
+export interface RelayFailureClosed {
+  stage: 'closed';
+  code: number;
+  reason: string;
 }
 
 export interface RelayTransportStats {

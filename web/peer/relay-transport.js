@@ -13,6 +13,7 @@
 import { createRoomMember, MEMBER_DEFAULTS } from '../glue/room-member.js';
 
 const WS_OPEN = 1; // WebSocket.OPEN: the socket takes sends
+const MAX_FAILURE_BODY = 2048; // of a refused upgrade's HTTP body, kept for onFailure
 const AS_TEXT = Object.freeze({ binary: false }); // ws: send these bytes as a text frame
 
 /**
@@ -36,6 +37,7 @@ export function createRelayTransport(options) {
   let sendFailed = false;
   let nodeWs = false; // the socket is Node's ws (EventEmitter API)
   let closing = null; // resolves when the socket we hung up has closed
+  let reportFailure = null; // the current attempt's onFailure reporter
   let readyResolve, readyReject;
   const ready = new Promise((res, rej) => {
     readyResolve = res;
@@ -100,7 +102,10 @@ export function createRelayTransport(options) {
         return;
       case 'refused': {
         const err = new Error(`relay transport for room '${room}': ${e.text}`);
-        if (e.fatal) readyReject(err);
+        if (e.fatal) {
+          reportFailure?.({ stage: 'rejected', reason: e.reason, message: e.text });
+          readyReject(err);
+        }
         o.onError?.(err);
         return;
       }
@@ -136,7 +141,7 @@ export function createRelayTransport(options) {
     });
   }
 
-  function dial() {
+  function dial(attempt) {
     if (closed) return;
     let sock;
     try {
@@ -148,27 +153,85 @@ export function createRelayTransport(options) {
     }
     ws = sock;
     nodeWs = typeof sock.on === 'function';
+    // What the relay actually answered when this attempt does not reach the room, for
+    // options.onFailure (reported once per attempt; the reconnect schedule is the core's).
+    let opened = false;
+    let reported = false;
+    const report = (failure) => {
+      if (reported || ws !== sock) return;
+      reported = true;
+      o.onFailure?.({ attempt, ...failure });
+    };
+    reportFailure = report;
     const onOpen = () => {
-      if (ws === sock) member.linkOpen();
+      if (ws !== sock) return;
+      opened = true;
+      member.linkOpen();
     };
     const onMessage = (data) => {
       if (ws === sock) member.linkMessage(data);
     };
-    const onClose = () => {
+    const onClose = (code, reason) => {
       if (ws !== sock) return;
+      if (!member.joined()) {
+        const why = reason ? String(reason) : '';
+        report(
+          opened
+            ? { stage: 'closed', code, reason: why }
+            : // A browser WebSocket says nothing about a failed upgrade.
+              { stage: 'connect', code: null, message: 'the WebSocket closed before it opened' },
+        );
+      }
       ws = null;
       member.linkClosed();
     };
-    if (typeof sock.on === 'function') {
+    if (nodeWs) {
       // Node `ws`: its EventEmitter API hands text frames as Buffers (they go in as bytes).
       sock.on('open', onOpen);
       sock.on('message', onMessage);
       sock.on('close', onClose);
-      sock.on('error', () => {}); // 'close' follows and drives the reconnect
+      // 'close' follows an error and drives the reconnect; the error says why we never opened
+      // (ECONNREFUSED, ENOTFOUND, a TLS code such as DEPTH_ZERO_SELF_SIGNED_CERT).
+      sock.on('error', (err) => {
+        if (!opened)
+          report({
+            stage: 'connect',
+            code: err?.code ?? null,
+            message: String(err?.message ?? err),
+          });
+      });
+      // The relay answered the upgrade with HTTP (404 wrong path, 401 bad ticket, 429, 503):
+      // keep its status and the start of its body, then end the attempt as ws would.
+      sock.on('unexpected-response', (req, res) => {
+        const chunks = [];
+        let size = 0;
+        let done = false;
+        const finish = () => {
+          if (done) return;
+          done = true;
+          clearTimeout(t);
+          report({
+            stage: 'upgrade',
+            status: res.statusCode,
+            body: Buffer.concat(chunks).toString('utf8').slice(0, MAX_FAILURE_BODY),
+            retryAfter: res.headers?.['retry-after'] ?? null,
+          });
+          sock.terminate();
+        };
+        const t = setTimeout(finish, 1000);
+        t.unref?.();
+        res.on('data', (c) => {
+          if (size < MAX_FAILURE_BODY) chunks.push(c);
+          size += c.length;
+          if (size >= MAX_FAILURE_BODY) finish();
+        });
+        res.on('end', finish);
+        res.on('error', finish);
+      });
     } else {
       sock.addEventListener('open', onOpen);
       sock.addEventListener('message', (ev) => onMessage(ev.data));
-      sock.addEventListener('close', onClose);
+      sock.addEventListener('close', (ev) => onClose(ev?.code, ev?.reason));
       sock.addEventListener('error', () => {});
     }
   }

@@ -1,6 +1,7 @@
 // Real processes for the agent CLI tests: a loopback room relay (tests/e2e/lib/room_server.mjs),
 // state dirs under the OS temp dir, `tether agent` invocations as child processes, and sidecars
 // stopped by PID when a test ends, pass or fail.
+import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,7 +38,53 @@ export class Harness {
   constructor(t) {
     this.base = fs.mkdtempSync(path.join(os.tmpdir(), 'tether-agent-'));
     this.pids = new Set();
+    this.transcript = []; // every stdout and stderr of every CLI run, for assertNoSecret
     t.after(() => this.cleanup());
+  }
+
+  /** Runs `tether ARGS` (any group); resolves {code, stdout, stderr}. */
+  cli(args, { env = {}, input = null } = {}) {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [CLI, ...args], {
+        env: { ...process.env, ...env },
+        stdio: [input === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      });
+      if (input !== null) child.stdin.end(input);
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => (stdout += d));
+      child.stderr.on('data', (d) => (stderr += d));
+      child.on('error', reject);
+      child.on('close', (code) => {
+        this.transcript.push(stdout, stderr);
+        resolve({ code, stdout, stderr });
+      });
+    });
+  }
+
+  /**
+   * Fails if `secret` (a ticket, a token) appears in any CLI output of this harness, in `extra`
+   * texts (a relay's output), or in any file under the harness dir except `allowedFiles`
+   * (the 0600 ticket files that exist to hold it).
+   */
+  assertNoSecret(secret, { extra = [], allowedFiles = [] } = {}) {
+    assert.ok(secret && secret.length > 20, 'a real secret to look for');
+    const probes = [secret, secret.slice(-24)]; // the signature's tail alone is a leak too
+    const leak = (text) => probes.some((p) => text.includes(p));
+    this.transcript.forEach((text, i) =>
+      assert.ok(!leak(text), `output ${i} holds the secret:\n${text}`),
+    );
+    extra.forEach((text, i) => assert.ok(!leak(text), `extra ${i} holds the secret:\n${text}`));
+    const allowed = new Set(allowedFiles.map((f) => path.resolve(f)));
+    const walk = (d) => {
+      for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+        const p = path.join(d, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (e.isFile() && !allowed.has(p))
+          assert.ok(!leak(fs.readFileSync(p, 'latin1')), `${p} holds the secret`);
+      }
+    };
+    walk(this.base);
   }
 
   dir(name) {
@@ -63,6 +110,7 @@ export class Harness {
       child.on('error', reject);
       child.on('close', (code) => {
         this.pids.delete(child.pid);
+        this.transcript.push(stdout, stderr);
         let parsed = null;
         try {
           parsed = JSON.parse(stdout.trim().split('\n').pop());

@@ -1,7 +1,7 @@
 // Flag parsing for the `tether` command line, as the tools people know do it (getopt_long, git):
 // `--name VALUE`, `--name=VALUE`, booleans that take no value, `-h`, and `--` ending the flags.
 // A flag's value is the next argument even when it starts with '-' (so `--count -5` reaches the
-// range check and `--topic -` is a topic). Errors are one line that names the fix, with the
+// range check and `--topic -` is a topic), unless it is one of the command's own flags. Errors are one line that names the fix, with the
 // closest valid flag when there is one; the caller adds the usage of that command only.
 //
 // Written here rather than on node:util parseArgs: its strict mode reports only the first problem
@@ -86,7 +86,14 @@ export function parseFlags(args, options) {
     }
     let value = inline;
     if (value === undefined) {
-      if (i + 1 >= args.length)
+      // The next argument is the value, unless it is another of our flags (`--take --json`
+      // forgot the value; `--count -5` did not).
+      const next = args[i + 1];
+      const isFlag =
+        next !== undefined &&
+        next.startsWith('--') &&
+        (next === '--' || next.slice(2).split('=')[0] in options);
+      if (next === undefined || isFlag)
         throw new UsageError(`--${name} needs a value: --${name} ${spec.value ?? 'VALUE'}`);
       value = args[++i];
     }

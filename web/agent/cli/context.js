@@ -16,6 +16,11 @@ export const usage = (msg) => {
   throw Object.assign(new UsageError(msg), { showUsage: true });
 };
 
+/** The relay could not be joined for a reason retrying will not fix: exit 3. */
+export class CannotConnect extends Error {
+  exitCode = 3;
+}
+
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -41,5 +46,18 @@ export function agentContext({ values, positionals, io, limits }) {
       if (!api) fail('tether/bus (the WASM module) could not be loaded; build it with `make wasm`');
       return api;
     },
+  };
+}
+
+/** `tether rooms ...`: no state dir; emitSecret() is the one output that is not redacted. */
+export function roomsContext({ values, positionals, io }) {
+  return {
+    v: values,
+    pos: positionals,
+    json: !!values.json,
+    out: (obj, human) => io.stdout(values.json ? JSON.stringify(obj) : human),
+    progress: (line) => io.stderr(line),
+    /** Prints a credential the user asked for (a minted ticket), unredacted, on stdout. */
+    emitSecret: (text) => io.secret(text),
   };
 }

@@ -2,7 +2,7 @@
 
 export const iso = (ms) => new Date(ms).toISOString();
 
-/** One line per envelope: time, sender, route, type, id, topic and body. */
+/** One line per envelope: time, sender (and display name), route, type, #topic, id and body. */
 export function formatEnv(m) {
   const e = m.envelope ?? m;
   const p = e.payload;
@@ -12,5 +12,9 @@ export function formatEnv(m) {
       : typeof p?.text === 'string'
         ? p.text
         : JSON.stringify(p);
-  return `[${iso(e.ts)}] ${e.from.streamId}${e.to ? '' : ' (broadcast)'} ${e.type} ${e.id}: ${body}`;
+  const who =
+    e.from.name && e.from.name !== e.from.streamId
+      ? `${e.from.streamId} (${e.from.name})`
+      : e.from.streamId;
+  return `[${iso(e.ts)}] ${who}${e.to ? '' : ' (broadcast)'} ${e.type}${e.topic ? ` #${e.topic}` : ''} ${e.id}: ${body}`;
 }

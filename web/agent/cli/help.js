@@ -6,7 +6,7 @@
 const text = (x, limits) => (typeof x === 'function' ? x(limits) : (x ?? ''));
 
 export const EXIT_CODES =
-  'exit codes: 0 done; 1 unexpected failure (a bug: please report it); 2 usage error or refused; 3 cannot connect (retrying will not help)';
+  'exit codes: 0 done; 1 the sidecar could not be asked, or a bug (a stack trace: please report it); 2 usage error or refused; 3 cannot connect (retrying will not help)';
 
 /** The words after `tether`: "agent send", "agent share add". */
 export const commandPath = (group, cmd, sub) =>

@@ -6,6 +6,9 @@ import { UsageError } from './args.js';
 
 const RPC_TIMEOUT_MS = 30_000;
 
+/** The sidecar could not be asked: one line naming the log (exit 1), not a stack trace. */
+const unreachable = (message) => Object.assign(new Error(message), { exitCode: 1 });
+
 /** The running sidecar's endpoint, or a usage error saying how to start one. */
 export function endpoint(dir) {
   const ep = readJson(files(dir).endpoint);
@@ -41,7 +44,7 @@ export function rpc(dir, cmd, args = {}, ep = endpoint(dir)) {
             resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
           } catch {
             reject(
-              new Error(
+              unreachable(
                 `the sidecar (pid ${ep.pid}) sent an unreadable reply; see ${files(dir).log}`,
               ),
             );
@@ -52,7 +55,7 @@ export function rpc(dir, cmd, args = {}, ep = endpoint(dir)) {
     req.setTimeout(RPC_TIMEOUT_MS, () => req.destroy(new Error('timed out')));
     req.on('error', (err) =>
       reject(
-        new Error(
+        unreachable(
           `cannot reach the sidecar for ${dir} (${err.message}); check ${files(dir).log}, or run \`tether agent leave\` then \`join\``,
         ),
       ),

@@ -32,9 +32,11 @@ export default {
         `the handoff text is over ${limits.handoffMaxRequestBytes} bytes as a JSON string; put the detail in a shared file and hand off its path`,
       );
     const r = await call('handoff', { to, request, expiresInMs });
+    // The bus refuses a handoff to a peer without a current handoff-v1 announcement, so one that
+    // was accepted had it; what is left to say is whether it left yet and how long it is kept.
     out(
       r,
-      `handoff ${r.id} queued for ${to} until it confirms storage or ${new Date(r.expiresAt).toISOString()}${r.peerReady ? '' : ` (no current handoff-v1 announcement from ${to} yet)`}`,
+      `handoff ${r.id} ${r.sends > 0 ? 'sent to' : 'queued for'} ${to}; retried until ${to} confirms it stored it, or until ${new Date(r.expiresAt).toISOString()} (\`tether agent handoffs\` shows its state)`,
     );
   },
 };

@@ -22,6 +22,15 @@ export default {
     const max = needBus().limits.historyMaxRequest;
     const count = v.count === undefined ? undefined : parseCount('--count', v.count, max);
     const r = await call('history', { peer, count });
-    out(r, r.replayed.map(formatEnv).join('\n') || '(nothing new to replay)');
+    const fresh = new Set(r.fresh ?? []);
+    out(
+      r,
+      r.replayed.length
+        ? [
+            ...r.replayed.map((e) => `${fresh.has(e.id) ? 'NEW ' : 'had '} ${formatEnv(e)}`),
+            `${fresh.size} of ${r.replayed.length} replayed message(s) were new (now in the inbox: \`tether agent read\`)`,
+          ].join('\n')
+        : `(nothing from ${peer} that this sidecar had not already received)`,
+    );
   },
 };

@@ -2,7 +2,7 @@
 // command, write `commands/<name>.js` exporting {name, usage, summary, options?, run(ctx)} (or
 // {name, summary, subcommands: [...]}) and list it here; help, flag checking and "did you mean"
 // come from these specs (web/agent/cli.js, cli/help.js). run(ctx) gets web/agent/cli/context.js.
-import { agentContext } from '../cli/context.js';
+import { agentContext, roomsContext } from '../cli/context.js';
 import broadcast from './broadcast.js';
 import handoff from './handoff.js';
 import handoffs from './handoffs.js';
@@ -10,11 +10,13 @@ import history from './history.js';
 import join from './join.js';
 import leave from './leave.js';
 import notify from './notify.js';
+import outbox from './outbox.js';
 import peers from './peers.js';
 import pruneArchive from './prune-archive.js';
 import pull from './pull.js';
 import read from './read.js';
 import receipt from './receipt.js';
+import roomsTicket from './rooms-ticket.js';
 import send from './send.js';
 import share from './share.js';
 import status from './status.js';
@@ -38,6 +40,7 @@ export const AGENT = {
     broadcast,
     read,
     notify,
+    outbox,
     history,
     receipt,
     handoff,
@@ -49,4 +52,12 @@ export const AGENT = {
   ],
 };
 
-export const GROUPS = [AGENT];
+export const ROOMS = {
+  name: 'rooms',
+  summary: 'room relay helpers: mint a ticket for local use',
+  globals: { json: { type: 'boolean', help: 'machine-readable output: one JSON object' } },
+  context: roomsContext,
+  commands: [roomsTicket],
+};
+
+export const GROUPS = [AGENT, ROOMS];

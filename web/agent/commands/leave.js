@@ -2,6 +2,17 @@
 import { lockHolder, pidAlive } from '../state.js';
 import { fail, sleep } from '../cli/context.js';
 
+/** Asks sidecar `pid` to stop, then signals it; fails naming the kill command if it lingers. */
+export async function stopSidecar(rpc, pid) {
+  await rpc('leave').catch(() => null);
+  for (let i = 0; i < 100 && pidAlive(pid); i++) await sleep(50);
+  if (pidAlive(pid)) {
+    process.kill(pid, 'SIGTERM');
+    for (let i = 0; i < 60 && pidAlive(pid); i++) await sleep(50);
+  }
+  if (pidAlive(pid)) fail(`sidecar pid ${pid} did not stop; stop it with \`kill ${pid}\``);
+}
+
 export default {
   name: 'leave',
   usage: '',
@@ -12,14 +23,7 @@ export default {
       out({ ok: true, running: false }, `no sidecar runs for ${dir}`);
       return;
     }
-    await rpc('leave').catch(() => null);
-    for (let i = 0; i < 100 && pidAlive(holder); i++) await sleep(50);
-    if (pidAlive(holder)) {
-      process.kill(holder, 'SIGTERM');
-      for (let i = 0; i < 60 && pidAlive(holder); i++) await sleep(50);
-    }
-    if (pidAlive(holder))
-      fail(`sidecar pid ${holder} did not stop; stop it with \`kill ${holder}\``);
+    await stopSidecar(rpc, holder);
     out({ ok: true, pid: holder }, `left; sidecar pid ${holder} stopped`);
   },
 };

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { ensureDirs, listRecords, readRecord } from '../store.js';
 import { readJson } from '../state.js';
 import { usage } from '../cli/context.js';
+import { iso } from '../cli/format.js';
 
 export default {
   name: 'receipt',
@@ -46,6 +47,9 @@ export default {
           id,
           state: r.state,
           storedAt: r.storedAt ?? null,
+          expiredAt: r.expiredAt ?? null,
+          expiresAt: r.envelope.payload?.expiresAt ?? null,
+          sends: r.sends ?? 0,
           failed: r.state === 'expired',
         });
       }
@@ -53,13 +57,25 @@ export default {
     out(
       { ok: true, peer, requestId: id, receipts: found },
       found.length
-        ? found
-            .map(
-              (f) =>
-                `${f.where}: ${f.type} ${f.state ?? (f.failed ? 'FAILED' : 'ok')} ${JSON.stringify(f.payload ?? {})}`,
-            )
-            .join('\n')
+        ? found.map((f) => describe(f, peer)).join('\n')
         : `no receipt from '${peer}' for ${id} yet`,
     );
   },
 };
+
+/** One receipt as a sentence: what reported, when, and what it said. */
+function describe(f, peer) {
+  if (f.type === 'handoff') {
+    const when =
+      f.state === 'stored'
+        ? `stored by ${peer} at ${iso(f.storedAt)}`
+        : f.state === 'expired'
+          ? `EXPIRED unconfirmed at ${iso(f.expiredAt ?? f.expiresAt)}`
+          : `pending: not confirmed yet (retried until ${iso(f.expiresAt)}; \`tether agent handoffs\` counts the sends)`;
+    return `handoff ${f.id}: ${when}`;
+  }
+  const { messageId, ok, error, ...rest } =
+    f.payload && typeof f.payload === 'object' ? f.payload : {};
+  const extra = Object.keys(rest).length ? ` ${JSON.stringify(rest)}` : '';
+  return `${f.type} ${f.id} from ${peer} at ${iso(f.ts)} (${f.where}): ${f.failed ? `FAILED${error !== undefined ? `: ${typeof error === 'string' ? error : JSON.stringify(error)}` : ''}` : 'ok'}${extra}`;
+}

@@ -17,7 +17,7 @@ export default {
     topic: { type: 'string', value: 'T', help: 'a topic for the receiver to filter on' },
     'payload-json': PAYLOAD_JSON_OPTION,
   },
-  async run({ v, pos, out, call }) {
+  async run({ v, pos, out, call, progress }) {
     const [to, ...words] = pos;
     if (!to) usage('send PEER TEXT...: name the peer (see `tether agent peers`)');
     const r = await call('send', {
@@ -26,11 +26,15 @@ export default {
       topic: v.topic,
       payload: payloadFrom(v, words, 'send'),
     });
+    if (r.unknownPeer)
+      progress(
+        `warning: nobody named '${to}' has been in this room since this agent joined it${r.seen.length ? ` (seen: ${r.seen.join(', ')})` : ''}; the message waits in the outbox until '${to}' joins. A typo? Drop it with \`tether agent outbox drop ${r.id}\``,
+      );
     out(
       r,
       r.state === 'sent'
         ? `sent ${r.id} to ${to}`
-        : `queued ${r.id} for ${to} (offline or not ready; kept on disk until it is accepted)`,
+        : `queued ${r.id} for ${to}: ${r.reason}; it leaves, in order, once it can (\`tether agent outbox\` lists what waits)`,
     );
   },
 };

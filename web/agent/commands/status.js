@@ -1,13 +1,22 @@
-// `tether agent status`: the sidecar, its link to the room and the roster size.
+// `tether agent status`: the sidecar, its link to the room (and why it is not in, when it is
+// not: the relay's answer, named by web/agent/sidecar/link.js) and the roster size.
 export default {
   name: 'status',
   usage: '',
-  summary: 'the sidecar and its connection to the room',
+  summary: 'the sidecar and its connection to the room (and why it is not in)',
   async run({ out, call }) {
     const r = await call('status');
+    const f = r.link?.failure;
+    const state = r.connected
+      ? 'connected'
+      : f
+        ? `not connected (attempt ${f.attempt}${f.retryable ? ', retrying' : ', retrying will not help'}): ${f.message}`
+        : r.link?.everConnected
+          ? 'reconnecting'
+          : 'connecting';
     out(
       r,
-      `'${r.id}' in room '${r.room}' via ${r.relay}: ${r.connected ? 'connected' : 'reconnecting'}, ${r.roster.length} peer(s); sidecar pid ${r.pid}`,
+      `'${r.id}' in room '${r.room}' via ${r.relay}: ${state}; ${r.roster.length} peer(s); sidecar pid ${r.pid}`,
     );
   },
 };

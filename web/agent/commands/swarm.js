@@ -49,7 +49,7 @@ export default {
             if (last && last !== shown) progress(last);
             return out(
               { ok: true, ...st.result, path: path.join(to, st.result.name) },
-              `saved ${path.join(to, st.result.name)} (${st.result.size} bytes, sha256 verified${st.result.resumed ? ', resumed' : ''})`,
+              `saved ${path.join(to, st.result.name)} (${st.result.size} bytes, sha256 verified${st.result.resumed ? ', resumed' : ''}${st.result.copiedFrom ? `; copied from ${st.result.copiedFrom}, which this sidecar already holds` : ''})`,
             );
           }
           if (st.state === 'failed') fail(st.error);
@@ -64,14 +64,17 @@ export default {
     {
       name: 'list',
       usage: '',
-      summary: 'files offered in the room',
+      summary: 'files offered in the room (by us too): id, size, name, who offers it',
       async run({ out, call }) {
         const r = await call('swarm-list');
         out(
           r,
           Object.entries(r.offers)
-            .map(([id, o]) => `${id}\t${o.size}\t${o.name}`)
-            .join('\n') || '(no offers seen)',
+            .map(
+              ([id, o]) =>
+                `${id}\t${o.size}\t${o.name}\t${[...(o.ours ? ['us'] : []), ...(o.offeredBy ?? [])].join(', ')}`,
+            )
+            .join('\n') || '(no offers: none seen in the room, and we offer none)',
         );
       },
     },

@@ -97,7 +97,8 @@ export class Handoffs {
     // Kept on disk first thing: a restart resumes the same envelope (same id and instance).
     this.save(rec);
     this.sent.set(env.id, rec);
-    return { ok: true, id: env.id, expiresAt: env.payload.expiresAt };
+    // The bus sent it at once if it could (attempts); either way it retries until a receipt.
+    return { ok: true, id: env.id, expiresAt: env.payload.expiresAt, sends: r.handoff.attempts };
   }
 
   done(h, state) {

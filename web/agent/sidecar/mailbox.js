@@ -29,9 +29,10 @@ export class Mailbox {
 
   /** Stores one envelope in the inbox unless a record of it is already there or archived. */
   store(env, info) {
-    if (info?.replayed) this.replayed.push(env);
     const h = recordHash(env);
-    if (this.hashes.has(h)) return false;
+    const fresh = !this.hashes.has(h);
+    if (info?.replayed) this.replayed.push({ env, fresh });
+    if (!fresh) return false;
     const rec = {
       v: 1,
       kind: 'inbox',
@@ -47,7 +48,7 @@ export class Mailbox {
 
   /**
    * Asks `peer` to replay recent messages (the bus caps and filters them). Replays we have not
-   * seen arrive as mail and land in the inbox; the reply lists them.
+   * stored arrive as mail and land in the inbox; the reply lists all of them and which are new.
    */
   async requestHistory(bus, peer, count) {
     const start = this.replayed.length;
@@ -61,6 +62,11 @@ export class Mailbox {
       await sleep(50);
     await sleep(50);
     const got = this.replayed.splice(start);
-    return { ok: true, replayed: got };
+    // `fresh`: not in our inbox or archive before this replay (it is in the inbox now).
+    return {
+      ok: true,
+      replayed: got.map((g) => g.env),
+      fresh: got.filter((g) => g.fresh).map((g) => g.env.id),
+    };
   }
 }

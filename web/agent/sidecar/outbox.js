@@ -7,11 +7,57 @@ import path from 'node:path';
 import { makeEnvelope } from '../envelope.js';
 import { listRecords, readRecord, recordName, writeAtomic } from '../store.js';
 
+/** Every well-formed queued record, oldest first: {name, file, rec}. */
+export function queuedRecords(dirs) {
+  const out = [];
+  for (const name of listRecords(dirs.outbox)) {
+    const rec = readRecord(dirs.outbox, name, 'outbox');
+    if (rec) out.push({ name, file: path.join(dirs.outbox, name), rec });
+  }
+  return out;
+}
+
+/**
+ * Removes queued messages: the given ids, or every one for `peer`. With a sidecar running this
+ * runs inside it (between flushes, so a message is either sent or dropped, never both).
+ * @returns {{ok: true, dropped: string[]} | {ok: false, error: string}}
+ */
+export function dropQueued(dirs, { ids = [], peer }) {
+  const all = queuedRecords(dirs);
+  const missing = ids.filter((id) => !all.some((q) => q.rec.id === id));
+  if (missing.length)
+    return {
+      ok: false,
+      error: `nothing queued with id ${missing.join(', ')} (sent already, or a typo?); \`tether agent outbox\` lists what waits`,
+    };
+  const pick =
+    peer !== undefined
+      ? all.filter((q) => q.rec.to === peer)
+      : all.filter((q) => ids.includes(q.rec.id));
+  if (peer !== undefined && !pick.length)
+    return { ok: false, error: `nothing is queued for '${peer}'` };
+  const dropped = [];
+  for (const q of pick) {
+    try {
+      fs.unlinkSync(q.file);
+      dropped.push(q.rec.id);
+    } catch (err) {
+      if (err.code !== 'ENOENT') throw err;
+    }
+  }
+  return { ok: true, dropped, names: pick.map((q) => q.name) };
+}
+
 export class Outbox {
-  /** @param {{dirs: ReturnType<typeof import('../store.js').stateDirs>, from: object}} o */
-  constructor({ dirs, from }) {
+  /**
+   * @param {{dirs: ReturnType<typeof import('../store.js').stateDirs>, from: object,
+   *   whyNotNow?: (peer: string) => string | null}} o
+   *   whyNotNow: what keeps a message to `peer` from leaving now (for the queued answer)
+   */
+  constructor({ dirs, from, whyNotNow = () => null }) {
     this.dirs = dirs;
     this.from = from;
+    this.whyNotNow = whyNotNow;
     this.bus = null;
     this.transport = null;
     // Per-peer index (record names, oldest first), so a flush touches only that peer's backlog.
@@ -27,6 +73,21 @@ export class Outbox {
     this.bus = bus;
     this.transport = transport;
     for (const peer of transport.openPeers()) this.flush(peer);
+  }
+
+  rpcHandlers() {
+    return {
+      'outbox-drop': (a) => {
+        const r = dropQueued(this.dirs, { ids: a.ids ?? [], peer: a.peer });
+        if (r.ok)
+          for (const [p, l] of this.byPeer) {
+            const left = l.filter((n) => !r.names.includes(n));
+            if (left.length) this.byPeer.set(p, left);
+            else this.byPeer.delete(p);
+          }
+        return r;
+      },
+    };
   }
 
   list(peer) {
@@ -56,7 +117,9 @@ export class Outbox {
     const list = this.list(to);
     list.push(name);
     this.flush(to);
-    return { ok: true, id: e.env.id, state: list.includes(name) ? 'queued' : 'sent' };
+    if (!list.includes(name)) return { ok: true, id: e.env.id, state: 'sent' };
+    const why = this.whyNotNow(to) ?? 'the transport did not take it yet (its buffer is full)';
+    return { ok: true, id: e.env.id, state: 'queued', reason: why };
   }
 
   /**

@@ -9,11 +9,15 @@ import { readJson } from '../state.js';
 export const PULL_COMMAND = 'share.pull';
 
 export class Shares {
-  /** @param {{dir: string, from: object, log: (msg: string) => void}} o */
-  constructor({ dir, from, log }) {
+  /**
+   * @param {{dir: string, from: object, log: (msg: string) => void,
+   *   whyNotNow: (peer: string) => string | null}} o
+   */
+  constructor({ dir, from, log, whyNotNow }) {
     this.dir = dir;
     this.from = from;
     this.log = log;
+    this.whyNotNow = whyNotNow;
     this.pulls = null;
     this.missing = null;
   }
@@ -39,6 +43,7 @@ export class Shares {
           : { ok: false, error: `${e.field} ${e.detail}` };
       },
       shares: () => this.shares(),
+      whyNotNow: this.whyNotNow,
       log: this.log,
     });
   }
@@ -63,6 +68,10 @@ export class Shares {
         return true;
       case 'file_complete':
         p?.complete(info.peer, env);
+        return true;
+      case 'file_ack':
+        // The puller's receipt for a file we served: the transfer's end, not mail.
+        p?.acked(info.peer, env);
         return true;
       default:
         return false;

@@ -8,6 +8,7 @@ import { loadSwarm } from '@tether-rt/tether/swarm';
 import { createSwarmPeer } from '../../peer/swarm-glue.js';
 import { fileSource, nodeFolder } from '../../peer/storage-node.js';
 import { readJson, writeJson } from '../state.js';
+import { copyVerified } from '../files.js';
 
 export class SwarmService {
   /** @param {{dir: string, log: (msg: string) => void}} o */
@@ -16,6 +17,7 @@ export class SwarmService {
     this.jobs = new Map(); // fileId -> {state, result?, error?, to}
     this.progress = new Map();
     this.offersFile = path.join(dir, 'swarm-offers.json');
+    this.held = new Map(); // fileId -> {path, name, size}: verified copies here (offered or fetched)
     this.peer = null;
     this.missing = null;
   }
@@ -64,6 +66,7 @@ export class SwarmService {
       const list = (readJson(this.offersFile) ?? []).filter((o) => o.path !== real);
       list.push({ path: real, fileId: r.fileId });
       writeJson(this.offersFile, list);
+      this.held.set(r.fileId, { path: real, name: path.basename(real), size: source.size });
       return { ok: true, fileId: r.fileId, name: path.basename(real), size: source.size };
     } catch (err) {
       return { ok: false, error: err.message };
@@ -91,8 +94,26 @@ export class SwarmService {
     }
     const j = { state: 'running', to };
     this.jobs.set(fileId, j);
+    const have = this.held.get(fileId);
+    if (have) {
+      // We already hold it (we offer it, or fetched it before and now seed it): the swarm has
+      // nothing to add, so the copy comes from that file, verified against the id as it is read.
+      copyVerified(have.path, fileId, to, have.name).then(
+        (result) =>
+          Object.assign(j, { state: 'done', result: { ...result, copiedFrom: have.path } }),
+        (err) => Object.assign(j, { state: 'failed', error: err.message }),
+      );
+      return { ok: true, fileId, copiedFrom: have.path };
+    }
     this.peer.fetch(fileId, folder).then(
-      (result) => Object.assign(j, { state: 'done', result }),
+      (result) => {
+        Object.assign(j, { state: 'done', result });
+        this.held.set(fileId, {
+          path: path.join(to, result.name),
+          name: result.name,
+          size: result.size,
+        });
+      },
       (err) => Object.assign(j, { state: 'failed', error: err.message }),
     );
     return { ok: true, fileId };
@@ -112,9 +133,17 @@ export class SwarmService {
     };
   }
 
+  /** Offers seen in the room, and the files we hold and offer ourselves (`ours`, `path`). */
   list() {
     if (!this.peer) return this.unavailable();
-    return { ok: true, offers: this.peer.offers() };
+    const offers = this.peer.offers();
+    for (const [id, h] of this.held)
+      offers[id] = {
+        ...(offers[id] ?? { name: h.name, size: h.size, offeredBy: [] }),
+        ours: true,
+        path: h.path,
+      };
+    return { ok: true, offers };
   }
 
   rpcHandlers() {

@@ -1,0 +1,76 @@
+// `tether rooms ticket`: mints a room ticket from the relay's secret, for local use (a dev relay,
+// tests, the README's walk-through). In a deployment your server mints tickets for the users it
+// knows (mintTicket from @tether-rt/tether/tickets, web/edge/tickets.js) and the secret never
+// leaves it.
+import fs from 'node:fs';
+import { KINDS, MAX_TICKET_TTL_SECONDS, MIN_SECRET_CHARS, mintTicket } from '../../edge/tickets.js';
+import { fail, usage } from '../cli/context.js';
+import { parseDuration } from '../cli/values.js';
+
+const DEFAULT_TTL = '1h';
+
+export default {
+  name: 'ticket',
+  usage: '--room ROOM --id ID [--kind agent|human] [--ttl 1h] [--secret-file FILE]',
+  summary: "mint a ticket for ROOM from the relay's secret ($TICKET_SECRET), for local use",
+  details: [
+    'Prints the ticket alone on stdout, for `--ticket "$(tether rooms ticket ...)"`.',
+    'Production: your server mints tickets for the users it knows (mintTicket from',
+    "@tether-rt/tether/tickets) and the relay's secret never leaves it.",
+  ].join('\n'),
+  options: {
+    room: { type: 'string', value: 'ROOM', help: 'the room the ticket opens (no other)' },
+    id: {
+      type: 'string',
+      value: 'ID',
+      help: 'the writer the relay will trust (e.g. the agent id)',
+    },
+    kind: { type: 'string', value: 'KIND', help: `${KINDS.join(' or ')} (default agent)` },
+    ttl: {
+      type: 'string',
+      value: 'DURATION',
+      help: `how long it opens the room (default ${DEFAULT_TTL}, at most ${MAX_TICKET_TTL_SECONDS / 3600}h)`,
+    },
+    'secret-file': {
+      type: 'string',
+      value: 'FILE',
+      help: 'read the secret from FILE instead of $TICKET_SECRET',
+    },
+  },
+  async run({ v, emitSecret, json }) {
+    if (!v.room || !v.id) usage('ticket needs --room ROOM and --id ID');
+    const kind = v.kind ?? 'agent';
+    if (!KINDS.includes(kind)) fail(`--kind is ${KINDS.join(' or ')} (got '${kind}')`);
+    const ttlMs = parseDuration('--ttl', v.ttl ?? DEFAULT_TTL);
+    if (ttlMs < 1000 || ttlMs > MAX_TICKET_TTL_SECONDS * 1000)
+      fail(`--ttl must be from 1s to ${MAX_TICKET_TTL_SECONDS / 3600}h (got '${v.ttl}')`);
+    let secret;
+    if (v['secret-file'] !== undefined) {
+      try {
+        secret = fs.readFileSync(v['secret-file'], 'utf8').trim();
+      } catch (err) {
+        fail(`cannot read --secret-file ${v['secret-file']} (${err.code})`);
+      }
+    } else secret = process.env.TICKET_SECRET ?? '';
+    if (secret.length < MIN_SECRET_CHARS)
+      fail(
+        `set TICKET_SECRET to the relay's secret (at least ${MIN_SECRET_CHARS} characters; the relay was started with it), or pass --secret-file FILE`,
+      );
+    let ticket;
+    try {
+      ticket = await mintTicket(secret, {
+        writer: v.id,
+        kind,
+        room: v.room,
+        ttlSeconds: Math.floor(ttlMs / 1000),
+      });
+    } catch (err) {
+      fail(err.message.replace(/^tether tickets: /, ''));
+    }
+    if (json) {
+      emitSecret(JSON.stringify({ ok: true, ticket, room: v.room, writer: v.id, kind }));
+      return;
+    }
+    emitSecret(ticket);
+  },
+};
