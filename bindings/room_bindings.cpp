@@ -387,8 +387,8 @@ class RoomAdmissionCore {
 const char* const kMemberActionNames[] = {"dial", "transmit", "hang-up"};
 const char* const kMemberEventNames[] = {"joined",     "member", "left",   "roster", "lane-open",
                                          "lane-close", "text",   "signal", "down",   "refused"};
-const char* const kLaneSendNames[] = {"accepted", "not-open", "too-big", "backpressure",
-                                      "frame-too-big"};
+const char* const kLaneSendNames[] = {"accepted",     "not-open",      "too-big",
+                                      "backpressure", "frame-too-big", "not-utf8"};
 
 val string_list(const std::vector<std::string>& list) {
   val a = val::array();

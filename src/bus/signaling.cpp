@@ -5,12 +5,13 @@
 #include <cmath>
 
 #include "common/json.hpp"
+#include "common/utf8.hpp"
 
 namespace tether::bus {
 
 namespace {
 bool clean_id(std::string_view s, std::size_t max) {
-  if (s.empty() || s.size() > max) return false;
+  if (s.empty() || s.size() > max || !is_valid_utf8(ByteView(s))) return false;
   for (unsigned char c : s) {
     if (c < 0x20 || c == 0x7f) return false;
   }
@@ -270,6 +271,12 @@ void Signaling::handle_description(std::string_view peer, std::string_view gen,
   Peer* p = current(peer, gen);
   if (!p || closed_) return;
   const std::string name(peer);
+  // A description the other side would refuse (too large, not UTF-8) ends this connection as a
+  // failed step does; the open timeout negotiates again.
+  if (sdp.size() > kMaxSessionDescriptionBytes || !is_valid_utf8(ByteView(sdp))) {
+    teardown(name);
+    return;
+  }
   Json data = Json::object();
   data["k"] = p->offerer ? "offer" : "answer";
   data["gen"] = p->gen;
@@ -301,7 +308,12 @@ void Signaling::handle_failed(std::string_view peer, std::string_view gen, TimeM
 void Signaling::handle_local_candidate(std::string_view peer, std::string_view gen,
                                        const Candidate& c, TimeMs) {
   Peer* p = current(peer, gen);
-  if (!p || c.candidate.empty() || c.candidate.size() > kMaxCandidateBytes) return;
+  if (!p || c.candidate.empty() || c.candidate.size() > kMaxCandidateBytes ||
+      !is_valid_utf8(ByteView(c.candidate)) ||
+      (c.sdp_mid &&
+       (c.sdp_mid->size() > kMaxGenerationBytes || !is_valid_utf8(ByteView(*c.sdp_mid))))) {
+    return;
+  }
   Json data = Json::object();
   data["k"] = "ice";
   data["gen"] = p->gen;

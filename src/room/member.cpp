@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "common/json.hpp"
+#include "common/utf8.hpp"
 #include "room/envelope.hpp"
 #include "room/limits.hpp"
 
@@ -12,7 +13,7 @@ namespace tether::room {
 
 namespace {
 bool clean_peer_id(std::string_view s, std::size_t max_bytes) {
-  return !s.empty() && s.size() <= max_bytes && !has_control_char(s);
+  return !s.empty() && s.size() <= max_bytes && !has_control_char(s) && is_valid_utf8(ByteView(s));
 }
 
 std::string number_text(double v) {
@@ -344,6 +345,12 @@ LaneSend RoomMember::send_text(std::string_view peer, std::string_view text,
   if (buffered_bytes > double(opt_.max_buffered_bytes)) {
     ++stats_.refused;
     return LaneSend::backpressure;
+  }
+  // Text a JS string held a lone surrogate in (or any invalid UTF-8) would make a frame the relay
+  // refuses as unreadable, and it would close the link: refuse it here instead.
+  if (!is_valid_utf8(ByteView(text))) {
+    ++stats_.refused;
+    return LaneSend::not_utf8;
   }
   std::string frame = "{\"t\":\"signal\",\"room\":";
   append_quoted(frame, opt_.room);

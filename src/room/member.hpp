@@ -113,7 +113,14 @@ struct MemberEvent {
 };
 
 // Why a lane send was not accepted (the caller still owns the message).
-enum class LaneSend : std::uint8_t { accepted, not_open, too_big, backpressure, frame_too_big };
+enum class LaneSend : std::uint8_t {
+  accepted,
+  not_open,
+  too_big,
+  backpressure,
+  frame_too_big,
+  not_utf8
+};
 
 struct MemberStats {
   std::uint64_t reconnects = 0, sent = 0, received = 0, refused = 0, ignored = 0;

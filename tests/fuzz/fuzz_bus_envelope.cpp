@@ -50,7 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!dom) __builtin_trap();
     std::string result;
     append_scanned_result(result, *s);
-    if (js_text(parse_unbounded(result)) != js_text(Json{{"ok", true}, {"envelope", envelope_to_json(dom.value())}}))
+    if (js_text(parse_unbounded(result)) !=
+        js_text(Json{{"ok", true}, {"envelope", envelope_to_json(dom.value())}}))
       __builtin_trap();
   }
   // The form the Bus receives in: same verdict, same values, same canonical bytes; text only for
@@ -61,13 +62,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (lazy) {
     if (serialize_envelope(lazy.value()) != serialize_envelope(dom.value())) __builtin_trap();
     if (js_text(lazy->payload_value()) != js_text(dom->payload)) __builtin_trap();
-    if (js_text(envelope_to_json(lazy.value())) != js_text(envelope_to_json(dom.value()))) __builtin_trap();
+    if (js_text(envelope_to_json(lazy.value())) != js_text(envelope_to_json(dom.value())))
+      __builtin_trap();
     if (!lazy->payload_text.empty()) {
-      if (!s || bus_reads_payload(lazy->type) || !lazy->payload.is_null() || lazy->payload_text != s->payload)
+      if (!s || bus_reads_payload(lazy->type) || !lazy->payload.is_null() ||
+          lazy->payload_text != s->payload)
         __builtin_trap();
       std::string as_received;
       append_envelope_as_received(as_received, lazy.value());
-      if (js_text(parse_unbounded(as_received)) != js_text(envelope_to_json(dom.value()))) __builtin_trap();
+      if (js_text(parse_unbounded(as_received)) != js_text(envelope_to_json(dom.value())))
+        __builtin_trap();
     }
   }
   if (!e) {
@@ -99,7 +103,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (!dom || ev.replayed || ev.as_scanned != s.has_value()) __builtin_trap();
       std::string text;
       append_event_json(text, ev, bus);
-      if (js_text(parse_unbounded(text)["envelope"]) != js_text(envelope_to_json(dom.value()))) __builtin_trap();
+      if (js_text(parse_unbounded(text)["envelope"]) != js_text(envelope_to_json(dom.value())))
+        __builtin_trap();
     }
   }
   if (e) {
@@ -127,7 +132,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (int i = 0; i < 1000; ++i) {
     auto t = bus.poll_transmit();
     if (!t) break;
-    if (!parse_envelope(ByteView(std::string_view(t->text)))) __builtin_trap();  // we only emit valid envelopes
+    if (!parse_envelope(ByteView(std::string_view(t->text))))
+      __builtin_trap();  // we only emit valid envelopes
     bus.transmit_result(t->token, (i + size) % 3 != 0);
   }
   bus.tick(now + 3'600'000);

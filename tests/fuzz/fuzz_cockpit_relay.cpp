@@ -85,7 +85,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   int steps = 0;
   while (pos + 3 <= size && steps++ < 512) {
     const unsigned op = data[pos] & 0x0f, target = data[pos] >> 4;
-    const std::size_t len = std::min<std::size_t>(data[pos + 1] | data[pos + 2] << 8, size - pos - 3);
+    const std::size_t len =
+        std::min<std::size_t>(data[pos + 1] | data[pos + 2] << 8, size - pos - 3);
     const ByteView body(data + pos + 3, len);
     pos += 3 + len;
     switch (op) {

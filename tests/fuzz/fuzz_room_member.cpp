@@ -67,7 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (std::count(roster.begin(), roster.end(), roster[i]) != 1) __builtin_trap();
       if (m.lane_open(roster[i]) && !m.joined()) __builtin_trap();
     }
-    if (m.lane_open("nobody-here")) __builtin_trap();
+    if (m.lane_open("no\x01one")) __builtin_trap();  // never a roster id
     if ((line & 3) == 3) {
       m.handle_link_closed(now);
       check_actions(m, false);

@@ -39,7 +39,13 @@ export interface RoomMemberHost {
   event(e: RoomMemberEvent): void;
 }
 
-export type LaneSend = 'accepted' | 'not-open' | 'too-big' | 'backpressure' | 'frame-too-big';
+export type LaneSend =
+  | 'accepted'
+  | 'not-open'
+  | 'too-big'
+  | 'backpressure'
+  | 'frame-too-big'
+  | 'not-utf8';
 
 export interface RoomMember {
   start(): void;

@@ -133,7 +133,9 @@ TEST_CASE("member: a lane send refuses what would be lost, and escapes into the 
   CHECK(m.send_text("bob", std::string(60, '"'), 0) ==
         LaneSend::frame_too_big);  // 120 escaped + the frame
   CHECK(m.send_text("carol", "x", 0) == LaneSend::not_open);
-  CHECK(m.stats().refused == 3);
+  CHECK(m.send_text("bob", std::string("a\xed\xa0\x80") + "b", 0) ==
+        LaneSend::not_utf8);  // a lone surrogate
+  CHECK(m.stats().refused == 4);
   CHECK(drain_actions(m).empty());
 }
 
