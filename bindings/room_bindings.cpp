@@ -384,11 +384,6 @@ class RoomAdmissionCore {
 };
 
 // The room member (room/member.hpp): a peer's membership, under the transports' sockets.
-const char* const kMemberActionNames[] = {"dial", "transmit", "hang-up"};
-const char* const kMemberEventNames[] = {"joined",     "member", "left",   "roster", "lane-open",
-                                         "lane-close", "text",   "signal", "down",   "refused"};
-const char* const kLaneSendNames[] = {"accepted",     "not-open",      "too-big",
-                                      "backpressure", "frame-too-big", "not-utf8"};
 
 val string_list(const std::vector<std::string>& list) {
   val a = val::array();
@@ -633,14 +628,20 @@ val event_kinds() {
 val reason_names() {
   return names(kRoomReasonNames, std::size(kRoomReasonNames));
 }
+template <class Kind, int N>
+val kind_names(const char* (*name)(Kind)) {
+  val a = val::array();
+  for (int i = 0; i < N; ++i) a.call<void>("push", std::string(name(static_cast<Kind>(i))));
+  return a;
+}
 val lane_send_names() {
-  return names(kLaneSendNames, std::size(kLaneSendNames));
+  return kind_names<LaneSend, kLaneSendKinds>(&lane_send_name);
 }
 val member_action_kinds() {
-  return names(kMemberActionNames, std::size(kMemberActionNames));
+  return kind_names<MemberAction::Kind, kMemberActionKinds>(&member_action_name);
 }
 val member_event_kinds() {
-  return names(kMemberEventNames, std::size(kMemberEventNames));
+  return kind_names<MemberEvent::Kind, kMemberEventKinds>(&member_event_name);
 }
 
 val action_layout() {

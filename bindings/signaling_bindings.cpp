@@ -15,10 +15,6 @@ namespace {
 
 using emscripten::val;
 
-const char* const kActionNames[] = {"create",    "offer", "answer", "accept",
-                                    "candidate", "close", "signal"};
-const char* const kEventNames[] = {"open", "close", "roster", "reconnect", "signaling-down"};
-
 std::vector<std::string> strings(const val& list) {
   std::vector<std::string> out;
   const unsigned n = list["length"].as<unsigned>();
@@ -83,7 +79,7 @@ class SignalingCore {
     auto a = s_.poll_action();
     if (!a) return val::null();
     val o = val::object();
-    o.set("kind", std::string(kActionNames[static_cast<int>(a->kind)]));
+    o.set("kind", std::string(signaling_action_name(a->kind)));
     o.set("peer", a->peer);
     switch (a->kind) {
       case SignalingAction::Kind::create:
@@ -114,7 +110,7 @@ class SignalingCore {
     auto e = s_.poll_event();
     if (!e) return val::null();
     val o = val::object();
-    o.set("kind", std::string(kEventNames[static_cast<int>(e->kind)]));
+    o.set("kind", std::string(signaling_event_name(e->kind)));
     if (e->kind == SignalingEvent::Kind::roster) {
       val a = val::array();
       for (const auto& p : e->roster) a.call<void>("push", p);

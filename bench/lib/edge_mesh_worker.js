@@ -6,9 +6,7 @@
 // replay messages) is tether's core on both sides, so it loads the same WASM module.
 import { createRelay as meshCreateRelay, pathPrefixAcl } from '@mmstack/mesh-protocol';
 import wasm from '../../build/wasm/tether.wasm';
-import { initRelay } from '../../web/glue/relay.js';
-import { initLimits } from '../../web/edge/limits.js';
-import { initTickets } from '../../web/edge/tickets.js';
+import { moduleInit } from '../../web/edge/init.js';
 import { defineRoomObject } from '../../web/edge/room-object.js';
 import { handleRequest } from '../../web/edge/router.js';
 
@@ -40,13 +38,7 @@ function createRelay(options) {
   };
 }
 
-let loading = null;
-const init = () =>
-  (loading ??= Promise.all([
-    initRelay({ wasmModule: wasm }),
-    initLimits({ wasmModule: wasm }),
-    initTickets({ wasmModule: wasm }),
-  ]));
+const init = moduleInit(wasm);
 export const RoomObject = defineRoomObject({ relayImpl: { createRelay, pathPrefixAcl }, init });
 export default {
   async fetch(request, env) {

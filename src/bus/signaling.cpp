@@ -35,6 +35,32 @@ Json candidate_value(const Candidate& c) {
 }
 }  // namespace
 
+const char* signaling_action_name(SignalingAction::Kind k) {
+  using K = SignalingAction::Kind;
+  switch (k) {
+    case K::create: return "create";
+    case K::offer: return "offer";
+    case K::answer: return "answer";
+    case K::accept: return "accept";
+    case K::candidate: return "candidate";
+    case K::close: return "close";
+    case K::signal: return "signal";
+  }
+  return "";
+}
+
+const char* signaling_event_name(SignalingEvent::Kind k) {
+  using K = SignalingEvent::Kind;
+  switch (k) {
+    case K::open: return "open";
+    case K::close: return "close";
+    case K::roster: return "roster";
+    case K::reconnect: return "reconnect";
+    case K::signaling_down: return "signaling-down";
+  }
+  return "";
+}
+
 std::string candidate_json(const Candidate& c) {
   return to_json(candidate_value(c));
 }

@@ -105,6 +105,12 @@ struct SignalingEvent {
   std::vector<std::string> roster;
 };
 
+// Names of the kinds, as the bindings and the fixtures spell them (kind index order).
+constexpr int kSignalingActionKinds = 7;
+constexpr int kSignalingEventKinds = 5;
+const char* signaling_action_name(SignalingAction::Kind k);
+const char* signaling_event_name(SignalingEvent::Kind k);
+
 struct SignalingStats {
   std::uint64_t offers = 0, answers = 0, rebuilds = 0, signaling_reconnects = 0,
                 refused_signals = 0;

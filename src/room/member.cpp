@@ -23,6 +23,44 @@ std::string number_text(double v) {
 }
 }  // namespace
 
+const char* member_action_name(MemberAction::Kind k) {
+  switch (k) {
+    case MemberAction::Kind::dial: return "dial";
+    case MemberAction::Kind::transmit: return "transmit";
+    case MemberAction::Kind::hang_up: return "hang-up";
+  }
+  return "";
+}
+
+const char* member_event_name(MemberEvent::Kind k) {
+  using K = MemberEvent::Kind;
+  switch (k) {
+    case K::joined: return "joined";
+    case K::member: return "member";
+    case K::left: return "left";
+    case K::roster: return "roster";
+    case K::lane_open: return "lane-open";
+    case K::lane_close: return "lane-close";
+    case K::text: return "text";
+    case K::signal: return "signal";
+    case K::down: return "down";
+    case K::refused: return "refused";
+  }
+  return "";
+}
+
+const char* lane_send_name(LaneSend s) {
+  switch (s) {
+    case LaneSend::accepted: return "accepted";
+    case LaneSend::not_open: return "not-open";
+    case LaneSend::too_big: return "too-big";
+    case LaneSend::backpressure: return "backpressure";
+    case LaneSend::frame_too_big: return "frame-too-big";
+    case LaneSend::not_utf8: return "not-utf8";
+  }
+  return "";
+}
+
 ParsedMemberOptions parse_member_options(std::string_view json) {
   ParsedMemberOptions out;
   RoomMemberOptions& o = out.options;
@@ -335,6 +373,16 @@ void RoomMember::refused(std::uint32_t msg, bool reject) {
   }
 }
 
+// A signal to `to`, up to its data: {"t":"signal","room":..,"to":..,"data":
+std::string RoomMember::signal_head(std::string_view to) const {
+  std::string frame = "{\"t\":\"signal\",\"room\":";
+  append_quoted(frame, opt_.room);
+  frame += ",\"to\":";
+  append_quoted(frame, to);
+  frame += ",\"data\":";
+  return frame;
+}
+
 LaneSend RoomMember::send_text(std::string_view peer, std::string_view text,
                                double buffered_bytes) {
   if (!opt_.lanes || !lane_open(peer)) return LaneSend::not_open;
@@ -352,11 +400,8 @@ LaneSend RoomMember::send_text(std::string_view peer, std::string_view text,
     ++stats_.refused;
     return LaneSend::not_utf8;
   }
-  std::string frame = "{\"t\":\"signal\",\"room\":";
-  append_quoted(frame, opt_.room);
-  frame += ",\"to\":";
-  append_quoted(frame, peer);
-  frame += ",\"data\":{\"k\":\"";
+  std::string frame = signal_head(peer);
+  frame += "{\"k\":\"";
   frame += kEnvelopeSignalKind;
   frame += "\",\"text\":";
   append_quoted(frame, text);
@@ -379,11 +424,7 @@ bool RoomMember::send_signal(std::string_view to, std::string_view data_json) {
       !scan_.parse(data_json, kMaxJsonDepth)) {
     return false;
   }
-  std::string frame = "{\"t\":\"signal\",\"room\":";
-  append_quoted(frame, opt_.room);
-  frame += ",\"to\":";
-  append_quoted(frame, to);
-  frame += ",\"data\":";
+  std::string frame = signal_head(to);
   frame += data_json;
   frame += '}';
   MemberAction& a = actions_.emplace();

@@ -122,6 +122,14 @@ enum class LaneSend : std::uint8_t {
   not_utf8
 };
 
+// Names of the kinds, as the bindings and the fixtures spell them (kind index order).
+constexpr int kMemberActionKinds = 3;
+constexpr int kMemberEventKinds = 10;
+constexpr int kLaneSendKinds = 6;
+const char* member_action_name(MemberAction::Kind k);
+const char* member_event_name(MemberEvent::Kind k);
+const char* lane_send_name(LaneSend s);
+
 struct MemberStats {
   std::uint64_t reconnects = 0, sent = 0, received = 0, refused = 0, ignored = 0;
 };
@@ -169,6 +177,7 @@ class RoomMember {
   void schedule(TimeMs now_ms);
   void dial();
   MemberEvent& event(MemberEvent::Kind kind, std::string origin = {});
+  std::string signal_head(std::string_view to) const;
   void roster_event();
   bool in_roster(std::string_view p) const;
 

@@ -5,21 +5,14 @@
 // its own Durable Object (cockpit.js), and the cockpit's files are the Worker's static assets. The WASM relay arrives precompiled (a CompiledWasm import): workerd forbids
 // compiling WASM at run time.
 import wasm from '../../build/wasm/tether.wasm';
-import { createRelay, initRelay, pathPrefixAcl } from '../glue/relay.js';
-import { initLimits } from './limits.js';
-import { initTickets } from './tickets.js';
+import { createRelay, pathPrefixAcl } from '../glue/relay.js';
+import { moduleInit } from './init.js';
 import { defineRoomObject } from './room-object.js';
 import { handleRequest } from './router.js';
 import { CockpitRelayObject, routeCockpit } from './cockpit.js';
 
-let loading = null;
 // One module instance (load.js shares it) for the relay, the admission limits and the tickets.
-const init = () =>
-  (loading ??= Promise.all([
-    initRelay({ wasmModule: wasm }),
-    initLimits({ wasmModule: wasm }),
-    initTickets({ wasmModule: wasm }),
-  ]));
+const init = moduleInit(wasm);
 
 export const RoomObject = defineRoomObject({ relayImpl: { createRelay, pathPrefixAcl }, init });
 

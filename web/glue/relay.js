@@ -5,6 +5,7 @@
 // its events to the caller's observers (docs/design.md rule 4).
 import { createDriver } from './driver.js';
 import { loadTetherModule } from './load.js';
+import { randomSeed } from './seed.js';
 
 const ACL = Symbol.for('tether.relay.pathPrefixAcl');
 const encoder = new TextEncoder();
@@ -86,12 +87,6 @@ export function pathPrefixAcl(rules) {
       return rule.allow(ctx, room);
     });
   return { canWrite, [ACL]: { canWrite, rules: list } };
-}
-
-function randomSeed() {
-  const words = new Uint32Array(2);
-  globalThis.crypto.getRandomValues(words);
-  return (words[0] % 0x200000) * 0x100000000 + words[1];
 }
 
 export function createRelay(opt = {}) {

@@ -40,12 +40,7 @@ export interface RoomMemberHost {
 }
 
 export type LaneSend =
-  | 'accepted'
-  | 'not-open'
-  | 'too-big'
-  | 'backpressure'
-  | 'frame-too-big'
-  | 'not-utf8';
+  'accepted' | 'not-open' | 'too-big' | 'backpressure' | 'frame-too-big' | 'not-utf8';
 
 export interface RoomMember {
   start(): void;

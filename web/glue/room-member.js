@@ -6,6 +6,7 @@
 // web/peer/relay-transport.js and web/peer/webrtc-transport.js.
 import { createDriver } from './driver.js';
 import { loadTetherModule } from './load.js';
+import { randomSeed } from './seed.js';
 import { textBytes } from './text-bytes.js';
 
 // The peer transports run in browsers and Node, never in workerd, so the module loads here.
@@ -41,12 +42,6 @@ const registry =
   typeof FinalizationRegistry === 'function'
     ? new FinalizationRegistry((core) => core.delete())
     : null;
-
-function randomSeed() {
-  const w = new Uint32Array(2);
-  globalThis.crypto.getRandomValues(w);
-  return (w[0] & 0x1fffff) * 2 ** 32 + w[1]; // 53 bits: exact as a JS number
-}
 
 /**
  * @param {import('./room-member.d.ts').RoomMemberOptions} options

@@ -5,6 +5,7 @@
 // signaling down) to the caller (docs/design.md rule 4). Used by web/peer/webrtc-transport.js.
 import { createDriver } from './driver.js';
 import { loadTetherModule } from './load.js';
+import { randomSeed } from './seed.js';
 
 // WebRTC runs in browsers and Node, never in workerd, so the module loads here.
 const mod = await loadTetherModule();
@@ -16,12 +17,6 @@ const registry =
   typeof FinalizationRegistry === 'function'
     ? new FinalizationRegistry((core) => core.delete())
     : null;
-
-function randomSeed() {
-  const w = new Uint32Array(2);
-  globalThis.crypto.getRandomValues(w);
-  return (w[0] & 0x1fffff) * 2 ** 32 + w[1];
-}
 
 /**
  * @param {{selfId: string, seed?: number, openTimeoutMs?: number}} options

@@ -15,16 +15,6 @@ using namespace tether;
 using namespace tether::room;
 using tether::testing::fixture;
 
-namespace {
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  if (from.empty()) return s;
-  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
-    s.replace(at, from.size(), to);
-  }
-  return s;
-}
-}  // namespace
-
 TEST_CASE("room fixtures: tickets mint to the pinned bytes and verify to the pinned verdicts") {
   const Json f = fixture("room/tickets.json");
   REQUIRE(f["mint"].size() >= 8);
@@ -96,35 +86,17 @@ TEST_CASE("room fixtures: the relay transcript replays message for message") {
     } else if (in.contains("disconnect")) {
       relay.handle_disconnect(conns[in["disconnect"].get<std::size_t>()]);
     } else {
-      ReceiveError e = relay.handle_message(conns[in["from"].get<std::size_t>()],
-                                            replace_all(in["text"].get<std::string>(), "$I", inst),
-                                            in["now"].get<TimeMs>());
+      ReceiveError e =
+          relay.handle_message(conns[in["from"].get<std::size_t>()],
+                               fixtures::replace_all(in["text"].get<std::string>(), "$I", inst),
+                               in["now"].get<TimeMs>());
       if (e != ReceiveError::none) result = receive_error_name(e);
     }
     info = relay.room("doc");
     inst = info ? info->instance : inst;
-    Json sent = Json::array();
-    while (auto a = relay.poll_action()) {
-      auto index = [&](ConnId c) {
-        return static_cast<int>(std::find(conns.begin(), conns.end(), c) - conns.begin());
-      };
-      if (a->kind == RoomAction::Kind::send)
-        sent.push_back(Json{{"to", index(a->conn)}, {"text", replace_all(*a->text, inst, "$I")}});
-      else if (a->kind == RoomAction::Kind::close)
-        sent.push_back(Json{{"close", index(a->conn)}});
-      else if (a->kind == RoomAction::Kind::commit) {
-        sent.push_back(Json{{"commit", replace_all(*a->text, inst, "$I")}});
-        relay.handle_commit_result(a->token, RoomRelay::Verdict::ok);
-      }
-    }
-    Json events = Json::array();
-    while (auto e = relay.poll_event()) {
-      Json j = {{"kind", kRoomEventKindNames[static_cast<int>(e->kind)]}};
-      if (e->kind == RoomEvent::Kind::reject || e->kind == RoomEvent::Kind::drop)
-        j["reason"] = e->reason;
-      if (e->kind != RoomEvent::Kind::reject) j["text"] = replace_all(e->text, inst, "$I");
-      events.push_back(j);
-    }
+    Json out = fixtures::relay_drain(relay, conns, inst);
+    const Json& sent = out["sent"];
+    const Json& events = out["events"];
     CHECK(sent == step["sent"]);
     CHECK(events == step["events"]);
     CHECK(result == (step.contains("result") ? step["result"] : Json(nullptr)));
