@@ -13,8 +13,8 @@ FUZZ_SMOKE_SECONDS ?= 20
 NODE_TESTS   := $(shell find tests/node -name '*.test.mjs' 2>/dev/null | sort)
 E2E_TESTS    := $(shell find tests/e2e -name '*.test.mjs' 2>/dev/null | sort)
 
-.PHONY: setup build native wasm cockpit fuzz-build test test-native test-node test-e2e fuzz fuzz-smoke \
-        fixtures bench demo edge-dev format clean
+.PHONY: setup build native wasm cockpit fuzz-build test test-native test-node test-e2e test-package \
+        test-deploy fuzz fuzz-smoke fixtures bench demo edge-dev format clean
 
 setup:
 	@bash tools/setup.sh
@@ -47,9 +47,10 @@ fuzz-build:
 	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTETHER_FUZZ=ON >/dev/null
 	@cmake --build $(FUZZ_DIR) -j $(JOBS) --target fuzzers
 
-# Every suite: native, WASM/Node, end-to-end in each runtime, and a short fuzz smoke.
+# Every suite: native, WASM/Node, end-to-end in each runtime, the package from its tarball, the
+# deploy bundle, and a short fuzz smoke.
 test: setup build
-	@$(MAKE) --no-print-directory test-native test-node test-e2e fuzz-smoke
+	@$(MAKE) --no-print-directory test-native test-node test-e2e test-package test-deploy fuzz-smoke
 
 test-native:
 	@echo "[test] native (ctest)"
@@ -62,6 +63,18 @@ test-node:
 test-e2e:
 	@echo "[test] e2e: Chromium, Deno, workerd"
 	@node --test --test-concurrency=1 --test-reporter=spec $(E2E_TESTS)
+
+# npm pack (prepack builds the WASM module), installed offline into a fresh project, every subpath
+# used from there in Node, Deno, Chromium, workerd and tsc --strict (tests/package/pack.test.mjs).
+test-package:
+	@echo "[test] package: npm pack, installed offline, used in Node, Deno, Chromium, workerd, tsc"
+	@node --test --test-reporter=spec tests/package/pack.test.mjs
+
+# The pinned wrangler's `deploy --dry-run` of web/edge/wrangler.toml, offline: the bundle's contents,
+# the bundle running in workerd, and its size (needs `make wasm cockpit`).
+test-deploy:
+	@echo "[test] deploy: wrangler deploy --dry-run (web/edge/wrangler.toml)"
+	@node --test --test-reporter=spec tests/package/wrangler.test.mjs
 
 fuzz-smoke: fuzz-build
 	@bash tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SMOKE_SECONDS)
@@ -83,9 +96,10 @@ format:
 	@clang-format -i $$(find src bindings tests bench -name '*.cpp' -o -name '*.hpp')
 	@node_modules/.bin/prettier --log-level warn --write 'web/**/*.{js,mjs,ts}' 'tests/**/*.mjs' 'bench/**/*.mjs'
 
-# The edge relay (web/edge/): the real Worker in real workerd through Miniflare, Durable Object
-# storage persisted to build/edge-dev/, and a page that mints dev tickets so a browser can join
-# rooms. Prints the URL; Ctrl-C stops it. Deploying is `wrangler deploy` (README).
+# The edge relay (web/edge/) under the pinned `wrangler dev`: the real Worker in real workerd from
+# the wrangler.toml that deploys it, Durable Object storage persisted to build/edge-dev/, and a page
+# that mints dev tickets so a browser can join rooms. Prints the URL; Ctrl-C stops it. Deploying is
+# `npx wrangler deploy` (README § Deploy at the edge).
 EDGE_PORT ?= 8787
 edge-dev: setup wasm cockpit
 	@node web/edge/dev.mjs --port $(EDGE_PORT) --page-port $$(( $(EDGE_PORT) + 1 )) --persist build/edge-dev

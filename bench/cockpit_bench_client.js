@@ -5,8 +5,10 @@
 // latency is receive time minus the send time carried in the payload. A window of frames in flight
 // paces the robot by the slowest viewer, so nothing is dropped and every frame is timed.
 import { loadWire } from '../web/glue/wire.js';
-import { openWebTransport, relayInfo, RobotLink, ViewerLink } from '../web/glue/cockpit-transport.js';
+import { openWebTransport, relayInfo } from '../web/glue/cockpit-transport.js';
+import { connectRobot } from '../web/glue/cockpit-robot.js';
 import { makeCertificate, pinnedHashes } from '../web/host/cert.js';
+import { ViewerLink } from '../tests/e2e/lib/raw_viewer.js';
 
 globalThis.addEventListener('unhandledrejection', (e) => {
   e.preventDefault();
@@ -20,10 +22,20 @@ const WINDOW = SIZE > 64 * 1024 ? 4 : 32;
 const wire = await loadWire();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const enc = new TextEncoder();
-const manifest = { version: 1, channels: [{ ch: 'bench', encoding: 'bytes.v1', delivery: 'reliable' }] };
+const manifest = {
+  version: 1,
+  channels: [{ ch: 'bench', encoding: 'bytes.v1', delivery: 'reliable' }],
+};
 // One robot id per case: a finished case's robot lingers until the relay's idle timeout.
 const ROBOT = `bench-${mode}-${SIZE}`;
-const hello = { t: 'hello', v: 7, role: 'robot', robot: { id: ROBOT, name: 'bench', model: 'bench' }, manifest };
+const robotConfig = { relay, id: ROBOT, name: 'bench', model: 'bench', manifest };
+const hello = {
+  t: 'hello',
+  v: wire.limits.protocolVersion,
+  role: 'robot',
+  robot: { id: ROBOT, name: 'bench', model: 'bench' },
+  manifest,
+};
 
 const latencies = [];
 let received = 0;
@@ -43,7 +55,10 @@ function payloadFor(seq) {
   return p;
 }
 const ctlFrame = (m, seq = 0) =>
-  wire.encodeDataFrame({ ch: '@control', seq, ts: 0, delivery: 'reliable' }, enc.encode(JSON.stringify(m))).bytes;
+  wire.encodeDataFrame(
+    { ch: '@control', seq, ts: 0, delivery: 'reliable' },
+    enc.encode(JSON.stringify(m)),
+  ).bytes;
 
 async function run(sendFrame) {
   let seq = 0;
@@ -68,26 +83,39 @@ async function run(sendFrame) {
 
 function summary(r) {
   latencies.sort((a, b) => a - b);
-  const q = (p) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN;
+  const q = (p) =>
+    latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN;
   return { ...r, p50: q(0.5), p99: q(0.99) };
 }
 
 if (mode === 'wt') {
   const info = await relayInfo(relay);
-  const robot = new RobotLink(wire, await openWebTransport(info, '/robot'));
-  await robot.hello(hello);
+  // The robot SDK (the robot session core through the driver), as a robot runs it.
+  let welcomed;
+  const ready = new Promise((r) => (welcomed = r));
+  const robot = await connectRobot(
+    { ...robotConfig, lane: 'webtransport' },
+    { event: (e) => e.kind === 'link' && e.state === 'welcomed' && welcomed() },
+  );
+  await ready;
   const viewers = [];
   for (let i = 0; i < VIEWERS; i++) {
-    const v = new ViewerLink(wire, await openWebTransport(info, '/viewer'), { onFrame: (h, p) => onFrame(p) });
-    await v.send({ t: 'hello', v: 7, role: 'viewer' });
+    const v = new ViewerLink(wire, await openWebTransport(info, '/viewer'), {
+      onFrame: (h, p) => onFrame(p),
+    });
+    await v.send({ t: 'hello', v: wire.limits.protocolVersion, role: 'viewer' });
     await v.waitFor((m) => m.t === 'robots' && m.robots.length);
     await v.send({ t: 'watch', robotId: ROBOT });
     await v.waitFor((m) => m.t === 'manifest');
     await v.send({ t: 'sub', ch: 'bench' });
     viewers.push(v);
   }
+  while (!robot.wants('bench')) await sleep(10);
   await sleep(300);
-  const r = await run((seq, p) => robot.sendFrame({ ch: 'bench', seq, ts: 0, delivery: 'reliable' }, p));
+  const r = await run(async (seq, p) => {
+    const sent = robot.send('bench', p, { ts: 0 });
+    if (sent !== 'sent') throw new Error(`bench: the robot did not send (${sent})`);
+  });
   console.log(JSON.stringify(summary(r)));
 } else if (mode === 'ws') {
   const info = await relayInfo(relay);
@@ -102,7 +130,12 @@ if (mode === 'wt') {
   let welcomed = false;
   const robot = await open('/ws/robot', (b) => {
     const f = wire.decodeDataFrame(b);
-    if (f.ok && f.header.ch === '@control' && new TextDecoder().decode(f.payload).includes('welcome')) welcomed = true;
+    if (
+      f.ok &&
+      f.header.ch === '@control' &&
+      new TextDecoder().decode(f.payload).includes('welcome')
+    )
+      welcomed = true;
   });
   robot.send(ctlFrame(hello));
   while (!welcomed) await sleep(10);
@@ -115,7 +148,7 @@ if (mode === 'wt') {
         if (new TextDecoder().decode(f.payload).includes('"manifest"')) ready = true;
       } else onFrame(f.payload);
     });
-    v.send(ctlFrame({ t: 'hello', v: 7, role: 'viewer' }, 0));
+    v.send(ctlFrame({ t: 'hello', v: wire.limits.protocolVersion, role: 'viewer' }, 0));
     v.send(ctlFrame({ t: 'watch', robotId: ROBOT }, 1));
     while (!ready) await sleep(5);
     v.send(ctlFrame({ t: 'sub', ch: 'bench' }, 2));
@@ -130,14 +163,22 @@ if (mode === 'wt') {
   // stream of length-prefixed frames; latency is half the round trip. One "viewer".
   const { cert, key, hex } = await makeCertificate();
   const endpoint = new Deno.QuicEndpoint({ hostname: '127.0.0.1', port: 0 });
-  const listener = endpoint.listen({ cert, key, alpnProtocols: ['h3'], maxIdleTimeout: 5000, keepAliveInterval: 1000 });
+  const listener = endpoint.listen({
+    cert,
+    key,
+    alpnProtocols: ['h3'],
+    maxIdleTimeout: 5000,
+    keepAliveInterval: 1000,
+  });
   (async () => {
     const wt = await Deno.upgradeWebTransport(await (await listener.incoming()).accept());
     await wt.ready;
     const { value: s } = await wt.incomingBidirectionalStreams.getReader().read();
     await s.readable.pipeTo(s.writable);
   })();
-  const wt = new WebTransport(`https://127.0.0.1:${endpoint.addr.port}/echo`, { serverCertificateHashes: pinnedHashes(hex) });
+  const wt = new WebTransport(`https://127.0.0.1:${endpoint.addr.port}/echo`, {
+    serverCertificateHashes: pinnedHashes(hex),
+  });
   await wt.ready;
   const s = await wt.createBidirectionalStream();
   const w = s.writable.getWriter();
@@ -156,7 +197,9 @@ if (mode === 'wt') {
       }
     }
   })();
-  const r = await run((seq, p) => w.write(wire.encodeDataFrame({ ch: 'bench', seq, ts: 0, delivery: 'reliable' }, p).bytes));
+  const r = await run((seq, p) =>
+    w.write(wire.encodeDataFrame({ ch: 'bench', seq, ts: 0, delivery: 'reliable' }, p).bytes),
+  );
   r.fps *= VIEWERS; // one receiver
   console.log(JSON.stringify(summary(r)));
   endpoint.close();

@@ -1,181 +1,585 @@
-// Embind surface of the cockpit relay core (src/relay/cockpit_relay.hpp). Marshalling only
-// (DESIGN.md rule 4): input bytes go through a staging buffer in WASM memory; actions come back as
-// plain objects whose bytes are typed-memory views into buffers the relay keeps alive until the
-// next takeActions(). One frame fanned out to many viewers is one buffer, so the glue copies it
-// out once. The JS wrapper is web/glue/cockpit-relay.js.
+// Embind surface of the cockpit core (src/cockpit/): the relay, and its clients. Marshalling only
+// (DESIGN.md rule 4). Every core is driven by the one contract (src/common/drive.hpp); the JS
+// wrappers in web/glue/ hand them to web/glue/driver.js.
+//
+// Shaped like the wire bindings, for the same reason (bench/README.md: an Embind call costs far
+// more than a small frame's work): bytes go in through a staging buffer whose address JS learns
+// from reserve(); an action comes out as a record of doubles at a fixed address (layout:
+// cockpit*RecordLayout()), and pollAction() returns its kind's number, or -1 when there is none.
+// Bytes an action carries stay alive until the next poll that carries other bytes; their serial
+// number changes only then, so JS copies one frame fanned out to many viewers once. Strings an
+// action carries rarely (a close reason, a channel id) come from actionText().
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
-#include <map>
+#include <algorithm>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "relay/cockpit_relay.hpp"
+#include "cockpit/relay.hpp"
+#include "cockpit/robot_session.hpp"
+#include "cockpit/teleop_safety.hpp"
+#include "cockpit/viewer_session.hpp"
+#include "staging.hpp"
+#include "wire/messages.hpp"
 
-namespace tether::relay::bindings {
+namespace tether::cockpit::bindings {
 namespace {
 
 using emscripten::val;
 
-std::string end_name(StreamEnd e) {
-  switch (e) {
-    case StreamEnd::expired: return "expired";
-    case StreamEnd::aborted: return "aborted";
-    case StreamEnd::closing: return "closing";
-  }
-  return "closing";
+using tether::bindings::address_of;
+using tether::bindings::Staging;
+
+double timeout_value(Timeout t) {
+  return t ? double(*t) : -1.0;
 }
+
+// The bytes of the action just polled, kept alive and numbered.
+class HeldBytes {
+ public:
+  // Writes [serial, address, length] at `at`; serial 0 for none.
+  void hold(const SharedBytes& bytes, double* at) {
+    if (!bytes) {
+      at[0] = at[1] = at[2] = 0;
+      return;
+    }
+    if (bytes != held_) {
+      held_ = bytes;
+      ++serial_;
+    }
+    at[0] = double(serial_);
+    at[1] = address_of(held_->data());
+    at[2] = double(held_->size());
+  }
+
+ private:
+  SharedBytes held_;
+  std::uint64_t serial_ = 0;
+};
+
+// --- the relay ----------------------------------------------------------------------------------
+
+enum RelayRecord : std::size_t {
+  kRelayKind,
+  kRelaySession,
+  kRelayStream,
+  kRelayBytes,  // serial, address, length
+  kRelayBytesAt,
+  kRelayBytesLen,
+  kRelaySendOrder,
+  kRelayDelivery,  // wire::Delivery, named by wireDeliveryNames()
+  kRelayEnd,       // StreamEnd, named by cockpitStreamEnds()
+  kRelayCode,      // wire::ErrorCode index into wireErrorCodes(), or -1
+  kRelayRecordSize
+};
 
 class RelayHandle {
  public:
   // `auth_text` is the auth file's contents, or "" for none. `sfu` says an SFU is configured.
-  RelayHandle(const std::string& auth_text, bool sfu) : sfu_(sfu) {
+  RelayHandle(const std::string& auth_text, bool sfu) {
     RelayConfig c;
+    c.sfu = sfu;
     if (!auth_text.empty()) {
       auto t = AuthTable::parse(ByteView(std::string_view(auth_text)));
-      if (t) c.auth = std::move(t.value());
-      else error_ = t.error();
+      if (t)
+        c.auth = std::move(t.value());
+      else
+        error_ = t.error();
     }
-    c.sfu = sfu_.available() ? &sfu_ : nullptr;
     relay_ = std::make_unique<CockpitRelay>(std::move(c));
   }
 
   std::string error() const { return error_; }
+  double reserve(std::size_t n) { return staging_.reserve(n); }
+  double record() const { return address_of(record_); }
 
-  val input(std::size_t n) {
-    staging_.resize(n);
-    return val(emscripten::typed_memory_view(n, staging_.data()));
+  double session_open(const std::string& role, const std::string& lane, double now) {
+    return double(relay_->handle_session_open(
+        role == "robot" ? Role::robot : Role::viewer,
+        lane == "websocket" ? Lane::websocket : Lane::webtransport, TimeMs(now)));
   }
-  ByteView staged(std::size_t n) const {
-    return ByteView(staging_.data(), std::min(n, staging_.size()));
+  void session_closed(double s, double now) {
+    relay_->handle_session_closed(SessionId(s), TimeMs(now));
   }
-
-  double open_session(const std::string& role, const std::string& lane, double now) {
-    return double(relay_->open_session(role == "robot" ? Role::robot : Role::viewer,
-                                       lane == "websocket" ? Lane::websocket : Lane::webtransport,
-                                       std::int64_t(now)));
-  }
-  void session_closed(double s, double now) { relay_->session_closed(SessionId(s), std::int64_t(now)); }
   void control_data(double s, std::size_t n, double now) {
-    relay_->control_data(SessionId(s), staged(n), std::int64_t(now));
+    relay_->handle_control_data(SessionId(s), staging_.get(n), TimeMs(now));
   }
   void datagram(double s, std::size_t n, double now) {
-    relay_->datagram(SessionId(s), staged(n), std::int64_t(now));
+    relay_->handle_datagram(SessionId(s), staging_.get(n), TimeMs(now));
   }
   double incoming_open(double s, double now) {
-    return double(relay_->incoming_open(SessionId(s), std::int64_t(now)));
+    return double(relay_->handle_incoming_open(SessionId(s), TimeMs(now)));
   }
   void incoming_data(double st, std::size_t n, double now) {
-    relay_->incoming_data(StreamId(st), staged(n), std::int64_t(now));
+    relay_->handle_incoming_data(StreamId(st), staging_.get(n), TimeMs(now));
   }
-  void incoming_end(double st, double now) { relay_->incoming_end(StreamId(st), std::int64_t(now)); }
+  void incoming_end(double st, double now) {
+    relay_->handle_incoming_end(StreamId(st), TimeMs(now));
+  }
   void ws_message(double s, std::size_t n, double now) {
-    relay_->ws_message(SessionId(s), staged(n), std::int64_t(now));
+    relay_->handle_ws_message(SessionId(s), staging_.get(n), TimeMs(now));
   }
-  void stream_opened(double st, double now) { relay_->stream_opened(StreamId(st), std::int64_t(now)); }
-  void write_done(double st, double now) { relay_->write_done(StreamId(st), std::int64_t(now)); }
-  void stream_failed(double st, double now) { relay_->stream_failed(StreamId(st), std::int64_t(now)); }
-  void carrier_failed(double s, double now) { relay_->carrier_failed(SessionId(s), std::int64_t(now)); }
-  void tick(double now) { relay_->tick(std::int64_t(now)); }
+  void stream_opened(double st, double now) {
+    relay_->handle_stream_opened(StreamId(st), TimeMs(now));
+  }
+  void write_done(double st, double now) { relay_->handle_write_done(StreamId(st), TimeMs(now)); }
+  void stream_failed(double st, double now) {
+    relay_->handle_stream_failed(StreamId(st), TimeMs(now));
+  }
+  void timeout(double now) { relay_->handle_timeout(TimeMs(now)); }
+  double poll_timeout() const { return timeout_value(relay_->poll_timeout()); }
 
-  // The pending actions, in order. Each one's `buf` indexes buffer(i); -1 when it has no bytes.
-  val take_actions() {
-    held_.clear();
-    std::map<const Bytes*, int> index;
-    val out = val::array();
-    int i = 0;
-    for (CockpitAction& a : relay_->take_actions()) {
-      val o = val::object();
-      o.set("kind", std::string(action_kind_name(a.kind)));
-      o.set("session", double(a.session));
-      o.set("stream", double(a.stream));
-      int buf = -1;
-      if (a.bytes) {
-        auto [it, fresh] = index.emplace(a.bytes.get(), int(held_.size()));
-        if (fresh) held_.push_back(a.bytes);
-        buf = it->second;
-      }
-      o.set("buf", buf);
-      switch (a.kind) {
-        case ActionKind::open_stream:
-          o.set("ch", a.ch);
-          o.set("delivery", std::string(wire::delivery_name(a.delivery)));
-          o.set("sendOrder", double(a.send_order));
-          break;
-        case ActionKind::reset_stream: o.set("end", end_name(a.end)); break;
-        case ActionKind::close_session:
-          o.set("code", a.code ? val(std::string(wire::error_name(*a.code))) : val::null());
-          o.set("reason", a.reason);
-          break;
-        default: break;
-      }
-      out.set(i++, o);
-    }
-    return out;
+  int poll_action() {
+    auto a = relay_->poll_action();
+    if (!a) return -1;
+    double* r = record_;
+    r[kRelaySession] = double(a->session);
+    r[kRelayStream] = double(a->stream);
+    held_.hold(a->bytes, r + kRelayBytes);
+    r[kRelaySendOrder] = double(a->send_order);
+    r[kRelayDelivery] = double(static_cast<int>(a->delivery));
+    r[kRelayEnd] = double(static_cast<int>(a->end));
+    r[kRelayCode] = a->code ? double(static_cast<int>(*a->code)) : -1.0;
+    text_ = a->kind == ActionKind::open_stream ? std::move(a->ch) : std::move(a->reason);
+    r[kRelayKind] = double(static_cast<int>(a->kind));
+    return static_cast<int>(a->kind);
   }
-  val buffer(int i) const {
-    if (i < 0 || std::size_t(i) >= held_.size()) return val::null();
-    const Bytes& b = *held_[std::size_t(i)];
-    return val(emscripten::typed_memory_view(b.size(), b.data()));
-  }
+  std::string action_text() const { return text_; }
 
   std::string stats() const { return to_json(relay_->stats()); }
   double session_count() const { return double(relay_->session_count()); }
 
  private:
-  class FlagSfu : public Sfu {
-   public:
-    explicit FlagSfu(bool on) : on_(on) {}
-    bool available() const override { return on_; }
-
-   private:
-    bool on_;
-  };
-  FlagSfu sfu_;
   std::unique_ptr<CockpitRelay> relay_;
   std::string error_;
-  Bytes staging_;
-  std::vector<std::shared_ptr<const Bytes>> held_;
+  Staging staging_;
+  double record_[kRelayRecordSize] = {};
+  HeldBytes held_;
+  std::string text_;
 };
 
-val cockpit_limits() {
+val names_of(std::size_t n, std::string_view (*name)(int)) {
+  val list = val::array();
+  for (std::size_t i = 0; i < n; ++i) list.set(i, std::string(name(int(i))));
+  return list;
+}
+
+val relay_action_kinds() {
+  return names_of(kActionKindCount,
+                  [](int i) { return action_kind_name(static_cast<ActionKind>(i)); });
+}
+val stream_ends() {
+  return names_of(kStreamEndCount,
+                  [](int i) { return stream_end_name(static_cast<StreamEnd>(i)); });
+}
+
+val relay_record_layout() {
+  val o = val::object();
+  o.set("size", double(kRelayRecordSize));
+  o.set("kind", double(kRelayKind));
+  o.set("session", double(kRelaySession));
+  o.set("stream", double(kRelayStream));
+  o.set("bytes", double(kRelayBytes));
+  o.set("bytesAt", double(kRelayBytesAt));
+  o.set("bytesLen", double(kRelayBytesLen));
+  o.set("sendOrder", double(kRelaySendOrder));
+  o.set("delivery", double(kRelayDelivery));
+  o.set("end", double(kRelayEnd));
+  o.set("code", double(kRelayCode));
+  return o;
+}
+
+val relay_limits() {
   val o = val::object();
   o.set("latestStaleMs", double(kLatestStaleMs));
-  o.set("reapIntervalMs", double(kReapIntervalMs));
   o.set("reliableMaxFrames", double(kReliableMaxFrames));
   o.set("reliableMaxBytes", double(kReliableMaxBytes));
+  o.set("reliableWritesInFlight", double(kReliableWritesInFlight));
+  o.set("maxLatestWritesInFlight", double(kMaxLatestWritesInFlight));
   o.set("maxPendingPublishes", double(kMaxPendingPublishes));
   o.set("publishTimeoutMs", double(kPublishTimeoutMs));
+  o.set("publishRatePerSecond", kPublishRatePerSecond);
+  o.set("publishBurst", kPublishBurst);
   o.set("maxCarrierBacklogBytes", double(kMaxCarrierBacklogBytes));
+  o.set("maxSessions", double(kMaxSessions));
+  o.set("maxIncomingStreamsPerSession", double(kMaxIncomingStreamsPerSession));
+  o.set("maxSubsPerViewer", double(kMaxSubsPerViewer));
+  o.set("webSocketHighWaterBytes", double(kWebSocketHighWaterBytes));
+  return o;
+}
+
+// --- the clients ------------------------------------------------------------------------------
+// One record shape for the viewer, the robot and the safety chain: an action's or an event's kind
+// and bytes; a twist command's numbers after the safety chain's calls.
+
+enum ClientRecord : std::size_t {
+  kClientKind,
+  kClientBytes,  // serial, address, length
+  kClientBytesAt,
+  kClientBytesLen,
+  kClientVx,  // the teleop command: vx, vy, wz, active lease, floor
+  kClientVy,
+  kClientWz,
+  kClientActive,
+  kClientFloor,
+  kClientRecordSize
+};
+
+Lane lane_from(const std::string& name) {
+  return name == "websocket" ? Lane::websocket : Lane::webtransport;
+}
+
+// What every client handle shares: staging, the record, held bytes and texts.
+class ClientPort {
+ public:
+  double reserve(std::size_t n) { return staging_.reserve(n); }
+  double record() const { return address_of(record_); }
+  std::string action_text() const { return action_text_; }
+  std::string event_text() const { return event_text_; }
+
+ protected:
+  template <class Action>
+  int put_action(std::optional<Action> a) {
+    if (!a) return -1;
+    bytes_ = a->bytes.empty() ? nullptr : share(std::move(a->bytes));
+    held_.hold(bytes_, record_ + kClientBytes);
+    action_text_ = std::move(a->reason);
+    record_[kClientKind] = double(static_cast<int>(a->kind));
+    return static_cast<int>(a->kind);
+  }
+  void put_command(const TeleopSafety& s) {
+    record_[kClientVx] = s.command().vx;
+    record_[kClientVy] = s.command().vy;
+    record_[kClientWz] = s.command().wz;
+    record_[kClientActive] = double(s.active());
+    record_[kClientFloor] = double(s.floor());
+  }
+
+  Staging staging_;
+  double record_[kClientRecordSize] = {};
+  HeldBytes held_;
+  SharedBytes bytes_;
+  std::string action_text_;
+  std::string event_text_;
+};
+
+std::optional<std::string> optional_text(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  return s;
+}
+
+class ViewerHandle : public ClientPort {
+ public:
+  // `token` "" for none.
+  explicit ViewerHandle(const std::string& token) : viewer_(optional_text(token)) {}
+
+  void start(double now) { viewer_.handle_start(TimeMs(now)); }
+  void connected(const std::string& lane, double now) {
+    viewer_.handle_connected(lane_from(lane), TimeMs(now));
+  }
+  void disconnected(const std::string& detail, double now) {
+    viewer_.handle_disconnected(detail, TimeMs(now));
+  }
+  void control_data(std::size_t n, double now) {
+    viewer_.handle_control_data(staging_.get(n), TimeMs(now));
+  }
+  bool ws_message(std::size_t n, double now) {
+    return viewer_.handle_ws_message(staging_.get(n), TimeMs(now));
+  }
+  void timeout(double now) { viewer_.handle_timeout(TimeMs(now)); }
+  void stop(double now) { viewer_.handle_stop(TimeMs(now)); }
+
+  bool watch(const std::string& robot_id, double now) {
+    return viewer_.watch(robot_id, TimeMs(now));
+  }
+  // `channels_json` is a JSON array of channel ids (a list crosses as one string).
+  void want(const std::string& channels_json, double now) {
+    std::vector<std::string> chs;
+    JsonParse p = parse_json(ByteView(std::string_view(channels_json)));
+    if (p.ok() && p.value.is_array()) {
+      for (const Json& c : p.value)
+        if (c.is_string()) chs.push_back(c.get<std::string>());
+    }
+    viewer_.want(chs, TimeMs(now));
+  }
+  void teleop_start(double now) { viewer_.teleop_start(TimeMs(now)); }
+  void teleop_stop(double now) { viewer_.teleop_stop(TimeMs(now)); }
+  bool drive(double vx, double vy, double wz, double now) {
+    return viewer_.drive(vx, vy, wz, TimeMs(now));
+  }
+  void estop(double now) { viewer_.estop(TimeMs(now)); }
+  std::string publish(const std::string& ch, std::size_t n, const std::string& id, double now) {
+    return std::string(publish_result_name(viewer_.publish(ch, staging_.get(n), id, TimeMs(now))));
+  }
+
+  int poll_action() { return put_action(viewer_.poll_action()); }
+  int poll_event() {
+    auto e = viewer_.poll_event();
+    if (!e) return -1;
+    event_text_ = std::move(e->json);
+    return static_cast<int>(e->kind);
+  }
+  double poll_timeout() const { return timeout_value(viewer_.poll_timeout()); }
+
+ private:
+  ViewerSession viewer_;
+};
+
+class RobotHandle : public ClientPort {
+ public:
+  // `config_json`: {id, name, model, manifest, token?, watchdogMs?}. error() says what is wrong.
+  explicit RobotHandle(const std::string& config_json) {
+    JsonParse p = parse_json(ByteView(std::string_view(config_json)));
+    if (!p.ok()) {
+      error_ = "the robot config is not JSON";
+      return;
+    }
+    auto rc = robot_config_from_json(p.value);
+    if (!rc) {
+      error_ = rc.error();
+      return;
+    }
+    auto r = RobotSession::create(std::move(rc.value()));
+    if (!r) {
+      error_ = r.error();
+      return;
+    }
+    robot_ = std::make_unique<RobotSession>(std::move(r.value()));
+    manifest_ = to_json(robot_->manifest());
+  }
+  std::string error() const { return error_; }
+  std::string manifest() const { return manifest_; }
+
+  void start(double now) { robot_->handle_start(TimeMs(now)); }
+  void connected(const std::string& lane, double now) {
+    robot_->handle_connected(lane_from(lane), TimeMs(now));
+  }
+  void disconnected(const std::string& detail, double now) {
+    robot_->handle_disconnected(detail, TimeMs(now));
+  }
+  void datagram(std::size_t n, double now) {
+    robot_->handle_datagram(staging_.get(n), TimeMs(now));
+  }
+  void carrier_data(std::size_t n, double now) {
+    robot_->handle_carrier_data(staging_.get(n), TimeMs(now));
+  }
+  void ws_message(std::size_t n, double now) {
+    robot_->handle_ws_message(staging_.get(n), TimeMs(now));
+  }
+  void timeout(double now) { robot_->handle_timeout(TimeMs(now)); }
+  void stop(double now) { robot_->handle_stop(TimeMs(now)); }
+
+  // The channel of the sends that follow: JS passes it only when it changes.
+  void set_channel(const std::string& ch) { channel_ = ch; }
+  // Sends the staged payload on the set channel; `meta_json` "" for none. Returns the SendResult.
+  int send(std::size_t n, const std::string& meta_json, double ts, double now) {
+    std::optional<Json> meta;
+    if (!meta_json.empty()) {
+      JsonParse p = parse_json(ByteView(std::string_view(meta_json)));
+      if (!p.ok() || !p.value.is_object()) return static_cast<int>(SendResult::invalid);
+      meta = std::move(p.value);
+    }
+    return static_cast<int>(robot_->send(channel_, staging_.get(n), meta, ts, TimeMs(now)));
+  }
+  bool ack(const std::string& ch, const std::string& id, double now) {
+    return robot_->ack(ch, id, TimeMs(now));
+  }
+  bool nack(const std::string& ch, const std::string& id, const std::string& code,
+            const std::string& message, double now) {
+    return robot_->nack(ch, id, code, message, TimeMs(now));
+  }
+  bool welcomed() const { return robot_->welcomed(); }
+  bool wants(const std::string& ch) const { return robot_->wants(ch); }
+  // Writes the teleop command into the record.
+  void command() { put_command(robot_->safety()); }
+
+  int poll_action() { return put_action(robot_->poll_action()); }
+  int poll_event() {
+    auto e = robot_->poll_event();
+    if (!e) return -1;
+    event_text_ = to_json(e->body);
+    bytes_ = e->payload.empty() ? nullptr : share(std::move(e->payload));
+    held_.hold(bytes_, record_ + kClientBytes);
+    return static_cast<int>(e->kind);
+  }
+  double poll_timeout() const { return timeout_value(robot_->poll_timeout()); }
+
+ private:
+  std::unique_ptr<RobotSession> robot_;
+  std::string error_;
+  std::string manifest_;
+  std::string channel_;
+};
+
+class SafetyHandle : public ClientPort {
+ public:
+  explicit SafetyHandle(double watchdog_ms) : safety_(TimeMs(watchdog_ms)) {}
+  // A relay message as JSON text; false when it is no valid relay message or was not obeyed.
+  bool message(const std::string& text, double now) {
+    auto m = wire::parse_message(ByteView(std::string_view(text)), wire::Sender::relay);
+    return m && safety_.handle_message(m.value(), TimeMs(now));
+  }
+  void session_lost(double now) { safety_.handle_session_lost(TimeMs(now)); }
+  void timeout(double now) { safety_.handle_timeout(TimeMs(now)); }
+  double poll_timeout() const { return timeout_value(safety_.poll_timeout()); }
+  // The next change, written into the record; returns its SafetyCause or -1.
+  int poll_event() {
+    auto e = safety_.poll_event();
+    put_command(safety_);
+    if (!e) return -1;
+    record_[kClientVx] = e->command.vx;
+    record_[kClientVy] = e->command.vy;
+    record_[kClientWz] = e->command.wz;
+    record_[kClientActive] = double(e->active);
+    record_[kClientFloor] = double(e->floor);
+    return static_cast<int>(e->cause);
+  }
+  void command() { put_command(safety_); }
+  double watchdog_ms() const { return double(safety_.watchdog_ms()); }
+
+ private:
+  TeleopSafety safety_;
+};
+
+val client_record_layout() {
+  val o = val::object();
+  o.set("size", double(kClientRecordSize));
+  o.set("kind", double(kClientKind));
+  o.set("bytes", double(kClientBytes));
+  o.set("bytesAt", double(kClientBytesAt));
+  o.set("bytesLen", double(kClientBytesLen));
+  o.set("vx", double(kClientVx));
+  o.set("vy", double(kClientVy));
+  o.set("wz", double(kClientWz));
+  o.set("active", double(kClientActive));
+  o.set("floor", double(kClientFloor));
+  return o;
+}
+
+template <class E, std::string_view (*Name)(E)>
+val enum_names(std::size_t n) {
+  return names_of(n, [](int i) { return Name(static_cast<E>(i)); });
+}
+
+// Every name and number the client glue reads, from the core.
+val client_tables() {
+  val o = val::object();
+  o.set("viewerActions",
+        enum_names<ViewerActionKind, viewer_action_kind_name>(kViewerActionKindCount));
+  o.set("viewerEvents", enum_names<ViewerEventKind, viewer_event_kind_name>(kViewerEventKindCount));
+  o.set("robotActions", enum_names<RobotActionKind, robot_action_kind_name>(kRobotActionKindCount));
+  o.set("robotEvents", enum_names<RobotEventKind, robot_event_kind_name>(kRobotEventKindCount));
+  o.set("sendResults", enum_names<SendResult, send_result_name>(kSendResultCount));
+  o.set("safetyCauses", enum_names<SafetyCause, safety_cause_name>(kSafetyCauseCount));
+  o.set("record", client_record_layout());
+  val limits = val::object();
+  limits.set("viewerPingIntervalMs", double(kViewerPingIntervalMs));
+  limits.set("twistResendMs", double(kTwistResendMs));
+  limits.set("helloResendMs", double(kHelloResendMs));
+  limits.set("helloTimeoutMs", double(kHelloTimeoutMs));
+  limits.set("robotPingIntervalMs", double(kRobotPingIntervalMs));
+  limits.set("robotReconnectMs", double(kRobotReconnectMs));
+  limits.set("defaultWatchdogMs", double(kDefaultWatchdogMs));
+  limits.set("minWatchdogMs", double(kMinWatchdogMs));
+  limits.set("maxWatchdogMs", double(kMaxWatchdogMs));
+  val backoff = val::array();
+  for (std::size_t i = 0; i < kViewerBackoffMs.size(); ++i)
+    backoff.set(i, double(kViewerBackoffMs[i]));
+  limits.set("viewerBackoffMs", backoff);
+  o.set("limits", limits);
   return o;
 }
 
 }  // namespace
 
-EMSCRIPTEN_BINDINGS(tether_cockpit_relay) {
+EMSCRIPTEN_BINDINGS(tether_cockpit) {
   using namespace emscripten;
   class_<RelayHandle>("CockpitRelayCore")
       .constructor<std::string, bool>()
       .function("error", &RelayHandle::error)
-      .function("input", &RelayHandle::input)
-      .function("openSession", &RelayHandle::open_session)
-      .function("sessionClosed", &RelayHandle::session_closed)
-      .function("controlData", &RelayHandle::control_data)
-      .function("datagram", &RelayHandle::datagram)
-      .function("incomingOpen", &RelayHandle::incoming_open)
-      .function("incomingData", &RelayHandle::incoming_data)
-      .function("incomingEnd", &RelayHandle::incoming_end)
-      .function("wsMessage", &RelayHandle::ws_message)
-      .function("streamOpened", &RelayHandle::stream_opened)
-      .function("writeDone", &RelayHandle::write_done)
-      .function("streamFailed", &RelayHandle::stream_failed)
-      .function("carrierFailed", &RelayHandle::carrier_failed)
-      .function("tick", &RelayHandle::tick)
-      .function("takeActions", &RelayHandle::take_actions)
-      .function("buffer", &RelayHandle::buffer)
+      .function("reserve", &RelayHandle::reserve)
+      .function("record", &RelayHandle::record)
+      .function("handleSessionOpen", &RelayHandle::session_open)
+      .function("handleSessionClosed", &RelayHandle::session_closed)
+      .function("handleControlData", &RelayHandle::control_data)
+      .function("handleDatagram", &RelayHandle::datagram)
+      .function("handleIncomingOpen", &RelayHandle::incoming_open)
+      .function("handleIncomingData", &RelayHandle::incoming_data)
+      .function("handleIncomingEnd", &RelayHandle::incoming_end)
+      .function("handleWsMessage", &RelayHandle::ws_message)
+      .function("handleStreamOpened", &RelayHandle::stream_opened)
+      .function("handleWriteDone", &RelayHandle::write_done)
+      .function("handleStreamFailed", &RelayHandle::stream_failed)
+      .function("handleTimeout", &RelayHandle::timeout)
+      .function("pollTimeout", &RelayHandle::poll_timeout)
+      .function("pollAction", &RelayHandle::poll_action)
+      .function("actionText", &RelayHandle::action_text)
       .function("stats", &RelayHandle::stats)
       .function("sessionCount", &RelayHandle::session_count);
-  function("cockpitLimits", &cockpit_limits);
+  function("cockpitRelayLimits", &relay_limits);
+  function("cockpitRelayActionKinds", &relay_action_kinds);
+  function("cockpitRelayRecordLayout", &relay_record_layout);
+  function("cockpitStreamEnds", &stream_ends);
+
+  class_<ClientPort>("CockpitClientPort")
+      .function("reserve", &ClientPort::reserve)
+      .function("record", &ClientPort::record)
+      .function("actionText", &ClientPort::action_text)
+      .function("eventText", &ClientPort::event_text);
+  class_<ViewerHandle, base<ClientPort>>("CockpitViewerCore")
+      .constructor<std::string>()
+      .function("handleStart", &ViewerHandle::start)
+      .function("handleConnected", &ViewerHandle::connected)
+      .function("handleDisconnected", &ViewerHandle::disconnected)
+      .function("handleControlData", &ViewerHandle::control_data)
+      .function("handleWsMessage", &ViewerHandle::ws_message)
+      .function("handleTimeout", &ViewerHandle::timeout)
+      .function("handleStop", &ViewerHandle::stop)
+      .function("watch", &ViewerHandle::watch)
+      .function("want", &ViewerHandle::want)
+      .function("teleopStart", &ViewerHandle::teleop_start)
+      .function("teleopStop", &ViewerHandle::teleop_stop)
+      .function("drive", &ViewerHandle::drive)
+      .function("estop", &ViewerHandle::estop)
+      .function("publish", &ViewerHandle::publish)
+      .function("pollAction", &ViewerHandle::poll_action)
+      .function("pollEvent", &ViewerHandle::poll_event)
+      .function("pollTimeout", &ViewerHandle::poll_timeout);
+  class_<RobotHandle, base<ClientPort>>("CockpitRobotCore")
+      .constructor<std::string>()
+      .function("error", &RobotHandle::error)
+      .function("manifest", &RobotHandle::manifest)
+      .function("handleStart", &RobotHandle::start)
+      .function("handleConnected", &RobotHandle::connected)
+      .function("handleDisconnected", &RobotHandle::disconnected)
+      .function("handleDatagram", &RobotHandle::datagram)
+      .function("handleCarrierData", &RobotHandle::carrier_data)
+      .function("handleWsMessage", &RobotHandle::ws_message)
+      .function("handleTimeout", &RobotHandle::timeout)
+      .function("handleStop", &RobotHandle::stop)
+      .function("setChannel", &RobotHandle::set_channel)
+      .function("send", &RobotHandle::send)
+      .function("ack", &RobotHandle::ack)
+      .function("nack", &RobotHandle::nack)
+      .function("welcomed", &RobotHandle::welcomed)
+      .function("wants", &RobotHandle::wants)
+      .function("command", &RobotHandle::command)
+      .function("pollAction", &RobotHandle::poll_action)
+      .function("pollEvent", &RobotHandle::poll_event)
+      .function("pollTimeout", &RobotHandle::poll_timeout);
+  class_<SafetyHandle, base<ClientPort>>("CockpitSafetyCore")
+      .constructor<double>()
+      .function("handleMessage", &SafetyHandle::message)
+      .function("handleSessionLost", &SafetyHandle::session_lost)
+      .function("handleTimeout", &SafetyHandle::timeout)
+      .function("pollTimeout", &SafetyHandle::poll_timeout)
+      .function("pollEvent", &SafetyHandle::poll_event)
+      .function("command", &SafetyHandle::command)
+      .function("watchdogMs", &SafetyHandle::watchdog_ms);
+  function("cockpitClientTables", &client_tables);
 }
 
-}  // namespace tether::relay::bindings
+}  // namespace tether::cockpit::bindings

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/json.hpp"
+#include "staging.hpp"
 #include "wire/errors.hpp"
 #include "wire/frame.hpp"
 #include "wire/manifest.hpp"
@@ -36,23 +37,8 @@ namespace {
 
 using emscripten::val;
 
-// Addresses cross as doubles: exact for any wasm32 address, and one Float64Array then reads them
-// beside the header's numbers.
-double address_of(const void* p) { return double(reinterpret_cast<std::uintptr_t>(p)); }
-
-// A growable buffer in WASM memory that JS fills through HEAPU8 before a call. It moves only in
-// reserve(), which hands JS the new address.
-class Staging {
- public:
-  double reserve(std::size_t n) {
-    if (n > bytes_.size()) bytes_.resize(n);
-    return address_of(bytes_.data());
-  }
-  ByteView get(std::size_t n) const { return ByteView(bytes_.data(), std::min(n, bytes_.size())); }
-
- private:
-  Bytes bytes_;
-};
+using tether::bindings::address_of;
+using tether::bindings::Staging;
 
 std::optional<Sender> sender_from(const std::string& name) {
   if (name == "robot") return Sender::robot;
@@ -364,6 +350,13 @@ val limits() {
   o.set("maxChannelIdChars", double(kMaxChannelIdChars));
   o.set("maxSdpBytes", double(kMaxSdpBytes));
   o.set("maxRtcTracks", double(kMaxRtcTracks));
+  o.set("maxIdChars", double(kMaxIdChars));
+  o.set("maxShortTextChars", double(kMaxShortTextChars));
+  o.set("maxMessageTextChars", double(kMaxMessageTextChars));
+  o.set("maxManifestChannels", double(kMaxManifestChannels));
+  o.set("maxManifestPanels", double(kMaxManifestPanels));
+  o.set("maxListEntries", double(kMaxListEntries));
+  o.set("controlChannel", std::string(kControlChannel));
   return o;
 }
 
@@ -389,6 +382,36 @@ val delivery_names() {
     list.set(static_cast<int>(d), std::string(delivery_name(d)));
   }
   return list;
+}
+
+// The closed sets JS reads, by the names the core gives them.
+val enums() {
+  auto list = [](std::size_t n, auto name) {
+    val l = val::array();
+    for (std::size_t i = 0; i < n; ++i) l.set(i, std::string(name(i)));
+    return l;
+  };
+  val o = val::object();
+  o.set("messageTypes", list(kMessageTypeCount, [](std::size_t i) {
+          return message_type_name(static_cast<MessageType>(i));
+        }));
+  o.set("dropReasons", list(kDropReasonCount, [](std::size_t i) {
+          return drop_reason_name(static_cast<DropReason>(i));
+        }));
+  o.set("frameErrors", list(kFrameErrorCount, [](std::size_t i) {
+          return frame_error_name(static_cast<FrameError>(i));
+        }));
+  o.set("manifestErrors", list(kManifestErrorCodeCount, [](std::size_t i) {
+          return manifest_error_name(static_cast<ManifestErrorCode>(i));
+        }));
+  o.set("errorCodes",
+        list(kErrorCodeCount, [](std::size_t i) { return error_name(static_cast<ErrorCode>(i)); }));
+  o.set("deliveries", delivery_names());
+  val senders = val::array();
+  for (Sender s : {Sender::robot, Sender::viewer, Sender::relay})
+    senders.set(static_cast<int>(s), std::string(sender_name(s)));
+  o.set("senders", senders);
+  return o;
 }
 
 }  // namespace
@@ -432,6 +455,7 @@ EMSCRIPTEN_BINDINGS(tether_wire) {
   function("wireFrameErrors", &frame_errors);
   function("wireFrameRecordLayout", &frame_record_layout);
   function("wireDeliveryNames", &delivery_names);
+  function("wireEnums", &enums);
 }
 
 }  // namespace tether::wire::bindings

@@ -90,6 +90,7 @@ enum class DropReason {
   out_of_range,
   reserved_channel,
 };
+constexpr std::size_t kDropReasonCount = 13;
 std::string_view drop_reason_name(DropReason r);
 
 }  // namespace tether::wire

@@ -63,6 +63,9 @@ std::optional<FrameError> append_data_frame(Bytes& out, const FrameHeader& h, By
   header.reserve(64 + h.ch.size());  // the usual header without meta fits: one allocation
   append_header_json(header, h);
   if (header.size() > kMaxHeaderBytes) return FrameError::header_too_large;
+  // meta built in code may hold strings that are not UTF-8; the encoder never writes a header its
+  // own decoder refuses (the channel id was checked above).
+  if (h.meta && !is_valid_utf8(ByteView(std::string_view(header)))) return FrameError::invalid_utf8;
   if (payload.size > kMaxFrameBytes - kDataPrefixBytes - header.size())
     return FrameError::frame_too_large;
   out.reserve(out.size() + kDataPrefixBytes + header.size() + payload.size);

@@ -4,6 +4,7 @@
 // delivery, params and publish; a panel always has title, channels and params; layout and pages
 // are always present. Errors carry stable codes and the path of the offending value.
 #pragma once
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,7 @@ enum class ManifestErrorCode {
   unknown_panel,        // layout or pages name a panel the manifest does not declare
   too_many,
 };
+constexpr std::size_t kManifestErrorCodeCount = 15;
 std::string_view manifest_error_name(ManifestErrorCode c);
 
 struct ManifestError {

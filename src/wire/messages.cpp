@@ -110,6 +110,9 @@ bool text_within(const Json& v, std::size_t max_chars, bool non_empty) {
 std::optional<Drop> check_string(const Json& v, const std::string& path, std::size_t max_chars,
                                  bool non_empty) {
   if (!v.is_string()) return Drop{DropReason::wrong_type, path, path + ": expected a string"};
+  // Parsed text was validated whole; an object built in code was not (validate_message).
+  if (!is_valid_utf8(ByteView(std::string_view(v.get_ref<const std::string&>()))))
+    return Drop{DropReason::invalid_utf8, path, path + ": not valid UTF-8"};
   if (!text_within(v, max_chars, non_empty))
     return Drop{DropReason::out_of_range, path,
                 path + ": expected " + (non_empty ? "1" : "0") + " to " +
@@ -213,6 +216,8 @@ std::optional<Drop> check_field(Kind kind, const Json& v, const std::string& pat
       });
     case Kind::sdp:
       if (!v.is_string()) return Drop{DropReason::wrong_type, path, path + ": expected a string"};
+      if (!is_valid_utf8(ByteView(std::string_view(v.get_ref<const std::string&>()))))
+        return Drop{DropReason::invalid_utf8, path, path + ": not valid UTF-8"};
       if (v.get_ref<const std::string&>().size() > kMaxSdpBytes)
         return Drop{DropReason::too_large, path, path + ": an SDP is at most 48 KiB"};
       return std::nullopt;

@@ -2,18 +2,20 @@
 // and viewer sessions over both lanes. The input is a list of steps `op | u16-LE len | len bytes`;
 // the op's low nibble picks the event and its high nibble the target (session or stream).
 // Properties: nothing crashes or leaks; every message the relay sends validates as a relay
-// message of protocol v7; every frame it writes decodes; a closed session never gets more actions.
+// message of protocol v7; every frame it writes decodes; a closed session never gets more actions;
+// a deadline the relay reports is never in the past once handle_timeout ran at it.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <set>
 #include <vector>
 
-#include "relay/cockpit_relay.hpp"
+#include "cockpit/relay.hpp"
 #include "wire/frame.hpp"
 #include "wire/messages.hpp"
 
 using namespace tether;
-using namespace tether::relay;
+using namespace tether::cockpit;
 
 namespace {
 
@@ -23,10 +25,11 @@ struct Driver {
   std::vector<std::pair<SessionId, Lane>> sessions;
   std::set<SessionId> closed;
   std::vector<StreamId> incoming;
-  std::vector<StreamId> opening, writing;
+  std::vector<StreamId> opening, writing, carriers;
 
   void check() {
-    for (const CockpitAction& a : relay.take_actions()) {
+    while (auto polled = relay.poll_action()) {
+      const CockpitAction& a = *polled;
       if (closed.count(a.session)) __builtin_trap();  // actions after close
       Lane lane = Lane::webtransport;
       for (auto& [s, l] : sessions)
@@ -54,6 +57,7 @@ struct Driver {
           if (a.kind == ActionKind::write_stream) writing.push_back(a.stream);
           break;
         case ActionKind::open_stream: opening.push_back(a.stream); break;
+        case ActionKind::open_carrier: carriers.push_back(a.stream); break;
         case ActionKind::close_session: closed.insert(a.session); break;
         default: break;
       }
@@ -73,7 +77,7 @@ struct Driver {
   }
   void open(Role r, Lane l) {
     if (sessions.size() >= 16) return;
-    if (SessionId s = relay.open_session(r, l, now)) sessions.emplace_back(s, l);
+    if (SessionId s = relay.handle_session_open(r, l, now)) sessions.emplace_back(s, l);
   }
 };
 
@@ -94,36 +98,42 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case 1: d.open(Role::viewer, Lane::webtransport); break;
       case 2: d.open(Role::robot, Lane::websocket); break;
       case 3: d.open(Role::viewer, Lane::websocket); break;
-      case 4: d.relay.control_data(d.session(target), body, d.now); break;
-      case 5: d.relay.datagram(d.session(target), body, d.now); break;
+      case 4: d.relay.handle_control_data(d.session(target), body, d.now); break;
+      case 5: d.relay.handle_datagram(d.session(target), body, d.now); break;
       case 6: {
-        StreamId st = d.relay.incoming_open(d.session(target), d.now);
+        StreamId st = d.relay.handle_incoming_open(d.session(target), d.now);
         if (st) {
           d.incoming.push_back(st);
-          d.relay.incoming_data(st, body, d.now);
+          d.relay.handle_incoming_data(st, body, d.now);
         }
         break;
       }
       case 7:
         if (!d.incoming.empty())
-          d.relay.incoming_data(d.incoming[target % d.incoming.size()], body, d.now);
+          d.relay.handle_incoming_data(d.incoming[target % d.incoming.size()], body, d.now);
         break;
-      case 8: d.relay.incoming_end(Driver::pick(d.incoming, target), d.now); break;
-      case 9: d.relay.ws_message(d.session(target), body, d.now); break;
-      case 10: d.relay.stream_opened(Driver::pick(d.opening, target), d.now); break;
-      case 11: d.relay.write_done(Driver::pick(d.writing, target), d.now); break;
-      case 12: d.relay.stream_failed(Driver::pick(d.opening, target), d.now); break;
+      case 8: d.relay.handle_incoming_end(Driver::pick(d.incoming, target), d.now); break;
+      case 9: d.relay.handle_ws_message(d.session(target), body, d.now); break;
+      case 10: d.relay.handle_stream_opened(Driver::pick(d.opening, target), d.now); break;
+      case 11:
+        // A viewer stream's write, or one of a carrier's (a carrier takes many).
+        if ((target & 8) && !d.carriers.empty())
+          d.relay.handle_write_done(d.carriers[target % d.carriers.size()], d.now);
+        else
+          d.relay.handle_write_done(Driver::pick(d.writing, target), d.now);
+        break;
+      case 12: d.relay.handle_stream_failed(Driver::pick(d.opening, target), d.now); break;
       case 13:
         d.now += std::int64_t(len) * 10;
-        d.relay.tick(d.now);
+        d.relay.handle_timeout(d.now);
         break;
       case 14: {
         SessionId s = d.session(target);
-        d.relay.session_closed(s, d.now);
+        d.relay.handle_session_closed(s, d.now);
         d.closed.insert(s);
         break;
       }
-      case 15: d.relay.carrier_failed(d.session(target), d.now); break;
+      case 15: d.relay.handle_stream_failed(Driver::pick(d.carriers, target), d.now); break;
     }
     d.check();
     (void)d.relay.stats();

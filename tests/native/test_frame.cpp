@@ -253,7 +253,7 @@ TEST_CASE("stream decoder: a frame at exactly the bounds is accepted") {
   CHECK(encode_data_frame(fat, ByteView()).error() == FrameError::header_too_large);
 }
 
-TEST_CASE("stream decoder: a reset mid-frame reports truncated; a clean end does not") {
+TEST_CASE("stream decoder: a reset mid-frame reports truncated, a clean end does not") {
   auto frame = encode_data_frame({"odom", 1, 1, Delivery::latest, std::nullopt}, ByteView(std::string_view("abcdef")));
   REQUIRE(frame);
   for (std::size_t cut = 1; cut < frame->size(); ++cut) {
@@ -321,4 +321,15 @@ TEST_CASE("header checks before encoding") {
   CHECK(check_header({"\xff", 1, 1, Delivery::latest, std::nullopt}) == FrameError::invalid_header);
   CHECK(is_reserved_channel("@control"));
   CHECK_FALSE(is_reserved_channel("control@"));
+}
+
+TEST_CASE("the encoder never writes a header its decoder refuses: meta strings must be UTF-8") {
+  FrameHeader h{"cam", 1, 1, Delivery::latest, Json{{"note", std::string("\xed\xa0\x80", 3)}}};
+  auto r = encode_data_frame(h, ByteView(std::string_view("x")));
+  REQUIRE_FALSE(r);
+  CHECK(r.error() == FrameError::invalid_utf8);
+  h.meta = Json{{"note", "naïve"}};
+  auto ok = encode_data_frame(h, ByteView(std::string_view("x")));
+  REQUIRE(ok);
+  CHECK(decode_data_frame(ByteView(ok.value())));
 }

@@ -50,7 +50,7 @@ TEST_CASE("normal form fills every default") {
   CHECK(r.value()["pages"] == Json::array());
 }
 
-TEST_CASE("panel kinds are validated by their channels; unknown kinds pass through") {
+TEST_CASE("panel kinds are validated by their channels, unknown kinds pass through") {
   CHECK(check(R"({"version":1,"channels":[{"ch":"m","encoding":"costmap.zlib.v1"}],"panels":[{"id":"p","kind":"map2d","channels":["m"]}]})"));
   CHECK(check(R"({"version":1,"channels":[{"ch":"m","encoding":"costmap.zlib.v1"},{"ch":"p","encoding":"pose.json.v1","delivery":"reliable"}],"panels":[{"id":"p","kind":"map2d","channels":["m","p"]}]})"));
   // map2d's optional pose must be a pose.

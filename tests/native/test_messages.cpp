@@ -144,3 +144,14 @@ TEST_CASE("hostile messages: huge arrays, deep nesting and odd numbers are dropp
   CHECK(parse(R"({"t":"twist","vx":0,"vy":0,"wz":0,"seq":1,"ts":1,"gen":-1})", Sender::relay).error().reason ==
         DropReason::wrong_type);
 }
+
+TEST_CASE("a message built in code with a string that is not UTF-8 is refused, never sent") {
+  // Found by fuzz_cockpit_robot: a pub_ack whose id came from the application as raw bytes.
+  Json ack = {{"t", "pub_ack"}, {"ch", "say"}, {"id", std::string("a\xff", 2)}};
+  auto m = validate_message(ack, Sender::robot);
+  REQUIRE_FALSE(m);
+  CHECK(m.error().reason == DropReason::invalid_utf8);
+  CHECK(m.error().field == "id");
+  Json answer = {{"t", "rtc_answer"}, {"sdp", std::string("v=0\xc0\xaf", 5)}};
+  CHECK(validate_message(answer, Sender::viewer).error().reason == DropReason::invalid_utf8);
+}

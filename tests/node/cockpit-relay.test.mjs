@@ -16,42 +16,71 @@ const manifest = {
     { ch: 'say', dir: 'tx', encoding: 'text.json.v1', delivery: 'reliable', publish: true },
   ],
 };
-const ctl = (m) => wire.encodeDataFrame({ ch: '@control', seq: 0, ts: 0, delivery: 'reliable' }, enc.encode(JSON.stringify(m))).bytes;
+const ctl = (m) =>
+  wire.encodeDataFrame(
+    { ch: '@control', seq: 0, ts: 0, delivery: 'reliable' },
+    enc.encode(JSON.stringify(m)),
+  ).bytes;
 const control = (m) => wire.encodeControlFrame(m, 'viewer').bytes;
 
+// Every action the core has for its host, in order (what web/glue/driver.js does after each input).
+function drain(relay) {
+  const out = [];
+  for (let a = relay.pollAction(); a; a = relay.pollAction()) out.push(a);
+  return out;
+}
+
 function robot(relay, id = 'r1') {
-  const s = relay.openSession('robot', 'webtransport', 0);
-  const st = relay.incomingOpen(s, 0);
-  relay.incomingData(st, ctl({ t: 'hello', v: 7, role: 'robot', robot: { id, name: 'R', model: 'm' }, manifest }), 0);
-  relay.incomingEnd(st, 0);
+  const s = relay.handleSessionOpen('robot', 'webtransport', 0);
+  const st = relay.handleIncomingOpen(s, 0);
+  relay.handleIncomingData(
+    st,
+    ctl({ t: 'hello', v: 7, role: 'robot', robot: { id, name: 'R', model: 'm' }, manifest }),
+    0,
+  );
+  relay.handleIncomingEnd(st, 0);
   return s;
 }
 
 test('relay-cockpit: robot hello, viewer watch and sub, one frame fanned out as one buffer', async () => {
   const relay = await loadCockpitRelay();
   const r = robot(relay);
-  let acts = relay.takeActions();
-  assert.deepEqual(acts.map((a) => a.kind), ['send_datagram', 'open_carrier', 'write_carrier', 'reset_stream']);
+  let acts = drain(relay);
+  assert.deepEqual(
+    acts.map((a) => a.kind),
+    ['send_datagram', 'open_carrier', 'write_carrier', 'reset_stream'],
+  );
   assert.equal(dec.decode(acts[0].bytes), '{"t":"welcome","v":7}');
   const viewers = [1, 2].map(() => {
-    const v = relay.openSession('viewer', 'webtransport', 0);
-    relay.controlData(v, control({ t: 'hello', v: 7, role: 'viewer' }), 0);
-    relay.controlData(v, control({ t: 'watch', robotId: 'r1' }), 0);
-    relay.controlData(v, control({ t: 'sub', ch: 'cam' }), 0);
+    const v = relay.handleSessionOpen('viewer', 'webtransport', 0);
+    relay.handleControlData(v, control({ t: 'hello', v: 7, role: 'viewer' }), 0);
+    relay.handleControlData(v, control({ t: 'watch', robotId: 'r1' }), 0);
+    relay.handleControlData(v, control({ t: 'sub', ch: 'cam' }), 0);
     return v;
   });
-  acts = relay.takeActions();
-  const subs = acts.filter((a) => a.kind === 'write_carrier').map((a) => dec.decode(wire.decodeDataFrame(a.bytes).payload));
+  acts = drain(relay);
+  const subs = acts
+    .filter((a) => a.kind === 'write_carrier')
+    .map((a) => dec.decode(wire.decodeDataFrame(a.bytes).payload));
   assert.deepEqual(subs, ['{"t":"subs","chs":["cam"],"n":2}']);
-  const frame = wire.encodeDataFrame({ ch: 'cam', seq: 1, ts: 0, delivery: 'latest' }, new Uint8Array([0xff, 0xd8, 1, 2])).bytes;
-  const st = relay.incomingOpen(r, 10);
-  relay.incomingData(st, frame, 10);
-  const opens = relay.takeActions().filter((a) => a.kind === 'open_stream');
-  assert.deepEqual(opens.map((a) => a.session), viewers);
+  const frame = wire.encodeDataFrame(
+    { ch: 'cam', seq: 1, ts: 0, delivery: 'latest' },
+    new Uint8Array([0xff, 0xd8, 1, 2]),
+  ).bytes;
+  const st = relay.handleIncomingOpen(r, 10);
+  relay.handleIncomingData(st, frame, 10);
+  const opens = drain(relay).filter((a) => a.kind === 'open_stream');
+  assert.deepEqual(
+    opens.map((a) => a.session),
+    viewers,
+  );
   assert.ok(opens[0].sendOrder > opens[1].sendOrder);
-  for (const o of opens) relay.streamOpened(o.stream, 11);
-  const writes = relay.takeActions();
-  assert.deepEqual(writes.map((a) => a.kind), ['write_stream', 'write_stream']);
+  for (const o of opens) relay.handleStreamOpened(o.stream, 11);
+  const writes = drain(relay);
+  assert.deepEqual(
+    writes.map((a) => a.kind),
+    ['write_stream', 'write_stream'],
+  );
   assert.deepEqual([...writes[0].bytes], [...frame]);
   assert.equal(writes[0].bytes, writes[1].bytes, 'one copy per distinct buffer');
   const stats = relay.stats();
@@ -61,24 +90,37 @@ test('relay-cockpit: robot hello, viewer watch and sub, one frame fanned out as 
 
 test('relay-cockpit: terminal errors close the session with their code', async () => {
   const relay = await loadCockpitRelay();
-  const v = relay.openSession('viewer', 'webtransport', 0);
-  relay.controlData(v, control({ t: 'hello', v: 7, role: 'viewer' }).map((b, i) => b), 0);
+  const v = relay.handleSessionOpen('viewer', 'webtransport', 0);
+  relay.handleControlData(
+    v,
+    control({ t: 'hello', v: 7, role: 'viewer' }).map((b, i) => b),
+    0,
+  );
   const big = new Uint8Array(4);
   new DataView(big.buffer).setUint32(0, 64 * 1024 + 1, true);
-  relay.takeActions();
-  relay.controlData(v, big, 0);
-  const acts = relay.takeActions();
+  drain(relay);
+  relay.handleControlData(v, big, 0);
+  const acts = drain(relay);
   assert.equal(acts.at(-1).kind, 'close_session');
   assert.equal(acts.at(-1).code, 'control_too_large');
   relay.dispose();
 });
 
 test('relay-cockpit: an invalid auth file is refused with the entry at fault', async () => {
-  await assert.rejects(loadCockpitRelay({ authText: '{"tokens":[{"token":"short"}]}' }), /tokens\[0\]\.token/);
-  const relay = await loadCockpitRelay({ authText: '{"tokens":[{"token":"0123456789abcdefghij","scopes":["x"]}]}' });
-  const v = relay.openSession('viewer', 'webtransport', 0);
-  relay.controlData(v, control({ t: 'hello', v: 7, role: 'viewer', token: 'wrong-wrong-wrong-wrong' }), 0);
-  const acts = relay.takeActions();
+  await assert.rejects(
+    loadCockpitRelay({ authText: '{"tokens":[{"token":"short"}]}' }),
+    /tokens\[0\]\.token/,
+  );
+  const relay = await loadCockpitRelay({
+    authText: '{"tokens":[{"token":"0123456789abcdefghij","scopes":["x"]}]}',
+  });
+  const v = relay.handleSessionOpen('viewer', 'webtransport', 0);
+  relay.handleControlData(
+    v,
+    control({ t: 'hello', v: 7, role: 'viewer', token: 'wrong-wrong-wrong-wrong' }),
+    0,
+  );
+  const acts = drain(relay);
   assert.equal(JSON.parse(dec.decode(acts[0].bytes.slice(4))).code, 'auth_failed');
   assert.equal(acts.at(-1).code, 'auth_failed');
   relay.dispose();

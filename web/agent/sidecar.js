@@ -7,7 +7,7 @@
 //   seen.js        who has ever been in the room (a send to anyone else is likely a typo)
 //   link.js        the relay URL and ticket, and why we are not in the room
 //   handoffs.js    confirmed handoffs, both ends, on disk
-//   shares.js      pulls from and of shared folders (one-to-one transfers)
+//   shares.js      shared folders both ways (shares, list-files, get-file) and files sent unasked
 //   swarm.js       file swarms
 //   rpc-server.js  the control API the CLI calls
 //
@@ -95,7 +95,12 @@ export class Sidecar {
         status: 'online',
         version: VERSION,
         topics: [],
-        agent: { runtime: 'node', summary: this.cfg.name ?? this.cfg.id },
+        agent: {
+          runtime: 'node',
+          summary: this.cfg.name ?? this.cfg.id,
+          // Our shares by name, as the public implementation announces them (list-files, get-file).
+          shares: this.shares.announced(),
+        },
       },
       message: (env, info) => this.onMessage(env, info),
       rejected: (err, peer) => this.refuse(peer, `${err.code} at ${err.field}: ${err.detail}`),
@@ -112,7 +117,12 @@ export class Sidecar {
       name: this.from.name,
       instanceId: this.instanceId,
     });
-    this.shares.start(bus(), this.transport);
+    this.shares.start(bus(), this.transport, {
+      bus: this.bus,
+      outbox: this.outbox,
+      mailbox: this.mailbox,
+      room: this.cfg.room,
+    });
     await this.rpc.listen();
   }
 

@@ -2,7 +2,8 @@
 // one Durable Object over the WebSocket twins /ws/robot and /ws/viewer, `GET /api/info` answers
 // without `wtUrl` (Workers serve no WebTransport) so the cockpit picks WebSocket, and
 // `GET /api/stats` returns the core's counters. The core is the same C++ cockpit relay the Deno
-// host runs; the WebSocket lane is shared with it (web/glue/cockpit-ws-lane.js).
+// host runs, driven by the same driver (web/glue/driver.js); the WebSocket lane is shared with it
+// (web/glue/cockpit-ws-lane.js).
 //
 // Why one object, and why not hibernatable sockets: the cockpit relay's state is live (sessions,
 // leases, subscriptions, teleop watchdogs) and a robot streams continuously, so the object never
@@ -12,6 +13,12 @@ import wasmModule from '../../build/wasm/tether.wasm';
 import { loadTetherModule } from '../glue/load.js';
 import { createCockpitRelay } from '../glue/cockpit-relay.js';
 import { createWsLane } from '../glue/cockpit-ws-lane.js';
+import { createDriver } from '../glue/driver.js';
+
+// The protocol version /api/info announces, from the wire core (one instance per isolate).
+let wireLimits = null;
+const protocolVersion = async () =>
+  (wireLimits ??= (await loadTetherModule({ wasmModule })).wireLimits()).protocolVersion;
 
 /** The object name every cockpit route goes to: one relay per deployment (per `COCKPIT_FLEET`). */
 const fleetName = (env) => env.COCKPIT_FLEET || 'default';
@@ -24,9 +31,8 @@ export function routeCockpit(request, env) {
   const url = new URL(request.url);
   if (url.pathname === '/api/info') {
     const ws = `${url.protocol === 'https:' ? 'wss' : 'ws'}://${url.host}`;
-    return Response.json(
-      { version: 7, wsUrl: ws },
-      { headers: { 'access-control-allow-origin': '*' } },
+    return protocolVersion().then((version) =>
+      Response.json({ version, wsUrl: ws }, { headers: { 'access-control-allow-origin': '*' } }),
     );
   }
   if (
@@ -50,7 +56,6 @@ export class CockpitRelayObject {
     this.ctx = ctx;
     this.env = env;
     this.ready = null;
-    this.ticker = null;
   }
 
   async #init() {
@@ -59,25 +64,19 @@ export class CockpitRelayObject {
     // means open, as on a loopback relay. Set it with `wrangler secret put COCKPIT_AUTH`.
     this.core = createCockpitRelay(mod, { authText: this.env.COCKPIT_AUTH ?? '' });
     const started = Date.now();
-    this.now = () => Date.now() - started;
-    this.lane = createWsLane(this.core, { now: this.now, pump: () => this.#pump() });
-  }
-
-  #pump() {
-    for (const a of this.core.takeActions()) {
-      const s = this.lane.sessions.get(a.session);
-      if (s) this.lane.apply(s, a);
-    }
-    // The reap and publish deadlines (workaround 12) run only while somebody is connected.
-    if (this.lane.sessions.size && !this.ticker) {
-      this.ticker = setInterval(() => {
-        this.core.tick(this.now());
-        this.#pump();
-      }, this.core.limits.reapIntervalMs);
-    } else if (!this.lane.sessions.size && this.ticker) {
-      clearInterval(this.ticker);
-      this.ticker = null;
-    }
+    // The driver's one timer holds the core's reap and publish deadlines; with nobody connected
+    // there are none, so an idle object keeps no timer.
+    this.driver = createDriver(
+      this.core,
+      {
+        perform: (a) => {
+          const s = this.lane.sessions.get(a.session);
+          if (s) this.lane.perform(s, a);
+        },
+      },
+      { now: () => Date.now() - started },
+    );
+    this.lane = createWsLane(this.core, this.driver);
   }
 
   async fetch(request) {
@@ -99,7 +98,6 @@ export class CockpitRelayObject {
       server.addEventListener('message', (e) => handlers.message(e.data));
       server.addEventListener('close', () => handlers.closed());
       server.addEventListener('error', () => handlers.closed());
-      this.#pump();
     }
     return new Response(null, { status: 101, webSocket: client });
   }

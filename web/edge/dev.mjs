@@ -1,19 +1,20 @@
-// make edge-dev: the edge relay on this machine. The real Worker (worker.js) runs in real workerd
-// through Miniflare, with its Durable Objects' SQLite storage persisted to a folder
-// (build/edge-dev/ by default), plus a small page server that mints dev tickets, so a browser can
-// join rooms. Both bind 127.0.0.1. Ctrl-C stops both.
+// make edge-dev: the edge relay on this machine. The Worker (worker.js) runs under the pinned
+// `wrangler dev` (web/edge/wrangler-cli.mjs), in real workerd, from the same wrangler.toml that
+// deploys it, with its Durable Objects' SQLite storage persisted to a folder (build/edge-dev/ by
+// default), plus a small page server that mints dev tickets, so a browser can join rooms. Both
+// bind 127.0.0.1 and stay offline. Ctrl-C stops both (wrangler by its PID).
 //
 //   node web/edge/dev.mjs [--port 8787] [--page-port 8788] [--persist build/edge-dev]
-// The ticket secret comes from TICKET_SECRET, or a random one per run.
+// The ticket secret comes from TICKET_SECRET, or a random one per run; wrangler reads it from a
+// 0600 env file in the persist folder, never from its command line.
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Miniflare } from 'miniflare';
 import { mintTicket } from './tickets.js';
+import { repoDir as repo, wranglerCommand, wranglerEnv } from './wrangler-cli.mjs';
 
-const repo = fileURLToPath(new URL('../../', import.meta.url));
 const args = process.argv.slice(2);
 const flag = (name, dflt) => {
   const i = args.indexOf(name);
@@ -24,35 +25,55 @@ const pagePort = Number(flag('--page-port', 8788));
 const persist = resolve(repo, flag('--persist', 'build/edge-dev'));
 const secret = process.env.TICKET_SECRET ?? randomBytes(32).toString('hex');
 mkdirSync(persist, { recursive: true });
+const secretsFile = join(persist, 'dev-secrets.env');
+writeFileSync(secretsFile, `TICKET_SECRET=${secret}\n`, { mode: 0o600 });
 
-// The same settings as wrangler.toml, read from it so the two cannot drift.
-const toml = readFileSync(join(repo, 'web/edge/wrangler.toml'), 'utf8');
-const vars = {};
-for (const m of toml.split('[vars]')[1].matchAll(/^([A-Z_]+)\s*=\s*"((?:[^"\\]|\\.)*)"/gm))
-  vars[m[1]] = JSON.parse(`"${m[2]}"`);
-const compatibilityDate = /compatibility_date\s*=\s*"([^"]+)"/.exec(toml)[1];
-
-const mf = new Miniflare({
-  modulesRoot: repo,
-  scriptPath: join(repo, 'web/edge/worker.js'),
-  modules: true,
-  modulesRules: [
-    { type: 'CompiledWasm', include: ['**/*.wasm'] },
-    { type: 'ESModule', include: ['**/*.js', '**/*.mjs'] },
-  ],
-  compatibilityDate,
-  host: '127.0.0.1',
-  port,
-  cf: false,
-  durableObjects: {
-    ROOMS: { className: 'RoomObject', useSQLite: true },
-    COCKPIT: { className: 'CockpitRelayObject', useSQLite: true },
-  },
-  durableObjectsPersist: persist,
-  assets: { directory: join(repo, 'build/cockpit'), routerConfig: { has_user_worker: true } },
-  bindings: { ...vars, TICKET_SECRET: secret },
+const [cmd, argv] = wranglerCommand([
+  'dev',
+  '-c',
+  join(repo, 'web/edge/wrangler.toml'),
+  '--ip',
+  '127.0.0.1',
+  '--port',
+  String(port),
+  '--persist-to',
+  persist,
+  '--env-file',
+  secretsFile,
+  '--show-interactive-dev-session=false',
+]);
+const wrangler = spawn(cmd, argv, {
+  cwd: repo,
+  // The dev registry lets local Workers find each other; this one needs none of it.
+  env: wranglerEnv({ WRANGLER_REGISTRY_PATH: join(persist, 'registry') }),
+  stdio: ['ignore', 'pipe', 'pipe'],
 });
-const workerUrl = (await mf.ready).toString().replace(/\/$/, '');
+let wranglerLog = '';
+const workerUrl = await new Promise((resolveUrl, reject) => {
+  const scan = (chunk) => {
+    wranglerLog += chunk;
+    if (process.env.TETHER_EDGE_DEV_VERBOSE) process.stderr.write(chunk);
+    const m = /Ready on (http:\/\/127\.0\.0\.1:\d+)/.exec(wranglerLog);
+    if (m) resolveUrl(m[1]);
+  };
+  wrangler.stdout.on('data', scan);
+  wrangler.stderr.on('data', scan);
+  wrangler.once('exit', (code) =>
+    reject(
+      new Error(
+        `tether edge dev: wrangler dev exited (${code}) before it was ready:\n${wranglerLog}`,
+      ),
+    ),
+  );
+}).catch((e) => {
+  console.error(e.message);
+  process.exit(1);
+});
+// After start-up, wrangler's request log goes to our stderr.
+wrangler.stdout.removeAllListeners('data');
+wrangler.stderr.removeAllListeners('data');
+wrangler.stdout.on('data', (d) => process.stderr.write(d));
+wrangler.stderr.on('data', (d) => process.stderr.write(d));
 const wsUrl = workerUrl.replace(/^http/, 'ws');
 
 const TYPES = {
@@ -95,10 +116,22 @@ console.log(
     `cockpit at ${workerUrl}/ (robots: deno run -A --unstable-net web/host/demo-robot.js --relay ${workerUrl})`,
 );
 
+let stopping = false;
 const stop = async () => {
+  stopping = true;
   page.close();
-  await mf.dispose();
+  if (wrangler.exitCode === null) {
+    const exited = new Promise((r) => wrangler.once('exit', r));
+    wrangler.kill('SIGTERM'); // by PID: the wrangler we started, which stops its workerd
+    await exited;
+  }
   process.exit(0);
 };
+wrangler.once('exit', (code) => {
+  if (stopping) return;
+  console.error(`tether edge dev: wrangler dev exited (${code ?? 'killed'}); stopping`);
+  page.close();
+  process.exit(code ?? 1);
+});
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);

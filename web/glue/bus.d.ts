@@ -10,8 +10,7 @@ import type { PeerId, PeerTransport } from '../peer/transport.js';
 export type { LoadOptions } from './load.js';
 export type { PeerId, PeerTransport } from '../peer/transport.js';
 
-export type JsonValue =
-  null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 /** Who sent an envelope. Self-asserted: the room is not a trust boundary. */
 export interface BusIdentity {
@@ -72,7 +71,10 @@ export interface Envelope<P = JsonValue> {
 
 /** Every bound the core enforces (named constants in src/bus/limits.hpp). */
 export interface BusLimits {
+  /** Every envelope type but file_chunk. */
   maxEnvelopeBytes: number;
+  /** A file_chunk envelope (one-to-one chunks of up to fileMaxChunkSize, base64). */
+  maxFileChunkEnvelopeBytes: number;
   maxIdChars: number;
   maxTypeChars: number;
   maxStreamIdChars: number;
@@ -97,8 +99,14 @@ export interface BusLimits {
   fileBrowserMaxBytes: number;
   fileReceiverMaxIncomplete: number;
   fileReceiverMaxPromisedBytes: number;
+  /** One-to-one chunk sizes from 1 KiB to 1 MiB, the public implementation's range. */
+  fileMinChunkSize: number;
   fileMaxChunkSize: number;
   fileDefaultChunkSize: number;
+  /** Error text in a file_ack or command_response we send is cut to this many bytes. */
+  maxErrorTextBytes: number;
+  maxShareNameChars: number;
+  maxSharePathChars: number;
 }
 
 export type BusErrorCode =
@@ -153,12 +161,12 @@ export interface BusError {
 /** `sent`: the transport accepted it now. `queued`: kept in that peer's ordered backlog. */
 export type SendStatus = 'sent' | 'queued';
 
-export type SendResult =
-  { ok: true; id: string; status: SendStatus; envelope: Envelope } | BusError;
+export type SendResult = { ok: true; id: string; status: SendStatus; envelope: Envelope } | BusError;
 
 /** Broadcasts are best-effort: offered to every open peer once, never queued. */
 export type BroadcastResult =
-  { ok: true; id: string; envelope: Envelope; sentTo: PeerId[]; rejectedBy: PeerId[] } | BusError;
+  | { ok: true; id: string; envelope: Envelope; sentTo: PeerId[]; rejectedBy: PeerId[] }
+  | BusError;
 
 export interface SendOptions {
   topic?: string | null;
@@ -252,14 +260,7 @@ export interface BusOptions extends BusHandlers {
   /** Clock in Unix ms (default Date.now). */
   now?: () => number;
   /** Our announce payload, sent to every peer when its control lane opens. `handoff-v1` is added to skills when `acceptHandoffs`. */
-  announce?: {
-    skills?: string[];
-    status?: string;
-    statusDetail?: string;
-    version?: string;
-    topics?: string[];
-    agent?: JsonValue;
-  };
+  announce?: { skills?: string[]; status?: string; statusDetail?: string; version?: string; topics?: string[]; agent?: JsonValue };
   /** We store handoffs (announce `handoff-v1`). Default false. */
   acceptHandoffs?: boolean;
   /**
@@ -269,6 +270,12 @@ export interface BusOptions extends BusHandlers {
    * envelope names.
    */
   peerIdsAreStreams?: boolean;
+  /**
+   * The id the transport knows us by, when it is not our streamId (a VDO.Ninja UUID): a ninja-p2p
+   * peer that has not learned our streamId may address its first announce to it, and that announce
+   * is taken as addressed to us. Nothing else is.
+   */
+  transportId?: string;
   /** Seed for message ids (default: 8 bytes from crypto.getRandomValues). */
   seed?: number;
   /** Run handoff retries and expiry on an internal timer (default true). Set false to drive them with `tick()`. */
@@ -289,18 +296,18 @@ export interface Bus {
   history(count?: number, forPeer?: string): Envelope[];
   /** Acknowledges an envelope we received: `ack {messageId, ...extra}` to its sender. */
   ack(envelope: Envelope, extra?: { [key: string]: JsonValue }): SendResult;
-  /** Answers a command: `command_response {messageId, ...payload}`. */
-  respond(command: Envelope, payload: { [key: string]: JsonValue }): SendResult;
+  /**
+   * Answers a command: `command_response {requestId: command.id, ok: true, result}` for
+   * `{result}`, `{requestId, ok: false, error}` for `{error}` (the public shape; anything else is
+   * refused with `bad_payload`).
+   */
+  respond(command: Envelope, outcome: { result?: JsonValue } | { error: string }): SendResult;
   /**
    * Hands work to `to` and retries with backoff until it confirms storage or the handoff expires.
    * Fails with `handoff_unsupported` unless `to`'s current instance announced `handoff-v1`.
    * `ttlMs` defaults to the maximum, 24 h.
    */
-  handoff(
-    to: string,
-    request: string,
-    options?: { ttlMs?: number; expiresAt?: number },
-  ): { ok: true; handoff: OutgoingHandoff } | BusError;
+  handoff(to: string, request: string, options?: { ttlMs?: number; expiresAt?: number }): { ok: true; handoff: OutgoingHandoff } | BusError;
   /** Resumes retrying a handoff we sent before a restart (its original envelope, same id and instance). */
   resumeHandoff(envelope: Envelope): { ok: true; handoff: OutgoingHandoff } | BusError;
   /**
@@ -371,10 +378,7 @@ export interface FileReceiver {
   /** Validates an offer from `from` (streamId) and reserves its promised bytes. */
   offer(from: string, payload: JsonValue): { ok: true; offer: FileOffer } | BusError;
   /** Validates the next chunk (in order); returns its bytes and where they go. */
-  chunk(
-    from: string,
-    payload: JsonValue,
-  ): { ok: true; transferId: string; index: number; offset: number; data: Uint8Array } | BusError;
+  chunk(from: string, payload: JsonValue): { ok: true; transferId: string; index: number; offset: number; data: Uint8Array } | BusError;
   /** Validates the completion against everything received (size, chunk count, SHA-256). Only then move the file into place, exclusively. */
   complete(from: string, payload: JsonValue): { ok: true; offer: FileOffer } | BusError;
   /** Drops an incomplete transfer (the app gave up or the peer left). */
@@ -397,19 +401,30 @@ export interface BusApi {
   serializeEnvelope(envelope: Envelope): { ok: true; text: string } | BusError;
   isTransient(type: string): boolean;
   /** Does `envelope` report on request `requestId` sent to `peer`? null when it does not. */
-  matchReceipt(
-    envelope: Envelope | string,
-    request: { requestId: string; peer: string; senderInstanceId?: string },
-  ): Receipt | null;
-  planFileSend(file: {
-    bytes: Uint8Array;
-    name: string;
-    mimeType?: string;
-    kind?: 'file' | 'image';
-    chunkSize?: number;
-    transferId?: string;
-  }): { ok: true; plan: FileSendPlan } | BusError;
+  matchReceipt(envelope: Envelope | string, request: { requestId: string; peer: string; senderInstanceId?: string }): Receipt | null;
+  planFileSend(file: { bytes: Uint8Array; name: string; mimeType?: string; kind?: 'file' | 'image'; chunkSize?: number; transferId?: string }): { ok: true; plan: FileSendPlan } | BusError;
   createFileReceiver(options?: FileReceiverOptions): FileReceiver;
+  /**
+   * A shared-folder command (`command {command: "shares" | "list-files" | "get-file", args?}`):
+   * null when the envelope is not one; its refusal when its arguments are bad (answer it with
+   * `respond(envelope, {error: detail})`).
+   */
+  parseShareCommand(envelope: Envelope | string): ShareCommand | BusError | null;
+  /** The command payload asking a peer for `shares`, `list-files {share, path?}` or `get-file {share, path}`. */
+  shareCommandPayload(c: { command: ShareCommand['command']; share?: string; path?: string }): { ok: true; payload: JsonValue } | BusError;
+  /** `file_ack {transferId, ok: false, error}` refusing the offer, chunk or completion `payload`. */
+  fileAckRefusal(payload: JsonValue, error: string): { transferId: string; ok: false; error: string };
+  /** `file_ack {transferId, ok: true, name, mimeType, kind, size, sha256, savedPath?}` for a verified offer. */
+  fileAckReceived(offer: FileOffer, savedPath?: string): { ok: true; payload: JsonValue } | BusError;
+}
+
+export interface ShareCommand {
+  ok: true;
+  command: 'shares' | 'list-files' | 'get-file';
+  /** The share's name (empty for `shares`). */
+  share: string;
+  /** Relative to the share; empty for its root (list-files) or for `shares`. */
+  path: string;
 }
 
 /** Loads the WASM module once and returns the bus API. */

@@ -19,15 +19,7 @@ export async function createBus(options) {
   return (await loadBus(options.wasm)).createBus(options);
 }
 
-const HANDLER_KEYS = [
-  'message',
-  'rejected',
-  'handoff',
-  'handoffStored',
-  'handoffExpired',
-  'confirmation',
-  'peer',
-];
+const HANDLER_KEYS = ['message', 'rejected', 'handoff', 'handoffStored', 'handoffExpired', 'confirmation', 'peer'];
 
 function randomSeed() {
   const w = new Uint32Array(2);
@@ -63,8 +55,7 @@ function createInbox(mod, maxEnvelopeBytes) {
       size = n;
       view = null;
     }
-    if (view === null || view.buffer !== mod.HEAPU8.buffer)
-      view = mod.HEAPU8.subarray(at, at + size);
+    if (view === null || view.buffer !== mod.HEAPU8.buffer) view = mod.HEAPU8.subarray(at, at + size);
     return view;
   }
   return {
@@ -110,17 +101,13 @@ function canonicalEnvelope(o) {
   };
 }
 
-const notJson = (field) => ({
-  ok: false,
-  code: 'bad_payload',
-  field,
-  detail: `${field} cannot be written as JSON (cycles or BigInt?)`,
-});
+const notJson = (field) => ({ ok: false, code: 'bad_payload', field, detail: `${field} cannot be written as JSON (cycles or BigInt?)` });
 
 /** Wraps a loaded module. */
 export function createBusApi(mod) {
   const limits = JSON.parse(mod.busLimits());
-  const inbox = createInbox(mod, limits.maxEnvelopeBytes);
+  // The largest envelope the core takes (a file_chunk; every other type stops at maxEnvelopeBytes).
+  const inbox = createInbox(mod, limits.maxFileChunkEnvelopeBytes);
 
   function createBus(options) {
     const { self, transport } = options;
@@ -134,6 +121,7 @@ export function createBusApi(mod) {
           acceptHandoffs: !!options.acceptHandoffs,
           connIsStream: !!options.peerIdsAreStreams,
           announce: options.announce ?? null,
+          transportId: options.transportId ?? null,
         }),
       ),
     );
@@ -185,13 +173,7 @@ export function createBusApi(mod) {
               emit('rejected', ev.error, ev.peer);
               break;
             case 'handoff':
-              emit('handoff', {
-                envelope: ev.envelope,
-                request: ev.request,
-                expiresAt: ev.expiresAt,
-                key: ev.key,
-                peer: ev.peer,
-              });
+              emit('handoff', { envelope: ev.envelope, request: ev.request, expiresAt: ev.expiresAt, key: ev.key, peer: ev.peer });
               break;
             case 'handoffStored':
               emit('handoffStored', ev.handoff);
@@ -221,15 +203,12 @@ export function createBusApi(mod) {
       timer = null;
       const wake = core.nextWake();
       if (wake < 0) return;
-      timer = setTimeout(
-        () => {
-          timer = null;
-          if (closed) return;
-          core.tick(now());
-          settle();
-        },
-        Math.max(0, Math.min(wake - now(), 2 ** 31 - 1)),
-      );
+      timer = setTimeout(() => {
+        timer = null;
+        if (closed) return;
+        core.tick(now());
+        settle();
+      }, Math.max(0, Math.min(wake - now(), 2 ** 31 - 1)));
       timer.unref?.();
     }
 
@@ -246,20 +225,9 @@ export function createBusApi(mod) {
       const status = core.outcome(r.id);
       let out;
       if (transientType && status !== 'sent') {
-        out = {
-          ok: false,
-          code: 'not_accepted',
-          field: 'to',
-          detail:
-            'the transport did not accept it; transient messages are never queued (retry later)',
-        };
+        out = { ok: false, code: 'not_accepted', field: 'to', detail: 'the transport did not accept it; transient messages are never queued (retry later)' };
       } else {
-        out = {
-          ok: true,
-          id: r.id,
-          status: status === 'sent' ? 'sent' : 'queued',
-          envelope: r.envelope,
-        };
+        out = { ok: true, id: r.id, status: status === 'sent' ? 'sent' : 'queued', envelope: r.envelope };
       }
       dispatch();
       schedule();
@@ -313,10 +281,7 @@ export function createBusApi(mod) {
         const p = json(payload);
         if (p === null) return notJson('payload');
         const topic = opts.topic ?? null;
-        return sentResult(
-          core.send(to, type, p, topic ?? '', topic !== null, now()),
-          mod.busIsTransient(type),
-        );
+        return sentResult(core.send(to, type, p, topic ?? '', topic !== null, now()), mod.busIsTransient(type));
       },
       broadcast(type, payload, opts = {}) {
         const p = json(payload);
@@ -334,9 +299,7 @@ export function createBusApi(mod) {
         return sentResult(core.requestHistory(to, json(count) ?? 'null', now()), false);
       },
       history(count, forPeer) {
-        return JSON.parse(
-          core.history(typeof count === 'number' && count >= 0 ? count : -1, forPeer ?? ''),
-        );
+        return JSON.parse(core.history(typeof count === 'number' && count >= 0 ? count : -1, forPeer ?? ''));
       },
       ack(envelope, extra = {}) {
         const e = json(envelope);
@@ -344,22 +307,17 @@ export function createBusApi(mod) {
         if (e === null || x === null) return notJson('extra');
         return sentResult(core.reply(false, e, x, now()), false);
       },
-      respond(command, payload) {
+      respond(command, outcome) {
         const e = json(command);
-        const x = json(payload);
-        if (e === null || x === null) return notJson('payload');
+        const x = json(outcome);
+        if (e === null || x === null) return notJson('outcome');
         return sentResult(core.reply(true, e, x, now()), false);
       },
       handoff(to, request, opts = {}) {
         const t = now();
         const expiresAt = opts.expiresAt ?? t + (opts.ttlMs ?? limits.handoffMaxTtlMs);
         if (typeof request !== 'string' || !Number.isFinite(expiresAt))
-          return {
-            ok: false,
-            code: 'bad_payload',
-            field: 'payload',
-            detail: 'a handoff needs request text and a finite expiry',
-          };
+          return { ok: false, code: 'bad_payload', field: 'payload', detail: 'a handoff needs request text and a finite expiry' };
         const r = JSON.parse(core.handoff(to, request, expiresAt, t));
         settle();
         return r;
@@ -448,37 +406,26 @@ export function createBusApi(mod) {
       return JSON.parse(mod.busSerializeEnvelope(t));
     },
     isTransient: (type) => mod.busIsTransient(String(type)),
+    parseShareCommand(envelope) {
+      const t = typeof envelope === 'string' ? envelope : json(envelope);
+      if (t === null) return notJson('envelope');
+      return JSON.parse(mod.busParseShareCommand(t));
+    },
+    shareCommandPayload: ({ command, share = '', path = '' }) =>
+      JSON.parse(mod.busShareCommandPayload(String(command), String(share), String(path))),
+    fileAckRefusal: (payload, error) => JSON.parse(mod.busFileAckRefusal(json(payload) ?? 'null', String(error ?? ''))),
+    fileAckReceived: (offer, savedPath = '') => JSON.parse(mod.busFileAckReceived(json(offer) ?? 'null', String(savedPath))),
     matchReceipt(envelope, { requestId, peer, senderInstanceId }) {
       const t = typeof envelope === 'string' ? envelope : json(envelope);
       if (t === null) return null;
-      return JSON.parse(
-        mod.busMatchReceipt(
-          t,
-          requestId,
-          peer,
-          senderInstanceId ?? '',
-          senderInstanceId !== undefined,
-        ),
-      );
+      return JSON.parse(mod.busMatchReceipt(t, requestId, peer, senderInstanceId ?? '', senderInstanceId !== undefined));
     },
-    planFileSend({
-      bytes,
-      name,
-      mimeType = '',
-      kind = 'file',
-      chunkSize = limits.fileDefaultChunkSize,
-      transferId = '',
-    }) {
+    planFileSend({ bytes, name, mimeType = '', kind = 'file', chunkSize = limits.fileDefaultChunkSize, transferId = '' }) {
       const p = new mod.BusFilePlan();
       const view = p.input(bytes.length);
       if (view === null) {
         p.delete();
-        return {
-          ok: false,
-          code: 'file_too_large',
-          field: 'bytes',
-          detail: `the one-to-one transfer stops at ${limits.fileMaxBytes} bytes (use a swarm transfer)`,
-        };
+        return { ok: false, code: 'file_too_large', field: 'bytes', detail: `the one-to-one transfer stops at ${limits.fileMaxBytes} bytes (use a swarm transfer)` };
       }
       view.set(bytes);
       const r = JSON.parse(p.plan(name, mimeType, kind, chunkSize, transferId, randomSeed()));

@@ -1,4 +1,7 @@
-// Types for `tether/relay-cockpit` (web/glue/cockpit-relay.js).
+// Types for `tether/relay-cockpit` (web/glue/cockpit-relay.js): the cockpit relay core, driven by
+// web/glue/driver.js (docs/cockpit-protocol.md § Driving the relay).
+import type { ErrorCode } from './wire.js';
+
 export type Role = 'robot' | 'viewer';
 export type Lane = 'webtransport' | 'websocket';
 export type ActionKind =
@@ -9,13 +12,14 @@ export type ActionKind =
   | 'open_stream'
   | 'write_stream'
   | 'reset_stream'
-  | 'finish_stream'
   | 'close_session';
 
 export interface Action {
   kind: ActionKind;
   session: number;
+  /** open_carrier, write_carrier, open_stream, write_stream, reset_stream; else 0. */
   stream: number;
+  /** The bytes to send or write; the same array for every viewer of one frame. */
   bytes?: Uint8Array;
   /** open_stream */
   ch?: string;
@@ -23,37 +27,48 @@ export interface Action {
   sendOrder?: number;
   /** reset_stream */
   end?: 'expired' | 'aborted' | 'closing';
-  /** close_session */
-  code?: string | null;
+  /** close_session: the error sent just before, or null for a plain close. */
+  code?: ErrorCode | null;
   reason?: string;
 }
 
+/** The relay's bounds (src/cockpit/*.hpp), for logs and tools; the core enforces them. */
 export interface CockpitLimits {
   latestStaleMs: number;
-  reapIntervalMs: number;
   reliableMaxFrames: number;
   reliableMaxBytes: number;
+  reliableWritesInFlight: number;
+  maxLatestWritesInFlight: number;
   maxPendingPublishes: number;
   publishTimeoutMs: number;
+  publishRatePerSecond: number;
+  publishBurst: number;
   maxCarrierBacklogBytes: number;
+  maxSessions: number;
+  maxIncomingStreamsPerSession: number;
+  maxSubsPerViewer: number;
+  /** What a viewer's WebSocket may buffer before its streams wait (the WebSocket lane's bound). */
+  webSocketHighWaterBytes: number;
 }
 
 export interface CockpitRelay {
-  limits: CockpitLimits;
-  openSession(role: Role, lane: Lane, now: number): number;
-  sessionClosed(session: number, now: number): void;
-  controlData(session: number, bytes: Uint8Array, now: number): void;
-  datagram(session: number, bytes: Uint8Array, now: number): void;
-  incomingOpen(session: number, now: number): number;
-  incomingData(stream: number, bytes: Uint8Array, now: number): void;
-  incomingEnd(stream: number, now: number): void;
-  wsMessage(session: number, bytes: Uint8Array, now: number): void;
-  streamOpened(stream: number, now: number): void;
-  writeDone(stream: number, now: number): void;
-  streamFailed(stream: number, now: number): void;
-  carrierFailed(session: number, now: number): void;
-  tick(now: number): void;
-  takeActions(): Action[];
+  readonly limits: CockpitLimits;
+  handleSessionOpen(role: Role, lane: Lane, now: number): number;
+  handleSessionClosed(session: number, now: number): void;
+  handleControlData(session: number, bytes: Uint8Array, now: number): void;
+  handleDatagram(session: number, bytes: Uint8Array, now: number): void;
+  handleIncomingOpen(session: number, now: number): number;
+  handleIncomingData(stream: number, bytes: Uint8Array, now: number): void;
+  handleIncomingEnd(stream: number, now: number): void;
+  handleWsMessage(session: number, bytes: Uint8Array, now: number): void;
+  handleStreamOpened(stream: number, now: number): void;
+  /** A viewer stream's write or a carrier's write completed. */
+  handleWriteDone(stream: number, now: number): void;
+  /** A viewer stream or a carrier failed (a failed carrier fails its robot: carrier_failed). */
+  handleStreamFailed(stream: number, now: number): void;
+  handleTimeout(now: number): void;
+  pollTimeout(): number | null;
+  pollAction(): Action | null;
   stats(): Record<string, unknown>;
   sessionCount(): number;
   dispose(): void;
@@ -69,3 +84,4 @@ export function createCockpitRelay(
   mod: object,
   options?: { authText?: string; sfu?: boolean },
 ): CockpitRelay;
+export function heapViews(mod: object): { f64(): Float64Array };

@@ -1,7 +1,8 @@
-// `tether/relay-cockpit`: the cockpit relay core (src/relay/cockpit_relay.hpp) for JavaScript hosts.
-// A thin wrapper: it moves bytes into WASM memory and turns the core's actions into plain objects
-// whose bytes are copied out once per distinct buffer (one frame fanned out to many viewers is one
-// copy). Every protocol decision is the core's (DESIGN.md rule 4); the host only carries actions out.
+// `tether/relay-cockpit`: the cockpit relay core (src/cockpit/relay.hpp) for JavaScript hosts. A
+// thin wrapper: it moves bytes into WASM memory and turns the core's action records into plain
+// objects, copying the bytes of one buffer once however many viewers it goes to. The core keeps
+// the one drive contract (web/glue/driver.js runs it): handle*(…, now), pollAction(),
+// pollTimeout() and handleTimeout(now). Every protocol decision is the core's (DESIGN.md rule 4).
 import { loadTetherModule } from './load.js';
 
 /**
@@ -20,43 +21,99 @@ export function createCockpitRelay(mod, { authText = '', sfu = false } = {}) {
     core.delete();
     throw new Error(`tether relay: the auth file is invalid: ${problem}`);
   }
-  const limits = mod.cockpitLimits();
+  const limits = mod.cockpitRelayLimits();
+  const kinds = mod.cockpitRelayActionKinds();
+  const ends = mod.cockpitStreamEnds();
+  const deliveries = mod.wireDeliveryNames();
+  const codes = mod.wireErrorCodes().map((e) => e.code);
+  const L = mod.cockpitRelayRecordLayout();
+  const heap = heapViews(mod);
+  const record = core.record() / 8;
 
+  let stagingAt = 0;
+  let stagingSize = 0;
   const stage = (bytes) => {
-    core.input(bytes.length).set(bytes);
+    if (bytes.length > stagingSize) {
+      stagingAt = core.reserve(bytes.length);
+      stagingSize = bytes.length;
+    }
+    mod.HEAPU8.set(bytes, stagingAt);
     return bytes.length;
   };
+
+  let serial = 0;
+  let copy = null;
+  function pollAction() {
+    const k = core.pollAction();
+    if (k < 0) return null;
+    const f = heap.f64();
+    const r = record;
+    const kind = kinds[k];
+    /** @type {import('./cockpit-relay.d.ts').Action} */
+    const a = { kind, session: f[r + L.session], stream: f[r + L.stream] };
+    const s = f[r + L.bytes];
+    if (s !== 0) {
+      if (s !== serial) {
+        const at = f[r + L.bytesAt];
+        copy = mod.HEAPU8.slice(at, at + f[r + L.bytesLen]);
+        serial = s;
+      }
+      a.bytes = copy;
+    }
+    if (kind === 'open_stream') {
+      a.ch = core.actionText();
+      a.delivery = deliveries[f[r + L.delivery]];
+      a.sendOrder = f[r + L.sendOrder];
+    } else if (kind === 'reset_stream') {
+      a.end = ends[f[r + L.end]];
+    } else if (kind === 'close_session') {
+      const c = f[r + L.code];
+      a.code = c < 0 ? null : codes[c];
+      a.reason = core.actionText();
+    }
+    return a;
+  }
 
   return {
     limits,
     /** @param {'robot'|'viewer'} role @param {'webtransport'|'websocket'} lane @returns {number} 0 when full */
-    openSession: (role, lane, now) => core.openSession(role, lane, now),
-    sessionClosed: (session, now) => core.sessionClosed(session, now),
-    controlData: (session, bytes, now) => core.controlData(session, stage(bytes), now),
-    datagram: (session, bytes, now) => core.datagram(session, stage(bytes), now),
+    handleSessionOpen: (role, lane, now) => core.handleSessionOpen(role, lane, now),
+    handleSessionClosed: (session, now) => core.handleSessionClosed(session, now),
+    handleControlData: (session, bytes, now) => core.handleControlData(session, stage(bytes), now),
+    handleDatagram: (session, bytes, now) => core.handleDatagram(session, stage(bytes), now),
     /** @returns {number} a stream id, or 0 when the session may open no more */
-    incomingOpen: (session, now) => core.incomingOpen(session, now),
-    incomingData: (stream, bytes, now) => core.incomingData(stream, stage(bytes), now),
-    incomingEnd: (stream, now) => core.incomingEnd(stream, now),
-    wsMessage: (session, bytes, now) => core.wsMessage(session, stage(bytes), now),
-    streamOpened: (stream, now) => core.streamOpened(stream, now),
-    writeDone: (stream, now) => core.writeDone(stream, now),
-    streamFailed: (stream, now) => core.streamFailed(stream, now),
-    carrierFailed: (session, now) => core.carrierFailed(session, now),
-    tick: (now) => core.tick(now),
-    /** The actions to carry out, in order; each with `bytes` (a Uint8Array) where it has any. */
-    takeActions() {
-      const actions = core.takeActions();
-      const copies = [];
-      for (const a of actions) {
-        if (a.buf >= 0) a.bytes = copies[a.buf] ??= core.buffer(a.buf).slice();
-        delete a.buf;
-      }
-      return actions;
+    handleIncomingOpen: (session, now) => core.handleIncomingOpen(session, now),
+    handleIncomingData: (stream, bytes, now) => core.handleIncomingData(stream, stage(bytes), now),
+    handleIncomingEnd: (stream, now) => core.handleIncomingEnd(stream, now),
+    handleWsMessage: (session, bytes, now) => core.handleWsMessage(session, stage(bytes), now),
+    handleStreamOpened: (stream, now) => core.handleStreamOpened(stream, now),
+    handleWriteDone: (stream, now) => core.handleWriteDone(stream, now),
+    handleStreamFailed: (stream, now) => core.handleStreamFailed(stream, now),
+    handleTimeout: (now) => core.handleTimeout(now),
+    /** The absolute time (ms, the host's clock) of the next reap or publish deadline, or null. */
+    pollTimeout() {
+      const t = core.pollTimeout();
+      return t < 0 ? null : t;
     },
+    pollAction,
     /** GET /api/stats */
     stats: () => JSON.parse(core.stats()),
     sessionCount: () => core.sessionCount(),
     dispose: () => core.delete(),
+  };
+}
+
+// A Float64Array over WASM memory, rebuilt when the memory grew (that replaces its buffer).
+export function heapViews(mod) {
+  let buffer = null;
+  let view = null;
+  return {
+    f64() {
+      if (mod.HEAPU8.buffer !== buffer) {
+        buffer = mod.HEAPU8.buffer;
+        view = new Float64Array(buffer);
+      }
+      return view;
+    },
   };
 }

@@ -1,9 +1,11 @@
 // The WebSocket lane of the cockpit relay (cockpit-wire-v7-notes.md § Endpoints: every message is
 // one binary data frame), shared by every host that serves /ws/robot and /ws/viewer: the Deno relay
-// (web/host/relay.js) and the edge Worker (web/edge/cockpit-object.js). The core decides; this
-// carries its actions out on WebSocket-shaped objects (send, bufferedAmount, readyState, close).
+// (web/host/relay.js) and the edge Durable Object (web/edge/cockpit.js). The core decides; this
+// carries its actions out on WebSocket-shaped objects (send, bufferedAmount, readyState, close) and
+// feeds what the sockets report back in through the host's driver (web/glue/driver.js).
 
 const OPEN = 1; // WebSocket.OPEN, the same number in every runtime
+const DRAIN_POLL_MS = 10; // how often a full socket is checked for room (no drain event exists)
 
 // workerd has no `bufferedAmount` on server WebSockets (cloudflare/workerd#988): there the lane
 // cannot see a slow reader, every send is handed to the runtime at once, and the core's reliable
@@ -11,14 +13,19 @@ const OPEN = 1; // WebSocket.OPEN, the same number in every runtime
 const buffered = (ws) => ws.bufferedAmount ?? 0;
 
 /**
- * @param {object} core  tether/relay-cockpit's core
- * @param {{now: () => number, pump: () => void, highWater?: number, onSession?: (s: object) => void}} options
- *   `pump` runs the host's action loop; `highWater` bounds what one socket buffers for a viewer
- *   before latest frames are superseded in place by the core.
+ * @param {import('./cockpit-relay.d.ts').CockpitRelay} core
+ * @param {import('./driver.d.ts').Driver} driver  the host's driver of `core`
+ * @param {{highWater?: number}} [options]  `highWater` bounds what one socket buffers for a viewer
+ *   before latest frames are superseded in place by the core (the core's own bound by default).
  */
-export function createWsLane(core, { now, pump, highWater = 1 << 20 }) {
+export function createWsLane(
+  core,
+  driver,
+  { highWater = core.limits.webSocketHighWaterBytes } = {},
+) {
   const sessions = new Map(); // session id -> lane session
 
+  // Runs fn once the socket has room (a transport fact the core is told as a result).
   function whenDrained(s, fn) {
     if (buffered(s.ws) <= highWater) return queueMicrotask(fn);
     const t = setInterval(() => {
@@ -27,7 +34,7 @@ export function createWsLane(core, { now, pump, highWater = 1 << 20 }) {
         clearInterval(t);
         fn();
       }
-    }, 10);
+    }, DRAIN_POLL_MS);
   }
 
   return {
@@ -38,7 +45,7 @@ export function createWsLane(core, { now, pump, highWater = 1 << 20 }) {
      * to the socket's events, or null when the relay is full (the socket is then closed 1013).
      */
     accept(ws, role) {
-      const id = core.openSession(role, 'websocket', now());
+      const id = driver.input((now) => core.handleSessionOpen(role, 'websocket', now));
       if (!id) {
         ws.close(1013, 'relay full: try again later');
         return null;
@@ -51,21 +58,20 @@ export function createWsLane(core, { now, pump, highWater = 1 << 20 }) {
           if (s.closed) return;
           // Text messages are not frames: the core would refuse them anyway, so drop them here.
           if (typeof data === 'string') return;
-          core.wsMessage(id, data instanceof Uint8Array ? data : new Uint8Array(data), now());
-          pump();
+          const bytes = data instanceof Uint8Array ? data : new Uint8Array(data);
+          driver.input((now) => core.handleWsMessage(id, bytes, now));
         },
         closed() {
           if (s.closed) return;
           s.closed = true;
           sessions.delete(id);
-          core.sessionClosed(id, now());
-          pump();
+          driver.input((now) => core.handleSessionClosed(id, now));
         },
       };
     },
 
     /** Carries out one core action for a session of this lane. */
-    apply(s, a) {
+    perform(s, a) {
       const ws = s.ws;
       const send = (bytes) => {
         if (ws.readyState === OPEN) ws.send(bytes);
@@ -75,34 +81,23 @@ export function createWsLane(core, { now, pump, highWater = 1 << 20 }) {
         case 'write_control':
           send(a.bytes);
           return;
-        case 'write_carrier':
-          if (buffered(ws) > core.limits.maxCarrierBacklogBytes) {
-            core.carrierFailed(s.id, now());
-            pump();
-            return;
-          }
-          send(a.bytes);
-          return;
+        case 'open_carrier':
+          return; // the socket is the carrier
         case 'open_stream':
           // A stream "opens" once the socket has drained below the high-water mark, so latest
           // frames held meanwhile are superseded in place by the core (latest = newest pending).
           s.out.add(a.stream);
           whenDrained(s, () => {
-            if (!s.out.has(a.stream)) return;
-            core.streamOpened(a.stream, now());
-            pump();
+            if (s.out.has(a.stream)) driver.input((now) => core.handleStreamOpened(a.stream, now));
           });
           return;
+        case 'write_carrier':
         case 'write_stream':
           send(a.bytes);
-          // A write completes when the socket drains, so the reliable caps bound what it buffers.
-          whenDrained(s, () => {
-            core.writeDone(a.stream, now());
-            pump();
-          });
+          // A write completes when the socket drains, so the core's caps bound what it buffers.
+          whenDrained(s, () => driver.input((now) => core.handleWriteDone(a.stream, now)));
           return;
         case 'reset_stream':
-        case 'finish_stream':
           s.out.delete(a.stream);
           return;
         case 'close_session':

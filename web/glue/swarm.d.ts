@@ -4,7 +4,14 @@ export interface SwarmLimits {
   maxChunks: number;
   maxPageHashes: number;
   maxInlineHashes: number;
+  /** Chunk sizes from minChunkSize (1 KiB) to maxChunkSize (16 MiB), the public implementation's range. */
+  minChunkSize: number;
   maxChunkSize: number;
+  /** Indexes one swarm_have may carry (4,096). */
+  maxHaveIndexes: number;
+  /** Offered names and MIME types, in UTF-16 code units (string.length). */
+  maxFileNameChars: number;
+  maxMimeTypeChars: number;
   defaultChunkSize: number;
   minSctpMessageSize: number;
   chunkFrameHeaderBytes: number;
@@ -45,14 +52,7 @@ export type SwarmMessageType =
 
 export type SwarmAction =
   | { kind: 'control'; to: number | null; type: SwarmMessageType; payload: string }
-  | {
-      kind: 'request';
-      to: number;
-      index: number;
-      token: number;
-      type: 'swarm_request';
-      payload: string;
-    }
+  | { kind: 'request'; to: number; index: number; token: number; type: 'swarm_request'; payload: string }
   | { kind: 'serve'; to: number; index: number; binary: boolean; offset: number; length: number }
   | { kind: 'manifestReady' }
   | { kind: 'rebuild'; peer: number }
@@ -87,11 +87,7 @@ export interface SwarmStatus {
 
 export interface SwarmSession {
   beginDownload(verified: Iterable<number>, nowMs: number): void;
-  addPeer(
-    peer: number,
-    caps?: { binaryLane?: boolean; maxMessageSize?: number },
-    nowMs?: number,
-  ): void;
+  addPeer(peer: number, caps?: { binaryLane?: boolean; maxMessageSize?: number }, nowMs?: number): void;
   removePeer(peer: number, nowMs: number): void;
   onMessage(
     peer: number,
@@ -102,13 +98,7 @@ export interface SwarmSession {
   ): { ok: true } | SwarmRefusal;
   onChunk(peer: number, index: number, bytes: Uint8Array, nowMs: number): ChunkOutcome;
   /** A chunk the host hashed itself (SubtleCrypto, off the main thread): length and SHA-256 hex. */
-  onChunkDigest(
-    peer: number,
-    index: number,
-    length: number,
-    sha256Hex: string,
-    nowMs: number,
-  ): ChunkOutcome;
+  onChunkDigest(peer: number, index: number, length: number, sha256Hex: string, nowMs: number): ChunkOutcome;
   onSendResult(token: number, accepted: boolean, nowMs: number): void;
   transportDown(nowMs: number): void;
   transportUp(nowMs: number): void;
@@ -130,9 +120,7 @@ export interface LockDecision {
 
 export interface Swarm {
   limits: SwarmLimits;
-  parseMessage(
-    input: string | object,
-  ): { ok: true; type: SwarmMessageType; payload: string } | SwarmRefusal;
+  parseMessage(input: string | object): { ok: true; type: SwarmMessageType; payload: string } | SwarmRefusal;
   makeOffer(file: {
     fileId: string;
     name: string;
@@ -142,25 +130,17 @@ export interface Swarm {
     hashes: string[];
   }): { ok: true; payload: string } | SwarmRefusal;
   seed(offerPayload: string | object, hashes: string[], config?: SwarmConfig): Opened;
-  fetch(
-    offerPayload: string | object,
-    offeredBy: number,
-    config?: SwarmConfig,
-    nowMs?: number,
-  ): Opened;
+  fetch(offerPayload: string | object, offeredBy: number, config?: SwarmConfig, nowMs?: number): Opened;
+  /** The chunks a swarm_announce says its sender holds, as the core reads the bitfield (LSB first). */
+  announceHeld(input: string | object): { ok: true; totalChunks: number; held: number[] } | SwarmRefusal;
+  /** The swarm_announce payload (JSON text) the core writes for a peer holding `held`. */
+  announcePayload(bitfield: { fileId: string; totalChunks: number; held: Iterable<number> }): { ok: true; payload: string } | SwarmRefusal;
   encodeChunkFrame(fileId: string, index: number, bytes: Uint8Array): Uint8Array | null;
   parseChunkFrame(frame: Uint8Array): { fileId: string; index: number; data: Uint8Array } | null;
   sha256Hex(bytes: Uint8Array): string;
   partFileName(fileId: string, chunkHashesHash: string, destination: string): string;
-  decideLock(
-    existing: { owner: string; updatedMs: number } | null,
-    owner: string,
-    nowMs: number,
-  ): LockDecision;
+  decideLock(existing: { owner: string; updatedMs: number } | null, owner: string, nowMs: number): LockDecision;
 }
 
-export function loadSwarm(options?: {
-  wasmModule?: WebAssembly.Module;
-  wasmBinary?: Uint8Array;
-}): Promise<Swarm>;
+export function loadSwarm(options?: { wasmModule?: WebAssembly.Module; wasmBinary?: Uint8Array }): Promise<Swarm>;
 export function createSwarm(mod: unknown): Swarm;

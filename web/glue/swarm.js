@@ -32,11 +32,7 @@ export function createSwarm(mod) {
     beginDownload(verified, nowMs) {
       this.#inner.beginDownload(JSON.stringify([...verified]), nowMs);
     }
-    addPeer(
-      peer,
-      { binaryLane = true, maxMessageSize = limits.minSctpMessageSize } = {},
-      nowMs = 0,
-    ) {
+    addPeer(peer, { binaryLane = true, maxMessageSize = limits.minSctpMessageSize } = {}, nowMs = 0) {
       this.#inner.addPeer(peer, binaryLane, maxMessageSize, nowMs);
     }
     removePeer(peer, nowMs) {
@@ -112,6 +108,14 @@ export function createSwarm(mod) {
       open((s) => s.seed(text(offerPayload), JSON.stringify(hashes), JSON.stringify(config))),
     fetch: (offerPayload, offeredBy, config = {}, nowMs = 0) =>
       open((s) => s.fetch(text(offerPayload), offeredBy, JSON.stringify(config), nowMs)),
+    /**
+     * The chunks a swarm_announce ({type, payload} text or object) says its sender holds, as the
+     * core reads the bitfield (chunk i at bit i & 7 of byte i >> 3): {ok, totalChunks, held}.
+     */
+    announceHeld: (input) => mod.swarmAnnounceHeld(text(input)),
+    /** The swarm_announce payload (JSON text) the core writes for a peer holding `held`. */
+    announcePayload: ({ fileId, totalChunks, held }) =>
+      mod.swarmAnnouncePayload(fileId, totalChunks, JSON.stringify([...held])),
     /** A binary-lane frame (a copy). */
     encodeChunkFrame(fileId, index, bytes) {
       const v = codec.encodeFrame(fileId, index, stage(codec, bytes));
@@ -121,22 +125,11 @@ export function createSwarm(mod) {
     parseChunkFrame(frame) {
       const f = codec.parseFrame(stage(codec, frame));
       if (f === null) return null;
-      return {
-        fileId: f.fileId,
-        index: f.index,
-        data: frame.subarray(f.offset, f.offset + f.length),
-      };
+      return { fileId: f.fileId, index: f.index, data: frame.subarray(f.offset, f.offset + f.length) };
     },
     sha256Hex: (bytes) => codec.sha256Hex(stage(codec, bytes)),
-    partFileName: (fileId, chunkHashesHash, destination) =>
-      mod.swarmPartFileName(fileId, chunkHashesHash, destination),
+    partFileName: (fileId, chunkHashesHash, destination) => mod.swarmPartFileName(fileId, chunkHashesHash, destination),
     decideLock: (existing, owner, nowMs) =>
-      mod.swarmDecideLock(
-        existing?.owner ?? '',
-        existing?.updatedMs ?? 0,
-        existing != null,
-        owner,
-        nowMs,
-      ),
+      mod.swarmDecideLock(existing?.owner ?? '', existing?.updatedMs ?? 0, existing != null, owner, nowMs),
   };
 }

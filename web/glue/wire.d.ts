@@ -198,6 +198,29 @@ export interface WireLimits {
   maxChannelIdChars: number;
   maxSdpBytes: number;
   maxRtcTracks: number;
+  /** Robot, panel and request ids, in characters. */
+  maxIdChars: number;
+  /** Names, models, titles, encodings, scopes. */
+  maxShortTextChars: number;
+  /** Error messages, tokens. */
+  maxMessageTextChars: number;
+  maxManifestChannels: number;
+  maxManifestPanels: number;
+  /** Robots, subs, ICE servers. */
+  maxListEntries: number;
+  /** The channel id of control frames ("@control"). */
+  controlChannel: string;
+}
+
+/** The closed sets the core defines, by the names it gives them (indexes are the core's values). */
+export interface WireEnums {
+  messageTypes: MessageType[];
+  dropReasons: Exclude<DropReason, 'bad_sender'>[];
+  frameErrors: FrameErrorReason[];
+  manifestErrors: ManifestErrorCode[];
+  errorCodes: ErrorCode[];
+  deliveries: Delivery[];
+  senders: Sender[];
 }
 
 /** A manifest channel in normal form: every default filled (§ Manifest). */
@@ -265,6 +288,7 @@ export type ValidateManifestResult =
 /** The codec API returned by loadWire() and createWire(). */
 export interface Wire {
   readonly limits: WireLimits;
+  readonly enums: WireEnums;
   readonly errorCodes: Readonly<Record<ErrorCode, ErrorCodeInfo>>;
   readonly DataFrameStream: new () => DataFrameStream;
   readonly ControlStream: new (sender: Sender) => ControlStream;

@@ -22,6 +22,7 @@ export function createWire(mod) {
     mod.wireErrorCodes().map(({ code, ...rest }) => [code, rest]),
   );
   const limits = mod.wireLimits();
+  const enums = mod.wireEnums();
   const frameErrors = mod.wireFrameErrors();
   const deliveryNames = mod.wireDeliveryNames();
   const record = mod.wireFrameRecordLayout();
@@ -194,6 +195,7 @@ export function createWire(mod) {
 
   return {
     limits,
+    enums,
     errorCodes,
     DataFrameStream,
     ControlStream,

@@ -1,8 +1,9 @@
-// The demo robot: a simulated robot in a small world, connected to a cockpit relay over
-// WebTransport (the robot leg of cockpit-wire-protocol.md) on the same WASM wire core as the relay.
-// It publishes only the channels some viewer wants (the relay's subs snapshots): jpeg.v1 camera
-// frames (real JPEGs, jpeg-js), costmap.zlib.v1, voxels.zlib.v1, pose.json.v1, stats.json.v1 and
-// a chat echo; it obeys teleop through the safety chain of teleop-safety.js.
+// The demo robot: a simulated robot in a small world, connected to a cockpit relay through the
+// robot SDK (web/glue/cockpit-robot.js: the robot session core over WebTransport, or the WebSocket
+// twin). It publishes jpeg.v1 camera frames (real JPEGs, jpeg-js), costmap.zlib.v1,
+// voxels.zlib.v1, pose.json.v1, stats.json.v1 and a chat echo; the core sends only what some
+// viewer wants (the relay's subs snapshots) and runs the teleop safety chain whose command this
+// simulation obeys.
 //
 // Run: deno run -A --unstable-net web/host/demo-robot.js [--relay http://127.0.0.1:7780]
 //        [--id demo-1] [--name "Demo rover"] [--token T] [--camera-hz 10] [--log-hz 2 --log-bytes 64]
@@ -10,9 +11,7 @@
 //        [--ws]   (use the relay's WebSocket twin even where WebTransport is offered)
 import { createRequire } from 'node:module';
 import { deflateSync } from 'node:zlib';
-import { loadWire } from '../glue/wire.js';
-import { openWebSocket, openWebTransport, relayInfo, RobotLink, RobotWsLink } from '../glue/cockpit-transport.js';
-import { TeleopSafety } from './teleop-safety.js';
+import { connectRobot } from '../glue/cockpit-robot.js';
 
 const require = createRequire(import.meta.url);
 const { encode: encodeJpeg } = require('jpeg-js');
@@ -20,7 +19,6 @@ const { encode: encodeJpeg } = require('jpeg-js');
 globalThis.addEventListener('unhandledrejection', (e) => e.preventDefault());
 
 const flags = parseFlags(Deno.args);
-const wire = await loadWire();
 const enc = new TextEncoder();
 const json = (v) => enc.encode(JSON.stringify(v));
 
@@ -33,7 +31,8 @@ const grid = new Uint8Array(W * H);
 for (let y = 0; y < H; y++) {
   for (let x = 0; x < W; x++) {
     const wall = x < 3 || y < 3 || x >= W - 3 || y >= H - 3;
-    const box = (x > 120 && x < 140 && y > 40 && y < 70) || (x > 40 && x < 60 && y > 120 && y < 160);
+    const box =
+      (x > 120 && x < 140 && y > 40 && y < 70) || (x > 40 && x < 60 && y > 120 && y < 160);
     grid[y * W + x] = wall || box ? 100 : x > 100 && y > 150 ? 255 : 0;
   }
 }
@@ -76,46 +75,95 @@ const manifest = {
     { id: 'cam', kind: 'video', title: 'Front camera', channels: ['camera'] },
     { id: 'map', kind: 'map2d', title: 'Map', channels: ['costmap', 'pose'] },
     { id: 'world', kind: 'map3d', title: '3D', channels: ['voxels', 'pose'] },
-    { id: 'drive', kind: 'teleop', title: 'Drive', channels: ['cmd_vel'], params: { maxV: 1, maxW: 1.5 } },
+    {
+      id: 'drive',
+      kind: 'teleop',
+      title: 'Drive',
+      channels: ['cmd_vel'],
+      params: { maxV: 1, maxW: 1.5 },
+    },
     { id: 'talk', kind: 'chat', title: 'Chat', channels: ['say', 'chat', 'agent_state', 'audio'] },
     { id: 'health', kind: 'stats', title: 'Stats', channels: ['stats'] },
     // A kind no cockpit knows yet: it must still render (cockpit-wire-protocol.md § Manifest).
     { id: 'events', kind: 'event-log', title: 'Events', channels: ['log'] },
   ],
-  layout: { row: [{ col: ['cam', 'drive'], shares: [3, 1] }, 'map', { col: ['talk', 'health'] }], shares: [2, 3, 1] },
+  layout: {
+    row: [{ col: ['cam', 'drive'], shares: [3, 1] }, 'map', { col: ['talk', 'health'] }],
+    shares: [2, 3, 1],
+  },
   pages: ['world', 'events'],
 };
-{
-  const check = wire.validateManifest(manifest);
-  if (!check.ok) throw new Error(`demo manifest invalid: ${JSON.stringify(check.errors)}`);
-}
-
 // --- state ----------------------------------------------------------------------------------
 const pose = { x: 0, y: 0, z: 0, yaw: 0 };
-const safety = new TeleopSafety({ watchdogMs: 300 });
-const seq = {};
-let wanted = new Set();
+let command = { vx: 0, vy: 0, wz: 0, active: 0, floor: 0 }; // the safety chain's, from its events
+let wanted = [];
 let subsN = 0;
-let link = null;
 let framesSent = 0;
-let lastTeleop = null;
-const chatLog = [];
 
-const next = (ch) => (seq[ch] = (seq[ch] ?? 0) + 1);
+// The robot session: the core validates the manifest (an invalid one throws here, naming the
+// field), says hello, reconnects, and decides what is sent.
+const robot = await connectRobot(
+  {
+    relay: flags.relay,
+    lane: flags.ws ? 'websocket' : 'auto',
+    id: flags.id,
+    name: flags.name,
+    model: 'tether-sim',
+    manifest,
+    ...(flags.token ? { token: flags.token } : {}),
+  },
+  { event: onEvent },
+);
 
-function send(ch, delivery, payload, meta) {
-  if (!link?.welcomed || !wanted.has(ch)) return;
-  const header = { ch, seq: next(ch), ts: Date.now() / 1000, delivery };
-  if (meta) header.meta = meta;
-  framesSent++;
-  link.sendFrame(header, payload).catch(() => {});
+function send(ch, payload, meta) {
+  if (robot.send(ch, payload, meta ? { meta } : {}) === 'sent') framesSent++;
 }
 
-// The physics tick: 50 Hz, bounded speeds, the safety chain decides the command.
-const started = performance.now();
-const clock = () => performance.now() - started;
+function onEvent(e) {
+  switch (e.kind) {
+    case 'link':
+      if (e.state === 'welcomed') console.log(`demo robot ${flags.id} welcomed by ${flags.relay}`);
+      else if (e.state === 'reconnecting')
+        console.error(`demo robot: session ended (${e.detail}); reconnecting`);
+      else if (e.state === 'stopped') {
+        console.error(`demo robot: stopped: ${e.code ?? ''} ${e.detail ?? ''}`);
+        Deno.exit(1);
+      }
+      return;
+    case 'error':
+      console.error(`demo robot: relay error ${e.code}: ${e.message}`);
+      return;
+    case 'subs':
+      subsN = e.n;
+      wanted = e.chs;
+      console.log(`demo robot: subs n=${subsN} [${wanted.join(', ')}]`);
+      return;
+    case 'command':
+      command = e;
+      return;
+    case 'publish':
+      onPublish(e);
+      return;
+  }
+}
+
+function onPublish({ ch, id, payload }) {
+  if (!id) return;
+  if (ch !== 'say') return void robot.ack(ch, id);
+  let text = '';
+  try {
+    text = String(JSON.parse(new TextDecoder().decode(payload)).text ?? '');
+  } catch {
+    robot.nack(ch, id, 'bad_value', 'expected {"text": "..."}');
+    return;
+  }
+  robot.ack(ch, id);
+  send('chat', json({ from: 'robot', text: `echo: ${text}`, ts: Date.now() / 1000 }));
+}
+
+// The physics tick: 50 Hz, bounded speeds; the safety chain's command decides.
 setInterval(() => {
-  const cmd = safety.command(clock());
+  const cmd = command;
   const dt = 0.02;
   const vx = Math.max(-1, Math.min(1, cmd.vx));
   const wz = Math.max(-1.5, Math.min(1.5, cmd.wz));
@@ -124,19 +172,23 @@ setInterval(() => {
   pose.y = Math.max(-9.5, Math.min(9.5, pose.y + vx * Math.sin(pose.yaw) * dt));
 }, 20);
 
-setInterval(() => send('pose', 'latest', json({ ...pose, ts: Date.now() / 1000 })), 50);
+setInterval(() => send('pose', json({ ...pose, ts: Date.now() / 1000 })), 50);
 
+const started = performance.now();
 setInterval(() => {
-  const cmd = safety.command(clock());
-  send('stats', 'latest', json({
-    uptimeS: Math.round(clock() / 1000),
-    framesSent,
-    subs: [...wanted],
-    subsN,
-    teleop: { active: safety.active, floor: safety.floor, vx: cmd.vx, vy: cmd.vy, wz: cmd.wz },
-    pose,
-  }));
-  send('agent_state', 'latest', json({ state: safety.active ? 'driven' : 'idle' }));
+  const cmd = command;
+  send(
+    'stats',
+    json({
+      uptimeS: Math.round((performance.now() - started) / 1000),
+      framesSent,
+      subs: wanted,
+      subsN,
+      teleop: { active: cmd.active, floor: cmd.floor, vx: cmd.vx, vy: cmd.vy, wz: cmd.wz },
+      pose,
+    }),
+  );
+  send('agent_state', json({ state: cmd.active ? 'driven' : 'idle' }));
 }, 200);
 
 let costmapN = 0;
@@ -144,108 +196,62 @@ setInterval(() => {
   costmapN++;
   // A truncated zlib stream: the decoder must refuse it and the cockpit keep the last good map.
   const corrupt = flags.corruptCostmapEvery > 0 && costmapN % flags.corruptCostmapEvery === 0;
-  send('costmap', 'latest', corrupt ? costmap.subarray(0, costmap.length >> 1) : costmap,
-    { w: W, h: H, res: RES, origin: [ORIGIN[0], ORIGIN[1], 0] });
-  send('voxels', 'latest', voxels, { n: voxelRecords.length, res: RES * 2, origin: ORIGIN });
+  send('costmap', corrupt ? costmap.subarray(0, costmap.length >> 1) : costmap, {
+    w: W,
+    h: H,
+    res: RES,
+    origin: [ORIGIN[0], ORIGIN[1], 0],
+  });
+  send('voxels', voxels, { n: voxelRecords.length, res: RES * 2, origin: ORIGIN });
 }, 1000);
 
 // A reliable event log; --log-hz and --log-bytes turn it into a load generator.
 let logN = 0;
 const logPad = 'x'.repeat(Math.max(0, flags.logBytes - 40));
-setInterval(() => send('log', 'reliable', json({ n: logN++, ts: Date.now() / 1000, pad: logPad })), 1000 / flags.logHz);
+setInterval(
+  () => send('log', json({ n: logN++, ts: Date.now() / 1000, pad: logPad })),
+  1000 / flags.logHz,
+);
 
 // Camera: a rendered horizon that turns with the robot's yaw, encoded as a real JPEG.
 const CW = 160;
 const CH = 120;
 const rgba = new Uint8Array(CW * CH * 4);
 setInterval(() => {
-  if (!wanted.has('camera')) return;
+  if (!robot.wants('camera')) return;
   const shift = Math.round((pose.yaw / (2 * Math.PI)) * CW * 4);
   for (let y = 0; y < CH; y++) {
     for (let x = 0; x < CW; x++) {
       const i = (y * CW + x) * 4;
-      const stripe = ((x + shift) % 40 + 40) % 40 < 20;
+      const stripe = (((x + shift) % 40) + 40) % 40 < 20;
       if (y < CH / 2) {
-        rgba[i] = 90; rgba[i + 1] = 150; rgba[i + 2] = 230;
+        rgba[i] = 90;
+        rgba[i + 1] = 150;
+        rgba[i + 2] = 230;
       } else {
-        rgba[i] = stripe ? 70 : 110; rgba[i + 1] = stripe ? 120 : 90; rgba[i + 2] = 60;
+        rgba[i] = stripe ? 70 : 110;
+        rgba[i + 1] = stripe ? 120 : 90;
+        rgba[i + 2] = 60;
       }
       rgba[i + 3] = 255;
     }
   }
   const jpeg = encodeJpeg({ data: rgba, width: CW, height: CH }, 60).data;
-  send('camera', 'latest', new Uint8Array(jpeg), { w: CW, h: CH });
+  send('camera', new Uint8Array(jpeg), { w: CW, h: CH });
 }, 1000 / flags.cameraHz);
 
-// --- the relay session, reconnecting ------------------------------------------------------------
-function onDatagram(msg) {
-  if (msg.t === 'error') console.error(`demo robot: relay error ${msg.code}: ${msg.message}`);
-  if (safety.handle(msg, clock())) lastTeleop = msg.t;
-}
-
-function onCarrier(item) {
-  if (item.control?.t === 'subs') {
-    // A stale or reordered snapshot is ignored (v7 notes: n is monotonic per registration).
-    if (item.control.n <= subsN) return;
-    subsN = item.control.n;
-    wanted = new Set(item.control.chs);
-    console.log(`demo robot: subs n=${subsN} [${[...wanted].join(', ')}]`);
-    return;
-  }
-  if (!item.header) return;
-  const { ch, meta } = item.header;
-  const id = meta?.id;
-  if (ch === 'say' && id) {
-    let text = '';
-    try {
-      text = String(JSON.parse(new TextDecoder().decode(item.payload)).text ?? '');
-    } catch {
-      link.sendControl({ t: 'pub_nack', ch, id, code: 'bad_value', message: 'expected {"text": "..."}' }).catch(() => {});
-      return;
-    }
-    link.sendControl({ t: 'pub_ack', ch, id }).catch(() => {});
-    const line = { from: 'robot', text: `echo: ${text}`, ts: Date.now() / 1000 };
-    chatLog.push(line);
-    send('chat', 'reliable', json(line));
-  } else if (id) {
-    link.sendControl({ t: 'pub_ack', ch, id }).catch(() => {});
-  }
-}
-
-async function session() {
-  const info = await relayInfo(flags.relay);
-  // WebTransport when the relay offers it; the WebSocket twin otherwise (the edge) or on --ws.
-  const useWt = info.wtUrl && !flags.ws;
-  link = useWt
-    ? new RobotLink(wire, await openWebTransport(info, '/robot'), { onDatagram, onCarrier })
-    : new RobotWsLink(wire, await openWebSocket(info, 'robot'), { onDatagram, onCarrier });
-  subsN = 0;
-  wanted = new Set();
-  const hello = { t: 'hello', v: 7, role: 'robot', robot: { id: flags.id, name: flags.name, model: 'tether-sim' }, manifest };
-  if (flags.token) hello.token = flags.token;
-  await link.hello(hello);
-  console.log(`demo robot ${flags.id} welcomed by ${useWt ? info.wtUrl : `${info.wsUrl}/ws/robot`}`);
-  let n = 0;
-  const ping = setInterval(() => link.datagram({ t: 'ping', n: n++, ts: Date.now() / 1000 }), 1000);
-  await link.closed;
-  clearInterval(ping);
-  safety.sessionLost();
-}
-
-for (;;) {
-  try {
-    await session();
-    console.error('demo robot: session ended; reconnecting');
-  } catch (e) {
-    safety.sessionLost();
-    console.error(`demo robot: ${e.message}`);
-    if (e.code && ['auth_failed', 'version_mismatch', 'invalid_manifest', 'rtc_unavailable'].includes(e.code)) Deno.exit(1);
-  }
-  await new Promise((r) => setTimeout(r, 1000));
-}
-
 function parseFlags(args) {
-  const f = { relay: 'http://127.0.0.1:7780', id: 'demo-1', name: 'Demo rover', token: '', cameraHz: 10, logHz: 2, logBytes: 64, corruptCostmapEvery: 0, ws: false };
+  const f = {
+    relay: 'http://127.0.0.1:7780',
+    id: 'demo-1',
+    name: 'Demo rover',
+    token: '',
+    cameraHz: 10,
+    logHz: 2,
+    logBytes: 64,
+    corruptCostmapEvery: 0,
+    ws: false,
+  };
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     const v = args[i + 1];
@@ -260,9 +266,10 @@ function parseFlags(args) {
     else if (a === '--ws') {
       f.ws = true;
       continue;
-    }
-    else {
-      console.error(`demo robot: unknown flag ${a}; flags: --relay URL --id ID --name NAME --token T --camera-hz N --log-hz N --log-bytes N --corrupt-costmap-every N --ws`);
+    } else {
+      console.error(
+        `demo robot: unknown flag ${a}; flags: --relay URL --id ID --name NAME --token T --camera-hz N --log-hz N --log-bytes N --corrupt-costmap-every N --ws`,
+      );
       Deno.exit(2);
     }
     i++;

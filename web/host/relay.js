@@ -1,14 +1,18 @@
 // The self-hosted cockpit relay on Deno: WebTransport (robots on /robot, viewers on /viewer), the
 // WebSocket twins /ws/robot and /ws/viewer, GET /api/info and /api/stats, and static files.
-// Every protocol decision is made by the C++ core (src/relay/cockpit_relay.hpp) through
-// web/glue/cockpit-relay.js; this file only moves bytes between transports and the core and
-// carries out the core's actions (DESIGN.md rule 4). Workaround numbers cite
-// cockpit-wire-protocol.md § Workarounds; web/host/README.md records which Deno 2.9 still needs.
+// Every protocol decision is made by the C++ core (src/cockpit/relay.hpp) through
+// web/glue/cockpit-relay.js, run by the one driver (web/glue/driver.js): every transport event is
+// a driver input, the driver carries the core's actions out here and keeps its one timer (the
+// reap and publish deadlines). This file only moves bytes (DESIGN.md rule 4). Workaround numbers
+// cite cockpit-wire-protocol.md § Workarounds; web/host/README.md records which Deno 2.9 still
+// needs.
 //
 // Run: deno run -A --unstable-net web/host/relay.js [--port 7780] [--auth FILE]
 //        [--static build/cockpit] [--unsafe-non-loopback --hostname ADDR]
 import { loadCockpitRelay } from '../glue/cockpit-relay.js';
 import { createWsLane } from '../glue/cockpit-ws-lane.js';
+import { createDriver } from '../glue/driver.js';
+import { loadWire } from '../glue/wire.js';
 import { makeCertificate } from './cert.js';
 
 // Workaround 5: a rejected promise nobody awaited (Deno issue 28406, a closed browser tab) must
@@ -30,9 +34,9 @@ if (!loopback && !flags.unsafeNonLoopback) {
 
 const authText = flags.auth ? await Deno.readTextFile(flags.auth) : '';
 const core = await loadCockpitRelay({ authText });
+const wire = await loadWire();
 const started = performance.now();
 const now = () => Math.floor(performance.now() - started);
-const enc = new TextEncoder();
 
 // --- sessions -------------------------------------------------------------------------------
 /** id -> { kind: 'wt'|'ws', role, wt?, ws?, control?, carrier?, out: Map<stream, OutStream>, in: Map<stream, reader> } */
@@ -44,19 +48,22 @@ function chain(holder, fn) {
   return holder.tail;
 }
 
-function pump() {
-  for (const a of core.takeActions()) {
-    const s = sessions.get(a.session);
-    if (!s) continue;
-    try {
-      (s.kind === 'wt' ? applyWt : applyWs)(s, a);
-    } catch (e) {
-      if (flags.verbose) console.error('tether relay: action failed', a.kind, e);
-    }
-  }
-}
+const driver = createDriver(
+  core,
+  {
+    perform(a) {
+      const s = sessions.get(a.session);
+      if (s) (s.kind === 'wt' ? performWt : performWs)(s, a);
+    },
+  },
+  {
+    now,
+    onError: (e, where) => flags.verbose && console.error(`tether relay: ${where} failed`, e),
+  },
+);
+const input = (fn) => driver.input(fn);
 
-function applyWt(s, a) {
+function performWt(s, a) {
   switch (a.kind) {
     case 'send_datagram':
       s.lastDatagram = s.datagrams.write(a.bytes).catch(() => {});
@@ -64,22 +71,24 @@ function applyWt(s, a) {
     case 'write_control':
       if (s.controlWriter) chain(s.controlQ, () => s.controlWriter.write(a.bytes)).catch(() => {});
       return;
-    case 'open_carrier':
-      // Workaround 3: the one relay-opened unidirectional stream per robot session.
-      s.carrier = { backlog: 0 };
-      s.carrier.ready = s.wt.createUnidirectionalStream().then((st) => (s.carrier.writer = st.getWriter()));
-      s.carrier.ready.catch(() => failCarrier(s));
+    case 'open_carrier': {
+      // Workaround 3: the one relay-opened unidirectional stream per robot session. Writes queue
+      // behind its creation; the core counts what is unfinished and fails an overflowing carrier.
+      const c = (s.carrier = { id: a.stream, failed: false });
+      c.ready = s.wt.createUnidirectionalStream().then((st) => (c.writer = st.getWriter()));
+      c.ready.catch(() => failCarrier(s, c));
       return;
+    }
     case 'write_carrier': {
       const c = s.carrier;
-      if (!c) return;
-      c.backlog += a.bytes.length;
-      if (c.backlog > core.limits.maxCarrierBacklogBytes) return failCarrier(s);
+      if (!c || c.failed) return;
       chain(c, async () => {
         await c.ready;
         await c.writer.write(a.bytes);
-        c.backlog -= a.bytes.length;
-      }).catch(() => failCarrier(s));
+      }).then(
+        () => input((t) => core.handleWriteDone(c.id, t)),
+        () => failCarrier(s, c),
+      );
       return;
     }
     case 'open_stream': {
@@ -91,13 +100,11 @@ function applyWt(s, a) {
         .then((st) => {
           o.writer = st.getWriter();
           if (o.reset !== null) return resetOut(s, a.stream, o);
-          core.streamOpened(a.stream, now());
-          pump();
+          input((t) => core.handleStreamOpened(a.stream, t));
         })
         .catch(() => {
           s.out.delete(a.stream);
-          core.streamFailed(a.stream, now());
-          pump();
+          input((t) => core.handleStreamFailed(a.stream, t));
         });
       return;
     }
@@ -105,15 +112,11 @@ function applyWt(s, a) {
       const o = s.out.get(a.stream);
       if (!o?.writer) return;
       o.writer.write(a.bytes).then(
-        () => {
-          core.writeDone(a.stream, now());
-          pump();
-        },
+        () => input((t) => core.handleWriteDone(a.stream, t)),
         () => {
           if (o.reset !== null) return; // our own reset
           s.out.delete(a.stream);
-          core.streamFailed(a.stream, now());
-          pump();
+          input((t) => core.handleStreamFailed(a.stream, t));
         },
       );
       return;
@@ -134,12 +137,6 @@ function applyWt(s, a) {
       if (o.writer) resetOut(s, a.stream, o);
       return;
     }
-    case 'finish_stream': {
-      const o = s.out.get(a.stream);
-      s.out.delete(a.stream);
-      o?.writer?.close().catch(() => {});
-      return;
-    }
     case 'close_session':
       closeWt(s, a);
       return;
@@ -151,19 +148,24 @@ function resetOut(s, id, o) {
   o.writer.abort(0).catch(() => {});
 }
 
-function failCarrier(s) {
-  if (s.closed) return;
-  core.carrierFailed(s.id, now());
-  pump();
+function failCarrier(s, c) {
+  if (s.closed || c.failed) return;
+  c.failed = true;
+  input((t) => core.handleStreamFailed(c.id, t));
 }
 
 async function closeWt(s, a) {
   if (s.closed) return;
   s.closed = true;
   // Let the error message that precedes the close reach the peer.
-  const flushed = Promise.all([s.controlQ.tail, s.lastDatagram].map((p) => (p ?? Promise.resolve()).catch(() => {})));
+  const flushed = Promise.all(
+    [s.controlQ.tail, s.lastDatagram].map((p) => (p ?? Promise.resolve()).catch(() => {})),
+  );
   // A datagram write resolves when it is queued, not sent: give it a moment on the wire too.
-  await Promise.race([flushed.then(() => new Promise((r) => setTimeout(r, 50))), new Promise((r) => setTimeout(r, 300))]);
+  await Promise.race([
+    flushed.then(() => new Promise((r) => setTimeout(r, 50))),
+    new Promise((r) => setTimeout(r, 300)),
+  ]);
   try {
     s.wt.close({ closeCode: a.code ? 4000 : 0, reason: (a.reason ?? '').slice(0, 100) });
   } catch {}
@@ -171,8 +173,8 @@ async function closeWt(s, a) {
 }
 
 // --- WebSocket lane (v7 notes § Endpoints): shared with the edge Worker -----------------------
-const wsLane = createWsLane(core, { now, pump });
-const applyWs = (s, a) => wsLane.apply(s.lane, a);
+const wsLane = createWsLane(core, driver);
+const performWs = (s, a) => wsLane.perform(s.lane, a);
 
 function acceptWebSocket(req, role) {
   const { socket, response } = Deno.upgradeWebSocket(req);
@@ -180,7 +182,13 @@ function acceptWebSocket(req, role) {
   let handlers = null;
   socket.onopen = () => {
     handlers = wsLane.accept(socket, role);
-    if (handlers) sessions.set(handlers.session.id, { id: handlers.session.id, kind: 'ws', role, lane: handlers.session });
+    if (handlers)
+      sessions.set(handlers.session.id, {
+        id: handlers.session.id,
+        kind: 'ws',
+        role,
+        lane: handlers.session,
+      });
   };
   socket.onmessage = (e) => handlers?.message(e.data);
   socket.onclose = socket.onerror = () => {
@@ -207,7 +215,7 @@ async function readInto(reader, onChunk, onEnd) {
 }
 
 function acceptIncoming(s, readable) {
-  const id = core.incomingOpen(s.id, now());
+  const id = input((t) => core.handleIncomingOpen(s.id, t));
   if (!id) {
     readable.cancel().catch(() => {});
     return;
@@ -217,14 +225,10 @@ function acceptIncoming(s, readable) {
   readInto(
     reader,
     (chunk) => {
-      if (!s.in.has(id)) return;
-      core.incomingData(id, chunk, now());
-      pump();
+      if (s.in.has(id)) input((t) => core.handleIncomingData(id, chunk, t));
     },
     () => {
-      if (!s.in.delete(id)) return;
-      core.incomingEnd(id, now());
-      pump();
+      if (s.in.delete(id)) input((t) => core.handleIncomingEnd(id, t));
     },
   );
 }
@@ -237,24 +241,32 @@ async function serveWebTransport(wt) {
     wt.close({ closeCode: 404, reason: 'open /robot or /viewer' });
     return;
   }
-  const id = core.openSession(role, 'webtransport', now());
+  const id = input((t) => core.handleSessionOpen(role, 'webtransport', t));
   if (!id) {
     wt.close({ closeCode: 503, reason: 'relay full' });
     return;
   }
   const s = {
-    id, kind: 'wt', role, wt, out: new Map(), in: new Map(), controlQ: {}, closed: false,
+    id,
+    kind: 'wt',
+    role,
+    wt,
+    out: new Map(),
+    in: new Map(),
+    controlQ: {},
+    closed: false,
     datagrams: wt.datagrams.writable.getWriter(),
   };
   sessions.set(id, s);
-  wt.closed.catch(() => {}).finally(() => {
-    if (!s.closed) {
-      s.closed = true;
-      sessions.delete(id);
-    }
-    core.sessionClosed(id, now());
-    pump();
-  });
+  wt.closed
+    .catch(() => {})
+    .finally(() => {
+      if (!s.closed) {
+        s.closed = true;
+        sessions.delete(id);
+      }
+      input((t) => core.handleSessionClosed(id, t));
+    });
   // Datagrams: robot pings and replies, viewer teleop.
   (async () => {
     const r = wt.datagrams.readable.getReader();
@@ -262,8 +274,7 @@ async function serveWebTransport(wt) {
       for (;;) {
         const { value, done } = await r.read();
         if (done) break;
-        core.datagram(id, value, now());
-        pump();
+        input((t) => core.handleDatagram(id, value, t));
       }
     } catch {}
   })();
@@ -280,10 +291,9 @@ async function serveWebTransport(wt) {
           // The viewer's control stream: length-prefixed JSON both ways.
           first = false;
           s.controlWriter = value.writable.getWriter();
-          readInto(value.readable.getReader(), (chunk) => {
-            core.controlData(id, chunk, now());
-            pump();
-          });
+          readInto(value.readable.getReader(), (chunk) =>
+            input((t) => core.handleControlData(id, chunk, t)),
+          );
           continue;
         }
         // Workaround 3: never write on a robot-opened stream; RESET its send half.
@@ -308,9 +318,14 @@ async function serveWebTransport(wt) {
 
 // --- HTTP ---------------------------------------------------------------------------------
 const STATIC_TYPES = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
-  '.wasm': 'application/wasm', '.json': 'application/json', '.svg': 'image/svg+xml', '.map': 'application/json',
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.json': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.map': 'application/json',
 };
 const repoRoot = new URL('../../', import.meta.url);
 // Module paths a page may load straight from the repo (the glue and the WASM build); everything
@@ -320,11 +335,14 @@ const REPO_ROOTS = ['web/glue/', 'build/wasm/'];
 async function serveStatic(pathname) {
   let rel = decodeURIComponent(pathname).replace(/^\/+/, '');
   if (rel.split('/').includes('..')) return null;
-  if (!REPO_ROOTS.some((r) => rel.startsWith(r))) rel = `${flags.static}/${rel === '' ? 'index.html' : rel}`;
+  if (!REPO_ROOTS.some((r) => rel.startsWith(r)))
+    rel = `${flags.static}/${rel === '' ? 'index.html' : rel}`;
   try {
     const body = await Deno.readFile(new URL(rel, repoRoot));
     const ext = rel.slice(rel.lastIndexOf('.'));
-    return new Response(body, { headers: { 'content-type': STATIC_TYPES[ext] ?? 'application/octet-stream' } });
+    return new Response(body, {
+      headers: { 'content-type': STATIC_TYPES[ext] ?? 'application/octet-stream' },
+    });
   } catch {
     return null;
   }
@@ -334,7 +352,7 @@ const cert = await makeCertificate();
 const { server, endpoint, port } = await listen(flags.hostname, flags.port);
 const host = flags.hostname.includes(':') ? `[${flags.hostname}]` : flags.hostname;
 const info = {
-  version: 7,
+  version: wire.limits.protocolVersion,
   wtUrl: `https://${host}:${port}`,
   certHash: cert.hex,
   wsUrl: `ws://${host}:${port}`,
@@ -347,15 +365,19 @@ async function handle(req) {
     if (url.pathname === '/ws/viewer') return acceptWebSocket(req, 'viewer');
     return new Response('WebSocket endpoints are /ws/robot and /ws/viewer\n', { status: 404 });
   }
-  if (url.pathname === '/api/info') return Response.json(info, { headers: { 'access-control-allow-origin': '*' } });
-  if (url.pathname === '/api/stats') return Response.json(core.stats(), { headers: { 'access-control-allow-origin': '*' } });
-  return (await serveStatic(url.pathname)) ??
+  if (url.pathname === '/api/info')
+    return Response.json(info, { headers: { 'access-control-allow-origin': '*' } });
+  if (url.pathname === '/api/stats')
+    return Response.json(core.stats(), { headers: { 'access-control-allow-origin': '*' } });
+  return (
+    (await serveStatic(url.pathname)) ??
     new Response(
       url.pathname === '/'
         ? `no cockpit in ${flags.static}/: build it (node web/cockpit/build.mjs) or pass --static DIR\n`
         : 'not found: the relay serves /api/info, /api/stats, /ws/robot, /ws/viewer and the cockpit\n',
       { status: 404 },
-    );
+    )
+  );
 }
 
 // HTTP on TCP and WebTransport on UDP share one port number (v7 notes § Endpoints). With --port 0
@@ -367,33 +389,38 @@ async function listen(hostname, wanted) {
     try {
       const endpoint = new Deno.QuicEndpoint({ hostname, port });
       const listener = endpoint.listen({
-        cert: cert.cert, key: cert.key, alpnProtocols: ['h3'],
-        maxIdleTimeout: 5000, keepAliveInterval: 1000,
+        cert: cert.cert,
+        key: cert.key,
+        alpnProtocols: ['h3'],
+        maxIdleTimeout: 5000,
+        keepAliveInterval: 1000,
         // One-shot streams (one per robot frame) complete only when the peer's lazy FIN lands
         // (workaround 2), about a second later on Deno: grant enough credit for that second.
-        maxConcurrentBidirectionalStreams: 4096, maxConcurrentUnidirectionalStreams: 1024,
+        maxConcurrentBidirectionalStreams: 4096,
+        maxConcurrentUnidirectionalStreams: 1024,
       });
       (async () => {
         for await (const incoming of listener) {
-          incoming.accept().then((conn) => Deno.upgradeWebTransport(conn)).then(serveWebTransport).catch((e) => {
-            if (flags.verbose) console.error('tether relay: WebTransport session failed', e);
-          });
+          incoming
+            .accept()
+            .then((conn) => Deno.upgradeWebTransport(conn))
+            .then(serveWebTransport)
+            .catch((e) => {
+              if (flags.verbose) console.error('tether relay: WebTransport session failed', e);
+            });
         }
       })();
       return { server, endpoint, port };
     } catch (e) {
       await server.shutdown();
-      if (wanted !== 0) throw new Error(`tether relay: UDP port ${port} is taken (${e.message}); pick another --port`);
+      if (wanted !== 0)
+        throw new Error(
+          `tether relay: UDP port ${port} is taken (${e.message}); pick another --port`,
+        );
     }
   }
   throw new Error('tether relay: found no free TCP+UDP port pair');
 }
-
-// The periodic reap and publish deadlines (workaround 12).
-const ticker = setInterval(() => {
-  core.tick(now());
-  pump();
-}, core.limits.reapIntervalMs);
 
 console.log(
   `tether relay ready: http://${host}:${port} (WebTransport ${info.wtUrl}, cert sha-256 ${cert.hex}, ` +
@@ -402,14 +429,21 @@ console.log(
 
 for (const sig of ['SIGINT', 'SIGTERM']) {
   Deno.addSignalListener(sig, () => {
-    clearInterval(ticker);
+    driver.close();
     endpoint.close();
     server.shutdown().finally(() => Deno.exit(0));
   });
 }
 
 function parseFlags(args) {
-  const f = { port: 7780, hostname: '127.0.0.1', auth: '', static: 'build/cockpit', unsafeNonLoopback: false, verbose: false };
+  const f = {
+    port: 7780,
+    hostname: '127.0.0.1',
+    auth: '',
+    static: 'build/cockpit',
+    unsafeNonLoopback: false,
+    verbose: false,
+  };
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     const next = () => {
@@ -423,7 +457,9 @@ function parseFlags(args) {
     else if (a === '--unsafe-non-loopback') f.unsafeNonLoopback = true;
     else if (a === '--verbose') f.verbose = true;
     else {
-      console.error(`tether relay: unknown flag ${a}; flags: --port N --hostname ADDR --auth FILE --static DIR --unsafe-non-loopback --verbose`);
+      console.error(
+        `tether relay: unknown flag ${a}; flags: --port N --hostname ADDR --auth FILE --static DIR --unsafe-non-loopback --verbose`,
+      );
       Deno.exit(2);
     }
   }

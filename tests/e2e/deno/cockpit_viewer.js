@@ -2,7 +2,8 @@
 // to the relay, the WASM wire core for framing. Usage: cockpit_viewer.js <relay-http-url> <scenario>
 // Prints one JSON line with what it observed; the Node test asserts on it.
 import { loadWire } from '../../../web/glue/wire.js';
-import { openWebTransport, relayInfo, ViewerLink } from '../../../web/glue/cockpit-transport.js';
+import { openWebTransport, relayInfo } from '../../../web/glue/cockpit-transport.js';
+import { ViewerLink } from '../lib/raw_viewer.js';
 
 globalThis.addEventListener('unhandledrejection', (e) => e.preventDefault());
 const [relay, scenario] = Deno.args;
@@ -28,7 +29,9 @@ async function viewer(robotId, subs = []) {
   link.frames = frames;
   await link.send({ t: 'hello', v: 7, role: 'viewer' });
   await link.waitFor((m) => m.t === 'welcome');
-  const robots = await link.waitFor((m) => m.t === 'robots' && m.robots.some((r) => r.id === robotId));
+  const robots = await link.waitFor(
+    (m) => m.t === 'robots' && m.robots.some((r) => r.id === robotId),
+  );
   link.robots = robots.robots;
   await link.send({ t: 'watch', robotId });
   link.manifest = (await link.waitFor((m) => m.t === 'manifest' && m.manifest)).manifest;
@@ -57,21 +60,37 @@ try {
       meta: f.header.meta,
     }));
     await until('costmap', () => v.frames.costmap?.length);
-    out.costmap = { meta: v.frames.costmap[0].header.meta, zlibHeader: v.frames.costmap[0].payload[0] };
+    out.costmap = {
+      meta: v.frames.costmap[0].header.meta,
+      zlibHeader: v.frames.costmap[0].payload[0],
+    };
     // subs snapshots reach the robot: its stats list what this viewer wants.
     const stats = await until('stats with subs', () => {
       const s = lastJson(v, 'stats');
-      return s && ['camera', 'chat', 'costmap', 'pose', 'stats'].every((c) => s.subs.includes(c)) ? s : null;
+      return s && ['camera', 'chat', 'costmap', 'pose', 'stats'].every((c) => s.subs.includes(c))
+        ? s
+        : null;
     });
     out.statsSubs = stats.subs.sort();
     out.statsSubsN = stats.subsN;
     // reliable: publish on `say`, get pub_ack, and the echo arrives on the chat stream in order.
     for (let i = 0; i < 3; i++) {
-      await v.publish('say', `m${i}`, new TextEncoder().encode(JSON.stringify({ text: `hello ${i}` })), i);
-      out[`ack${i}`] = await v.waitFor((m) => (m.t === 'pub_ack' || m.t === 'pub_nack') && m.id === `m${i}`);
+      await v.publish(
+        'say',
+        `m${i}`,
+        new TextEncoder().encode(JSON.stringify({ text: `hello ${i}` })),
+        i,
+      );
+      out[`ack${i}`] = await v.waitFor(
+        (m) => (m.t === 'pub_ack' || m.t === 'pub_nack') && m.id === `m${i}`,
+      );
     }
     await until('three chat echoes', () => (v.frames.chat?.length ?? 0) >= 3);
-    out.chat = v.frames.chat.map((f) => ({ seq: f.header.seq, delivery: f.header.delivery, ...JSON.parse(dec.decode(f.payload)) }));
+    out.chat = v.frames.chat.map((f) => ({
+      seq: f.header.seq,
+      delivery: f.header.delivery,
+      ...JSON.parse(dec.decode(f.payload)),
+    }));
     out.notPublishable = await (async () => {
       await v.publish('camera', 'bad', new Uint8Array([1]));
       return v.waitFor((m) => m.t === 'pub_nack' && m.id === 'bad');
@@ -87,12 +106,20 @@ try {
     const a = await viewer('demo-1', ['stats']);
     const b = await viewer('demo-1', ['stats']);
     await Promise.all([a.send({ t: 'teleop_start' }), b.send({ t: 'teleop_start' })]);
-    const ra = await a.waitFor((m) => m.t === 'teleop_started' || (m.t === 'error' && m.code === 'teleop_held'));
-    const rb = await b.waitFor((m) => m.t === 'teleop_started' || (m.t === 'error' && m.code === 'teleop_held'));
+    const ra = await a.waitFor(
+      (m) => m.t === 'teleop_started' || (m.t === 'error' && m.code === 'teleop_held'),
+    );
+    const rb = await b.waitFor(
+      (m) => m.t === 'teleop_started' || (m.t === 'error' && m.code === 'teleop_held'),
+    );
     const [holder, loser] = ra.t === 'teleop_started' ? [a, b] : [b, a];
-    out.replies = [ra.t === 'teleop_started' ? 'teleop_started' : ra.code, rb.t === 'teleop_started' ? 'teleop_started' : rb.code].sort();
+    out.replies = [
+      ra.t === 'teleop_started' ? 'teleop_started' : ra.code,
+      rb.t === 'teleop_started' ? 'teleop_started' : rb.code,
+    ].sort();
     // The loser's twists are ignored; the holder's move the robot.
-    const drive = (link, vx, seq) => link.datagram({ t: 'twist', vx, vy: 0, wz: 0, seq, ts: Date.now() / 1000 });
+    const drive = (link, vx, seq) =>
+      link.datagram({ t: 'twist', vx, vy: 0, wz: 0, seq, ts: Date.now() / 1000 });
     for (let i = 0; i < 10; i++) {
       drive(loser, -1, i);
       await sleep(30);
@@ -120,11 +147,17 @@ try {
   } else if (scenario === 'slow') {
     const slow = await viewer('demo-1', ['camera', 'log']);
     const fast = await viewer('demo-1', ['log', 'stats']);
-    await until('log frames', () => (slow.frames.log?.length ?? 0) > 2 && (fast.frames.log?.length ?? 0) > 2);
+    await until(
+      'log frames',
+      () => (slow.frames.log?.length ?? 0) > 2 && (fast.frames.log?.length ?? 0) > 2,
+    );
     await until('camera frames', () => (slow.frames.camera?.length ?? 0) > 2);
     // The slow viewer stops reading every stream.
     slow.pause();
-    const closed = await Promise.race([slow.closed.then((i) => ({ closed: i })), sleep(30000).then(() => null)]);
+    const closed = await Promise.race([
+      slow.closed.then((i) => ({ closed: i })),
+      sleep(30000).then(() => null),
+    ]);
     out.slowClosed = closed !== null;
     out.closeReason = closed?.closed?.reason ?? null;
     const fastBefore = fast.frames.log.length;

@@ -31,7 +31,13 @@ const manifest = {
     { ch: 'say', dir: 'tx', encoding: 'text.json.v1', delivery: 'reliable', publish: true },
   ],
 };
-const hello = { t: 'hello', v: 7, role: 'robot', robot: { id: 'r1', name: 'R', model: 'm' }, manifest };
+const hello = {
+  t: 'hello',
+  v: 7,
+  role: 'robot',
+  robot: { id: 'r1', name: 'R', model: 'm' },
+  manifest,
+};
 
 export default function seeds() {
   const base = [
@@ -58,7 +64,14 @@ export default function seeds() {
     step(5, 0, json({ t: 'ping', n: 1, ts: 0 })),
   ];
   const publish = [
-    step(6, 1, frame({ ch: 'say', seq: 1, ts: 0, delivery: 'reliable', meta: { id: 'a' } }, json({ text: 'hi' }))),
+    step(
+      6,
+      1,
+      frame(
+        { ch: 'say', seq: 1, ts: 0, delivery: 'reliable', meta: { id: 'a' } },
+        json({ text: 'hi' }),
+      ),
+    ),
     step(6, 0, ctl({ t: 'pub_ack', ch: 'say', id: 'r1' })),
     step(13, 0, Buffer.alloc(600)),
   ];

@@ -2,19 +2,18 @@
 // the relay's actions decoded back into messages and frames so tests assert on what went out.
 #pragma once
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 
+#include "cockpit/relay.hpp"
 #include "common/json.hpp"
-#include "relay/cockpit_relay.hpp"
 #include "wire/frame.hpp"
 #include "wire/messages.hpp"
 
 namespace cockpit_test {
 
 using namespace tether;
-using namespace tether::relay;
+using namespace tether::cockpit;
 
 inline Json J(const std::string& text) {
   auto p = parse_json(ByteView(std::string_view(text)));
@@ -66,7 +65,7 @@ struct Harness {
   explicit Harness(RelayConfig c = {}) : relay(std::move(c)) {}
 
   void collect() {
-    for (auto& a : relay.take_actions()) log.push_back(std::move(a));
+    while (auto a = relay.poll_action()) log.push_back(std::move(*a));
   }
   std::vector<CockpitAction> take() {
     collect();
@@ -77,14 +76,14 @@ struct Harness {
 
   // --- sessions ---
   SessionId robot_session(Lane lane = Lane::webtransport) {
-    return relay.open_session(Role::robot, lane, now);
+    return relay.handle_session_open(Role::robot, lane, now);
   }
   // Sends bytes on a fresh one-shot robot stream (workaround 1).
   void robot_stream(SessionId s, const Bytes& bytes) {
-    StreamId st = relay.incoming_open(s, now);
+    StreamId st = relay.handle_incoming_open(s, now);
     REQUIRE(st != 0);
-    relay.incoming_data(st, ByteView(bytes), now);
-    relay.incoming_end(st, now);
+    relay.handle_incoming_data(st, ByteView(bytes), now);
+    relay.handle_incoming_end(st, now);
     collect();
   }
   Json robot_hello(const std::string& id, const Json& manifest,
@@ -110,19 +109,21 @@ struct Harness {
   }
   void robot_datagram(SessionId s, const Json& m) {
     const std::string t = to_json(m);
-    relay.datagram(s, ByteView(std::string_view(t)), now);
+    relay.handle_datagram(s, ByteView(std::string_view(t)), now);
     collect();
   }
 
-  SessionId viewer_session() { return relay.open_session(Role::viewer, Lane::webtransport, now); }
+  SessionId viewer_session() {
+    return relay.handle_session_open(Role::viewer, Lane::webtransport, now);
+  }
   void viewer_send(SessionId s, const Json& m) {
     Bytes b = control_frame(m);
-    relay.control_data(s, ByteView(b), now);
+    relay.handle_control_data(s, ByteView(b), now);
     collect();
   }
   void viewer_datagram(SessionId s, const Json& m) {
     const std::string t = to_json(m);
-    relay.datagram(s, ByteView(std::string_view(t)), now);
+    relay.handle_datagram(s, ByteView(std::string_view(t)), now);
     collect();
   }
   void viewer_publish(SessionId s, const std::string& ch, const std::string& id,
@@ -130,10 +131,10 @@ struct Harness {
     Json meta = Json::object();
     meta["id"] = id;
     Bytes b = data_frame(ch, 1, payload, wire::Delivery::reliable, meta);
-    StreamId st = relay.incoming_open(s, now);
+    StreamId st = relay.handle_incoming_open(s, now);
     REQUIRE(st != 0);
-    relay.incoming_data(st, ByteView(b), now);
-    relay.incoming_end(st, now);
+    relay.handle_incoming_data(st, ByteView(b), now);
+    relay.handle_incoming_end(st, now);
     collect();
   }
   SessionId viewer(std::optional<std::string> token = std::nullopt) {
@@ -197,7 +198,7 @@ struct Harness {
     return out;
   }
   static std::vector<CockpitAction> kind(const std::vector<CockpitAction>& actions, ActionKind k,
-                                  SessionId s = 0) {
+                                         SessionId s = 0) {
     std::vector<CockpitAction> out;
     for (const auto& a : actions)
       if (a.kind == k && (s == 0 || a.session == s)) out.push_back(a);
@@ -207,8 +208,9 @@ struct Harness {
     return !kind(actions, ActionKind::close_session, s).empty();
   }
   // The data frames written on a session's carrier that are not @control.
-  static std::vector<wire::FrameHeader> carrier_frames(const std::vector<CockpitAction>& actions,
-                                                       SessionId s, std::vector<std::string>* payloads = nullptr) {
+  static std::vector<wire::FrameHeader> carrier_frames(
+      const std::vector<CockpitAction>& actions, SessionId s,
+      std::vector<std::string>* payloads = nullptr) {
     std::vector<wire::FrameHeader> out;
     for (const auto& a : kind(actions, ActionKind::write_carrier, s)) {
       auto f = wire::decode_data_frame(ByteView(*a.bytes));

@@ -24,7 +24,7 @@ TEST_CASE("cockpit latest: each frame on its own stream, bytes forwarded unchang
   REQUIRE(opens.size() == 1);
   CHECK(opens[0].ch == "cam");
   CHECK(opens[0].delivery == wire::Delivery::latest);
-  h.relay.stream_opened(opens[0].stream, h.now);
+  h.relay.handle_stream_opened(opens[0].stream, h.now);
   auto writes = H::kind(h.take(), ActionKind::write_stream, v);
   REQUIRE(writes.size() == 1);
   CHECK(*writes[0].bytes == frame);
@@ -41,8 +41,8 @@ TEST_CASE("cockpit latest: sendOrder decreases with every stream (workaround 7)"
     auto acts = h.take();
     for (auto& a : H::kind(acts, ActionKind::open_stream)) {
       orders.push_back(a.send_order);
-      h.relay.stream_opened(a.stream, h.now);
-      h.relay.write_done(a.stream, h.now);
+      h.relay.handle_stream_opened(a.stream, h.now);
+      h.relay.handle_write_done(a.stream, h.now);
     }
     h.take();
   }
@@ -71,7 +71,7 @@ TEST_CASE("cockpit latest: a send wedged in creation has its payload superseded 
   auto opens = H::kind(h.take(), ActionKind::open_stream, v);
   REQUIRE(opens.size() == 1);  // no stream churn while creation is wedged
   h.now += 5000;               // the viewer resumes much later
-  h.relay.stream_opened(opens[0].stream, h.now);
+  h.relay.handle_stream_opened(opens[0].stream, h.now);
   auto acts = h.take();
   auto writes = H::kind(acts, ActionKind::write_stream, v);
   REQUIRE(writes.size() == 1);
@@ -89,12 +89,13 @@ TEST_CASE("cockpit latest: written streams are reset after 500 ms by newer offer
   h.take();
   h.robot_frame(r, "cam", 1, "a");
   auto s1 = H::kind(h.take(), ActionKind::open_stream, v).at(0).stream;
-  h.relay.stream_opened(s1, h.now);
-  h.relay.write_done(s1, h.now);
+  h.relay.handle_stream_opened(s1, h.now);
+  h.relay.handle_write_done(s1, h.now);
   h.take();
-  // Never FIN: the stream stays open until it is stale.
+  // Never FIN: the stream stays open until it is stale, and the relay names that moment.
+  CHECK(h.relay.poll_timeout() == Timeout(h.now + kLatestStaleMs));
   h.now += kLatestStaleMs - 1;
-  h.relay.tick(h.now);
+  h.relay.handle_timeout(h.now);
   CHECK(H::kind(h.take(), ActionKind::reset_stream, v).empty());
   h.now += 1;
   h.robot_frame(r, "cam", 2, "b");  // a newer offer reaps it
@@ -103,19 +104,57 @@ TEST_CASE("cockpit latest: written streams are reset after 500 ms by newer offer
   REQUIRE(resets.size() == 1);
   CHECK(resets[0].stream == s1);
   CHECK(resets[0].end == StreamEnd::expired);
-  CHECK(H::kind(acts, ActionKind::finish_stream).empty());
   auto s2 = H::kind(acts, ActionKind::open_stream, v).at(0).stream;
-  h.relay.stream_opened(s2, h.now);
-  h.relay.write_done(s2, h.now);
+  h.relay.handle_stream_opened(s2, h.now);
+  h.relay.handle_write_done(s2, h.now);
   h.take();
-  h.now += kReapIntervalMs;
-  h.relay.tick(h.now);  // the input went idle: the periodic reap
+  // The input went idle: the reap fires at the stream's own deadline, not on a period.
+  REQUIRE(h.relay.poll_timeout() == Timeout(h.now + kLatestStaleMs));
+  h.now += kLatestStaleMs - 1;
+  h.relay.handle_timeout(h.now);  // early: harmless
+  CHECK(H::kind(h.take(), ActionKind::reset_stream, v).empty());
+  h.now += 1;
+  h.relay.handle_timeout(h.now);
   resets = H::kind(h.take(), ActionKind::reset_stream, v);
   REQUIRE(resets.size() == 1);
   CHECK(resets[0].stream == s2);
   auto c = counters(h, "cam");
   CHECK(c.expired == 2);
   CHECK(c.aborted == 0);
+  CHECK_FALSE(h.relay.poll_timeout());  // nothing left to reap: no timer
+}
+
+TEST_CASE(
+    "cockpit latest: a stream still writing has no reap deadline, each written one has its own") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  SessionId v = h.watcher("r1", {"cam"});
+  h.take();
+  CHECK_FALSE(h.relay.poll_timeout());
+  h.robot_frame(r, "cam", 1, "a");
+  auto s1 = H::kind(h.take(), ActionKind::open_stream, v).at(0).stream;
+  h.relay.handle_stream_opened(s1, h.now);  // the write starts
+  h.take();
+  CHECK_FALSE(h.relay.poll_timeout());  // a writing stream is aborted by newer offers, not reaped
+  const TimeMs first = h.now;
+  h.now += 100;
+  h.relay.handle_write_done(s1, h.now);
+  CHECK(h.relay.poll_timeout() == Timeout(first + kLatestStaleMs));  // from when the write started
+  h.robot_frame(r, "cam", 2, "b");
+  auto s2 = H::kind(h.take(), ActionKind::open_stream, v).at(0).stream;
+  h.relay.handle_stream_opened(s2, h.now);
+  h.relay.handle_write_done(s2, h.now);
+  h.take();
+  CHECK(h.relay.poll_timeout() == Timeout(first + kLatestStaleMs));  // the earliest of the two
+  h.now = first + kLatestStaleMs;
+  h.relay.handle_timeout(h.now);
+  auto resets = H::kind(h.take(), ActionKind::reset_stream, v);
+  REQUIRE(resets.size() == 1);
+  CHECK(resets[0].stream == s1);
+  CHECK(h.relay.poll_timeout() == Timeout(first + 100 + kLatestStaleMs));  // then the next one
+  // Unsubscribing resets the stream and takes its deadline with it.
+  h.viewer_send(v, J(R"({"t":"unsub","ch":"cam"})"));
+  CHECK_FALSE(h.relay.poll_timeout());
 }
 
 TEST_CASE("cockpit latest: a write-wedged stream is aborted once per stale window, newest resent") {
@@ -125,7 +164,7 @@ TEST_CASE("cockpit latest: a write-wedged stream is aborted once per stale windo
   h.take();
   h.robot_frame(r, "cam", 1, "a");
   auto s1 = H::kind(h.take(), ActionKind::open_stream, v).at(0).stream;
-  h.relay.stream_opened(s1, h.now);  // the write starts and never completes
+  h.relay.handle_stream_opened(s1, h.now);  // the write starts and never completes
   h.take();
   h.now += kLatestStaleMs;
   h.robot_frame(r, "cam", 2, "b");
@@ -135,7 +174,7 @@ TEST_CASE("cockpit latest: a write-wedged stream is aborted once per stale windo
   CHECK(resets[0].stream == s1);
   CHECK(resets[0].end == StreamEnd::aborted);
   auto s2 = H::kind(acts, ActionKind::open_stream, v).at(0).stream;
-  h.relay.stream_opened(s2, h.now);
+  h.relay.handle_stream_opened(s2, h.now);
   auto w = H::kind(h.take(), ActionKind::write_stream, v);
   REQUIRE(w.size() == 1);
   CHECK(H::frame_payload(w[0]) == "b");
@@ -155,16 +194,16 @@ TEST_CASE("cockpit latest: writes in flight are bounded, the newest waits parked
   for (int i = 1; i <= 10; ++i) {
     h.robot_frame(r, "cam", i, "f" + std::to_string(i));
     for (auto& a : H::kind(h.take(), ActionKind::open_stream, v)) {
-      h.relay.stream_opened(a.stream, h.now);
+      h.relay.handle_stream_opened(a.stream, h.now);
       writing.push_back(a.stream);
     }
     h.take();
   }
   CHECK(writing.size() == 4);
-  h.relay.write_done(writing[0], h.now);
+  h.relay.handle_write_done(writing[0], h.now);
   auto opens = H::kind(h.take(), ActionKind::open_stream, v);
   REQUIRE(opens.size() == 1);
-  h.relay.stream_opened(opens[0].stream, h.now);
+  h.relay.handle_stream_opened(opens[0].stream, h.now);
   auto w = H::kind(h.take(), ActionKind::write_stream, v);
   REQUIRE(w.size() == 1);
   CHECK(H::frame_payload(w[0]) == "f10");
@@ -175,21 +214,22 @@ TEST_CASE("cockpit reliable: one persistent ordered stream per viewer and channe
   SessionId r = h.robot("r1");
   SessionId v = h.watcher("r1", {"log"});
   h.take();
-  for (int i = 1; i <= 3; ++i) h.robot_frame(r, "log", i, "L" + std::to_string(i), wire::Delivery::reliable);
+  for (int i = 1; i <= 3; ++i)
+    h.robot_frame(r, "log", i, "L" + std::to_string(i), wire::Delivery::reliable);
   auto acts = h.take();
   auto opens = H::kind(acts, ActionKind::open_stream, v);
   REQUIRE(opens.size() == 1);
   CHECK(opens[0].delivery == wire::Delivery::reliable);
   const StreamId st = opens[0].stream;
   CHECK(H::kind(acts, ActionKind::write_stream).empty());
-  h.relay.stream_opened(st, h.now);
+  h.relay.handle_stream_opened(st, h.now);
   std::vector<std::string> got;
   for (auto& w : H::kind(h.take(), ActionKind::write_stream, v)) {
     CHECK(w.stream == st);
     got.push_back(H::frame_payload(w));
   }
   CHECK(got == std::vector<std::string>{"L1", "L2", "L3"});  // in order, pipelined
-  for (int i = 0; i < 3; ++i) h.relay.write_done(st, h.now);
+  for (int i = 0; i < 3; ++i) h.relay.handle_write_done(st, h.now);
   CHECK(h.take().empty());
   // Reliable frames are never dropped by seq.
   h.robot_frame(r, "log", 1, "again", wire::Delivery::reliable);
@@ -219,10 +259,10 @@ TEST_CASE("cockpit reliable: 64 frames queue, the 65th disconnects the viewer, o
     auto acts = h.take();
     for (auto& a : H::kind(acts, ActionKind::open_stream, fast)) {
       fast_stream = a.stream;
-      h.relay.stream_opened(a.stream, h.now);
+      h.relay.handle_stream_opened(a.stream, h.now);
     }
     for (auto& a : H::kind(h.take(), ActionKind::write_stream, fast)) (void)a;
-    if (fast_stream) h.relay.write_done(fast_stream, h.now);
+    if (fast_stream) h.relay.handle_write_done(fast_stream, h.now);
     h.take();
     CHECK_FALSE(H::closed(acts, slow));
   }
@@ -232,7 +272,7 @@ TEST_CASE("cockpit reliable: 64 frames queue, the 65th disconnects the viewer, o
   CHECK_FALSE(H::closed(acts, fast));
   CHECK(counters(h, "log").dropped == kReliableMaxFrames + 1);
   CHECK(H::kind(acts, ActionKind::write_stream, fast).size() == 1);
-  h.relay.write_done(fast_stream, h.now);
+  h.relay.handle_write_done(fast_stream, h.now);
   h.robot_frame(r, "log", 66, "y", wire::Delivery::reliable);
   CHECK(H::kind(h.take(), ActionKind::write_stream, fast).size() == 1);
 }
@@ -290,11 +330,12 @@ TEST_CASE("cockpit: unsub resets the channel's streams") {
   REQUIRE(resets.size() == 2);
   CHECK(resets[0].end == StreamEnd::closing);
   // The host's late open of a reset stream changes nothing.
-  h.relay.stream_opened(opens[0].stream, h.now);
+  h.relay.handle_stream_opened(opens[0].stream, h.now);
   CHECK(h.take().empty());
 }
 
-TEST_CASE("cockpit: a failed reliable stream disconnects the viewer, a failed latest one is dropped") {
+TEST_CASE(
+    "cockpit: a failed reliable stream disconnects the viewer, a failed latest one is dropped") {
   Harness h;
   SessionId r = h.robot("r1");
   SessionId v = h.watcher("r1", {"cam", "log"});
@@ -302,11 +343,11 @@ TEST_CASE("cockpit: a failed reliable stream disconnects the viewer, a failed la
   h.robot_frame(r, "log", 1, "x", wire::Delivery::reliable);
   auto opens = H::kind(h.take(), ActionKind::open_stream, v);
   REQUIRE(opens.size() == 2);
-  h.relay.stream_failed(opens[0].stream, h.now);
+  h.relay.handle_stream_failed(opens[0].stream, h.now);
   CHECK_FALSE(H::closed(h.take(), v));
   h.robot_frame(r, "cam", 2, "y");
   CHECK(H::kind(h.take(), ActionKind::open_stream, v).size() == 1);
-  h.relay.stream_failed(opens[1].stream, h.now);
+  h.relay.handle_stream_failed(opens[1].stream, h.now);
   CHECK(H::closed(h.take(), v));
 }
 
@@ -314,13 +355,14 @@ TEST_CASE("cockpit reliable: at most kReliableWritesInFlight writes are outstand
   Harness h;
   SessionId r = h.robot("r1");
   SessionId v = h.watcher("r1", {"log"});
-  for (int i = 1; i <= 20; ++i) h.robot_frame(r, "log", i, std::to_string(i), wire::Delivery::reliable);
+  for (int i = 1; i <= 20; ++i)
+    h.robot_frame(r, "log", i, std::to_string(i), wire::Delivery::reliable);
   const StreamId st = H::kind(h.take(), ActionKind::open_stream, v).at(0).stream;
-  h.relay.stream_opened(st, h.now);
+  h.relay.handle_stream_opened(st, h.now);
   auto w = H::kind(h.take(), ActionKind::write_stream, v);
   REQUIRE(w.size() == kReliableWritesInFlight);
   CHECK(H::frame_payload(w.back()) == std::to_string(kReliableWritesInFlight));
-  h.relay.write_done(st, h.now);
+  h.relay.handle_write_done(st, h.now);
   w = H::kind(h.take(), ActionKind::write_stream, v);
   REQUIRE(w.size() == 1);
   CHECK(H::frame_payload(w[0]) == std::to_string(kReliableWritesInFlight + 1));

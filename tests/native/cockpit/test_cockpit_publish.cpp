@@ -51,7 +51,8 @@ TEST_CASE("cockpit publish: a robot's pub_nack reaches the publisher with its co
   h.robot_datagram(r, nack);
   auto ms = H::messages(h.take(), v);
   REQUIRE(ms.size() == 1);
-  CHECK(to_json(ms[0]) == R"({"t":"pub_nack","ch":"say","id":"q","code":"busy","message":"later"})");
+  CHECK(to_json(ms[0]) ==
+        R"({"t":"pub_nack","ch":"say","id":"q","code":"busy","message":"later"})");
 }
 
 TEST_CASE("cockpit publish: two viewers with the same request id never collide") {
@@ -119,16 +120,17 @@ TEST_CASE("cockpit publish: over 32 KiB is publish_too_large, refused before the
   Bytes frame = data_frame("say", 1, std::string(wire::kMaxPublishBytes + 1, 'x'),
                            wire::Delivery::reliable, meta);
   const std::size_t header_end = 8 + read_u32_le(frame.data());
-  StreamId st = h.relay.incoming_open(v, h.now);
+  StreamId st = h.relay.handle_incoming_open(v, h.now);
   // The prefix and header alone earn the nack.
-  h.relay.incoming_data(st, ByteView(frame.data(), header_end), h.now);
+  h.relay.handle_incoming_data(st, ByteView(frame.data(), header_end), h.now);
   auto acts = h.take();
   CHECK(nack_code(acts, v) == "publish_too_large");
   // The payload is never read: the stream is stopped.
   auto resets = H::kind(acts, ActionKind::reset_stream, v);
   REQUIRE(resets.size() == 1);
   CHECK(resets[0].stream == st);
-  h.relay.incoming_data(st, ByteView(frame.data() + header_end, frame.size() - header_end), h.now);
+  h.relay.handle_incoming_data(st, ByteView(frame.data() + header_end, frame.size() - header_end),
+                               h.now);
   CHECK(H::carrier_frames(h.take(), r).empty());
   // Exactly 32 KiB is fine.
   h.viewer_publish(v, "say", "edge", std::string(wire::kMaxPublishBytes, 'x'));
@@ -152,7 +154,8 @@ TEST_CASE("cockpit publish: pending_limit after 8 unanswered publishes") {
   SessionId r = h.robot("r1");
   SessionId v = h.watcher("r1");
   h.take();
-  for (std::size_t i = 0; i < kMaxPendingPublishes; ++i) h.viewer_publish(v, "say", std::to_string(i), "{}");
+  for (std::size_t i = 0; i < kMaxPendingPublishes; ++i)
+    h.viewer_publish(v, "say", std::to_string(i), "{}");
   CHECK(H::carrier_frames(h.take(), r).size() == kMaxPendingPublishes);
   h.viewer_publish(v, "say", "one-more", "{}");
   CHECK(nack_code(h.take(), v) == "pending_limit");
@@ -187,14 +190,17 @@ TEST_CASE("cockpit publish: publish_timeout when the robot does not answer in ti
   Harness h;
   SessionId r = h.robot("r1");
   SessionId v = h.watcher("r1");
+  const TimeMs sent = h.now;
   h.viewer_publish(v, "say", "slow", "{}");
   auto frames = H::carrier_frames(h.take(), r);
+  CHECK(h.relay.poll_timeout() == Timeout(sent + kPublishTimeoutMs));  // the real deadline
   h.now += kPublishTimeoutMs - 1;
-  h.relay.tick(h.now);
+  h.relay.handle_timeout(h.now);
   CHECK(H::messages(h.take(), v).empty());
   h.now += 1;
-  h.relay.tick(h.now);
+  h.relay.handle_timeout(h.now);
   CHECK(nack_code(h.take(), v) == "publish_timeout");
+  CHECK_FALSE(h.relay.poll_timeout());
   // The late answer is ignored, and the id is free again.
   Json ack = J(R"({"t":"pub_ack","ch":"say"})");
   ack["id"] = (*frames.at(0).meta)["id"];
@@ -210,7 +216,7 @@ TEST_CASE("cockpit publish: robot_disconnected for pending publishes and absent 
   SessionId v = h.watcher("r1");
   h.viewer_publish(v, "say", "p", "{}");
   h.take();
-  h.relay.session_closed(r, h.now);
+  h.relay.handle_session_closed(r, h.now);
   CHECK(nack_code(h.take(), v) == "robot_disconnected");
   h.viewer_publish(v, "say", "q", "{}");
   CHECK(nack_code(h.take(), v) == "robot_disconnected");
@@ -224,8 +230,8 @@ TEST_CASE("cockpit publish: no_watch, and a publish without meta.id is invalid_c
   h.viewer_publish(v, "say", "x", "{}");
   CHECK(nack_code(h.take(), v) == "no_watch");
   Bytes frame = data_frame("say", 1, "{}", wire::Delivery::reliable);
-  StreamId st = h.relay.incoming_open(v, h.now);
-  h.relay.incoming_data(st, ByteView(frame), h.now);
+  StreamId st = h.relay.handle_incoming_open(v, h.now);
+  h.relay.handle_incoming_data(st, ByteView(frame), h.now);
   CHECK(H::errors(h.take(), v) == std::vector<std::string>{"invalid_control"});
 }
 
@@ -234,8 +240,8 @@ TEST_CASE("cockpit: a terminal error from a frame on a viewer's one-shot stream 
   Harness h;
   SessionId v = h.viewer_session();
   Bytes frame = control_data_frame(J(R"({"t":"hello","v":6,"role":"viewer"})"));
-  StreamId st = h.relay.incoming_open(v, h.now);
-  h.relay.incoming_data(st, ByteView(frame), h.now);
+  StreamId st = h.relay.handle_incoming_open(v, h.now);
+  h.relay.handle_incoming_data(st, ByteView(frame), h.now);
   auto acts = h.take();
   CHECK(H::errors(acts, v) == std::vector<std::string>{"version_mismatch"});
   CHECK(H::closed(acts, v));
@@ -253,4 +259,24 @@ TEST_CASE("cockpit publish: a publish on a reserved @ channel is dropped without
   auto acts = h.take();
   CHECK(H::messages(acts, v).empty());
   CHECK(h.relay.stats()["dropped"]["reserved_channel"] == 2);
+}
+
+TEST_CASE("cockpit publish: an answered publish leaves no deadline behind") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  SessionId v = h.watcher("r1");
+  h.viewer_publish(v, "say", "a", "{}");
+  h.now += 10;
+  h.viewer_publish(v, "say", "b", "{}");
+  auto frames = H::carrier_frames(h.take(), r);
+  REQUIRE(frames.size() == 2);
+  const TimeMs first = h.now - 10 + kPublishTimeoutMs;
+  CHECK(h.relay.poll_timeout() == Timeout(first));
+  Json ack = J(R"({"t":"pub_ack","ch":"say"})");
+  ack["id"] = (*frames[0].meta)["id"];
+  h.robot_stream(r, control_data_frame(ack));
+  CHECK(h.relay.poll_timeout() == Timeout(first + 10));  // only b's deadline is left
+  ack["id"] = (*frames[1].meta)["id"];
+  h.robot_stream(r, control_data_frame(ack));
+  CHECK_FALSE(h.relay.poll_timeout());
 }

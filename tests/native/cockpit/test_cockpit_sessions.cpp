@@ -44,8 +44,10 @@ TEST_CASE("cockpit: a repeated hello that changes identity or manifest is hello_
     SessionId r = h.robot("r1");
     h.take();
     Json hello = h.robot_hello("r1", demo_manifest());
-    if (variant == 0) hello["robot"]["name"] = "renamed";
-    else hello["manifest"]["channels"][1]["maxHz"] = 5;
+    if (variant == 0)
+      hello["robot"]["name"] = "renamed";
+    else
+      hello["manifest"]["channels"][1]["maxHz"] = 5;
     h.robot_stream(r, control_data_frame(hello));
     auto acts = h.take();
     CHECK(H::errors(acts, r) == std::vector<std::string>{"hello_mismatch"});
@@ -63,13 +65,14 @@ TEST_CASE("cockpit: a second robot with a connected robot's id gets robot_id_con
   CHECK(H::closed(acts, b));
   CHECK_FALSE(H::closed(acts, a));
   // Once the first leaves, the id is free again.
-  h.relay.session_closed(a, h.now);
+  h.relay.handle_session_closed(a, h.now);
   SessionId c = h.robot("r1");
   CHECK(H::errors(h.take(), c).empty());
 }
 
-TEST_CASE("cockpit: hello checks answer hello_required, version_mismatch, role_mismatch, "
-          "missing_robot_id, invalid_manifest, rtc_unavailable") {
+TEST_CASE(
+    "cockpit: hello checks answer hello_required, version_mismatch, role_mismatch, "
+    "missing_robot_id, invalid_manifest, rtc_unavailable") {
   struct Case {
     std::string code;
     std::function<Json(Harness&)> hello;
@@ -127,21 +130,14 @@ TEST_CASE("cockpit: channel data before the hello is hello_required, early datag
   CHECK(H::closed(acts, r));
 }
 
-namespace {
-class FakeSfu : public Sfu {
- public:
-  bool available() const override { return true; }
-};
-}  // namespace
-
-TEST_CASE("cockpit: with an SFU behind the interface, a track channel registers") {
-  FakeSfu sfu;
+TEST_CASE("cockpit: with an SFU configured, a track channel registers") {
   RelayConfig c;
-  c.sfu = &sfu;
+  c.sfu = true;
   Harness h(c);
   SessionId r = h.robot_session();
-  h.robot_stream(r, control_data_frame(h.robot_hello(
-                        "r1", J(R"({"version":1,"channels":[{"ch":"v","encoding":"video.webrtc.v1"}]})"))));
+  h.robot_stream(
+      r, control_data_frame(h.robot_hello(
+             "r1", J(R"({"version":1,"channels":[{"ch":"v","encoding":"video.webrtc.v1"}]})"))));
   CHECK(H::errors(h.take(), r).empty());
 }
 
@@ -171,10 +167,11 @@ TEST_CASE("cockpit: auth file tokens gate both roles, auth_failed is terminal") 
 }
 
 TEST_CASE("cockpit: auth files with mistakes are refused with a reason") {
-  for (const char* bad : {"[]", "{\"tokens\":{}}", R"({"tokens":[{"token":"short"}]})",
-                          R"({"tokens":[{"token":"0123456789abcdefg","roles":["admin"]}]})",
-                          R"({"tokens":[{"token":"0123456789abcdefg"},{"token":"0123456789abcdefg"}]})",
-                          R"({"tokens":[{"token":"0123456789abcdefg","extra":1}]})", "{"}) {
+  for (const char* bad :
+       {"[]", "{\"tokens\":{}}", R"({"tokens":[{"token":"short"}]})",
+        R"({"tokens":[{"token":"0123456789abcdefg","roles":["admin"]}]})",
+        R"({"tokens":[{"token":"0123456789abcdefg"},{"token":"0123456789abcdefg"}]})",
+        R"({"tokens":[{"token":"0123456789abcdefg","extra":1}]})", "{"}) {
     INFO(bad);
     auto t = AuthTable::parse(ByteView(std::string_view(bad)));
     REQUIRE_FALSE(t.ok());
@@ -193,8 +190,9 @@ TEST_CASE("cockpit: a viewer gets welcome and robots, and robots pushes on every
   SessionId r = h.robot("r1");
   ms = H::messages(h.take(), v);
   REQUIRE(ms.size() == 1);
-  CHECK(to_json(ms[0]) == R"({"t":"robots","robots":[{"id":"r1","name":"Robot r1","model":"sim"}]})");
-  h.relay.session_closed(r, h.now);
+  CHECK(to_json(ms[0]) ==
+        R"({"t":"robots","robots":[{"id":"r1","name":"Robot r1","model":"sim"}]})");
+  h.relay.handle_session_closed(r, h.now);
   ms = H::messages(h.take(), v);
   REQUIRE(ms.size() == 1);
   CHECK(to_json(ms[0]) == R"({"t":"robots","robots":[]})");
@@ -224,7 +222,7 @@ TEST_CASE("cockpit: sub and unsub send full subs snapshots with a monotonic n") 
   h.take();
   h.viewer_send(v1, J(R"({"t":"sub","ch":"cam"})"));
   h.viewer_send(v2, J(R"({"t":"sub","ch":"log"})"));
-  h.viewer_send(v2, J(R"({"t":"sub","ch":"cam"})"));  // already wanted: no new snapshot
+  h.viewer_send(v2, J(R"({"t":"sub","ch":"cam"})"));    // already wanted: no new snapshot
   h.viewer_send(v1, J(R"({"t":"unsub","ch":"cam"})"));  // v2 still wants it: none
   h.viewer_send(v2, J(R"({"t":"unsub","ch":"cam"})"));
   auto subs = H::of_type(H::messages(h.take(), r), "subs");
@@ -248,7 +246,7 @@ TEST_CASE("cockpit: no_watch, unknown_channel (undeclared or tx) and unknown_rob
   h.viewer_send(v, J(R"({"t":"unsub","ch":"nope"})"));
   CHECK(H::errors(h.take(), v) ==
         std::vector<std::string>{"unknown_channel", "unknown_channel", "unknown_channel"});
-  h.relay.session_closed(r, h.now);
+  h.relay.handle_session_closed(r, h.now);
   h.take();
   h.viewer_send(v, J(R"({"t":"sub","ch":"cam"})"));
   CHECK(H::errors(h.take(), v) == std::vector<std::string>{"unknown_robot"});
@@ -275,7 +273,7 @@ TEST_CASE("cockpit: a robot that returns is re-baselined with what its viewers s
   SessionId r = h.robot("r1");
   SessionId v = h.watcher("r1", {"cam"});
   h.take();
-  h.relay.session_closed(r, h.now);
+  h.relay.handle_session_closed(r, h.now);
   auto acts = h.take();
   // The watcher learns the robot left: manifest without a manifest.
   auto man = H::of_type(H::messages(acts, v), "manifest");
@@ -296,7 +294,7 @@ TEST_CASE("cockpit: invalid messages are dropped with invalid_control and the se
   h.viewer_send(v, J(R"({"t":"watch"})"));
   h.viewer_send(v, J(R"({"t":"subs","chs":[],"n":1})"));  // relay-only type
   Bytes junk = {3, 0, 0, 0, '{', '{', '}'};
-  h.relay.control_data(v, ByteView(junk), h.now);
+  h.relay.handle_control_data(v, ByteView(junk), h.now);
   auto acts = h.take();
   CHECK(H::errors(acts, v) ==
         std::vector<std::string>{"invalid_control", "invalid_control", "invalid_control"});
@@ -311,7 +309,7 @@ TEST_CASE("cockpit: a control frame over 64 KiB is control_too_large and ends th
   h.take();
   Bytes prefix;
   append_u32_le(prefix, 64 * 1024 + 1);
-  h.relay.control_data(v, ByteView(prefix), h.now);
+  h.relay.handle_control_data(v, ByteView(prefix), h.now);
   auto acts = h.take();
   CHECK(H::errors(acts, v) == std::vector<std::string>{"control_too_large"});
   CHECK(H::closed(acts, v));
@@ -329,13 +327,51 @@ TEST_CASE("cockpit: a viewer's first message must be hello") {
 TEST_CASE("cockpit: a carrier failure fails the robot session with carrier_failed") {
   Harness h;
   SessionId r = h.robot("r1");
+  const StreamId carrier = H::kind(h.take(), ActionKind::open_carrier, r).at(0).stream;
   SessionId v = h.viewer();
   h.take();
-  h.relay.carrier_failed(r, h.now);
+  h.relay.handle_stream_failed(carrier, h.now);
   auto acts = h.take();
   CHECK(H::errors(acts, r) == std::vector<std::string>{"carrier_failed"});
   CHECK(H::closed(acts, r));
   CHECK(to_json(H::of_type(H::messages(acts, v), "robots")[0]) == R"({"t":"robots","robots":[]})");
+}
+
+// Fills a robot's carrier with 32 KiB publishes from `viewers` viewers (8 each, the pending
+// limit), answering every carrier write with write_done when `drain` is set.
+static std::vector<CockpitAction> fill_carrier(Harness& h, SessionId r, int viewers, bool drain) {
+  const std::string value(wire::kMaxPublishBytes, 'v');
+  std::vector<CockpitAction> all;
+  for (int i = 0; i < viewers; ++i) {
+    SessionId v = h.watcher("r1");
+    for (int k = 0; k < int(kMaxPendingPublishes); ++k) {
+      h.viewer_publish(v, "say", "p" + std::to_string(k), value);
+      for (auto& a : h.take()) {
+        if (drain && a.kind == ActionKind::write_carrier && a.session == r)
+          h.relay.handle_write_done(a.stream, h.now);
+        all.push_back(std::move(a));
+      }
+    }
+  }
+  return all;
+}
+
+TEST_CASE("cockpit: a carrier whose unfinished writes pass 32 MiB fails with carrier_failed") {
+  // 128 viewers x 8 pending publishes x 32 KiB = 32 MiB of payload; with their headers the last
+  // one passes the cap. The host never reports a write done, as a robot that stopped reading.
+  Harness h;
+  SessionId r = h.robot("r1");
+  h.take();
+  auto acts = fill_carrier(h, r, 128, false);
+  CHECK(H::errors(acts, r) == std::vector<std::string>{"carrier_failed"});
+  CHECK(H::closed(acts, r));
+  // The same load with every write completing never fails.
+  Harness h2;
+  SessionId r2 = h2.robot("r1");
+  h2.take();
+  auto acts2 = fill_carrier(h2, r2, 128, true);
+  CHECK(H::errors(acts2, r2).empty());
+  CHECK_FALSE(H::closed(acts2, r2));
 }
 
 TEST_CASE("cockpit: corrupt framing on a robot stream kills only that stream") {
@@ -343,11 +379,11 @@ TEST_CASE("cockpit: corrupt framing on a robot stream kills only that stream") {
   SessionId r = h.robot("r1");
   SessionId v = h.watcher("r1", {"cam"});
   h.take();
-  StreamId st = h.relay.incoming_open(r, h.now);
+  StreamId st = h.relay.handle_incoming_open(r, h.now);
   Bytes bad;
   append_u32_le(bad, 70 * 1024);  // header over 64 KiB
   append_u32_le(bad, 1);
-  h.relay.incoming_data(st, ByteView(bad), h.now);
+  h.relay.handle_incoming_data(st, ByteView(bad), h.now);
   auto acts = h.take();
   auto resets = H::kind(acts, ActionKind::reset_stream, r);
   REQUIRE(resets.size() == 1);
@@ -370,25 +406,25 @@ TEST_CASE("cockpit: robot pings are answered with pong datagrams") {
 
 TEST_CASE("cockpit: over a WebSocket, replies are @control data frames") {
   Harness h;
-  SessionId r = h.relay.open_session(Role::robot, Lane::websocket, h.now);
+  SessionId r = h.relay.handle_session_open(Role::robot, Lane::websocket, h.now);
   Bytes hello = control_data_frame(h.robot_hello("ws1", demo_manifest()));
-  h.relay.ws_message(r, ByteView(hello), h.now);
+  h.relay.handle_ws_message(r, ByteView(hello), h.now);
   auto acts = h.take();
   REQUIRE(acts.size() == 3);
   auto f = wire::decode_data_frame(ByteView(*acts[0].bytes));
   REQUIRE(f.ok());
   CHECK(f->header.ch == "@control");
   CHECK(std::string(f->payload.as_chars()) == R"({"t":"welcome","v":7})");
-  SessionId v = h.relay.open_session(Role::viewer, Lane::websocket, h.now);
+  SessionId v = h.relay.handle_session_open(Role::viewer, Lane::websocket, h.now);
   Bytes vh = control_data_frame(J(R"({"t":"hello","v":7,"role":"viewer"})"));
-  h.relay.ws_message(v, ByteView(vh), h.now);
+  h.relay.handle_ws_message(v, ByteView(vh), h.now);
   acts = h.take();
   REQUIRE(H::kind(acts, ActionKind::write_control, v).size() == 2);
   auto w = wire::decode_data_frame(ByteView(*acts[0].bytes));
   REQUIRE(w.ok());
   CHECK(std::string(w->payload.as_chars()) == R"({"t":"welcome","v":7})");
   Bytes junk = {1, 2, 3};
-  h.relay.ws_message(v, ByteView(junk), h.now);
+  h.relay.handle_ws_message(v, ByteView(junk), h.now);
   acts = h.take();
   CHECK_FALSE(H::closed(acts, v));
   REQUIRE(H::kind(acts, ActionKind::write_control, v).size() == 1);
@@ -426,7 +462,8 @@ TEST_CASE("cockpit: error datagrams to a robot stay under the datagram size, cut
   (void)m;
 }
 
-TEST_CASE("cockpit: a frame that closes its session mid-chunk leaves the rest of the chunk unread") {
+TEST_CASE(
+    "cockpit: a frame that closes its session mid-chunk leaves the rest of the chunk unread") {
   // Found by fuzz_cockpit_relay: hello_mismatch closed the session while its stream's decoder was
   // still walking the chunk.
   Harness h;
@@ -437,9 +474,9 @@ TEST_CASE("cockpit: a frame that closes its session mid-chunk leaves the rest of
   Bytes chunk = control_data_frame(changed);
   const Bytes more = data_frame("cam", 1, "after");
   chunk.insert(chunk.end(), more.begin(), more.end());
-  StreamId st = h.relay.incoming_open(r, h.now);
-  h.relay.incoming_data(st, ByteView(chunk), h.now);
-  h.relay.incoming_end(st, h.now);
+  StreamId st = h.relay.handle_incoming_open(r, h.now);
+  h.relay.handle_incoming_data(st, ByteView(chunk), h.now);
+  h.relay.handle_incoming_end(st, h.now);
   auto acts = h.take();
   CHECK(H::errors(acts, r) == std::vector<std::string>{"hello_mismatch"});
   CHECK(H::closed(acts, r));
@@ -454,10 +491,11 @@ TEST_CASE("cockpit: a one-shot stream is stopped once its frame is in, extra fra
   Bytes two = data_frame("cam", 1, "one");
   const Bytes second = data_frame("cam", 2, "two");
   two.insert(two.end(), second.begin(), second.end());
-  StreamId st = h.relay.incoming_open(r, h.now);
-  h.relay.incoming_data(st, ByteView(two.data(), 5), h.now);  // a partial frame: keep reading
+  StreamId st = h.relay.handle_incoming_open(r, h.now);
+  h.relay.handle_incoming_data(st, ByteView(two.data(), 5),
+                               h.now);  // a partial frame: keep reading
   CHECK(H::kind(h.take(), ActionKind::reset_stream, r).empty());
-  h.relay.incoming_data(st, ByteView(two.data() + 5, two.size() - 5), h.now);
+  h.relay.handle_incoming_data(st, ByteView(two.data() + 5, two.size() - 5), h.now);
   auto acts = h.take();
   auto resets = H::kind(acts, ActionKind::reset_stream, r);
   REQUIRE(resets.size() == 1);

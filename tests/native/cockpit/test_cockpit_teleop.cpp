@@ -63,7 +63,7 @@ TEST_CASE("cockpit teleop: the holder's disconnect releases the lease and stops 
   SessionId b = h.watcher("r1");
   h.viewer_send(a, J(R"({"t":"teleop_start"})"));
   h.take();
-  h.relay.session_closed(a, h.now);
+  h.relay.handle_session_closed(a, h.now);
   auto ms = H::messages(h.take(), r);
   REQUIRE(ms.size() == 1);
   CHECK(to_json(ms[0]) == R"({"t":"teleop_stop","gen":1})");
@@ -97,7 +97,7 @@ TEST_CASE("cockpit teleop: teleop_start needs a watch and a connected robot") {
   h.viewer_send(v, J(R"({"t":"teleop_start"})"));
   CHECK(H::errors(h.take(), v) == std::vector<std::string>{"no_watch"});
   h.viewer_send(v, J(R"({"t":"watch","robotId":"r1"})"));
-  h.relay.session_closed(r, h.now);
+  h.relay.handle_session_closed(r, h.now);
   h.take();
   h.viewer_send(v, J(R"({"t":"teleop_start"})"));
   CHECK(H::errors(h.take(), v) == std::vector<std::string>{"unknown_robot"});
@@ -109,7 +109,7 @@ TEST_CASE("cockpit teleop: when the robot leaves, the holder is told and a new r
   SessionId a = h.watcher("r1");
   h.viewer_send(a, J(R"({"t":"teleop_start"})"));
   h.take();
-  h.relay.session_closed(r, h.now);
+  h.relay.handle_session_closed(r, h.now);
   auto stops = H::of_type(H::messages(h.take(), a), "teleop_stop");
   REQUIRE(stops.size() == 1);
   CHECK(stops[0]["gen"] == 1);

@@ -3,7 +3,6 @@
 import { loadTetherModule } from '../../glue/load.js';
 import { createWire } from '../../glue/wire.js';
 import { createDecode } from '../../glue/decode.js';
-import { RelayLink } from './connection.js';
 import { ViewerSession } from './session.js';
 import { renderLayout, tabsFor, panelsOnTab } from './layout.js';
 import { createPanel } from './panels/index.js';
@@ -15,12 +14,14 @@ const encoder = new TextEncoder();
 
 export async function startCockpit({ infoUrl = '/api/info', token = null } = {}) {
   const wasm = await fetch(new URL('./tether.wasm', import.meta.url));
-  if (!wasm.ok) throw new Error(`could not fetch tether.wasm (${wasm.status}); run \`make cockpit\``);
+  if (!wasm.ok)
+    throw new Error(`could not fetch tether.wasm (${wasm.status}); run \`make cockpit\``);
   const mod = await loadTetherModule({ wasmBinary: new Uint8Array(await wasm.arrayBuffer()) });
   const wire = createWire(mod);
   const decode = createDecode(mod);
   const infoRes = await fetch(infoUrl);
-  if (!infoRes.ok) throw new Error(`GET ${infoUrl} answered ${infoRes.status}; is the relay running?`);
+  if (!infoRes.ok)
+    throw new Error(`GET ${infoUrl} answered ${infoRes.status}; is the relay running?`);
   const info = await infoRes.json();
 
   const ui = {
@@ -29,31 +30,23 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
     stats: new Map(), // channel -> ChannelStats (every subscribed channel)
     tab: '__main',
     manifestKey: null,
-    pubSeq: new Map(),
   };
 
-  const session = new ViewerSession({ token, listener: (state, event) => onSession(state, event) });
-  const link = new RelayLink(wire, info, {
-    onState: (s) => session.onLinkState(s),
-    onMessage: (m) => session.onMessage(m),
-    onDrop: (d) => session.onDrop(d),
+  const session = new ViewerSession({
+    mod,
+    wire,
+    info,
+    token,
+    listener: (state, event) => onSession(state, event),
     onFrame: (f) => onFrame(f),
   });
-  session.attach(link);
 
   const ctxBase = {
     decode,
     session,
-    publish(ch, value, id) {
-      const seq = (ui.pubSeq.get(ch) ?? 0) + 1;
-      ui.pubSeq.set(ch, seq);
-      const channel = session.state.manifest?.channels.find((c) => c.ch === ch);
-      const r = wire.encodeDataFrame(
-        { ch, seq, ts: Date.now() / 1000, delivery: channel?.delivery ?? 'reliable', meta: { id } },
-        encoder.encode(JSON.stringify(value)),
-      );
-      return r.ok && link.sendFrame(r.bytes);
-    },
+    /** A JSON value on a tx channel; true when it went out (pub_ack or pub_nack answers it). */
+    publish: (ch, value, id) =>
+      session.publish(ch, encoder.encode(JSON.stringify(value)), id) === 'sent',
   };
 
   function onFrame(frame) {
@@ -109,7 +102,9 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
     tabs.replaceChildren();
     renderChannelList(manifest);
     if (!manifest) {
-      main.textContent = session.state.robotId ? 'Waiting for the robot’s manifest…' : 'Choose a robot to watch.';
+      main.textContent = session.state.robotId
+        ? 'Waiting for the robot’s manifest…'
+        : 'Choose a robot to watch.';
       session.want([]);
       return;
     }
@@ -132,7 +127,9 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
       ui.panels.set(id, panel);
       return panel.el;
     };
-    main.append(ui.tab === '__main' ? renderLayout(manifest.layout, mount) : mount([...visible][0]));
+    main.append(
+      ui.tab === '__main' ? renderLayout(manifest.layout, mount) : mount([...visible][0]),
+    );
     updateWanted();
   }
 
@@ -179,7 +176,7 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
   function renderStatus() {
     const s = session.state;
     const now = performance.now();
-    const link = s.link.state === 'open' ? `connected (${s.link.transport})` : s.link.state;
+    const link = s.link.state === 'open' ? `connected (${session.transport})` : s.link.state;
     $('#status-link').textContent = link;
     $('#status-link').dataset.state = s.link.state;
     $('#status-rtt').textContent = s.rttMs == null ? 'rtt –' : `rtt ${s.rttMs.toFixed(0)} ms`;
@@ -188,10 +185,14 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
     for (const p of ui.panels.values()) errors += p.decodeErrors();
     for (const [ch, st] of ui.stats) {
       const snap = st.snapshot(now);
-      if (snap.received) parts.push(`${ch} ${snap.rateHz.toFixed(1)} Hz${snap.lost ? `, ${snap.lossPct.toFixed(1)}% lost` : ''}`);
+      if (snap.received)
+        parts.push(
+          `${ch} ${snap.rateHz.toFixed(1)} Hz${snap.lost ? `, ${snap.lossPct.toFixed(1)}% lost` : ''}`,
+        );
     }
     $('#status-channels').textContent = parts.join(' · ');
-    $('#status-errors').textContent = `decode errors ${errors} · dropped ${s.drops}`;
+    $('#status-errors').textContent =
+      `decode errors ${errors} · dropped ${s.drops + s.frameErrors}`;
     $('#status-errors').dataset.decodeErrors = String(errors);
   }
 
@@ -203,8 +204,8 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
   }, 500);
   window.addEventListener('pagehide', () => {
     for (const p of ui.panels.values()) p.destroy();
-    link.close();
+    session.close();
   });
-  link.start();
-  return { session, link, ui };
+  session.start();
+  return { session, ui };
 }

@@ -1,18 +1,24 @@
 // teleop: WASD drive, Q/E strafe, Shift boost, Space e-stop, over the lease
-// (cockpit-wire-v7-notes.md § Teleop). Safety chain, viewer side: the command is zeroed on key
-// release, Esc, window blur, a hidden tab, unmount and disconnect; while keys are held a twist goes
-// out every 50 ms, well inside the robot's 300 ms watchdog, so a lost page stops the robot by
-// silence rather than by a message that might never arrive.
+// (cockpit-wire-v7-notes.md § Teleop). The panel turns keys into a command and hands it to the
+// viewer core, which resends it well inside the robot's watchdog while it stands and stops when
+// the lease or the link goes (src/cockpit/viewer_session.hpp). The panel's part of the safety
+// chain: the command is zeroed on key release, Esc, window blur, a hidden tab, unmount and
+// disconnect.
 import { Panel } from './panel.js';
 
-const SEND_MS = 50;
-const KEYS = { w: [1, 0, 0], s: [-1, 0, 0], q: [0, 1, 0], e: [0, -1, 0], a: [0, 0, 1], d: [0, 0, -1] };
+const KEYS = {
+  w: [1, 0, 0],
+  s: [-1, 0, 0],
+  q: [0, 1, 0],
+  e: [0, -1, 0],
+  a: [0, 0, 1],
+  d: [0, 0, -1],
+};
 
 export class TeleopPanel extends Panel {
   #held = new Set();
   #boost = false;
-  #seq = 0;
-  #timer = null;
+  #moving = false;
   #status = document.createElement('p');
   #button = document.createElement('button');
   #readout = document.createElement('output');
@@ -30,7 +36,8 @@ export class TeleopPanel extends Panel {
     this.#readout.className = 'twist-readout';
     const help = document.createElement('p');
     help.className = 'hint';
-    help.textContent = 'W/S forward, A/D turn, Q/E strafe, Shift boost, Space stop, Esc release keys';
+    help.textContent =
+      'W/S forward, A/D turn, Q/E strafe, Shift boost, Space stop, Esc release keys';
     this.body.append(this.#button, this.#status, this.#readout, help);
     this.#bind(window, 'keydown', (e) => this.#onKey(e, true));
     this.#bind(window, 'keyup', (e) => this.#onKey(e, false));
@@ -62,7 +69,8 @@ export class TeleopPanel extends Panel {
     const lease = this.#lease;
     const linkOpen = this.ctx.session.state.link.state === 'open';
     if (!linkOpen || lease !== 'held') this.zero(linkOpen ? 'lease' : 'disconnect', false);
-    this.#button.textContent = lease === 'held' || lease === 'requesting' ? 'Release control' : 'Take control';
+    this.#button.textContent =
+      lease === 'held' || lease === 'requesting' ? 'Release control' : 'Take control';
     this.#button.disabled = !linkOpen;
     const err = this.ctx.session.state.lastError;
     this.#status.textContent =
@@ -78,13 +86,19 @@ export class TeleopPanel extends Panel {
 
   #typing(e) {
     const t = e.target;
-    return t instanceof HTMLElement && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName));
+    return (
+      t instanceof HTMLElement &&
+      (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName))
+    );
   }
 
   #onKey(e, down) {
     if (this.#typing(e)) return;
     const key = e.key.toLowerCase();
-    if (key === 'shift') this.#boost = down;
+    if (key === 'shift') {
+      this.#boost = down;
+      if (this.#moving) this.#send();
+    }
     if (down && key === ' ') {
       e.preventDefault();
       this.estop();
@@ -97,10 +111,7 @@ export class TeleopPanel extends Panel {
     if (down) this.#held.add(key);
     else this.#held.delete(key);
     if (this.#held.size === 0) this.zero('release');
-    else if (!this.#timer) {
-      this.#send();
-      this.#timer = setInterval(() => this.#send(), SEND_MS);
-    }
+    else this.#send();
   }
 
   #command() {
@@ -120,24 +131,24 @@ export class TeleopPanel extends Panel {
   }
 
   #twist(vx, vy, wz) {
-    this.ctx.session.sendTeleop({ t: 'twist', vx, vy, wz, seq: ++this.#seq, ts: Date.now() / 1000 });
+    if (!this.ctx.session.drive(vx, vy, wz)) return;
+    this.#moving = vx !== 0 || vy !== 0 || wz !== 0;
     this.#readout.value = `vx ${vx.toFixed(2)}  vy ${vy.toFixed(2)}  wz ${wz.toFixed(2)}`;
     this.el.dataset.twist = `${vx},${vy},${wz}`;
   }
 
-  /** Clears the keys and sends one zero twist (when we hold the lease). */
+  /** Clears the keys and zeroes the command (the core sends one zero twist when it was moving). */
   zero(reason, send = true) {
-    const wasMoving = this.#held.size > 0 || this.#timer;
+    const wasMoving = this.#held.size > 0 || this.#moving;
     this.#held.clear();
-    clearInterval(this.#timer);
-    this.#timer = null;
     if (send && wasMoving && this.#lease === 'held') this.#twist(0, 0, 0);
+    this.#moving = false;
     this.el.dataset.zeroedBy = reason;
   }
 
   estop() {
     this.zero('estop', false);
-    this.ctx.session.sendTeleop({ t: 'stop', seq: ++this.#seq, ts: Date.now() / 1000 });
+    this.ctx.session.estop();
     this.#readout.value = 'STOP';
     this.el.dataset.twist = '0,0,0';
   }

@@ -1,9 +1,9 @@
-#include "relay/cockpit_auth.hpp"
+#include "cockpit/auth.hpp"
 
 #include "common/json.hpp"
 #include "wire/limits.hpp"
 
-namespace tether::relay {
+namespace tether::cockpit {
 
 Result<AuthTable, std::string> AuthTable::parse(ByteView file) {
   if (file.size > kMaxAuthFileBytes) return err(std::string("the auth file is over 1 MiB"));
@@ -43,9 +43,12 @@ Result<AuthTable, std::string> AuthTable::parse(ByteView file) {
       g.robot = g.viewer = false;
       for (const Json& r : roles) {
         auto s = json_string(r);
-        if (s && *s == "robot") g.robot = true;
-        else if (s && *s == "viewer") g.viewer = true;
-        else return err(where + ".roles may hold only \"robot\" and \"viewer\"");
+        if (s && *s == "robot")
+          g.robot = true;
+        else if (s && *s == "viewer")
+          g.viewer = true;
+        else
+          return err(where + ".roles may hold only \"robot\" and \"viewer\"");
       }
     }
     if (t.contains("scopes")) {
@@ -73,4 +76,4 @@ const TokenGrant* AuthTable::check(std::string_view token, bool robot_role) cons
   return &it->second;
 }
 
-}  // namespace tether::relay
+}  // namespace tether::cockpit

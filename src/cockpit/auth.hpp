@@ -13,7 +13,7 @@
 #include "common/bytes.hpp"
 #include "common/result.hpp"
 
-namespace tether::relay {
+namespace tether::cockpit {
 
 constexpr std::size_t kMaxAuthFileBytes = 1024 * 1024;
 constexpr std::size_t kMaxAuthTokens = 4096;
@@ -39,4 +39,4 @@ class AuthTable {
   std::unordered_map<std::string, TokenGrant> grants_;
 };
 
-}  // namespace tether::relay
+}  // namespace tether::cockpit

@@ -1,0 +1,51 @@
+// The relay's output, shared by its components: the one queue of actions behind poll_action, the
+// encoding of a message for a session's reply lane (§ Transport per leg; v7 notes § Endpoints),
+// and the id spaces actions name (streams, sendOrder). Components push here; nothing else leaves.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cockpit/types.hpp"
+#include "common/drive.hpp"
+#include "common/json.hpp"
+
+namespace tether::cockpit {
+
+// Error text in a reply datagram to a robot, so the datagram stays under Chromium's 1211 bytes.
+constexpr std::size_t kMaxDatagramErrorTextBytes = 900;
+
+// Where a session's replies go and how they are framed.
+struct Endpoint {
+  SessionId id = 0;
+  Role role = Role::viewer;
+  Lane lane = Lane::webtransport;
+  std::uint64_t out_seq = 0;  // @control frames sent to it over a WebSocket
+};
+
+class Outbox {
+ public:
+  std::optional<CockpitAction> poll() { return queue_.poll(); }
+  bool empty() const { return queue_.empty(); }
+  CockpitAction& push(ActionKind kind, SessionId session, StreamId stream = 0);
+
+  // A JSON message on the endpoint's reply lane: a datagram to a robot, the control stream to a
+  // viewer, an @control data frame to either over a WebSocket.
+  void send(Endpoint& to, const Json& message);
+  // `error {code, message}`, the message cut on a code point to fit the lane.
+  void send_error(Endpoint& to, wire::ErrorCode code, std::string_view message);
+  void close(SessionId session, std::optional<wire::ErrorCode> code, std::string reason);
+  void reset(SessionId session, StreamId stream, StreamEnd why);
+
+  StreamId new_stream() { return ++next_stream_; }
+  // Decreases with every stream opened, so the newest stream goes first (workaround 7).
+  std::int64_t next_send_order() { return --send_order_; }
+
+ private:
+  PollQueue<CockpitAction> queue_;
+  StreamId next_stream_ = 0;
+  std::int64_t send_order_ = 0;
+};
+
+}  // namespace tether::cockpit

@@ -1,0 +1,489 @@
+#include "cockpit/relay.hpp"
+
+#include <utility>
+#include <vector>
+
+#include "wire/limits.hpp"
+#include "wire/messages.hpp"
+
+namespace tether::cockpit {
+
+using wire::ErrorCode;
+using wire::MessageType;
+
+CockpitRelay::CockpitRelay(RelayConfig config) : sessions_(std::move(config.auth), config.sfu) {}
+
+// --- sessions -----------------------------------------------------------------------------------
+
+SessionId CockpitRelay::handle_session_open(Role role, Lane lane, TimeMs) {
+  Session* s = sessions_.open(role, lane);
+  return s ? s->ep.id : 0;
+}
+
+void CockpitRelay::handle_session_closed(SessionId s, TimeMs now) {
+  release(s, now);
+  settle(now);
+}
+
+void CockpitRelay::settle(TimeMs now) {
+  for (;;) {
+    std::vector<Failure> failed = sessions_.take_failed();
+    if (failed.empty()) return;
+    for (Failure& f : failed) {
+      if (!sessions_.find(f.session)) continue;
+      out_.close(f.session, f.code, std::move(f.reason));
+      release(f.session, now);
+    }
+  }
+}
+
+void CockpitRelay::release(SessionId id, TimeMs now) {
+  Session* s = sessions_.find(id);
+  if (!s) return;
+  for (StreamId st : s->incoming) incoming_.erase(st);
+  s->incoming.clear();
+  if (s->ep.role == Role::viewer) {
+    // Outgoing streams die with the transport session; only the bookkeeping goes.
+    const bool had_subs = delivery_.viewer_left(id);
+    publish_.viewer_left(id);
+    if (!s->watching.empty()) {
+      const std::string robot_id = s->watching;
+      if (Robot* r = sessions_.robot(robot_id)) lease_.viewer_left(id, *r, sessions_, out_);
+      sessions_.unwatch(*s);
+      if (had_subs) update_snapshot(robot_id, now);
+    }
+    sessions_.erase(id);
+    return;
+  }
+  Robot* r = sessions_.robot_of(*s);
+  if (!r) {
+    sessions_.erase(id);
+    return;
+  }
+  const std::string robot_id = s->robot_id;
+  publish_.robot_left(id, sessions_, out_);
+  lease_.robot_left(robot_id, sessions_, out_);
+  delivery_.robot_left(robot_id);
+  sessions_.erase(id);
+  sessions_.push_robots(out_);
+  sessions_.push_manifest(robot_id, out_);
+}
+
+// --- hello, watch, subscriptions ----------------------------------------------------------------
+
+void CockpitRelay::on_hello(Session& s, const wire::Message& hello, TimeMs now) {
+  Robot* r = sessions_.hello(s, hello, out_);
+  if (!r) return;
+  const std::string id = s.robot_id;
+  // Viewers that kept watching while the robot was away keep the subscriptions the new manifest
+  // still serves the same way; the fresh registration re-baselines the robot (workaround 3).
+  delivery_.rebaseline(id, r->channels, out_);
+  sessions_.send_snapshot(*r, delivery_.wanted(id, r->channels), true, out_, now);
+  sessions_.push_robots(out_);
+  sessions_.push_manifest(id, out_);
+}
+
+void CockpitRelay::update_snapshot(const std::string& robot_id, TimeMs now) {
+  if (Robot* r = sessions_.robot(robot_id))
+    sessions_.send_snapshot(*r, delivery_.wanted(robot_id, r->channels), false, out_, now);
+}
+
+void CockpitRelay::unwatch(Session& s, TimeMs now) {
+  if (s.watching.empty()) return;
+  const std::string robot_id = s.watching;
+  const bool had_subs = delivery_.unsubscribe_all(s.ep.id, out_);
+  if (Robot* r = sessions_.robot(robot_id)) lease_.viewer_left(s.ep.id, *r, sessions_, out_);
+  sessions_.unwatch(s);
+  if (had_subs) update_snapshot(robot_id, now);
+}
+
+void CockpitRelay::on_watch(Session& s, const std::string& robot_id, TimeMs now) {
+  if (!sessions_.robot(robot_id)) {
+    out_.send_error(s.ep, ErrorCode::unknown_robot,
+                    "no robot " + robot_id + " is connected; watch one from the robots list");
+    return;
+  }
+  if (s.watching != robot_id) {
+    unwatch(s, now);
+    sessions_.watch(s, robot_id);
+  }
+  out_.send(s.ep, sessions_.manifest_message(robot_id));
+}
+
+Robot* CockpitRelay::watched(Session& s) {
+  if (s.watching.empty()) {
+    out_.send_error(s.ep, ErrorCode::no_watch, "watch a robot before subscribing or driving");
+    return nullptr;
+  }
+  Robot* r = sessions_.robot_of(s);
+  if (!r)
+    out_.send_error(s.ep, ErrorCode::unknown_robot,
+                    "robot " + s.watching + " is not connected; wait for it in the robots list");
+  return r;
+}
+
+void CockpitRelay::on_sub(Session& s, const std::string& ch, TimeMs now) {
+  Robot* r = watched(s);
+  if (!r) return;
+  auto cit = r->channels.find(ch);
+  if (cit == r->channels.end() || cit->second.tx) {
+    out_.send_error(s.ep, ErrorCode::unknown_channel,
+                    "robot " + s.watching + " declares no rx channel " + ch);
+    return;
+  }
+  if (delivery_.subscribed(s.ep.id, ch)) return;
+  if (delivery_.subscription_count(s.ep.id) >= kMaxSubsPerViewer) {
+    out_.send_error(s.ep, ErrorCode::invalid_control, "too many subscriptions");
+    return;
+  }
+  delivery_.subscribe(s.ep.id, s.watching, ch, cit->second.delivery);
+  update_snapshot(s.watching, now);
+}
+
+void CockpitRelay::on_unsub(Session& s, const std::string& ch, TimeMs now) {
+  if (s.watching.empty()) {
+    out_.send_error(s.ep, ErrorCode::no_watch, "watch a robot before unsubscribing");
+    return;
+  }
+  if (!delivery_.subscribed(s.ep.id, ch)) {
+    Robot* r = sessions_.robot_of(s);
+    if (r && !r->channels.count(ch))
+      out_.send_error(s.ep, ErrorCode::unknown_channel,
+                      "robot " + s.watching + " declares no channel " + ch);
+    return;
+  }
+  delivery_.unsubscribe(s.ep.id, ch, out_);
+  update_snapshot(s.watching, now);
+}
+
+// --- robot input --------------------------------------------------------------------------------
+
+void CockpitRelay::on_robot_message(Session& s, ByteView json, bool reply_invalid, TimeMs now) {
+  auto m = wire::parse_message(json, wire::Sender::robot);
+  if (!m) {
+    count_drop(std::string(wire::drop_reason_name(m.error().reason)));
+    if (!s.welcomed && reply_invalid) {
+      sessions_.fail(s, ErrorCode::hello_required, "send a valid hello first: " + m.error().detail,
+                     out_);
+    } else if (reply_invalid) {
+      out_.send_error(s.ep, ErrorCode::invalid_control, "dropped: " + m.error().detail);
+    }
+    return;
+  }
+  if (m->type == MessageType::hello) {
+    on_hello(s, m.value(), now);
+    return;
+  }
+  if (!s.welcomed) {
+    // Datagrams may overtake the hello's stream; only a stream message proves the order.
+    if (reply_invalid)
+      sessions_.fail(s, ErrorCode::hello_required, "send hello first", out_);
+    else
+      count_drop("before_hello");
+    return;
+  }
+  if (!sessions_.robot_of(s)) return;
+  switch (m->type) {
+    case MessageType::ping: {
+      Json p = m->body;
+      p["t"] = "pong";
+      out_.send(s.ep, p);
+      return;
+    }
+    case MessageType::pub_ack:
+    case MessageType::pub_nack: publish_.on_answer(s, m.value(), sessions_, out_); return;
+    // rtc_offer and rtc_stalled go to the WebRTC brokering component once it exists (§ WebRTC
+    // video); until then they are counted like any message this relay does not serve.
+    default: count_drop("unsupported_robot_message"); return;
+  }
+}
+
+void CockpitRelay::on_robot_frame(Session& s, const wire::DataFrame& f, TimeMs now) {
+  if (f.header.ch == wire::kControlChannel) {
+    on_robot_message(s, f.payload, true, now);
+    return;
+  }
+  if (!s.welcomed) {
+    sessions_.fail(s, ErrorCode::hello_required, "send hello before channel data", out_);
+    return;
+  }
+  if (wire::is_reserved_channel(f.header.ch)) {  // never forwarded (§ Framing)
+    count_drop("reserved_channel");
+    return;
+  }
+  Robot* r = sessions_.robot_of(s);
+  if (!r) return;
+  auto cit = r->channels.find(f.header.ch);
+  if (cit == r->channels.end() || cit->second.tx) {
+    count_drop("undeclared_channel");
+    return;
+  }
+  delivery_.on_frame(s.robot_id, cit->second, f, sessions_, out_, now);
+}
+
+// --- viewer input -------------------------------------------------------------------------------
+
+void CockpitRelay::on_viewer_message(Session& s, ByteView json, bool on_control, TimeMs now) {
+  auto m = wire::parse_message(json, wire::Sender::viewer);
+  if (!m) {
+    count_drop(std::string(wire::drop_reason_name(m.error().reason)));
+    if (!on_control) return;
+    if (!s.welcomed)
+      sessions_.fail(s, ErrorCode::hello_required, "send a valid hello first: " + m.error().detail,
+                     out_);
+    else
+      out_.send_error(s.ep, ErrorCode::invalid_control, "dropped: " + m.error().detail);
+    return;
+  }
+  if (m->type == MessageType::hello) {
+    if (on_control) on_hello(s, m.value(), now);
+    return;
+  }
+  if (!s.welcomed) {
+    if (on_control) sessions_.fail(s, ErrorCode::hello_required, "send hello first", out_);
+    return;
+  }
+  Json& b = m->body;
+  switch (m->type) {
+    case MessageType::ping: {
+      b["t"] = "pong";
+      out_.send(s.ep, b);
+      return;
+    }
+    case MessageType::watch: on_watch(s, b["robotId"].get<std::string>(), now); return;
+    case MessageType::sub: on_sub(s, b["ch"].get<std::string>(), now); return;
+    case MessageType::unsub: on_unsub(s, b["ch"].get<std::string>(), now); return;
+    case MessageType::teleop_start:
+      if (Robot* r = watched(s)) lease_.start(s, *r, sessions_, out_);
+      return;
+    case MessageType::teleop_stop:
+      if (Robot* r = sessions_.robot_of(s)) lease_.stop(s, *r, sessions_, out_);
+      return;
+    case MessageType::twist:
+    case MessageType::stop:
+      lease_.command(s, sessions_.robot_of(s), std::move(b), sessions_, out_);
+      return;
+    // rtc_offer and rtc_answer go to the WebRTC brokering component once it exists.
+    default: count_drop("unsupported_viewer_message"); return;
+  }
+}
+
+void CockpitRelay::on_viewer_frame(Session& s, const wire::DataFrame& f, TimeMs now) {
+  if (f.header.ch == wire::kControlChannel) {
+    on_viewer_message(s, f.payload, true, now);
+    return;
+  }
+  if (!s.welcomed) {
+    sessions_.fail(s, ErrorCode::hello_required, "send hello before publishing", out_);
+    return;
+  }
+  if (wire::is_reserved_channel(f.header.ch)) {
+    // `@...` ids are never channel data (§ Framing): no nack either, since a relay message may
+    // not name a reserved channel. Found by fuzz_cockpit_relay.
+    count_drop("reserved_channel");
+    return;
+  }
+  publish_.on_publish(s, sessions_.robot_of(s), f, sessions_, out_, now);
+}
+
+// --- transport ingress --------------------------------------------------------------------------
+
+void CockpitRelay::handle_control_data(SessionId id, ByteView chunk, TimeMs now) {
+  Session* s = sessions_.find(id);
+  if (!s || s->closing) return;
+  if (s->ep.role != Role::viewer || s->ep.lane != Lane::webtransport) {
+    count_drop("control_on_wrong_session");
+    return;
+  }
+  // Sessions are released only when the input settles, so the decoder outlives every handler.
+  auto e = s->control.feed(chunk, [&](ByteView m) {
+    if (!s->closing) on_viewer_message(*s, m, true, now);
+  });
+  if (e && !s->closing) {
+    // The control stream is the session: corrupt framing there ends it.
+    const std::string why(wire::frame_error_text(*e));
+    sessions_.end(*s, wire::frame_error_code(*e), why, out_);
+  }
+  settle(now);
+}
+
+void CockpitRelay::handle_datagram(SessionId id, ByteView bytes, TimeMs now) {
+  Session* s = sessions_.find(id);
+  if (!s || s->closing) return;
+  if (s->ep.role == Role::robot)
+    on_robot_message(*s, bytes, false, now);
+  else
+    on_viewer_message(*s, bytes, false, now);
+  settle(now);
+}
+
+StreamId CockpitRelay::handle_incoming_open(SessionId id, TimeMs) {
+  Session* s = sessions_.find(id);
+  if (!s || s->closing || s->incoming.size() >= kMaxIncomingStreamsPerSession) return 0;
+  const StreamId st = out_.new_stream();
+  incoming_.emplace(st, Incoming{id, {}, {}});
+  s->incoming.insert(st);
+  return st;
+}
+
+void CockpitRelay::handle_incoming_data(StreamId st, ByteView chunk, TimeMs now) {
+  auto it = incoming_.find(st);
+  if (it == incoming_.end()) return;
+  Session* s = sessions_.find(it->second.session);
+  if (!s || s->closing) return;
+  if (s->ep.role == Role::viewer)
+    viewer_stream_data(st, it->second, *s, chunk, now);
+  else
+    robot_stream_data(st, it->second, *s, chunk, now);
+  settle(now);
+}
+
+void CockpitRelay::robot_stream_data(StreamId st, Incoming& in, Session& s, ByteView chunk,
+                                     TimeMs now) {
+  bool got_frame = false;
+  auto e = in.robot.feed(chunk, [&](const wire::DataFrame& f) {
+    if (got_frame) {
+      count_drop("extra_frame_on_one_shot_stream");
+      return;
+    }
+    got_frame = true;
+    // Handled in place: the views live until the next feed.
+    if (!s.closing) on_robot_frame(s, f, now);
+  });
+  if (got_frame)
+    stop_incoming(st);
+  else if (e)
+    incoming_failed(st, *e);
+}
+
+void CockpitRelay::viewer_stream_data(StreamId st, Incoming& in, Session& s, ByteView chunk,
+                                      TimeMs now) {
+  ViewerStreamReader::Step step = in.viewer.feed(chunk);
+  switch (step.status) {
+    case ViewerStreamReader::Status::more: return;
+    case ViewerStreamReader::Status::frame: on_viewer_frame(s, step.frame, now); break;
+    case ViewerStreamReader::Status::too_large: publish_.too_large(s, *step.header, out_); break;
+    case ViewerStreamReader::Status::failed: incoming_failed(st, step.error); return;
+  }
+  // One frame per one-shot stream: stop reading it (see stop_incoming).
+  stop_incoming(st);
+}
+
+// Incoming streams are one-shot, one frame each (§ Sessions and messages). Once the frame is in,
+// the relay stops reading (STOP_SENDING): the peer's FIN comes lazily or never on Deno
+// (workaround 2), and a stream left open would hold the peer's stream credit.
+void CockpitRelay::stop_incoming(StreamId st) {
+  auto it = incoming_.find(st);
+  if (it == incoming_.end()) return;
+  const SessionId sid = it->second.session;
+  incoming_.erase(it);
+  Session* s = sessions_.find(sid);
+  if (!s) return;
+  s->incoming.erase(st);
+  if (!s->closing) out_.reset(sid, st, StreamEnd::closing);
+}
+
+void CockpitRelay::incoming_failed(StreamId st, wire::FrameError e) {
+  // Corrupt framing kills only its stream (§ Sessions and messages).
+  count_drop(std::string("stream_") + std::string(wire::frame_error_name(e)));
+  stop_incoming(st);
+}
+
+void CockpitRelay::handle_incoming_end(StreamId st, TimeMs) {
+  auto it = incoming_.find(st);
+  if (it == incoming_.end()) return;
+  // A frame cut off mid-way is dropped; nothing else is lost.
+  if (it->second.robot.buffered() > 0 || it->second.viewer.partial()) count_drop("truncated");
+  if (Session* s = sessions_.find(it->second.session)) s->incoming.erase(st);
+  incoming_.erase(it);
+}
+
+void CockpitRelay::handle_ws_message(SessionId id, ByteView frame, TimeMs now) {
+  Session* s = sessions_.find(id);
+  if (!s || s->closing) return;
+  auto f = wire::decode_data_frame(frame);
+  if (!f) {
+    // One WebSocket message is one frame: a corrupt one is dropped alone.
+    count_drop(std::string("ws_") + std::string(wire::frame_error_name(f.error())));
+    if (s->welcomed)
+      out_.send_error(
+          s->ep, ErrorCode::invalid_control,
+          "dropped a WebSocket message: " + std::string(wire::frame_error_text(f.error())));
+    else
+      sessions_.fail(*s, ErrorCode::hello_required, "send hello as an @control data frame first",
+                     out_);
+  } else if (s->ep.role == Role::robot) {
+    on_robot_frame(*s, f.value(), now);
+  } else {
+    on_viewer_frame(*s, f.value(), now);
+  }
+  settle(now);
+}
+
+// --- outgoing streams ---------------------------------------------------------------------------
+
+void CockpitRelay::handle_stream_opened(StreamId st, TimeMs now) {
+  delivery_.stream_opened(st, now, out_);
+  settle(now);
+}
+
+void CockpitRelay::handle_write_done(StreamId st, TimeMs now) {
+  if (!delivery_.write_done(st, now, out_)) sessions_.carrier_done(st);
+  settle(now);
+}
+
+void CockpitRelay::handle_stream_failed(StreamId st, TimeMs now) {
+  if (!delivery_.stream_failed(st, sessions_, out_)) {
+    if (Session* s = sessions_.find(sessions_.carrier_session(st)))
+      sessions_.fail(*s, ErrorCode::carrier_failed,
+                     "the carrier stream failed; reconnect to re-register", out_);
+  }
+  settle(now);
+}
+
+// --- time ---------------------------------------------------------------------------------------
+
+Timeout CockpitRelay::poll_timeout() const {
+  return earliest(delivery_.poll_timeout(), publish_.poll_timeout());
+}
+
+void CockpitRelay::handle_timeout(TimeMs now) {
+  publish_.handle_timeout(now, sessions_, out_);
+  delivery_.handle_timeout(now, out_);
+  settle(now);
+}
+
+// --- introspection ------------------------------------------------------------------------------
+
+std::optional<ChannelCounters> CockpitRelay::counters(const std::string& robot_id,
+                                                      const std::string& ch) const {
+  if (!sessions_.robots().count(robot_id)) return std::nullopt;
+  return delivery_.counters(robot_id, ch);
+}
+
+Json CockpitRelay::stats() const {
+  Json robots = Json::array();
+  for (const auto& [id, r] : sessions_.robots()) {
+    Json o = r.identity;
+    o["viewers"] = sessions_.watcher_count(id);
+    o["leaseHolder"] = lease_.holder(id) != 0;
+    o["subs"] = r.snapshot;
+    o["channels"] = delivery_.channel_stats(id);
+    Json rtc = Json::object();
+    rtc["framesOnTrack"] = delivery_.frames_on_track(id);
+    o["rtc"] = std::move(rtc);
+    robots.push_back(std::move(o));
+  }
+  Json out = Json::object();
+  out["version"] = wire::kProtocolVersion;
+  out["robots"] = std::move(robots);
+  out["viewers"] = sessions_.viewers();
+  out["sessions"] = sessions_.size();
+  Json drops = Json::object();
+  for (const auto& [k, n] : drops_) drops[k] = n;
+  out["dropped"] = std::move(drops);
+  out["teleopDropped"] = lease_.dropped();
+  return out;
+}
+
+}  // namespace tether::cockpit

@@ -1,0 +1,143 @@
+// The cockpit relay core (cockpit-wire-protocol.md, all of it; cockpit-wire-v7-notes.md): robot and
+// viewer sessions, subscriptions, the teleop lease, latest and reliable delivery, publishing, auth
+// and the counters of /api/stats. Sans-IO and driven by the one contract (src/common/drive.hpp):
+// the host feeds transport events in with now_ms, carries out what poll_action() hands it, and
+// calls handle_timeout at poll_timeout(). Nothing here touches a socket or a clock.
+//
+// The relay object composes four components, as quinn-proto's Connection composes its parts
+// (docs/cockpit-protocol.md § The relay's structure): session.hpp (the session table, hello,
+// registration, watching, subs snapshots, the carrier), lease.hpp (teleop), delivery.hpp (latest
+// and reliable streams) and publish.hpp (viewer -> robot values). This file owns what joins them:
+// the transport ingress (incoming streams, the control stream, datagrams, WebSocket messages),
+// dispatch by message type, releasing a session across every component, and time.
+//
+// Per leg (§ Transport per leg): a robot's data and @control frames arrive on one-shot
+// bidirectional streams the relay never writes on (workarounds 1 and 3), the relay answers the
+// robot with datagrams and writes on one relay-opened carrier; a viewer sends on one bidirectional
+// control stream and its publishes on one-shot streams, and receives frames on relay-opened
+// unidirectional streams. Over a WebSocket every action's bytes are one message, and stream
+// actions only order them.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "cockpit/auth.hpp"
+#include "cockpit/delivery.hpp"
+#include "cockpit/lease.hpp"
+#include "cockpit/outbox.hpp"
+#include "cockpit/publish.hpp"
+#include "cockpit/session.hpp"
+#include "cockpit/types.hpp"
+#include "common/bytes.hpp"
+#include "common/drive.hpp"
+#include "common/json.hpp"
+#include "wire/stream_decoder.hpp"
+
+namespace tether::cockpit {
+
+// One-shot streams a session may have open at once; past this the host resets a new one.
+constexpr std::size_t kMaxIncomingStreamsPerSession = 256;
+
+struct RelayConfig {
+  std::optional<AuthTable> auth;  // absent: no auth file, tokens are ignored
+  // An SFU is configured (--rtc-file). Without one, a robot that declares a track channel is
+  // refused with rtc_unavailable (§ WebRTC video). The brokering itself is not built yet.
+  bool sfu = false;
+};
+
+class CockpitRelay {
+ public:
+  explicit CockpitRelay(RelayConfig config);
+  CockpitRelay(const CockpitRelay&) = delete;
+  CockpitRelay& operator=(const CockpitRelay&) = delete;
+
+  // --- inputs -----------------------------------------------------------------------------------
+  // A transport session arrived on /robot or /viewer (or the WebSocket twins). Returns 0 when the
+  // relay is full (the host closes the transport).
+  SessionId handle_session_open(Role role, Lane lane, TimeMs now);
+  // The transport ended, for whatever reason. Releases everything the session held.
+  void handle_session_closed(SessionId s, TimeMs now);
+  // Bytes on the viewer's control stream (length-prefixed JSON), in any chunking.
+  void handle_control_data(SessionId s, ByteView chunk, TimeMs now);
+  // One datagram (raw JSON).
+  void handle_datagram(SessionId s, ByteView bytes, TimeMs now);
+  // A peer-opened one-shot stream carrying one data frame: robot channel data or an @control
+  // frame, a viewer's publish. Returns 0 when the session may not open more (the host resets that
+  // stream). Once the frame is in, or the stream's framing fails, a reset_stream action for it
+  // tells the host to stop reading (STOP_SENDING).
+  StreamId handle_incoming_open(SessionId s, TimeMs now);
+  void handle_incoming_data(StreamId st, ByteView chunk, TimeMs now);
+  // FIN or RESET of an incoming stream; a frame cut short is dropped (workaround 12).
+  void handle_incoming_end(StreamId st, TimeMs now);
+  // One WebSocket message: exactly one data frame, @control for control messages.
+  void handle_ws_message(SessionId s, ByteView frame, TimeMs now);
+  // Outgoing streams: the host's createUnidirectionalStream resolved, a write completed, or the
+  // stream failed (STOP_SENDING, creation error). A carrier that fails fails its robot session
+  // with carrier_failed (workaround 3).
+  void handle_stream_opened(StreamId st, TimeMs now);
+  void handle_write_done(StreamId st, TimeMs now);
+  void handle_stream_failed(StreamId st, TimeMs now);
+  // Time passes: reaps stale latest streams, times out publishes.
+  void handle_timeout(TimeMs now);
+
+  // --- output -----------------------------------------------------------------------------------
+  // The next action, in the order they must be carried out.
+  std::optional<CockpitAction> poll_action() { return out_.poll(); }
+  // When handle_timeout is next wanted: the earliest reap or publish deadline.
+  Timeout poll_timeout() const;
+
+  // --- introspection ----------------------------------------------------------------------------
+  // GET /api/stats: {version, robots: [{id, name, model, viewers, leaseHolder, subs,
+  // channels: {ch: counters}, rtc}], viewers, sessions, dropped: {reason: n}, teleopDropped}.
+  Json stats() const;
+  std::size_t session_count() const { return sessions_.size(); }
+  // Absent when the robot is not connected.
+  std::optional<ChannelCounters> counters(const std::string& robot_id, const std::string& ch) const;
+
+ private:
+  struct Incoming {
+    SessionId session;
+    wire::DataStreamDecoder robot;  // a robot's stream: any data frame
+    ViewerStreamReader viewer;      // a viewer's stream: bounded before the payload is buffered
+  };
+
+  // dispatch
+  void on_robot_message(Session& s, ByteView json, bool reply_invalid, TimeMs now);
+  void on_robot_frame(Session& s, const wire::DataFrame& f, TimeMs now);
+  void on_viewer_message(Session& s, ByteView json, bool on_control, TimeMs now);
+  void on_viewer_frame(Session& s, const wire::DataFrame& f, TimeMs now);
+  void on_hello(Session& s, const wire::Message& hello, TimeMs now);
+  void on_watch(Session& s, const std::string& robot_id, TimeMs now);
+  void on_sub(Session& s, const std::string& ch, TimeMs now);
+  void on_unsub(Session& s, const std::string& ch, TimeMs now);
+  // The watched, connected robot, or an error sent (no_watch, unknown_robot).
+  Robot* watched(Session& s);
+  // Leaves the watched robot: subscriptions, lease and watch (v7 notes § Viewer session).
+  void unwatch(Session& s, TimeMs now);
+  void update_snapshot(const std::string& robot_id, TimeMs now);
+
+  // incoming streams
+  void robot_stream_data(StreamId st, Incoming& in, Session& s, ByteView chunk, TimeMs now);
+  void viewer_stream_data(StreamId st, Incoming& in, Session& s, ByteView chunk, TimeMs now);
+  void stop_incoming(StreamId st);
+  void incoming_failed(StreamId st, wire::FrameError e);
+
+  // Closes and releases the sessions that failed during this input.
+  void settle(TimeMs now);
+  void release(SessionId id, TimeMs now);
+  void count_drop(std::string reason) { ++drops_[std::move(reason)]; }
+
+  Outbox out_;
+  Sessions sessions_;
+  Lease lease_;
+  Delivery delivery_;
+  Publish publish_;
+  std::unordered_map<StreamId, Incoming> incoming_;
+  std::map<std::string, std::uint64_t> drops_;  // invalid input by reason, for /api/stats
+};
+
+}  // namespace tether::cockpit

@@ -1,0 +1,172 @@
+// The cockpit viewer's session with a relay (cockpit-wire-v7-notes.md § Message set, § Teleop,
+// § Publishing; cockpit-wire-protocol.md § Sessions and messages): hello and welcome, the robots
+// list, watching a robot and its manifest, keeping exactly the wanted channels subscribed, the
+// teleop lease and the viewer's half of the safety chain (twists resent well inside the robot's
+// watchdog while a command stands, nothing once the lease is gone), publishing, round-trip time
+// from pings, and when to reconnect. Sans-IO and driven by the one contract (src/common/drive.hpp).
+//
+// Channel frames do not pass through here: the host decodes them with the wire core and hands them
+// to the application (handle_ws_message says which WebSocket messages are frames).
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cockpit/client_lane.hpp"
+#include "cockpit/teleop_safety.hpp"
+#include "cockpit/types.hpp"
+#include "common/bytes.hpp"
+#include "common/drive.hpp"
+#include "common/json.hpp"
+#include "wire/stream_decoder.hpp"
+
+namespace tether::cockpit {
+
+constexpr TimeMs kViewerPingIntervalMs = 2000;
+constexpr std::size_t kMaxPingsInFlight = 8;  // older unanswered pings are forgotten
+// While a twist command stands it is resent this often, well inside the robot's watchdog
+// (kDefaultWatchdogMs), so a lost page stops the robot by silence rather than by a message that
+// might never arrive.
+constexpr TimeMs kTwistResendMs = 50;
+// Reconnect delays by attempt; the last one repeats.
+constexpr std::array<TimeMs, 6> kViewerBackoffMs = {250, 500, 1000, 2000, 4000, 8000};
+
+enum class ViewerActionKind {
+  connect,        // open a transport to the relay's /viewer (or /ws/viewer); report the outcome
+  send_control,   // WebTransport: on the control stream; WebSocket: one message
+  send_datagram,  // WebTransport: one datagram (teleop); WebSocket: one message
+  send_stream,    // WebTransport: on a fresh one-shot bidirectional stream (a publish);
+                  // WebSocket: one message
+  close,          // close the transport; it reports handle_disconnected as any loss does
+};
+constexpr std::size_t kViewerActionKindCount = 5;
+std::string_view viewer_action_kind_name(ViewerActionKind k);
+
+struct ViewerAction {
+  ViewerActionKind kind;
+  Bytes bytes;
+  std::string reason;  // close
+};
+
+enum class ViewerEventKind {
+  state,     // {link: {state, attempt?, delayMs?, detail?}, welcomed, robotId, teleop, rttMs,
+             //  lastError, drops}: after any change, at most once per input
+  robots,    // {robots: [{id, name, model}]}
+  manifest,  // {robotId, manifest}: manifest null while the robot is away
+  message,   // every valid relay message, as the relay sent it (pub_ack, pub_nack, error, ...)
+  drop,      // relay bytes that were refused: {reason, detail}
+};
+constexpr std::size_t kViewerEventKindCount = 5;
+std::string_view viewer_event_kind_name(ViewerEventKind k);
+
+struct ViewerEvent {
+  ViewerEventKind kind;
+  std::string json;
+};
+
+enum class TeleopLease { idle, requesting, held, refused };
+std::string_view teleop_lease_name(TeleopLease t);
+
+enum class PublishResult { sent, not_connected, no_watch, invalid };
+std::string_view publish_result_name(PublishResult r);
+
+class ViewerSession {
+ public:
+  explicit ViewerSession(std::optional<std::string> token);
+
+  // --- the link ---
+  void handle_start(TimeMs now);
+  void handle_connected(Lane lane, TimeMs now);
+  void handle_disconnected(std::string_view detail, TimeMs now);
+  // WebTransport: bytes on the control stream.
+  void handle_control_data(ByteView chunk, TimeMs now);
+  // WebSocket: one message. True when it was the session's (an @control frame, or bytes that are
+  // no frame); false when it is a channel frame for the application.
+  bool handle_ws_message(ByteView frame, TimeMs now);
+  void handle_timeout(TimeMs now);
+  // The operator leaves: close, and never reconnect.
+  void handle_stop(TimeMs now);
+
+  // --- the operator ---
+  // False (nothing changes) for an id no relay could list.
+  bool watch(const std::string& robot_id, TimeMs now);
+  // The channels the visible panels need; the session sends the sub/unsub difference.
+  void want(const std::vector<std::string>& channels, TimeMs now);
+  void teleop_start(TimeMs now);
+  void teleop_stop(TimeMs now);
+  // The command to drive with while the lease is held: sent now when it changed, then resent
+  // every kTwistResendMs while it is not zero. False (nothing sent) without the lease.
+  bool drive(double vx, double vy, double wz, TimeMs now);
+  // An emergency stop: `stop` goes out whatever the lease, and the command is zero.
+  void estop(TimeMs now);
+  // A value on a tx channel of the watched robot, answered by pub_ack or pub_nack.
+  PublishResult publish(const std::string& ch, ByteView payload, const std::string& id, TimeMs now);
+
+  // --- output ---
+  std::optional<ViewerAction> poll_action() { return actions_.poll(); }
+  std::optional<ViewerEvent> poll_event();
+  Timeout poll_timeout() const;
+
+  // --- state ---
+  bool welcomed() const { return welcomed_; }
+  // The lane of the current (or last) connection.
+  Lane lane() const { return lane_.lane(); }
+  TeleopLease teleop() const { return teleop_; }
+  const std::string& robot_id() const { return robot_id_; }
+  const std::set<std::string>& subscribed() const { return subscribed_; }
+
+ private:
+  enum class Link { idle, connecting, open, reconnecting, stopped };
+  void on_message(const wire::Message& m, const std::string& text, TimeMs now);
+  void sync_subs(TimeMs now);
+  void control(const Json& message, TimeMs now);
+  void datagram(const Json& message, TimeMs now);
+  void twist(TimeMs now);
+  void ping(TimeMs now);
+  void lease_lost();
+  void drop(std::string reason, std::string detail);
+  void push(ViewerEventKind kind, const Json& body);
+  void changed() { dirty_ = true; }
+
+  std::optional<std::string> token_;
+  ClientLane lane_;
+  Link link_ = Link::idle;
+  std::uint64_t attempt_ = 0;
+  TimeMs delay_ms_ = 0;
+  std::string detail_;
+  bool welcomed_ = false;
+  wire::ControlStreamDecoder control_;
+
+  std::string robot_id_;
+  Json manifest_;                             // null while none
+  std::map<std::string, wire::Delivery> tx_;  // the watched robot's tx channels
+  std::set<std::string> rx_;                  // and rx channels
+  std::vector<std::string> wanted_;
+  std::set<std::string> subscribed_;
+
+  TeleopLease teleop_ = TeleopLease::idle;
+  TwistCommand command_;
+  std::uint64_t teleop_seq_ = 0;
+  Timeout twist_at_;
+
+  std::map<std::string, std::int64_t> publish_seq_;
+  std::uint64_t ping_n_ = 0;
+  std::map<std::uint64_t, TimeMs> pings_;  // n -> sent at
+  std::optional<TimeMs> rtt_ms_;
+  Timeout ping_at_;
+  Timeout reconnect_at_;
+  Json last_error_;  // null or {code, message, fix, at}
+  std::uint64_t drops_ = 0;
+
+  bool dirty_ = false;
+  PollQueue<ViewerAction> actions_;
+  PollQueue<ViewerEvent> events_;
+};
+
+}  // namespace tether::cockpit

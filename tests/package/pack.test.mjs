@@ -1,0 +1,371 @@
+// The package as a user gets it: `npm pack` (whose prepack builds the WASM module), then the
+// tarball installed offline into a fresh project outside the repository, and every public subpath
+// used from there in Node, Deno, Chromium (a page bundled by esbuild), workerd (a Worker importing
+// `@tether-rt/tether/relay`, under Miniflare) and tsc --strict against the shipped .d.ts.
+//
+// The install is `npm ci --offline` against a lockfile made from the repository's, so it needs
+// nothing but npm's cache, which `npm ci` (make setup) filled. The tools (esbuild, Playwright,
+// Miniflare, tsc, Deno, ws) come from the repository; the package under test never does.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { after, before, test } from 'node:test';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { Miniflare } from 'miniflare';
+import { chromium } from 'playwright-core';
+import { WebSocket } from 'ws';
+import { LAUNCH } from '../e2e/lib/chromium.mjs';
+import { startStaticServer } from '../e2e/lib/static_server.mjs';
+
+const run = promisify(execFile);
+const repo = fileURLToPath(new URL('../../', import.meta.url));
+const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8'));
+const work = mkdtempSync(join(tmpdir(), 'tether-pack-'));
+const app = join(work, 'app');
+const installed = join(app, 'node_modules', ...pkg.name.split('/'));
+let packed = null; // npm pack's report: {filename, files: [{path}]}
+
+after(() => rmSync(work, { recursive: true, force: true }));
+
+// Every wait is bounded, so a hang fails its test with a reason and the cleanup still runs.
+function bounded(promise, ms, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: nothing after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+// The repository's lockfile entries for the package's dependency tree, so the fresh project
+// installs exactly those versions from npm's cache.
+function appLock(tarball) {
+  const lock = JSON.parse(readFileSync(join(repo, 'package-lock.json'), 'utf8'));
+  const spec = `file:${relative(app, tarball)}`;
+  const integrity = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`;
+  const packages = {
+    '': { name: 'app', dependencies: { [pkg.name]: spec } },
+    [`node_modules/${pkg.name}`]: {
+      version: pkg.version,
+      resolved: spec,
+      integrity,
+      license: pkg.license,
+      dependencies: pkg.dependencies,
+      bin: pkg.bin,
+      engines: pkg.engines,
+    },
+  };
+  const todo = Object.keys(pkg.dependencies ?? {}).map((name) => ['', name]);
+  while (todo.length > 0) {
+    const [from, name] = todo.pop();
+    let at = from;
+    let loc = null;
+    for (;;) {
+      const candidate = `${at ? `${at}/` : ''}node_modules/${name}`;
+      if (lock.packages[candidate]) {
+        loc = candidate;
+        break;
+      }
+      if (!at) break;
+      at = at.replace(/\/?node_modules\/(@[^/]+\/)?[^/]+$/, '');
+    }
+    assert.ok(loc, `package-lock.json has no entry for ${name} (needed by ${from || pkg.name})`);
+    if (packages[loc]) continue;
+    const { dev, devOptional, peer, ...entry } = lock.packages[loc];
+    packages[loc] = entry;
+    for (const dep of Object.keys({ ...entry.dependencies, ...entry.optionalDependencies }))
+      todo.push([loc, dep]);
+  }
+  return { name: 'app', lockfileVersion: 3, requires: true, packages };
+}
+
+before(async () => {
+  // prepack runs `make wasm`; its log goes to stderr, so stdout is npm's JSON.
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], {
+    cwd: repo,
+    maxBuffer: 64 << 20,
+  });
+  [packed] = JSON.parse(stdout);
+  const tarball = join(work, packed.filename);
+  cpSync(join(repo, 'tests/package/app'), app, { recursive: true });
+  const lock = appLock(tarball);
+  writeFileSync(
+    join(app, 'package.json'),
+    JSON.stringify({
+      name: 'app',
+      private: true,
+      type: 'module',
+      dependencies: lock.packages[''].dependencies,
+    }),
+  );
+  writeFileSync(join(app, 'package-lock.json'), JSON.stringify(lock, null, 2));
+  try {
+    await run('npm', ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], {
+      cwd: app,
+    });
+  } catch (e) {
+    throw new Error(
+      `installing the tarball offline failed (${e.stderr?.trim()}). npm's cache must hold the ` +
+        'dependencies: run `npm ci` in the repository (make setup) first.',
+    );
+  }
+});
+
+// Every file an export, the bin or a runtime asset names.
+function shippedTargets() {
+  const out = new Set(Object.values(pkg.bin));
+  for (const target of Object.values(pkg.exports))
+    for (const file of typeof target === 'string' ? [target] : Object.values(target)) out.add(file);
+  out.add('web/peer/opfs-worker.js'); // new Worker(new URL('./opfs-worker.js', import.meta.url))
+  return [...out].map((f) => f.replace(/^\.\//, ''));
+}
+
+test('pack: the tarball holds every file the exports and the bin name, and no build tree', () => {
+  const files = new Set(packed.files.map((f) => f.path));
+  for (const f of shippedTargets()) assert.ok(files.has(f), `the tarball lacks ${f}`);
+  assert.ok(files.has('LICENSE'), 'the tarball lacks LICENSE');
+  for (const f of files)
+    assert.ok(!/^(src|tests|bench|build\/(native|fuzz|deps))\//.test(f), `ships ${f}`);
+  assert.ok(
+    existsSync(join(installed, 'build/wasm/tether.wasm')),
+    'installed without the WASM module',
+  );
+  console.log(
+    `# ${packed.filename}: ${packed.files.length} files, ${(packed.size / 1024).toFixed(0)} KiB packed`,
+  );
+});
+
+test('pack: every module the entry points reach is in the installed package', async () => {
+  // esbuild follows every static and literal dynamic import; an import of a file the tarball
+  // lacks fails the build. The sidecar is spawned by path (web/agent/commands/join.js), the OPFS
+  // worker by URL, so both are entry points too.
+  const entryPoints = [
+    ...shippedTargets().filter((f) => /\.m?js$/.test(f)),
+    'web/agent/sidecar.js',
+  ];
+  const result = await build({
+    absWorkingDir: installed,
+    entryPoints,
+    bundle: true,
+    write: false,
+    outdir: join(work, 'reach'),
+    format: 'esm',
+    platform: 'node',
+    packages: 'external',
+    loader: { '.wasm': 'file' },
+    metafile: true,
+    logLevel: 'silent',
+  }).catch((e) =>
+    assert.fail(
+      `an import does not resolve inside the package (add the file or its folder to package.json's files): ${e.message}`,
+    ),
+  );
+  const reached = Object.keys(result.metafile.inputs).filter((f) => !f.startsWith('..'));
+  assert.ok(
+    reached.includes('web/agent/cli.js') && reached.includes('build/wasm/tether.mjs'),
+    `${reached}`,
+  );
+});
+
+function checkUsage(r) {
+  assert.deepEqual(
+    r.wire.prefix,
+    [52, 0, 0, 0, 7, 0, 0, 0],
+    'data-frame prefix: headerLen 52, payloadLen 7',
+  );
+  assert.deepEqual(r.decode.cells, [0, 50, 100, 255]);
+  assert.deepEqual(r.relay, { seq: 1, value: { note: 'hi from alice' } });
+  assert.deepEqual(r.cockpit.replies, ['welcome', 'robots']);
+  assert.deepEqual(r.tickets, { kind: 'agent', other: 'room' });
+  assert.equal(r.bus.refused, 'unknown_type');
+  assert.deepEqual(r.swarm, { name: 'data.bin', size: 40_000, chunks: 10 });
+}
+
+test('node: every subpath imported from the installed package and used', async () => {
+  const { stdout } = await run(process.execPath, ['main.mjs'], { cwd: app });
+  const r = JSON.parse(stdout);
+  assert.ok(r.resolved.startsWith(`file://${installed}/`), `resolved ${r.resolved}`);
+  checkUsage(r);
+});
+
+test('node: the bin runs from the installed package', async () => {
+  const { stdout } = await run(
+    join(app, 'node_modules/.bin/tether'),
+    ['agent', 'notify', '--dir', join(work, 'agent'), '--json'],
+    {
+      cwd: app,
+    },
+  );
+  assert.deepEqual(JSON.parse(stdout).ok, true);
+});
+
+test('deno: the installed package imports and runs', async () => {
+  const { stdout } = await run(
+    join(repo, 'node_modules/.bin/deno'),
+    [
+      'run',
+      '--no-lock',
+      '--no-prompt',
+      `--allow-read`,
+      `--allow-write=${tmpdir()}`,
+      '--allow-env',
+      'main.mjs',
+    ],
+    { cwd: app, env: { ...process.env, DENO_NO_UPDATE_CHECK: '1' } },
+  );
+  const r = JSON.parse(stdout);
+  assert.match(r.runtime, /^deno /);
+  assert.ok(r.resolved.startsWith(`file://${installed}/`), `resolved ${r.resolved}`);
+  checkUsage(r);
+});
+
+test(
+  'chromium: a page bundled by esbuild from the installed package',
+  { timeout: 120_000 },
+  async () => {
+    const dist = join(app, 'dist');
+    await build({
+      absWorkingDir: app,
+      entryPoints: ['page.mjs'],
+      bundle: true,
+      format: 'esm',
+      platform: 'browser',
+      outdir: dist,
+      loader: { '.wasm': 'file' },
+      logLevel: 'warning',
+    });
+    writeFileSync(
+      join(dist, 'index.html'),
+      '<!doctype html><script type="module" src="/page.js"></script>',
+    );
+    const server = await startStaticServer(dist);
+    const browser = await chromium.launch(LAUNCH);
+    try {
+      const page = await browser.newPage();
+      const errors = [];
+      page.on('pageerror', (e) => errors.push(String(e)));
+      await page.goto(`${server.origin}/index.html`);
+      await page.waitForFunction(() => window.result !== undefined, null, { timeout: 60_000 });
+      const r = await page.evaluate(() => window.result);
+      assert.ok(r.ok, r.error);
+      assert.deepEqual(errors, []);
+      checkUsage(r);
+      assert.ok(
+        server.served.some((s) => s.path.endsWith('.wasm') && s.type === 'application/wasm'),
+      );
+    } finally {
+      await browser.close();
+      await server.close();
+    }
+  },
+);
+
+test(
+  'workerd: a Worker importing tether/relay from the installed package serves a room',
+  { timeout: 120_000 },
+  async () => {
+    const dist = join(app, 'worker-dist');
+    await build({
+      absWorkingDir: app,
+      entryPoints: ['worker.mjs'],
+      bundle: true,
+      format: 'esm',
+      platform: 'browser',
+      conditions: ['workerd', 'worker', 'browser'],
+      outdir: dist,
+      loader: { '.wasm': 'copy' },
+      logLevel: 'warning',
+    });
+    const mf = new Miniflare({
+      // One Durable Object (Room) holds the relay: only the object owning a WebSocket may write it.
+      modules: true,
+      modulesRoot: dist,
+      scriptPath: join(dist, 'worker.js'),
+      modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+      compatibilityDate: '2025-01-01',
+      durableObjects: { ROOMS: 'Room' },
+      host: '127.0.0.1',
+      port: 0,
+    });
+    const sockets = [];
+    try {
+      const url = (await mf.ready).toString().replace(/^http/, 'ws');
+      const join_ = async (writer) => {
+        const ws = new WebSocket(`${url}rooms/lab?writer=${writer}`);
+        sockets.push(ws);
+        const inbox = [];
+        let wake = null;
+        ws.on('message', (d) => {
+          inbox.push(JSON.parse(String(d)));
+          wake?.();
+        });
+        await bounded(
+          new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject)),
+          30_000,
+          `${writer}'s WebSocket to the Worker`,
+        );
+        const next = (t) =>
+          bounded(
+            (async () => {
+              for (;;) {
+                const i = inbox.findIndex((m) => m.t === t);
+                if (i >= 0) return inbox.splice(i, 1)[0];
+                await new Promise((r) => (wake = r));
+              }
+            })(),
+            30_000,
+            `${writer} waiting for ${t} (got ${JSON.stringify(inbox)})`,
+          );
+        ws.send(
+          JSON.stringify({
+            t: 'hello',
+            room: 'lab',
+            origin: `${writer}-tab`,
+            proto: 3,
+            policyVersion: 0,
+          }),
+        );
+        return { ws, welcome: await next('welcome'), next };
+      };
+      const alice = await join_('alice');
+      const bob = await join_('bob');
+      assert.ok(
+        bob.welcome.members.includes('alice-tab'),
+        `bob's welcome: ${JSON.stringify(bob.welcome)}`,
+      );
+      const env = {
+        proto: 3,
+        instance: alice.welcome.instance,
+        origin: 'alice-tab',
+        writer: 'alice',
+        version: 1,
+        hlc: { p: 1, l: 0 },
+        policyVersion: 0,
+        ops: [{ kind: 'set', path: ['note'], next: 'from workerd', cites: [], epoch: 0 }],
+      };
+      alice.ws.send(JSON.stringify({ t: 'env', room: 'lab', env }));
+      const seen = await bob.next('env');
+      assert.equal(seen.env.seq, 1);
+      assert.equal(seen.env.ops[0].next, 'from workerd');
+      assert.equal((await alice.next('env')).env.seq, 1, 'the writer gets its echo');
+      const info = await (await mf.dispatchFetch('http://x/info?room=lab')).json();
+      assert.deepEqual(info, { seq: 1, members: 2 });
+    } finally {
+      for (const ws of sockets) ws.close();
+      await mf.dispose();
+    }
+  },
+);
+
+test('tsc: every subpath type-checks with --strict against the shipped .d.ts', async () => {
+  const tsc = join(repo, 'node_modules/typescript/bin/tsc');
+  try {
+    await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: app });
+  } catch (e) {
+    assert.fail(`tsc --strict failed against the installed package:\n${e.stdout}${e.stderr}`);
+  }
+});

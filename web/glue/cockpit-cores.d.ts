@@ -1,0 +1,192 @@
+// Types of web/glue/cockpit-cores.js: the cockpit's client cores (src/cockpit/viewer_session.hpp,
+// robot_session.hpp, teleop_safety.hpp), each a DrivenCore for web/glue/driver.js.
+import type { DrivenCore } from './driver.js';
+import type { ErrorCode, JsonObject, Manifest } from './wire.js';
+
+export type Lane = 'webtransport' | 'websocket';
+
+/** The names and numbers the client cores export. */
+export interface ClientTables {
+  viewerActions: ViewerAction['kind'][];
+  viewerEvents: ViewerEvent['kind'][];
+  robotActions: RobotAction['kind'][];
+  robotEvents: RobotEvent['kind'][];
+  sendResults: SendResult[];
+  safetyCauses: SafetyCause[];
+  record: Record<string, number>;
+  limits: {
+    viewerPingIntervalMs: number;
+    twistResendMs: number;
+    helloResendMs: number;
+    helloTimeoutMs: number;
+    robotPingIntervalMs: number;
+    robotReconnectMs: number;
+    defaultWatchdogMs: number;
+    minWatchdogMs: number;
+    maxWatchdogMs: number;
+    viewerBackoffMs: number[];
+  };
+}
+export function clientTables(mod: object): ClientTables;
+
+// --- the viewer -------------------------------------------------------------------------------
+export interface ViewerAction {
+  /** connect: open a transport; send_control / send_datagram / send_stream: these bytes on the
+   * lane's control stream, as a datagram, or on a one-shot stream (one message on a WebSocket);
+   * close: close the transport. */
+  kind: 'connect' | 'send_control' | 'send_datagram' | 'send_stream' | 'close';
+  bytes: Uint8Array;
+  reason?: string;
+}
+export type TeleopLease = 'idle' | 'requesting' | 'held' | 'refused';
+export interface ViewerState {
+  link: {
+    state: 'idle' | 'connecting' | 'open' | 'reconnecting' | 'closed';
+    attempt?: number;
+    delayMs?: number;
+    detail?: string;
+  };
+  welcomed: boolean;
+  robotId: string | null;
+  teleop: TeleopLease;
+  rttMs: number | null;
+  lastError: { code: string; message: string; fix?: string; at: number } | null;
+  drops: number;
+}
+export type ViewerEvent =
+  | ({ kind: 'state' } & ViewerState)
+  | { kind: 'robots'; robots: { id: string; name: string; model: string }[] }
+  | { kind: 'manifest'; robotId: string; manifest: Manifest | null }
+  | { kind: 'message'; t: string; [field: string]: unknown }
+  | { kind: 'drop'; reason: string; detail: string };
+export type PublishResult = 'sent' | 'not_connected' | 'no_watch' | 'invalid';
+
+export interface ViewerCore extends DrivenCore<ViewerAction, ViewerEvent> {
+  handleStart(now: number): void;
+  handleConnected(lane: Lane, now: number): void;
+  handleDisconnected(detail: string, now: number): void;
+  handleControlData(bytes: Uint8Array, now: number): void;
+  /** True when the message was the session's; false when it is a channel frame for the app. */
+  handleWsMessage(bytes: Uint8Array, now: number): boolean;
+  handleTimeout(now: number): void;
+  handleStop(now: number): void;
+  /** False for an id no relay could list. */
+  watch(robotId: string, now: number): boolean;
+  want(channels: Iterable<string>, now: number): void;
+  teleopStart(now: number): void;
+  teleopStop(now: number): void;
+  drive(vx: number, vy: number, wz: number, now: number): boolean;
+  estop(now: number): void;
+  publish(ch: string, payload: Uint8Array, id: string, now: number): PublishResult;
+  pollAction(): ViewerAction | null;
+  pollEvent(): ViewerEvent | null;
+  pollTimeout(): number | null;
+  dispose(): void;
+}
+export function createViewerCore(mod: object, options?: { token?: string | null }): ViewerCore;
+
+// --- the robot --------------------------------------------------------------------------------
+export interface RobotConfig {
+  id: string;
+  name?: string;
+  model?: string;
+  /** Manifest v1 (cockpit-wire-protocol.md § Manifest). */
+  manifest: object;
+  token?: string;
+  watchdogMs?: number;
+}
+export interface RobotAction {
+  /** connect: open a transport; send_stream: a one-shot stream (a WebSocket message);
+   * send_datagram: a datagram (a WebSocket message); close: close the transport. */
+  kind: 'connect' | 'send_stream' | 'send_datagram' | 'close';
+  bytes: Uint8Array;
+  reason?: string;
+}
+export type SafetyCause =
+  'teleop_start' | 'twist' | 'stop' | 'teleop_stop' | 'session_lost' | 'watchdog';
+export interface TeleopCommand {
+  vx: number;
+  vy: number;
+  wz: number;
+  /** The lease obeyed, 0 for none. */
+  active: number;
+  /** The lowest lease generation still accepted. */
+  floor: number;
+}
+export type RobotEvent =
+  | {
+      kind: 'link';
+      state: 'connecting' | 'open' | 'welcomed' | 'reconnecting' | 'stopped';
+      attempt?: number;
+      delayMs?: number;
+      detail?: string;
+      code?: ErrorCode;
+    }
+  | { kind: 'error'; code: string; message: string; fix?: string }
+  | { kind: 'subs'; chs: string[]; n: number }
+  | {
+      kind: 'publish';
+      ch: string;
+      id?: string;
+      seq: number;
+      ts: number;
+      delivery: 'latest' | 'reliable';
+      meta?: JsonObject;
+      payload: Uint8Array;
+    }
+  | ({ kind: 'command'; cause: SafetyCause } & TeleopCommand)
+  | { kind: 'drop'; reason: string; detail: string };
+export type SendResult = 'sent' | 'not_welcomed' | 'not_wanted' | 'undeclared' | 'invalid';
+
+export interface RobotCore extends DrivenCore<RobotAction, RobotEvent> {
+  /** The manifest in normal form, as the relay will hold it. */
+  readonly manifest: Manifest;
+  handleStart(now: number): void;
+  handleConnected(lane: Lane, now: number): void;
+  handleDisconnected(detail: string, now: number): void;
+  handleDatagram(bytes: Uint8Array, now: number): void;
+  handleCarrierData(bytes: Uint8Array, now: number): void;
+  handleWsMessage(bytes: Uint8Array, now: number): void;
+  handleTimeout(now: number): void;
+  handleStop(now: number): void;
+  send(
+    ch: string,
+    payload: Uint8Array,
+    meta: JsonObject | undefined,
+    ts: number,
+    now: number,
+  ): SendResult;
+  ack(ch: string, id: string, now: number): boolean;
+  nack(
+    ch: string,
+    id: string,
+    code: string | undefined,
+    message: string | undefined,
+    now: number,
+  ): boolean;
+  welcomed(): boolean;
+  wants(ch: string): boolean;
+  command(): TeleopCommand;
+  pollAction(): RobotAction | null;
+  pollEvent(): RobotEvent | null;
+  pollTimeout(): number | null;
+  dispose(): void;
+}
+/** Throws when the config is one the relay would refuse, naming the field. */
+export function createRobotCore(mod: object, config: RobotConfig): RobotCore;
+
+// --- the safety chain alone -------------------------------------------------------------------
+export interface TeleopSafety extends DrivenCore<
+  never,
+  { kind: 'command'; cause: SafetyCause } & TeleopCommand
+> {
+  readonly watchdogMs: number;
+  /** A relay message (an object or JSON text); true when it was obeyed. */
+  handleMessage(message: object | string, now: number): boolean;
+  handleSessionLost(now: number): void;
+  handleTimeout(now: number): void;
+  pollTimeout(): number | null;
+  command(): TeleopCommand;
+  dispose(): void;
+}
+export function createTeleopSafety(mod: object, options?: { watchdogMs?: number }): TeleopSafety;

@@ -1,0 +1,159 @@
+// `tether/cockpit-robot`: a robot's session with a cockpit relay, for Deno, browsers and Node
+// (cockpit-wire-protocol.md § Transport per leg). The robot session core (src/cockpit/
+// robot_session.hpp) decides everything: the hello and its resends, which channels are wanted, the
+// teleop safety chain, pings, and when to reconnect. This file runs it with the one driver
+// (web/glue/driver.js) and carries its actions out over WebTransport, or over the relay's WebSocket
+// twin where no WebTransport is offered (the edge): it only moves bytes.
+import { createRobotCore, createTeleopSafety } from './cockpit-cores.js';
+import {
+  oneShot,
+  openWebSocket,
+  openWebTransport,
+  readStream,
+  relayInfo,
+  runLink,
+} from './cockpit-transport.js';
+import { createDriver } from './driver.js';
+import { loadTetherModule } from './load.js';
+
+export { createRobotCore, createTeleopSafety };
+
+// The safety chain's watchdog needs a clock that never steps back (a wall clock can).
+const monotonic = () => Math.floor(performance.now());
+
+/**
+ * Connects a robot and keeps it connected.
+ * @param {import('./cockpit-robot.d.ts').RobotOptions} options
+ * @param {{event?: (e: import('./cockpit-robot.d.ts').RobotEvent) => void}} [handlers]
+ * @returns {Promise<import('./cockpit-robot.d.ts').Robot>}
+ */
+export async function connectRobot(options, { event } = {}) {
+  const {
+    relay,
+    info: known,
+    lane = 'auto',
+    clock,
+    WebSocket: WebSocketImpl,
+    wasmModule,
+    wasmBinary,
+    ...config
+  } = options;
+  const mod = await loadTetherModule({ wasmModule, wasmBinary });
+  const core = createRobotCore(mod, config);
+  const holder = { link: null }; // the open transport, or null
+  let stopped = null;
+  const done = new Promise((resolve) => (stopped = resolve));
+
+  const driver = createDriver(
+    core,
+    {
+      perform(a) {
+        if (a.kind === 'connect') connect();
+        else if (a.kind === 'send_stream') holder.link?.stream(a.bytes);
+        else if (a.kind === 'send_datagram') holder.link?.datagram(a.bytes);
+        else if (a.kind === 'close') holder.link?.close(a.reason);
+      },
+      event(e) {
+        if (e.kind === 'link' && e.state === 'stopped') stopped(e);
+        event?.(e);
+      },
+    },
+    { now: monotonic, ...clock },
+  );
+
+  const connect = () =>
+    runLink(driver, core, holder, async () => {
+      const info = known ?? (await relayInfo(relay));
+      const wt = info.wtUrl && lane !== 'websocket' && typeof WebTransport !== 'undefined';
+      return wt
+        ? webTransportLink(info, driver, core)
+        : webSocketLink(info, driver, core, WebSocketImpl);
+    });
+
+  driver.input((now) => core.handleStart(now));
+  return {
+    manifest: core.manifest,
+    /**
+     * One frame on an rx channel some viewer wants; `ts` is the data's time in seconds (now by
+     * default). Returns why it was not sent, if it was not.
+     */
+    send: (ch, payload, { meta, ts = Date.now() / 1000 } = {}) =>
+      driver.input((now) => core.send(ch, payload, meta, ts, now)),
+    ack: (ch, id) => driver.input((now) => core.ack(ch, id, now)),
+    nack: (ch, id, code, message) => driver.input((now) => core.nack(ch, id, code, message, now)),
+    wants: (ch) => core.wants(ch),
+    get welcomed() {
+      return core.welcomed();
+    },
+    command: () => core.command(),
+    /** Resolves with the final link event once the robot stopped (its own stop, or a final error). */
+    done,
+    /** Leaves the relay for good; resolves once the transport is closed (or after `waitMs`). */
+    async stop(waitMs = 1000) {
+      const closing = holder.link?.closed;
+      driver.input((now) => core.handleStop(now));
+      driver.close();
+      await Promise.race([closing ?? Promise.resolve(), new Promise((r) => setTimeout(r, waitMs))]);
+      core.dispose();
+    },
+  };
+}
+
+// The robot leg on WebTransport: datagrams both ways, the relay's carrier in, one-shot streams out.
+async function webTransportLink(info, driver, core) {
+  const wt = await openWebTransport(info, '/robot');
+  const datagrams = wt.datagrams.writable.getWriter();
+  readStream(wt.datagrams.readable, (bytes) =>
+    driver.input((now) => core.handleDatagram(bytes, now)),
+  );
+  (async () => {
+    // The first relay-opened stream is the carrier (workaround 3).
+    const { value, done } = await wt.incomingUnidirectionalStreams
+      .getReader()
+      .read()
+      .catch(() => ({ done: true }));
+    if (!done)
+      readStream(value, (chunk) => driver.input((now) => core.handleCarrierData(chunk, now)));
+  })();
+  return {
+    lane: 'webtransport',
+    closed: wt.closed.then(
+      (i) => i?.reason || 'closed',
+      (e) => String(e?.message ?? e),
+    ),
+    stream: (bytes) => oneShot(wt, bytes).catch(() => {}),
+    datagram: (bytes) => datagrams.write(bytes).catch(() => {}),
+    close(reason) {
+      try {
+        wt.close({ closeCode: 0, reason: reason.slice(0, 100) });
+      } catch {}
+    },
+  };
+}
+
+// The robot leg on a WebSocket (v7 notes § Endpoints): every message is one data frame.
+async function webSocketLink(info, driver, core, WebSocketImpl) {
+  const ws = await openWebSocket(info, 'robot', WebSocketImpl);
+  const closed = new Promise((resolve) =>
+    ws.addEventListener('close', (e) => resolve(e.reason || `closed (${e.code})`)),
+  );
+  ws.addEventListener('message', (e) => {
+    if (typeof e.data === 'string') return;
+    const bytes = new Uint8Array(e.data);
+    driver.input((now) => core.handleWsMessage(bytes, now));
+  });
+  const send = (bytes) => {
+    if (ws.readyState === 1) ws.send(bytes);
+  };
+  return {
+    lane: 'websocket',
+    closed,
+    stream: send,
+    datagram: send,
+    close(reason) {
+      try {
+        ws.close(1000, reason.slice(0, 100));
+      } catch {}
+    },
+  };
+}
