@@ -644,6 +644,15 @@ val member_event_kinds() {
   return kind_names<MemberEvent::Kind, kMemberEventKinds>(&member_event_name);
 }
 
+// RoomRelay::Verdict by name, as commitResult takes it.
+val commit_verdicts() {
+  val o = val::object();
+  o.set("ok", static_cast<int>(RoomRelay::Verdict::ok));
+  o.set("pending", static_cast<int>(RoomRelay::Verdict::pending));
+  o.set("failed", static_cast<int>(RoomRelay::Verdict::failed));
+  return o;
+}
+
 val action_layout() {
   val o = val::object();
   o.set("stride", static_cast<int>(kStride));
@@ -775,6 +784,7 @@ EMSCRIPTEN_BINDINGS(tether_room) {
   emscripten::function("roomEventKinds", &event_kinds);
   emscripten::function("roomReasonNames", &reason_names);
   emscripten::function("roomActionLayout", &action_layout);
+  emscripten::function("roomCommitVerdicts", &commit_verdicts);
   emscripten::function("roomLimits", &room_limits);
   emscripten::function("roomReceiveError", &receive_error);
   emscripten::function("roomReceiveErrorText", &receive_error_text);

@@ -8,7 +8,7 @@
 // {"w": writer, "k": "human"|"agent", "r": room, "exp": unix seconds}; mac is
 // HMAC-SHA256(secret, "t1." + payload). The room is part of the signed payload, so a ticket for
 // one room opens no other.
-import { loadTetherModule } from '../glue/load.js';
+import { loadTetherModule, loadedTetherModule } from '../glue/load.js';
 
 let mod = null;
 /** The format's version tag ('t1'). */
@@ -41,9 +41,9 @@ export async function initTickets(options) {
   adopt(await loadTetherModule(options));
 }
 
-// A browser loads the module on first use.
+// A browser uses the module the app already loaded (through any tether loader), else loads it.
 async function codec() {
-  if (!mod) adopt(await loadTetherModule());
+  if (!mod) adopt(loadedTetherModule() ?? (await loadTetherModule()));
   return mod;
 }
 

@@ -11,6 +11,14 @@ let shared = null;
 // One instance per precompiled module (workerd): every glue initialised with the same import shares
 // it, so the relay, the admission limits and the tickets live in one WASM memory.
 const byModule = new WeakMap();
+// The instance the latest load resolved to, for glue that must start synchronously (the peer
+// transports) once the app has loaded the module through any tether loader.
+let lastLoaded = null;
+
+/** The module instance a tether loader already resolved, or null. */
+export function loadedTetherModule() {
+  return lastLoaded;
+}
 
 async function readWasmBytes() {
   if (globalThis.Deno?.readFile) return globalThis.Deno.readFile(wasmUrl());
@@ -51,5 +59,9 @@ export async function loadTetherModule(options = {}) {
   });
   if (!options.wasmModule && !options.wasmBinary) shared = loading;
   if (options.wasmModule) byModule.set(options.wasmModule, loading);
+  loading.then(
+    (m) => (lastLoaded = m),
+    () => {},
+  );
   return loading;
 }

@@ -10,9 +10,6 @@ import { randomSeed } from './seed.js';
 const ACL = Symbol.for('tether.relay.pathPrefixAcl');
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-const OK = 0;
-const PENDING = 1;
-const FAILED = 2;
 
 let mod = null;
 // What the core exports once loaded: its version and bounds, and the layout of its actions.
@@ -36,6 +33,7 @@ function adopt(m) {
     ASK_CAN_BUMP: kinds.indexOf('ask-can-bump'),
     ASK_ACL: kinds.indexOf('ask-acl'),
     events: m.roomEventKinds(),
+    verdict: m.roomCommitVerdicts(),
   };
   ROOM_LIMITS = Object.freeze({ ...m.roomLimits() });
   MESH_PROTO_VERSION = ROOM_LIMITS.meshProtoVersion;
@@ -95,8 +93,18 @@ export function createRelay(opt = {}) {
       'tether/relay: the WASM module is not loaded; `await initRelay({ wasmModule })` first',
     );
   }
-  const { L, SEND, CLOSE, COMMIT, ASK_CAN_WRITE, ASK_VALIDATE, ASK_CAN_BUMP, ASK_ACL, events } =
-    shape;
+  const {
+    L,
+    SEND,
+    CLOSE,
+    COMMIT,
+    ASK_CAN_WRITE,
+    ASK_VALIDATE,
+    ASK_CAN_BUMP,
+    ASK_ACL,
+    events,
+    verdict,
+  } = shape;
   const STRIDE = L.stride;
   const policy = opt.policy;
   const acl = policy?.[ACL] && policy.canWrite === policy[ACL].canWrite ? policy[ACL] : null;
@@ -120,7 +128,6 @@ export function createRelay(opt = {}) {
       seed: randomSeed(),
     }),
   );
-  const reasons = mod.roomReasonNames();
 
   // pollAction in batches: the bindings pack the core's next actions (up to a commit or a
   // question) into an array in WASM memory, read in place through one view of the heap (rebuilt
@@ -284,15 +291,15 @@ export function createRelay(opt = {}) {
       done = Promise.reject(cause);
     }
     if (done === undefined || done === null) {
-      adopt(core.commitResultPack(ticket, OK)); // released at once: the echoes are next
+      adopt(core.commitResultPack(ticket, verdict.ok)); // released at once: the echoes are next
       return;
     }
-    driver.input(() => core.commitResult(ticket, PENDING));
+    driver.input(() => core.commitResult(ticket, verdict.pending));
     Promise.resolve(done).then(
-      () => input(() => core.commitResult(ticket, OK)),
+      () => input(() => core.commitResult(ticket, verdict.ok)),
       (cause) => {
         causes.set(ticket, cause);
-        input(() => core.commitResult(ticket, FAILED));
+        input(() => core.commitResult(ticket, verdict.failed));
       },
     );
   }

@@ -58,7 +58,12 @@ export interface RoomMember {
   stats(): { reconnects: number; sent: number; received: number; refused: number; ignored: number };
 }
 
-export declare const MEMBER_DEFAULTS: Readonly<{
+/** Loads the module where it cannot load itself (a bundled browser app: pass { wasmModule }). */
+export declare function initPeer(options?: {
+  wasmModule?: WebAssembly.Module;
+  wasmBinary?: Uint8Array;
+}): Promise<void>;
+export declare function memberDefaults(): Readonly<{
   maxMessageBytes: number;
   maxFrameBytes: number;
   maxBufferedBytes: number;
@@ -67,7 +72,7 @@ export declare const MEMBER_DEFAULTS: Readonly<{
   maxPeerIdBytes: number;
   envelopeSignalKind: string;
 }>;
-export declare const MESH_PROTO_VERSION: number;
+export declare function meshProtoVersion(): number;
 export declare function helloText(o: {
   room: string;
   origin: string;

@@ -5,30 +5,65 @@
 // socket functions and its events to the caller (docs/design.md rule 4). Used by
 // web/peer/relay-transport.js and web/peer/webrtc-transport.js.
 import { createDriver } from './driver.js';
-import { loadTetherModule } from './load.js';
+import { loadTetherModule, loadedTetherModule } from './load.js';
 import { randomSeed } from './seed.js';
 import { textBytes } from './text-bytes.js';
 
-// The peer transports run in browsers and Node, never in workerd, so the module loads here.
-const mod = await loadTetherModule();
-
-const LANE_SEND = mod.roomLaneSendNames();
-const ACTION_KINDS = mod.roomMemberActionKinds();
-const EVENT_KINDS = mod.roomMemberEventKinds();
-const DIAL = ACTION_KINDS.indexOf('dial');
-const TRANSMIT = ACTION_KINDS.indexOf('transmit');
-const EVENT_BASE = mod.roomMemberEventBase;
-const TEXT = EVENT_KINDS.indexOf('text');
-const SIGNAL = EVENT_KINDS.indexOf('signal');
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+// Node and Deno load the module on import. A browser app loads it through any tether loader
+// (loadBus, loadSwarm, initPeer) before it creates a transport, since a bundle decides where the
+// .wasm file lives.
+let mod = null;
+let shape = null;
+function adopt(m) {
+  mod = m;
+  const actions = m.roomMemberActionKinds();
+  const events = m.roomMemberEventKinds();
+  shape = {
+    laneSend: m.roomLaneSendNames(),
+    events,
+    eventBase: m.roomMemberEventBase,
+    DIAL: actions.indexOf('dial'),
+    TRANSMIT: actions.indexOf('transmit'),
+    TEXT: events.indexOf('text'),
+    SIGNAL: events.indexOf('signal'),
+    defaults: Object.freeze({ ...m.roomMemberDefaults() }),
+    proto: m.roomLimits().meshProtoVersion,
+  };
+}
+if (globalThis.process?.versions?.node || globalThis.Deno) adopt(await loadTetherModule());
+
+function ready() {
+  if (!mod) {
+    const m = loadedTetherModule();
+    if (!m) {
+      throw new Error(
+        'tether/peer: the WASM module is not loaded; `await initPeer({ wasmModule })` (or any tether loader) first',
+      );
+    }
+    adopt(m);
+  }
+  return shape;
+}
+
+/** Loads the module where it cannot load itself (a bundled browser app: pass { wasmModule }). */
+export async function initPeer(options) {
+  adopt(await loadTetherModule(options));
+}
+
 /** The core's defaults and bounds (maxMessageBytes, maxFrameBytes, reconnect bounds, ...). */
-export const MEMBER_DEFAULTS = Object.freeze({ ...mod.roomMemberDefaults() });
+export function memberDefaults() {
+  return ready().defaults;
+}
 /** The op protocol version of the room relay the member speaks. */
-export const MESH_PROTO_VERSION = mod.roomLimits().meshProtoVersion;
-/** A hello as the room relay expects it (adapters replaying a journal use it too). */
+export function meshProtoVersion() {
+  return ready().proto;
+}
+/** A hello as the room relay expects it. */
 export function helloText({ room, origin, policyVersion, schemaVersion, seq }) {
+  ready();
   return mod.roomHelloText(
     String(room),
     String(origin),
@@ -50,6 +85,15 @@ const registry =
  * @returns {import('./room-member.d.ts').RoomMember}
  */
 export function createRoomMember(options, host, driverOptions = {}) {
+  const {
+    laneSend: LANE_SEND,
+    events: EVENT_KINDS,
+    eventBase: EVENT_BASE,
+    DIAL,
+    TRANSMIT,
+    TEXT,
+    SIGNAL,
+  } = ready();
   const json = JSON.stringify({ ...options, seed: options.seed ?? randomSeed() });
   const error = mod.roomMemberOptionsError(json);
   if (error) throw new TypeError(error);

@@ -59,7 +59,7 @@ export interface Signaling {
   };
 }
 
-export declare const SIGNALING_LIMITS: Readonly<{
+export declare function signalingLimits(): Readonly<{
   openTimeoutMs: number;
   maxPeerIdBytes: number;
   maxGenerationBytes: number;

@@ -4,14 +4,36 @@
 // candidate, close, signal) to the caller's host and its events (open, close, roster, reconnect,
 // signaling down) to the caller (docs/design.md rule 4). Used by web/peer/webrtc-transport.js.
 import { createDriver } from './driver.js';
-import { loadTetherModule } from './load.js';
+import { loadTetherModule, loadedTetherModule } from './load.js';
 import { randomSeed } from './seed.js';
 
-// WebRTC runs in browsers and Node, never in workerd, so the module loads here.
-const mod = await loadTetherModule();
+// Node and Deno load the module on import; a browser app loads it through any tether loader first
+// (web/glue/room-member.js says why).
+let mod = null;
+let limits = null;
+function adopt(m) {
+  mod = m;
+  limits = Object.freeze({ ...m.signalingLimits() });
+}
+if (globalThis.process?.versions?.node || globalThis.Deno) adopt(await loadTetherModule());
+function ready() {
+  if (!mod) {
+    const m = loadedTetherModule();
+    if (!m) {
+      throw new Error(
+        'tether/peer: the WASM module is not loaded; `await initPeer({ wasmModule })` (or any tether loader) first',
+      );
+    }
+    adopt(m);
+  }
+  return mod;
+}
 
-/** The core's bounds (openTimeoutMs, maxPeerIdBytes, maxSessionDescriptionBytes, ...). */
-export const SIGNALING_LIMITS = Object.freeze({ ...mod.signalingLimits() });
+/** The core's bounds (openTimeoutMs, channel ids and labels, buffer bounds, ...). */
+export function signalingLimits() {
+  ready();
+  return limits;
+}
 
 const registry =
   typeof FinalizationRegistry === 'function'
@@ -25,10 +47,10 @@ const registry =
  * @returns {import('./signaling.d.ts').Signaling}
  */
 export function createSignaling(options, host, driverOptions = {}) {
-  const core = new mod.SignalingCore(
+  const core = new (ready().SignalingCore)(
     String(options.selfId),
     options.seed ?? randomSeed(),
-    options.openTimeoutMs ?? SIGNALING_LIMITS.openTimeoutMs,
+    options.openTimeoutMs ?? limits.openTimeoutMs,
   );
   const driver = createDriver(
     {

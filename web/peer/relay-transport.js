@@ -10,7 +10,7 @@
 // refused hello stops it). This file owns the WebSocket and hands the core's events to
 // subscribers. There is no binary lane: every signal is JSON text, so a raw frame would be base64
 // inside JSON anyway, and swarm requests pick the base64 chunk path per request (hasBinary()).
-import { createRoomMember, MEMBER_DEFAULTS } from '../glue/room-member.js';
+import { createRoomMember, memberDefaults } from '../glue/room-member.js';
 
 const WS_OPEN = 1; // WebSocket.OPEN: the socket takes sends
 const MAX_FAILURE_BODY = 2048; // of a refused upgrade's HTTP body, kept for onFailure
@@ -80,7 +80,7 @@ export function createRelayTransport(options) {
     throw new TypeError(`createRelayTransport: ${err.message}`);
   }
   const room = o.room;
-  const maxMessageBytes = o.maxMessageBytes ?? MEMBER_DEFAULTS.maxMessageBytes;
+  const maxMessageBytes = o.maxMessageBytes ?? memberDefaults().maxMessageBytes;
 
   function event(e) {
     switch (e.kind) {

@@ -12,17 +12,7 @@
 // Runs in browsers (native RTCPeerConnection / WebSocket) and in Node (pass the constructors of a
 // WebRTC library and of `ws`). It makes no swarm or bus decisions.
 import { createRoomMember } from '../glue/room-member.js';
-import { createSignaling, SIGNALING_LIMITS as L } from '../glue/signaling.js';
-
-// The channels, their bounds and the redial bounds are the signaling core's (src/bus/signaling.hpp).
-const CONTROL_ID = L.controlChannelId;
-const BINARY_ID = L.binaryChannelId;
-const DEFAULT_MAX_MESSAGE = L.defaultChannelMessageBytes;
-// A send is refused above this much queued data: the caller keeps the message (transport.d.ts).
-const CONTROL_BUFFER_LIMIT = L.controlBufferLimit;
-const BINARY_BUFFER_LIMIT = L.binaryBufferLimit;
-// The binary lane's low-water mark: `drain` fires when the queue falls below it.
-const BINARY_LOW_WATER = L.binaryLowWater;
+import { createSignaling, signalingLimits } from '../glue/signaling.js';
 
 /** Forwards only candidates on 127.0.0.1 (tests, benches: TOOLCHAIN.md keeps WebRTC on loopback). */
 export function loopbackOnly(candidate) {
@@ -55,6 +45,17 @@ export function createWebRtcTransport(options) {
   } = options;
   if (!PC) throw new TypeError('no RTCPeerConnection: pass one (in Node, from a WebRTC library)');
   if (!WS) throw new TypeError('no WebSocket: pass one (in Node 20, the `ws` package)');
+  // The channels, their bounds and the redial bounds are the signaling core's
+  // (src/bus/signaling.hpp).
+  const L = signalingLimits();
+  const CONTROL_ID = L.controlChannelId;
+  const BINARY_ID = L.binaryChannelId;
+  const DEFAULT_MAX_MESSAGE = L.defaultChannelMessageBytes;
+  // A send is refused above this much queued data: the caller keeps the message (transport.d.ts).
+  const CONTROL_BUFFER_LIMIT = L.controlBufferLimit;
+  const BINARY_BUFFER_LIMIT = L.binaryBufferLimit;
+  // The binary lane's low-water mark: `drain` fires when the queue falls below it.
+  const BINARY_LOW_WATER = L.binaryLowWater;
 
   const handlers = new Set();
   const emit = (name, ...args) => {
