@@ -5,7 +5,7 @@
 // (web/glue/driver.js) and carries its budget reads and writes to the host's store. Shared by the
 // Worker (web/edge/room-object.js) and the Deno host (web/host/rooms.js) through room-host.js.
 //
-// What answers what (documented in README.md § Deploy at the edge):
+// What answers what (documented in docs/rooms.md § Limits):
 //   HTTP 401            bad, expired or missing ticket (before any WebSocket exists)
 //   HTTP 429            the principal is cooling down after exhausting its budget (Retry-After)
 //   HTTP 503            the room already holds maxConnectionsPerRoom sockets (Retry-After)
@@ -33,11 +33,12 @@ function adopt(m) {
 }
 
 // Node and Deno load the module on import; workerd and browsers call initLimits.
-if (globalThis.process?.versions?.node || globalThis.Deno) adopt(await loadTetherModule());
+if (globalThis.process?.versions?.node || globalThis.Deno)
+  adopt(await loadTetherModule({}, 'room'));
 
 /** Loads the admission core where it cannot load itself (workerd: pass { wasmModule }). */
 export async function initLimits(options) {
-  adopt(await loadTetherModule(options));
+  adopt(await loadTetherModule(options, 'room'));
 }
 
 function loaded() {

@@ -34,16 +34,17 @@ function adopt(m) {
 }
 
 // Node and Deno load the module on import; workerd calls initTickets({ wasmModule }) first.
-if (globalThis.process?.versions?.node || globalThis.Deno) adopt(await loadTetherModule());
+if (globalThis.process?.versions?.node || globalThis.Deno)
+  adopt(await loadTetherModule({}, 'room'));
 
 /** Loads the ticket codec where it cannot load itself (workerd: pass { wasmModule }). */
 export async function initTickets(options) {
-  adopt(await loadTetherModule(options));
+  adopt(await loadTetherModule(options, 'room'));
 }
 
 // A browser uses the module the app already loaded (through any tether loader), else loads it.
 async function codec() {
-  if (!mod) adopt(loadedTetherModule() ?? (await loadTetherModule()));
+  if (!mod) adopt(loadedTetherModule('room') ?? (await loadTetherModule({}, 'room')));
   return mod;
 }
 

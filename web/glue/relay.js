@@ -45,14 +45,14 @@ const registry = (free) =>
   typeof FinalizationRegistry === 'function' ? new FinalizationRegistry(free) : { register() {} };
 const cores = registry((core) => core.delete());
 const isServerRuntime = !!(globalThis.process?.versions?.node || globalThis.Deno);
-if (isServerRuntime) adopt(await loadTetherModule());
+if (isServerRuntime) adopt(await loadTetherModule({}, 'room'));
 
 /**
  * Loads the WASM module where it cannot load itself (workerd: pass { wasmModule }, the imported
  * tether.wasm; browsers). Node and Deno load it on import.
  */
 export async function initRelay(options) {
-  adopt(await loadTetherModule(options));
+  adopt(await loadTetherModule(options, 'room'));
 }
 
 /** A hello as the room relay expects it; schemaVersion and seq are optional. */

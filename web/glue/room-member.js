@@ -33,11 +33,12 @@ function adopt(m) {
     proto: m.roomLimits().meshProtoVersion,
   };
 }
-if (globalThis.process?.versions?.node || globalThis.Deno) adopt(await loadTetherModule());
+if (globalThis.process?.versions?.node || globalThis.Deno)
+  adopt(await loadTetherModule({}, 'member'));
 
 function ready() {
   if (!mod) {
-    const m = loadedTetherModule();
+    const m = loadedTetherModule('member');
     if (!m) {
       throw new Error(
         'tether/peer: the WASM module is not loaded; `await initPeer({ wasmModule })` (or any tether loader) first',
@@ -50,7 +51,7 @@ function ready() {
 
 /** Loads the module where it cannot load itself (a bundled browser app: pass { wasmModule }). */
 export async function initPeer(options) {
-  adopt(await loadTetherModule(options));
+  adopt(await loadTetherModule(options, 'member'));
 }
 
 /** The core's defaults and bounds (maxMessageBytes, maxFrameBytes, reconnect bounds, ...). */

@@ -15,10 +15,11 @@ function adopt(m) {
   mod = m;
   limits = Object.freeze({ ...m.signalingLimits() });
 }
-if (globalThis.process?.versions?.node || globalThis.Deno) adopt(await loadTetherModule());
+if (globalThis.process?.versions?.node || globalThis.Deno)
+  adopt(await loadTetherModule({}, 'signaling'));
 function ready() {
   if (!mod) {
-    const m = loadedTetherModule();
+    const m = loadedTetherModule('signaling');
     if (!m) {
       throw new Error(
         'tether/peer: the WASM module is not loaded; `await initPeer({ wasmModule })` (or any tether loader) first',
