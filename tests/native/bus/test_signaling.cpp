@@ -56,7 +56,7 @@ TEST_CASE("signaling fixtures: every trace replays step by step") {
   }
 }
 
-TEST_CASE("signaling: only the lower id offers; the higher asks, and refuses an offer from below") {
+TEST_CASE("signaling: only the lower id offers, the higher asks, and refuses an offer from below") {
   Core b("b");
   Json out = b.step(Json{{"in", "welcome"}, {"members", {"a"}}}, 0);
   REQUIRE(kinds(out["actions"]) == std::vector<std::string>{"signal"});
@@ -136,7 +136,7 @@ TEST_CASE("signaling: no signal leaves while signaling is down, and hostile data
   CHECK(a.s.stats().refused_signals == 2);
 }
 
-TEST_CASE("signaling: the open timeout negotiates again; an unanswered renegotiate is sent again") {
+TEST_CASE("signaling: the open timeout negotiates again, an unanswered renegotiate is sent again") {
   Core a("a");
   Json out = a.step(Json{{"in", "welcome"}, {"members", {"b"}}}, 1000);
   CHECK(out["timeout"] == 11000);

@@ -1,5 +1,5 @@
 // The admission limits of a room endpoint (src/room/admission.hpp), one rule per case, with the
-// close codes and HTTP answers the README's limits table documents.
+// close codes and HTTP answers docs/rooms.md § Limits documents.
 #include <catch2/catch.hpp>
 #include <map>
 #include <string>
@@ -50,7 +50,7 @@ struct Host {
 };
 }  // namespace
 
-TEST_CASE("admission: defaults are the README's table; configuration is checked and named") {
+TEST_CASE("admission: defaults are the docs' limits table, configuration is checked and named") {
   AdmissionLimits d;
   CHECK(d.max_frame_bytes == 256 * 1024);
   CHECK(d.connection_messages_per_second == 50);
@@ -78,7 +78,7 @@ TEST_CASE("admission: defaults are the README's table; configuration is checked 
   CHECK(!parse_admission_limits("[1]").error.empty());
 }
 
-TEST_CASE("admission: an attempt waits for the writer's saved budget; a full room answers 503") {
+TEST_CASE("admission: an attempt waits for the writer's saved budget, a full room answers 503") {
   AdmissionLimits l;
   l.max_connections_per_room = 2;
   Host h(l);
@@ -123,7 +123,7 @@ TEST_CASE("admission: frames: binary 1003, oversize 1009 by length or by measure
 }
 
 TEST_CASE(
-    "admission: one socket's flood closes 4008; the principal's spread flood 4009, then 429") {
+    "admission: one socket's flood closes 4008, the principal's spread flood 4009, then 429") {
   AdmissionLimits l;
   l.connection_messages_per_second = 5;
   l.connection_burst = 20;

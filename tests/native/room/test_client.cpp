@@ -70,7 +70,7 @@ TEST_CASE("client: writes fill cites from live siblings, carry the epoch, and ti
   CHECK(c.unacked() == 1);
 }
 
-TEST_CASE("client: the echo and a duplicate drop acknowledge; the tail is resent after a welcome") {
+TEST_CASE("client: the echo and a duplicate drop acknowledge, the tail is resent after a welcome") {
   Client c({"r", "me", "w"});
   c.receive(kWelcome, 0);
   std::string m1 = *c.write(R"([{"kind":"set","path":["a"],"next":1}])", 5);
@@ -111,7 +111,7 @@ TEST_CASE("client: a refused write leaves the tail loudly and asks for a snapsho
   CHECK(d.value() == Json::object());
 }
 
-TEST_CASE("client: a gap in seqs asks for a delta; the fold is last-writer-wins across paths") {
+TEST_CASE("client: a gap in seqs asks for a delta, the fold is last-writer-wins across paths") {
   Client c({"r", "me", "w"});
   c.receive(kWelcome, 0);
   auto env = [](int seq, int p, const char* path, const char* next, const char* kind = "set") {

@@ -94,7 +94,7 @@ TEST_CASE("member: a known origin joining again is a restarted peer: its lane cl
   CHECK(drain_events(m).empty());  // not a member: nothing to say
 }
 
-TEST_CASE("member: lane text is unescaped; foreign signals, other rooms and garbage are ignored") {
+TEST_CASE("member: lane text is unescaped, foreign signals, other rooms and garbage are ignored") {
   RoomMember m(lanes());
   join(m);
   m.handle_link_message(
@@ -183,7 +183,7 @@ TEST_CASE(
   CHECK(*m.poll_timeout() - (now + 6000) <= 100);
 }
 
-TEST_CASE("member: a rejected hello stops dialing; an ejection does not; close hangs up for good") {
+TEST_CASE("member: a rejected hello stops dialing, an ejection does not, close hangs up for good") {
   RoomMember m(lanes());
   join(m);
   m.handle_link_message(R"({"t":"eject","room":"lab","writer":"alice","reason":"rate"})", 3);

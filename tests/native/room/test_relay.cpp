@@ -346,7 +346,7 @@ TEST_CASE("relay: hello rejects proto, policy-version, schema and ejected writer
 }
 
 TEST_CASE(
-    "relay: writer ejection blacklists the writer; connection ejection closes one connection") {
+    "relay: writer ejection blacklists the writer, connection ejection closes one connection") {
   for (bool connection_scope : {false, true}) {
     RoomRelayOptions o;
     o.eject_connection = connection_scope;
@@ -388,7 +388,7 @@ TEST_CASE("relay: the token bucket allows a burst of twice the rate and survives
   CHECK(h.relay.room("r")->seq == 5);
 }
 
-TEST_CASE("relay: a pending commit holds its echo, settled notice and welcomes; drops pass") {
+TEST_CASE("relay: a pending commit holds its echo, settled notice and welcomes, drops pass") {
   RoomRelayOptions o;
   o.durable = true;
   Harness h(o);
@@ -411,7 +411,7 @@ TEST_CASE("relay: a pending commit holds its echo, settled notice and welcomes; 
   CHECK(has(h.last(b), R"("t":"welcome")"));
 }
 
-TEST_CASE("relay: a failed commit stalls the room once; unload discards only a stalled queue") {
+TEST_CASE("relay: a failed commit stalls the room once, unload discards only a stalled queue") {
   RoomRelayOptions o;
   o.durable = true;
   Harness h(o);
@@ -508,7 +508,7 @@ TEST_CASE("relay: presence, gone, signal routing and membership") {
 }
 
 TEST_CASE(
-    "relay: policy hooks see the room's seq; the native path ACL asks allow once per member") {
+    "relay: policy hooks see the room's seq, the native path ACL asks allow once per member") {
   RoomRelayOptions o;
   o.has_policy = true;
   o.has_can_write = true;
@@ -560,7 +560,7 @@ TEST_CASE(
   CHECK(has(g.inbox[third].back(), R"("reason":"can-write")"));
 }
 
-TEST_CASE("relay: epoch bumps need canBump; citations must be known when verified") {
+TEST_CASE("relay: epoch bumps need canBump, citations must be known when verified") {
   RoomRelayOptions o;
   o.has_policy = true;
   o.has_can_bump = true;
@@ -701,7 +701,7 @@ TEST_CASE("relay: released work runs only once what is queued before it has been
 }
 
 TEST_CASE(
-    "relay: a disconnect waits behind its connection's parked envelope; an ejected member's is "
+    "relay: a disconnect waits behind its connection's parked envelope, an ejected member's is "
     "dropped") {
   RoomRelayOptions o;
   o.has_policy = true;
