@@ -7,7 +7,7 @@
 // Sans-IO and driven like every core (common/drive.hpp). A principal's saved budget is I/O: the
 // core asks for it (load_budget) the first time it needs it and tells the host what to keep
 // (save_budget); the verdict on a connection attempt is an event, delivered once the budget is
-// known. What answers what is the README's limits table; the close codes are CloseCode.
+// known. What answers what is docs/rooms.md § Limits (its table); the close codes are CloseCode.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -21,7 +21,7 @@
 
 namespace tether::room {
 
-// How a refused frame or socket is closed (WebSocket close codes; README "Deploy at the edge").
+// How a refused frame or socket is closed (WebSocket close codes; docs/rooms.md § Limits).
 enum class CloseCode : std::uint16_t {
   none = 0,
   binary = 1003,       // a binary frame: the room protocol is JSON text
@@ -34,7 +34,7 @@ enum class CloseCode : std::uint16_t {
   slow_reader = 4010,  // more than max_buffered_bytes queued for one reader
 };
 
-// The defaults (README's limits table).
+// The defaults (docs/rooms.md § Limits).
 constexpr double kDefaultMaxFrameBytes = 256 * 1024;
 constexpr double kDefaultConnectionMessagesPerSecond = 50;
 constexpr double kDefaultConnectionBurst = 200;

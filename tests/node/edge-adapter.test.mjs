@@ -60,7 +60,7 @@ test('tickets: round trip, and every tampering is refused with its reason', asyn
 });
 
 test('limits: defaults and close codes come from the core; configuration is checked', () => {
-  // README § Deploy at the edge, the limits table.
+  // docs/rooms.md § Limits, the table.
   assert.deepEqual(DEFAULT_LIMITS, {
     maxFrameBytes: 262144,
     connectionMessagesPerSecond: 50,
