@@ -23,7 +23,9 @@ tether_module(tether-cockpit SIZE)   # the browser cockpit (web/cockpit): viewer
 tether_binding(wire     tether tether-edge tether-cockpit)
 tether_binding(decode   tether tether-cockpit)
 tether_binding(cockpit  tether tether-edge tether-cockpit)
-tether_binding(relay    tether tether-edge)
+tether_binding(room     tether tether-edge)   # relay, client, admission, tickets: the Worker hosts rooms
+tether_binding(member   tether)               # a peer's membership (web/peer): never on the edge
+tether_binding(signaling tether)              # WebRTC negotiation between peers (web/peer)
 tether_binding(bus      tether)
 tether_binding(swarm    tether)
 tether_binding(mailbox  tether tether-edge)
