@@ -31,7 +31,11 @@ struct StringInfo {
   Span span;              // the bytes between the quotes, in UTF-16 units of the whole text
 };
 
-constexpr std::uint8_t kNoEscapes = 1;
+// A key compared with a literal of the same length: a fixed-size memcmp the compiler inlines.
+template <std::size_t N>
+bool is(std::string_view k, const char (&lit)[N]) {
+  return k.size() == N - 1 && std::memcmp(k.data(), lit, N - 1) == 0;
+}
 
 class Scanner {
  public:
@@ -76,10 +80,10 @@ class Scanner {
   static int top_key(std::string_view k) {
     switch (k.size()) {
       case 1: return k[0] == 'v' ? kV : -1;
-      case 2: return k == "id" ? kId : k == "to" ? kTo : k == "ts" ? kTs : -1;
-      case 4: return k == "type" ? kType : k == "from" ? kFrom : -1;
-      case 5: return k == "topic" ? kTopic : -1;
-      case 7: return k == "payload" ? kPayload : -1;
+      case 2: return is(k, "id") ? kId : is(k, "to") ? kTo : is(k, "ts") ? kTs : -1;
+      case 4: return is(k, "type") ? kType : is(k, "from") ? kFrom : -1;
+      case 5: return is(k, "topic") ? kTopic : -1;
+      case 7: return is(k, "payload") ? kPayload : -1;
       default: return -1;
     }
   }
@@ -132,10 +136,10 @@ class Scanner {
       int key = -1;
       bool ok = false;
       const std::string_view kr = k.raw;
-      if (kr.size() == 8 && kr == "streamId") key = 0, ok = bounded(e.stream_id, e.stream_id_span, kMaxStreamIdChars);
-      else if (kr.size() == 4 && kr == "role") key = 1, ok = bounded(e.role, e.role_span, kMaxRoleChars);
-      else if (kr.size() == 4 && kr == "name") key = 2, ok = bounded(e.name, e.name_span, kMaxNameChars);
-      else if (kr.size() == 10 && kr == "instanceId")
+      if (is(kr, "streamId")) key = 0, ok = bounded(e.stream_id, e.stream_id_span, kMaxStreamIdChars);
+      else if (is(kr, "role")) key = 1, ok = bounded(e.role, e.role_span, kMaxRoleChars);
+      else if (is(kr, "name")) key = 2, ok = bounded(e.name, e.name_span, kMaxNameChars);
+      else if (is(kr, "instanceId"))
         key = 3, ok = bounded(e.instance_id, e.instance_id_span, kMaxInstanceIdChars);
       if (!ok || (seen & (1u << key))) return false;
       seen |= 1u << key;
@@ -335,8 +339,14 @@ class Scanner {
         std::uint64_t w;
         std::memcpy(&w, p_, 8);
         const std::uint64_t q = w ^ (kOnes * '"'), b = w ^ (kOnes * '\\');
-        const std::uint64_t special = ((q - kOnes) & ~q) | ((b - kOnes) & ~b) | ((w - kOnes * 0x20) & ~w) | w;
-        if (special & kHigh) break;
+        const std::uint64_t special = (((q - kOnes) & ~q) | ((b - kOnes) & ~b) | ((w - kOnes * 0x20) & ~w) | w) & kHigh;
+        if (special) {
+          // The lowest flagged byte is a real one (a borrow only ever flags bytes above a real
+          // match), so the first special byte is found without a loop. The words are read little
+          // endian: memcpy of bytes, as WebAssembly and x86 lay them out.
+          p_ += __builtin_ctzll(special) >> 3;
+          break;
+        }
         p_ += 8;
       }
       while (p_ != end_ && kStringClass[*p_] == 0) ++p_;
