@@ -335,20 +335,19 @@ class Scanner {
       // non-ASCII (the usual bit tricks; a false alarm only hands the word to the byte loop): a
       // 64 KiB base64 chunk is mostly this loop.
       constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+      std::uint64_t special = 0;
       while (end_ - p_ >= 8) {
         std::uint64_t w;
         std::memcpy(&w, p_, 8);
         const std::uint64_t q = w ^ (kOnes * '"'), b = w ^ (kOnes * '\\');
-        const std::uint64_t special = (((q - kOnes) & ~q) | ((b - kOnes) & ~b) | ((w - kOnes * 0x20) & ~w) | w) & kHigh;
-        if (special) {
-          // The lowest flagged byte is a real one (a borrow only ever flags bytes above a real
-          // match), so the first special byte is found without a loop. The words are read little
-          // endian: memcpy of bytes, as WebAssembly and x86 lay them out.
-          p_ += __builtin_ctzll(special) >> 3;
-          break;
-        }
+        special = (((q - kOnes) & ~q) | ((b - kOnes) & ~b) | ((w - kOnes * 0x20) & ~w) | w) & kHigh;
+        if (special) break;
         p_ += 8;
       }
+      // The lowest flagged byte is a real one (a borrow only ever flags bytes above a real match),
+      // so the first special byte of the word is found without the byte loop. The word was read
+      // little endian (memcpy of bytes, as WebAssembly and x86 lay them out).
+      if (special) p_ += __builtin_ctzll(special) >> 3;
       while (p_ != end_ && kStringClass[*p_] == 0) ++p_;
       units += std::size_t(p_ - run);
       if (p_ == end_) return false;
