@@ -128,6 +128,7 @@ Json limits_json() {
   return Json{{"maxEnvelopeBytes", kMaxEnvelopeBytes},
               {"maxFileChunkEnvelopeBytes", kMaxFileChunkEnvelopeBytes},
               {"maxIdChars", kMaxIdChars},
+              {"idRandomBytes", kIdRandomBytes},
               {"maxTypeChars", kMaxTypeChars},
               {"maxStreamIdChars", kMaxStreamIdChars},
               {"maxRoleChars", kMaxRoleChars},
