@@ -117,7 +117,7 @@ TEST_CASE("bus handoff: stored once, acked only after the app confirms storage")
   CHECK_FALSE(p.sender.poll_timeout());
 }
 
-TEST_CASE("bus handoff: a lost receipt makes the sender retry; the receiver re-acks without redelivery") {
+TEST_CASE("bus handoff: a lost receipt makes the sender retry, and the receiver re-acks without redelivery") {
   Pair p;
   p.dropped_to_sender = 1;
   auto h = p.sender.handoff("R", "task", kT0 + 600'000, kT0);
@@ -185,7 +185,7 @@ TEST_CASE("bus handoff: survives the receiver restarting and is stored exactly o
   CHECK(events_of(drain_events(p.sender), EventKind::handoff_stored).size() == 1);
 }
 
-TEST_CASE("bus handoff: distinct ids with identical text stay distinct work; hostile handoffs are refused") {
+TEST_CASE("bus handoff: distinct ids with identical text stay distinct work, and hostile handoffs are refused") {
   Pair p;
   auto a = p.sender.handoff("R", "same", kT0 + 60'000, kT0);
   auto b = p.sender.handoff("R", "same", kT0 + 60'000, kT0);

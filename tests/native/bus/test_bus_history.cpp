@@ -21,7 +21,7 @@ std::vector<Offer> carry(Bus& from, Bus& to, const std::string& conn_at_to, std:
 
 }  // namespace
 
-TEST_CASE("bus history: count rules (cap 200; invalid or non-positive mean 50)") {
+TEST_CASE("bus history: count rules (cap 200, invalid or non-positive mean 50)") {
   CHECK(Bus::history_count(Json(10)) == 10);
   CHECK(Bus::history_count(Json(200)) == 200);
   CHECK(Bus::history_count(Json(201)) == 200);

@@ -51,7 +51,7 @@ TEST_CASE("bus ping: every ping gets pong {pingId, pingTs, pongTs} to the pinger
   CHECK(events_of(drain_events(b), EventKind::message).size() == 3);
 }
 
-TEST_CASE("bus announce: one addressed to our transport id is ours; nothing else so addressed is") {
+TEST_CASE("bus announce: one addressed to our transport id is ours, and nothing else so addressed is") {
   BusConfig c = config("me");
   c.transport_id = "uuid-of-me";
   Bus b(c);

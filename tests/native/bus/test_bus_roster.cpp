@@ -169,7 +169,7 @@ TEST_CASE("bus roster: a held channel is woken by a fresh connection_open") {
   CHECK(b.queued("p") == 0);
 }
 
-TEST_CASE("bus roster: connection_closed while held, then messages do not wake it; an open does") {
+TEST_CASE("bus roster: connection_closed while held, then messages do not wake it, and an open does") {
   Bus b = with_peer();
   b.handle_roster({}, 0);
   auto ids = sent_ids(b, {"one"});
@@ -188,7 +188,7 @@ TEST_CASE("bus roster: connection_closed while held, then messages do not wake i
   CHECK(ids_of(of_type(offers, MessageType::chat)) == ids);  // bound by the late message
 }
 
-TEST_CASE("bus roster: a dropped channel that closes is forgotten; re-listed it is known, not open") {
+TEST_CASE("bus roster: a dropped channel that closes is forgotten, and re-listed it is known, not open") {
   Bus b = with_peer();
   b.handle_roster({}, 0);
   b.handle_connection_closed("c1", 0);
