@@ -9,6 +9,7 @@
 //   handoffs.js    confirmed handoffs, both ends, on disk
 //   shares.js      shared folders both ways (shares, list-files, get-file) and files sent unasked
 //   swarm.js       file swarms
+//   hosted-mailbox.js  owned hosted mailboxes delivered into inbox/ and marked delivered
 //   rpc-server.js  the control API the CLI calls
 //
 // Run by `tether agent join` as: node web/agent/sidecar.js --dir <state dir>
@@ -28,10 +29,11 @@ import { RpcServer } from './sidecar/rpc-server.js';
 import { SeenPeers } from './sidecar/seen.js';
 import { Shares } from './sidecar/shares.js';
 import { SwarmService } from './sidecar/swarm.js';
+import { HostedMailboxes } from './sidecar/hosted-mailbox.js';
 
 // Types a peer's message lands in the inbox as (the rest is protocol traffic handled here).
 const MAIL_TYPES = new Set(['chat', 'command', 'command_response', 'event', 'ack', 'skill_update']);
-const SEND_TYPES = ['chat', 'command', 'command_response', 'event', 'ack'];
+export const SEND_TYPES = ['chat', 'command', 'command_response', 'event', 'ack'];
 const VERSION = '0.1.0';
 
 export class Sidecar {
@@ -71,9 +73,10 @@ export class Sidecar {
       whyNotNow: (peer) => this.whyNotNow(peer),
     });
     this.swarm = new SwarmService({ dir, log });
+    this.hosted = new HostedMailboxes({ dir, self: config.id, mailbox: this.mailbox, log });
     // The concerns that answer the CLI or claim incoming envelopes (receive() returning true),
     // asked in this order. A new concern joins this list.
-    this.parts = [this.shares, this.handoffs, this.swarm, this.outbox];
+    this.parts = [this.shares, this.handoffs, this.swarm, this.outbox, this.hosted];
     this.rpc = new RpcServer({ dir, log });
     for (const part of [this, ...this.parts]) this.rpc.add(part.rpcHandlers?.() ?? {});
   }
@@ -124,6 +127,7 @@ export class Sidecar {
       room: this.cfg.room,
     });
     await this.rpc.listen();
+    this.hosted.start();
   }
 
   async openTransport() {
@@ -281,6 +285,17 @@ export class Sidecar {
             ok: false,
             error: 'that is our own id; name another peer (see `tether agent peers`)',
           };
+        // The MCP send refuses a name nobody has used in this room unless told it will join (the
+        // caller words the fix); the CLI queues it and warns.
+        if (a.refuseUnseen && !this.seen.has(a.to)) {
+          const seen = this.seen.names().slice(-20);
+          return {
+            ok: false,
+            unknownPeer: true,
+            seen,
+            error: `nobody named '${a.to}' has been in room '${this.cfg.room}' since this agent joined it${seen.length ? ` (seen: ${seen.join(', ')})` : ''}`,
+          };
+        }
         const r = this.outbox.enqueue(a.to, type, a.payload, a.topic ?? null);
         // A name nobody has used in this room is most likely a typo: say so, with the names seen.
         if (r.ok && !this.seen.has(a.to))
@@ -301,6 +316,7 @@ export class Sidecar {
     this.stopping = true;
     this.bus?.close();
     this.wake?.close();
+    this.hosted.close();
     await this.swarm.close();
     try {
       await this.transport?.close();

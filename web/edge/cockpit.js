@@ -9,7 +9,8 @@
 // leases, subscriptions, teleop watchdogs) and a robot streams continuously, so the object never
 // idles while it matters, and a hibernation would drop the lease state the safety chain relies on.
 // Robots and viewers reconnect (with backoff) after an eviction, exactly as after a relay restart.
-import wasmModule from '../../build/wasm/tether.wasm';
+import wasmModule from '../../build/wasm/tether-edge.wasm';
+import '../glue/modules/tether-edge.js';
 import { loadTetherModule } from '../glue/load.js';
 import { createCockpitRelay } from '../glue/cockpit-relay.js';
 import { createWsLane } from '../glue/cockpit-ws-lane.js';
@@ -18,7 +19,7 @@ import { createDriver } from '../glue/driver.js';
 // The protocol version /api/info announces, from the wire core (one instance per isolate).
 let wireLimits = null;
 const protocolVersion = async () =>
-  (wireLimits ??= (await loadTetherModule({ wasmModule })).wireLimits()).protocolVersion;
+  (wireLimits ??= (await loadTetherModule({ wasmModule }, 'wire')).wireLimits()).protocolVersion;
 
 /** The object name every cockpit route goes to: one relay per deployment (per `COCKPIT_FLEET`). */
 const fleetName = (env) => env.COCKPIT_FLEET || 'default';
@@ -59,7 +60,7 @@ export class CockpitRelayObject {
   }
 
   async #init() {
-    const mod = await loadTetherModule({ wasmModule });
+    const mod = await loadTetherModule({ wasmModule }, 'cockpit');
     // COCKPIT_AUTH holds the relay's auth file (the same JSON as the Deno relay's --auth); empty
     // means open, as on a loopback relay. Set it with `wrangler secret put COCKPIT_AUTH`.
     this.core = createCockpitRelay(mod, { authText: this.env.COCKPIT_AUTH ?? '' });

@@ -12,7 +12,7 @@ import { textBytes } from './text-bytes.js';
  * @param {{wasmModule?: WebAssembly.Module, wasmBinary?: Uint8Array}} [options]
  */
 export async function loadBus(options) {
-  return createBusApi(await loadTetherModule(options));
+  return createBusApi(await loadTetherModule(options, 'bus'));
 }
 
 /** Shorthand: loads the module (options.wasm) and creates one bus. */

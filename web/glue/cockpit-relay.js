@@ -10,7 +10,7 @@ import { loadTetherModule } from './load.js';
  * @param {{authText?: string, sfu?: boolean, wasmModule?: WebAssembly.Module, wasmBinary?: Uint8Array}} [options]
  */
 export async function loadCockpitRelay(options = {}) {
-  return createCockpitRelay(await loadTetherModule(options), options);
+  return createCockpitRelay(await loadTetherModule(options, 'cockpit'), options);
 }
 
 /** Wraps a loaded module. Throws when the auth file is invalid, with the entry at fault. */

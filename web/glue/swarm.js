@@ -9,7 +9,7 @@ import { loadTetherModule } from './load.js';
  * @param {{wasmModule?: WebAssembly.Module, wasmBinary?: Uint8Array}} [options]
  */
 export async function loadSwarm(options) {
-  return createSwarm(await loadTetherModule(options));
+  return createSwarm(await loadTetherModule(options, 'swarm'));
 }
 
 /** Wraps a loaded module. */
