@@ -48,7 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto f = Swarm::fetch(*o, 2, {}, 0);
     if (f) {
       f->handle_timeout(1);
-      (void)drain_actions(*f);
+      (void)drain_actions(f.value());
     }
   }
   return 0;
