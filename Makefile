@@ -8,7 +8,8 @@ NATIVE_DIR   := $(BUILD)/native
 WASM_DIR     := $(BUILD)/wasm
 FUZZ_DIR     := $(BUILD)/fuzz
 JOBS         ?= 2
-FUZZ_SECONDS ?= 60
+FUZZ_SECONDS ?= 600
+FUZZ_RUNS    ?= 10000000
 FUZZ_SMOKE_SECONDS ?= 20
 NODE_TESTS   := $(shell find tests/node -name '*.test.mjs' 2>/dev/null | sort)
 E2E_TESTS    := $(shell find tests/e2e -name '*.test.mjs' 2>/dev/null | sort)
@@ -76,11 +77,14 @@ test-deploy:
 	@echo "[test] deploy: wrangler deploy --dry-run (web/edge/wrangler.toml)"
 	@node --test --test-reporter=spec tests/package/wrangler.test.mjs
 
+# Replays every seed and saved corpus input through its harness, then fuzzes each briefly.
 fuzz-smoke: fuzz-build
-	@bash tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SMOKE_SECONDS)
+	@bash tests/fuzz/run.sh smoke $(FUZZ_DIR) $(FUZZ_SMOKE_SECONDS)
 
+# Each harness to FUZZ_RUNS executions or FUZZ_SECONDS, one after another (FUZZ_ONLY="a b" picks
+# harnesses); what it finds is minimised into tests/fuzz/corpus/<name>/ (tests/fuzz/README.md).
 fuzz: setup fuzz-build
-	@bash tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
+	@bash tests/fuzz/run.sh depth $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_RUNS)
 
 # Regenerates the golden vectors from the C++ codec (the only encoder).
 fixtures: native
