@@ -7,6 +7,7 @@ BUILD        := build
 NATIVE_DIR   := $(BUILD)/native
 WASM_DIR     := $(BUILD)/wasm
 FUZZ_DIR     := $(BUILD)/fuzz
+SANITIZE_DIR := $(BUILD)/sanitize
 JOBS         ?= 2
 FUZZ_SECONDS ?= 600
 FUZZ_RUNS    ?= 10000000
@@ -15,7 +16,7 @@ NODE_TESTS   := $(shell find tests/node -name '*.test.mjs' 2>/dev/null | sort)
 E2E_TESTS    := $(shell find tests/e2e -name '*.test.mjs' 2>/dev/null | sort)
 
 .PHONY: setup build native wasm cockpit fuzz-build test test-native test-node test-e2e test-package \
-        test-deploy fuzz fuzz-smoke fixtures bench demo edge-dev format clean
+        test-deploy test-sanitize fuzz fuzz-smoke fixtures bench demo edge-dev format clean
 
 setup:
 	@bash tools/setup.sh
@@ -76,6 +77,17 @@ test-package:
 test-deploy:
 	@echo "[test] deploy: wrangler deploy --dry-run (web/edge/wrangler.toml)"
 	@node --test --test-reporter=spec tests/package/wrangler.test.mjs
+
+# The native Catch2 suite built with clang under ASan + UBSan (its own build dir); any report,
+# leak or undefined behaviour fails the run.
+test-sanitize:
+	@echo "[test] native under ASan + UBSan ($(SANITIZE_DIR))"
+	@CC=clang CXX=clang++ cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DTETHER_SANITIZE=ON >/dev/null
+	@cmake --build $(SANITIZE_DIR) -j $(JOBS) --target tether_tests
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  $(SANITIZE_DIR)/tether_tests --reporter compact --order decl
 
 # Replays every seed and saved corpus input through its harness, then fuzzes each briefly.
 fuzz-smoke: fuzz-build
