@@ -99,6 +99,30 @@ JsonParse parse_json(ByteView text) {
   return r;
 }
 
+namespace {
+// The length of the RFC 8259 number at the start of `t`: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+// (0 when there is none).
+std::size_t json_number_length(std::string_view t) {
+  std::size_t p = 0;
+  auto digit = [&](std::size_t k) { return k < t.size() && t[k] >= '0' && t[k] <= '9'; };
+  if (p < t.size() && t[p] == '-') ++p;
+  if (!digit(p)) return 0;
+  if (t[p] == '0') ++p;
+  else while (digit(p)) ++p;
+  if (p < t.size() && t[p] == '.') {
+    if (!digit(p + 1)) return p;
+    for (++p; digit(p);) ++p;
+  }
+  if (p < t.size() && (t[p] == 'e' || t[p] == 'E')) {
+    std::size_t q = p + 1;
+    if (q < t.size() && (t[q] == '+' || t[q] == '-')) ++q;
+    if (!digit(q)) return p;
+    for (p = q; digit(p);) ++p;
+  }
+  return p;
+}
+}  // namespace
+
 bool json_overflow_as_null(std::string_view t, std::string& out) {
   out.clear();
   bool found = false, in_string = false, escaped = false;
@@ -122,8 +146,9 @@ bool json_overflow_as_null(std::string_view t, std::string& out) {
     std::size_t end = i;
     bool exponent = false;
     for (; end < t.size() && number_byte(t[end]); ++end) exponent |= t[end] == 'e' || t[end] == 'E';
-    // Without an exponent, only more than 309 digits can leave a double's range.
-    if (exponent || end - i > 309) {
+    // Without an exponent, only more than 309 digits can leave a double's range. Only a whole
+    // RFC 8259 number token counts (strtod would also read "01e999", "1.e999" or a prefix).
+    if ((exponent || end - i > 309) && json_number_length(t.substr(i, end - i)) == end - i) {
       const std::string token(t.substr(i, end - i));
       if (std::isinf(std::strtod(token.c_str(), nullptr))) {
         out.append(t.data() + copied, i - copied);
