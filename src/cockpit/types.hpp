@@ -46,10 +46,14 @@ enum class ActionKind {
                   // one stream complete in order)
   reset_stream,   // RESET an outgoing stream, or STOP_SENDING an incoming one-shot stream
   close_session,  // after flushing what was queued before it
+  // The newest teleop lease generation (`gen`), for a host that can store it (the edge); a relay
+  // made later with RelayConfig::lease_gen_floor set to it issues only greater ones. Not tied to
+  // a session. Hosts without storage ignore it (the lease's clock seed carries them).
+  persist_lease_gen,
   // WebRTC brokering (§ WebRTC video) adds its SFU calls here: an action carrying a call token,
   // answered by an input with the same token (src/common/drive.hpp).
 };
-constexpr std::size_t kActionKindCount = 8;
+constexpr std::size_t kActionKindCount = 9;
 std::string_view action_kind_name(ActionKind k);
 
 using SharedBytes = std::shared_ptr<const Bytes>;  // one frame fanned out to many viewers
@@ -68,6 +72,9 @@ struct CockpitAction {
   wire::Delivery delivery = wire::Delivery::latest;
   std::int64_t send_order = 0;
   StreamEnd end = StreamEnd::closing;  // reset_stream
+  std::uint64_t gen = 0;               // persist_lease_gen
+  // A pong: where it sits in its socket's queue marks what the client's next ping acknowledges.
+  bool ack_mark = false;
   // close_session: the error sent just before (absent for a plain close) and a reason for logs
   // and the WebTransport close.
   std::optional<wire::ErrorCode> code;

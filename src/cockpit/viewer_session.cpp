@@ -8,6 +8,7 @@
 #include "wire/errors.hpp"
 #include "wire/frame.hpp"
 #include "wire/limits.hpp"
+#include "wire/manifest.hpp"
 #include "wire/messages.hpp"
 
 namespace tether::cockpit {
@@ -75,6 +76,7 @@ std::optional<ViewerEvent> ViewerSession::poll_event() {
   link["state"] = kLinkNames[static_cast<int>(link_)];
   if (link_ == Link::connecting || link_ == Link::reconnecting) link["attempt"] = attempt_;
   if (link_ == Link::reconnecting) link["delayMs"] = delay_ms_;
+  if (link_ == Link::stopped && final_) link["code"] = std::string(wire::error_name(*final_));
   if (!detail_.empty()) link["detail"] = detail_;
   Json s = Json::object();
   s["link"] = std::move(link);
@@ -84,6 +86,7 @@ std::optional<ViewerEvent> ViewerSession::poll_event() {
   s["rttMs"] = rtt_ms_ ? Json(*rtt_ms_) : Json(nullptr);
   s["lastError"] = last_error_;
   s["drops"] = drops_;
+  s["stale"] = stale_;
   return ViewerEvent{ViewerEventKind::state, to_json(s)};
 }
 
@@ -131,6 +134,7 @@ void ViewerSession::handle_connected(Lane lane, TimeMs now) {
   lane_.reset(lane);
   control_ = wire::ControlStreamDecoder{};
   welcomed_ = false;
+  final_.reset();
   Json hello = Json::object();
   hello["t"] = "hello";
   hello["v"] = wire::kProtocolVersion;
@@ -151,9 +155,19 @@ void ViewerSession::handle_disconnected(std::string_view detail, TimeMs now) {
   // A new session starts from nothing: subscriptions and the lease died with the old one.
   welcomed_ = false;
   subscribed_.clear();
+  newest_.clear();
   lease_lost();
   ping_at_.reset();
   pings_.clear();
+  if (final_) {
+    // The relay said why no retry can succeed (auth_failed is terminal on both sides): stop, and
+    // tell the operator what to fix instead of reconnecting forever.
+    link_ = Link::stopped;
+    reconnect_at_.reset();
+    detail_ = std::string(wire::error_info(*final_).fix);
+    changed();
+    return;
+  }
   link_ = Link::reconnecting;
   detail_ = host_text(detail);
   delay_ms_ = kViewerBackoffMs[std::min<std::size_t>(attempt_, kViewerBackoffMs.size() - 1)];
@@ -190,7 +204,12 @@ void ViewerSession::ping(TimeMs now) {
   p["n"] = n;
   p["ts"] = double(now) / 1000.0;
   control(p, now);
-  ping_at_ = now + kViewerPingIntervalMs;
+  last_ping_ms_ = now;
+  // On a WebSocket the next ping waits for this one's pong (see kViewerWsPingIntervalMs).
+  if (lane_.lane() == Lane::websocket)
+    ping_at_.reset();
+  else
+    ping_at_ = now + kViewerPingIntervalMs;
 }
 
 // --- what the relay says ------------------------------------------------------------------------
@@ -254,17 +273,32 @@ void ViewerSession::on_message(const wire::Message& m, const std::string& text, 
     case MessageType::manifest: {
       if (b["robotId"] != robot_id_) return;
       manifest_ = b.contains("manifest") ? b["manifest"] : Json(nullptr);
+      bool unsupported = false;
+      if (manifest_.is_object()) {
+        // The relay sends normal forms; one of a version this cockpit does not read is reported
+        // under the spec's name, never laid out.
+        auto v = wire::validate_manifest(manifest_);
+        if (!v) {
+          unsupported = v.error().front().code == wire::ManifestErrorCode::unsupported_version;
+          if (!unsupported)
+            drop("invalid_manifest", v.error().front().path + ": " + v.error().front().message);
+          manifest_ = Json(nullptr);
+        } else {
+          manifest_ = std::move(v.value());
+        }
+      }
       tx_.clear();
       rx_.clear();
-      if (manifest_.is_object() && manifest_.contains("channels")) {
+      newest_.clear();
+      if (manifest_.is_object()) {
         for (const Json& c : manifest_["channels"]) {
-          if (!c.is_object() || !c.contains("ch") || !c["ch"].is_string()) continue;
           const std::string ch = c["ch"].get<std::string>();
-          const bool reliable = c.contains("delivery") && c["delivery"] == "reliable";
-          if (c.contains("dir") && c["dir"] == "tx")
-            tx_[ch] = reliable ? wire::Delivery::reliable : wire::Delivery::latest;
+          const auto mode =
+              c["delivery"] == "reliable" ? wire::Delivery::reliable : wire::Delivery::latest;
+          if (c["dir"] == "tx")
+            tx_[ch] = mode;
           else
-            rx_.insert(ch);
+            rx_[ch] = mode;
         }
       }
       subscribed_.clear();
@@ -272,6 +306,7 @@ void ViewerSession::on_message(const wire::Message& m, const std::string& text, 
       Json e = Json::object();
       e["robotId"] = robot_id_;
       e["manifest"] = manifest_;
+      if (unsupported) e["error"] = "manifestUnsupported";
       push(ViewerEventKind::manifest, e);
       break;
     }
@@ -284,12 +319,16 @@ void ViewerSession::on_message(const wire::Message& m, const std::string& text, 
       changed();
       break;
     case MessageType::pong: {
-      auto it = pings_.find(b["n"].get<std::uint64_t>());
+      const std::uint64_t n = b["n"].get<std::uint64_t>();
+      auto it = pings_.find(n);
       if (it != pings_.end()) {
         rtt_ms_ = now - it->second;
         pings_.erase(it);
         changed();
       }
+      // The newest ping is answered: on a WebSocket the next one may go.
+      if (lane_.lane() == Lane::websocket && n == ping_n_ && welcomed_ && !ping_at_)
+        ping_at_ = std::max(now, last_ping_ms_ + kViewerWsPingIntervalMs);
       break;
     }
     case MessageType::error: {
@@ -299,6 +338,7 @@ void ViewerSession::on_message(const wire::Message& m, const std::string& text, 
       e["message"] = b["message"];
       if (auto c = wire::error_code_from_name(code)) {
         e["fix"] = std::string(wire::error_info(*c).fix);
+        if (wire::error_info(*c).final_for_client) final_ = *c;
         if (*c == ErrorCode::teleop_held && teleop_ == TeleopLease::requesting)
           teleop_ = TeleopLease::refused;
         if (*c == ErrorCode::robot_disconnected || *c == ErrorCode::unknown_robot)
@@ -326,6 +366,7 @@ bool ViewerSession::watch(const std::string& robot_id, TimeMs now) {
     manifest_ = Json(nullptr);
     tx_.clear();
     rx_.clear();
+    newest_.clear();
     lease_lost();  // the relay gives the lease up when a viewer watches another robot
   }
   robot_id_ = robot_id;
@@ -337,6 +378,24 @@ bool ViewerSession::watch(const std::string& robot_id, TimeMs now) {
     control(w, now);
   }
   changed();
+  return true;
+}
+
+bool ViewerSession::handle_frame(std::string_view ch, std::int64_t seq, TimeMs) {
+  const std::string key(ch);
+  if (!subscribed_.count(key)) return false;  // in flight past an unsub, or not ours
+  auto it = rx_.find(key);
+  if (it == rx_.end()) return false;
+  if (it->second == wire::Delivery::reliable) return true;
+  auto [nit, fresh] = newest_.try_emplace(key, seq);
+  if (!fresh) {
+    if (seq <= nit->second) {
+      ++stale_;
+      changed();
+      return false;
+    }
+    nit->second = seq;
+  }
   return true;
 }
 

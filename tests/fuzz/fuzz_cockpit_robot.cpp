@@ -99,6 +99,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case 8: (void)r.ack(kChannels[flag % 5], text, now); break;
       case 9: (void)r.nack(kChannels[flag % 5], text, text, text, now); break;
       case 10: r.handle_stop(now); break;
+      case 11: r.handle_carrier_end(now); break;
       default: now += TimeMs(flag) * 13; break;
     }
     check(r);

@@ -117,6 +117,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       }
       case 13: v.handle_stop(now); break;
+      case 14: (void)v.handle_frame(text.substr(0, flag), std::int64_t(len) - 8, now); break;
       default: now += TimeMs(flag); break;
     }
     check(v);
