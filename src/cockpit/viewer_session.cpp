@@ -154,6 +154,7 @@ void ViewerSession::handle_disconnected(std::string_view detail, TimeMs now) {
   if (link_ != Link::connecting && link_ != Link::open) return;
   // A new session starts from nothing: subscriptions and the lease died with the old one.
   welcomed_ = false;
+  watched_ = false;
   subscribed_.clear();
   newest_.clear();
   lease_lost();
@@ -268,11 +269,25 @@ void ViewerSession::on_message(const wire::Message& m, const std::string& text, 
       Json r = Json::object();
       r["robots"] = b["robots"];
       push(ViewerEventKind::robots, r);
+      // A watch that found no robot (unknown_robot: a viewer back before its robot after a relay
+      // restart) is not remembered by the relay; once the robot is listed, watch it again.
+      if (welcomed_ && !robot_id_.empty() && !watched_) {
+        for (const Json& robot : b["robots"]) {
+          if (robot["id"] == robot_id_) {
+            Json w = Json::object();
+            w["t"] = "watch";
+            w["robotId"] = robot_id_;
+            control(w, now);
+            break;
+          }
+        }
+      }
       break;
     }
     case MessageType::manifest: {
       if (b["robotId"] != robot_id_) return;
       manifest_ = b.contains("manifest") ? b["manifest"] : Json(nullptr);
+      watched_ = true;  // the relay answered the watch
       bool unsupported = false;
       if (manifest_.is_object()) {
         // The relay sends normal forms; one of a version this cockpit does not read is reported
@@ -343,6 +358,7 @@ void ViewerSession::on_message(const wire::Message& m, const std::string& text, 
           teleop_ = TeleopLease::refused;
         if (*c == ErrorCode::robot_disconnected || *c == ErrorCode::unknown_robot)
           subscribed_.clear();
+        if (*c == ErrorCode::unknown_robot) watched_ = false;
       }
       e["at"] = now;
       last_error_ = std::move(e);
@@ -363,6 +379,7 @@ bool ViewerSession::watch(const std::string& robot_id, TimeMs now) {
       utf8_code_points(robot_id) > wire::kMaxIdChars)
     return false;
   if (robot_id != robot_id_) {
+    watched_ = false;
     manifest_ = Json(nullptr);
     tx_.clear();
     rx_.clear();

@@ -36,7 +36,7 @@ constexpr TimeMs kViewerPingIntervalMs = 2000;
 // sent before that pong: a relay that cannot see what its socket buffers (the edge) paces its
 // writes by it (relay.hpp, kWebSocketAckWindowBytes). Pings come this often there, which sets the
 // pace's granularity.
-constexpr TimeMs kViewerWsPingIntervalMs = 1000;
+constexpr TimeMs kViewerWsPingIntervalMs = 250;
 constexpr std::size_t kMaxPingsInFlight = 8;  // older unanswered pings are forgotten
 // While a twist command stands it is resent this often, well inside the robot's watchdog
 // (kDefaultWatchdogMs), so a lost page stops the robot by silence rather than by a message that
@@ -163,7 +163,8 @@ class ViewerSession {
   wire::ControlStreamDecoder control_;
 
   std::string robot_id_;
-  Json manifest_;                               // null while none
+  bool watched_ = false;  // the relay answered this connection's watch with a manifest message
+  Json manifest_;         // null while none
   std::map<std::string, wire::Delivery> tx_;    // the watched robot's tx channels
   std::map<std::string, wire::Delivery> rx_;    // and rx channels
   std::map<std::string, std::int64_t> newest_;  // latest rx: the newest seq passed to the app

@@ -9,11 +9,22 @@
 // leases, subscriptions, teleop watchdogs) and a robot streams continuously, so the object never
 // idles while it matters, and a hibernation would drop the lease state the safety chain relies on.
 // Robots and viewers reconnect (with backoff) after an eviction, exactly as after a relay restart.
+// The one thing kept in storage is the newest teleop lease generation (persist_lease_gen): a
+// robot keeps its generation floor across the eviction, so the next object starts above it
+// whatever machine's clock it runs on. The put is not awaited on purpose: the object's output
+// gate holds every message sent after it until it is durable, so no robot ever sees a generation
+// that could be lost.
+//
+// workerd's WebSockets have no bufferedAmount (cloudflare/workerd#988), so the core paces them
+// itself by acknowledged pongs (webSocketBufferedAmount: false; the edge's slow-reader rule,
+// docs/cockpit-protocol.md § Delivery modes).
 import wasmModule from '../../build/wasm/tether.wasm';
 import { loadTetherModule } from '../glue/load.js';
 import { createCockpitRelay } from '../glue/cockpit-relay.js';
 import { createWsLane } from '../glue/cockpit-ws-lane.js';
 import { createDriver } from '../glue/driver.js';
+
+const LEASE_GEN_KEY = 'cockpit:leaseGen';
 
 // The protocol version /api/info announces, from the wire core (one instance per isolate).
 let wireLimits = null;
@@ -60,16 +71,26 @@ export class CockpitRelayObject {
 
   async #init() {
     const mod = await loadTetherModule({ wasmModule });
+    const leaseGenFloor = (await this.ctx.storage.get(LEASE_GEN_KEY)) ?? 0;
+    const started = Date.now();
     // COCKPIT_AUTH holds the relay's auth file (the same JSON as the Deno relay's --auth); empty
     // means open, as on a loopback relay. Set it with `wrangler secret put COCKPIT_AUTH`.
-    this.core = createCockpitRelay(mod, { authText: this.env.COCKPIT_AUTH ?? '' });
-    const started = Date.now();
+    this.core = createCockpitRelay(mod, {
+      authText: this.env.COCKPIT_AUTH ?? '',
+      wallClockMs: started,
+      leaseGenFloor,
+      webSocketBufferedAmount: false,
+    });
     // The driver's one timer holds the core's reap and publish deadlines; with nobody connected
     // there are none, so an idle object keeps no timer.
     this.driver = createDriver(
       this.core,
       {
         perform: (a) => {
+          if (a.kind === 'persist_lease_gen') {
+            this.ctx.storage.put(LEASE_GEN_KEY, a.gen);
+            return;
+          }
           const s = this.lane.sessions.get(a.session);
           if (s) this.lane.perform(s, a);
         },

@@ -12,7 +12,8 @@ export type ActionKind =
   | 'open_stream'
   | 'write_stream'
   | 'reset_stream'
-  | 'close_session';
+  | 'close_session'
+  | 'persist_lease_gen';
 
 export interface Action {
   kind: ActionKind;
@@ -30,6 +31,28 @@ export interface Action {
   /** close_session: the error sent just before, or null for a plain close. */
   code?: ErrorCode | null;
   reason?: string;
+  /**
+   * persist_lease_gen (session 0): the newest teleop lease generation. A host with storage keeps
+   * it and passes it back as `leaseGenFloor` when it makes the next relay; others ignore it.
+   */
+  gen?: number;
+}
+
+export interface RelayOptions {
+  /** The auth file's contents ("" for none). */
+  authText?: string;
+  /** An SFU is configured (--rtc-file). */
+  sfu?: boolean;
+  /** The wall clock (ms since the epoch) at the `now` the host calls 0. */
+  wallClockMs?: number;
+  /** The newest lease generation a persist_lease_gen action stored, if any. */
+  leaseGenFloor?: number;
+  /**
+   * The host reports a WebSocket stream open and write done only once bufferedAmount is under
+   * webSocketHighWaterBytes (Deno). False where sockets have no bufferedAmount (workerd): the core
+   * paces them by acknowledged pongs (webSocketAckWindowBytes).
+   */
+  webSocketBufferedAmount?: boolean;
 }
 
 /** The relay's bounds (src/cockpit/*.hpp), for logs and tools; the core enforces them. */
@@ -49,6 +72,11 @@ export interface CockpitLimits {
   maxSubsPerViewer: number;
   /** What a viewer's WebSocket may buffer before its streams wait (the WebSocket lane's bound). */
   webSocketHighWaterBytes: number;
+  /** Without bufferedAmount: the unacknowledged bytes a WebSocket may be handed (the edge). */
+  webSocketAckWindowBytes: number;
+  /** A WebSocket session silent this long is closed (its lease released). */
+  webSocketLivenessMs: number;
+  leaseGensPerMs: number;
 }
 
 export interface CockpitRelay {
@@ -74,14 +102,8 @@ export interface CockpitRelay {
   dispose(): void;
 }
 
-export function loadCockpitRelay(options?: {
-  authText?: string;
-  sfu?: boolean;
-  wasmModule?: WebAssembly.Module;
-  wasmBinary?: Uint8Array;
-}): Promise<CockpitRelay>;
-export function createCockpitRelay(
-  mod: object,
-  options?: { authText?: string; sfu?: boolean },
-): CockpitRelay;
+export function loadCockpitRelay(
+  options?: RelayOptions & { wasmModule?: WebAssembly.Module; wasmBinary?: Uint8Array },
+): Promise<CockpitRelay>;
+export function createCockpitRelay(mod: object, options?: RelayOptions): CockpitRelay;
 export function heapViews(mod: object): { f64(): Float64Array };

@@ -3,7 +3,14 @@ import type { DriverOptions } from './driver.js';
 import type { JsonObject, Manifest } from './wire.js';
 import type { RobotConfig, RobotEvent, SendResult, TeleopCommand } from './cockpit-cores.js';
 
-export type { RobotConfig, RobotEvent, SendResult, TeleopCommand } from './cockpit-cores.js';
+export type {
+  RobotConfig,
+  RobotEvent,
+  RobotSetupError,
+  RobotSetupFailure,
+  SendResult,
+  TeleopCommand,
+} from './cockpit-cores.js';
 export { createRobotCore, createTeleopSafety } from './cockpit-cores.js';
 
 export interface RobotOptions extends RobotConfig {
@@ -37,6 +44,10 @@ export interface Robot {
   stop(waitMs?: number): Promise<void>;
 }
 
+/**
+ * Rejects with a RobotSetupFailure when the config is one the relay would refuse: its `code` is
+ * `manifestUnsupported` for a manifest of a version this SDK does not read.
+ */
 export function connectRobot(
   options: RobotOptions,
   handlers?: { event?: (e: RobotEvent) => void },

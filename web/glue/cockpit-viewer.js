@@ -4,7 +4,8 @@
 // subscribe, the teleop lease and its twist resends, publishing, pings, and when to reconnect.
 // This file runs it with the one driver (web/glue/driver.js), carries its actions out over
 // WebTransport when the relay offers it and the runtime has it, else over the relay's WebSocket
-// twin, and hands channel frames (decoded by the wire core) to the application. Bytes only.
+// twin, and hands channel frames (decoded by the wire core) to the application once the core
+// says each is one it should get (a latest channel keeps the newest by seq). Bytes only.
 import { createViewerCore } from './cockpit-cores.js';
 import { pinnedHashes, readStream, runLink } from './cockpit-transport.js';
 import { createDriver } from './driver.js';
@@ -41,7 +42,11 @@ export function connectViewer(mod, wire, info, options = {}) {
     },
     { now: Date.now, ...clock },
   );
-  const onFrame = (f) => frame?.(f);
+  // Every frame passes the core's rule (handleFrame) before the app sees it: the payload stays
+  // here, only its channel and seq cross.
+  const onFrame = (f) => {
+    if (driver.input((t) => core.handleFrame(f.header.ch, f.header.seq, t))) frame?.(f);
+  };
   const onFrameError = (e) => frameError?.(e);
 
   const connect = () =>
@@ -64,6 +69,10 @@ export function connectViewer(mod, wire, info, options = {}) {
     drive: (vx, vy, wz) => input((t) => core.drive(vx, vy, wz, t)),
     estop: () => input((t) => core.estop(t)),
     publish: (ch, payload, id) => input((t) => core.publish(ch, payload, id, t)),
+    /** True once the session gave up for good (a final error; the state event says why). */
+    get stopped() {
+      return core.stopped();
+    },
     close() {
       input((t) => core.handleStop(t));
       driver.close();

@@ -33,10 +33,13 @@ if (!loopback && !flags.unsafeNonLoopback) {
 }
 
 const authText = flags.auth ? await Deno.readTextFile(flags.auth) : '';
-const core = await loadCockpitRelay({ authText });
-const wire = await loadWire();
+// The core's clock is monotonic from here; the wall clock at that moment seeds the teleop lease
+// generations, so a restarted relay issues only greater ones than the robots' floors (lease.hpp).
+const wallClockMs = Date.now();
 const started = performance.now();
 const now = () => Math.floor(performance.now() - started);
+const core = await loadCockpitRelay({ authText, wallClockMs });
+const wire = await loadWire();
 
 // --- sessions -------------------------------------------------------------------------------
 /** id -> { kind: 'wt'|'ws', role, wt?, ws?, control?, carrier?, out: Map<stream, OutStream>, in: Map<stream, reader> } */
@@ -52,6 +55,7 @@ const driver = createDriver(
   core,
   {
     perform(a) {
+      // persist_lease_gen names no session: this host keeps no storage, the clock seed carries it.
       const s = sessions.get(a.session);
       if (s) (s.kind === 'wt' ? performWt : performWs)(s, a);
     },

@@ -437,3 +437,27 @@ TEST_CASE("viewer: a manifest of an unsupported version is reported as manifestU
   CHECK(got["manifest"].is_null());
   CHECK(got["error"] == "manifestUnsupported");
 }
+
+TEST_CASE(
+    "viewer: back before its robot (unknown_robot), it watches again once the robot is listed") {
+  Viewer v;
+  v.s.watch("r1", v.now);
+  v.s.handle_start(v.now);
+  v.s.handle_connected(Lane::webtransport, v.now);
+  v.actions();
+  v.relay(J(R"({"t":"welcome","v":7})"));
+  CHECK(types(v.sent()) == std::vector<std::string>{"ping", "watch"});
+  v.relay(J(R"({"t":"robots","robots":[]})"));
+  v.relay(J(R"({"t":"error","code":"unknown_robot","message":"no robot r1 is connected"})"));
+  CHECK(v.sent().empty());
+  v.relay(J(R"({"t":"robots","robots":[{"id":"r2","name":"","model":""}]})"));
+  CHECK(v.sent().empty());
+  v.relay(J(
+      R"({"t":"robots","robots":[{"id":"r2","name":"","model":""},{"id":"r1","name":"","model":""}]})"));
+  auto ms = v.sent();
+  REQUIRE(types(ms) == std::vector<std::string>{"watch"});
+  CHECK(ms[0]["robotId"] == "r1");
+  v.manifest();
+  v.relay(J(R"({"t":"robots","robots":[{"id":"r1","name":"","model":""}]})"));
+  CHECK(v.sent().empty());  // watching: nothing more
+}

@@ -13,6 +13,7 @@ export class ViewerSession {
     robots: [],
     robotId: null,
     manifest: null,
+    manifestError: null, // 'manifestUnsupported' when the robot's manifest is of another version
     teleop: 'idle', // idle | requesting | held | refused
     rttMs: null,
     lastError: null,
@@ -55,6 +56,7 @@ export class ViewerSession {
       this.#listener(this.state, { type: 'robots' });
     } else if (kind === 'manifest') {
       this.state.manifest = body.manifest;
+      this.state.manifestError = body.error ?? null;
       this.#listener(this.state, { type: 'manifest' });
     } else if (kind === 'message') {
       this.#listener(this.state, { type: 'message', message: body });
