@@ -63,7 +63,7 @@ Decisions decisions() {
     Bitfield b(n);
     for (std::uint32_t i = 0; i < n; ++i)
       if (p < 8 || rng.below(2)) b.set(i);
-    s.on_message(p, Announce{id, n, 0, b.to_wire(0, n)}, true, 0);
+    s.on_message(p, Announce{id, n, b.to_wire()}, true, 0);
   }
   out.setup_s = seconds_since(t0);
   out.bytes_per_chunk = double(s.memory_bytes()) / n;

@@ -13,6 +13,7 @@
 #include "bus/bus.hpp"
 #include "bus/json_out.hpp"
 #include "bus/scan.hpp"
+#include "bus/shares.hpp"
 #include "bus/transfer.hpp"
 
 namespace tether::bus::bindings {
@@ -305,6 +306,48 @@ std::string match_receipt_js(const std::string& envelope, const std::string& req
   return text(receipt_json(*r, e.value(), request_id, peer));
 }
 
+// null (not a share command), {ok:true, command, share, path} or a BusError, for envelope text.
+std::string parse_share_command_js(const std::string& envelope) {
+  auto e = parse_envelope(ByteView(std::string_view(envelope)));
+  if (!e) return text(error_json(e.error()));
+  auto c = parse_share_command(e.value());
+  if (!c) return "null";
+  if (!c->ok()) return text(error_json(c->error()));
+  return text(Json{{"ok", true},
+                   {"command", std::string(share_command_name(c->value().kind))},
+                   {"share", c->value().share},
+                   {"path", c->value().path}});
+}
+
+// {ok:true, payload} (the command payload) or a BusError.
+std::string share_command_payload_js(const std::string& command, const std::string& share,
+                                     const std::string& path) {
+  ShareCommand c;
+  if (command == share_command_name(ShareCommand::Kind::list_files))
+    c.kind = ShareCommand::Kind::list_files;
+  else if (command == share_command_name(ShareCommand::Kind::get_file))
+    c.kind = ShareCommand::Kind::get_file;
+  else if (command != share_command_name(ShareCommand::Kind::shares))
+    return text(error_json(bus_error(BusErrorCode::bad_field, "command",
+                                     "a share command is shares, list-files or get-file")));
+  c.share = share;
+  c.path = path;
+  auto p = share_command_payload(c);
+  if (!p) return text(error_json(p.error()));
+  return text(Json{{"ok", true}, {"payload", p.value()}});
+}
+
+std::string file_ack_refusal_js(const std::string& payload, const std::string& error) {
+  return text(file_ack_refusal(parse(payload), error));
+}
+
+// The file_ack for an offer the receiver verified ({ok:true, offer} from complete()).
+std::string file_ack_received_js(const std::string& offer, const std::string& saved_path) {
+  auto o = parse_file_offer(parse(offer), kFileMaxBytes);
+  if (!o) return text(error_json(o.error()));
+  return text(Json{{"ok", true}, {"payload", file_ack_received(o.value(), saved_path)}});
+}
+
 std::string limits_js() { return text(limits_json()); }
 
 }  // namespace
@@ -367,5 +410,9 @@ EMSCRIPTEN_BINDINGS(tether_bus) {
   function("busIsTransient", &is_transient_js);
   function("busMatchReceipt", &match_receipt_js);
   function("busLimits", &limits_js);
+  function("busParseShareCommand", &parse_share_command_js);
+  function("busShareCommandPayload", &share_command_payload_js);
+  function("busFileAckRefusal", &file_ack_refusal_js);
+  function("busFileAckReceived", &file_ack_received_js);
   function("busEnvelopeVersion", +[]() { return tether::bus::kEnvelopeVersion; });
 }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/json.hpp"
+#include "swarm/bitfield.hpp"
 #include "swarm/messages.hpp"
 #include "swarm/resume.hpp"
 #include "swarm/session.hpp"
@@ -306,12 +307,59 @@ val make_offer_js(const std::string& file_id_hex, const std::string& name, const
   return out;
 }
 
+// {ok, totalChunks, held: [indexes]} for a swarm_announce as {type, payload} text: the chunks the
+// core reads its bitfield to hold, or its refusal.
+val announce_held_js(const std::string& text) {
+  auto m = parse_message_text(ByteView(std::string_view(text)));
+  if (!m) return refusal_value(m.error());
+  const auto* a = std::get_if<Announce>(&m.value());
+  if (!a) return refusal_value({MessageError::unknown_type, "type", "not a swarm_announce"});
+  val held = val::array();
+  int n = 0;
+  for (std::uint32_t i = 0; i < a->total_chunks; ++i)
+    if (Bitfield::wire_test(ByteView(a->bits), i)) held.set(n++, i);
+  val o = val::object();
+  o.set("ok", true);
+  o.set("totalChunks", a->total_chunks);
+  o.set("held", held);
+  return o;
+}
+
+// The swarm_announce payload the core writes for a peer holding `held_json` ([indexes]).
+val announce_payload_js(const std::string& file_id_hex, double total,
+                        const std::string& held_json) {
+  auto id = parse_sha256_hex(file_id_hex);
+  if (!id) return refusal_value({MessageError::bad_hash, "fileId", "64 lowercase hex characters"});
+  if (!(total >= 0 && total <= kMaxChunks))
+    return refusal_value(
+        {MessageError::too_many_chunks, "totalChunks", "0 to " + std::to_string(kMaxChunks)});
+  Bitfield b{std::uint32_t(total)};
+  auto j = parse_object(held_json);
+  if (!j || !j->is_array())
+    return refusal_value({MessageError::bad_field, "held", "a JSON array of chunk indexes"});
+  for (const auto& v : *j) {
+    auto i = json_integer(v, 0, std::int64_t(total) - 1);
+    if (!i)
+      return refusal_value(
+          {MessageError::out_of_range, "held", "indexes from 0 to totalChunks - 1"});
+    b.set(std::uint32_t(*i));
+  }
+  val o = val::object();
+  o.set("ok", true);
+  o.set("payload", encode_payload(Announce{*id, std::uint32_t(total), b.to_wire()}));
+  return o;
+}
+
 val limits() {
   val o = val::object();
   o.set("maxChunks", kMaxChunks);
   o.set("maxPageHashes", kMaxPageHashes);
   o.set("maxInlineHashes", kMaxInlineHashes);
+  o.set("minChunkSize", kMinChunkSize);
   o.set("maxChunkSize", kMaxChunkSize);
+  o.set("maxHaveIndexes", double(kMaxHaveIndexes));
+  o.set("maxFileNameChars", double(kMaxFileNameChars));
+  o.set("maxMimeTypeChars", double(kMaxMimeTypeChars));
   o.set("defaultChunkSize", kDefaultChunkSize);
   o.set("minSctpMessageSize", double(kMinSctpMessageSize));
   o.set("chunkFrameHeaderBytes", double(kChunkFrameHeaderBytes));
@@ -371,6 +419,8 @@ EMSCRIPTEN_BINDINGS(tether_swarm) {
   function("swarmParseMessage", &parse_message_text_js);
   function("swarmMakeOffer", &make_offer_js);
   function("swarmLimits", &limits);
+  function("swarmAnnounceHeld", &announce_held_js);
+  function("swarmAnnouncePayload", &announce_payload_js);
   function("swarmDecideLock", &decide_lock_js);
   function("swarmPartFileName", &part_file_name_js);
 }

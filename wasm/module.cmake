@@ -1,16 +1,31 @@
-# The one WebAssembly module: every core's bindings in one ES module + .wasm, loaded by
-# web/glue/load.js in the browser, Node, Deno and workerd. Settings follow TOOLCHAIN.md.
-# One module for every core: one binding translation unit per core (bindings/*.cpp).
-file(GLOB TETHER_BINDINGS CONFIGURE_DEPENDS bindings/*.cpp)
-add_executable(tether ${TETHER_BINDINGS})
-target_link_libraries(tether PRIVATE ${TETHER_CORES})
-set_target_properties(tether PROPERTIES OUTPUT_NAME "tether" SUFFIX ".mjs")
-target_link_options(tether PRIVATE
-    --bind -fno-exceptions
-    -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createTetherModule
-    # `node` in this emscripten references __dirname, which ES modules lack (TOOLCHAIN.md);
-    # the glue hands the module its bytes in Node and Deno instead.
-    -sENVIRONMENT=web,worker
-    -sALLOW_MEMORY_GROWTH=1 -sDYNAMIC_EXECUTION=0 -sFILESYSTEM=0
-    -sINCOMING_MODULE_JS_API=[wasmBinary,instantiateWasm,locateFile,print,printErr]
-    -sEXPORTED_RUNTIME_METHODS=[HEAPU8])
+# The WebAssembly modules: one per runtime, each an ES module + .wasm (build/wasm/<module>.mjs and
+# .wasm) holding only the bindings, and so only the cores, that its runtime uses. web/glue/load.js
+# loads them; package.json's `exports` conditions pick which one a runtime gets (`workerd`: the
+# edge module, web/glue/workerd/; every other runtime: the full one, web/glue/full/). Emscripten
+# settings follow TOOLCHAIN.md. bench/README.md § Module size says where the bytes go and why the
+# flavours below exist.
+
+include(${CMAKE_CURRENT_LIST_DIR}/modules.cmake)
+
+# --- the modules -------------------------------------------------------------------------------
+# tether_module(<name> SPEED|SIZE):
+#   SPEED  cores as the native build compiles them (-O3): Node, Deno, browsers by default, where
+#          throughput matters and the bytes are read from disk or cached.
+#   SIZE   cores at -Oz with link-time optimisation, for a module that is uploaded or downloaded
+#          on first use. Cores listed in TETHER_WASM_HOT_CORES stay at -O3 even there.
+set(TETHER_WASM_HOT_CORES decode)
+tether_module(tether         SPEED)  # every binding: Node, Deno, browsers, bundlers (default)
+tether_module(tether-edge    SIZE)   # workerd: the rooms Worker and its Durable Objects
+tether_module(tether-cockpit SIZE)   # the browser cockpit (web/cockpit): viewer session, decoders
+
+# --- which module holds which binding: one line per bindings/<name>_bindings.cpp ----------------
+# A binding left out of every line fails the configure step, so a new one cannot go missing.
+tether_binding(wire     tether tether-edge tether-cockpit)
+tether_binding(decode   tether tether-cockpit)
+tether_binding(cockpit  tether tether-edge tether-cockpit)
+tether_binding(relay    tether tether-edge)
+tether_binding(bus      tether)
+tether_binding(swarm    tether)
+tether_binding(mailbox  tether tether-edge)
+
+tether_link_modules()

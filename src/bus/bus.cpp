@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "common/base64.hpp"
+#include "common/utf8.hpp"
 
 namespace tether::bus {
 
@@ -93,14 +94,23 @@ Json handoff_receipt_payload(const Envelope& h) {
   return Json{{"messageId", h.id}, {"senderInstanceId", h.from.instance_id}, {"forType", "handoff"}, {"receipt", "stored"}};
 }
 
+std::optional<std::string> confirmed_id(const Envelope& e) {
+  if (e.type != MessageType::ack && e.type != MessageType::command_response) return std::nullopt;
+  Json scratch;
+  const Json& p = e.payload_dom(scratch);
+  if (e.type == MessageType::command_response && p.is_object() && p.contains("requestId"))
+    return string_member(p, "requestId");
+  return string_member(p, "messageId");
+}
+
 std::optional<Receipt> match_receipt(const Envelope& e, std::string_view request_id, std::string_view peer,
                                      std::optional<std::string_view> sender_instance) {
   if (e.type != MessageType::ack && e.type != MessageType::command_response) return std::nullopt;
   if (e.from.stream_id != peer) return std::nullopt;
+  auto mid = confirmed_id(e);
+  if (!mid || *mid != request_id) return std::nullopt;
   Json scratch;
   const Json& p = e.payload_dom(scratch);
-  auto mid = string_member(p, "messageId");
-  if (!mid || *mid != request_id) return std::nullopt;
   Receipt r;
   r.kind = e.type == MessageType::ack ? Receipt::Kind::ack : Receipt::Kind::command_response;
   if (auto f = string_member(p, "forType"); f && *f == "handoff") {
@@ -333,7 +343,11 @@ void Bus::receive(const ConnId& conn, ByteView text, std::int64_t now_ms) {
       return reject(conn, bus_error(BusErrorCode::forged_identity, "from.streamId",
                                     "stream \"" + sid + "\" is established on another open connection; refused"));
   }
-  if (e.to && *e.to != config_.self.stream_id)
+  // A peer that has not learned our stream id yet may address its first announce to the id its
+  // transport knows us by (agent-bus-notes.md): that one is ours too.
+  const bool to_transport_id = e.type == MessageType::announce && e.to && config_.transport_id &&
+                               *e.to == *config_.transport_id;
+  if (e.to && *e.to != config_.self.stream_id && !to_transport_id)
     return reject(conn, bus_error(BusErrorCode::not_for_us, "to",
                                   "the envelope is addressed to \"" + *e.to + "\", not to us; dropped"));
 
@@ -379,6 +393,7 @@ void Bus::receive(const ConnId& conn, ByteView text, std::int64_t now_ms) {
     case MessageType::command_response:
       on_confirmation(e);
       break;
+    case MessageType::ping: on_ping(conn, e, now_ms); break;
     default:
       break;
   }
@@ -406,10 +421,26 @@ void Bus::on_announce(Stream& s, const Envelope& e) {
       if (v.is_string() && v.get<std::string>() == kHandoffCapability) s.handoff_capable = true;
 }
 
+void Bus::on_ping(const ConnId& conn, const Envelope& e, std::int64_t now_ms) {
+  // Every peer answers a heartbeat, addressed to the pinger, on the connection it came by, now or
+  // never: a late pong measures nothing, so it is neither queued nor kept (agent-bus-notes.md).
+  Json scratch;
+  const Json& p = e.payload_dom(scratch);
+  std::optional<double> ping_ts;
+  if (p.is_object())
+    if (auto t = p.find("ts"); t != p.end()) ping_ts = json_finite(*t);
+  Envelope pong = make_envelope(
+      MessageType::pong, e.from.stream_id, std::nullopt,
+      Json{{"pingId", e.id}, {"pingTs", ping_ts.value_or(e.ts)}, {"pongTs", now_ms}}, now_ms);
+  auto text = encode_envelope(pong);
+  if (text)
+    immediate_.push_back(Pending{TxKind::immediate, conn, std::move(text.value()), pong.id, {}});
+}
+
 void Bus::on_confirmation(const Envelope& e) {
   Json scratch;
   const Json& p = e.payload_dom(scratch);
-  auto mid = string_member(p, "messageId");
+  auto mid = confirmed_id(e);
   if (!mid) return;
   auto h = outgoing_.find(*mid);
   if (h != outgoing_.end() && e.type == MessageType::ack &&
@@ -494,64 +525,52 @@ void Bus::on_history_request(Stream& s, const Envelope& e, std::int64_t now_ms) 
   Json scratch;
   const Json& p = e.payload_dom(scratch);
   Json count = p.is_object() && p.contains("count") ? p["count"] : Json(nullptr);
-  std::vector<Envelope> picked = history(history_count(count), s.id);
-  // Split into replays that each fit one envelope.
-  const std::size_t budget = kMaxEnvelopeBytes - 2048;
-  Json batch = Json::array();
-  std::size_t used = 0;
-  bool sent_any = false;
-  auto flush = [&]() {
-    (void)send_direct(make_envelope(MessageType::history_replay, s.id, std::nullopt, Json{{"messages", batch}}, now_ms), now_ms);
-    batch = Json::array();
-    used = 0;
-    sent_any = true;
-  };
-  for (const Envelope& h : picked) {
-    // One DOM per entry, measured as it will be written: a payload kept as text is parsed here,
-    // once, and only for the entries a replay carries.
-    Json j = envelope_to_json(h);
-    std::string text;
-    append_json(text, j, JsonNumbers::js_double);
-    if (text.size() + 1 > budget) continue;  // cannot fit even alone
-    if (used + text.size() + 1 > budget) flush();
-    used += text.size() + 1;
-    batch.push_back(std::move(j));
+  // One history_replay per message, oldest first, its payload the original envelope, addressed to
+  // the requester (agent-bus-notes.md). An entry too large to travel wrapped is left out.
+  for (const Envelope& h : history(history_count(count), s.id)) {
+    Envelope r =
+        make_envelope(MessageType::history_replay, s.id, std::nullopt, envelope_to_json(h), now_ms);
+    (void)send_direct(std::move(r), now_ms);
   }
-  if (!batch.empty() || !sent_any) flush();
 }
 
 void Bus::on_history_replay(const ConnId& conn, Stream& s, const Envelope& e, std::int64_t now_ms) {
-  if (!s.history_asked_ms || now_ms - *s.history_asked_ms > kHistoryReplyWindowMs)
-    return reject(conn, bus_error(BusErrorCode::bad_payload, "type",
-                                  "unsolicited history_replay (we did not ask this peer for history); dropped"));
+  if (!s.history_asked_ms || now_ms - *s.history_asked_ms > kHistoryReplyWindowMs ||
+      s.history_left == 0)
+    return reject(
+        conn,
+        bus_error(
+            BusErrorCode::bad_payload, "type",
+            "unsolicited history_replay (we did not ask this peer for history, or it sent more "
+            "replays than we asked for); dropped"));
+  --s.history_left;
   Json scratch;
   const Json& p = e.payload_dom(scratch);
-  auto m = p.is_object() ? p.find("messages") : p.end();
-  if (!p.is_object() || m == p.end() || !m->is_array())
-    return reject(conn, bus_error(BusErrorCode::bad_payload, "payload.messages", "a history_replay payload is {messages: Envelope[]}"));
-  std::size_t i = 0;
-  for (const Json& item : *m) {
-    auto inner = envelope_from_json(item);
-    const std::size_t index = i++;
-    if (!inner) {
-      BusError er = inner.error();
-      er.field = "payload.messages[" + std::to_string(index) + "]" + (er.field.empty() ? "" : "." + er.field);
-      reject(conn, std::move(er));
-      continue;
-    }
-    Envelope& x = inner.value();
-    if (!is_kept_in_history(x.type)) continue;
-    if (x.from.stream_id == config_.self.stream_id) continue;  // our own words
-    if (x.to && *x.to != config_.self.stream_id) continue;     // another peer's direct
-    if (seen(x)) continue;
-    remember_seen(x);
-    Event ev;
-    ev.kind = EventKind::message;
-    ev.conn = conn;
-    ev.replayed = true;
-    ev.envelope = std::move(x);
-    events_.push_back(std::move(ev));
+  if (p.is_object() && p.size() == 1 && p.contains("messages"))
+    return reject(
+        conn,
+        bus_error(BusErrorCode::bad_payload, "payload",
+                  "a history_replay carries one replayed envelope as its payload, not a batch "
+                  "{messages: [...]}; send one history_replay per message"));
+  auto inner = envelope_from_json(p);
+  if (!inner) {
+    BusError er = inner.error();
+    er.field = "payload" + (er.field.empty() ? "" : "." + er.field);
+    er.detail = "a history_replay's payload is the replayed envelope: " + er.detail;
+    return reject(conn, std::move(er));
   }
+  Envelope& x = inner.value();
+  if (!is_kept_in_history(x.type)) return;                 // protocol chatter: nothing to deliver
+  if (x.from.stream_id == config_.self.stream_id) return;  // our own words
+  if (x.to && *x.to != config_.self.stream_id) return;     // another peer's direct
+  if (seen(x)) return;
+  remember_seen(x);
+  Event ev;
+  ev.kind = EventKind::message;
+  ev.conn = conn;
+  ev.replayed = true;
+  ev.envelope = std::move(x);
+  events_.push_back(std::move(ev));
 }
 
 void Bus::remember_seen(const Envelope& e) {
@@ -661,9 +680,11 @@ Result<Sent, BusError> Bus::request_history(const std::string& to, const Json& c
   outcomes_.clear();
   if (auto x = check_string(to, kMaxToChars, "to")) return err(*x);
   if (to == config_.self.stream_id) return err(bus_error(BusErrorCode::bad_field, "to", "ask another peer for history"));
-  stream_for(to).history_asked_ms = now_ms;
+  Stream& s = stream_for(to);
+  s.history_asked_ms = now_ms;
+  s.history_left = history_count(count);
   return send_direct(make_envelope(MessageType::history_request, to, std::nullopt,
-                                   Json{{"count", std::int64_t(history_count(count))}}, now_ms),
+                                   Json{{"count", std::int64_t(s.history_left)}}, now_ms),
                      now_ms);
 }
 
@@ -675,12 +696,37 @@ Result<Sent, BusError> Bus::ack(const Envelope& received, const Json& extra, std
   return send(received.from.stream_id, MessageType::ack, std::move(p), std::nullopt, now_ms);
 }
 
-Result<Sent, BusError> Bus::respond(const Envelope& command, const Json& payload, std::int64_t now_ms) {
-  Json p = Json{{"messageId", command.id}};
-  if (payload.is_object())
-    for (auto it = payload.begin(); it != payload.end(); ++it)
-      if (it.key() != "messageId") p[it.key()] = it.value();
-  return send(command.from.stream_id, MessageType::command_response, std::move(p), std::nullopt, now_ms);
+Result<Sent, BusError> Bus::respond(const Envelope& command, const Json& outcome,
+                                    std::int64_t now_ms) {
+  auto p = command_response_payload(command.id, outcome);
+  if (!p) return err(p.error());
+  return send(command.from.stream_id, MessageType::command_response, std::move(p.value()),
+              std::nullopt, now_ms);
+}
+
+Result<Json, BusError> command_response_payload(std::string_view request_id, const Json& outcome) {
+  bool shaped = outcome.is_object();
+  if (shaped)
+    for (auto it = outcome.begin(); it != outcome.end(); ++it)
+      if (it.key() != "result" && it.key() != "error" && it.key() != "ok") shaped = false;
+  const auto error =
+      shaped && outcome.contains("error") ? json_string(outcome["error"]) : std::nullopt;
+  // An `ok` beside them must agree: true with a result, false with an error.
+  const bool ok_disagrees =
+      shaped && outcome.contains("ok") &&
+      (!outcome["ok"].is_boolean() || outcome["ok"].get<bool>() == error.has_value());
+  if (!shaped || (outcome.contains("error") && (!error || error->empty())) ||
+      (error && outcome.contains("result")) || ok_disagrees)
+    return err(bus_error(
+        BusErrorCode::bad_payload, "payload",
+        "a command's answer is {result} (ok: true) or {error: \"why\"} (ok: false), nothing else"));
+  if (error)
+    return Json{{"requestId", std::string(request_id)},
+                {"ok", false},
+                {"error", std::string(utf8_prefix(*error, kMaxErrorTextBytes))}};
+  return Json{{"requestId", std::string(request_id)},
+              {"ok", true},
+              {"result", outcome.contains("result") ? outcome["result"] : Json(nullptr)}};
 }
 
 Result<Sent, BusError> Bus::set_announce(Json announce, std::int64_t now_ms) {

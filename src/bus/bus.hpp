@@ -44,6 +44,10 @@ struct BusConfig {
   // carry envelopes from its own stream, from the first message on (§ Untrusted wire input).
   // Off: a connection is bound to the stream its first envelope names.
   bool conn_is_stream = false;
+  // The id the transport knows us by, when it is not our stream id (a VDO.Ninja UUID). A peer that
+  // has not learned our stream id yet may address its first announce to it (agent-bus-notes.md);
+  // an announce so addressed is taken as addressed to us. Nothing else is.
+  std::optional<std::string> transport_id;
 };
 
 struct Transmit {
@@ -131,6 +135,12 @@ struct Receipt {
   enum class Kind { ack, command_response, handoff_stored } kind = Kind::ack;
   bool ok = true;
 };
+// The id of the message a confirmation reports on: an ack's `messageId`; a command_response's
+// `requestId` (agent-bus-notes.md), or, in a record from before tether wrote requestId, its
+// `messageId`. nullopt when there is none.
+std::optional<std::string> confirmed_id(const Envelope& e);
+// The command_response payload answering command `request_id` with `outcome` (see Bus::respond).
+Result<Json, BusError> command_response_payload(std::string_view request_id, const Json& outcome);
 // Does `e` report on request `request_id` that we sent to `peer`? For handoffs, the receipt must
 // also name the original sender instance when one is given.
 std::optional<Receipt> match_receipt(const Envelope& e, std::string_view request_id, std::string_view peer,
@@ -176,7 +186,10 @@ class Bus {
                                    std::int64_t now_ms);
   Result<Sent, BusError> request_history(const std::string& to, const Json& count, std::int64_t now_ms);
   Result<Sent, BusError> ack(const Envelope& received, const Json& extra, std::int64_t now_ms);
-  Result<Sent, BusError> respond(const Envelope& command, const Json& payload, std::int64_t now_ms);
+  // Answers a command: command_response {requestId: command.id, ok: true, result} when `outcome`
+  // is {result?} (a missing result is null), {requestId, ok: false, error} when it is {error:
+  // "text"}. Anything else is refused (bad_payload), so every answer has the public shape.
+  Result<Sent, BusError> respond(const Envelope& command, const Json& outcome, std::int64_t now_ms);
   // A direct message of ours that left through another path (the agent's durable disk outbox,
   // which keeps ids stable across restarts): kept in history and remembered for ack correlation
   // as if send() had sent it. Refused unless it is ours, direct, and not transient.
@@ -252,6 +265,7 @@ class Bus {
     bool in_flight = false;
     bool in_ready = false;  // listed in ready_
     std::optional<std::int64_t> history_asked_ms;
+    std::size_t history_left = 0;  // replays still accepted for our last request
   };
   // One transport connection; see "Reachability" above.
   struct Conn {
@@ -293,6 +307,7 @@ class Bus {
   void remember_sent_direct(const Envelope& e);
   void on_history_request(Stream& s, const Envelope& e, std::int64_t now_ms);
   void on_history_replay(const ConnId& conn, Stream& s, const Envelope& e, std::int64_t now_ms);
+  void on_ping(const ConnId& conn, const Envelope& e, std::int64_t now_ms);
   void on_confirmation(const Envelope& e);
   void on_announce(Stream& s, const Envelope& e);
   void on_handoff(const ConnId& conn, const Envelope& e, std::int64_t now_ms);

@@ -83,10 +83,11 @@ bool bus_reads_payload(MessageType t) {
   switch (t) {
     case MessageType::announce:          // skills: handoff-v1 (Bus::on_announce)
     case MessageType::ack:               // messageId, receipt (Bus::on_confirmation, match_receipt)
-    case MessageType::command_response:  // messageId, ok, error
+    case MessageType::command_response:  // requestId (or a legacy messageId), ok, error
     case MessageType::handoff:           // request, expiresAt (check_handoff)
     case MessageType::history_request:   // count
-    case MessageType::history_replay:    // messages
+    case MessageType::history_replay:    // the replayed envelope
+    case MessageType::ping:              // ts, for the pong
       return true;
     default:
       return false;
@@ -124,20 +125,11 @@ bool is_kept_in_history(MessageType t) {
   }
 }
 
-std::size_t utf16_length(std::string_view s) {
-  std::size_t n = 0;
-  for (unsigned char c : s) {
-    if ((c & 0xC0) != 0x80) ++n;  // a lead byte starts a code point
-    if (c >= 0xF0) ++n;           // four-byte sequences are surrogate pairs in UTF-16
-  }
-  return n;
-}
-
 std::optional<BusError> check_string(std::string_view value, std::size_t max_chars, const std::string& field) {
   if (value.empty()) return err_of(BusErrorCode::empty_string, field, field + " must not be empty");
   // Cheap bound first: a UTF-8 string has at least as many bytes as UTF-16 units / ... at most
   // 3 bytes per unit, so a string over 3*max bytes is too long without counting.
-  if (value.size() > 3 * max_chars || utf16_length(value) > max_chars)
+  if (value.size() > 3 * max_chars || utf16_units(value) > max_chars)
     return err_of(BusErrorCode::too_long, field,
                   field + " is longer than " + std::to_string(max_chars) + " characters; shorten it");
   if (value.find('\0') != std::string_view::npos)
@@ -233,15 +225,32 @@ Result<Envelope, BusError> parse_envelope(ByteView text, ParseInfo* info, Payloa
   return parse_envelope_dom(text);
 }
 
+std::size_t max_envelope_bytes(MessageType t) {
+  return t == MessageType::file_chunk ? kMaxFileChunkEnvelopeBytes : kMaxEnvelopeBytes;
+}
+
+namespace {
+
+BusError too_large(std::size_t size, std::size_t limit, std::string field) {
+  return err_of(BusErrorCode::too_large, std::move(field),
+                "the envelope is " + std::to_string(size) + " bytes; the limit is " +
+                    std::to_string(limit) + " (send large data as a file or swarm transfer)");
+}
+
+}  // namespace
+
 Result<Envelope, BusError> parse_envelope_dom(ByteView text) {
-  if (text.size > kMaxEnvelopeBytes)
-    return err(err_of(BusErrorCode::too_large, "",
-                      "the envelope is " + std::to_string(text.size) + " bytes; the limit is " +
-                          std::to_string(kMaxEnvelopeBytes) + " (send large data as a file or swarm transfer)"));
+  // Nothing larger than the largest file_chunk reaches the parser; other types are held to their
+  // own bound once the type is read.
+  if (text.size > kMaxFileChunkEnvelopeBytes)
+    return err(too_large(text.size, kMaxFileChunkEnvelopeBytes, ""));
   JsonParse p = parse_json(text);
   if (!p.ok())
     return err(err_of(BusErrorCode::not_json, "", std::string("the envelope is not JSON text (") + json_error_name(p.error) + ")"));
-  return envelope_from_json(p.value);
+  auto e = envelope_from_json(p.value);
+  if (e && text.size > max_envelope_bytes(e->type))
+    return err(too_large(text.size, max_envelope_bytes(e->type), ""));
+  return e;
 }
 
 Json envelope_to_json(const Envelope& e) {
@@ -323,10 +332,8 @@ Result<std::string, BusError> encode_envelope(const Envelope& e) {
     if (auto x = check_string(*e.topic, kMaxTopicChars, "topic")) return err(*x);
   if (!std::isfinite(e.ts)) return err(err_of(BusErrorCode::not_finite, "ts", "ts must be a finite number"));
   std::string text = serialize_envelope(e);
-  if (text.size() > kMaxEnvelopeBytes)
-    return err(err_of(BusErrorCode::too_large, "payload",
-                      "the envelope would be " + std::to_string(text.size()) + " bytes; the limit is " +
-                          std::to_string(kMaxEnvelopeBytes) + " (send large data as a file or swarm transfer)"));
+  if (text.size() > max_envelope_bytes(e.type))
+    return err(too_large(text.size(), max_envelope_bytes(e.type), "payload"));
   return text;
 }
 

@@ -94,9 +94,6 @@ struct Envelope {
   const Json& payload_dom(Json& scratch) const;
 };
 
-// JavaScript's string.length for valid UTF-8 text: code points, counting those above U+FFFF twice.
-std::size_t utf16_length(std::string_view valid_utf8);
-
 // Checks one string field: non-empty, no NUL, at most `max_chars` UTF-16 code units.
 std::optional<BusError> check_string(std::string_view value, std::size_t max_chars, const std::string& field);
 // Checks an Identity (the bounds of `from`), naming fields under `prefix` ("from").
@@ -107,7 +104,12 @@ std::optional<BusError> check_identity(const Identity& id, const std::string& pr
 // which is what Bus::receive asks for.
 enum class PayloadForm { dom, text_unless_read };
 
-// Parses JSON text (refused above kMaxEnvelopeBytes before parsing).
+// The largest envelope text of this type: kMaxEnvelopeBytes, or kMaxFileChunkEnvelopeBytes for a
+// file_chunk (one-to-one chunks of up to 1 MiB, agent-bus-notes.md § Sizes).
+std::size_t max_envelope_bytes(MessageType t);
+
+// Parses JSON text (refused above kMaxFileChunkEnvelopeBytes before parsing, and above
+// max_envelope_bytes(type) once the type is known).
 // Scans the common shape in one pass (bus/scan.hpp) and falls back to parse_envelope_dom for
 // everything else, so the verdicts and error codes are the DOM path's.
 // What parse_envelope tells a caller that holds on to the received text.

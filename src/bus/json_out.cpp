@@ -93,6 +93,8 @@ Json receipt_json(const Receipt& r, const Envelope& e, std::string_view request_
 
 std::optional<BusError> check_config(const BusConfig& c) {
   if (auto e = check_identity(c.self, "self")) return e;
+  if (c.transport_id)
+    if (auto e = check_string(*c.transport_id, kMaxToChars, "transportId")) return e;
   if (!c.announce.is_null() && !c.announce.is_object())
     return bus_error(BusErrorCode::bad_field, "announce", "announce is an object {skills[], status, version, topics[]}");
   return std::nullopt;
@@ -116,12 +118,15 @@ Result<BusConfig, BusError> config_from_json(const Json& j) {
   if (auto a = j.find("acceptHandoffs"); a != j.end() && a->is_boolean()) c.accept_handoffs = a->get<bool>();
   if (auto a = j.find("connIsStream"); a != j.end() && a->is_boolean()) c.conn_is_stream = a->get<bool>();
   if (auto a = j.find("announce"); a != j.end()) c.announce = *a;
+  if (auto a = j.find("transportId"); a != j.end() && a->is_string())
+    c.transport_id = a->get<std::string>();
   if (auto e = check_config(c)) return err(*e);
   return c;
 }
 
 Json limits_json() {
   return Json{{"maxEnvelopeBytes", kMaxEnvelopeBytes},
+              {"maxFileChunkEnvelopeBytes", kMaxFileChunkEnvelopeBytes},
               {"maxIdChars", kMaxIdChars},
               {"maxTypeChars", kMaxTypeChars},
               {"maxStreamIdChars", kMaxStreamIdChars},
@@ -144,7 +149,11 @@ Json limits_json() {
               {"fileBrowserMaxBytes", kFileBrowserMaxBytes},
               {"fileReceiverMaxIncomplete", kFileReceiverMaxIncomplete},
               {"fileReceiverMaxPromisedBytes", kFileReceiverMaxPromisedBytes},
+              {"fileMinChunkSize", kFileMinChunkSize},
               {"fileMaxChunkSize", kFileMaxChunkSize},
+              {"maxErrorTextBytes", kMaxErrorTextBytes},
+              {"maxShareNameChars", kMaxShareNameChars},
+              {"maxSharePathChars", kMaxSharePathChars},
               {"fileDefaultChunkSize", kFileDefaultChunkSize}};
 }
 

@@ -20,7 +20,7 @@ constexpr std::size_t kMaxToChars = 128;
 constexpr std::size_t kMaxTopicChars = 256;
 // One envelope's JSON text. 256 KiB is the common SCTP message limit the spec names (§ Why the
 // manifest is paged); nothing larger could cross a data channel anyway, so it is refused before
-// the JSON parser sees it.
+// the JSON parser sees it. The one exception is a file_chunk (kMaxFileChunkEnvelopeBytes below).
 constexpr std::size_t kMaxEnvelopeBytes = 256 * 1024;
 constexpr int kEnvelopeVersion = 1;
 // Our ids: 12 random bytes, base64url (16 characters), like the public implementation.
@@ -37,7 +37,8 @@ constexpr std::size_t kMaxQueuedPeers = 256;
 constexpr std::size_t kHistoryCapacity = 500;
 constexpr std::int64_t kHistoryMaxRequest = 200;
 constexpr std::int64_t kHistoryDefaultRequest = 50;
-// A history_replay is only accepted from a peer we asked, within this window of asking.
+// A history_replay (one per replayed message, agent-bus-notes.md) is only accepted from a peer we
+// asked, within this window of asking, and no more of them than the count we asked for.
 constexpr std::int64_t kHistoryReplyWindowMs = 60'000;
 // Delivered (sender, id) pairs remembered so a replay does not deliver a message twice.
 constexpr std::size_t kSeenCapacity = 4096;
@@ -66,9 +67,32 @@ constexpr std::size_t kFileReceiverMaxIncomplete = 16;
 constexpr std::uint64_t kFileReceiverMaxPromisedBytes = 512ULL * 1024 * 1024;
 // A base64 chunk of 64 KiB is ~85 KiB of envelope: comfortably below kMaxEnvelopeBytes.
 constexpr std::uint32_t kFileDefaultChunkSize = 64 * 1024;
-constexpr std::uint32_t kFileMaxChunkSize = 128 * 1024;
+// Chunk sizes from 1 KiB to 1 MiB, the public implementation's range (agent-bus-notes.md § Sizes):
+// it refuses smaller ones, so we never send them, and it may send up to 1 MiB, which we accept.
+constexpr std::uint32_t kFileMinChunkSize = 1024;
+constexpr std::uint32_t kFileMaxChunkSize = 1024 * 1024;
+// Room an envelope takes around a file_chunk's data: its bounded strings (agent-bus-notes.md:
+// 1,152 characters, at most 6 bytes each escaped), the keys, numbers and transfer id. 16 KiB
+// covers it with room to spare.
+constexpr std::size_t kFileChunkEnvelopeOverhead = 16 * 1024;
+// A file_chunk envelope carrying the largest chunk: base64 of 1 MiB is 1,398,104 characters. The
+// only envelope allowed past kMaxEnvelopeBytes, and still refused before parsing above this.
+constexpr std::size_t kMaxFileChunkEnvelopeBytes =
+    4 * ((std::size_t(kFileMaxChunkSize) + 2) / 3) + kFileChunkEnvelopeOverhead;
 constexpr std::size_t kMaxTransferIdChars = 128;
 constexpr std::size_t kMaxFileNameChars = 1024;
 constexpr std::size_t kMaxMimeTypeChars = 256;
+// A file_ack {ok: false, error} names its transfer; one we cannot name (absent, not a string, too
+// long) is acked under this id, as the public implementation does.
+constexpr const char* kUnnamedTransferId = "invalid";
+// Error text in a file_ack or command_response we send is cut to this many bytes.
+constexpr std::size_t kMaxErrorTextBytes = 2048;
+
+// --- shared folders (agent-bus-notes.md: the shares, list-files and get-file commands) ---------
+// Command names and arguments as the public implementation sends them: names match trimmed and
+// case-insensitively, `share` and `path` are trimmed strings.
+constexpr std::size_t kMaxCommandNameChars = 64;
+constexpr std::size_t kMaxShareNameChars = 64;
+constexpr std::size_t kMaxSharePathChars = 4096;
 
 }  // namespace tether::bus

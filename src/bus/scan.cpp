@@ -395,8 +395,11 @@ void append_quoted(std::string& out, std::string_view raw) {
 }  // namespace
 
 std::optional<ScannedEnvelope> scan_envelope(ByteView text) {
-  if (text.size == 0 || text.size > kMaxEnvelopeBytes) return std::nullopt;
-  return Scanner(text).envelope();
+  if (text.size == 0 || text.size > kMaxFileChunkEnvelopeBytes) return std::nullopt;
+  auto e = Scanner(text).envelope();
+  // Over its type's bound: the DOM path gives the refusal.
+  if (e && text.size > max_envelope_bytes(e->type)) return std::nullopt;
+  return e;
 }
 
 void append_scanned_result(std::string& out, const ScannedEnvelope& e) {

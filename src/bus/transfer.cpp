@@ -4,6 +4,7 @@
 #include "bus/envelope.hpp"
 #include "common/base64.hpp"
 #include "common/rng.hpp"
+#include "common/utf8.hpp"
 
 namespace tether::bus {
 
@@ -84,7 +85,8 @@ Result<FileOffer, BusError> parse_file_offer(const Json& p, std::uint64_t max_fi
   if (auto e = member_string(p, "sha256", 64, o.sha256)) return err(*e);
   if (!parse_sha256_hex(o.sha256))
     return err(bus_error(BusErrorCode::bad_field, "payload.sha256", "payload.sha256 must be 64 lowercase hex characters"));
-  if (auto e = member_int(p, "chunkSize", 1, kFileMaxChunkSize, chunk)) return err(*e);
+  if (auto e = member_int(p, "chunkSize", kFileMinChunkSize, kFileMaxChunkSize, chunk))
+    return err(*e);
   if (auto e = member_int(p, "totalChunks", 0, kMaxSafeInteger, total)) return err(*e);
   o.size = std::uint64_t(size);
   o.chunk_size = std::uint32_t(chunk);
@@ -102,8 +104,10 @@ Result<FileSendPlan, BusError> plan_file_send(ByteView bytes, std::string name, 
     return err(bus_error(BusErrorCode::file_too_large, "bytes",
                          "the file is " + std::to_string(bytes.size) + " bytes; the one-to-one transfer buffers it and stops at " +
                              std::to_string(kFileMaxBytes) + " (use a swarm transfer)"));
-  if (chunk_size == 0 || chunk_size > kFileMaxChunkSize)
-    return err(bus_error(BusErrorCode::bad_field, "chunkSize", "chunkSize must be 1.." + std::to_string(kFileMaxChunkSize)));
+  if (chunk_size < kFileMinChunkSize || chunk_size > kFileMaxChunkSize)
+    return err(bus_error(BusErrorCode::bad_field, "chunkSize",
+                         "chunkSize must be " + std::to_string(kFileMinChunkSize) + ".." +
+                             std::to_string(kFileMaxChunkSize)));
   if (transfer_id.empty()) transfer_id = random_id(id_seed);
   FileOffer o;
   o.transfer_id = std::move(transfer_id);
@@ -133,6 +137,25 @@ Json file_chunk_payload(const FileOffer& o, ByteView bytes, std::uint32_t index)
 
 Json file_complete_payload(const FileOffer& o) {
   return Json{{"transferId", o.transfer_id}, {"totalChunks", o.total_chunks}, {"size", o.size}, {"sha256", o.sha256}};
+}
+
+Json file_ack_refusal(const Json& payload, std::string_view error) {
+  std::string id = kUnnamedTransferId;
+  if (payload.is_object())
+    if (auto it = payload.find("transferId"); it != payload.end())
+      if (auto s = json_string(*it); s && !check_string(*s, kMaxTransferIdChars, "transferId"))
+        id.assign(s->data(), s->size());
+  std::string text(utf8_prefix(error, kMaxErrorTextBytes));
+  if (text.empty()) text = "refused";
+  return Json{{"transferId", id}, {"ok", false}, {"error", text}};
+}
+
+Json file_ack_received(const FileOffer& o, std::string_view saved_path) {
+  Json j{{"transferId", o.transfer_id}, {"ok", true},     {"name", o.name},
+         {"mimeType", o.mime_type},     {"kind", o.kind}, {"size", o.size},
+         {"sha256", o.sha256}};
+  if (!saved_path.empty()) j["savedPath"] = std::string(saved_path);
+  return j;
 }
 
 FileReceiver::FileReceiver(ReceiverLimits limits) : limits_(limits) {}

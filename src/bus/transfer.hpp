@@ -44,6 +44,15 @@ Result<FileSendPlan, BusError> plan_file_send(ByteView bytes, std::string name, 
 Json file_chunk_payload(const FileOffer& o, ByteView bytes, std::uint32_t index);
 Json file_complete_payload(const FileOffer& o);
 
+// The file_ack payloads (agent-bus-notes.md § Simple one-to-one transfer). A refusal names the
+// transfer of `payload` (the offer, chunk or completion refused) when it carries a usable
+// transferId, else kUnnamedTransferId; the error text is cut to kMaxErrorTextBytes. A file_offer
+// nobody asked for is either received within the receiver's limits or refused with this: never
+// dropped without a word.
+Json file_ack_refusal(const Json& payload, std::string_view error);
+// {transferId, ok: true, name, mimeType, kind, size, sha256, savedPath?} for a verified file.
+Json file_ack_received(const FileOffer& offer, std::string_view saved_path);
+
 struct ReceiverLimits {
   std::uint64_t max_file_bytes = kFileMaxBytes;
   std::size_t max_incomplete = kFileReceiverMaxIncomplete;

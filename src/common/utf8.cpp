@@ -57,4 +57,20 @@ std::size_t utf8_code_points(std::string_view valid_text) {
   return n;
 }
 
+std::size_t utf16_units(std::string_view valid_text) {
+  std::size_t n = 0;
+  for (unsigned char c : valid_text) {
+    if ((c & 0xC0) != 0x80) ++n;  // a lead byte starts a code point
+    if (c >= 0xF0) ++n;           // four-byte sequences are surrogate pairs in UTF-16
+  }
+  return n;
+}
+
+std::string_view utf8_prefix(std::string_view valid_text, std::size_t max_bytes) {
+  if (valid_text.size() <= max_bytes) return valid_text;
+  std::size_t n = max_bytes;
+  while (n > 0 && (std::uint8_t(valid_text[n]) & 0xC0) == 0x80) --n;  // back to a lead byte
+  return valid_text.substr(0, n);
+}
+
 }  // namespace tether

@@ -17,4 +17,12 @@ bool is_valid_utf8(ByteView bytes);
 // Number of code points in text already known to be valid UTF-8.
 std::size_t utf8_code_points(std::string_view valid_text);
 
+// JavaScript's `string.length` for valid UTF-8 text: code points, counting those above U+FFFF
+// (four-byte sequences, surrogate pairs in UTF-16) twice. Bounds shared with JS peers use it.
+std::size_t utf16_units(std::string_view valid_text);
+
+// The longest prefix of valid UTF-8 text that is at most max_bytes long and ends on a code point
+// boundary (so it is valid UTF-8 itself).
+std::string_view utf8_prefix(std::string_view valid_text, std::size_t max_bytes);
+
 }  // namespace tether

@@ -55,13 +55,21 @@ Result<CostmapMeta, DecodeError> parse_costmap_meta(const Json& meta) {
 }
 
 void colourise_costmap(const std::uint8_t* cells, std::uint32_t w, std::uint32_t h, std::uint8_t* out) {
-  const Palette& p = costmap_palette();
+  const std::uint32_t* p = costmap_palette().data();
   for (std::uint32_t row = 0; row < h; ++row) {
     const std::uint8_t* src = cells + std::size_t(h - 1 - row) * w;
     std::uint8_t* dst = out + std::size_t(row) * w * 4;
-    for (std::uint32_t col = 0; col < w; ++col) {
-      std::memcpy(dst + col * 4, &p[src[col]], 4);  // little-endian: R, G, B, A in memory
+    std::uint32_t col = 0;
+    // Eight cells per step: one 8-byte load of cells instead of eight byte loads, which WASM pays
+    // for one by one (bench/README.md § Decode); the colours go out as one 32-byte copy.
+    for (; col + 8 <= w; col += 8) {
+      std::uint64_t eight;
+      std::memcpy(&eight, src + col, 8);
+      std::uint32_t colours[8];
+      for (int k = 0; k < 8; ++k) colours[k] = p[(eight >> (8 * k)) & 0xff];  // little-endian
+      std::memcpy(dst + std::size_t(col) * 4, colours, sizeof colours);
     }
+    for (; col < w; ++col) std::memcpy(dst + std::size_t(col) * 4, &p[src[col]], 4);  // R, G, B, A
   }
 }
 

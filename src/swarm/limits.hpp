@@ -19,11 +19,17 @@ constexpr std::uint32_t kMaxPagesPerRequest = 16;
 constexpr std::uint32_t kManifestPagesInFlight = 8;
 constexpr std::size_t kFileIdHexLength = 64;
 constexpr std::size_t kHashHexLength = 64;
-constexpr std::size_t kMaxFileNameBytes = 255;
-constexpr std::size_t kMaxMimeTypeBytes = 255;
-// Chunk sizes from 1 byte to 1 MiB. The spec measured 64 KB to 192 KB within 2% of each other;
-// nothing larger can cross a 262,144-byte SCTP message anyway.
-constexpr std::uint32_t kMaxChunkSize = 1u << 20;
+// Names and MIME types in UTF-16 code units, as JavaScript's `string.length` counts them: the
+// public implementation offers names up to 1,024 and MIME types up to 256 (agent-bus-notes.md
+// § Sizes the public implementation sends). A saved file's name is the glue's to shorten.
+constexpr std::size_t kMaxFileNameChars = 1024;
+constexpr std::size_t kMaxMimeTypeChars = 256;
+// Chunk sizes from 1 KiB to 16 MiB, the public implementation's range: it refuses smaller ones,
+// so we never offer them, and it may offer up to 16 MiB, which we accept (a chunk that cannot
+// cross a peer's negotiated message limit only makes that peer unusable for the file; see
+// PeerCaps). The spec measured 64 KB to 192 KB within 2% of each other.
+constexpr std::uint32_t kMinChunkSize = 1024;
+constexpr std::uint32_t kMaxChunkSize = 16u << 20;
 // § What was measured: "the 64 KB default".
 constexpr std::uint32_t kDefaultChunkSize = 64 * 1024;
 // File sizes are JSON numbers: at most Number.MAX_SAFE_INTEGER, and chunk count bounds them far
@@ -41,6 +47,10 @@ constexpr std::size_t kEnvelopeOverheadMax = 8 * 1024;
 // The binary-lane chunk frame header: magic, version, type, fileId, index (agent-bus-notes.md).
 constexpr std::size_t kChunkFrameHeaderBytes = 40;
 
+// Indexes one swarm_have may carry: the public implementation sends and accepts up to 4,096
+// (agent-bus-notes.md § Swarm messages). 4,096 seven-digit indexes are about 33 KB of payload,
+// inside the smallest message limit.
+constexpr std::size_t kMaxHaveIndexes = 4096;
 // Chunks stored within this window are announced in one swarm_have of at most kHaveBatchMax
 // indexes (agent-bus-notes.md: "Prefer batched indexes"): the control lane then carries one
 // message per batch to every peer instead of one per chunk, which on loopback is CPU that the

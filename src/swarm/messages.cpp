@@ -3,6 +3,7 @@
 
 #include "common/base64.hpp"
 #include "common/utf8.hpp"
+#include "swarm/bitfield.hpp"
 
 namespace tether::swarm {
 
@@ -92,16 +93,21 @@ struct Reader {
     return true;
   }
 
-  bool text(const char* key, std::string& out, std::size_t max_bytes) {
+  // A string of at most max_chars UTF-16 code units (JavaScript's length), no NUL; `nonblank`
+  // also refuses one that is empty or only whitespace.
+  bool text(const char* key, std::string& out, std::size_t max_chars, bool nonblank) {
     const Json* v = member(obj, key);
     if (!v) return fail(MessageError::missing_field, key, "is required");
     auto s = json_string(*v);
     if (!s) return fail(MessageError::bad_field, key, "must be a string");
-    if (s->size() > max_bytes)
+    // Cheap bound first: a UTF-16 unit takes at most 3 UTF-8 bytes.
+    if (s->size() > 3 * max_chars || utf16_units(*s) > max_chars)
       return fail(MessageError::out_of_range, key,
-                  "is longer than " + std::to_string(max_bytes) + " bytes; shorten it");
+                  "is longer than " + std::to_string(max_chars) + " characters; shorten it");
     if (s->find('\0') != std::string_view::npos)
       return fail(MessageError::bad_field, key, "must not contain NUL");
+    if (nonblank && s->find_first_not_of(" \t\r\n\f\v") == std::string_view::npos)
+      return fail(MessageError::bad_field, key, "must not be empty or blank");
     out.assign(s->data(), s->size());
     return true;
   }
@@ -159,9 +165,9 @@ std::string ceil_div_text(std::uint64_t a, std::uint64_t b) {
 Result<Message, Refusal> parse_offer(const Json& p) {
   Reader r{p, {}};
   Offer o;
-  if (!r.digest("fileId", o.file_id) || !r.text("name", o.name, kMaxFileNameBytes) ||
-      !r.text("mimeType", o.mime_type, kMaxMimeTypeBytes) || !r.u64("size", o.shape.size) ||
-      !r.u32("chunkSize", o.shape.chunk_size, 1, kMaxChunkSize) ||
+  if (!r.digest("fileId", o.file_id) || !r.text("name", o.name, kMaxFileNameChars, true) ||
+      !r.text("mimeType", o.mime_type, kMaxMimeTypeChars, false) || !r.u64("size", o.shape.size) ||
+      !r.u32("chunkSize", o.shape.chunk_size, kMinChunkSize, kMaxChunkSize) ||
       !r.u32("totalChunks", o.shape.total_chunks, 0, UINT32_MAX))
     return err(*r.why);
   if (auto bad = check_shape(o.shape)) return err(*bad);
@@ -246,33 +252,31 @@ Result<Message, Refusal> parse_manifest_page(const Json& p) {
 Result<Message, Refusal> parse_announce(const Json& p) {
   Reader r{p, {}};
   Announce a;
-  if (!r.digest("fileId", a.file_id) || !r.u32("totalChunks", a.total_chunks, 0, kMaxChunks) ||
-      !r.u32("firstChunk", a.first_chunk, 0, kMaxChunks, /*required=*/false))
+  if (!r.digest("fileId", a.file_id) || !r.u32("totalChunks", a.total_chunks, 0, kMaxChunks))
     return err(*r.why);
-  if (a.first_chunk % 8 != 0 || (a.first_chunk > 0 && a.first_chunk >= a.total_chunks))
-    return refuse(MessageError::out_of_range, "payload.firstChunk",
-                  "must be a multiple of 8 below totalChunks");
   const Json* c = member(p, "chunks");
   if (!c) return refuse(MessageError::missing_field, "payload.chunks", "is required");
   auto s = json_string(*c);
   if (!s) return refuse(MessageError::bad_field, "payload.chunks", "must be a base64 string");
-  const std::size_t max_bytes = (std::size_t(a.total_chunks - a.first_chunk) + 7) / 8;
+  const std::size_t want = Bitfield::wire_bytes(a.total_chunks);
+  const std::string whole = "a bitfield of " + std::to_string(a.total_chunks) + " chunks is " +
+                            std::to_string(want) +
+                            " bytes; send the whole bitfield in one announce";
   // Checked on the encoded length, before decoding allocates anything.
-  if (s->size() > (max_bytes + 2) / 3 * 4)
-    return refuse(MessageError::out_of_range, "payload.chunks",
-                  "is longer than a bitfield of totalChunks bits");
+  if (s->size() > (want + 2) / 3 * 4)
+    return refuse(MessageError::out_of_range, "payload.chunks", "is too long: " + whole);
   auto bits = base64_decode(*s);
   if (!bits) return refuse(MessageError::bad_field, "payload.chunks", "is not valid base64");
-  if (bits->empty() && max_bytes > 0)
-    return refuse(MessageError::inconsistent_shape, "payload.chunks", "is empty");
-  a.ranged = member(p, "firstChunk") != nullptr;
-  if (bits->size() > max_bytes)
-    return refuse(MessageError::out_of_range, "payload.chunks",
-                  "is longer than a bitfield of the chunks from firstChunk on");
-  if (!a.ranged && bits->size() != max_bytes)
+  if (bits->size() != want)
     return refuse(MessageError::inconsistent_shape, "payload.chunks",
-                  "holds " + std::to_string(bits->size()) + " bytes; a bitfield of " +
-                      std::to_string(a.total_chunks) + " chunks holds " + std::to_string(max_bytes));
+                  "holds " + std::to_string(bits->size()) + " bytes: " + whole);
+  // The bits past totalChunks are zero (LSB first: chunk i is bit i & 7 of byte i >> 3). A set one
+  // is most likely a peer writing the other bit order, whose every partial bitfield we would
+  // misread.
+  if (a.total_chunks % 8 != 0 && (bits->back() >> (a.total_chunks % 8)) != 0)
+    return refuse(MessageError::bad_field, "payload.chunks",
+                  "sets bits past totalChunks; chunk i is bit (i & 7) of byte (i >> 3), least "
+                  "significant bit first, and the rest of the last byte is zero");
   a.bits = std::move(*bits);
   return Message{std::move(a)};
 }
@@ -282,7 +286,7 @@ Result<Message, Refusal> parse_have(const Json& p) {
   Have h;
   if (!r.digest("fileId", h.file_id)) return err(*r.why);
   if (member(p, "indexes")) {
-    if (!r.indexes("indexes", h.indexes, kMaxPageHashes, kMaxChunks - 1)) return err(*r.why);
+    if (!r.indexes("indexes", h.indexes, kMaxHaveIndexes, kMaxChunks - 1)) return err(*r.why);
   } else {
     std::uint32_t i = 0;
     if (!r.u32("index", i, 0, kMaxChunks - 1)) return err(*r.why);
@@ -327,9 +331,10 @@ std::optional<Refusal> check_shape(const FileShape& s) {
     return refusal(MessageError::too_many_chunks, "payload.totalChunks",
                    std::to_string(s.total_chunks) + " chunks is over the limit of " +
                        std::to_string(kMaxChunks) + "; offer it with a larger chunkSize");
-  if (s.chunk_size == 0 || s.chunk_size > kMaxChunkSize)
-    return refusal(MessageError::out_of_range, "payload.chunkSize",
-                   "must be from 1 to " + std::to_string(kMaxChunkSize));
+  if (s.chunk_size < kMinChunkSize || s.chunk_size > kMaxChunkSize)
+    return refusal(
+        MessageError::out_of_range, "payload.chunkSize",
+        "must be from " + std::to_string(kMinChunkSize) + " to " + std::to_string(kMaxChunkSize));
   const std::uint64_t expected = (s.size + s.chunk_size - 1) / s.chunk_size;
   if (expected != s.total_chunks)
     return refusal(MessageError::inconsistent_shape, "payload.totalChunks",
@@ -416,7 +421,6 @@ Json payload_json(const Message& m) {
   } else if (auto* a = std::get_if<Announce>(&m)) {
     j["fileId"] = to_hex(a->file_id);
     j["totalChunks"] = a->total_chunks;
-    if (a->ranged) j["firstChunk"] = a->first_chunk;
     j["chunks"] = base64_encode(a->bits);
   } else if (auto* h = std::get_if<Have>(&m)) {
     j["fileId"] = to_hex(h->file_id);
@@ -476,12 +480,14 @@ std::uint32_t max_chunk_size_base64(std::size_t sctp_limit) {
   return std::uint32_t(std::min<std::size_t>((budget - fixed) / 4 * 3, kMaxChunkSize));
 }
 
-std::uint32_t max_announce_chunks(std::size_t sctp_limit) {
-  // {"fileId":"<64>","totalChunks":<7>,"firstChunk":<7>,"chunks":"<base64>"}: 140 bytes of frame.
-  const std::size_t budget = max_payload_bytes(sctp_limit);
-  if (budget <= 160) return 0;
-  const std::size_t bytes = (budget - 160) / 4 * 3;
-  return std::uint32_t(std::min<std::size_t>(bytes * 8, kMaxChunks + 7) / 8 * 8);
+std::size_t announce_payload_bytes(std::uint32_t total_chunks) {
+  // {"fileId":"<64>","totalChunks":<digits>,"chunks":"<base64>"}
+  const std::size_t digits = std::to_string(total_chunks).size();
+  return 11 + 64 + 16 + digits + 11 + (Bitfield::wire_bytes(total_chunks) + 2) / 3 * 4 + 2;
+}
+
+bool announce_fits(std::uint32_t total_chunks, std::size_t sctp_limit) {
+  return announce_payload_bytes(total_chunks) <= max_payload_bytes(sctp_limit);
 }
 
 void encode_chunk_frame_into(Bytes& out, const FileId& file_id, std::uint32_t index,

@@ -84,21 +84,19 @@ struct ManifestPage {
   std::vector<ChunkHash> hashes;  // at most kMaxPageHashes
 };
 
-// A bitfield, whole or a range of it. `first_chunk` is our extension for files whose full
-// bitfield would not fit one control message (1,000,000 chunks are 166,668 base64 characters,
-// over a 65,536-byte peer's limit); it is omitted for a whole-file announce, which is exactly
-// ninja-p2p's shape (a range announce always carries firstChunk, 0 included). Bit i of the bytes (MSB first) is chunk first_chunk + i.
+// A peer's whole bitfield: Bitfield's wire order (bitfield.hpp: chunk i at bit i & 7 of byte
+// i >> 3), exactly Bitfield::wire_bytes(total_chunks) bytes, the bits past totalChunks zero. The
+// public implementation refuses any other length, so a bitfield always travels whole (a peer whose
+// message limit cannot carry it learns our chunks from swarm_have instead; see Swarm).
 struct Announce {
   FileId file_id{};
   std::uint32_t total_chunks = 0;
-  std::uint32_t first_chunk = 0;
   Bytes bits;
-  bool ranged = false;  // firstChunk present: `bits` may cover only part of the file
 };
 
 struct Have {
   FileId file_id{};
-  std::vector<std::uint32_t> indexes;  // at most kMaxPageHashes per message
+  std::vector<std::uint32_t> indexes;  // at most kMaxHaveIndexes per message
 };
 
 struct Request {
@@ -140,8 +138,10 @@ std::size_t base64_chunk_payload_bytes(std::uint32_t chunk_length, std::uint32_t
 // Largest chunk the lane can carry under the limit.
 std::uint32_t max_chunk_size_binary(std::size_t sctp_limit);
 std::uint32_t max_chunk_size_base64(std::size_t sctp_limit);
-// Largest bitfield range (in chunks, a multiple of 8) one announce may carry under the limit.
-std::uint32_t max_announce_chunks(std::size_t sctp_limit);
+// Exact size of the swarm_announce payload for a file of this many chunks.
+std::size_t announce_payload_bytes(std::uint32_t total_chunks);
+// Whether a whole bitfield of this many chunks fits one control message under the limit.
+bool announce_fits(std::uint32_t total_chunks, std::size_t sctp_limit);
 
 // --- the binary lane (agent-bus-notes.md § Binary lane chunk frame) ------------------------------
 Bytes encode_chunk_frame(const FileId& file_id, std::uint32_t index, ByteView chunk);

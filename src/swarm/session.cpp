@@ -30,6 +30,10 @@ Result<Offer, Refusal> make_offer(const FileId& file_id, std::string name, std::
     o.page_size = kMaxPageHashes;
     o.pages = (shape.total_chunks + kMaxPageHashes - 1) / kMaxPageHashes;
   }
+  // Held to the receiver's rules (name, MIME type): an offer we would refuse is never sent.
+  const std::string text = encode_message_text(Message{o});
+  auto back = parse_message_text(ByteView(std::string_view(text)));
+  if (!back) return err(back.error());
   return o;
 }
 
@@ -164,7 +168,7 @@ void Swarm::begin_download(const Bitfield& verified, std::int64_t now_ms) {
     emit(Completed{});
   }
   // § Startup: tell everyone what we hold (and lack), so holders answer at once.
-  send_bitfield(std::nullopt, 0);
+  broadcast_bitfield(false);
   next_announce_ms_ = now_ms + config_.announce_interval_ms;
   plan(now_ms);
 }
@@ -180,7 +184,7 @@ void Swarm::add_peer(PeerId peer, const PeerCaps& caps, std::int64_t now_ms) {
   peers_.emplace(peer, std::move(p));
   peer_order_.push_back(peer);
   // A new connection learns what we hold straight away (unicast, so it is not answered).
-  if (began_ && have_.count() > 0) send_bitfield(peer, caps.max_message_size);
+  if (began_ && have_.count() > 0) send_bitfield_to(peer);
   plan(now_ms);
 }
 
@@ -216,41 +220,66 @@ void Swarm::release(std::uint32_t index) {
   inflight_.erase(it);
 }
 
-void Swarm::apply_bitfield(Peer& p, std::uint32_t first, ByteView bits, std::uint32_t n_bits) {
-  for (std::uint32_t i = 0; i < n_bits; ++i) {
-    const std::uint32_t c = first + i;
-    const bool on = (bits.data[i >> 3] >> (7 - (i & 7))) & 1;
+void Swarm::apply_bitfield(Peer& p, ByteView bits) {
+  for (std::uint32_t c = 0; c < offer_.shape.total_chunks; ++c) {
+    const bool on = Bitfield::wire_test(bits, c);
     if (on && p.has.set(c)) picker_.increment(c);
     else if (!on && p.has.reset(c)) picker_.decrement(c);
   }
 }
 
-void Swarm::send_bitfield(std::optional<PeerId> to, std::size_t limit) {
-  if (limit == 0) {
-    limit = SIZE_MAX;
-    for (const auto& [id, p] : peers_) limit = std::min(limit, p.caps.max_message_size);
-    if (limit == SIZE_MAX) limit = kMinSctpMessageSize;
+Message Swarm::announce_message() const {
+  return Announce{offer_.file_id, offer_.shape.total_chunks, have_.to_wire()};
+}
+
+void Swarm::send_bitfield_to(PeerId peer) {
+  const Peer& p = peers_.at(peer);
+  if (announce_fits(offer_.shape.total_chunks, p.caps.max_message_size)) {
+    Message m = announce_message();
+    emit(SendControl{peer, std::string(message_type(m)), encode_payload(m)});
+    return;
   }
-  const std::uint32_t total = offer_.shape.total_chunks;
-  const std::uint32_t per = std::max<std::uint32_t>(8, max_announce_chunks(limit));
-  // A bitfield to everyone says all that the pending haves would.
-  if (!to) {
+  // The whole bitfield does not fit this peer's messages, and the public implementation refuses
+  // a partial one: what we hold goes as swarm_have lists instead, each within the limit (an index
+  // takes at most 7 digits and a comma; 4,096 of them fit the 65,536 every peer accepts).
+  const std::size_t room = max_payload_bytes(p.caps.max_message_size);
+  const std::size_t per = std::clamp<std::size_t>(room > 128 ? (room - 128) / 8 : 1, 1, kMaxHaveIndexes);
+  Have h;
+  h.file_id = offer_.file_id;
+  for (std::uint32_t c = 0; c < offer_.shape.total_chunks; ++c) {
+    if (!have_.test(c)) continue;
+    h.indexes.push_back(c);
+    if (h.indexes.size() == per) {
+      Message m = h;
+      emit(SendControl{peer, std::string(message_type(m)), encode_payload(m)});
+      h.indexes.clear();
+    }
+  }
+  if (!h.indexes.empty()) {
+    Message m = std::move(h);
+    emit(SendControl{peer, std::string(message_type(m)), encode_payload(m)});
+  }
+}
+
+void Swarm::broadcast_bitfield(bool periodic) {
+  // One whole bitfield to the room. A peer whose message limit cannot carry it refuses it at its
+  // transport (harmless); on our own occasions (startup, not the periodic refresh, which would
+  // repeat the lists every interval) such a peer gets our chunks as swarm_have lists instead.
+  bool all_fit = true;
+  for (const auto& [id, p] : peers_)
+    if (!announce_fits(offer_.shape.total_chunks, p.caps.max_message_size)) all_fit = false;
+  if (all_fit) {
+    // A bitfield to everyone says all that the pending haves would.
     unannounced_.clear();
     haves_due_ms_ = INT64_MAX;
   }
-  std::uint32_t first = 0;
-  do {
-    Announce a;
-    a.file_id = offer_.file_id;
-    a.total_chunks = total;
-    a.first_chunk = first;
-    a.ranged = per < total;
-    const std::uint32_t n = std::min(per, total - first);
-    a.bits = have_.to_wire(first, n);
-    Message m = std::move(a);
-    emit(SendControl{to, std::string(message_type(m)), encode_payload(m)});
-    first += n;
-  } while (first < total);
+  Message m = announce_message();
+  emit(SendControl{std::nullopt, std::string(message_type(m)), encode_payload(m)});
+  if (all_fit || periodic) return;
+  for (PeerId id : peer_order_)
+    if (!announce_fits(offer_.shape.total_chunks, peers_.at(id).caps.max_message_size) &&
+        have_.count() > 0)
+      send_bitfield_to(id);
 }
 
 void Swarm::on_message(PeerId peer, const Message& m, bool directed, std::int64_t now_ms) {
@@ -263,17 +292,12 @@ void Swarm::on_message(PeerId peer, const Message& m, bool directed, std::int64_
   Peer& p = it->second;
   if (auto* a = std::get_if<Announce>(&m)) {
     if (a->file_id != offer_.file_id || a->total_chunks != offer_.shape.total_chunks) return;
-    const std::uint32_t room = a->total_chunks - a->first_chunk;
-    const std::uint32_t n = std::min<std::uint32_t>(room, std::uint32_t(a->bits.size() * 8));
-    apply_bitfield(p, a->first_chunk, ByteView(a->bits), n);
+    apply_bitfield(p, ByteView(a->bits));
     // § Startup: answer a broadcast bitfield with ours, unicast, only when we hold something the
-    // peer lacks. Replies are never answered, so the exchange ends after one round. Only the
-    // range that arrived is judged, so a split announce is answered once, at its last part.
-    const bool last_part = a->first_chunk + n >= a->total_chunks;
-    if (config_.startup_reply && !directed && last_part && began_ &&
-        have_.has_any_missing_from(p.has)) {
+    // peer lacks. Replies are never answered, so the exchange ends after one round.
+    if (config_.startup_reply && !directed && began_ && have_.has_any_missing_from(p.has)) {
       ++stats_.startup_replies;
-      send_bitfield(peer, p.caps.max_message_size);
+      send_bitfield_to(peer);
     }
     plan(now_ms);
   } else if (auto* h = std::get_if<Have>(&m)) {
@@ -476,7 +500,7 @@ void Swarm::tick(std::int64_t now_ms) {
     }
   }
   if (began_ && now_ms >= next_announce_ms_ && !transport_down_) {
-    send_bitfield(std::nullopt, 0);
+    broadcast_bitfield(true);
     next_announce_ms_ = now_ms + config_.announce_interval_ms;
   }
   plan(now_ms);

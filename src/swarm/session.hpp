@@ -175,8 +175,10 @@ class Swarm {
   void plan(std::int64_t now_ms);
   void release(std::uint32_t index);  // forget a request without charging anyone
   void abandon_peer(PeerId peer);
-  void apply_bitfield(Peer& p, std::uint32_t first, ByteView bits, std::uint32_t n_bits);
-  void send_bitfield(std::optional<PeerId> to, std::size_t limit);
+  void apply_bitfield(Peer& p, ByteView bits);  // a whole, validated wire bitfield
+  Message announce_message() const;
+  void send_bitfield_to(PeerId peer);
+  void broadcast_bitfield(bool periodic);
   void on_manifest_page(PeerId peer, const ManifestPage& page, std::int64_t now_ms);
   void request_manifest_pages(std::int64_t now_ms);
   void serve_manifest(PeerId peer, const ManifestRequest& req);

@@ -1,7 +1,8 @@
 // libFuzzer harness: the bus envelope parser and the bus state machine behind it, as a hostile
 // peer would drive them. Properties: nothing crashes or leaks; every refusal explains itself; an
 // accepted envelope re-serialises to a canonical form that parses again to the same form; the bus
-// survives the input live, replayed inside a history_replay and as a handoff, and keeps its
+// survives the input live, replayed as a history_replay's payload and as a handoff, answers it as
+// a share command or a refused file would be answered, and keeps its
 // bounds; the one-to-one transfer receiver survives the payload too. Differential: the one-pass
 // scanner (bus/scan.hpp) accepts only what the DOM path accepts, with the same envelope and the
 // same glue result, and parse_envelope's verdict is always the DOM path's. A payload kept as text
@@ -13,6 +14,7 @@
 #include "bus/bus.hpp"
 #include "bus/json_out.hpp"
 #include "bus/scan.hpp"
+#include "bus/shares.hpp"
 #include "bus/transfer.hpp"
 
 using namespace tether;
@@ -111,7 +113,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     replay.from = e->from;
     replay.to = "me";
     replay.ts = e->ts;
-    replay.payload = Json{{"messages", Json::array({envelope_to_json(e.value())})}};
+    replay.payload =
+        envelope_to_json(e.value());  // one history_replay per message, the original as payload
     const std::string t = serialize_envelope(replay);
     bus.receive("c1", ByteView(std::string_view(t)), now);
     // Whatever it was, answer, confirm and retry as an app would.
@@ -120,9 +123,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (ev.kind == EventKind::message) (void)bus.ack(*ev.envelope, Json::object(), now);
     }
     FileReceiver rx(ReceiverLimits{1 << 20, 2, 2 << 20});
-    (void)rx.offer(e->from.stream_id, e->payload);
-    (void)rx.chunk(e->from.stream_id, e->payload);
-    (void)rx.complete(e->from.stream_id, e->payload);
+    const Json p = e->payload_value();
+    auto offered = rx.offer(e->from.stream_id, p);
+    (void)rx.chunk(e->from.stream_id, p);
+    (void)rx.complete(e->from.stream_id, p);
+    // What the sidecar answers with: a file_ack refusal naming the transfer, a share command's
+    // verdict and a command_response, all of which must be valid envelopes of ours.
+    const Json refusal = file_ack_refusal(p, offered ? "x" : offered.error().detail);
+    if (!refusal.is_object() || !refusal.contains("transferId")) __builtin_trap();
+    (void)bus.send(e->from.stream_id, MessageType::file_ack, refusal, std::nullopt, now);
+    if (offered)
+      (void)bus.send(e->from.stream_id, MessageType::file_ack,
+                     file_ack_received(offered.value(), "f"), std::nullopt, now);
+    if (auto cmd = parse_share_command(e.value())) {
+      if (!cmd->ok() && cmd->error().detail.empty()) __builtin_trap();
+      if (cmd->ok() && !share_command_payload(cmd->value())) __builtin_trap();
+      (void)bus.respond(
+          e.value(),
+          cmd->ok() ? Json{{"result", cmd->value().path}} : Json{{"error", cmd->error().detail}},
+          now);
+    }
   }
   for (int i = 0; i < 1000; ++i) {
     auto t = bus.poll_transmit();

@@ -26,12 +26,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto again = parse_message_text(ByteView(std::string_view(canonical)));
   if (!again || encode_message_text(again.value()) != canonical) __builtin_trap();
 
-  // Drive a small session with it: a seeder and a downloader of a 3-chunk file whose id is the
-  // message's own, so the message is "for" that file.
+  // Drive a small session with it: a seeder and a downloader of a 3-chunk file (a partial last
+  // bitfield byte) whose id is the message's own, so the message is "for" that file.
   FileId id{};
   std::visit([&](const auto& x) { id = x.file_id; }, m.value());
   std::vector<ChunkHash> hashes = {sha256(ByteView()), sha256(ByteView()), sha256(ByteView())};
-  auto offer = make_offer(id, "f", "x/y", FileShape{3, 1, 3}, hashes);
+  auto offer =
+      make_offer(id, "f", "x/y", FileShape{3 * kMinChunkSize - 1, kMinChunkSize, 3}, hashes);
   if (!offer) __builtin_trap();
   auto seeder = Swarm::seed(offer.value(), hashes, {});
   auto fetcher = Swarm::fetch(offer.value(), 1, {}, 0);

@@ -77,7 +77,7 @@ test("three sidecars: send, broadcast, read, peers and history (other peers' dir
     '--type',
     'command_response',
     '--payload-json',
-    JSON.stringify({ messageId: s1.id, ok: true }),
+    JSON.stringify({ requestId: s1.id, ok: true, result: null }),
   ]);
   await waitFor('alice has the reply', async () => (await h.ok(A, ['notify'])).unread === 1);
   const receipt = await h.ok(A, ['receipt', 'bob', s1.id]);

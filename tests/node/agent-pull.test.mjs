@@ -44,7 +44,7 @@ test('pull: a contained file arrives verified and never overwrites; escaping lin
   assert.equal(esc.code, 2);
   assert.match(esc.stderr, /'alice' refused: 'escape' leads outside the share/);
   const none = await h.run(B, ['pull', 'alice', 'nope', 'x', '--to', dest], { json: false });
-  assert.match(none.stderr, /no share named 'nope'/);
+  assert.match(none.stderr, /unknown share: nope/);
   assert.deepEqual(
     fs.readdirSync(dest).sort(),
     ['data (1).bin', 'data.bin'],

@@ -35,7 +35,10 @@ function freshClone(dest) {
     input: list,
   });
   execFileSync('tar', ['-xf', path.join(dest, '..', 'src.tar'), '-C', dest]);
-  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dest, 'node_modules'));
+  // node_modules as hard links, never a symlink: if the clone's `make setup` decides to run
+  // `npm ci` (a lockfile that changed since this checkout's install), npm empties the folder it
+  // installs into, and through a symlink that would be this checkout's own node_modules.
+  execFileSync('cp', ['-al', path.join(ROOT, 'node_modules'), path.join(dest, 'node_modules')]);
   fs.mkdirSync(path.join(dest, 'build'));
   fs.symlinkSync(path.join(ROOT, 'build', 'deps'), path.join(dest, 'build', 'deps'));
 }

@@ -17,6 +17,7 @@ export async function useBus(transport: PeerTransport): Promise<void> {
   const bus: Bus = api.createBus({
     self: { streamId: 's', role: 'agent', name: 'n', instanceId: 'i' },
     transport,
+    transportId: 'uuid-1',
     acceptHandoffs: true,
     message(envelope, info) {
       const replayed: boolean = info.replayed;
@@ -54,5 +55,23 @@ export async function useBus(transport: PeerTransport): Promise<void> {
     void bytes;
   }
   rx.dispose();
+  // Commands are answered in the public shape only.
+  const cmd = parsed.ok ? parsed.envelope : null;
+  if (cmd) {
+    bus.respond(cmd, { result: { state: 'idle' } });
+    bus.respond(cmd, { error: 'not now' });
+    // @ts-expect-error an answer is {result} or {error}
+    bus.respond(cmd, { output: 'done' });
+    const share = api.parseShareCommand(cmd);
+    if (share && share.ok) {
+      const which: 'shares' | 'list-files' | 'get-file' = share.command;
+      void which;
+    }
+  }
+  api.shareCommandPayload({ command: 'get-file', share: 'docs', path: 'a.md' });
+  // @ts-expect-error the share commands are a closed set
+  api.shareCommandPayload({ command: 'rm', share: 'docs' });
+  const tid: string = api.fileAckRefusal({ transferId: 't' }, 'no').transferId;
+  void tid;
   bus.close();
 }

@@ -223,7 +223,8 @@ test('bus: a hostile peer (junk, forged identity, misaddressed) is refused and t
   net.connect('origin-evil', 'origin-B');
   net.open('origin-evil', 'origin-B');
   const env = (over) => JSON.stringify({ v: 1, id: 'e1', type: 'chat', from: { streamId: 'evil', role: 'x', name: 'E', instanceId: 'e' }, to: null, topic: null, ts: T0, payload: {}, ...over });
-  for (const text of ['{"v":1,', 'x'.repeat(300_000), '[]', env({ v: 2 }), env({ id: 'a\u0000b' }), env({ type: 'rm -rf' })]) evil.send('origin-B', text);
+  const junk = ['{"v":1,', 'x'.repeat(api.limits.maxFileChunkEnvelopeBytes + 1), '[]', env({ v: 2 }), env({ id: 'a\u0000b' }), env({ type: 'rm -rf' })];
+  for (const text of junk) evil.send('origin-B', text);
   evil.send('origin-B', env({ type: 'ping' })); // binds origin-evil to stream "evil"
   evil.send('origin-B', env({ from: { streamId: 'A', role: 'agent', name: 'Agent A', instanceId: 'A-1' } })); // then claims to be A
   evil.send('origin-B', env({ to: 'someone-else' }));
@@ -309,7 +310,9 @@ test('bus: confirmations correlate ack and command_response with the message id'
   const cmd = nodes.A.bus.send('B', 'command', { run: 'build' });
   net.deliver();
   const received = nodes.B.log.messages.find((m) => m.id === cmd.id);
-  assert.equal(nodes.B.bus.respond(received, { ok: true, output: 'done' }).ok, true);
+  // The public shape: {requestId, ok, result | error}; anything else is refused.
+  assert.equal(nodes.B.bus.respond(received, { ok: true, output: 'done' }).code, 'bad_payload');
+  assert.equal(nodes.B.bus.respond(received, { result: { output: 'done' } }).ok, true);
   net.deliver();
   assert.equal(nodes.A.log.confirmations.length, 1);
   const c = nodes.A.log.confirmations[0];
@@ -318,6 +321,7 @@ test('bus: confirmations correlate ack and command_response with the message id'
   assert.equal(c.type, 'command_response');
   assert.equal(c.forType, 'command');
   const resp = nodes.A.log.messages.find((m) => m.type === 'command_response');
+  assert.deepEqual(resp.payload, { requestId: cmd.id, ok: true, result: { output: 'done' } });
   assert.equal(api.matchReceipt(resp, { requestId: cmd.id, peer: 'B' }).kind, 'command_response');
   assert.equal(api.matchReceipt(resp, { requestId: cmd.id, peer: 'C' }), null);
 });
@@ -417,4 +421,128 @@ test('bus: tsc type-checks a consumer of tether/bus', async () => {
     killSignal: 'SIGKILL',
   });
   assert.equal(r.status, 0, `tsc failed:\n${r.stdout}${r.stderr}`);
+});
+
+// Replays one recorded exchange (fixtures/bus/ninja.json) through the glue over a transport that
+// records what it is handed; returns, per step, what the bus sent, delivered, refused, confirmed.
+function replayExchange(x) {
+  const handlers = [];
+  let sent = [];
+  const transport = {
+    selfId: x.self.streamId,
+    openPeers: () => [],
+    send: (peer, text) => (sent.push({ conn: peer, text }), true),
+    sendBinary: () => false,
+    bufferedAmount: () => 0,
+    hasBinary: () => false,
+    subscribe: (h) => (handlers.push(h), () => {}),
+    close: async () => {},
+  };
+  let t = 0;
+  let log = null;
+  const bus = api.createBus({
+    self: x.self,
+    transport,
+    now: () => t,
+    seed: x.seed,
+    autoTick: false,
+    ...(x.transportId ? { transportId: x.transportId } : {}),
+    message: (e, info) => log.delivered.push({ id: e.id, type: e.type, replayed: info.replayed }),
+    rejected: (err) => log.rejected.push(err.code),
+    confirmation: (c) => log.confirmed.push(c.messageId),
+  });
+  const results = [];
+  for (const s of x.steps) {
+    t = s.now;
+    sent = [];
+    log = { delivered: [], rejected: [], confirmed: [] };
+    let r = { ok: true };
+    if (s.do === 'open') for (const h of handlers) h.open?.(s.conn);
+    else if (s.do === 'receive') for (const h of handlers) h.text?.(s.conn, s.text);
+    else if (s.do === 'send') r = bus.send(s.to, s.type, s.payload);
+    else if (s.do === 'respond') r = bus.respond(api.parseEnvelope(s.command).envelope, s.outcome);
+    else if (s.do === 'requestHistory') r = bus.requestHistory(s.to, s.count);
+    else if (s.do === 'broadcast') r = bus.broadcast(s.type, s.payload);
+    results.push({ out: sent, ...log, ...(r.ok ? {} : { error: r.code }) });
+  }
+  bus.close();
+  return results;
+}
+
+test('bus: exchanges with a ninja-p2p peer replay to the recorded answers through the WASM build', () => {
+  const f = fixture('ninja.json');
+  assert.ok(f.exchanges.length >= 7);
+  for (const x of f.exchanges) {
+    const got = replayExchange(x);
+    x.steps.forEach((s, i) => {
+      const want = { out: s.out, delivered: s.delivered, rejected: s.rejected, confirmed: s.confirmed, ...(s.error ? { error: s.error } : {}) };
+      assert.deepEqual(got[i], want, `${x.name}, step ${i} (${s.do})`);
+    });
+  }
+});
+
+test('bus: the ninja-p2p shared-folder and file shapes through the WASM build', () => {
+  const x = Object.fromEntries(fixture('ninja.json').exchanges.map((e) => [e.name, e]));
+  // get-file as we ask for it.
+  const ask = x.get_file_pulled.steps.find((s) => s.do === 'send' && s.type === 'command');
+  assert.deepEqual(api.shareCommandPayload({ command: 'get-file', share: 'docs', path: 'guide.md' }), { ok: true, payload: ask.payload });
+  assert.deepEqual(api.shareCommandPayload({ command: 'list-files', share: 'docs' }).payload, { command: 'list-files', args: { share: 'docs' } });
+  assert.equal(api.shareCommandPayload({ command: 'get-file', share: 'docs' }).ok, false);
+  // get-file as a ninja-p2p peer asks us for it, and the refusal of a bad one.
+  for (const c of x.get_file_served.commands) {
+    const r = api.parseShareCommand(c.text);
+    if (c.parsed) assert.deepEqual(r, { ok: true, ...c.parsed });
+    else assert.deepEqual([r.ok, r.code, r.field, r.detail], [false, c.error.code, c.error.field, c.error.detail]);
+  }
+  assert.equal(api.parseShareCommand(x.command_response.steps.find((s) => s.do === 'respond').command), null);
+  // Its untagged offer and 12,000-byte chunks verify to the recorded bytes; our ack is recorded.
+  const rx = api.createFileReceiver();
+  const parts = [];
+  let offer = null;
+  for (const s of x.get_file_pulled.steps.filter((s) => s.do === 'receive')) {
+    const e = api.parseEnvelope(s.text).envelope;
+    if (e.type === 'file_offer') assert.equal(rx.offer(e.from.streamId, e.payload).ok, true);
+    if (e.type === 'file_chunk') parts.push(Buffer.from(rx.chunk(e.from.streamId, e.payload).data));
+    if (e.type === 'file_complete') offer = rx.complete(e.from.streamId, e.payload).offer;
+  }
+  assert.deepEqual(Buffer.concat(parts), Buffer.from(x.get_file_pulled.file.bytes_b64, 'base64'));
+  const ack = x.get_file_pulled.steps.at(-1);
+  assert.deepEqual(api.fileAckReceived(offer, 'guide.md'), { ok: true, payload: ack.payload });
+  // An unsolicited offer over the caps: the recorded refusal.
+  const big = x.unsolicited_offer_refused.steps.find((s) => s.do === 'receive' && s.text.includes('file_offer'));
+  const refusal = x.unsolicited_offer_refused.steps.at(-1).payload;
+  const why = api.createFileReceiver().offer('ninja-worker', api.parseEnvelope(big.text).envelope.payload);
+  assert.equal(why.ok, false);
+  assert.deepEqual(api.fileAckRefusal(api.parseEnvelope(big.text).envelope.payload, why.detail), refusal);
+  assert.equal(api.fileAckRefusal({ transferId: 7 }, 'x').transferId, 'invalid');
+  // The sizes it sends.
+  assert.equal(api.limits.fileMinChunkSize, 1024);
+  assert.equal(api.limits.fileMaxChunkSize, 1024 * 1024);
+  assert.ok(api.limits.maxFileChunkEnvelopeBytes > 4 * Math.ceil(api.limits.fileMaxChunkSize / 3));
+});
+
+test('bus: one-to-one chunks of 1 MiB (what the public implementation may send) cross and verify', () => {
+  const { net, nodes, link } = room(['A', 'B']);
+  link('A', 'B');
+  const bytes = new Uint8Array(3 * api.limits.fileMaxChunkSize - 7).map((_, i) => (i * 29 + (i >> 9)) & 255);
+  assert.equal(api.planFileSend({ bytes, name: 'x.bin', chunkSize: api.limits.fileMaxChunkSize + 1 }).ok, false);
+  assert.equal(api.planFileSend({ bytes, name: 'x.bin', chunkSize: api.limits.fileMinChunkSize - 1 }).ok, false);
+  const { plan } = api.planFileSend({ bytes, name: 'x.bin', chunkSize: api.limits.fileMaxChunkSize });
+  assert.equal(nodes.A.bus.send('B', 'file_offer', plan.offer).ok, true);
+  for (let i = 0; i < plan.offer.totalChunks; i++) assert.equal(nodes.A.bus.send('B', 'file_chunk', plan.chunk(i)).ok, true);
+  assert.equal(nodes.A.bus.send('B', 'file_complete', plan.complete).ok, true);
+  plan.dispose();
+  assert.ok(nodes.A.ep.sent.some((s) => s.text.length > api.limits.maxEnvelopeBytes), 'the chunks are over the ordinary bound');
+  net.deliver();
+  assert.deepEqual(nodes.B.log.rejected, []);
+  const rx = api.createFileReceiver();
+  const parts = [];
+  let done = null;
+  for (const m of nodes.B.log.messages) {
+    if (m.type === 'file_offer') assert.equal(rx.offer('A', m.payload).ok, true);
+    if (m.type === 'file_chunk') parts.push(Buffer.from(rx.chunk('A', m.payload).data));
+    if (m.type === 'file_complete') done = rx.complete('A', m.payload);
+  }
+  assert.equal(done.ok, true);
+  assert.deepEqual(Buffer.concat(parts), Buffer.from(bytes));
 });

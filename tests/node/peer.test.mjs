@@ -18,7 +18,14 @@ test('peer: peer-supplied names become one safe path component', () => {
   assert.equal(safeFileName('..'), 'download.bin');
   assert.equal(safeFileName(''), 'download.bin');
   assert.equal(safeFileName('x\u0000y\n.bin'), 'xy.bin');
-  assert.equal(safeFileName('n'.repeat(400)).length, 255);
+  // Names up to 1,024 characters arrive; the disk takes 255 bytes: cut to 240 UTF-8 bytes (room
+  // for " (999)"), the extension kept, never inside a code point.
+  assert.equal(safeFileName('n'.repeat(400)), 'n'.repeat(240));
+  assert.equal(safeFileName('n'.repeat(1020) + '.tar'), 'n'.repeat(236) + '.tar');
+  const emoji = safeFileName('\u{1F600}'.repeat(1000) + '.txt');
+  assert.equal(emoji, '\u{1F600}'.repeat(59) + '.txt');
+  assert.ok(Buffer.byteLength(emoji) <= 240 && emoji.isWellFormed());
+  assert.equal(safeFileName('n'.repeat(240)), 'n'.repeat(240));
 });
 
 test('peer: the disk folder never overwrites, moves exclusively and keeps serving the final file', async () => {

@@ -27,6 +27,22 @@ test('swarm: golden messages parse to their canonical form or their refusal', ()
   }
 });
 
+test('swarm: golden bitfields (LSB first, partial last bytes, sparse holdings) read and written by the core', () => {
+  const f = fixture('bitfields.json');
+  assert.ok(f.bitfields.length >= 12);
+  for (const v of f.bitfields) {
+    const r = swarm.announceHeld(v.announce);
+    assert.equal(r.ok, true, v.name);
+    assert.equal(r.totalChunks, v.totalChunks, v.name);
+    assert.deepEqual(r.held, v.held, v.name);
+    const { payload } = JSON.parse(v.announce);
+    const w = swarm.announcePayload({ fileId: payload.fileId, totalChunks: v.totalChunks, held: v.held });
+    assert.equal(w.ok, true, v.name);
+    assert.equal(w.payload, JSON.stringify(payload), v.name);
+    assert.equal(JSON.parse(w.payload).chunks, v.chunks, v.name);
+  }
+});
+
 test('swarm: golden binary-lane frames', () => {
   const f = fixture('frames.json');
   for (const v of f.frames) {
@@ -46,6 +62,10 @@ test('swarm: SHA-256 matches node:crypto, limits are the spec bounds', () => {
   assert.equal(swarm.sha256Hex(bytes), createHash('sha256').update(bytes).digest('hex'));
   assert.equal(swarm.limits.maxChunks, 1_000_000);
   assert.equal(swarm.limits.maxPageHashes, 256);
+  assert.equal(swarm.limits.minChunkSize, 1024);
+  assert.equal(swarm.limits.maxChunkSize, 16 * 1024 * 1024);
+  assert.equal(swarm.limits.maxHaveIndexes, 4096);
+  assert.equal(swarm.limits.maxFileNameChars, 1024);
   assert.equal(swarm.limits.timeoutFloorMs, 3000);
   assert.equal(swarm.limits.timeoutCeilingMs, 15000);
   assert.equal(swarm.decideLock({ owner: 'a', updatedMs: 0 }, 'b', 299_999).verdict, 'busy');

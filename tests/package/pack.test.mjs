@@ -115,14 +115,31 @@ before(async () => {
   }
 });
 
-// Every file an export, the bin or a runtime asset names.
+// Every file an export (under every condition), the bin or a runtime asset names; a pattern
+// export (`./modules/*`) names the files of its folder that the package ships.
 function shippedTargets() {
   const out = new Set(Object.values(pkg.bin));
   for (const target of Object.values(pkg.exports))
     for (const file of typeof target === 'string' ? [target] : Object.values(target)) out.add(file);
   out.add('web/peer/opfs-worker.js'); // new Worker(new URL('./opfs-worker.js', import.meta.url))
-  return [...out].map((f) => f.replace(/^\.\//, ''));
+  const files = packed.files.map((f) => f.path);
+  return [...out]
+    .map((f) => f.replace(/^\.\//, ''))
+    .flatMap((f) => {
+      if (!f.includes('*')) return [f];
+      const [head, tail] = f.split('*');
+      const matched = files.filter((p) => p.startsWith(head) && p.endsWith(tail));
+      assert.ok(matched.length > 0, `the pattern export ${f} matches no shipped file`);
+      return matched;
+    });
 }
+
+// Which WASM module's JS a bundle holds (wasm/module.cmake names them build/wasm/<module>.mjs).
+const modulesIn = (metafile) =>
+  Object.keys(metafile.inputs)
+    .map((f) => /build\/wasm\/([\w-]+)\.mjs$/.exec(f)?.[1])
+    .filter(Boolean)
+    .sort();
 
 test('pack: the tarball holds every file the exports and the bin name, and no build tree', () => {
   const files = new Set(packed.files.map((f) => f.path));
@@ -130,10 +147,12 @@ test('pack: the tarball holds every file the exports and the bin name, and no bu
   assert.ok(files.has('LICENSE'), 'the tarball lacks LICENSE');
   for (const f of files)
     assert.ok(!/^(src|tests|bench|build\/(native|fuzz|deps))\//.test(f), `ships ${f}`);
-  assert.ok(
-    existsSync(join(installed, 'build/wasm/tether.wasm')),
-    'installed without the WASM module',
-  );
+  for (const module of ['tether', 'tether-edge', 'tether-cockpit'])
+    for (const ext of ['.mjs', '.wasm'])
+      assert.ok(
+        existsSync(join(installed, `build/wasm/${module}${ext}`)),
+        `installed without build/wasm/${module}${ext}`,
+      );
   console.log(
     `# ${packed.filename}: ${packed.files.length} files, ${(packed.size / 1024).toFixed(0)} KiB packed`,
   );
@@ -182,6 +201,7 @@ function checkUsage(r) {
   assert.deepEqual(r.cockpit.replies, ['welcome', 'robots']);
   assert.deepEqual(r.tickets, { kind: 'agent', other: 'room' });
   assert.equal(r.bus.refused, 'unknown_type');
+  assert.deepEqual(r.mailbox, { idLength: 32, refused: 'unknown_mailbox' });
   assert.deepEqual(r.swarm, { name: 'data.bin', size: 40_000, chunks: 10 });
 }
 
@@ -189,6 +209,8 @@ test('node: every subpath imported from the installed package and used', async (
   const { stdout } = await run(process.execPath, ['main.mjs'], { cwd: app });
   const r = JSON.parse(stdout);
   assert.ok(r.resolved.startsWith(`file://${installed}/`), `resolved ${r.resolved}`);
+  assert.ok(r.resolved.endsWith('/web/glue/full/wire.js'), `node gets the full module: ${r.resolved}`);
+  assert.deepEqual(r.modules, ['tether'], 'node loaded the full module and no other');
   checkUsage(r);
 });
 
@@ -220,6 +242,8 @@ test('deno: the installed package imports and runs', async () => {
   const r = JSON.parse(stdout);
   assert.match(r.runtime, /^deno /);
   assert.ok(r.resolved.startsWith(`file://${installed}/`), `resolved ${r.resolved}`);
+  assert.ok(r.resolved.endsWith('/web/glue/full/wire.js'), `deno gets the full module: ${r.resolved}`);
+  assert.deepEqual(r.modules, ['tether'], 'deno loaded the full module and no other');
   checkUsage(r);
 });
 
@@ -228,7 +252,7 @@ test(
   { timeout: 120_000 },
   async () => {
     const dist = join(app, 'dist');
-    await build({
+    const bundled = await build({
       absWorkingDir: app,
       entryPoints: ['page.mjs'],
       bundle: true,
@@ -237,7 +261,9 @@ test(
       outdir: dist,
       loader: { '.wasm': 'file' },
       logLevel: 'warning',
+      metafile: true,
     });
+    assert.deepEqual(modulesIn(bundled.metafile), ['tether'], 'a browser bundle holds the full module');
     writeFileSync(
       join(dist, 'index.html'),
       '<!doctype html><script type="module" src="/page.js"></script>',
@@ -269,7 +295,7 @@ test(
   { timeout: 120_000 },
   async () => {
     const dist = join(app, 'worker-dist');
-    await build({
+    const bundled = await build({
       absWorkingDir: app,
       entryPoints: ['worker.mjs'],
       bundle: true,
@@ -279,7 +305,15 @@ test(
       outdir: dist,
       loader: { '.wasm': 'copy' },
       logLevel: 'warning',
+      metafile: true,
     });
+    // The workerd condition: the edge module's JS and its .wasm, and nothing of the full module.
+    assert.deepEqual(modulesIn(bundled.metafile), ['tether-edge'], 'a Worker bundle holds the edge module only');
+    const wasmInputs = Object.keys(bundled.metafile.inputs).filter((f) => f.endsWith('.wasm'));
+    assert.ok(
+      wasmInputs.length > 0 && wasmInputs.every((f) => f.endsWith('build/wasm/tether-edge.wasm')),
+      `the Worker imports only tether-edge.wasm: ${wasmInputs}`,
+    );
     const mf = new Miniflare({
       // One Durable Object (Room) holds the relay: only the object owning a WebSocket may write it.
       modules: true,

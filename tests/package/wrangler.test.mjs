@@ -1,6 +1,8 @@
 // The deploy as `wrangler deploy` builds it, offline: the pinned wrangler bundles web/edge/ from
 // its wrangler.toml with --dry-run into a folder, and the bundle must hold the Worker, both
-// Durable Object classes and the WASM module (as a separate module, byte-identical to the build).
+// Durable Object classes and the edge WASM module (as a separate module, byte-identical to the
+// build of tether-edge, the module with only the bindings the Worker uses; the full module's JS is
+// not in the bundle).
 // Then the bundle itself runs in workerd (Miniflare) and answers. Prints the upload size.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -19,7 +21,7 @@ after(() => rmSync(work, { recursive: true, force: true }));
 const sha = (file) => createHash('sha256').update(readFileSync(file)).digest('hex');
 
 test(
-  'wrangler deploy --dry-run bundles the Worker, both Durable Objects and the WASM module',
+  'wrangler deploy --dry-run bundles the Worker, its Durable Objects and the WASM module',
   { timeout: 180_000 },
   async () => {
     const out = join(work, 'bundle');
@@ -50,9 +52,10 @@ test(
       .wrangler;
     assert.equal(version, pinned, 'node_modules holds the pinned wrangler (run make setup)');
 
-    // Wrangler's own report: both Durable Object bindings and the assets folder.
+    // Wrangler's own report: the Durable Object bindings and the assets folder.
     assert.match(stdout, /env\.ROOMS \(RoomObject\)\s+Durable Object/);
     assert.match(stdout, /env\.COCKPIT \(CockpitRelayObject\)\s+Durable Object/);
+    assert.match(stdout, /env\.MAILBOXES \(MailboxObject\)\s+Durable Object/);
     assert.match(stdout, /Read \d+ files? from the assets directory/);
     const upload = /Total Upload: ([\d.]+ KiB) \/ gzip: ([\d.]+ KiB)/.exec(stdout);
     assert.ok(upload, `no upload size in wrangler's output:\n${stdout}`);
@@ -63,8 +66,8 @@ test(
     assert.equal(wasm.length, 1, `one .wasm module in ${files}`);
     assert.equal(
       sha(join(out, wasm[0])),
-      sha(join(repoDir, 'build/wasm/tether.wasm')),
-      'the bundled module is the build',
+      sha(join(repoDir, 'build/wasm/tether-edge.wasm')),
+      'the bundled module is the edge module as built (wasm/module.cmake), not the full one',
     );
     const worker = readFileSync(join(out, 'worker.js'), 'utf8');
     const exported = /export\s*\{([^}]*)\}\s*;?\s*(\/\/# sourceMappingURL=.*)?\s*$/.exec(worker);
@@ -75,9 +78,13 @@ test(
         .split(/\s+as\s+/)
         .pop(),
     );
-    for (const n of ['RoomObject', 'CockpitRelayObject', 'default'])
+    for (const n of ['RoomObject', 'CockpitRelayObject', 'MailboxObject', 'default'])
       assert.ok(names.includes(n), `worker.js exports ${n}: ${names}`);
     assert.ok(worker.includes(`"./${wasm[0]}"`), 'worker.js imports the .wasm module');
+    // Each module's JS locates its own .wasm by name (emscripten's wasmBinaryFile).
+    const holds = (module) => worker.includes(`"${module}.wasm"`);
+    assert.ok(holds('tether-edge'), "worker.js holds the edge module's JS");
+    assert.ok(!holds('tether'), 'worker.js holds no JS of the full module');
 
     // The bundle as uploaded runs: the cockpit's /api/info, and a room upgrade without a ticket.
     const mf = new Miniflare({
@@ -91,6 +98,7 @@ test(
       durableObjects: {
         ROOMS: { className: 'RoomObject', useSQLite: true },
         COCKPIT: { className: 'CockpitRelayObject', useSQLite: true },
+        MAILBOXES: { className: 'MailboxObject', useSQLite: true },
       },
       bindings: {
         TICKET_SECRET: 'dry-run-secret-0123456789abcdef0123',
@@ -110,6 +118,15 @@ test(
         room.status,
         401,
         'a room upgrade without a ticket is refused before any socket',
+      );
+      const made = await mf.dispatchFetch('http://edge.test/mailboxes', { method: 'POST' });
+      assert.equal(made.status, 201, 'the bundle creates a hosted mailbox');
+      const { mailbox } = await made.json();
+      const owned = await mf.dispatchFetch(`http://edge.test/mailboxes/${mailbox}`);
+      assert.equal(
+        (await owned.json()).error,
+        'bad_key',
+        'its object answers, and wants the owner key',
       );
     } finally {
       await mf.dispose();

@@ -4,13 +4,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
+import { safeFileName } from '../peer/storage-node.js';
 
-/** A peer-supplied file name reduced to one harmless path component. */
+/**
+ * A peer-supplied file name reduced to one harmless path component the disk takes: names of up
+ * to 1,024 characters arrive (agent-bus-notes.md § Sizes), cut as the swarm folder cuts them
+ * (web/peer/storage-node.js).
+ */
 export function safeName(name) {
   const base = path.basename(String(name ?? '')).replace(/[\u0000-\u001f\u007f/\\]/g, '_');
   return base === '' || base === '.' || base === '..' || base.startsWith('.tether-part-')
     ? 'file'
-    : base;
+    : safeFileName(base);
 }
 
 /** Moves `part` to `dir/name` without ever replacing a file: "name (1).ext" etc. when taken. */

@@ -1,9 +1,13 @@
 // `tether agent pull PEER SHARE PATH`: fetch one file from a peer's shared folder over the simple
-// one-to-one transfer (agent-bus-and-swarm.md § Simple one-to-one transfer, § Security boundary).
+// one-to-one transfer (agent-bus-and-swarm.md § Simple one-to-one transfer, § Security boundary),
+// in the public implementation's shapes (agent-bus-notes.md), so either end may be ninja-p2p.
 //
-// - The puller asks with a `command` {command: 'share.pull', share, path}; the owner resolves the
-//   path with the listing's real-path containment rule, and answers with a command_response
-//   refusal or with file_offer, file_chunk..., file_complete (all transient).
+// - The puller asks with `command {command: 'get-file', args: {share, path}}` (the bus core builds
+//   it); the owner resolves the path with the listing's real-path containment rule and answers
+//   with an ordinary, untagged file_offer, its file_chunks and file_complete (all transient), then
+//   command_response {requestId, ok: true, result} naming the transfer; or with {ok: false,
+//   error}. An untagged offer is matched to the oldest pull asked of that peer for that file name;
+//   one nobody asked for is not ours (the sidecar's inbox policy takes or refuses it).
 // - Both halves of the validation (the sender's plan, the receiver's ids, ownership, size, chunk
 //   count, chunk length and final SHA-256) are tether/bus's; this file only moves bytes and files.
 // - The receiver writes a part file beside the destination and moves it into place with link(),
@@ -18,7 +22,6 @@ export { placeExclusive, safeName };
 const DRAIN_POLL_MS = 10;
 const DRAIN_GIVE_UP_MS = 30_000;
 const PULL_IDLE_MS = 60_000; // a pull with no progress for this long fails
-const PULL_TOPIC = 'share.pull:';
 const SERVED_KEPT = 64; // transfers whose file_ack we still expect
 
 export class Pulls {
@@ -30,15 +33,29 @@ export class Pulls {
    * @param {() => Record<string, string>} o.shares
    * @param {(peer: string) => string | null} [o.whyNotNow] what keeps a send to `peer` from
    *   leaving (our own link down, the peer not in the room), for the refusal's wording
+   * @param {(env: object, outcome: {result?: unknown} | {error: string}) => unknown} o.respond
+   *   answers a command through the bus core (command_response {requestId, ok, result | error})
+   * @param {import('../glue/bus.d.ts').FileReceiver} [o.receiver] shared with the inbox's: one set of caps
    */
-  constructor({ api, transport, envelope, shares, whyNotNow = () => null, log }) {
+  constructor({
+    api,
+    transport,
+    envelope,
+    respond,
+    shares,
+    receiver,
+    whyNotNow = () => null,
+    log,
+  }) {
     this.api = api;
     this.transport = transport;
     this.envelope = envelope;
+    this.respond = respond;
     this.shares = shares;
     this.whyNotNow = whyNotNow;
     this.log = log;
-    this.receiver = api.createFileReceiver();
+    this.receiver = receiver ?? api.createFileReceiver();
+    this.serving = new Map(); // peer -> the promise of its last serve: one file at a time, in order
     this.active = new Map(); // pull request id -> state (our pulls)
     this.byTransfer = new Map(); // transferId -> state
     this.served = new Map(); // transferId -> what we served, until its file_ack (bounded)
@@ -67,7 +84,9 @@ export class Pulls {
         error: `cannot save into ${destDir} (${err.code}); give an existing folder with --to`,
       };
     }
-    const r = this.sendNow(peer, 'command', { command: 'share.pull', share, path: rel });
+    const ask = this.api.shareCommandPayload({ command: 'get-file', share, path: rel });
+    if (!ask.ok) return { ok: false, error: `cannot ask for ${share}/${rel}: ${ask.detail}` };
+    const r = this.sendNow(peer, 'command', ask.payload);
     if (!r.ok) return r;
     const st = {
       id: r.id,
@@ -120,26 +139,36 @@ export class Pulls {
     if (st.part) fs.rmSync(st.part, { force: true });
   }
 
-  /** command_response to our share.pull: only refusals come this way. */
+  /**
+   * A command_response to our get-file (correlated by requestId, as the bus core reads it): a
+   * refusal fails the pull; the owner's closing {ok: true} is taken too. Returns whether it was ours.
+   */
   response(peer, env) {
-    const st = this.active.get(env.payload?.messageId);
-    if (!st || st.peer !== peer) return false;
-    if (env.payload.ok === false)
-      this.fail(st, `'${peer}' refused: ${env.payload.error ?? 'no reason given'}`);
-    return true;
+    for (const [id, st] of this.active) {
+      if (st.peer !== peer || !this.api.matchReceipt(env, { requestId: id, peer })) continue;
+      if (env.payload?.ok === false)
+        this.fail(st, `'${peer}' refused: ${env.payload.error ?? 'no reason given'}`);
+      return true;
+    }
+    return false;
   }
 
+  /** An untagged file_offer from `peer`: ours when it answers a pull we asked of it. */
   offer(peer, env) {
-    // The offer names the pull it answers in its topic (the payload stays the bus's offer shape).
-    const st = this.active.get(
-      typeof env.topic === 'string' && env.topic.startsWith(PULL_TOPIC)
-        ? env.topic.slice(PULL_TOPIC.length)
-        : '',
-    );
-    if (st && (st.peer !== peer || st.state !== 'requested')) return;
-    if (!st) return; // an offer nobody asked for is dropped
+    const name = env.payload?.name;
+    let st = null;
+    for (const p of this.active.values())
+      if (p.peer === peer && p.state === 'requested' && path.posix.basename(p.path) === name) {
+        st = p;
+        break; // the oldest: the owner answers in order
+      }
+    if (!st) return false;
     const r = this.receiver.offer(peer, env.payload);
-    if (!r.ok) return this.fail(st, `bad offer from '${peer}': ${r.detail}`);
+    if (!r.ok) {
+      this.sendNow(peer, 'file_ack', this.api.fileAckRefusal(env.payload, r.detail));
+      this.fail(st, `bad offer from '${peer}': ${r.detail}`);
+      return true;
+    }
     st.transferId = r.offer.transferId;
     st.offer = r.offer;
     st.size = r.offer.size;
@@ -153,29 +182,38 @@ export class Pulls {
       // 0666 less the umask, as every other way a file arrives (swarm fetches: storage-node.js).
       st.fd = fs.openSync(st.part, 'wx', 0o666);
     } catch (err) {
-      return this.fail(st, `cannot write ${st.part} (${err.code})`);
+      this.fail(st, `cannot write ${st.part} (${err.code})`);
+      return true;
     }
     this.byTransfer.set(st.transferId, st);
+    return true;
   }
 
+  /** A file_chunk; returns whether it belongs to one of our pulls. */
   chunk(peer, env) {
     const st = this.byTransfer.get(env.payload?.transferId);
-    if (!st || st.peer !== peer) return;
+    if (!st || st.peer !== peer) return false;
     const r = this.receiver.chunk(peer, env.payload);
-    if (!r.ok) return this.fail(st, `bad chunk from '${peer}': ${r.detail}`);
+    if (!r.ok) {
+      this.sendNow(peer, 'file_ack', this.api.fileAckRefusal(env.payload, r.detail));
+      this.fail(st, `bad chunk from '${peer}': ${r.detail}`);
+      return true;
+    }
     fs.writeSync(st.fd, r.data, 0, r.data.length, r.offset);
     st.received += r.data.length;
     st.lastProgress = Date.now();
+    return true;
   }
 
+  /** A file_complete; returns whether it belongs to one of our pulls. */
   complete(peer, env) {
     const st = this.byTransfer.get(env.payload?.transferId);
-    if (!st || st.peer !== peer) return;
+    if (!st || st.peer !== peer) return false;
     const r = this.receiver.complete(peer, env.payload);
-    const ack = (extra) => this.sendNow(peer, 'file_ack', { transferId: st.transferId, ...extra });
     if (!r.ok) {
-      ack({ ok: false, error: r.detail });
-      return this.fail(st, `the file from '${peer}' did not verify: ${r.detail}`);
+      this.sendNow(peer, 'file_ack', this.api.fileAckRefusal(env.payload, r.detail));
+      this.fail(st, `the file from '${peer}' did not verify: ${r.detail}`);
+      return true;
     }
     fs.fsyncSync(st.fd);
     fs.closeSync(st.fd);
@@ -187,23 +225,30 @@ export class Pulls {
     st.state = 'done';
     st.savedPath = saved;
     st.sha256 = r.offer.sha256;
-    ack({
-      ok: true,
-      name: r.offer.name,
-      size: r.offer.size,
-      sha256: r.offer.sha256,
-      savedPath: path.basename(saved),
-    });
+    const ack = this.api.fileAckReceived(r.offer, path.basename(saved));
+    if (ack.ok) this.sendNow(peer, 'file_ack', ack.payload);
+    return true;
   }
 
   // ---- the owner -------------------------------------------------------------------------------
 
-  async serve(peer, env) {
-    const { share, path: rel } = env.payload ?? {};
-    const refuse = (error) =>
-      this.sendNow(peer, 'command_response', { messageId: env.id, ok: false, error });
+  /** Answers get-file `cmd` ({share, path}, from the bus core) of `peer`'s command `env`. */
+  serve(peer, env, cmd) {
+    // One file at a time per peer: the puller matches our untagged offers to its asks in order.
+    const next = (this.serving.get(peer) ?? Promise.resolve()).then(() =>
+      this.serveOne(peer, env, cmd),
+    );
+    this.serving.set(
+      peer,
+      next.catch(() => {}),
+    );
+    return next;
+  }
+
+  async serveOne(peer, env, { share, path: rel }) {
+    const refuse = (error) => this.respond(env, { error });
     const root = this.shares()[share];
-    if (typeof share !== 'string' || !root) return refuse(`no share named '${share}'`);
+    if (!root) return refuse(`no share named '${share}'`);
     let real;
     try {
       real = fs.realpathSync(root);
@@ -224,9 +269,11 @@ export class Pulls {
     } catch (err) {
       return refuse(`'${rel}' cannot be read (${err.code})`);
     }
+    // Named as asked (the public implementation's choice), not after a link's target.
+    const name = path.posix.basename(rel.replace(/\\/g, '/'));
     const p = this.api.planFileSend({
       bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length),
-      name: path.basename(at.real),
+      name,
     });
     if (!p.ok) return refuse(p.detail);
     const plan = p.plan;
@@ -238,17 +285,12 @@ export class Pulls {
       // The relay transport refuses while its socket is backed up: wait for it to drain, bounded.
       const until = Date.now() + DRAIN_GIVE_UP_MS;
       for (;;) {
-        const r = this.sendNow(
-          peer,
-          type,
-          body,
-          type === 'file_offer' ? PULL_TOPIC + env.id : null,
-        );
+        const r = this.sendNow(peer, type, body);
         if (r.ok) break;
         if (Date.now() > until || !this.transport().openPeers().includes(peer)) {
           this.log(`pull of ${share}/${rel} by ${peer} failed at ${type}: ${r.error}`);
           plan.dispose?.();
-          return;
+          return refuse(`the transfer of '${rel}' stopped at its ${type}: ${r.error}`);
         }
         await new Promise((res) => setTimeout(res, DRAIN_POLL_MS));
       }
@@ -256,6 +298,20 @@ export class Pulls {
     plan.dispose?.();
     this.served.set(plan.offer.transferId, { peer, share, rel });
     while (this.served.size > SERVED_KEPT) this.served.delete(this.served.keys().next().value);
+    const o = plan.offer;
+    this.respond(env, {
+      result: {
+        share,
+        path: rel,
+        name: o.name,
+        size: o.size,
+        transferKind: o.kind,
+        transferId: o.transferId,
+        mimeType: o.mimeType,
+        totalChunks: o.totalChunks,
+        sha256: o.sha256,
+      },
+    });
   }
 
   /** The puller's file_ack for a file we served: logged once; anything else is dropped. */

@@ -4,7 +4,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-export const SHARE_LIMITS = Object.freeze({ maxEntries: 10_000, maxDepth: 32, nameMax: 64 });
+// levelEntries: one list-files answer, as the public implementation caps it (200).
+export const SHARE_LIMITS = Object.freeze({
+  maxEntries: 10_000,
+  maxDepth: 32,
+  nameMax: 64,
+  levelEntries: 200,
+});
 
 export function validShareName(name) {
   return (
@@ -128,4 +134,68 @@ export function listShare(rootDir, sub = '') {
   }
   walk(start.real, sub.replace(/^\/+|\/+$/g, ''), 0);
   return { root, entries, omitted, truncated };
+}
+
+/**
+ * One level of a share for the `list-files {share, path?}` command, in the public implementation's
+ * result shape: {share, path, entries: [{name, path, type: 'dir' | 'file', size}], truncated},
+ * folders first, then files, each by name, at most `maxEntries`. The same containment as pulls:
+ * escaping, broken or unreadable entries are left out (and counted in `omitted`), never fatal.
+ */
+export function listShareLevel(rootDir, share, sub = '', maxEntries = SHARE_LIMITS.levelEntries) {
+  let root;
+  try {
+    root = fs.realpathSync(rootDir);
+  } catch (err) {
+    return { error: `share '${share}' is not available (${err.code})` };
+  }
+  const rel = String(sub)
+    .replace(/\\/g, '/')
+    .replace(/^\/+|\/+$/g, '');
+  const start = resolveInShare(root, rel);
+  if (start.error) return { error: start.error };
+  let names;
+  try {
+    if (!fs.statSync(start.real).isDirectory()) return { error: `'${rel}' is not a folder` };
+    names = fs.readdirSync(start.real);
+  } catch (err) {
+    return { error: `'${rel || '.'}' cannot be read (${err.code})` };
+  }
+  const entries = [];
+  let omitted = 0;
+  for (const name of names) {
+    const childRel = rel ? `${rel}/${name}` : name;
+    const at = resolveInShare(root, childRel);
+    let st = null;
+    try {
+      if (!at.error) st = fs.statSync(at.real);
+    } catch {}
+    if (!st || (!st.isDirectory() && !st.isFile())) {
+      omitted++;
+      continue;
+    }
+    entries.push(
+      st.isDirectory()
+        ? { name, path: childRel, type: 'dir', size: null }
+        : { name, path: childRel, type: 'file', size: st.size },
+    );
+  }
+  entries.sort((a, b) =>
+    a.type === b.type
+      ? a.name < b.name
+        ? -1
+        : a.name > b.name
+          ? 1
+          : 0
+      : a.type === 'dir'
+        ? -1
+        : 1,
+  );
+  return {
+    share,
+    path: rel,
+    entries: entries.slice(0, Math.max(1, maxEntries)),
+    truncated: entries.length > maxEntries,
+    omitted,
+  };
 }

@@ -7,8 +7,9 @@
 //   seen.js        who has ever been in the room (a send to anyone else is likely a typo)
 //   link.js        the relay URL and ticket, and why we are not in the room
 //   handoffs.js    confirmed handoffs, both ends, on disk
-//   shares.js      pulls from and of shared folders (one-to-one transfers)
+//   shares.js      shared folders both ways (shares, list-files, get-file) and files sent unasked
 //   swarm.js       file swarms
+//   hosted-mailbox.js  owned hosted mailboxes delivered into inbox/ and marked delivered
 //   rpc-server.js  the control API the CLI calls
 //
 // Run by `tether agent join` as: node web/agent/sidecar.js --dir <state dir>
@@ -28,6 +29,7 @@ import { RpcServer } from './sidecar/rpc-server.js';
 import { SeenPeers } from './sidecar/seen.js';
 import { Shares } from './sidecar/shares.js';
 import { SwarmService } from './sidecar/swarm.js';
+import { HostedMailboxes } from './sidecar/hosted-mailbox.js';
 
 // Types a peer's message lands in the inbox as (the rest is protocol traffic handled here).
 const MAIL_TYPES = new Set(['chat', 'command', 'command_response', 'event', 'ack', 'skill_update']);
@@ -71,9 +73,10 @@ export class Sidecar {
       whyNotNow: (peer) => this.whyNotNow(peer),
     });
     this.swarm = new SwarmService({ dir, log });
+    this.hosted = new HostedMailboxes({ dir, self: config.id, mailbox: this.mailbox, log });
     // The concerns that answer the CLI or claim incoming envelopes (receive() returning true),
     // asked in this order. A new concern joins this list.
-    this.parts = [this.shares, this.handoffs, this.swarm, this.outbox];
+    this.parts = [this.shares, this.handoffs, this.swarm, this.outbox, this.hosted];
     this.rpc = new RpcServer({ dir, log });
     for (const part of [this, ...this.parts]) this.rpc.add(part.rpcHandlers?.() ?? {});
   }
@@ -95,7 +98,12 @@ export class Sidecar {
         status: 'online',
         version: VERSION,
         topics: [],
-        agent: { runtime: 'node', summary: this.cfg.name ?? this.cfg.id },
+        agent: {
+          runtime: 'node',
+          summary: this.cfg.name ?? this.cfg.id,
+          // Our shares by name, as the public implementation announces them (list-files, get-file).
+          shares: this.shares.announced(),
+        },
       },
       message: (env, info) => this.onMessage(env, info),
       rejected: (err, peer) => this.refuse(peer, `${err.code} at ${err.field}: ${err.detail}`),
@@ -112,8 +120,14 @@ export class Sidecar {
       name: this.from.name,
       instanceId: this.instanceId,
     });
-    this.shares.start(bus(), this.transport);
+    this.shares.start(bus(), this.transport, {
+      bus: this.bus,
+      outbox: this.outbox,
+      mailbox: this.mailbox,
+      room: this.cfg.room,
+    });
     await this.rpc.listen();
+    this.hosted.start();
   }
 
   async openTransport() {
@@ -291,6 +305,7 @@ export class Sidecar {
     this.stopping = true;
     this.bus?.close();
     this.wake?.close();
+    this.hosted.close();
     await this.swarm.close();
     try {
       await this.transport?.close();

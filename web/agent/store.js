@@ -169,7 +169,10 @@ export function readInbox(dirs, { take, peek = false }) {
         throw err;
       }
     }
-    out.push({ file: name, receivedAt: rec.receivedAt, envelope: rec.envelope });
+    const m = { file: name, receivedAt: rec.receivedAt, envelope: rec.envelope };
+    // A file a peer sent us unasked (web/agent/inbox-files.js): where it was saved.
+    if (rec.received && typeof rec.received === 'object') m.received = rec.received;
+    out.push(m);
   }
   return { messages: out, skipped, lost };
 }

@@ -1,26 +1,47 @@
-// Bundles the cockpit with esbuild into build/cockpit/: cockpit.js (app + glue + the module's JS),
-// tether.wasm beside it, index.html and cockpit.css. Prints what it shipped.
+// Bundles the cockpit with esbuild into build/cockpit/: cockpit.js (app + glue + the cockpit
+// module's JS), chunks/ (what loads later: three.js with the 3D map), tether-cockpit.wasm beside
+// it (the module with only the cockpit's bindings, wasm/module.cmake), index.html and cockpit.css.
+// Prints what the first load fetches.
 import { build } from 'esbuild';
-import { copyFileSync, mkdirSync, statSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
+import { gzipSync } from 'node:zlib';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const root = join(here, '../..');
 const out = join(root, 'build/cockpit');
+rmSync(join(out, 'chunks'), { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
-await build({
-  entryPoints: [join(here, 'src/main.js')],
+const result = await build({
+  absWorkingDir: root,
+  entryPoints: { cockpit: join(here, 'src/main.js') },
   bundle: true,
   format: 'esm',
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
   target: 'es2022',
   minify: true,
   sourcemap: true,
-  outfile: join(out, 'cockpit.js'),
+  outdir: out,
   logLevel: 'warning',
+  metafile: true,
 });
-copyFileSync(join(root, 'build/wasm/tether.wasm'), join(out, 'tether.wasm'));
+copyFileSync(join(root, 'build/wasm/tether-cockpit.wasm'), join(out, 'tether-cockpit.wasm'));
 copyFileSync(join(here, 'index.html'), join(out, 'index.html'));
 copyFileSync(join(here, 'cockpit.css'), join(out, 'cockpit.css'));
-const kib = (f) => (statSync(join(out, f)).size / 1024).toFixed(0);
-console.log(`[build] cockpit: cockpit.js ${kib('cockpit.js')} KiB + tether.wasm ${kib('tether.wasm')} KiB -> build/cockpit/`);
+const kib = (n) => `${(n / 1024).toFixed(0)} KiB`;
+const gz = (f) => gzipSync(readFileSync(join(out, f)), { level: 9 }).length;
+// The first load: the entry, the chunks it imports statically, and the module's .wasm.
+const outputs = result.metafile.outputs;
+const entry = Object.keys(outputs).find((f) => outputs[f].entryPoint);
+const first = [
+  entry,
+  ...outputs[entry].imports.filter((i) => i.kind === 'import-statement').map((i) => i.path),
+]
+  .map((f) => relative(out, resolve(f)))
+  .concat('tether-cockpit.wasm');
+console.log(
+  `[build] cockpit: first load ${first.map((f) => `${f} ${kib(statSync(join(out, f)).size)}`).join(' + ')} ` +
+    `(${kib(first.reduce((n, f) => n + gz(f), 0))} gzip); 3D map in chunks/ -> build/cockpit/`,
+);

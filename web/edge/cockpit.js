@@ -18,7 +18,8 @@
 // workerd's WebSockets have no bufferedAmount (cloudflare/workerd#988), so the core paces them
 // itself by acknowledged pongs (webSocketBufferedAmount: false; the edge's slow-reader rule,
 // docs/cockpit-protocol.md § Delivery modes).
-import wasmModule from '../../build/wasm/tether.wasm';
+import wasmModule from '../../build/wasm/tether-edge.wasm';
+import '../glue/modules/tether-edge.js';
 import { loadTetherModule } from '../glue/load.js';
 import { createCockpitRelay } from '../glue/cockpit-relay.js';
 import { createWsLane } from '../glue/cockpit-ws-lane.js';
@@ -29,7 +30,7 @@ const LEASE_GEN_KEY = 'cockpit:leaseGen';
 // The protocol version /api/info announces, from the wire core (one instance per isolate).
 let wireLimits = null;
 const protocolVersion = async () =>
-  (wireLimits ??= (await loadTetherModule({ wasmModule })).wireLimits()).protocolVersion;
+  (wireLimits ??= (await loadTetherModule({ wasmModule }, 'wire')).wireLimits()).protocolVersion;
 
 /** The object name every cockpit route goes to: one relay per deployment (per `COCKPIT_FLEET`). */
 const fleetName = (env) => env.COCKPIT_FLEET || 'default';
@@ -70,7 +71,7 @@ export class CockpitRelayObject {
   }
 
   async #init() {
-    const mod = await loadTetherModule({ wasmModule });
+    const mod = await loadTetherModule({ wasmModule }, 'cockpit');
     const leaseGenFloor = (await this.ctx.storage.get(LEASE_GEN_KEY)) ?? 0;
     const started = Date.now();
     // COCKPIT_AUTH holds the relay's auth file (the same JSON as the Deno relay's --auth); empty

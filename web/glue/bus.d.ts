@@ -71,7 +71,10 @@ export interface Envelope<P = JsonValue> {
 
 /** Every bound the core enforces (named constants in src/bus/limits.hpp). */
 export interface BusLimits {
+  /** Every envelope type but file_chunk. */
   maxEnvelopeBytes: number;
+  /** A file_chunk envelope (one-to-one chunks of up to fileMaxChunkSize, base64). */
+  maxFileChunkEnvelopeBytes: number;
   maxIdChars: number;
   maxTypeChars: number;
   maxStreamIdChars: number;
@@ -96,8 +99,14 @@ export interface BusLimits {
   fileBrowserMaxBytes: number;
   fileReceiverMaxIncomplete: number;
   fileReceiverMaxPromisedBytes: number;
+  /** One-to-one chunk sizes from 1 KiB to 1 MiB, the public implementation's range. */
+  fileMinChunkSize: number;
   fileMaxChunkSize: number;
   fileDefaultChunkSize: number;
+  /** Error text in a file_ack or command_response we send is cut to this many bytes. */
+  maxErrorTextBytes: number;
+  maxShareNameChars: number;
+  maxSharePathChars: number;
 }
 
 export type BusErrorCode =
@@ -261,6 +270,12 @@ export interface BusOptions extends BusHandlers {
    * envelope names.
    */
   peerIdsAreStreams?: boolean;
+  /**
+   * The id the transport knows us by, when it is not our streamId (a VDO.Ninja UUID): a ninja-p2p
+   * peer that has not learned our streamId may address its first announce to it, and that announce
+   * is taken as addressed to us. Nothing else is.
+   */
+  transportId?: string;
   /** Seed for message ids (default: 8 bytes from crypto.getRandomValues). */
   seed?: number;
   /** Run handoff retries and expiry on an internal timer (default true). Set false to drive them with `tick()`. */
@@ -281,8 +296,12 @@ export interface Bus {
   history(count?: number, forPeer?: string): Envelope[];
   /** Acknowledges an envelope we received: `ack {messageId, ...extra}` to its sender. */
   ack(envelope: Envelope, extra?: { [key: string]: JsonValue }): SendResult;
-  /** Answers a command: `command_response {messageId, ...payload}`. */
-  respond(command: Envelope, payload: { [key: string]: JsonValue }): SendResult;
+  /**
+   * Answers a command: `command_response {requestId: command.id, ok: true, result}` for
+   * `{result}`, `{requestId, ok: false, error}` for `{error}` (the public shape; anything else is
+   * refused with `bad_payload`).
+   */
+  respond(command: Envelope, outcome: { result?: JsonValue } | { error: string }): SendResult;
   /**
    * Hands work to `to` and retries with backoff until it confirms storage or the handoff expires.
    * Fails with `handoff_unsupported` unless `to`'s current instance announced `handoff-v1`.
@@ -385,6 +404,27 @@ export interface BusApi {
   matchReceipt(envelope: Envelope | string, request: { requestId: string; peer: string; senderInstanceId?: string }): Receipt | null;
   planFileSend(file: { bytes: Uint8Array; name: string; mimeType?: string; kind?: 'file' | 'image'; chunkSize?: number; transferId?: string }): { ok: true; plan: FileSendPlan } | BusError;
   createFileReceiver(options?: FileReceiverOptions): FileReceiver;
+  /**
+   * A shared-folder command (`command {command: "shares" | "list-files" | "get-file", args?}`):
+   * null when the envelope is not one; its refusal when its arguments are bad (answer it with
+   * `respond(envelope, {error: detail})`).
+   */
+  parseShareCommand(envelope: Envelope | string): ShareCommand | BusError | null;
+  /** The command payload asking a peer for `shares`, `list-files {share, path?}` or `get-file {share, path}`. */
+  shareCommandPayload(c: { command: ShareCommand['command']; share?: string; path?: string }): { ok: true; payload: JsonValue } | BusError;
+  /** `file_ack {transferId, ok: false, error}` refusing the offer, chunk or completion `payload`. */
+  fileAckRefusal(payload: JsonValue, error: string): { transferId: string; ok: false; error: string };
+  /** `file_ack {transferId, ok: true, name, mimeType, kind, size, sha256, savedPath?}` for a verified offer. */
+  fileAckReceived(offer: FileOffer, savedPath?: string): { ok: true; payload: JsonValue } | BusError;
+}
+
+export interface ShareCommand {
+  ok: true;
+  command: 'shares' | 'list-files' | 'get-file';
+  /** The share's name (empty for `shares`). */
+  share: string;
+  /** Relative to the share; empty for its root (list-files) or for `shares`. */
+  path: string;
 }
 
 /** Loads the WASM module once and returns the bus API. */

@@ -11,7 +11,7 @@ import { textBytes } from './text-bytes.js';
  * @param {{wasmModule?: WebAssembly.Module, wasmBinary?: Uint8Array}} [options]
  */
 export async function loadBus(options) {
-  return createBusApi(await loadTetherModule(options));
+  return createBusApi(await loadTetherModule(options, 'bus'));
 }
 
 /** Shorthand: loads the module (options.wasm) and creates one bus. */
@@ -106,7 +106,8 @@ const notJson = (field) => ({ ok: false, code: 'bad_payload', field, detail: `${
 /** Wraps a loaded module. */
 export function createBusApi(mod) {
   const limits = JSON.parse(mod.busLimits());
-  const inbox = createInbox(mod, limits.maxEnvelopeBytes);
+  // The largest envelope the core takes (a file_chunk; every other type stops at maxEnvelopeBytes).
+  const inbox = createInbox(mod, limits.maxFileChunkEnvelopeBytes);
 
   function createBus(options) {
     const { self, transport } = options;
@@ -120,6 +121,7 @@ export function createBusApi(mod) {
           acceptHandoffs: !!options.acceptHandoffs,
           connIsStream: !!options.peerIdsAreStreams,
           announce: options.announce ?? null,
+          transportId: options.transportId ?? null,
         }),
       ),
     );
@@ -305,10 +307,10 @@ export function createBusApi(mod) {
         if (e === null || x === null) return notJson('extra');
         return sentResult(core.reply(false, e, x, now()), false);
       },
-      respond(command, payload) {
+      respond(command, outcome) {
         const e = json(command);
-        const x = json(payload);
-        if (e === null || x === null) return notJson('payload');
+        const x = json(outcome);
+        if (e === null || x === null) return notJson('outcome');
         return sentResult(core.reply(true, e, x, now()), false);
       },
       handoff(to, request, opts = {}) {
@@ -404,6 +406,15 @@ export function createBusApi(mod) {
       return JSON.parse(mod.busSerializeEnvelope(t));
     },
     isTransient: (type) => mod.busIsTransient(String(type)),
+    parseShareCommand(envelope) {
+      const t = typeof envelope === 'string' ? envelope : json(envelope);
+      if (t === null) return notJson('envelope');
+      return JSON.parse(mod.busParseShareCommand(t));
+    },
+    shareCommandPayload: ({ command, share = '', path = '' }) =>
+      JSON.parse(mod.busShareCommandPayload(String(command), String(share), String(path))),
+    fileAckRefusal: (payload, error) => JSON.parse(mod.busFileAckRefusal(json(payload) ?? 'null', String(error ?? ''))),
+    fileAckReceived: (offer, savedPath = '') => JSON.parse(mod.busFileAckReceived(json(offer) ?? 'null', String(savedPath))),
     matchReceipt(envelope, { requestId, peer, senderInstanceId }) {
       const t = typeof envelope === 'string' ? envelope : json(envelope);
       if (t === null) return null;

@@ -38,7 +38,7 @@ export async function connectRobot(options, { event } = {}) {
     wasmBinary,
     ...config
   } = options;
-  const mod = await loadTetherModule({ wasmModule, wasmBinary });
+  const mod = await loadTetherModule({ wasmModule, wasmBinary }, 'cockpit');
   const core = createRobotCore(mod, config);
   const holder = { link: null }; // the open transport, or null
   let stopped = null;

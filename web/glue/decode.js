@@ -5,7 +5,7 @@ import { loadTetherModule } from './load.js';
 
 /** @param {{wasmModule?: WebAssembly.Module, wasmBinary?: Uint8Array}} [options] */
 export async function loadDecode(options) {
-  return createDecode(await loadTetherModule(options));
+  return createDecode(await loadTetherModule(options, 'decode'));
 }
 
 export function createDecode(mod) {

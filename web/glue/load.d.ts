@@ -1,13 +1,28 @@
-// Types for web/glue/load.js: loading the one tether WASM module in any runtime.
+// Types for web/glue/load.js: loading tether's WASM modules (wasm/module.cmake) in any runtime.
 
 export interface LoadOptions {
   /**
-   * A precompiled module. Required in Cloudflare workerd, which forbids compiling WASM at run
-   * time: import `build/wasm/tether.wasm` (a CompiledWasm module) and pass it here.
+   * A precompiled module, e.g. in Cloudflare workerd, which forbids compiling WASM at run time. It
+   * must be the .wasm of the module this runtime uses for the binding (the package export
+   * `@tether-rt/tether/tether.wasm` under the same conditions, or `@tether-rt/tether/wasm/<module>.wasm`).
    */
   wasmModule?: WebAssembly.Module;
-  /** The bytes of tether.wasm, when the caller already has them. */
+  /** The bytes of that .wasm, when the caller already has them. */
   wasmBinary?: Uint8Array | ArrayBuffer;
+}
+
+/** What a file in web/glue/modules/ registers: one module's JS, and where its .wasm is. */
+export interface TetherModuleDescriptor {
+  /** The module's name (wasm/module.cmake), e.g. `tether-edge`. */
+  readonly name: string;
+  /** The bindings it holds, e.g. `['wire', 'cockpit', 'relay']`. */
+  readonly bindings: readonly string[];
+  /** Emscripten's module factory (the module's .mjs default export). */
+  readonly factory: (settings: object) => Promise<TetherModule>;
+  /** Its .wasm, precompiled (workerd). */
+  readonly wasmModule?: WebAssembly.Module;
+  /** Where its .wasm is (read from disk in Node and Deno, fetched elsewhere). */
+  readonly wasmUrl?: () => URL;
 }
 
 /**
@@ -19,8 +34,15 @@ export interface TetherModule {
   readonly [binding: string]: unknown;
 }
 
+/** Makes a module available to every glue in this program (web/glue/modules/ call this). */
+export function registerTetherModule(descriptor: TetherModuleDescriptor): void;
+
+/** The names of the modules this program has instantiated so far. */
+export function loadedTetherModules(): string[];
+
 /**
- * Loads the module. Without options, Node and Deno read tether.wasm from disk and a browser
- * fetches it; that instance is shared by every later call without options.
+ * Loads the module that holds `binding`: the first registered one that does, else the full module
+ * read from beside this file. Without a wasm of its own, one instance per module is shared by
+ * every later call.
  */
-export function loadTetherModule(options?: LoadOptions): Promise<TetherModule>;
+export function loadTetherModule(options?: LoadOptions, binding?: string): Promise<TetherModule>;

@@ -22,14 +22,14 @@ let mod = null;
 const registry = (free) => (typeof FinalizationRegistry === 'function' ? new FinalizationRegistry(free) : { register() {} });
 const cores = registry((core) => core.delete());
 const isServerRuntime = !!(globalThis.process?.versions?.node || globalThis.Deno);
-if (isServerRuntime) mod = await loadTetherModule();
+if (isServerRuntime) mod = await loadTetherModule({}, 'relay');
 
 /**
  * Loads the WASM module where it cannot load itself (workerd: pass { wasmModule }, the imported
  * tether.wasm; browsers). Node and Deno load it on import.
  */
 export async function initRelay(options) {
-  mod = await loadTetherModule(options);
+  mod = await loadTetherModule(options, 'relay');
 }
 
 /** Write access by path prefix; '*' matches one segment. Runs natively inside the relay. */

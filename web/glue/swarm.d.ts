@@ -4,7 +4,14 @@ export interface SwarmLimits {
   maxChunks: number;
   maxPageHashes: number;
   maxInlineHashes: number;
+  /** Chunk sizes from minChunkSize (1 KiB) to maxChunkSize (16 MiB), the public implementation's range. */
+  minChunkSize: number;
   maxChunkSize: number;
+  /** Indexes one swarm_have may carry (4,096). */
+  maxHaveIndexes: number;
+  /** Offered names and MIME types, in UTF-16 code units (string.length). */
+  maxFileNameChars: number;
+  maxMimeTypeChars: number;
   defaultChunkSize: number;
   minSctpMessageSize: number;
   chunkFrameHeaderBytes: number;
@@ -124,6 +131,10 @@ export interface Swarm {
   }): { ok: true; payload: string } | SwarmRefusal;
   seed(offerPayload: string | object, hashes: string[], config?: SwarmConfig): Opened;
   fetch(offerPayload: string | object, offeredBy: number, config?: SwarmConfig, nowMs?: number): Opened;
+  /** The chunks a swarm_announce says its sender holds, as the core reads the bitfield (LSB first). */
+  announceHeld(input: string | object): { ok: true; totalChunks: number; held: number[] } | SwarmRefusal;
+  /** The swarm_announce payload (JSON text) the core writes for a peer holding `held`. */
+  announcePayload(bitfield: { fileId: string; totalChunks: number; held: Iterable<number> }): { ok: true; payload: string } | SwarmRefusal;
   encodeChunkFrame(fileId: string, index: number, bytes: Uint8Array): Uint8Array | null;
   parseChunkFrame(frame: Uint8Array): { fileId: string; index: number; data: Uint8Array } | null;
   sha256Hex(bytes: Uint8Array): string;

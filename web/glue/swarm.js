@@ -9,7 +9,7 @@ import { loadTetherModule } from './load.js';
  * @param {{wasmModule?: WebAssembly.Module, wasmBinary?: Uint8Array}} [options]
  */
 export async function loadSwarm(options) {
-  return createSwarm(await loadTetherModule(options));
+  return createSwarm(await loadTetherModule(options, 'swarm'));
 }
 
 /** Wraps a loaded module. */
@@ -108,6 +108,14 @@ export function createSwarm(mod) {
       open((s) => s.seed(text(offerPayload), JSON.stringify(hashes), JSON.stringify(config))),
     fetch: (offerPayload, offeredBy, config = {}, nowMs = 0) =>
       open((s) => s.fetch(text(offerPayload), offeredBy, JSON.stringify(config), nowMs)),
+    /**
+     * The chunks a swarm_announce ({type, payload} text or object) says its sender holds, as the
+     * core reads the bitfield (chunk i at bit i & 7 of byte i >> 3): {ok, totalChunks, held}.
+     */
+    announceHeld: (input) => mod.swarmAnnounceHeld(text(input)),
+    /** The swarm_announce payload (JSON text) the core writes for a peer holding `held`. */
+    announcePayload: ({ fileId, totalChunks, held }) =>
+      mod.swarmAnnouncePayload(fileId, totalChunks, JSON.stringify([...held])),
     /** A binary-lane frame (a copy). */
     encodeChunkFrame(fileId, index, bytes) {
       const v = codec.encodeFrame(fileId, index, stage(codec, bytes));

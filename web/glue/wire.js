@@ -12,7 +12,7 @@ const utf8Encoder = new TextEncoder();
  * @param {{wasmModule?: WebAssembly.Module, wasmBinary?: Uint8Array}} [options]
  */
 export async function loadWire(options) {
-  return createWire(await loadTetherModule(options));
+  return createWire(await loadTetherModule(options, 'wire'));
 }
 
 /** Wraps a loaded module. */

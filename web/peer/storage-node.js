@@ -24,12 +24,29 @@ const MUTEX_POLL_MS = 10;
 const MUTEX_WAIT_MS = 30_000;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** A file name from a peer, reduced to one safe path component. */
+// Disks take file names of at most 255 bytes (ext4, APFS; NTFS counts 255 UTF-16 units). Peers
+// may offer names of up to 1,024 characters (agent-bus-notes.md § Sizes), so a long one is cut
+// to this many UTF-8 bytes, keeping its extension, with room for the " (999)" finish() may add.
+const MAX_NAME_BYTES = 240;
+const MAX_EXT_BYTES = 32;
+const utf8Length = (s) => Buffer.byteLength(s, 'utf8');
+
+/** A file name from a peer, reduced to one safe path component the disk takes. */
 export function safeFileName(name) {
   const base = basename(String(name).replace(/\\/g, '/'))
     .replace(/[\u0000-\u001f\u007f]/g, '')
     .trim();
-  return base === '' || base === '.' || base === '..' ? 'download.bin' : base.slice(0, 255);
+  if (base === '' || base === '.' || base === '..') return 'download.bin';
+  if (utf8Length(base) <= MAX_NAME_BYTES) return base;
+  let ext = extname(base);
+  if (utf8Length(ext) > MAX_EXT_BYTES) ext = '';
+  // Whole code points only: a surrogate pair is never split.
+  const stem = [...base.slice(0, base.length - ext.length)];
+  let bytes = utf8Length(ext);
+  let keep = 0;
+  while (keep < stem.length && bytes + utf8Length(stem[keep]) <= MAX_NAME_BYTES)
+    bytes += utf8Length(stem[keep++]);
+  return stem.slice(0, keep).join('') + ext;
 }
 
 /** Opens `dir` (created if missing) as a swarm download folder. */

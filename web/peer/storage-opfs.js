@@ -9,7 +9,15 @@ const SAFE = (name) => {
     .pop()
     .replace(/[\u0000-\u001f\u007f]/g, '')
     .trim();
-  return base === '' || base === '.' || base === '..' ? 'download.bin' : base.slice(0, 255);
+  if (base === '' || base === '.' || base === '..') return 'download.bin';
+  // Peers offer names of up to 1,024 characters (agent-bus-notes.md § Sizes): cut to 255 UTF-16
+  // units, whole code points only, so a surrogate pair is never split into an invalid name.
+  let out = '';
+  for (const c of base) {
+    if (out.length + c.length > 255) break;
+    out += c;
+  }
+  return out;
 };
 
 /**

@@ -38,6 +38,7 @@ export function edgeOptions({
     durableObjects: {
       ROOMS: { className: 'RoomObject', useSQLite: true },
       COCKPIT: { className: 'CockpitRelayObject', useSQLite: true },
+      MAILBOXES: { className: 'MailboxObject', useSQLite: true },
     },
     durableObjectsPersist: persist,
     // wrangler.toml's [assets]: the cockpit, served before the Worker runs.

@@ -1,10 +1,16 @@
 // Seeds for fuzz_bus_envelope: every golden bus envelope (valid and invalid, except the 256 KiB
-// oversized one), plus a history replay and a handoff for the bus paths behind the parser.
+// oversized one), every envelope of the ninja-p2p exchanges (fixtures/bus/ninja.json: its pings,
+// commands, per-message history replays, get-file files, and our answers), plus a history replay
+// and a handoff for the bus paths behind the parser.
 export default function seeds({ read, b64 }) {
   const f = read('fixtures/bus/envelopes.json');
+  const ninja = read('fixtures/bus/ninja.json').exchanges.flatMap((x) =>
+    x.steps.flatMap((s) => [...(s.text ? [s.text] : []), ...(s.command ? [s.command] : []), ...s.out.map((o) => o.text)]),
+  );
   const from = { streamId: 'p', role: 'agent', name: 'P', instanceId: 'i' };
   const env = (type, to, payload) => JSON.stringify({ v: 1, id: `s-${type}`, type, from, to, topic: null, ts: 1700000000000, payload });
   return [
+    ...[...new Set(ninja)].map((t) => Buffer.from(t)),
     ...f.valid.map((v) => Buffer.from(v.text)),
     ...f.invalid.filter((v) => v.text !== undefined).map((v) => Buffer.from(v.text)),
     ...f.invalid.filter((v) => v.text_b64 !== undefined).map((v) => b64(v.text_b64)),
@@ -22,5 +28,7 @@ export default function seeds({ read, b64 }) {
     Buffer.from('{"v":1,"id":"a\\u0062","type":"chat","from":{"streamId":"s","role":"r","name":"n","instanceId":"i"},"ts":1e3,"payload":"\\ud800"}'),
     Buffer.from(env('file_chunk', 'me', { transferId: 't1', index: 3, totalChunks: 9, data: Buffer.alloc(3000, 7).toString('base64') })),
     Buffer.from(env('file_offer', 'me', { transferId: 't', name: 'f', mimeType: 'x/y', kind: 'file', size: 3, sha256: 'a'.repeat(64), chunkSize: 2, totalChunks: 2 })),
+    Buffer.from(env('command', 'me', { command: ' Get-File ', args: { share: 'docs', path: '../etc/passwd' } })),
+    Buffer.from(env('history_replay', 'me', { messages: [] })),
   ];
 }

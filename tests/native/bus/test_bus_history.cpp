@@ -54,15 +54,24 @@ TEST_CASE("bus history: a replay holds broadcasts and messages to or by the requ
   CHECK(hub.history(2, "A").size() == 2);
   CHECK(hub.history(2, "A").back().payload_value()["text"] == "hub to all");
 
-  // The same through the wire: A asks, the hub answers with a filtered replay.
+  // The same through the wire: A asks, the hub answers with one history_replay per message, each
+  // addressed to A and carrying the original envelope as its payload (agent-bus-notes.md).
   deliver(hub, "ca", env("q1", MessageType::history_request, ident("A"), std::string("hub"), Json{{"count", 500}}));
   auto offers = pump_all(hub);
   auto replays = of_type(offers, MessageType::history_replay);
-  REQUIRE(replays.size() == 1);
-  CHECK(replays[0].to == std::string("A"));
+  REQUIRE(replays.size() == for_a.size());
   std::vector<std::string> replayed;
-  for (const auto& m : replays[0].payload["messages"]) replayed.push_back(m["payload"].value("text", ""));
+  for (const auto& r : replays) {
+    CHECK(r.to == std::string("A"));
+    CHECK(r.from.stream_id == "hub");
+    auto inner = envelope_from_json(r.payload);
+    REQUIRE(inner.ok());
+    replayed.push_back(inner->payload_value().value("text", ""));
+  }
   CHECK(replayed == for_a);
+  CHECK(envelope_from_json(replays[0].payload)->id ==
+        "a1");  // the original id and sender, not copies
+  CHECK(envelope_from_json(replays[0].payload)->from == ident("A"));
 }
 
 TEST_CASE("bus history: the ring is bounded") {
@@ -108,27 +117,54 @@ TEST_CASE("bus history: reconnect with queued messages and a replay loses nothin
   CHECK(a.queued("B") == 0);
 }
 
-TEST_CASE("bus history: unsolicited or malformed replays are refused") {
+TEST_CASE("bus history: unsolicited, excess, batched or malformed replays are refused") {
   Bus b(config("me"));
   b.connection_open("c", 0);
   Json fake = envelope_to_json(env("f1", MessageType::chat, ident("x"), std::nullopt, Json{{"text", "injected"}}));
-  deliver(b, "c", env("r1", MessageType::history_replay, ident("p"), std::string("me"), Json{{"messages", Json::array({fake})}}));
-  auto ev = b.take_events();
+  auto replay = [&](const std::string& id, Json payload, std::int64_t now) {
+    deliver(b, "c",
+            env(id, MessageType::history_replay, ident("p"), std::string("me"), std::move(payload)),
+            now);
+    return b.take_events();
+  };
+  auto ev = replay("r1", fake, 0);
   REQUIRE(events_of(ev, EventKind::rejected).size() == 1);
   CHECK(events_of(ev, EventKind::message).empty());
-  // Asked: bad entries are refused one by one, good ones delivered; other peers' directs skipped.
-  REQUIRE(b.request_history("p", Json(5), 10).ok());
-  Json bad = Json{{"v", 1}, {"id", ""}};
-  Json other = envelope_to_json(env("o1", MessageType::chat, ident("x"), std::string("someone"), Json{{"text", "private"}}));
-  deliver(b, "c", env("r2", MessageType::history_replay, ident("p"), std::string("me"), Json{{"messages", Json::array({bad, fake, other})}}), 20);
-  ev = b.take_events();
+  // Asked for three: each replay carries one envelope; bad ones are refused one by one, good ones
+  // delivered, other peers' directs skipped, and a fourth is refused as excess.
+  REQUIRE(b.request_history("p", Json(3), 10).ok());
+  ev = replay("r2", Json{{"v", 1}, {"id", ""}}, 20);
   auto rej = events_of(ev, EventKind::rejected);
   REQUIRE(rej.size() == 1);
-  CHECK(rej[0].error.field.rfind("payload.messages[0]", 0) == 0);
+  CHECK(rej[0].error.field.rfind("payload", 0) == 0);
+  ev = replay("r3", fake, 20);
   auto msgs = events_of(ev, EventKind::message);
   REQUIRE(msgs.size() == 1);
   CHECK(msgs[0].replayed);
+  CHECK(msgs[0].envelope->id == "f1");
   CHECK(msgs[0].envelope->payload_value()["text"] == "injected");
+  Json other = envelope_to_json(
+      env("o1", MessageType::chat, ident("x"), std::string("someone"), Json{{"text", "private"}}));
+  ev = replay("r4", other, 20);
+  CHECK(events_of(ev, EventKind::message).empty());
+  CHECK(events_of(ev, EventKind::rejected).empty());
+  ev = replay("r5", envelope_to_json(env("f2", MessageType::chat, ident("x"), std::nullopt)), 20);
+  REQUIRE(events_of(ev, EventKind::rejected).size() == 1);
+  CHECK(events_of(ev, EventKind::message).empty());
+  // tether's old batch shape is refused with what to send instead; so is a replay too late.
+  REQUIRE(b.request_history("p", Json(3), 30).ok());
+  ev = replay("r6", Json{{"messages", Json::array({fake})}}, 30);
+  rej = events_of(ev, EventKind::rejected);
+  REQUIRE(rej.size() == 1);
+  CHECK(rej[0].error.detail.find("one history_replay per message") != std::string::npos);
+  ev = replay("r7", envelope_to_json(env("f3", MessageType::chat, ident("x"), std::nullopt)),
+              30 + kHistoryReplyWindowMs + 1);
+  CHECK(events_of(ev, EventKind::rejected).size() == 1);
+  // A replay of something already delivered is not delivered twice.
+  REQUIRE(b.request_history("p", Json(5), 100'000).ok());
+  ev = replay("r8", fake, 100'000);
+  CHECK(events_of(ev, EventKind::message).empty());
+  CHECK(events_of(ev, EventKind::rejected).empty());
 }
 
 TEST_CASE("bus confirmations: ack and command_response correlate by message id and peer") {
@@ -139,18 +175,32 @@ TEST_CASE("bus confirmations: ack and command_response correlate by message id a
   REQUIRE(cmd.ok());
   pump_all(b);
   b.take_events();
-  deliver(b, "c", env("r1", MessageType::command_response, ident("p"), std::string("me"), Json{{"messageId", cmd->envelope.id}, {"ok", true}}));
+  // ninja-p2p's shape: the answered command's id is `requestId`.
+  deliver(b, "c",
+          env("r1", MessageType::command_response, ident("p"), std::string("me"),
+              Json{{"requestId", cmd->envelope.id}, {"ok", true}, {"result", nullptr}}));
   auto conf = events_of(b.take_events(), EventKind::confirmation);
   REQUIRE(conf.size() == 1);
   CHECK(conf[0].message_id == cmd->envelope.id);
   CHECK(conf[0].for_type == MessageType::command);
   CHECK(conf[0].peer_stream == "p");
+  // requestId decides when present: a messageId beside a wrong one confirms nothing.
+  deliver(b, "c",
+          env("r1b", MessageType::command_response, ident("p"), std::string("me"),
+              Json{{"requestId", "other"}, {"messageId", cmd->envelope.id}, {"ok", true}}));
+  CHECK(events_of(b.take_events(), EventKind::confirmation).empty());
+  // A record from before tether wrote requestId (messageId only) still correlates.
+  deliver(b, "c",
+          env("r1c", MessageType::command_response, ident("p"), std::string("me"),
+              Json{{"messageId", cmd->envelope.id}, {"ok", true}}));
+  CHECK(events_of(b.take_events(), EventKind::confirmation).size() == 1);
   // An ack for an id we never sent, or from the wrong peer, confirms nothing.
   deliver(b, "c", env("r2", MessageType::ack, ident("p"), std::string("me"), Json{{"messageId", "nope"}}));
   CHECK(events_of(b.take_events(), EventKind::confirmation).empty());
 
   // match_receipt, as the sidecar's `receipt` uses it over inbox and archive.
-  Envelope fail = env("r3", MessageType::command_response, ident("p"), std::string("me"), Json{{"messageId", "req"}, {"error", "boom"}});
+  Envelope fail = env("r3", MessageType::command_response, ident("p"), std::string("me"),
+                      Json{{"requestId", "req"}, {"ok", false}, {"error", "boom"}});
   auto r = match_receipt(fail, "req", "p");
   REQUIRE(r);
   CHECK(r->kind == Receipt::Kind::command_response);
@@ -167,9 +217,34 @@ TEST_CASE("bus ack/respond build the confirmation payloads") {
   CHECK(a->envelope.type == MessageType::ack);
   CHECK(a->envelope.to == std::string("p"));
   CHECK(a->envelope.payload == Json{{"messageId", "m1"}, {"note", "ok"}});
-  auto r = b.respond(in, Json{{"result", 42}, {"messageId", "forged"}}, 6);
+  // command_response {requestId, ok, result | error} (agent-bus-notes.md), and nothing else.
+  auto r = b.respond(in, Json{{"result", 42}}, 6);
   REQUIRE(r.ok());
-  CHECK(r->envelope.payload == Json{{"messageId", "m1"}, {"result", 42}});
+  CHECK(r->envelope.type == MessageType::command_response);
+  CHECK(r->envelope.to == std::string("p"));
+  CHECK(r->envelope.payload == Json{{"requestId", "m1"}, {"ok", true}, {"result", 42}});
+  CHECK(b.respond(in, Json::object(), 6)->envelope.payload ==
+        Json{{"requestId", "m1"}, {"ok", true}, {"result", nullptr}});
+  auto no = b.respond(in, Json{{"error", "not allowed"}}, 7);
+  REQUIRE(no.ok());
+  CHECK(no->envelope.payload == Json{{"requestId", "m1"}, {"ok", false}, {"error", "not allowed"}});
+  CHECK(b.respond(in, Json{{"ok", false}, {"error", "x"}}, 7).ok());
+  for (const Json& bad :
+       {Json{{"messageId", "forged"}, {"result", 1}}, Json{{"error", ""}}, Json{{"error", 5}},
+        Json{{"error", "x"}, {"result", 1}}, Json{{"ok", false}},
+        Json{{"ok", true}, {"error", "x"}}, Json(42), Json{{"output", "done"}}}) {
+    INFO(bad.dump());
+    auto refused = b.respond(in, bad, 8);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().code == BusErrorCode::bad_payload);
+  }
+  // Long error text is cut on a code point boundary.
+  std::string long_error(kMaxErrorTextBytes - 1, 'x');
+  long_error += "\xC3\xA9\xC3\xA9";
+  auto cut = b.respond(in, Json{{"error", long_error}}, 9);
+  REQUIRE(cut.ok());
+  CHECK(cut->envelope.payload["error"].get<std::string>() ==
+        std::string(kMaxErrorTextBytes - 1, 'x'));
 }
 
 TEST_CASE("bus history: a direct that left through another path is noted: replayed to its peer, correlated with its ack") {

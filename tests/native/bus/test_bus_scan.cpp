@@ -216,13 +216,24 @@ TEST_CASE("bus scan: payload nesting is bounded exactly where parse_json bounds 
 
 TEST_CASE("bus scan: size bounds hold before anything is scanned") {
   CHECK_FALSE(agree(""));
-  const std::string head = R"({"v":1,"id":"x","type":"file_chunk",)" + kFrom + R"(,"ts":1,"payload":")";
+  // Every type but file_chunk: kMaxEnvelopeBytes.
+  const std::string head = R"({"v":1,"id":"x","type":"chat",)" + kFrom + R"(,"ts":1,"payload":")";
   const std::size_t room = kMaxEnvelopeBytes - head.size() - 2;
   CHECK(agree(head + std::string(room, 'A') + "\"}"));
   CHECK_FALSE(agree(head + std::string(room + 1, 'A') + "\"}"));  // too_large, from the DOM path
   auto r = parse_envelope(bv(head + std::string(room + 1, 'A') + "\"}"));
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == BusErrorCode::too_large);
+  // A file_chunk carries one-to-one chunks of up to 1 MiB: kMaxFileChunkEnvelopeBytes.
+  const std::string fhead =
+      R"({"v":1,"id":"x","type":"file_chunk",)" + kFrom + R"(,"ts":1,"payload":")";
+  const std::size_t froom = kMaxFileChunkEnvelopeBytes - fhead.size() - 2;
+  CHECK(froom > kMaxEnvelopeBytes);
+  CHECK(agree(fhead + std::string(froom, 'A') + "\"}"));
+  CHECK_FALSE(agree(fhead + std::string(froom + 1, 'A') + "\"}"));
+  auto f = parse_envelope(bv(fhead + std::string(froom + 1, 'A') + "\"}"));
+  REQUIRE_FALSE(f.ok());
+  CHECK(f.error().code == BusErrorCode::too_large);
 }
 
 TEST_CASE("bus scan: every single-byte change of an envelope gets the DOM path's verdict") {

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/base64.hpp"
+#include "swarm/bitfield.hpp"
 #include "swarm/messages.hpp"
 #include "swarm/session.hpp"
 
@@ -43,7 +44,7 @@ std::vector<ChunkHash> some_hashes(std::uint32_t n) {
 
 TEST_CASE("swarm messages: every type round-trips through its canonical JSON", "[swarm]") {
   const FileId id = sha256(ByteView(std::string_view("file")));
-  FileShape shape{1000, 300, 4};
+  FileShape shape{4000, 1024, 4};
   auto inline_offer = make_offer(id, "a.bin", "application/octet-stream", shape, some_hashes(4));
   REQUIRE(inline_offer.ok());
   FileShape big{300ull * 65536, 65536, 300};
@@ -57,9 +58,8 @@ TEST_CASE("swarm messages: every type round-trips through its canonical JSON", "
       paged_offer.value(),
       ManifestRequest{id, 256, {0, 1}},
       page,
-      Announce{id, 20, 0, {0xff, 0x0f, 0x30}},
-      Announce{id, 2000, 1000, {0x80}, true},
-      Announce{id, 2000, 0, {0x80}, true},
+      Announce{id, 20, {0xff, 0x0f, 0x0a}},
+      Announce{id, 13, {0x05, 0x10}},
       Have{id, {1, 2, 3}},
       Request{id, 7, true},
       Request{id, 8, false},
@@ -83,44 +83,94 @@ TEST_CASE("swarm messages: offers with inconsistent or oversized shapes are refu
   };
   const std::string digest_of_nothing = to_hex(sha256(ByteView()));
   // totalChunks must be ceil(size / chunkSize).
-  CHECK(refusal_of("swarm_offer", offer("\"size\":1000,\"chunkSize\":300,\"totalChunks\":3,\"chunkHashes\":" + hashes_json(3))) ==
-        MessageError::inconsistent_shape);
+  CHECK(refusal_of("swarm_offer",
+                   offer("\"size\":2048,\"chunkSize\":1024,\"totalChunks\":3,\"chunkHashes\":" +
+                         hashes_json(3))) == MessageError::inconsistent_shape);
   // At most 1,000,000 chunks, refused before anything else is read.
-  CHECK(refusal_of("swarm_offer", offer("\"size\":1000001,\"chunkSize\":1,\"totalChunks\":1000001,\"chunkHashesHash\":\"" + kId +
-                                         "\",\"manifestPageSize\":256,\"manifestPages\":3907")) ==
+  CHECK(refusal_of("swarm_offer",
+                   offer("\"size\":1024001024,\"chunkSize\":1024,\"totalChunks\":1000001,"
+                         "\"chunkHashesHash\":\"" +
+                         kId + "\",\"manifestPageSize\":256,\"manifestPages\":3907")) ==
         MessageError::too_many_chunks);
   CHECK(refusal_of("swarm_offer", offer("\"size\":10,\"chunkSize\":0,\"totalChunks\":1")) ==
         MessageError::out_of_range);
-  CHECK(refusal_of("swarm_offer", offer("\"size\":10,\"chunkSize\":2097152,\"totalChunks\":1")) ==
+  // Chunk sizes from 1 KiB to 16 MiB (the public implementation's range), at the bounds and one
+  // past.
+  CHECK(refusal_of("swarm_offer", offer("\"size\":10,\"chunkSize\":1023,\"totalChunks\":1")) ==
         MessageError::out_of_range);
+  CHECK(refusal_of("swarm_offer", offer("\"size\":10,\"chunkSize\":16777217,\"totalChunks\":1")) ==
+        MessageError::out_of_range);
+  for (const char* chunk : {"1024", "16777216"})
+    CHECK(parse("swarm_offer", offer("\"size\":10,\"chunkSize\":" + std::string(chunk) +
+                                     ",\"totalChunks\":1,\"chunkHashes\":" + hashes_json(1)))
+              .ok());
   CHECK(refusal_of("swarm_offer", offer("\"size\":-1,\"chunkSize\":10,\"totalChunks\":1")) ==
         MessageError::bad_field);
   CHECK(refusal_of("swarm_offer", offer("\"size\":1.5,\"chunkSize\":10,\"totalChunks\":1")) ==
         MessageError::bad_field);
   // Inline lists: bounded, one per chunk, lowercase SHA-256, and matching any digest given.
-  CHECK(refusal_of("swarm_offer", offer("\"size\":300,\"chunkSize\":1,\"totalChunks\":300,\"chunkHashes\":" + hashes_json(300))) ==
-        MessageError::too_many_hashes);
-  CHECK(refusal_of("swarm_offer", offer("\"size\":3,\"chunkSize\":1,\"totalChunks\":3,\"chunkHashes\":" + hashes_json(2))) ==
-        MessageError::inconsistent_shape);
-  CHECK(refusal_of("swarm_offer", offer("\"size\":1,\"chunkSize\":1,\"totalChunks\":1,\"chunkHashes\":" +
-                                         hashes_json(1, std::string(63, '0') + "A"))) == MessageError::bad_hash);
-  CHECK(refusal_of("swarm_offer", offer("\"size\":1,\"chunkSize\":1,\"totalChunks\":1,\"chunkHashes\":" + hashes_json(1) +
-                                         ",\"chunkHashesHash\":\"" + kId + "\"")) == MessageError::bad_hash);
+  CHECK(refusal_of("swarm_offer",
+                   offer("\"size\":307200,\"chunkSize\":1024,\"totalChunks\":300,\"chunkHashes\":" +
+                         hashes_json(300))) == MessageError::too_many_hashes);
+  CHECK(refusal_of("swarm_offer",
+                   offer("\"size\":3072,\"chunkSize\":1024,\"totalChunks\":3,\"chunkHashes\":" +
+                         hashes_json(2))) == MessageError::inconsistent_shape);
+  CHECK(refusal_of("swarm_offer",
+                   offer("\"size\":1024,\"chunkSize\":1024,\"totalChunks\":1,\"chunkHashes\":" +
+                         hashes_json(1, std::string(63, '0') + "A"))) == MessageError::bad_hash);
+  CHECK(refusal_of("swarm_offer",
+                   offer("\"size\":1024,\"chunkSize\":1024,\"totalChunks\":1,\"chunkHashes\":" +
+                         hashes_json(1) + ",\"chunkHashesHash\":\"" + kId + "\"")) ==
+        MessageError::bad_hash);
   // Paged offers: a digest, and a page count that matches.
-  CHECK(refusal_of("swarm_offer", offer("\"size\":1000,\"chunkSize\":1,\"totalChunks\":1000,\"manifestPageSize\":256,\"manifestPages\":4")) ==
+  CHECK(refusal_of("swarm_offer", offer("\"size\":1024000,\"chunkSize\":1024,\"totalChunks\":1000,"
+                                        "\"manifestPageSize\":256,\"manifestPages\":4")) ==
         MessageError::missing_field);
-  CHECK(refusal_of("swarm_offer", offer("\"size\":1000,\"chunkSize\":1,\"totalChunks\":1000,\"chunkHashesHash\":\"" + kId +
-                                         "\",\"manifestPageSize\":256,\"manifestPages\":5")) == MessageError::inconsistent_shape);
-  CHECK(refusal_of("swarm_offer", offer("\"size\":1000,\"chunkSize\":1,\"totalChunks\":1000,\"chunkHashesHash\":\"" + kId +
-                                         "\",\"manifestPageSize\":257,\"manifestPages\":4")) == MessageError::out_of_range);
-  CHECK(refusal_of("swarm_offer", offer("\"size\":1,\"chunkSize\":1,\"totalChunks\":1,\"chunkHashes\":" + hashes_json(1) +
-                                         ",\"manifestPageSize\":256,\"manifestPages\":1")) == MessageError::inconsistent_shape);
+  CHECK(
+      refusal_of(
+          "swarm_offer",
+          offer("\"size\":1024000,\"chunkSize\":1024,\"totalChunks\":1000,\"chunkHashesHash\":\"" +
+                kId + "\",\"manifestPageSize\":256,\"manifestPages\":5")) ==
+      MessageError::inconsistent_shape);
+  CHECK(
+      refusal_of(
+          "swarm_offer",
+          offer("\"size\":1024000,\"chunkSize\":1024,\"totalChunks\":1000,\"chunkHashesHash\":\"" +
+                kId + "\",\"manifestPageSize\":257,\"manifestPages\":4")) ==
+      MessageError::out_of_range);
+  CHECK(refusal_of("swarm_offer",
+                   offer("\"size\":1024,\"chunkSize\":1024,\"totalChunks\":1,\"chunkHashes\":" +
+                         hashes_json(1) + ",\"manifestPageSize\":256,\"manifestPages\":1")) ==
+        MessageError::inconsistent_shape);
   CHECK(refusal_of("swarm_offer", "{\"fileId\":\"" + std::string(64, 'A') + "\"}") == MessageError::bad_hash);
-  CHECK(refusal_of("swarm_offer", "{\"fileId\":\"" + kId + "\",\"name\":\"" + std::string(256, 'n') +
-                                      "\",\"mimeType\":\"x\",\"size\":0,\"chunkSize\":1,\"totalChunks\":0}") == MessageError::out_of_range);
+  // Names up to 1,024 UTF-16 units (as JavaScript counts: an emoji is two), MIME types up to 256.
+  auto named = [&](const std::string& name, const std::string& mime) {
+    return "{\"fileId\":\"" + kId + "\",\"name\":\"" + name + "\",\"mimeType\":\"" + mime +
+           "\",\"size\":0,\"chunkSize\":1024,\"totalChunks\":0,\"chunkHashes\":[]}";
+  };
+  std::string emoji;
+  for (int i = 0; i < 512; ++i) emoji += "\xF0\x9F\x98\x80";
+  CHECK(parse("swarm_offer", named(std::string(1024, 'n'), std::string(256, 'm'))).ok());
+  CHECK(parse("swarm_offer", named(emoji, "x")).ok());
+  CHECK(refusal_of("swarm_offer", named(std::string(1025, 'n'), "x")) ==
+        MessageError::out_of_range);
+  CHECK(refusal_of("swarm_offer", named(emoji + "n", "x")) == MessageError::out_of_range);
+  CHECK(refusal_of("swarm_offer", named("n", std::string(257, 'm'))) == MessageError::out_of_range);
+  CHECK(refusal_of("swarm_offer", named("  ", "x")) == MessageError::bad_field);
+  CHECK(refusal_of("swarm_offer", named("", "x")) == MessageError::bad_field);
+  // We never offer what the public implementation would refuse.
+  const FileId fid = sha256(ByteView(std::string_view("own")));
+  CHECK_FALSE(make_offer(fid, "f", "x/y", FileShape{10, 1023, 1}, some_hashes(1)).ok());
+  CHECK_FALSE(
+      make_offer(fid, std::string(1025, 'n'), "x/y", FileShape{10, 1024, 1}, some_hashes(1)).ok());
+  CHECK_FALSE(make_offer(fid, " ", "x/y", FileShape{10, 1024, 1}, some_hashes(1)).ok());
+  CHECK(
+      make_offer(fid, std::string(1024, 'n'), "x/y", FileShape{10, 1024, 1}, some_hashes(1)).ok());
   // An empty file is a valid offer with an empty list.
-  CHECK(parse("swarm_offer", offer("\"size\":0,\"chunkSize\":1,\"totalChunks\":0,\"chunkHashesHash\":\"" + digest_of_nothing +
-                                    "\",\"manifestPageSize\":256,\"manifestPages\":0")).ok());
+  CHECK(parse("swarm_offer",
+              offer("\"size\":0,\"chunkSize\":1024,\"totalChunks\":0,\"chunkHashesHash\":\"" +
+                    digest_of_nothing + "\",\"manifestPageSize\":256,\"manifestPages\":0"))
+            .ok());
 }
 
 TEST_CASE("swarm messages: an unsolicited million-chunk offer parses without a manifest", "[swarm]") {
@@ -160,9 +210,16 @@ TEST_CASE("swarm messages: hostile manifest pages and requests are refused at pa
   CHECK(refusal_of("swarm_request", "{\"fileId\":\"" + kId + "\",\"index\":1,\"bin\":2}") == MessageError::out_of_range);
   CHECK(refusal_of("swarm_request", "{\"fileId\":\"" + kId + "\",\"index\":\"1\"}") == MessageError::bad_field);
   CHECK(refusal_of("swarm_have", "{\"fileId\":\"" + kId + "\",\"indexes\":\"1\"}") == MessageError::bad_field);
-  std::string many = "[";
-  for (int i = 0; i < 257; ++i) many += (i ? "," : "") + std::to_string(i);
-  CHECK(refusal_of("swarm_have", "{\"fileId\":\"" + kId + "\",\"indexes\":" + many + "]}") == MessageError::out_of_range);
+  // Up to 4,096 indexes in one swarm_have (what the public implementation sends), refused past it.
+  auto have_of = [](std::size_t n) {
+    std::string many = "[";
+    for (std::size_t i = 0; i < n; ++i) many += (i ? "," : "") + std::to_string(999'000 - i);
+    return "{\"fileId\":\"" + kId + "\",\"indexes\":" + many + "]}";
+  };
+  auto at_bound = parse("swarm_have", have_of(kMaxHaveIndexes));
+  REQUIRE(at_bound.ok());
+  CHECK(std::get<Have>(at_bound.value()).indexes.size() == kMaxHaveIndexes);
+  CHECK(refusal_of("swarm_have", have_of(kMaxHaveIndexes + 1)) == MessageError::out_of_range);
   CHECK(std::get<Have>(parse("swarm_have", "{\"fileId\":\"" + kId + "\",\"index\":5}").value()).indexes ==
         std::vector<std::uint32_t>{5});
 }
@@ -175,8 +232,23 @@ TEST_CASE("swarm messages: bitfields and base64 chunks are bounded before decodi
   CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":20,\"chunks\":\"" + base64_encode(Bytes(400, 0)) + "\"")) ==
         MessageError::out_of_range);
   CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":20,\"chunks\":\"AB$=\"")) == MessageError::bad_field);
-  CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":2000,\"firstChunk\":3,\"chunks\":\"AA==\"")) ==
-        MessageError::out_of_range);
+  // A ranged announce (tether's old extension) is not a whole bitfield: refused, as the public
+  // implementation refuses it.
+  CHECK(refusal_of("swarm_announce",
+                   ann("\"totalChunks\":2000,\"firstChunk\":1000,\"chunks\":\"AA==\"")) ==
+        MessageError::inconsistent_shape);
+  // The bits past totalChunks are zero: 20 chunks leave the top four bits of byte 2 clear. A set
+  // one is what a most-significant-bit-first writer produces for chunks 16..19 (0xf0).
+  CHECK(parse("swarm_announce",
+              ann("\"totalChunks\":20,\"chunks\":\"" + base64_encode(Bytes{0, 0, 0x0f}) + "\""))
+            .ok());
+  CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":20,\"chunks\":\"" +
+                                         base64_encode(Bytes{0, 0, 0xf0}) + "\"")) ==
+        MessageError::bad_field);
+  CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":20,\"chunks\":\"" +
+                                         base64_encode(Bytes{0, 0, 0x10}) + "\"")) ==
+        MessageError::bad_field);
+  CHECK(parse("swarm_announce", ann("\"totalChunks\":0,\"chunks\":\"\"")).ok());
   CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":1000001,\"chunks\":\"\"")) == MessageError::out_of_range);
   const std::string huge((std::size_t(kMaxChunkSize) + 2) / 3 * 4 + 4, 'A');
   CHECK(refusal_of("swarm_chunk", "{\"fileId\":\"" + kId + "\",\"index\":0,\"data\":\"" + huge + "\"}") ==
@@ -244,7 +316,9 @@ TEST_CASE("swarm messages: 64 KiB chunks against the negotiated SCTP message lim
   const FileId fid = sha256(ByteView(std::string_view("x")));
   ManifestPage page{fid, 0, 2, 256, fid, some_hashes(256)};
   CHECK(encode_payload(page).size() <= max_payload_bytes(kMinSctpMessageSize));
-  auto offer = make_offer(fid, std::string(255, 'n'), std::string(255, 'm'), FileShape{256ull * 65536, 65536, 256}, some_hashes(256));
+  auto offer =
+      make_offer(fid, std::string(kMaxFileNameChars, 'n'), std::string(kMaxMimeTypeChars, 'm'),
+                 FileShape{256ull * 65536, 65536, 256}, some_hashes(256));
   REQUIRE(offer.ok());
   CHECK_FALSE(offer->paged());
   CHECK(encode_payload(offer.value()).size() <= max_payload_bytes(kMinSctpMessageSize));
@@ -254,11 +328,11 @@ TEST_CASE("swarm messages: 64 KiB chunks against the negotiated SCTP message lim
   CHECK(big->paged());
   CHECK(encode_payload(big.value()).size() < 400);
   CHECK(3815 * 67 > 250'000);  // what one hash per chunk inline would have cost
-  // A million-chunk bitfield needs three announces at 65,536 and one at 262,144.
-  const std::uint32_t per_small = max_announce_chunks(kMinSctpMessageSize);
-  CHECK(per_small % 8 == 0);
-  CHECK((kMaxChunks + per_small - 1) / per_small == 3);
-  CHECK(max_announce_chunks(262'144) >= kMaxChunks);
-  Announce a{fid, kMaxChunks, 0, Bytes(per_small / 8, 0xff)};
-  CHECK(encode_payload(a).size() <= max_payload_bytes(kMinSctpMessageSize));
+  // A whole million-chunk bitfield fits one message at 262,144 but not at 65,536 (that peer gets
+  // swarm_have lists; see the session tests). The arithmetic matches the encoder.
+  CHECK(announce_fits(kMaxChunks, 262'144));
+  CHECK_FALSE(announce_fits(kMaxChunks, kMinSctpMessageSize));
+  for (std::uint32_t n : {0u, 1u, 13u, 4096u, kMaxChunks})
+    CHECK(encode_payload(Announce{fid, n, Bytes(Bitfield::wire_bytes(n), 0)}).size() ==
+          announce_payload_bytes(n));
 }

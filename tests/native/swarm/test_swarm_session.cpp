@@ -47,7 +47,7 @@ std::vector<T> only(const std::vector<Action>& actions) {
 Message full_announce(const File& f) {
   Bitfield all(f.shape.total_chunks);
   for (std::uint32_t i = 0; i < f.shape.total_chunks; ++i) all.set(i);
-  return Announce{f.offer.file_id, f.shape.total_chunks, 0, all.to_wire(0, f.shape.total_chunks)};
+  return Announce{f.offer.file_id, f.shape.total_chunks, all.to_wire()};
 }
 
 Swarm downloader(const File& f, SwarmConfig cfg = {}) {
@@ -263,7 +263,7 @@ TEST_CASE("swarm startup: a bitfield is answered once, only with something the p
   auto bits = [&](std::initializer_list<std::uint32_t> idx) {
     Bitfield b(16);
     for (auto i : idx) b.set(i);
-    return Message{Announce{f.offer.file_id, 16, 0, b.to_wire(0, 16)}};
+    return Message{Announce{f.offer.file_id, 16, b.to_wire()}};
   };
   Swarm a = downloader(f);
   a.add_peer(2, {}, 0);
@@ -364,8 +364,13 @@ TEST_CASE("swarm lanes: the answer format is chosen per request and per peer lim
   CHECK(only<SendRequest>(d.take_actions()).empty());
 }
 
-TEST_CASE("swarm announce: a million-chunk bitfield splits to fit a 65,536-byte peer", "[swarm]") {
-  FileShape shape{std::uint64_t(kMaxChunks), 1, kMaxChunks};
+TEST_CASE(
+    "swarm announce: a bitfield travels whole; a peer whose limit cannot carry it gets swarm_have "
+    "lists",
+    "[swarm]") {
+  // A million chunks of 1 KiB: the whole bitfield is 166,668 base64 characters, over what a
+  // 65,536-byte peer takes, and the public implementation refuses a partial (ranged) one.
+  FileShape shape{std::uint64_t(kMaxChunks) * kMinChunkSize, kMinChunkSize, kMaxChunks};
   Offer o;
   o.file_id = sha256(ByteView(std::string_view("m")));
   o.shape = shape;
@@ -373,23 +378,41 @@ TEST_CASE("swarm announce: a million-chunk bitfield splits to fit a 65,536-byte 
   o.pages = (kMaxChunks + 255) / 256;
   std::vector<ChunkHash> hashes(kMaxChunks, sha256(ByteView(std::string_view("c"))));
   o.chunk_hashes_hash = chunk_hashes_digest(hashes);
+  CHECK_FALSE(announce_fits(kMaxChunks, 65'536));
+  CHECK(announce_fits(kMaxChunks, 262'144));
   Swarm seeder = Swarm::seed(o, hashes, {}).value();
-  seeder.add_peer(1, PeerCaps{true, 65'536}, 0);
-  seeder.take_actions();
-  seeder.on_message(1, Announce{o.file_id, kMaxChunks, 0, Bytes(kMaxChunks / 8, 0)}, false, 0);
-  auto parts = only<SendControl>(seeder.take_actions());
-  REQUIRE(parts.size() == 3);
-  std::uint32_t covered = 0;
-  for (const auto& p : parts) {
-    CHECK(p.payload.size() <= max_payload_bytes(65'536));
-    auto j = parse_json(ByteView(std::string_view(p.payload)));
-    auto m = parse_message("swarm_announce", j.value);
-    REQUIRE(m.ok());
-    const auto& a = std::get<Announce>(m.value());
-    CHECK(a.first_chunk == covered);
-    covered += std::uint32_t(a.bits.size() * 8);
+  seeder.add_peer(1, PeerCaps{true, 262'144}, 0);
+  auto whole = only<SendControl>(seeder.take_actions());
+  REQUIRE(whole.size() == 1);
+  CHECK(whole[0].type == "swarm_announce");
+  CHECK(whole[0].payload.size() == announce_payload_bytes(kMaxChunks));
+  auto j = parse_json(ByteView(std::string_view(whole[0].payload)));
+  auto m = parse_message("swarm_announce", j.value);
+  REQUIRE(m.ok());
+  CHECK(std::get<Announce>(m.value()).bits.size() == Bitfield::wire_bytes(kMaxChunks));
+  CHECK(j.value.find("firstChunk") == j.value.end());
+
+  seeder.add_peer(2, PeerCaps{true, 65'536}, 0);
+  auto lists = only<SendControl>(seeder.take_actions());
+  REQUIRE(lists.size() == (kMaxChunks + kMaxHaveIndexes - 1) / kMaxHaveIndexes);
+  std::uint32_t next = 0;
+  for (const auto& l : lists) {
+    CHECK(l.type == "swarm_have");
+    REQUIRE(l.to);
+    CHECK(*l.to == 2);
+    CHECK(l.payload.size() <= max_payload_bytes(65'536));
+    auto hj = parse_json(ByteView(std::string_view(l.payload)));
+    auto h = parse_message("swarm_have", hj.value);
+    REQUIRE(h.ok());
+    for (std::uint32_t i : std::get<Have>(h.value()).indexes) CHECK(i == next++);
   }
-  CHECK(covered >= kMaxChunks);
+  CHECK(next == kMaxChunks);
+  // The periodic refresh is one whole broadcast; the lists are not repeated every interval.
+  seeder.tick(kAnnounceIntervalMs + 1);
+  auto refresh = only<SendControl>(seeder.take_actions());
+  REQUIRE(refresh.size() == 1);
+  CHECK(refresh[0].type == "swarm_announce");
+  CHECK_FALSE(refresh[0].to);
 }
 
 TEST_CASE("swarm picker: rarest first, random ties from the seed, index ties for the baseline", "[swarm]") {

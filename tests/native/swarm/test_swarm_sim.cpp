@@ -1,11 +1,11 @@
 // The spec's measured findings (agent-bus-and-swarm.md § Swarm transfer through § Concurrent
 // downloads), reproduced in the deterministic simulator around the real core. Every assertion is
 // on simulated outcomes: simulated milliseconds, bytes and counts.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <set>
 
+#include "fixture_files.hpp"
 #include "swarm/sim/sim.hpp"
 
 using namespace tether;
@@ -220,4 +220,98 @@ TEST_CASE("swarm sim: random loss on every link still completes, intact", "[swar
   const SimResult r = simulate(s);
   REQUIRE(r.all_complete);
   for (int i = 2; i <= 4; ++i) CHECK(r.nodes[i].file_intact);
+}
+
+namespace {
+
+// A 203-chunk file of 1 KiB chunks: the last bitfield byte holds 3 chunks, not 8.
+Scenario mixed_room() {
+  Scenario s;
+  s.chunk_size = kMinChunkSize;
+  s.file_size = 203ull * kMinChunkSize - 100;
+  s.latency_ms = 5;
+  return s;
+}
+
+NodeSpec ninja_holding(std::set<std::uint32_t> holds) {
+  NodeSpec n;
+  n.ninja = true;
+  n.seeder = true;
+  n.holds = std::move(holds);
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("swarm sim: the ninja-shaped peer's bitfields are the golden vectors", "[swarm][sim]") {
+  // The simulator's stand-in for ninja-p2p writes and reads exactly fixtures/swarm/bitfields.json,
+  // so the mixed-room cases below run against the public implementation's bytes, not ours.
+  const Json f = testing::fixture("swarm/bitfields.json");
+  for (const auto& v : f["bitfields"]) {
+    INFO(v["name"].get<std::string>());
+    std::set<std::uint32_t> held;
+    for (const auto& i : v["held"]) held.insert(i.get<std::uint32_t>());
+    const Bytes bits = testing::b64(v["chunks"]);
+    CHECK(ninja_bits(v["totalChunks"].get<std::uint32_t>(), held) == bits);
+    CHECK(ninja_held(v["totalChunks"].get<std::uint32_t>(), bits) == held);
+  }
+}
+
+TEST_CASE(
+    "swarm sim: a tether downloader reads sparse ninja-p2p bitfields of 203 chunks and asks only "
+    "holders",
+    "[swarm][sim]") {
+  // Two ninja-p2p peers split the file between them unevenly, the last partial byte included:
+  // one holds the even chunks and 201, the other the odd ones and 202 (and 200 twice over).
+  std::set<std::uint32_t> evens, odds;
+  for (std::uint32_t i = 0; i < 203; ++i) (i % 2 ? odds : evens).insert(i);
+  evens.insert(201);
+  odds.insert(202);
+  odds.insert(200);
+  Scenario s = mixed_room();
+  s.nodes = {ninja_holding(evens), ninja_holding(odds), NodeSpec{}};
+  s.nodes[2].start_ms = 100;
+  const SimResult r = simulate(s);
+  REQUIRE(r.all_complete);
+  CHECK(r.nodes[2].file_intact);
+  // Nothing was asked of a peer that does not hold it, so nothing timed out.
+  CHECK(r.nodes[0].requests_for_missing == 0);
+  CHECK(r.nodes[1].requests_for_missing == 0);
+  CHECK(r.nodes[2].stats.timeouts == 0);
+  CHECK(r.nodes[2].bytes_from_seeders == s.file_size);
+}
+
+TEST_CASE(
+    "swarm sim: a ninja-p2p downloader reads tether's bitfields, a partial holder's sparse one "
+    "included",
+    "[swarm][sim]") {
+  Scenario s = mixed_room();
+  const FileShape shape{s.file_size, s.chunk_size, 203};
+  // Node 0 is a tether peer that resumed every third chunk and 201..202 from its part file: its
+  // first bitfield is sparse and its last byte partial. Node 1, a ninja-p2p peer, holds the rest;
+  // node 2, another ninja-p2p peer, downloads from both, reading node 0's bitfields and haves with
+  // its own decoder.
+  NodeSpec partial;
+  partial.start_ms = 20;
+  std::set<std::uint32_t> rest;
+  for (std::uint32_t i = 0; i < 203; ++i) {
+    if (i % 3 == 0 || i >= 201)
+      partial.part_file[i] = chunk_content(s.seed, shape, i);
+    else
+      rest.insert(i);
+  }
+  NodeSpec fetcher;
+  fetcher.ninja = true;
+  s.nodes = {partial, ninja_holding(rest), fetcher};
+  const SimResult r = simulate(s);
+  REQUIRE(r.all_complete);
+  CHECK(r.nodes[0].resumed_chunks == 69);
+  CHECK(r.nodes[0].file_intact);
+  CHECK(r.nodes[2].file_intact);
+  // Every request the ninja-p2p downloader made was for a chunk its holder had announced.
+  CHECK(r.nodes[2].unanswered == 0);
+  CHECK(r.nodes[1].requests_for_missing == 0);
+  CHECK(r.nodes[0].stats.timeouts == 0);
+  // It did take chunks from the tether peer, not only from its fellow ninja-p2p peer.
+  CHECK(r.nodes[2].bytes_from_peers > 0);
 }

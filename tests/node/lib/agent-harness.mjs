@@ -93,9 +93,9 @@ export class Harness {
     return d;
   }
 
-  /** Runs `tether agent ARGS --dir DIR --json`; resolves {code, stdout, stderr, json}. */
-  run(dir, args, { env = {}, json = true, input = null } = {}) {
-    const argv = [CLI, 'agent', ...args, '--dir', dir, ...(json ? ['--json'] : [])];
+  /** Runs `tether GROUP ARGS --dir DIR --json` (GROUP: agent); resolves {code, stdout, stderr, json}. */
+  run(dir, args, { env = {}, json = true, input = null, group = 'agent' } = {}) {
+    const argv = [CLI, group, ...args, '--dir', dir, ...(json ? ['--json'] : [])];
     return new Promise((resolve, reject) => {
       const child = spawn(process.execPath, argv, {
         env: { ...process.env, ...env },

@@ -13,6 +13,7 @@ import { loadCockpitRelay, type Action } from '@tether-rt/tether/relay-cockpit';
 import { mintTicket, verifyTicket, type TicketCheck } from '@tether-rt/tether/tickets';
 import { loadBus, createBus, type Envelope, type BusApi } from '@tether-rt/tether/bus';
 import { loadSwarm, type Swarm, type SwarmAction } from '@tether-rt/tether/swarm';
+import { loadMailbox, type MailboxApi } from '@tether-rt/tether/mailbox';
 import {
   bytesSource,
   createSwarmPeer,
@@ -39,7 +40,8 @@ export async function typed(transport: PeerTransport): Promise<number> {
     .connect({ send: (m) => inbox.push(m) }, { writer: 'w' })
     .receive(JSON.parse(client.hello()));
   const cockpit = await loadCockpitRelay();
-  const actions: Action[] = cockpit.takeActions();
+  const action: Action | null = cockpit.pollAction();
+  const deadline: number | null = cockpit.pollTimeout();
   const ticket: string = await mintTicket('x'.repeat(32), { writer: 'w', room: 'lab' });
   const checked: TicketCheck = await verifyTicket('x'.repeat(32), ticket, { room: 'lab' });
   const busApi: BusApi = await loadBus();
@@ -49,6 +51,8 @@ export async function typed(transport: PeerTransport): Promise<number> {
     self: { streamId: 's', role: 'agent', name: 'n', instanceId: 'i' },
     transport,
   });
+  const mailbox: MailboxApi = await loadMailbox();
+  const door = mailbox.frontDoor('POST', '/mailboxes', -1, false);
   const swarm: Swarm = await loadSwarm();
   const pending: SwarmAction[] = [];
   const peer: SwarmPeer = createSwarmPeer({ swarm, transport });
@@ -65,10 +69,12 @@ export async function typed(transport: PeerTransport): Promise<number> {
     size +
     kind.length +
     inbox.length +
-    actions.length +
+    (action ? 1 : 0) +
+    (deadline ?? 0) +
     (checked.ok ? 1 : 0) +
     (envelope ? 1 : 0) +
     pending.length +
+    (door.ok ? 1 : 0) +
     shared.fileId.length +
     folder.key.length +
     source.size +

@@ -17,7 +17,9 @@ try {
   });
   const runtime = globalThis.Deno ? `deno ${Deno.version.deno}` : `node ${process.version}`;
   const resolved = import.meta.resolve('@tether-rt/tether/wire');
-  console.log(JSON.stringify({ runtime, resolved, ...result }));
+  // The loader the package's glue used (web/glue/load.js beside the entry): which modules it loaded.
+  const { loadedTetherModules } = await import(new URL('../load.js', resolved).href);
+  console.log(JSON.stringify({ runtime, resolved, modules: loadedTetherModules(), ...result }));
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

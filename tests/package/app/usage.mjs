@@ -9,6 +9,7 @@ import { createRelay, createRoomClient, initRelay } from '@tether-rt/tether/rela
 import { loadCockpitRelay } from '@tether-rt/tether/relay-cockpit';
 import { mintTicket, verifyTicket } from '@tether-rt/tether/tickets';
 import { loadBus } from '@tether-rt/tether/bus';
+import { loadMailbox } from '@tether-rt/tether/mailbox';
 import { loadSwarm } from '@tether-rt/tether/swarm';
 import { bytesSource, createSwarmPeer, sha256HexAsync } from '@tether-rt/tether/peer';
 
@@ -91,15 +92,16 @@ export async function exercise({ load, folder, readSaved, costmapZlib }) {
 
   // tether/relay-cockpit: a viewer's hello over the WebSocket lane is welcomed.
   const cockpit = await loadCockpitRelay(load);
-  const viewer = cockpit.openSession('viewer', 'websocket', 0);
+  const viewer = cockpit.handleSessionOpen('viewer', 'websocket', 0);
   const helloFrame = wire.encodeDataFrame(
     { ch: '@control', seq: 0, ts: 0, delivery: 'reliable' },
     new TextEncoder().encode(hello.json),
   );
-  cockpit.wsMessage(viewer, helloFrame.bytes, 0);
-  const replies = cockpit
-    .takeActions()
-    .map((a) => JSON.parse(new TextDecoder().decode(wire.decodeDataFrame(a.bytes).payload)).t);
+  cockpit.handleWsMessage(viewer, helloFrame.bytes, 0);
+  const replies = [];
+  for (let a = cockpit.pollAction(); a; a = cockpit.pollAction()) {
+    if (a.bytes) replies.push(JSON.parse(new TextDecoder().decode(wire.decodeDataFrame(a.bytes).payload)).t);
+  }
   check(replies[0] === 'welcome' && replies[1] === 'robots', `cockpit replies ${replies}`);
   cockpit.dispose();
   out.cockpit = { replies };
@@ -132,6 +134,24 @@ export async function exercise({ load, folder, readSaved, costmapZlib }) {
   const bad = bus.parseEnvelope(JSON.stringify({ ...envelope, type: 'nonsense' }));
   check(!bad.ok && bad.code === 'unknown_type', `bad envelope ${JSON.stringify(bad)}`);
   out.bus = { refused: bad.code };
+
+  // tether/mailbox: a mailbox created by the core, at the id the host computes from the entropy.
+  const mailbox = await loadMailbox(load);
+  const core = mailbox.createCore();
+  core.loaded(0);
+  const entropy = mailbox.entropy();
+  core.handleRequest(1, { method: 'POST', target: '/mailboxes', entropy }, 1);
+  let created = null;
+  for (let a = core.pollAction(); a; a = core.pollAction()) {
+    if (a.kind === 'persist') core.handlePersisted(a.token, true, 1);
+    if (a.kind === 'respond') created = JSON.parse(a.body);
+  }
+  core.dispose();
+  check(created?.mailbox === mailbox.mailboxIdFor(entropy), `mailbox ${JSON.stringify(created)}`);
+  out.mailbox = {
+    idLength: created.mailbox.length,
+    refused: mailbox.frontDoor('GET', '/mailboxes/nope', -1, false).error,
+  };
 
   // tether/swarm + tether/peer: a small file swarmed between two in-process peers.
   const swarm = await loadSwarm(load);

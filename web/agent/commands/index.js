@@ -21,6 +21,7 @@ import send from './send.js';
 import share from './share.js';
 import status from './status.js';
 import swarm from './swarm.js';
+import { MAILBOX } from './mailbox/index.js';
 
 export const AGENT = {
   name: 'agent',
@@ -60,4 +61,4 @@ export const ROOMS = {
   commands: [roomsTicket],
 };
 
-export const GROUPS = [AGENT, ROOMS];
+export const GROUPS = [AGENT, ROOMS, MAILBOX];

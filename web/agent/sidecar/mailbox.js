@@ -7,6 +7,7 @@ import { recordHash } from '../envelope.js';
 import { listRecords, nameHash, recordName, writeAtomic } from '../store.js';
 
 const HISTORY_WAIT_MS = 5000;
+const HISTORY_QUIET_MS = 300; // replays are sent back to back: this long without one ends the wait
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export class Mailbox {
@@ -27,8 +28,11 @@ export class Mailbox {
     return this.hashes.has(recordHash(env));
   }
 
-  /** Stores one envelope in the inbox unless a record of it is already there or archived. */
-  store(env, info) {
+  /**
+   * Stores one envelope in the inbox unless a record of it is already there or archived.
+   * `received`: for a file a peer sent us unasked, where it was saved (web/agent/inbox-files.js).
+   */
+  store(env, info, received = null) {
     const h = recordHash(env);
     const fresh = !this.hashes.has(h);
     if (info?.replayed) this.replayed.push({ env, fresh });
@@ -39,6 +43,7 @@ export class Mailbox {
       receivedAt: Date.now(),
       replayed: !!info?.replayed,
       envelope: env,
+      ...(received ? { received } : {}),
     };
     writeAtomic(path.join(this.dirs.inbox, recordName(env)), JSON.stringify(rec));
     this.hashes.add(h);
@@ -56,11 +61,14 @@ export class Mailbox {
     if (!r.ok) return { ok: false, error: `cannot ask '${peer}' for history: ${r.detail}` };
     if (r.status !== 'sent')
       return { ok: false, error: `'${peer}' is not reachable now; see \`tether agent peers\`` };
-    // The replay is one message: its envelopes arrive together. Wait for it, or give up quietly
-    // (a replay of nothing new arrives as nothing).
+    // A replay is one history_replay per message, sent back to back: wait for the first, then
+    // until none has come for a moment, or give up quietly (a replay of nothing new is nothing).
     for (let i = 0; i < HISTORY_WAIT_MS / 50 && this.replayed.length === start; i++)
       await sleep(50);
-    await sleep(50);
+    for (let seen = -1, i = 0; seen !== this.replayed.length && i < HISTORY_WAIT_MS / 50; i++) {
+      seen = this.replayed.length;
+      await sleep(HISTORY_QUIET_MS);
+    }
     const got = this.replayed.splice(start);
     // `fresh`: not in our inbox or archive before this replay (it is in the inbox now).
     return {

@@ -1,6 +1,7 @@
 // The cockpit: connects to the relay named by /api/info, lists robots, lays out the watched
 // robot's manifest, subscribes only to channels of visible panels, and routes frames to panels.
 import { loadTetherModule } from '../../glue/load.js';
+import '../../glue/modules/tether-cockpit.js';
 import { createWire } from '../../glue/wire.js';
 import { createDecode } from '../../glue/decode.js';
 import { ViewerSession } from './session.js';
@@ -13,10 +14,11 @@ const $ = (sel) => document.querySelector(sel);
 const encoder = new TextEncoder();
 
 export async function startCockpit({ infoUrl = '/api/info', token = null } = {}) {
-  const wasm = await fetch(new URL('./tether.wasm', import.meta.url));
+  const wasm = await fetch(new URL('./tether-cockpit.wasm', import.meta.url));
   if (!wasm.ok)
-    throw new Error(`could not fetch tether.wasm (${wasm.status}); run \`make cockpit\``);
-  const mod = await loadTetherModule({ wasmBinary: new Uint8Array(await wasm.arrayBuffer()) });
+    throw new Error(`could not fetch tether-cockpit.wasm (${wasm.status}); run \`make cockpit\``);
+  const bytes = new Uint8Array(await wasm.arrayBuffer());
+  const mod = await loadTetherModule({ wasmBinary: bytes }, 'cockpit');
   const wire = createWire(mod);
   const decode = createDecode(mod);
   const infoRes = await fetch(infoUrl);

@@ -8,6 +8,11 @@
 // with the core's parsers. Faults: single dropped chunks, random loss, silent dead paths (the send
 // is accepted and the bytes vanish), our own transport reconnecting, and connection rebuilds that
 // take a fixed time. Time is simulated milliseconds; nothing reads a clock.
+//
+// A node may also be a ninja-p2p-shaped peer (NodeSpec::ninja): no tether core at all, but the
+// public implementation's behaviour as agent-bus-notes.md records it, with its own bitfield
+// encoder and decoder (ninja_bits / ninja_held below, never Bitfield), so a test sees what a real
+// mixed swarm sees when the two sides disagree on the bit order.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -21,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "common/base64.hpp"
 #include "common/json.hpp"
 #include "common/rng.hpp"
 #include "swarm/messages.hpp"
@@ -37,7 +43,26 @@ struct NodeSpec {
   std::size_t max_message_size = 262'144;
   // Resume: the part file's chunks as they would read back (absent = never written).
   std::map<std::uint32_t, Bytes> part_file;
+  // A ninja-p2p-shaped peer. With `seeder` it holds `holds` (any subset: a sparse source), else it
+  // downloads, asking only peers whose bitfields (read by its own decoder) say they hold a chunk.
+  bool ninja = false;
+  std::set<std::uint32_t> holds;
 };
+
+// The public implementation's bitfield, written out as it does (agent-bus-notes.md § Swarm
+// messages): chunk i at bit (i & 7) of byte (i >> 3). Deliberately not Bitfield.
+inline Bytes ninja_bits(std::uint32_t total, const std::set<std::uint32_t>& held) {
+  Bytes out((std::size_t(total) + 7) / 8, 0);
+  for (std::uint32_t i : held)
+    if (i < total) out[i >> 3] = std::uint8_t(out[i >> 3] | (1u << (i & 7)));
+  return out;
+}
+inline std::set<std::uint32_t> ninja_held(std::uint32_t total, const Bytes& bits) {
+  std::set<std::uint32_t> out;
+  for (std::uint32_t i = 0; i < total && (i >> 3) < bits.size(); ++i)
+    if (bits[i >> 3] & (1u << (i & 7))) out.insert(i);
+  return out;
+}
 
 struct DropOnce {  // the first answer carrying `index` from `from` to `to` vanishes
   std::uint32_t from, to, index;
@@ -82,6 +107,10 @@ struct NodeResult {
   std::vector<std::string> failures;
   std::uint32_t resumed_chunks = 0;
   bool file_intact = false;  // every stored chunk equals the source
+  // A ninja-shaped node: requests it got for chunks it does not hold (it ignores them, as the
+  // public implementation does), and its own requests nobody answered within its timeout.
+  std::uint32_t requests_for_missing = 0;
+  std::uint32_t unanswered = 0;
 };
 
 struct SimResult {
@@ -169,7 +198,8 @@ class Simulator {
     result_.all_complete = all_done();
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       if (nodes_[i].swarm) result_.nodes[i].stats = nodes_[i].swarm->stats();
-      bool intact = nodes_[i].swarm && nodes_[i].swarm->complete();
+      bool intact = (nodes_[i].swarm && nodes_[i].swarm->complete()) ||
+                    (nodes_[i].spec.ninja && nodes_[i].held.size() == shape_.total_chunks);
       for (const auto& [index, bytes] : nodes_[i].stored)
         if (bytes != hashes_[index]) intact = false;
       result_.nodes[i].file_intact = intact || nodes_[i].spec.seeder;
@@ -208,18 +238,28 @@ class Simulator {
     std::vector<bool> connected, dead_to;
     std::int64_t next_tick = INT64_MAX;
     std::map<std::uint32_t, ChunkHash> stored;  // hash of what was written, per chunk
+    // A ninja-shaped node's state: what it holds, what it believes each peer holds, and its
+    // outstanding requests (chunk -> {peer, sent at}).
+    std::set<std::uint32_t> held;
+    std::map<std::uint32_t, std::set<std::uint32_t>> view;
+    std::map<std::uint32_t, std::pair<std::uint32_t, std::int64_t>> asked;
+    bool started = false;
   };
 
   void at(std::int64_t t, std::function<void()> fn) { events_.push(Event{t, seq_++, std::move(fn)}); }
 
   bool all_done() const {
-    for (const auto& n : nodes_)
-      if (!n.spec.seeder && !(n.swarm && n.swarm->complete())) return false;
+    for (const auto& n : nodes_) {
+      if (n.spec.seeder) continue;
+      if (n.spec.ninja ? n.held.size() < shape_.total_chunks : !(n.swarm && n.swarm->complete()))
+        return false;
+    }
     return true;
   }
 
   void start(std::uint32_t i) {
     Node& me = nodes_[i];
+    if (me.spec.ninja) return ninja_start(i);
     SwarmConfig cfg = sc_.swarm;
     cfg.seed = sc_.swarm.seed * 1000003u + i;
     cfg.binary_lane = me.spec.binary_lane;
@@ -253,6 +293,11 @@ class Simulator {
     at(t, [this, i] {
       Node& n = nodes_[i];
       n.next_tick = INT64_MAX;
+      if (n.spec.ninja) {
+        ninja_tick(i);
+        if (!all_done()) schedule_tick(i);
+        return;
+      }
       if (!n.swarm) return;
       n.swarm->tick(now_);
       drain(i);
@@ -391,6 +436,7 @@ class Simulator {
   void receive_control(std::uint32_t at_node, std::uint32_t from, const std::string& type,
                        const std::string& payload, bool directed) {
     Node& me = nodes_[at_node];
+    if (me.spec.ninja) return ninja_control(at_node, from, type, payload, directed);
     if (!me.swarm) return;  // transient: nobody here cares yet
     auto parsed = parse_json(ByteView(std::string_view(payload)));
     if (!parsed.ok()) return;
@@ -402,6 +448,7 @@ class Simulator {
 
   void receive_chunk(std::uint32_t at_node, std::uint32_t from, std::uint32_t index, ByteView data) {
     Node& me = nodes_[at_node];
+    if (me.spec.ninja) return ninja_chunk(at_node, from, index, data);
     if (!me.swarm) return;
     NodeResult& r = result_.nodes[at_node];
     const ChunkOutcome out = me.swarm->on_chunk(from, index, data, now_);
@@ -411,6 +458,138 @@ class Simulator {
       (nodes_[from].spec.seeder ? r.bytes_from_seeders : r.bytes_from_peers) += data.size;
     }
     drain(at_node);
+  }
+
+  // --- the ninja-p2p-shaped peer (agent-bus-notes.md; none of it uses Bitfield) ----------------
+  static constexpr std::int64_t kNinjaTimeoutMs = 3'000;
+  static constexpr std::size_t kNinjaPerPeer = 4;
+
+  std::string fid_hex() const { return to_hex(offer_.file_id); }
+
+  void ninja_control_send(std::uint32_t from, std::optional<std::uint32_t> to,
+                          const std::string& type, const std::string& payload) {
+    for (std::uint32_t b = 0; b < nodes_.size(); ++b) {
+      if (b == from || (to && *to != b) || !nodes_[from].connected[b]) continue;
+      const bool directed = to.has_value();
+      send(from, b, false, payload.size() + sc_.envelope_bytes,
+           [this, from, b, type, payload, directed] {
+             receive_control(b, from, type, payload, directed);
+           });
+    }
+  }
+
+  std::string ninja_announce_payload(const Node& me) const {
+    return "{\"fileId\":\"" + fid_hex() +
+           "\",\"totalChunks\":" + std::to_string(shape_.total_chunks) + ",\"chunks\":\"" +
+           base64_encode(ninja_bits(shape_.total_chunks, me.held)) + "\"}";
+  }
+
+  void ninja_start(std::uint32_t i) {
+    Node& me = nodes_[i];
+    me.started = true;
+    if (me.spec.seeder) {
+      me.held = me.spec.holds;
+      for (std::uint32_t c : me.held) me.stored[c] = hashes_[c];
+    }
+    ninja_control_send(i, std::nullopt, "swarm_announce", ninja_announce_payload(me));
+    schedule_tick(i);
+  }
+
+  void ninja_tick(std::uint32_t i) {
+    Node& me = nodes_[i];
+    if (!me.started) return;
+    // Requests nobody answered in time are given up and asked again, perhaps elsewhere.
+    for (auto it = me.asked.begin(); it != me.asked.end();) {
+      if (now_ - it->second.second >= kNinjaTimeoutMs) {
+        ++result_.nodes[i].unanswered;
+        it = me.asked.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (now_ % kAnnounceIntervalMs < sc_.tick_ms)
+      ninja_control_send(i, std::nullopt, "swarm_announce", ninja_announce_payload(me));
+    if (me.spec.seeder) return;
+    std::map<std::uint32_t, std::size_t> per_peer;
+    for (const auto& [c, a] : me.asked) ++per_peer[a.first];
+    for (std::uint32_t c = 0; c < shape_.total_chunks; ++c) {
+      if (me.held.count(c) || me.asked.count(c)) continue;
+      for (const auto& [peer, has] : me.view) {
+        if (!has.count(c) || per_peer[peer] >= kNinjaPerPeer || !me.connected[peer]) continue;
+        ++per_peer[peer];
+        me.asked[c] = {peer, now_};
+        ninja_control_send(
+            i, peer, "swarm_request",
+            "{\"fileId\":\"" + fid_hex() + "\",\"index\":" + std::to_string(c) + ",\"bin\":1}");
+        break;
+      }
+    }
+  }
+
+  void ninja_control(std::uint32_t at_node, std::uint32_t from, const std::string& type,
+                     const std::string& payload, bool directed) {
+    Node& me = nodes_[at_node];
+    if (!me.started) return;
+    auto j = parse_json(ByteView(std::string_view(payload)));
+    if (!j.ok() || !j.value.is_object()) return;
+    const Json& p = j.value;
+    if (type == "swarm_announce") {
+      // Its own validation: exactly ceil(totalChunks / 8) bytes, else ignored.
+      auto bits = base64_decode(p.value("chunks", std::string()));
+      if (!bits || p.value("totalChunks", 0u) != shape_.total_chunks ||
+          bits->size() != (std::size_t(shape_.total_chunks) + 7) / 8)
+        return;
+      me.view[from] = ninja_held(shape_.total_chunks, *bits);
+      if (!directed)
+        ninja_control_send(at_node, from, "swarm_announce", ninja_announce_payload(me));
+      ninja_tick(at_node);
+    } else if (type == "swarm_have") {
+      for (const auto& v : p.value("indexes", Json::array()))
+        if (v.is_number_unsigned()) me.view[from].insert(v.get<std::uint32_t>());
+      ninja_tick(at_node);
+    } else if (type == "swarm_request") {
+      const std::uint32_t index = p.value("index", 0u);
+      if (!me.held.count(index)) {
+        ++result_.nodes[at_node].requests_for_missing;  // ignored: the asker times out
+        return;
+      }
+      Bytes data = chunk_content(sc_.seed, shape_, index);
+      if (p.value("bin", 0) == 1 && me.spec.binary_lane && nodes_[from].spec.binary_lane) {
+        auto frame = std::make_shared<Bytes>(encode_chunk_frame(offer_.file_id, index, data));
+        send(
+            at_node, from, true, frame->size(),
+            [this, at_node, from, frame] {
+              auto f = parse_chunk_frame(ByteView(*frame));
+              if (f) receive_chunk(from, at_node, f->index, f->data);
+            },
+            index);
+      } else {
+        auto body = std::make_shared<std::string>("{\"fileId\":\"" + fid_hex() +
+                                                  "\",\"index\":" + std::to_string(index) +
+                                                  ",\"data\":\"" + base64_encode(data) + "\"}");
+        send(
+            at_node, from, false, body->size() + sc_.envelope_bytes,
+            [this, at_node, from, body] {
+              receive_control(from, at_node, "swarm_chunk", *body, true);
+            },
+            index);
+      }
+    }
+  }
+
+  void ninja_chunk(std::uint32_t at_node, std::uint32_t from, std::uint32_t index, ByteView data) {
+    Node& me = nodes_[at_node];
+    auto it = me.asked.find(index);
+    if (it != me.asked.end() && it->second.first == from) me.asked.erase(it);
+    if (index >= shape_.total_chunks || me.held.count(index) || sha256(data) != hashes_[index])
+      return;
+    me.held.insert(index);
+    me.stored[index] = sha256(data);
+    NodeResult& r = result_.nodes[at_node];
+    if (r.first_chunk_ms < 0) r.first_chunk_ms = now_;
+    if (me.held.size() == shape_.total_chunks && r.completed_ms < 0) r.completed_ms = now_;
+    (nodes_[from].spec.seeder ? r.bytes_from_seeders : r.bytes_from_peers) += data.size;
+    ninja_tick(at_node);
   }
 
   void rebuild(std::uint32_t a, std::uint32_t b) {

@@ -1,7 +1,7 @@
 // Panel kinds by name (cockpit-wire-protocol.md § Manifest); anything else renders as unknown.
 import { VideoPanel } from './video.js';
 import { Map2dPanel } from './map2d.js';
-import { Map3dPanel } from './map3d.js';
+import { Map3dPanel } from './map3d-lazy.js';
 import { TeleopPanel } from './teleop.js';
 import { ChatPanel } from './chat.js';
 import { StatsPanel } from './stats.js';
