@@ -33,14 +33,17 @@ export async function until(fn, what, timeoutMs = 30_000) {
   }
 }
 
-// A `ws` WebSocket that remembers its instances, so a test can reach the socket under a client.
-class TrackedSocket extends WebSocket {
-  static all = [];
-  constructor(url) {
-    super(url);
-    TrackedSocket.all.push(this);
-    this.on('error', () => {});
-  }
+// A `ws` WebSocket class that remembers its instances, so a test can reach the socket under a
+// client (one class per client).
+function trackedSocket() {
+  return class TrackedSocket extends WebSocket {
+    static all = [];
+    constructor(url) {
+      super(url);
+      TrackedSocket.all.push(this);
+      this.on('error', () => {});
+    }
+  };
 }
 
 /**
@@ -51,7 +54,7 @@ export async function nodeRobot(http, config, { onPublish } = {}) {
   const events = [];
   const holder = {};
   const robot = await connectRobot(
-    { relay: http, lane: 'websocket', WebSocket: TrackedSocket, ...config },
+    { relay: http, lane: 'websocket', WebSocket: trackedSocket(), ...config },
     {
       event(e) {
         events.push(e);
@@ -66,14 +69,14 @@ export async function nodeRobot(http, config, { onPublish } = {}) {
     events,
     link: () => events.filter((e) => e.kind === 'link').at(-1)?.state,
     welcomes: () => events.filter((e) => e.kind === 'link' && e.state === 'welcomed').length,
-    /** Sends `payload` on `ch` every `everyMs` while some viewer wants it; stop() ends it. */
+    /** Sends `payload(n)` on `ch` every `everyMs` while some viewer wants it; stop() ends it. */
     stream(ch, payload, everyMs) {
-      let seq = 0;
+      let n = 0;
       const t = setInterval(() => {
-        if (robot.wants(ch))
-          robot.send(ch, typeof payload === 'function' ? payload(++seq) : payload);
+        if (robot.wants(ch) && robot.send(ch, payload(n + 1)) === 'sent') n++;
       }, everyMs);
-      return { stop: () => clearInterval(t) };
+      // The core numbers each channel's frames 1, 2, ... for the life of the session object.
+      return { stop: () => clearInterval(t), sent: () => n };
     },
   };
 }
@@ -84,7 +87,7 @@ export function nodeViewer(info, { token } = {}) {
   const frames = {};
   const messages = [];
   const manifests = [];
-  const before = TrackedSocket.all.length;
+  const TrackedSocket = trackedSocket();
   const viewer = connectViewer(
     mod,
     wire,
@@ -109,8 +112,8 @@ export function nodeViewer(info, { token } = {}) {
     messages,
     manifests,
     /** Every socket this viewer opened, oldest first. */
-    sockets: () => TrackedSocket.all.slice(before),
-    socket: () => TrackedSocket.all.slice(before).at(-1),
+    sockets: () => TrackedSocket.all,
+    socket: () => TrackedSocket.all.at(-1),
     /** Stops reading: the kernel's receive buffer fills and TCP's window closes, as for a reader
      * that stopped (its own sends still go). */
     pause() {
