@@ -7,8 +7,12 @@
 // cite cockpit-wire-protocol.md § Workarounds; web/host/README.md records which Deno 2.9 still
 // needs.
 //
+// With --rooms-db FILE (and TICKET_SECRET in the environment) the same port also serves the room
+// relay at /rooms/<name> (web/host/rooms-service.js), as the edge Worker does beside its cockpit.
+//
 // Run: deno run -A --unstable-net web/host/relay.js [--port 7780] [--auth FILE]
 //        [--static build/cockpit] [--unsafe-non-loopback --hostname ADDR]
+//        [--rooms-db FILE [--rooms-policy FILE]]
 import { loadCockpitRelay } from '../glue/cockpit-relay.js';
 import { createWsLane } from '../glue/cockpit-ws-lane.js';
 import { createDriver } from '../glue/driver.js';
@@ -33,6 +37,7 @@ if (!loopback && !flags.unsafeNonLoopback) {
 }
 
 const authText = flags.auth ? await Deno.readTextFile(flags.auth) : '';
+const rooms = flags.roomsDb ? await openRooms() : null;
 // The core's clock is monotonic from here; the wall clock at that moment seeds the teleop lease
 // generations, so a restarted relay issues only greater ones than the robots' floors (lease.hpp).
 const wallClockMs = Date.now();
@@ -364,6 +369,13 @@ const info = {
 
 async function handle(req) {
   const url = new URL(req.url);
+  if (url.pathname.startsWith('/rooms/'))
+    return rooms
+      ? rooms.handle(req)
+      : new Response(
+          'this relay serves no rooms: start it with --rooms-db FILE and TICKET_SECRET set\n',
+          { status: 404 },
+        );
   if (req.headers.get('upgrade')?.toLowerCase() === 'websocket') {
     if (url.pathname === '/ws/robot') return acceptWebSocket(req, 'robot');
     if (url.pathname === '/ws/viewer') return acceptWebSocket(req, 'viewer');
@@ -428,7 +440,8 @@ async function listen(hostname, wanted) {
 
 console.log(
   `tether relay ready: http://${host}:${port} (WebTransport ${info.wtUrl}, cert sha-256 ${cert.hex}, ` +
-    `WebSocket ${info.wsUrl}/ws/{robot,viewer}, auth ${flags.auth ? 'on' : 'off'})`,
+    `WebSocket ${info.wsUrl}/ws/{robot,viewer}, auth ${flags.auth ? 'on' : 'off'}` +
+    `${rooms ? `, rooms ${info.wsUrl}/rooms/<name>` : ''})`,
 );
 
 for (const sig of ['SIGINT', 'SIGTERM']) {
@@ -436,6 +449,20 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
     driver.close();
     endpoint.close();
     server.shutdown().finally(() => Deno.exit(0));
+  });
+}
+
+async function openRooms() {
+  const { createRoomsService, ticketSecretProblem } = await import('./rooms-service.js');
+  const secret = Deno.env.get('TICKET_SECRET') ?? '';
+  if (ticketSecretProblem(secret)) {
+    console.error(`tether relay: --rooms-db: ${ticketSecretProblem(secret)}`);
+    Deno.exit(2);
+  }
+  return createRoomsService({
+    db: flags.roomsDb,
+    secret,
+    policyText: flags.roomsPolicy ? await Deno.readTextFile(flags.roomsPolicy) : '',
   });
 }
 
@@ -447,6 +474,8 @@ function parseFlags(args) {
     static: 'build/cockpit',
     unsafeNonLoopback: false,
     verbose: false,
+    roomsDb: '',
+    roomsPolicy: '',
   };
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
@@ -460,9 +489,11 @@ function parseFlags(args) {
     else if (a === '--static') f.static = next().replace(/\/+$/, '');
     else if (a === '--unsafe-non-loopback') f.unsafeNonLoopback = true;
     else if (a === '--verbose') f.verbose = true;
+    else if (a === '--rooms-db') f.roomsDb = next();
+    else if (a === '--rooms-policy') f.roomsPolicy = next();
     else {
       console.error(
-        `tether relay: unknown flag ${a}; flags: --port N --hostname ADDR --auth FILE --static DIR --unsafe-non-loopback --verbose`,
+        `tether relay: unknown flag ${a}; flags: --port N --hostname ADDR --auth FILE --static DIR --unsafe-non-loopback --verbose --rooms-db FILE --rooms-policy FILE`,
       );
       Deno.exit(2);
     }

@@ -10,8 +10,8 @@ const PERMS = ['--no-lock', '--no-prompt', '--unstable-net', '--allow-net=127.0.
 const children = new Set();
 
 /** Starts a Deno script; resolves once a stdout line matches `ready` (with the match). */
-export function startDeno(script, args, ready, timeoutMs = 60_000) {
-  const child = spawn(deno, ['run', ...PERMS, script, ...args], { cwd: repoDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startDeno(script, args, ready, timeoutMs = 60_000, extraEnv = {}) {
+  const child = spawn(deno, ['run', ...PERMS, script, ...args], { cwd: repoDir, env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   child.output = '';
   child.errors = '';
@@ -35,8 +35,8 @@ export function startDeno(script, args, ready, timeoutMs = 60_000) {
   });
 }
 
-export async function startRelay(args = []) {
-  const relay = await startDeno('web/host/relay.js', ['--port', '0', ...args], /tether relay ready: (http:\/\/127\.0\.0\.1:(\d+))/);
+export async function startRelay(args = [], extraEnv = {}) {
+  const relay = await startDeno('web/host/relay.js', ['--port', '0', ...args], /tether relay ready: (http:\/\/127\.0\.0\.1:(\d+))/, 60_000, extraEnv);
   relay.http = relay.matched[1];
   return relay;
 }
