@@ -17,7 +17,7 @@
 //
 // workerd's WebSockets have no bufferedAmount (cloudflare/workerd#988), so the core paces them
 // itself by acknowledged pongs (webSocketBufferedAmount: false; the edge's slow-reader rule,
-// docs/cockpit-protocol.md § Delivery modes).
+// docs/cockpit-protocol.md § The slow-reader rule on a WebSocket).
 import wasmModule from '../../build/wasm/tether-edge.wasm';
 import '../glue/modules/tether-edge.js';
 import { loadTetherModule } from '../glue/load.js';
