@@ -127,6 +127,7 @@ Result<BusConfig, BusError> config_from_json(const Json& j) {
 Json limits_json() {
   return Json{{"maxEnvelopeBytes", kMaxEnvelopeBytes},
               {"maxFileChunkEnvelopeBytes", kMaxFileChunkEnvelopeBytes},
+              {"maxJsonDepth", kMaxJsonDepth},
               {"maxIdChars", kMaxIdChars},
               {"maxTypeChars", kMaxTypeChars},
               {"maxStreamIdChars", kMaxStreamIdChars},

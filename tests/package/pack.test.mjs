@@ -16,6 +16,8 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { Miniflare } from 'miniflare';
 import { chromium } from 'playwright-core';
 import { WebSocket } from 'ws';
@@ -223,6 +225,36 @@ test('node: the bin runs from the installed package', async () => {
     },
   );
   assert.deepEqual(JSON.parse(stdout).ok, true);
+});
+
+test('node: `tether mcp` from the installed package serves its tools over stdio', async () => {
+  // The server runs the SDK the package depends on (installed beside it); the client is the
+  // repository's copy of the SDK, as any MCP client is someone else's code.
+  assert.ok(existsSync(join(app, 'node_modules/@modelcontextprotocol/sdk/package.json')));
+  const transport = new StdioClientTransport({
+    command: join(app, 'node_modules/.bin/tether'),
+    args: ['mcp', '--dir', join(work, 'mcp')],
+    cwd: app,
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr.on('data', (d) => (stderr += d));
+  const client = new Client({ name: 'pack-test', version: '0.0.0' });
+  try {
+    await bounded(client.connect(transport), 60_000, 'tether mcp initialize');
+    const { tools } = await client.listTools();
+    for (const name of ['send', 'read', 'peers', 'handoff', 'swarm_fetch'])
+      assert.ok(
+        tools.some((x) => x.name === name),
+        `the installed tether mcp lists ${name}`,
+      );
+    const r = await client.callTool({ name: 'read', arguments: {} });
+    assert.ok(!r.isError, r.content?.[0]?.text);
+    assert.deepEqual(r.structuredContent.messages, []);
+    assert.match(stderr, new RegExp(`serving ${join(work, 'mcp')} over stdio`));
+  } finally {
+    await client.close();
+  }
 });
 
 test('deno: the installed package imports and runs', async () => {

@@ -61,7 +61,10 @@ function wantsHelp(args) {
 async function runGroup(group, args, io) {
   await useBus(); // cheap (one small module); text quoting a core bound needs its limits
   const limits = bus()?.limits ?? null;
-  const { cmd, sub, unknown } = locate(group, args);
+  // A group that is one command (`tether mcp`) has no command word to find.
+  const { cmd, sub, unknown } = group.command
+    ? { cmd: group.command, sub: null, unknown: null }
+    : locate(group, args);
   const where = `tether ${commandPath(group, cmd, sub)}`;
   try {
     return await runCommand(group, args, io, limits, cmd, sub, unknown);
@@ -104,7 +107,7 @@ async function runCommand(group, args, io, limits, cmd, sub, unknown) {
     throw err;
   }
   // Drop the command words themselves; what is left are the command's own positionals.
-  const pos = parsed.positionals.slice(sub ? 2 : 1);
+  const pos = parsed.positionals.slice(group.command ? 0 : sub ? 2 : 1);
   const ctx = group.context({ values: parsed.values, positionals: pos, io, limits });
   try {
     await target.run(ctx);

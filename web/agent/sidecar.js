@@ -33,7 +33,7 @@ import { HostedMailboxes } from './sidecar/hosted-mailbox.js';
 
 // Types a peer's message lands in the inbox as (the rest is protocol traffic handled here).
 const MAIL_TYPES = new Set(['chat', 'command', 'command_response', 'event', 'ack', 'skill_update']);
-const SEND_TYPES = ['chat', 'command', 'command_response', 'event', 'ack'];
+export const SEND_TYPES = ['chat', 'command', 'command_response', 'event', 'ack'];
 const VERSION = '0.1.0';
 
 export class Sidecar {
@@ -285,6 +285,17 @@ export class Sidecar {
             ok: false,
             error: 'that is our own id; name another peer (see `tether agent peers`)',
           };
+        // The MCP send refuses a name nobody has used in this room unless told it will join (the
+        // caller words the fix); the CLI queues it and warns.
+        if (a.refuseUnseen && !this.seen.has(a.to)) {
+          const seen = this.seen.names().slice(-20);
+          return {
+            ok: false,
+            unknownPeer: true,
+            seen,
+            error: `nobody named '${a.to}' has been in room '${this.cfg.room}' since this agent joined it${seen.length ? ` (seen: ${seen.join(', ')})` : ''}`,
+          };
+        }
         const r = this.outbox.enqueue(a.to, type, a.payload, a.topic ?? null);
         // A name nobody has used in this room is most likely a typo: say so, with the names seen.
         if (r.ok && !this.seen.has(a.to))

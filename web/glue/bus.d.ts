@@ -75,6 +75,8 @@ export interface BusLimits {
   maxEnvelopeBytes: number;
   /** A file_chunk envelope (one-to-one chunks of up to fileMaxChunkSize, base64). */
   maxFileChunkEnvelopeBytes: number;
+  /** JSON nesting an envelope may have, the envelope object itself counting 1 (common/json.hpp). */
+  maxJsonDepth: number;
   maxIdChars: number;
   maxTypeChars: number;
   maxStreamIdChars: number;

@@ -84,7 +84,7 @@ TEST_CASE("golden: invalid frames fail with their error") {
   }
 }
 
-TEST_CASE("palette: unknown, free, graded cost and lethal are distinct; row 0 is world max-y") {
+TEST_CASE("palette: unknown, free, graded cost and lethal are distinct, row 0 is world max-y") {
   const Palette& p = costmap_palette();
   CHECK(p[255] != p[0]);
   CHECK(p[255] != p[50]);
@@ -111,7 +111,7 @@ TEST_CASE("bomb guard: a tiny payload that inflates to 64 MiB is stopped at w*h"
   CHECK_FALSE(dec.decode(meta(16, 16), ByteView(zlib(Bytes(256, 1)))));
 }
 
-TEST_CASE("bounds: payload over 8 MiB is refused before inflating; 2048x2048 is the largest map") {
+TEST_CASE("bounds: payload over 8 MiB is refused before inflating, 2048x2048 is the largest map") {
   CostmapDecoder dec;
   CHECK(dec.decode(meta(8, 8), ByteView(Bytes(kMaxCompressedBytes + 1, 0))) == DecodeError::payload_too_large);
   CHECK(dec.decode(meta(2049, 1), ByteView(zlib(Bytes(2049, 0)))) == DecodeError::bad_meta);

@@ -7,7 +7,7 @@ using namespace tether;
 using namespace tether::mailbox;
 using namespace tether::mailbox::test;
 
-TEST_CASE("mailbox: a resend with the same id stores one message; new text under it conflicts") {
+TEST_CASE("mailbox: a resend with the same id stores one message, new text under it conflicts") {
   Harness h;
   Box b = h.create();
   Sender s = h.paired(b, "bob");
@@ -114,7 +114,7 @@ TEST_CASE("mailbox: listing since a cursor, in pages bounded by count and bytes"
   CHECK(p1.body["more"] == true);
 }
 
-TEST_CASE("mailbox: the message count and bytes per mailbox are bounded; reading makes room") {
+TEST_CASE("mailbox: the message count and bytes per mailbox are bounded, reading makes room") {
   Harness h;
   Box b = h.create();
   std::vector<Sender> senders;
@@ -168,7 +168,7 @@ TEST_CASE("mailbox: at the record limit the oldest record without text is forgot
   CHECK(h.storage_matches_core());
 }
 
-TEST_CASE("mailbox: a flooding sender is refused with retryAfterMs; others keep sending") {
+TEST_CASE("mailbox: a flooding sender is refused with retryAfterMs, others keep sending") {
   Harness h;
   Box b = h.create();
   Sender fast = h.paired(b, "fast");

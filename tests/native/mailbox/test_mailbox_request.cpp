@@ -206,7 +206,7 @@ TEST_CASE("mailbox request: the Authorization header names an owner or a sender 
         KeyKind::malformed);
 }
 
-TEST_CASE("mailbox errors: every code has a name, a status and a fix; bodies are JSON") {
+TEST_CASE("mailbox errors: every code has a name, a status and a fix, bodies are JSON") {
   for (int i = 0; i < kErrorCodeCount; ++i) {
     const auto c = static_cast<ErrorCode>(i);
     CHECK_FALSE(error_name(c).empty());

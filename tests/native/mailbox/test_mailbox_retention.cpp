@@ -42,7 +42,7 @@ TEST_CASE(
   CHECK(h.status(b, s, "m1").body["status"] == "expired");
 }
 
-TEST_CASE("mailbox retention: delivered and read keep their status; only unfetched text expires") {
+TEST_CASE("mailbox retention: delivered and read keep their status, only unfetched text expires") {
   Harness h;
   Box b = h.create();
   Sender s = h.paired(b, "bob");

@@ -8,9 +8,9 @@ const text = (x, limits) => (typeof x === 'function' ? x(limits) : (x ?? ''));
 export const EXIT_CODES =
   'exit codes: 0 done; 1 the sidecar could not be asked, or a bug (a stack trace: please report it); 2 usage error or refused; 3 cannot connect (retrying will not help)';
 
-/** The words after `tether`: "agent send", "agent share add". */
+/** The words after `tether`: "agent send", "agent share add", "mcp" (a group that is one command). */
 export const commandPath = (group, cmd, sub) =>
-  [group.name, cmd?.name, sub?.name].filter(Boolean).join(' ');
+  [group.name, cmd === group.command ? null : cmd?.name, sub?.name].filter(Boolean).join(' ');
 
 /** [usage line, summary] per form of the command: one, or one per subcommand. */
 function forms(group, cmd, limits) {
@@ -44,6 +44,7 @@ export function topHelp(groups) {
 
 /** `tether agent --help`: every command on one line with its summary. */
 export function groupHelp(group, limits) {
+  if (group.command) return commandHelp(group, group.command, null, limits);
   const prefix = `${group.name} `;
   const rows = group.commands.flatMap((c) =>
     forms(group, c, limits).map(([u, s]) => [u.slice(prefix.length), s]),
@@ -93,7 +94,7 @@ export function commandHelp(group, cmd, sub, limits) {
       const f = flagLines(s.options, limits);
       if (f.length) lines.push('', `flags of ${commandPath(group, cmd, s)}:`, ...f);
     }
-  lines.push('', `and for every ${group.name} command: ${globalFlags(group)}`);
+  if (!group.command) lines.push('', `and for every ${group.name} command: ${globalFlags(group)}`);
   return lines.join('\n');
 }
 

@@ -1,6 +1,7 @@
 // The command registry: every group of `tether` and its commands, one file per command. To add a
 // command, write `commands/<name>.js` exporting {name, usage, summary, options?, run(ctx)} (or
-// {name, summary, subcommands: [...]}) and list it here; help, flag checking and "did you mean"
+// {name, summary, subcommands: [...]}) and list it here (a group that is one command, such as
+// `tether mcp`, names it as `command` instead of listing `commands`); help, flag checking and "did you mean"
 // come from these specs (web/agent/cli.js, cli/help.js). run(ctx) gets web/agent/cli/context.js.
 import { agentContext, roomsContext } from '../cli/context.js';
 import broadcast from './broadcast.js';
@@ -9,6 +10,7 @@ import handoffs from './handoffs.js';
 import history from './history.js';
 import join from './join.js';
 import leave from './leave.js';
+import { MCP } from './mcp.js';
 import notify from './notify.js';
 import outbox from './outbox.js';
 import peers from './peers.js';
@@ -61,4 +63,4 @@ export const ROOMS = {
   commands: [roomsTicket],
 };
 
-export const GROUPS = [AGENT, ROOMS, MAILBOX];
+export const GROUPS = [AGENT, ROOMS, MAILBOX, MCP];

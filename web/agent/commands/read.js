@@ -5,6 +5,7 @@ import { formatEnv } from '../cli/format.js';
 import { parseCount } from '../cli/values.js';
 
 export const READ_TAKE_MAX = 1000;
+export const READ_TAKE_DEFAULT = 50;
 
 export default {
   name: 'read',
@@ -14,13 +15,14 @@ export default {
     take: {
       type: 'string',
       value: 'N',
-      help: `at most N messages, 0 to ${READ_TAKE_MAX} (default 50; 0 consumes nothing)`,
+      help: `at most N messages, 0 to ${READ_TAKE_MAX} (default ${READ_TAKE_DEFAULT}; 0 consumes nothing)`,
     },
     peek: { type: 'boolean', help: 'leave the mail unread' },
   },
   async run({ dir, v, out, needBus }) {
     needBus(); // records on disk are checked by the bus core, as the sidecar does
-    const take = v.take === undefined ? 50 : parseCount('--take', v.take, READ_TAKE_MAX);
+    const take =
+      v.take === undefined ? READ_TAKE_DEFAULT : parseCount('--take', v.take, READ_TAKE_MAX);
     const r = readInbox(ensureDirs(dir), { take, peek: !!v.peek });
     out(
       { ok: true, ...r },

@@ -9,6 +9,22 @@ const progressLine = (p, have, bytes) =>
     .map(([peer, c]) => ` | ${peer}: ${c.received ?? 0} B from, ${c.served ?? 0} B to`)
     .join('');
 
+const FETCH_POLL_MS = 200;
+
+/**
+ * Follows a fetch the sidecar runs until it is done (resolves its status) or failed (a refusal
+ * naming why), showing every status it polls to `onStatus`. The CLI and the MCP tool share it.
+ */
+export async function followFetch(call, fileId, onStatus) {
+  for (;;) {
+    const st = await call('swarm-status', { fileId });
+    onStatus(st);
+    if (st.state === 'done') return st;
+    if (st.state === 'failed') fail(st.error);
+    await sleep(FETCH_POLL_MS);
+  }
+}
+
 export default {
   name: 'swarm',
   summary: 'file swarms: offer a file, fetch one from every peer that holds it',
@@ -39,26 +55,19 @@ export default {
         const to = path.resolve(v.to ?? '.');
         await call('swarm-fetch', { fileId: arg, to });
         let shown = '';
-        for (;;) {
-          const st = await call('swarm-status', { fileId: arg });
-          if (st.state === 'done') {
-            // A fetch faster than one poll still ends its progress display at 100%.
-            const last = st.progress
-              ? progressLine(st.progress, st.progress.total, st.progress.size)
-              : '';
-            if (last && last !== shown) progress(last);
-            return out(
-              { ok: true, ...st.result, path: path.join(to, st.result.name) },
-              `saved ${path.join(to, st.result.name)} (${st.result.size} bytes, sha256 verified${st.result.resumed ? ', resumed' : ''}${st.result.copiedFrom ? `; copied from ${st.result.copiedFrom}, which this sidecar already holds` : ''})`,
-            );
-          }
-          if (st.state === 'failed') fail(st.error);
-          const p = st.progress;
-          const line = p ? progressLine(p, p.have, p.bytes) : `waiting for an offer of ${arg}...`;
-          if (line !== shown) progress(line);
+        const st = await followFetch(call, arg, ({ state, progress: p }) => {
+          let line;
+          if (!p) line = state === 'done' ? '' : `waiting for an offer of ${arg}...`;
+          // A fetch faster than one poll still ends its progress display at 100%.
+          else if (state === 'done') line = progressLine(p, p.total, p.size);
+          else line = progressLine(p, p.have, p.bytes);
+          if (line && line !== shown) progress(line);
           shown = line;
-          await sleep(200);
-        }
+        });
+        out(
+          { ok: true, ...st.result, path: path.join(to, st.result.name) },
+          `saved ${path.join(to, st.result.name)} (${st.result.size} bytes, sha256 verified${st.result.resumed ? ', resumed' : ''}${st.result.copiedFrom ? `; copied from ${st.result.copiedFrom}, which this sidecar already holds` : ''})`,
+        );
       },
     },
     {

@@ -10,6 +10,9 @@ import { fileSource, nodeFolder } from '../../peer/storage-node.js';
 import { readJson, writeJson } from '../state.js';
 import { copyVerified } from '../files.js';
 
+/** A swarm file id: the file's SHA-256 in lowercase hex (docs/agent-bus.md § Swarms). */
+export const FILE_ID_RE = /^[0-9a-f]{64}$/;
+
 export class SwarmService {
   /** @param {{dir: string, log: (msg: string) => void}} o */
   constructor({ dir, log }) {
@@ -75,7 +78,7 @@ export class SwarmService {
 
   async fetch(fileId, to) {
     if (!this.peer) return this.unavailable();
-    if (typeof fileId !== 'string' || !/^[0-9a-f]{64}$/.test(fileId))
+    if (typeof fileId !== 'string' || !FILE_ID_RE.test(fileId))
       return {
         ok: false,
         error: 'FILE_ID is the 64 lowercase hex characters `swarm offer` printed',

@@ -13,12 +13,7 @@ export default {
   },
   async run({ v, pos, mailbox, out }) {
     const m = mailbox(pos[0], 'owner');
-    const r = await m.service.list(m.id, m.owned.ownerKey, { since: v.since ?? 0, limit: v.take });
-    let marked = [];
-    if (!v.peek && r.messages.length) {
-      const seqs = r.messages.map((msg) => msg.seq);
-      marked = (await m.service.ack(m.id, m.owned.ownerKey, seqs, 'read')).updated;
-    }
+    const { marked, ...r } = await readMailbox(m, { since: v.since, take: v.take, peek: v.peek });
     const lines = r.messages.map(
       (msg) => `[${iso(msg.storedAt)}] ${msg.from.name} (${msg.from.pair}) ${msg.id}: ${msg.text}`,
     );
@@ -26,3 +21,17 @@ export default {
     out({ ...r, mailbox: m.id, markedRead: marked }, lines.join('\n') || '(no unread messages)');
   },
 };
+
+/**
+ * The owner's read of mailbox `m` (as the context's mailbox() gives it): the unread messages
+ * after `since`, marked read unless `peek`. `tether mcp`'s mailbox_read shares it.
+ */
+export async function readMailbox(m, { since = 0, take, peek = false }) {
+  const r = await m.service.list(m.id, m.owned.ownerKey, { since, limit: take });
+  let marked = [];
+  if (!peek && r.messages.length) {
+    const seqs = r.messages.map((msg) => msg.seq);
+    marked = (await m.service.ack(m.id, m.owned.ownerKey, seqs, 'read')).updated;
+  }
+  return { ...r, marked };
+}
