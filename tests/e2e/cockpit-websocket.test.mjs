@@ -6,7 +6,7 @@
 // a viewer whose socket stopped reading, so its kernel buffers fill and TCP's window closes.
 //   - latest: a reader that stops reading costs the host a bounded queue (the newest pending frame
 //     supersedes the rest; the backlog it reads on resuming is all the host held for it) and the
-//     other viewer keeps every frame;
+//     other viewer keeps receiving;
 //   - reliable: a reader that stops reading is disconnected once its queue overflows, and the other
 //     viewer loses nothing;
 //   - publishing: pub_ack and pub_nack over the lane;
@@ -88,7 +88,7 @@ for (const [name, start] of Object.entries(hosts)) {
       await host?.stop();
     });
 
-    test('latest: what a stopped reader costs the host is bounded; the other keeps every frame', async (t) => {
+    test('latest: what a stopped reader costs the host is bounded; the other keeps receiving', async (t) => {
       const fast = viewer();
       const slow = viewer();
       await watching(fast, ['cam']);
@@ -126,12 +126,17 @@ for (const [name, start] of Object.entries(hosts)) {
         backlog < 20 * 2 ** 20 && backlog < produced / 2,
         `the stopped reader's queue stayed bounded: ${diag}`,
       );
-      // The other viewer got every frame the robot sent (no gaps in seq).
+      // The other viewer kept receiving: it reached the newest frame, and got nearly every frame
+      // sent while the slow one was stopped (every one on a quiet machine; under heavy load its
+      // own reads may fall behind, and then latest rightly supersedes for it too).
       const seqs = fast.frames.cam.map((f) => f.seq);
-      assert.deepEqual(
-        seqs.filter((s, i) => i > 0 && s !== seqs[i - 1] + 1),
-        [],
-        `the fast viewer's frames are contiguous: ${diag}`,
+      const during = seqs.filter((s) => s > sentAtPause && s <= last).length;
+      const gaps = seqs.filter((s, i) => i > 0 && s !== seqs[i - 1] + 1).length;
+      t.diagnostic(`fast viewer: ${during} of ${last - sentAtPause} frames, ${gaps} gaps`);
+      await until(() => fast.frames.cam.at(-1).seq === last, 'the fast viewer at the newest frame');
+      assert.ok(
+        during * 4 >= (last - sentAtPause) * 3,
+        `the fast viewer kept receiving: ${during} of ${last - sentAtPause}; ${diag}`,
       );
     });
 
