@@ -1,6 +1,7 @@
 #include "cockpit/relay.hpp"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -15,7 +16,8 @@ using wire::MessageType;
 CockpitRelay::CockpitRelay(RelayConfig config)
     : ws_buffered_amount_(config.websocket_buffered_amount),
       sessions_(std::move(config.auth), config.sfu),
-      lease_(config.wall_clock_ms, config.lease_gen_floor) {}
+      lease_(config.wall_clock_ms, config.lease_gen_floor),
+      rtc_(config.sfu ? std::optional<RtcConfig>(config.rtc) : std::nullopt) {}
 
 // --- sessions -----------------------------------------------------------------------------------
 
@@ -67,6 +69,7 @@ void CockpitRelay::release(SessionId id, TimeMs now) {
   s->incoming.clear();
   if (s->ep.lane == Lane::websocket && ws_sessions_ > 0 && --ws_sessions_ == 0)
     liveness_at_.reset();
+  rtc_.left(id, sessions_, out_, now);
   if (s->ep.role == Role::viewer) {
     // Outgoing streams die with the transport session; only the bookkeeping goes.
     const bool had_subs = delivery_.viewer_left(id);
@@ -99,8 +102,12 @@ void CockpitRelay::release(SessionId id, TimeMs now) {
 // --- hello, watch, subscriptions ----------------------------------------------------------------
 
 void CockpitRelay::on_hello(Session& s, const wire::Message& hello, TimeMs now) {
+  const bool was_welcomed = s.welcomed;
   Robot* r = sessions_.hello(s, hello, out_);
-  if (!r) return;
+  if (!r) {
+    if (!was_welcomed && s.welcomed && !s.closing) rtc_.welcomed(s, sessions_, out_, now);
+    return;
+  }
   const std::string id = s.robot_id;
   // Viewers that kept watching while the robot was away keep the subscriptions the new manifest
   // still serves the same way; the fresh registration re-baselines the robot (workaround 3).
@@ -108,6 +115,27 @@ void CockpitRelay::on_hello(Session& s, const wire::Message& hello, TimeMs now) 
   sessions_.send_snapshot(*r, delivery_.wanted(id, r->channels), true, out_, now);
   sessions_.push_robots(out_);
   sessions_.push_manifest(id, out_);
+  rtc_.welcomed(s, sessions_, out_, now);
+  for (SessionId v : rtc_.viewers_of(id))
+    if (Session* vs = sessions_.find(v)) update_rtc(*vs, now);
+}
+
+void CockpitRelay::update_rtc(Session& v, TimeMs now) {
+  if (!rtc_.enabled()) return;
+  std::set<std::string> tracks;
+  if (Robot* r = sessions_.robot_of(v)) {
+    for (const auto& [ch, info] : r->channels)
+      if (info.track && delivery_.subscribed(v.ep.id, ch)) tracks.insert(ch);
+  }
+  rtc_.viewer_wants(v.ep.id, v.watching, std::move(tracks), sessions_, out_, now);
+}
+
+void CockpitRelay::no_sfu(Session& s, bool reply, TimeMs) {
+  count_drop("rtc_without_sfu");
+  if (reply)
+    out_.send_error(s.ep, ErrorCode::invalid_control,
+                    "this relay brokers no WebRTC video: it was started without an SFU "
+                    "(--rtc-file)");
 }
 
 void CockpitRelay::update_snapshot(const std::string& robot_id, TimeMs now) {
@@ -122,6 +150,7 @@ void CockpitRelay::unwatch(Session& s, TimeMs now) {
   if (Robot* r = sessions_.robot(robot_id)) lease_.viewer_left(s.ep.id, *r, sessions_, out_);
   sessions_.unwatch(s);
   if (had_subs) update_snapshot(robot_id, now);
+  update_rtc(s, now);
 }
 
 void CockpitRelay::on_watch(Session& s, const std::string& robot_id, TimeMs now) {
@@ -133,6 +162,7 @@ void CockpitRelay::on_watch(Session& s, const std::string& robot_id, TimeMs now)
   if (s.watching != robot_id) {
     unwatch(s, now);
     sessions_.watch(s, robot_id);
+    update_rtc(s, now);
   }
   out_.send(s.ep, sessions_.manifest_message(robot_id));
 }
@@ -165,6 +195,7 @@ void CockpitRelay::on_sub(Session& s, const std::string& ch, TimeMs now) {
   }
   delivery_.subscribe(s.ep.id, s.watching, ch, cit->second.delivery);
   update_snapshot(s.watching, now);
+  if (cit->second.track) update_rtc(s, now);
 }
 
 void CockpitRelay::on_unsub(Session& s, const std::string& ch, TimeMs now) {
@@ -181,6 +212,7 @@ void CockpitRelay::on_unsub(Session& s, const std::string& ch, TimeMs now) {
   }
   delivery_.unsubscribe(s.ep.id, ch, out_);
   update_snapshot(s.watching, now);
+  update_rtc(s, now);
 }
 
 // --- robot input --------------------------------------------------------------------------------
@@ -214,8 +246,15 @@ void CockpitRelay::on_robot_message(Session& s, ByteView json, bool reply_invali
     case MessageType::ping: pong(s, std::move(m->body)); return;
     case MessageType::pub_ack:
     case MessageType::pub_nack: publish_.on_answer(s, m.value(), sessions_, out_); return;
-    // rtc_offer and rtc_stalled go to the WebRTC brokering component once it exists (§ WebRTC
-    // video); until then they are counted like any message this relay does not serve.
+    case MessageType::rtc_offer:
+    case MessageType::rtc_stalled:
+      if (!rtc_.enabled())
+        no_sfu(s, reply_invalid, now);
+      else if (m->type == MessageType::rtc_stalled)
+        rtc_.on_robot_stalled(s, m.value(), sessions_, out_, now);
+      else if (Robot* r = sessions_.robot_of(s))
+        rtc_.on_robot_offer(s, *r, m.value(), sessions_, out_, now);
+      return;
     default: count_drop("unsupported_robot_message"); return;
   }
 }
@@ -290,7 +329,15 @@ void CockpitRelay::on_viewer_message(Session& s, ByteView json, bool on_control,
     case MessageType::stop:
       lease_.command(s, sessions_.robot_of(s), std::move(b), sessions_, out_);
       return;
-    // rtc_offer and rtc_answer go to the WebRTC brokering component once it exists.
+    case MessageType::rtc_offer:
+    case MessageType::rtc_answer:
+      if (!rtc_.enabled())
+        no_sfu(s, on_control, now);
+      else if (m->type == MessageType::rtc_offer)
+        rtc_.on_viewer_offer(s, m.value(), sessions_, out_, now);
+      else
+        rtc_.on_viewer_answer(s, m.value(), sessions_, out_, now);
+      return;
     default: count_drop("unsupported_viewer_message"); return;
   }
 }
@@ -522,7 +569,8 @@ void CockpitRelay::handle_stream_failed(StreamId st, TimeMs now) {
 // --- time ---------------------------------------------------------------------------------------
 
 Timeout CockpitRelay::poll_timeout() const {
-  return earliest(earliest(delivery_.poll_timeout(), publish_.poll_timeout()), liveness_at_);
+  return earliest(earliest(earliest(delivery_.poll_timeout(), publish_.poll_timeout()), rtc_.poll_timeout()),
+                  liveness_at_);
 }
 
 void CockpitRelay::sweep_liveness(TimeMs now) {
@@ -548,6 +596,14 @@ void CockpitRelay::handle_timeout(TimeMs now) {
   publish_.handle_timeout(now, sessions_, out_);
   delivery_.handle_timeout(now, out_);
   sweep_liveness(now);
+  rtc_.handle_timeout(now, sessions_, out_);
+  settle(now);
+}
+
+// --- the SFU ------------------------------------------------------------------------------------
+
+void CockpitRelay::handle_sfu_result(std::uint64_t call, ByteView result, TimeMs now) {
+  rtc_.handle_sfu_result(call, result, sessions_, out_, now);
   settle(now);
 }
 
@@ -569,6 +625,7 @@ Json CockpitRelay::stats() const {
     o["channels"] = delivery_.channel_stats(id);
     Json rtc = Json::object();
     rtc["framesOnTrack"] = delivery_.frames_on_track(id);
+    if (rtc_.enabled()) rtc["tracks"] = rtc_.robot_stats(id);
     o["rtc"] = std::move(rtc);
     robots.push_back(std::move(o));
   }
@@ -577,10 +634,13 @@ Json CockpitRelay::stats() const {
   out["robots"] = std::move(robots);
   out["viewers"] = sessions_.viewers();
   out["sessions"] = sessions_.size();
+  std::map<std::string, std::uint64_t> all = drops_;
+  for (const auto& [k, n] : rtc_.drops()) all[k] += n;
   Json drops = Json::object();
-  for (const auto& [k, n] : drops_) drops[k] = n;
+  for (const auto& [k, n] : all) drops[k] = n;
   out["dropped"] = std::move(drops);
   out["teleopDropped"] = lease_.dropped();
+  if (rtc_.enabled()) out["rtc"] = rtc_.stats();
   return out;
 }
 

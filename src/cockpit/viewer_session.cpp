@@ -23,6 +23,9 @@ std::string_view viewer_action_kind_name(ViewerActionKind k) {
     case ViewerActionKind::send_datagram: return "send_datagram";
     case ViewerActionKind::send_stream: return "send_stream";
     case ViewerActionKind::close: return "close";
+    case ViewerActionKind::rtc_open: return "rtc_open";
+    case ViewerActionKind::rtc_accept: return "rtc_accept";
+    case ViewerActionKind::rtc_answer: return "rtc_answer";
   }
   return "close";
 }
@@ -87,11 +90,12 @@ std::optional<ViewerEvent> ViewerSession::poll_event() {
   s["lastError"] = last_error_;
   s["drops"] = drops_;
   s["stale"] = stale_;
+  if (rtc_.has_ice()) s["rtc"] = rtc_state();
   return ViewerEvent{ViewerEventKind::state, to_json(s)};
 }
 
 Timeout ViewerSession::poll_timeout() const {
-  return earliest(earliest(ping_at_, reconnect_at_), twist_at_);
+  return earliest(earliest(earliest(ping_at_, reconnect_at_), twist_at_), rtc_timeout_at());
 }
 
 void ViewerSession::drop(std::string reason, std::string detail) {
@@ -160,6 +164,8 @@ void ViewerSession::handle_disconnected(std::string_view detail, TimeMs now) {
   lease_lost();
   ping_at_.reset();
   pings_.clear();
+  // Before the final-error stop too: a stopped viewer retries no WebRTC connection either.
+  rtc_reset();
   if (final_) {
     // The relay said why no retry can succeed (auth_failed is terminal on both sides): stop, and
     // tell the operator what to fix instead of reconnecting forever.
@@ -186,6 +192,7 @@ void ViewerSession::handle_stop(TimeMs) {
   lease_lost();
   ping_at_.reset();
   reconnect_at_.reset();
+  rtc_reset();
   if (connected) actions_.push(ViewerAction{ViewerActionKind::close, {}, "the viewer is leaving"});
   changed();
 }
@@ -194,6 +201,7 @@ void ViewerSession::handle_timeout(TimeMs now) {
   if (reconnect_at_ && now >= *reconnect_at_) handle_start(now);
   if (ping_at_ && now >= *ping_at_) ping(now);
   if (twist_at_ && now >= *twist_at_) twist(now);
+  rtc_timeout(now);
 }
 
 void ViewerSession::ping(TimeMs now) {
@@ -305,6 +313,7 @@ void ViewerSession::on_message(const wire::Message& m, const std::string& text, 
       tx_.clear();
       rx_.clear();
       newest_.clear();
+      tracks_.clear();
       if (manifest_.is_object()) {
         for (const Json& c : manifest_["channels"]) {
           const std::string ch = c["ch"].get<std::string>();
@@ -314,10 +323,13 @@ void ViewerSession::on_message(const wire::Message& m, const std::string& text, 
             tx_[ch] = mode;
           else
             rx_[ch] = mode;
+          if (rx_.count(ch) && c.contains("encoding") && c["encoding"] == kTrackEncoding)
+            tracks_.insert(ch);
         }
       }
       subscribed_.clear();
       sync_subs(now);
+      rtc_want(now);
       Json e = Json::object();
       e["robotId"] = robot_id_;
       e["manifest"] = manifest_;
@@ -363,8 +375,12 @@ void ViewerSession::on_message(const wire::Message& m, const std::string& text, 
       e["at"] = now;
       last_error_ = std::move(e);
       changed();
+      on_rtc_message(m, now);
       break;
     }
+    case MessageType::rtc_ice:
+    case MessageType::rtc_offer:
+    case MessageType::rtc_answer: on_rtc_message(m, now); break;
     default: break;
   }
   events_.push(ViewerEvent{ViewerEventKind::message, text});
@@ -384,7 +400,9 @@ bool ViewerSession::watch(const std::string& robot_id, TimeMs now) {
     tx_.clear();
     rx_.clear();
     newest_.clear();
-    lease_lost();  // the relay gives the lease up when a viewer watches another robot
+    tracks_.clear();
+    rtc_tracks_.clear();  // the old robot's pulls: offers for them are answered, not shown
+    lease_lost();         // the relay gives the lease up when a viewer watches another robot
   }
   robot_id_ = robot_id;
   subscribed_.clear();
@@ -422,6 +440,8 @@ void ViewerSession::want(const std::vector<std::string>& channels, TimeMs now) {
     if (std::find(wanted_.begin(), wanted_.end(), ch) == wanted_.end()) wanted_.push_back(ch);
   }
   sync_subs(now);
+  rtc_want(now);
+  if (rtc_.has_ice()) changed();  // the wanted track channels are part of the rtc state
 }
 
 void ViewerSession::sync_subs(TimeMs now) {

@@ -13,7 +13,13 @@ export type ActionKind =
   | 'write_stream'
   | 'reset_stream'
   | 'close_session'
-  | 'persist_lease_gen';
+  | 'persist_lease_gen'
+  | 'sfu_call'
+  | 'sfu_cancel';
+
+/** The Realtime client's call names (web/sfu/client.js `call({op})`). */
+export type SfuOp =
+  'newSession' | 'newTracks' | 'renegotiate' | 'closeTracks' | 'generateIceServers';
 
 export interface Action {
   kind: ActionKind;
@@ -31,6 +37,11 @@ export interface Action {
   /** close_session: the error sent just before, or null for a plain close. */
   code?: ErrorCode | null;
   reason?: string;
+  /** sfu_call, sfu_cancel: the call's token, for handleSfuResult. */
+  call?: number;
+  /** sfu_call: the Realtime call, and the SFU session it names ('' for none); `bytes` is its JSON body. */
+  op?: SfuOp;
+  sfuSession?: string;
   /**
    * persist_lease_gen (session 0): the newest teleop lease generation. A host with storage keeps
    * it and passes it back as `leaseGenFloor` when it makes the next relay; others ignore it.
@@ -41,8 +52,10 @@ export interface Action {
 export interface RelayOptions {
   /** The auth file's contents ("" for none). */
   authText?: string;
-  /** An SFU is configured (--rtc-file). */
+  /** An SFU is configured (--rtc-file): the relay brokers WebRTC video. */
   sfu?: boolean;
+  /** With `sfu`: a TURN key is configured, so rtc_ice carries minted credentials (else iceServers is []). */
+  turn?: boolean;
   /** The wall clock (ms since the epoch) at the `now` the host calls 0. */
   wallClockMs?: number;
   /** The newest lease generation a persist_lease_gen action stored, if any. */
@@ -77,6 +90,12 @@ export interface CockpitLimits {
   /** A WebSocket session silent this long is closed (its lease released). */
   webSocketLivenessMs: number;
   leaseGensPerMs: number;
+  turnTtlSeconds: number;
+  turnRefreshMs: number;
+  sfuCallTimeoutMs: number;
+  maxPullsPerRtcSession: number;
+  maxSfuResultBytes: number;
+  rtcRetryMs: number[];
 }
 
 export interface CockpitRelay {
@@ -94,6 +113,8 @@ export interface CockpitRelay {
   handleWriteDone(stream: number, now: number): void;
   /** A viewer stream or a carrier failed (a failed carrier fails its robot: carrier_failed). */
   handleStreamFailed(stream: number, now: number): void;
+  /** The Realtime client's result of an sfu_call ({ok, status, body?, errorCode?, ...} or its JSON). */
+  handleSfuResult(call: number, result: object | string, now: number): void;
   handleTimeout(now: number): void;
   pollTimeout(): number | null;
   pollAction(): Action | null;

@@ -14,7 +14,8 @@ export async function loadCockpitRelay(options = {}) {
 }
 
 /**
- * Wraps a loaded module. Throws when the auth file is invalid, with the entry at fault.
+ * Wraps a loaded module. Throws when the auth file is invalid, with the entry at fault. `sfu`: an
+ * SFU is configured (the relay brokers WebRTC video); `turn`: it has a TURN key.
  * `wallClockMs` is the host's wall clock (ms since the epoch) at the `now` it calls 0, and
  * `leaseGenFloor` the newest lease generation a persist_lease_gen action stored: together they
  * keep teleop generations growing across restarts. `webSocketBufferedAmount` false tells the core
@@ -27,6 +28,7 @@ export function createCockpitRelay(
   {
     authText = '',
     sfu = false,
+    turn = false,
     wallClockMs = 0,
     leaseGenFloor = 0,
     webSocketBufferedAmount = true,
@@ -35,6 +37,7 @@ export function createCockpitRelay(
   const core = new mod.CockpitRelayCore(
     authText,
     sfu,
+    sfu && turn,
     wallClockMs,
     leaseGenFloor,
     webSocketBufferedAmount,
@@ -49,6 +52,8 @@ export function createCockpitRelay(
   const ends = mod.cockpitStreamEnds();
   const deliveries = mod.wireDeliveryNames();
   const codes = mod.wireErrorCodes().map((e) => e.code);
+  const ops = mod.cockpitSfuOps();
+  const encoder = new TextEncoder();
   const L = mod.cockpitRelayRecordLayout();
   const heap = heapViews(mod);
   const record = core.record() / 8;
@@ -95,6 +100,12 @@ export function createCockpitRelay(
       a.reason = core.actionText();
     } else if (kind === 'persist_lease_gen') {
       a.gen = f[r + L.gen];
+    } else if (kind === 'sfu_call') {
+      a.call = f[r + L.call];
+      a.op = ops[f[r + L.op]];
+      a.sfuSession = core.actionText();
+    } else if (kind === 'sfu_cancel') {
+      a.call = f[r + L.call];
     }
     return a;
   }
@@ -114,6 +125,13 @@ export function createCockpitRelay(
     handleStreamOpened: (stream, now) => core.handleStreamOpened(stream, now),
     handleWriteDone: (stream, now) => core.handleWriteDone(stream, now),
     handleStreamFailed: (stream, now) => core.handleStreamFailed(stream, now),
+    /** The Realtime client's result of an sfu_call (an object, or its JSON text). */
+    handleSfuResult: (call, result, now) =>
+      core.handleSfuResult(
+        call,
+        stage(encoder.encode(typeof result === 'string' ? result : JSON.stringify(result))),
+        now,
+      ),
     handleTimeout: (now) => core.handleTimeout(now),
     /** The absolute time (ms, the host's clock) of the next reap or publish deadline, or null. */
     pollTimeout() {

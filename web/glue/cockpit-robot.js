@@ -3,7 +3,10 @@
 // robot_session.hpp) decides everything: the hello and its resends, which channels are wanted, the
 // teleop safety chain, pings, and when to reconnect. This file runs it with the one driver
 // (web/glue/driver.js) and carries its actions out over WebTransport, or over the relay's WebSocket
-// twin where no WebTransport is offered (the edge): it only moves bytes.
+// twin where no WebTransport is offered (the edge): it only moves bytes. WebRTC video (§ WebRTC
+// video) goes through `webrtc`, an object that holds the peer connection and the media (the camera
+// of web/sfu/camera.js is one): the core says when to open a connection and what to apply, and the
+// host tells it what the media and the connection do (mediaResumed, rtcState).
 import { createRobotCore, createTeleopSafety } from './cockpit-cores.js';
 import {
   oneShot,
@@ -24,10 +27,10 @@ const monotonic = () => Math.floor(performance.now());
 /**
  * Connects a robot and keeps it connected.
  * @param {import('./cockpit-robot.d.ts').RobotOptions} options
- * @param {{event?: (e: import('./cockpit-robot.d.ts').RobotEvent) => void}} [handlers]
+ * @param {{event?: (e: import('./cockpit-robot.d.ts').RobotEvent) => void, rtcError?: (e: unknown) => void}} [handlers]
  * @returns {Promise<import('./cockpit-robot.d.ts').Robot>}
  */
-export async function connectRobot(options, { event } = {}) {
+export async function connectRobot(options, { event, rtcError } = {}) {
   const {
     relay,
     info: known,
@@ -36,6 +39,7 @@ export async function connectRobot(options, { event } = {}) {
     WebSocket: WebSocketImpl,
     wasmModule,
     wasmBinary,
+    webrtc,
     ...config
   } = options;
   const mod = await loadTetherModule({ wasmModule, wasmBinary }, 'cockpit');
@@ -53,6 +57,8 @@ export async function connectRobot(options, { event } = {}) {
         else if (a.kind === 'send_stream') holder.link?.stream(a.bytes);
         else if (a.kind === 'send_datagram') holder.link?.datagram(a.bytes);
         else if (a.kind === 'close') holder.link?.close(a.reason);
+        else if (a.kind === 'rtc_open') rtcOpen(a);
+        else if (a.kind === 'rtc_accept') rtcAccept(a);
       },
       event(e) {
         if (e.kind === 'link' && e.state === 'stopped') stopped(e);
@@ -61,8 +67,31 @@ export async function connectRobot(options, { event } = {}) {
     },
     { now: monotonic, ...clock },
   );
-  // Transport callbacks may still fire after stop() freed the core: they are dropped.
+  // Transport and peer-connection callbacks may still fire after stop() freed the core: they are
+  // dropped.
   const live = { input: (fn) => (disposed ? undefined : driver.input(fn)) };
+
+  // A peer connection that cannot be made or answered counts as a failed one: the core opens a
+  // fresh one when its slot comes.
+  const rtcFailed = (error) => {
+    rtcError?.(error);
+    live.input((now) => core.handleRtcState('failed', now));
+  };
+  function rtcOpen(a) {
+    if (!webrtc) return;
+    Promise.resolve()
+      .then(() => webrtc.open({ iceServers: a.iceServers, chs: a.chs }))
+      .then(
+        ({ sdp, tracks }) => live.input((now) => core.handleRtcOffer(sdp, tracks, now)),
+        rtcFailed,
+      );
+  }
+  function rtcAccept(a) {
+    if (!webrtc) return;
+    Promise.resolve()
+      .then(() => webrtc.accept(a.sdp))
+      .catch(rtcFailed);
+  }
 
   const connect = () =>
     runLink(live, core, holder, async () => {
@@ -85,6 +114,11 @@ export async function connectRobot(options, { event } = {}) {
     ack: (ch, id) => live.input((now) => core.ack(ch, id, now)) ?? false,
     nack: (ch, id, code, message) =>
       live.input((now) => core.nack(ch, id, code, message, now)) ?? false,
+    /** A track's media resumed after `gapMs` without any; true when rtc_stalled went out. */
+    mediaResumed: (ch, gapMs) =>
+      live.input((now) => core.handleMediaResumed(ch, gapMs, now)) ?? false,
+    /** The peer connection's state; 'failed' makes the core open a fresh one. */
+    rtcState: (state) => live.input((now) => core.handleRtcState(state, now)),
     wants: (ch) => !disposed && core.wants(ch),
     get welcomed() {
       return !disposed && core.welcomed();

@@ -6,6 +6,9 @@
 // WebTransport when the relay offers it and the runtime has it, else over the relay's WebSocket
 // twin, and hands channel frames (decoded by the wire core) to the application once the core
 // says each is one it should get (a latest channel keeps the newest by seq). Bytes only.
+// WebRTC video goes through `webrtc`, which holds the one recvonly peer connection (the cockpit's
+// web/cockpit/src/panels/video-rtc.js): the core says when to open it and what to apply and
+// answer; the host reports the connection's state and the frames it shows (rtcState, rtcMedia).
 import { createViewerCore } from './cockpit-cores.js';
 import { pinnedHashes, readStream, runLink } from './cockpit-transport.js';
 import { createDriver } from './driver.js';
@@ -24,6 +27,7 @@ export function connectViewer(mod, wire, info, options = {}) {
     frame,
     frameError,
     clock,
+    webrtc,
     WebSocket: WebSocketImpl = globalThis.WebSocket,
   } = options;
   const core = createViewerCore(mod, { token });
@@ -37,11 +41,29 @@ export function connectViewer(mod, wire, info, options = {}) {
         else if (a.kind === 'send_datagram') holder.link?.datagram(a.bytes);
         else if (a.kind === 'send_stream') holder.link?.stream(a.bytes);
         else if (a.kind === 'close') holder.link?.close(a.reason);
+        else if (a.kind === 'rtc_open')
+          rtc(() => webrtc.open({ iceServers: a.iceServers }), 'handleRtcOffer');
+        else if (a.kind === 'rtc_accept') rtc(() => webrtc.accept(a.sdp));
+        else if (a.kind === 'rtc_answer') rtc(() => webrtc.answer(a), 'handleRtcAnswer');
       },
       event: (e) => event?.(e),
     },
     { now: Date.now, ...clock },
   );
+  // Runs one step of the peer connection; its SDP (if any) goes back to the core through `input`.
+  // A step that throws counts as a failed connection: the core opens a fresh one in its slot.
+  function rtc(step, input) {
+    if (!webrtc) return;
+    Promise.resolve()
+      .then(step)
+      .then(
+        (sdp) => input && driver.input((t) => core[input](sdp, t)),
+        (error) => {
+          options.rtcError?.(error);
+          driver.input((t) => core.handleRtcState('failed', t));
+        },
+      );
+  }
   // Every frame passes the core's rule (handleFrame) before the app sees it: the payload stays
   // here, only its channel and seq cross.
   const onFrame = (f) => {
@@ -73,6 +95,10 @@ export function connectViewer(mod, wire, info, options = {}) {
     get stopped() {
       return core.stopped();
     },
+    /** Frames of a track channel shown since the last report. */
+    rtcMedia: (ch, frames) => input((t) => core.handleRtcMedia(ch, frames, t)),
+    /** The peer connection's connectionState. */
+    rtcState: (state) => input((t) => core.handleRtcState(state, t)),
     close() {
       input((t) => core.handleStop(t));
       driver.close();

@@ -2,10 +2,14 @@
 // (src/cockpit/viewer_session.hpp) run by web/glue/cockpit-viewer.js; this file only keeps what the
 // core reported in one `state` object for the panels, and hands operator actions to the core.
 import { connectViewer } from '../../glue/cockpit-viewer.js';
+import { RtcVideo } from './panels/video-rtc.js';
 
 export class ViewerSession {
   #viewer;
   #listener;
+
+  /** The session's one WebRTC peer connection (video panels show its tracks). */
+  rtc = new RtcVideo();
 
   state = {
     link: { state: 'idle' },
@@ -29,6 +33,8 @@ export class ViewerSession {
     this.#listener = listener;
     this.#viewer = connectViewer(mod, wire, info, {
       token,
+      webrtc: this.rtc,
+      rtcError: (e) => console.warn('tether cockpit: WebRTC', e),
       event: (e) => this.#apply(e),
       frame: onFrame,
       frameError: (error) => {
@@ -39,7 +45,13 @@ export class ViewerSession {
   }
 
   start() {
+    this.rtc.onState = (s) => this.#viewer.rtcState(s);
     this.#viewer.start();
+  }
+
+  /** Frames a video panel showed on a track channel since its last report. */
+  rtcMedia(ch, frames) {
+    this.#viewer.rtcMedia(ch, frames);
   }
 
   get transport() {
@@ -50,6 +62,9 @@ export class ViewerSession {
     const { kind, ...body } = e;
     if (kind === 'state') {
       Object.assign(this.state, body);
+      // Closed for good (a final error): the core retries no WebRTC connection either, so the
+      // peer connection it would have replaced goes now.
+      if (body.link?.state === 'closed') this.rtc.close();
       this.#listener(this.state, { type: 'state' });
     } else if (kind === 'robots') {
       this.state.robots = body.robots;
@@ -100,5 +115,6 @@ export class ViewerSession {
 
   close() {
     this.#viewer.close();
+    this.rtc.close();
   }
 }
