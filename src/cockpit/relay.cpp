@@ -27,7 +27,7 @@ SessionId CockpitRelay::handle_session_open(Role role, Lane lane, TimeMs now) {
   s->heard_ms = now;
   if (lane == Lane::websocket) {
     ++ws_sessions_;
-    if (!liveness_at_) liveness_at_ = now + kLivenessSweepMs;
+    if (!liveness_at_) liveness_at_ = now + kWebSocketLivenessMs;
   }
   return s->ep.id;
 }
@@ -575,11 +575,16 @@ Timeout CockpitRelay::poll_timeout() const {
 
 void CockpitRelay::sweep_liveness(TimeMs now) {
   if (!liveness_at_ || now < *liveness_at_) return;
-  // Once a second over the WebSocket sessions, never per message.
+  // Over the WebSocket sessions once per deadline, never per message: between two looks a
+  // session's heard_ms only grows, so the earliest a session could reach the bound is known here.
   std::vector<SessionId> silent;
+  Timeout next;
   sessions_.for_each([&](Session& s) {
-    if (s.ep.lane == Lane::websocket && !s.closing && now - s.heard_ms >= kWebSocketLivenessMs)
+    if (s.ep.lane != Lane::websocket || s.closing) return;
+    if (now - s.heard_ms >= kWebSocketLivenessMs)
       silent.push_back(s.ep.id);
+    else
+      next = earliest(next, s.heard_ms + kWebSocketLivenessMs);
   });
   for (SessionId id : silent) {
     if (Session* s = sessions_.find(id))
@@ -589,7 +594,8 @@ void CockpitRelay::sweep_liveness(TimeMs now) {
                         "or two); reconnect",
                     out_);
   }
-  liveness_at_ = ws_sessions_ ? Timeout(now + kLivenessSweepMs) : std::nullopt;
+  // Sessions being closed are released soon; until then, look again a whole bound later.
+  liveness_at_ = ws_sessions_ ? (next ? next : Timeout(now + kWebSocketLivenessMs)) : std::nullopt;
 }
 
 void CockpitRelay::handle_timeout(TimeMs now) {

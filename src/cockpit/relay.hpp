@@ -45,8 +45,10 @@ constexpr std::size_t kMaxIncomingStreamsPerSession = 256;
 // A WebSocket offers no liveness of its own (a dead peer can keep TCP open for minutes), so a
 // WebSocket session the relay hears nothing from for this long is closed, which releases its
 // teleop lease; clients ping every second or two. WebTransport sessions have QUIC's idle timeout.
+// The relay looks for silent sessions once, when the one heard least recently would reach the
+// bound (not on a cadence): a relay with WebSockets open keeps no timer nearer than its real
+// deadlines, so the edge's long ones (the TURN refresh and retries) still ride its alarm.
 constexpr TimeMs kWebSocketLivenessMs = 10'000;
-constexpr TimeMs kLivenessSweepMs = 1'000;  // how often silent WebSocket sessions are looked for
 // The edge's slow-reader rule. Where the host cannot see what a WebSocket buffers (workerd has no
 // bufferedAmount), the relay counts the bytes it hands each socket and treats a client's ping as
 // acknowledging everything queued before the relay's previous pong (clients send a ping only

@@ -83,8 +83,9 @@ TEST_CASE(
   h.take();
   // Both keep pinging except the holder, whose socket went dead without a close.
   const TimeMs start = h.now;
-  while (h.now < start + kWebSocketLivenessMs + kLivenessSweepMs) {
-    h.now += 500;
+  constexpr TimeMs kStep = 500;
+  while (h.now < start + kWebSocketLivenessMs + kStep) {
+    h.now += kStep;
     robot.send(J(R"({"t":"ping","n":1,"ts":0})"));
     other.send(J(R"({"t":"ping","n":1,"ts":0})"));
     if (auto t = h.relay.poll_timeout(); t && *t <= h.now) h.relay.handle_timeout(h.now);
@@ -94,7 +95,7 @@ TEST_CASE(
   auto acts = h.take();
   REQUIRE(H::closed(acts, holder.id));
   CHECK(h.now - start >= kWebSocketLivenessMs);
-  CHECK(h.now - start <= kWebSocketLivenessMs + kLivenessSweepMs);
+  CHECK(h.now - start <= kWebSocketLivenessMs + kStep);
   CHECK_FALSE(H::closed(acts, other.id));
   CHECK_FALSE(H::closed(acts, robot.id));
   h.relay.handle_session_closed(holder.id, h.now);  // the host closed the socket
@@ -103,6 +104,36 @@ TEST_CASE(
   CHECK(stopped);
   other.send(J(R"({"t":"teleop_start"})"));
   CHECK(to_json(H::messages(h.take(), other.id).at(0)) == R"({"t":"teleop_started"})");
+}
+
+TEST_CASE(
+    "cockpit websocket: the liveness rule keeps no deadline before a session could be silent") {
+  // At the edge the core's earliest deadline is the Durable Object's alarm when it is far off
+  // (web/edge/cockpit.js): a liveness look on a cadence would pre-empt the TURN refresh and
+  // retries for as long as any WebSocket is open.
+  Harness h;
+  const TimeMs opened = h.now;
+  WsPeer robot = ws_robot(h, "r1");
+  h.take();
+  REQUIRE(h.relay.poll_timeout());
+  CHECK(*h.relay.poll_timeout() == opened + kWebSocketLivenessMs);
+  // A peer pinging every 2 s is looked at once per bound, each time a bound after it was heard.
+  std::size_t looks = 0;
+  TimeMs last_ping = h.now;
+  while (h.now < opened + 3 * kWebSocketLivenessMs) {
+    h.now += 2'000;
+    robot.send(J(R"({"t":"ping","n":1,"ts":0})"));
+    last_ping = h.now;
+    if (auto t = h.relay.poll_timeout(); t && *t <= h.now) {
+      ++looks;
+      h.relay.handle_timeout(h.now);
+      REQUIRE(h.relay.poll_timeout());
+      CHECK(*h.relay.poll_timeout() == last_ping + kWebSocketLivenessMs);
+    }
+    h.collect();
+  }
+  CHECK(looks == 3);
+  CHECK_FALSE(H::closed(h.take(), robot.id));
 }
 
 TEST_CASE("cockpit websocket: without bufferedAmount, writes wait for acknowledged pongs") {
