@@ -177,6 +177,7 @@ bool RoomClient::write(std::string_view ops_json, TimeMs now_ms) {
               {"version", ++version_},
               {"hlc", hlc_json(h)},
               {"policyVersion", opt_.policy_version},
+              {"schemaVersion", opt_.schema_version},
               {"ops", ops}};
   ingest(env);
   std::string message = to_json(Json{{"t", "env"}, {"room", opt_.room}, {"env", env}});
@@ -218,10 +219,14 @@ void RoomClient::handle_message(std::string_view server_json, TimeMs now_ms) {
           }
           registers_[key_of(*path)] = std::move(r);
         }
+        observe_registers(*regs, now_ms);
       }
     } else if (mode == "delta") {
       if (const Json* envs = field(m, "envs"); envs && envs->is_array()) {
-        for (const auto& e : *envs) ingest(e);
+        for (const auto& e : *envs) {
+          ingest(e);
+          if (const Json* h = field(e, "hlc")) observe(hlc_of(*h), now_ms);
+        }
       }
     }
     seq_ = num(m, "seq", 0);
@@ -291,6 +296,54 @@ void RoomClient::handle_message(std::string_view server_json, TimeMs now_ms) {
   if (t == "settled") {
     if (const Json* s = field(m, "settled"); s && s->is_object()) settle(*s);
   }
+}
+
+void RoomClient::observe_registers(const Json& registers, TimeMs now_ms) {
+  // Every stamp a snapshot holds is a write this client now knows of: the siblings and the
+  // watermarks (the cited writes that superseded them).
+  for (const auto& r : registers) {
+    if (const Json* sibs = field(r, "siblings"); sibs && sibs->is_array()) {
+      for (const auto& s : *sibs) {
+        if (const Json* h = field(s, "hlc")) observe(hlc_of(*h), now_ms);
+      }
+    }
+    if (const Json* water = field(r, "water"); water && water->is_object()) {
+      for (auto it = water->begin(); it != water->end(); ++it) observe(hlc_of(it.value()), now_ms);
+    }
+  }
+}
+
+std::string RoomClient::seed_tail(const std::vector<std::string>& messages, TimeMs now_ms) {
+  if (welcomed_ || !tail_.empty() || version_ > 0)
+    return "seed the outbox into a new client, before its first welcome";
+  std::vector<Pending> seeded;
+  double last = 0;
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const std::string at = "outbox entry " + std::to_string(i) + ": ";
+    JsonParse parsed = parse_json(ByteView(std::string_view(messages[i])));
+    if (!parsed.ok() || !parsed.value.is_object() || str(parsed.value, "t") != "env")
+      return at + "not a client env message (persist what tail() returned)";
+    const Json& m = parsed.value;
+    if (str(m, "room") != opt_.room) return at + "written for another room";
+    const Json* env = field(m, "env");
+    if (!env || !env->is_object()) return at + "has no envelope";
+    EnvelopeView view;
+    JsonScan scan;
+    std::string text;
+    if (const char* bad = validate_envelope(*env, view, scan, text))
+      return at + "malformed envelope (" + bad + ")";
+    if (view.origin != opt_.origin || view.writer != opt_.writer)
+      return at + "written by another origin or writer; seed the client that wrote it";
+    if (view.version <= last) return at + "versions must increase, oldest first";
+    last = view.version;
+    seeded.push_back(Pending{view.version, view.instance, messages[i], *env});
+  }
+  for (auto& p : seeded) {
+    observe(hlc_of(p.env.value("hlc", Json())), now_ms);
+    version_ = p.version;
+    tail_.push_back(std::move(p));
+  }
+  return std::string();
 }
 
 std::vector<std::string> RoomClient::tail_messages() const {

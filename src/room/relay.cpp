@@ -216,16 +216,17 @@ struct RoomRelay::Room {
 RoomRelay::RoomRelay(RoomRelayOptions options) : opt_(std::move(options)), rng_(opt_.seed) {}
 RoomRelay::~RoomRelay() = default;
 
-void RoomRelay::send(ConnId conn, const SharedText& t) {
+void RoomRelay::send(ConnId conn, const SharedText& t, bool ephemeral) {
   RoomAction& a = actions_.emplace();
   a.kind = RoomAction::Kind::send;
   a.conn = conn;
   a.text = t;
+  a.ephemeral = ephemeral;
 }
 
-void RoomRelay::broadcast(Room& room, const SharedText& t, std::uint32_t except) {
+void RoomRelay::broadcast(Room& room, const SharedText& t, std::uint32_t except, bool ephemeral) {
   for (std::uint32_t id : room.members) {
-    if (id != except) send(members_[id].conn, t);
+    if (id != except) send(members_[id].conn, t, ephemeral);
   }
 }
 
@@ -504,7 +505,7 @@ void RoomRelay::dispatch(ConnId conn, TimeMs now_ms) {
       it->peer = std::move(peer);
       it->by = member;
     }
-    broadcast(room, share(std::move(out)), member);
+    broadcast(room, share(std::move(out)), member, /*ephemeral=*/true);
     return;
   }
   envelope(conn, c, member, room, scan.field(msg, "env"), now_ms);

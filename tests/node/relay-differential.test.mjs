@@ -55,3 +55,23 @@ test(`tether/relay matches the reference over ${SEEDS} seeded scenarios`, async 
   }
   assert.ok(steps > SEEDS * 30);
 });
+
+// The drop-in's other exports, against the reference's, over the same seeded envelopes (a tenth
+// of them malformed on purpose) and a hand-picked hostile set.
+test('validateEnvelope matches the reference on every seeded envelope and hostile input', () => {
+  const hostile = [null, undefined, 0, 'env', [], [1], true, { ops: [] }];
+  const envs = [...hostile];
+  for (let seed = FIRST; seed < FIRST + Math.min(SEEDS, 500); seed++) {
+    // play() fills in the room's instance nonce; any clean one will do here.
+    for (const step of scenario(seed).steps)
+      if (step.t === 'env')
+        envs.push('instance' in step.env ? step.env : { ...step.env, instance: `g${seed}` });
+  }
+  let malformed = 0;
+  for (const env of envs) {
+    const theirs = reference.validateEnvelope(env);
+    if (theirs !== null) malformed++;
+    assert.equal(ours.validateEnvelope(env), theirs, JSON.stringify(env));
+  }
+  assert.ok(malformed > 100 && envs.length - malformed > 1000, `${malformed} of ${envs.length}`);
+});

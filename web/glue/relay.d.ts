@@ -30,6 +30,11 @@ export declare function helloText(o: {
   schemaVersion?: number;
   seq?: number;
 }): string;
+/**
+ * The reference's validateEnvelope, run by the core: null when well-formed, else the reason
+ * (the `malformed` details, plus `bounds` for an id or path over the core's limits).
+ */
+export declare function validateEnvelope(env: unknown): string | null;
 /** A journal envelope ({...env, seq}, as JSON text) as the client message that wrote it. */
 export declare function replayText(room: string, seqEnvText: string): string;
 export type OpEnvelope = {
@@ -235,7 +240,7 @@ export type Relay = {
   room(name: string): RoomInfo | undefined;
   hydrate(name: string, snapshot: RoomSnapshot): boolean;
   unload(name: string, options?: { readonly discard?: boolean }): boolean;
-  stats(): { registers: number; registerBytes: number };
+  stats(): { rooms: number; registers: number; registerBytes: number };
 };
 export declare function createRelay(opt?: RelayOptions): Relay;
 export declare function initRelay(options?: {
@@ -248,7 +253,14 @@ export type RoomClientOptions = {
   readonly origin: string;
   readonly writer: string;
   readonly policyVersion?: number;
+  /** Stamped on every hello and envelope: one above the room's starts a migration. */
   readonly schemaVersion?: number;
+  /**
+   * A persisted outbox: what tail() returned before the process went away. Resent after the
+   * first welcome (or dropped as 'generation' when the room was cut meanwhile); throws, naming
+   * the fix, when an entry is not this client's.
+   */
+  readonly outbox?: readonly string[];
   readonly now?: () => number;
 };
 /** A write the relay refused ('generation', 'schema', 'order'): not in the room. */

@@ -73,6 +73,23 @@ export function replayText(room, seqEnvText) {
   return text;
 }
 
+/**
+ * The reference's validateEnvelope: the core's whole-envelope check (the one the relay runs
+ * before anything else). null when well-formed, else the reason (the `malformed` details, and
+ * ours, `bounds`, for an id or path over the core's limits).
+ */
+export function validateEnvelope(env) {
+  let text;
+  try {
+    text = JSON.stringify(env);
+  } catch {
+    return 'envelope'; // a cycle or a BigInt: no envelope a peer could have sent
+  }
+  if (typeof text !== 'string') return 'envelope';
+  const reason = mod.roomValidateEnvelope(text);
+  return reason === '' ? null : reason;
+}
+
 /** Write access by path prefix; '*' matches one segment. Runs natively inside the relay. */
 export function pathPrefixAcl(rules) {
   const list = rules.map((r) => ({ prefix: [...r.prefix], allow: r.allow }));
@@ -231,8 +248,10 @@ export function createRelay(opt = {}) {
       // The hot case, without closures.
       const c = conns.get(conn);
       if (c === undefined) return;
-      if (c.text) c.socket.send(textAt(k));
-      else c.socket.send(objAt(k));
+      // The second argument says a frame is ephemeral (a presence update): an adapter bounding
+      // a slow reader's queue may drop it first. The reference's sockets take one argument.
+      if (c.text) c.socket.send(textAt(k), h[k + L.ephemeral] === 1);
+      else c.socket.send(objAt(k), h[k + L.ephemeral] === 1);
       return;
     }
     if (kind === CLOSE) {
@@ -395,8 +414,12 @@ export function createRelay(opt = {}) {
     hydrate: (name, snapshot) =>
       core.hydrate(String(name), JSON.stringify(snapshot ?? null), driver.now()),
     unload: (name, options) => core.unload(String(name), options?.discard === true),
-    /** Retained registers across rooms and the bytes they hold (measurement). */
-    stats: () => ({ registers: core.registerCount(), registerBytes: core.registerBytes() }),
+    /** Rooms in memory, and the registers they retain and the bytes those hold (measurement). */
+    stats: () => ({
+      rooms: core.roomCount(),
+      registers: core.registerCount(),
+      registerBytes: core.registerBytes(),
+    }),
   };
   cores.register(relay, core);
   return relay;
@@ -415,7 +438,15 @@ export function createRoomClient(options) {
       'tether/relay: the WASM module is not loaded; `await initRelay({ wasmModule })` first',
     );
   }
-  const core = new mod.RoomClientCore(JSON.stringify(options));
+  const { outbox, ...coreOptions } = options;
+  const core = new mod.RoomClientCore(JSON.stringify(coreOptions));
+  if (outbox !== undefined) {
+    const error = core.seed(outbox, (options.now ?? Date.now)());
+    if (error !== '') {
+      core.delete();
+      throw new Error(`tether/relay: createRoomClient: ${error}`);
+    }
+  }
   const refused = [];
   // The client's transmits are returned to the caller, who owns the socket.
   let out = [];
