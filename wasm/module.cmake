@@ -2,7 +2,7 @@
 # .wasm) holding only the bindings, and so only the cores, that its runtime uses. web/glue/load.js
 # loads them; package.json's `exports` conditions pick which one a runtime gets (`workerd`: the
 # edge module, web/glue/workerd/; every other runtime: the full one, web/glue/full/). Emscripten
-# settings follow TOOLCHAIN.md. bench/README.md § Module size says where the bytes go and why the
+# settings are in wasm/modules.cmake, each with the reason it is needed. bench/README.md § Module size says where the bytes go and why the
 # flavours below exist.
 
 include(${CMAKE_CURRENT_LIST_DIR}/modules.cmake)
