@@ -13,10 +13,12 @@
 
 #include "common/json.hpp"
 #include "room/admission.hpp"
+#include "room/check.hpp"
 #include "room/client.hpp"
 #include "room/envelope.hpp"
 #include "room/limits.hpp"
 #include "room/member.hpp"
+#include "room/ranges.hpp"
 #include "room/relay.hpp"
 #include "room/ticket.hpp"
 
@@ -338,6 +340,74 @@ class RoomClientCore {
   RoomClient client_;
 };
 
+// The reference's checkEnvelope (room/check.hpp): questions out, verdicts in.
+class RoomEnvelopeCheck {
+ public:
+  RoomEnvelopeCheck(const std::string& env, const std::string& writer, bool has_policy,
+                    bool can_write, bool validate)
+      : check_(env, writer, has_policy, can_write, validate) {}
+  // The next question: -1 once decided, else op * 2 + kind (0 canWrite, 1 validate).
+  double question() const {
+    auto q = check_.poll_question();
+    if (!q) return -1;
+    return static_cast<double>(q->op) * 2 + (q->kind == EnvelopeCheck::Question::Kind::validate);
+  }
+  void verdict(bool allow) { check_.handle_verdict(allow); }
+  std::string reason() const { return check_.reason(); }
+  bool unreadable() const { return check_.unreadable(); }
+  double op() const { return static_cast<double>(check_.op()); }
+
+ private:
+  EnvelopeCheck check_;
+};
+
+// One origin's admission evidence (room/ranges.hpp): the reference's createRanges.
+class RoomRanges {
+ public:
+  // `initial_json`: [[from, to], ...]; anything else leaves it empty and invalid().
+  explicit RoomRanges(const std::string& initial_json) {
+    JsonParse p = parse_json(ByteView(std::string_view(initial_json)));
+    std::vector<VersionRanges::Range> initial;
+    if (!p.ok() || !p.value.is_array()) {
+      invalid_ = true;
+      return;
+    }
+    for (const auto& r : p.value) {
+      auto a = r.is_array() && r.size() == 2 ? read_number(r[0]) : std::nullopt;
+      auto b = r.is_array() && r.size() == 2 ? read_number(r[1]) : std::nullopt;
+      if (!a || !b) {
+        invalid_ = true;
+        return;
+      }
+      initial.emplace_back(*a, *b);
+    }
+    ranges_ = VersionRanges(std::move(initial));
+  }
+  bool invalid() const { return invalid_; }
+  bool has(double v) const { return ranges_.has(v); }
+  bool add(double v) { return ranges_.add(v); }
+  double max() const { return ranges_.max(); }
+  double prefix() const { return ranges_.prefix(); }
+  // recordAdmission's step: true when the origin's settled stamp moves to this envelope's.
+  bool record(double version) { return record_admission(ranges_, version); }
+  std::string json() const {
+    std::string out = "[";
+    for (const auto& [a, b] : ranges_.list()) {
+      if (out.size() > 1) out += ',';
+      out += '[';
+      append_number(out, a);
+      out += ',';
+      append_number(out, b);
+      out += ']';
+    }
+    return out + "]";
+  }
+
+ private:
+  VersionRanges ranges_;
+  bool invalid_ = false;
+};
+
 // The admission limits of a room endpoint (room/admission.hpp): inputs in, verdicts out.
 class RoomAdmissionCore {
  public:
@@ -619,6 +689,22 @@ EMSCRIPTEN_BINDINGS(tether_room) {
       .function("unacked", &RoomClientCore::unacked)
       .function("seq", &RoomClientCore::seq)
       .function("welcomed", &RoomClientCore::welcomed);
+  emscripten::class_<RoomEnvelopeCheck>("RoomEnvelopeCheck")
+      .constructor<const std::string&, const std::string&, bool, bool, bool>()
+      .function("question", &RoomEnvelopeCheck::question)
+      .function("verdict", &RoomEnvelopeCheck::verdict)
+      .function("reason", &RoomEnvelopeCheck::reason)
+      .function("unreadable", &RoomEnvelopeCheck::unreadable)
+      .function("op", &RoomEnvelopeCheck::op);
+  emscripten::class_<RoomRanges>("RoomRanges")
+      .constructor<const std::string&>()
+      .function("invalid", &RoomRanges::invalid)
+      .function("has", &RoomRanges::has)
+      .function("add", &RoomRanges::add)
+      .function("max", &RoomRanges::max)
+      .function("prefix", &RoomRanges::prefix)
+      .function("record", &RoomRanges::record)
+      .function("json", &RoomRanges::json);
   emscripten::class_<RoomAdmissionCore>("RoomAdmissionCore")
       .constructor<const std::string&>()
       .function("attempt", &RoomAdmissionCore::attempt)

@@ -28,6 +28,7 @@
 #include "common/drive.hpp"
 #include "room/envelope.hpp"
 #include "room/json_scan.hpp"
+#include "room/ranges.hpp"
 #include "room/registers.hpp"
 
 namespace tether::room {
