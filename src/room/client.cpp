@@ -17,6 +17,12 @@ Hlc hlc_of(const Json& j) {
   auto h = read_hlc(j);
   return h ? *h : Hlc{};
 }
+// The stamp at `k` of an object (zero when absent, or when `j` is no object: a hostile server's
+// text must not reach nlohmann's value(), which aborts in the WASM build).
+Hlc hlc_at(const Json& j, const char* k) {
+  const Json* v = field(j, k);
+  return v ? hlc_of(*v) : Hlc{};
+}
 double num(const Json& j, const char* k, double fallback) {
   const Json* v = field(j, k);
   auto d = v ? read_number(*v) : std::nullopt;
@@ -83,7 +89,8 @@ bool RoomClient::live(const Register& r, const Sibling& s) const {
 void RoomClient::ingest(const Json& env) {
   std::string origin = str(env, "origin");
   std::string writer = str(env, "writer");
-  Hlc h = hlc_of(env.value("hlc", Json()));
+  if (!env.is_object()) return;
+  Hlc h = hlc_at(env, "hlc");
   const Json* ops = field(env, "ops");
   if (!ops || !ops->is_array()) return;
   for (const auto& op : *ops) {
@@ -96,7 +103,7 @@ void RoomClient::ingest(const Json& env) {
     if (const Json* cites = field(op, "cites"); cites && cites->is_array()) {
       for (const auto& c : *cites) {
         std::string co = str(c, "origin");
-        Hlc ch = hlc_of(c.value("hlc", Json()));
+        Hlc ch = hlc_at(c, "hlc");
         if (co == origin && compare_hlc(ch, h) == 0) continue;
         auto it = r.water.find(co);
         if (it == r.water.end() || compare_hlc(ch, it->second) > 0) r.water[co] = ch;
@@ -202,13 +209,13 @@ void RoomClient::handle_message(std::string_view server_json, TimeMs now_ms) {
       if (const Json* regs = field(m, "registers"); regs && regs->is_array()) {
         for (const auto& rj : *regs) {
           const Json* path = field(rj, "path");
-          if (!path) continue;
+          if (!path || !path->is_array()) continue;
           Register r;
           r.path = *path;
           if (const Json* sibs = field(rj, "siblings"); sibs && sibs->is_array()) {
             for (const auto& s : *sibs) {
-              Sibling sib{str(s, "origin"), hlc_of(s.value("hlc", Json())), num(s, "epoch", 0),
-                          str(s, "kind"), Json()};
+              Sibling sib{str(s, "origin"), hlc_at(s, "hlc"), num(s, "epoch", 0), str(s, "kind"),
+                          Json()};
               if (const Json* v = field(s, "value")) sib.value = *v;
               r.siblings.push_back(std::move(sib));
             }
@@ -266,7 +273,7 @@ void RoomClient::handle_message(std::string_view server_json, TimeMs now_ms) {
     }
     ingest(*env);
     seq_ = s;
-    observe(hlc_of(env->value("hlc", Json())), now_ms);
+    observe(hlc_at(*env, "hlc"), now_ms);
     if (str(*env, "origin") == opt_.origin) {
       double v = num(*env, "version", -1);
       tail_.erase(std::remove_if(tail_.begin(), tail_.end(),
@@ -339,7 +346,7 @@ std::string RoomClient::seed_tail(const std::vector<std::string>& messages, Time
     seeded.push_back(Pending{view.version, view.instance, messages[i], *env});
   }
   for (auto& p : seeded) {
-    observe(hlc_of(p.env.value("hlc", Json())), now_ms);
+    observe(hlc_at(p.env, "hlc"), now_ms);
     version_ = p.version;
     tail_.push_back(std::move(p));
   }

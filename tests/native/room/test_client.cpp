@@ -227,3 +227,21 @@ TEST_CASE("client: a bad outbox is refused whole with a message naming the fix")
   welcomed.receive(kWelcome, 0);
   CHECK(welcomed.core.seed_tail(good, 0).find("before its first welcome") != std::string::npos);
 }
+
+TEST_CASE("client: hostile server text (non-object envelopes, registers, paths) changes nothing") {
+  // Found by fuzz_room_client: an envelope that is not an object reached nlohmann's value(),
+  // which aborts the WASM module.
+  Client c({"r", "me", "w"});
+  c.receive(kWelcome, 0);
+  c.receive(
+      R"({"t":"welcome","room":"r","seq":1,"instance":"g1","schemaVersion":0,"mode":"delta","envs":[1,null,"x",[2]],"peers":[],"members":[]})",
+      1);
+  c.receive(R"({"t":"env","room":"r","env":5})", 2);
+  c.receive(R"({"t":"env","room":"r","env":{"seq":2,"hlc":7,"ops":[{"path":["a"],"cites":[3]}]}})",
+            3);
+  c.receive(
+      R"({"t":"welcome","room":"r","seq":1,"instance":"g1","schemaVersion":0,"mode":"snapshot","registers":[{"path":null},{"path":"x","siblings":[4]},7],"wm":{},"peers":[],"members":[]})",
+      4);
+  CHECK(c.write(R"([{"kind":"set","path":["a"],"next":1}])", 5));
+  CHECK(c.value() == parse(R"({"a":1})"));
+}
