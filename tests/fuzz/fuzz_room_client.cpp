@@ -1,67 +1,78 @@
-// libFuzzer harness: the room client core (src/room/client.hpp) against hostile server text and a
-// hostile persisted outbox. The first byte picks the options; lines starting with 'O' are outbox
-// entries (seeded together before anything else), lines starting with 'W' are writes (the rest of
-// the line is the ops JSON), every other line is a server message. Properties: nothing crashes;
-// a refused outbox seeds nothing; the tail and its messages agree; the clock never runs back
-// (every write stamps above the previous one, whatever the server said in between).
+// libFuzzer harness: the room client core's inbound messages (src/room/client.hpp), as a hostile
+// or broken relay would send them. The input is a flags byte (the options' policy and schema
+// versions) and newline-separated lines: a line starting with 'W' is a local write (the rest is
+// the StoreOps JSON), every other line is a server message for room "doc" ($I stands for the
+// instance the client last saw). Properties: nothing crashes; every client message it transmits
+// and every tail message is a JSON object for room "doc"; the folded value always serialises;
+// the seq it reports only moves back when a welcome says so; a refused write names its reason and
+// carries an envelope that parses.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "common/json.hpp"
 #include "room/client.hpp"
-#include "room/envelope.hpp"
 
 using namespace tether;
 using namespace tether::room;
 
+namespace {
+void check(bool ok) {
+  if (!ok) __builtin_trap();
+}
+
+void check_message(const std::string& text) {
+  JsonParse p = parse_json(ByteView(std::string_view(text)));
+  check(p.ok() && p.value.is_object());
+  auto room = p.value.find("room");
+  check(room != p.value.end() && *room == "doc");
+}
+
+void drain(RoomClient& c) {
+  while (auto t = c.poll_transmit()) check_message(*t);
+  while (auto e = c.poll_event()) {
+    check(!e->reason.empty());
+    check(parse_json(ByteView(std::string_view(e->envelope))).ok());
+  }
+}
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
-  RoomClientOptions o{"r", "me", "w"};
-  o.schema_version = data[0] & 3;
-  RoomClient c(o);
-  std::string_view rest(reinterpret_cast<const char*>(data + 1), size - 1);
-  std::vector<std::string> outbox, lines;
-  while (!rest.empty()) {
-    std::size_t nl = rest.find('\n');
-    std::string_view line = rest.substr(0, nl);
-    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
-    if (!line.empty() && line[0] == 'O')
-      outbox.emplace_back(line.substr(1));
-    else
-      lines.emplace_back(line);
-  }
+  RoomClientOptions o;
+  o.room = "doc";
+  o.origin = "o1";
+  o.writer = "w1";
+  o.policy_version = data[0] & 3;
+  o.schema_version = (data[0] >> 2) & 3;
+  RoomClient client(o);
+  check_message(client.hello());
+  const std::string_view input(reinterpret_cast<const char*>(data + 1), size - 1);
   TimeMs now = 1000;
-  if (!outbox.empty()) {
-    std::string err = c.seed_tail(outbox, now);
-    if (!err.empty() && c.unacked() != 0) __builtin_trap();
-    if (err.empty() && c.unacked() != outbox.size()) __builtin_trap();
-  }
-  Hlc last{-1, 0};
-  for (const auto& line : lines) {
-    now += (data[0] & 4) ? 0 : 7;  // a clock that stands still, or moves
-    if (!line.empty() && line[0] == 'W') {
-      if (c.write(std::string_view(line).substr(1), now)) {
-        std::optional<std::string> m, sent;
-        while ((m = c.poll_transmit())) sent = m;
-        JsonParse p = parse_json(ByteView(std::string_view(*sent)));
-        const Json* env = p.ok() ? field(p.value, "env") : nullptr;
-        const Json* hj = env ? field(*env, "hlc") : nullptr;
-        auto h = hj ? read_hlc(*hj) : std::nullopt;
-        if (!h || compare_hlc(*h, last) <= 0) __builtin_trap();
-        last = *h;
-      }
+  std::size_t start = 0;
+  for (int line = 0; line < 64 && start <= input.size(); ++line) {
+    std::size_t end = input.find('\n', start);
+    if (end == std::string_view::npos) end = input.size();
+    std::string msg(input.substr(start, end - start));
+    start = end + 1;
+    for (std::size_t at = msg.find("$I"); at != std::string::npos;
+         at = msg.find("$I", at + client.instance().size()))
+      msg.replace(at, 2, client.instance());
+    now += 7;
+    const double seq_before = client.seq();
+    const bool is_welcome = msg.find("welcome") != std::string::npos;
+    if (!msg.empty() && msg[0] == 'W') {
+      const bool queued = client.write(std::string_view(msg).substr(1), now);
+      check(!queued || client.welcomed());
     } else {
-      c.handle_message(line, now);
+      client.handle_message(msg, now);
     }
-    while (c.poll_transmit()) {
-    }
-    while (c.poll_event()) {
-    }
-    if (c.tail_messages().size() != c.unacked()) __builtin_trap();
-    (void)c.value();
+    check(client.seq() >= seq_before || is_welcome);
+    drain(client);
+    check_message(client.hello());
+    for (const std::string& t : client.tail_messages()) check_message(t);
+    (void)to_json(client.value());
   }
   return 0;
 }

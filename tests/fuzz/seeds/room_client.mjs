@@ -1,68 +1,28 @@
-// Seeds for fuzz_room_client: a flags byte, then lines: 'O' + an outbox entry, 'W' + the ops of a
-// write, or a server message (welcomes of every mode, envs, drops, settled).
-export default function seeds() {
-  const env = (version, p, extra = {}) => ({
-    proto: 3,
-    instance: 'g1',
-    origin: 'me',
-    writer: 'w',
-    version,
-    hlc: { p, l: 0 },
-    policyVersion: 0,
-    ops: [{ kind: 'set', path: ['a'], next: version, cites: [], epoch: 0 }],
-    ...extra,
-  });
-  const out = (e) => 'O' + JSON.stringify({ t: 'env', room: 'r', env: e });
-  const welcome = (mode, extra = {}) =>
-    JSON.stringify({
-      t: 'welcome',
-      room: 'r',
-      seq: 1,
-      instance: 'g1',
-      schemaVersion: 0,
-      mode,
-      peers: [],
-      members: [],
-      ...extra,
-    });
-  const lines = [
-    out(env(1, 500)),
-    out(env(2, 501)),
-    welcome('up-to-date', { seq: 0 }),
-    'W[{"kind":"set","path":["doc","x"],"next":1}]',
-    welcome('delta', { envs: [{ ...env(1, 9e6, { origin: 'fast' }), seq: 1 }] }),
-    'W[{"kind":"delete","path":["a"],"prev":1}]',
-    welcome('snapshot', {
-      registers: [
-        {
-          path: [],
-          siblings: [
-            {
-              kind: 'set',
-              writer: 'x',
-              origin: 'fast',
-              hlc: { p: 1e7, l: 3 },
-              epoch: 0,
-              value: {},
-            },
-          ],
-          water: { z: { p: 2e7, l: 0 } },
-        },
-      ],
-      wm: {},
-    }),
-    'W[{"kind":"set","path":["b"],"next":2}]',
-    JSON.stringify({ t: 'env', room: 'r', env: { ...env(3, 1), seq: 2 } }),
-    JSON.stringify({ t: 'drop', room: 'r', origin: 'me', version: 2, reason: 'duplicate' }),
-    JSON.stringify({ t: 'drop', room: 'r', origin: 'me', version: 3, reason: 'order' }),
-    JSON.stringify({ t: 'settled', room: 'r', settled: { me: { p: 600, l: 0 } } }),
+// Seeds for fuzz_room_client: a flags byte (policy version 1, as in the transcripts), then what
+// each connection of the relay transcripts (fixtures/room/messages.json, numbers.json) was sent,
+// one message per line, with local writes ('W' and StoreOps JSON) after the first welcome.
+export default function seeds({ read }) {
+  const writes = [
+    'W[{"kind":"set","path":["a"],"next":{"b":[1,2]}}]',
+    'W[{"kind":"delete","path":["n"]},{"kind":"set","path":[],"next":{"title":"x"}}]',
+    'W[{"kind":"clear","path":["a"]}]',
   ];
-  return [
-    Buffer.from([0, ...Buffer.from(lines.join('\n'))]),
-    Buffer.from([4 | 1, ...Buffer.from(lines.join('\n'))]),
-    Buffer.from([
-      2,
-      ...Buffer.from([out(env(2, 1)), out(env(1, 2)), ...lines.slice(2)].join('\n')),
-    ]),
-  ];
+  const out = [];
+  for (const name of ['messages.json', 'numbers.json']) {
+    const perConn = new Map();
+    for (const step of read(`fixtures/room/${name}`).steps) {
+      for (const s of step.sent) {
+        if (s.text === undefined) continue;
+        if (!perConn.has(s.to)) perConn.set(s.to, []);
+        perConn.get(s.to).push(s.text);
+        if (s.text.includes('"t":"welcome"') && perConn.get(s.to).length === 1)
+          perConn.get(s.to).push(...writes);
+      }
+    }
+    for (const lines of perConn.values()) {
+      out.push(Buffer.concat([Buffer.from([1]), Buffer.from(lines.join('\n'))]));
+      for (const l of lines) out.push(Buffer.concat([Buffer.from([1]), Buffer.from(l)]));
+    }
+  }
+  return out;
 }
