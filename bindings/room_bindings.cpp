@@ -13,10 +13,12 @@
 
 #include "common/json.hpp"
 #include "room/admission.hpp"
+#include "room/check.hpp"
 #include "room/client.hpp"
 #include "room/envelope.hpp"
 #include "room/limits.hpp"
 #include "room/member.hpp"
+#include "room/ranges.hpp"
 #include "room/relay.hpp"
 #include "room/ticket.hpp"
 
@@ -82,7 +84,8 @@ enum PackedField : int {
   kSeq,
   kEpoch,
   kRule,
-  kRoomId,  // the room's incarnation: a name decoded once stays valid for that id
+  kRoomId,     // the room's incarnation: a name decoded once stays valid for that id
+  kEphemeral,  // send: 1 for a presence update (the slow-reader rule drops these first)
   kStride
 };
 
@@ -201,6 +204,7 @@ class RoomRelayCore {
   std::string checkpoint_json(const std::string& name) const {
     return relay_.checkpoint_json(name);
   }
+  double room_count() const { return static_cast<double>(relay_.room_count()); }
   double register_count() const { return static_cast<double>(relay_.register_count()); }
   double register_bytes() const { return static_cast<double>(relay_.register_bytes()); }
 
@@ -236,6 +240,7 @@ class RoomRelayCore {
     p[kEpoch] = a.epoch;
     p[kRule] = static_cast<double>(a.rule);
     p[kRoomId] = static_cast<double>(a.room_id);
+    p[kEphemeral] = a.ephemeral ? 1 : 0;
   }
   // Gives a text an id within the batch (the same string keeps its id: a broadcast is decoded
   // once) and writes id, address and length; -1 when there is none.
@@ -274,6 +279,18 @@ class RoomClientCore {
   }
   void receive(const std::string& text, double now) {
     client_.handle_message(text, static_cast<TimeMs>(now));
+  }
+  // A persisted outbox (an array of the strings tail() returned): "" when seeded, else the fix.
+  std::string seed(val messages, double now) {
+    std::vector<std::string> list;
+    if (!messages.isArray()) return "the outbox must be the array of strings tail() returned";
+    const unsigned n = messages["length"].as<unsigned>();
+    for (unsigned i = 0; i < n; ++i) {
+      val m = messages[i];
+      if (!m.isString()) return "the outbox must be the array of strings tail() returned";
+      list.push_back(m.as<std::string>());
+    }
+    return client_.seed_tail(list, static_cast<TimeMs>(now));
   }
   val poll_transmit() {
     auto m = client_.poll_transmit();
@@ -323,6 +340,74 @@ class RoomClientCore {
   RoomClient client_;
 };
 
+// The reference's checkEnvelope (room/check.hpp): questions out, verdicts in.
+class RoomEnvelopeCheck {
+ public:
+  RoomEnvelopeCheck(const std::string& env, const std::string& writer, bool has_policy,
+                    bool can_write, bool validate)
+      : check_(env, writer, has_policy, can_write, validate) {}
+  // The next question: -1 once decided, else op * 2 + kind (0 canWrite, 1 validate).
+  double question() const {
+    auto q = check_.poll_question();
+    if (!q) return -1;
+    return static_cast<double>(q->op) * 2 + (q->kind == EnvelopeCheck::Question::Kind::validate);
+  }
+  void verdict(bool allow) { check_.handle_verdict(allow); }
+  std::string reason() const { return check_.reason(); }
+  bool unreadable() const { return check_.unreadable(); }
+  double op() const { return static_cast<double>(check_.op()); }
+
+ private:
+  EnvelopeCheck check_;
+};
+
+// One origin's admission evidence (room/ranges.hpp): the reference's createRanges.
+class RoomRanges {
+ public:
+  // `initial_json`: [[from, to], ...]; anything else leaves it empty and invalid().
+  explicit RoomRanges(const std::string& initial_json) {
+    JsonParse p = parse_json(ByteView(std::string_view(initial_json)));
+    std::vector<VersionRanges::Range> initial;
+    if (!p.ok() || !p.value.is_array()) {
+      invalid_ = true;
+      return;
+    }
+    for (const auto& r : p.value) {
+      auto a = r.is_array() && r.size() == 2 ? read_number(r[0]) : std::nullopt;
+      auto b = r.is_array() && r.size() == 2 ? read_number(r[1]) : std::nullopt;
+      if (!a || !b) {
+        invalid_ = true;
+        return;
+      }
+      initial.emplace_back(*a, *b);
+    }
+    ranges_ = VersionRanges(std::move(initial));
+  }
+  bool invalid() const { return invalid_; }
+  bool has(double v) const { return ranges_.has(v); }
+  bool add(double v) { return ranges_.add(v); }
+  double max() const { return ranges_.max(); }
+  double prefix() const { return ranges_.prefix(); }
+  // recordAdmission's step: true when the origin's settled stamp moves to this envelope's.
+  bool record(double version) { return record_admission(ranges_, version); }
+  std::string json() const {
+    std::string out = "[";
+    for (const auto& [a, b] : ranges_.list()) {
+      if (out.size() > 1) out += ',';
+      out += '[';
+      append_number(out, a);
+      out += ',';
+      append_number(out, b);
+      out += ']';
+    }
+    return out + "]";
+  }
+
+ private:
+  VersionRanges ranges_;
+  bool invalid_ = false;
+};
+
 // The admission limits of a room endpoint (room/admission.hpp): inputs in, verdicts out.
 class RoomAdmissionCore {
  public:
@@ -350,6 +435,17 @@ class RoomAdmissionCore {
     reason_ = std::move(v.reason);
     return static_cast<int>(v.code);
   }
+  // The slow-reader rule for one outgoing frame: 0 send, 1 drop (an ephemeral frame), else the
+  // close code (reason: closeReason()). `buffered` < 0: the runtime cannot say.
+  int send(double conn, double bytes, bool ephemeral, double buffered, double now) {
+    SendVerdict v = adm_.handle_send(static_cast<std::uint64_t>(conn), bytes, ephemeral, buffered,
+                                     static_cast<TimeMs>(now));
+    if (v.kind == SendVerdict::Kind::send) return 0;
+    if (v.kind == SendVerdict::Kind::drop) return 1;
+    reason_ = std::move(v.reason);
+    return static_cast<int>(v.code);
+  }
+  double dropped_ephemeral() const { return static_cast<double>(adm_.dropped_ephemeral()); }
   std::string close_reason() const { return reason_; }
   void closed(double conn, double now) {
     adm_.handle_closed(static_cast<std::uint64_t>(conn), static_cast<TimeMs>(now));
@@ -518,6 +614,7 @@ val action_layout() {
   o.set("epoch", static_cast<int>(kEpoch));
   o.set("rule", static_cast<int>(kRule));
   o.set("roomId", static_cast<int>(kRoomId));
+  o.set("ephemeral", static_cast<int>(kEphemeral));
   return o;
 }
 
@@ -534,6 +631,16 @@ val room_limits() {
   o.set("maxBacklogMessages", static_cast<double>(kMaxBacklogMessages));
   o.set("maxBacklogBytes", static_cast<double>(kMaxBacklogBytes));
   return o;
+}
+
+// validateEnvelope (the reference's export): the core's whole-envelope check over the envelope's
+// JSON text; "" when well-formed, else the malformed reason.
+std::string validate_envelope_text(const std::string& env_json) {
+  JsonScan scan;
+  if (!scan.parse(env_json, kMaxJsonDepth)) return "envelope";
+  EnvelopeView view;
+  const char* reason = validate_envelope(scan, 0, view);
+  return reason ? reason : "";
 }
 
 std::string receive_error(int code) {
@@ -566,6 +673,7 @@ EMSCRIPTEN_BINDINGS(tether_room) {
       .function("unload", &RoomRelayCore::unload)
       .function("stateJson", &RoomRelayCore::state_json)
       .function("checkpointJson", &RoomRelayCore::checkpoint_json)
+      .function("roomCount", &RoomRelayCore::room_count)
       .function("registerCount", &RoomRelayCore::register_count)
       .function("registerBytes", &RoomRelayCore::register_bytes);
   emscripten::class_<RoomClientCore>("RoomClientCore")
@@ -573,6 +681,7 @@ EMSCRIPTEN_BINDINGS(tether_room) {
       .function("hello", &RoomClientCore::hello)
       .function("write", &RoomClientCore::write)
       .function("receive", &RoomClientCore::receive)
+      .function("seed", &RoomClientCore::seed)
       .function("pollTransmit", &RoomClientCore::poll_transmit)
       .function("pollEvent", &RoomClientCore::poll_event)
       .function("tail", &RoomClientCore::tail)
@@ -580,12 +689,30 @@ EMSCRIPTEN_BINDINGS(tether_room) {
       .function("unacked", &RoomClientCore::unacked)
       .function("seq", &RoomClientCore::seq)
       .function("welcomed", &RoomClientCore::welcomed);
+  emscripten::class_<RoomEnvelopeCheck>("RoomEnvelopeCheck")
+      .constructor<const std::string&, const std::string&, bool, bool, bool>()
+      .function("question", &RoomEnvelopeCheck::question)
+      .function("verdict", &RoomEnvelopeCheck::verdict)
+      .function("reason", &RoomEnvelopeCheck::reason)
+      .function("unreadable", &RoomEnvelopeCheck::unreadable)
+      .function("op", &RoomEnvelopeCheck::op);
+  emscripten::class_<RoomRanges>("RoomRanges")
+      .constructor<const std::string&>()
+      .function("invalid", &RoomRanges::invalid)
+      .function("has", &RoomRanges::has)
+      .function("add", &RoomRanges::add)
+      .function("max", &RoomRanges::max)
+      .function("prefix", &RoomRanges::prefix)
+      .function("record", &RoomRanges::record)
+      .function("json", &RoomRanges::json);
   emscripten::class_<RoomAdmissionCore>("RoomAdmissionCore")
       .constructor<const std::string&>()
       .function("attempt", &RoomAdmissionCore::attempt)
       .function("budget", &RoomAdmissionCore::budget)
       .function("opened", &RoomAdmissionCore::opened)
       .function("frame", &RoomAdmissionCore::frame)
+      .function("send", &RoomAdmissionCore::send)
+      .function("droppedEphemeral", &RoomAdmissionCore::dropped_ephemeral)
       .function("closeReason", &RoomAdmissionCore::close_reason)
       .function("closed", &RoomAdmissionCore::closed)
       .function("pollAction", &RoomAdmissionCore::poll_action)
@@ -600,6 +727,8 @@ EMSCRIPTEN_BINDINGS(tether_room) {
   emscripten::function("roomAdmissionDefaults", &admission_defaults);
   emscripten::constant("roomFramePass", 0);
   emscripten::constant("roomFrameMeasure", 1);
+  emscripten::constant("roomSendPass", 0);
+  emscripten::constant("roomSendDrop", 1);
   emscripten::function("roomParseLimits", &parse_limits);
   emscripten::function("roomCloseCodes", &close_codes);
   emscripten::function("roomActionKinds", &action_kinds);
@@ -608,6 +737,7 @@ EMSCRIPTEN_BINDINGS(tether_room) {
   emscripten::function("roomActionLayout", &action_layout);
   emscripten::function("roomCommitVerdicts", &commit_verdicts);
   emscripten::function("roomLimits", &room_limits);
+  emscripten::function("roomValidateEnvelope", &validate_envelope_text);
   emscripten::function("roomReceiveError", &receive_error);
   emscripten::function("roomReceiveErrorText", &receive_error_text);
 }

@@ -20,18 +20,22 @@ std::string ceil_seconds(double ms) {
 }
 }  // namespace
 
-const char* const kAdmissionLimitNames[8] = {"maxFrameBytes",         "connectionMessagesPerSecond",
-                                             "connectionBurst",       "principalMessagesPerSecond",
-                                             "principalBurst",        "cooldownMs",
-                                             "maxConnectionsPerRoom", "maxBufferedBytes"};
+const char* const kAdmissionLimitNames[kAdmissionLimitCount] = {
+    "maxFrameBytes",         "connectionMessagesPerSecond",
+    "connectionBurst",       "principalMessagesPerSecond",
+    "principalBurst",        "cooldownMs",
+    "maxConnectionsPerRoom", "maxBufferedBytes",
+    "readerBytesPerSecond"};
 
 namespace {
 double* limit_slot(AdmissionLimits& l, std::size_t i) {
-  double* slots[8] = {&l.max_frame_bytes,          &l.connection_messages_per_second,
-                      &l.connection_burst,         &l.principal_messages_per_second,
-                      &l.principal_burst,          &l.cooldown_ms,
-                      &l.max_connections_per_room, &l.max_buffered_bytes};
-  return i < 8 ? slots[i] : nullptr;
+  double* slots[kAdmissionLimitCount] = {
+      &l.max_frame_bytes,          &l.connection_messages_per_second,
+      &l.connection_burst,         &l.principal_messages_per_second,
+      &l.principal_burst,          &l.cooldown_ms,
+      &l.max_connections_per_room, &l.max_buffered_bytes,
+      &l.reader_bytes_per_second};
+  return i < kAdmissionLimitCount ? slots[i] : nullptr;
 }
 }  // namespace
 
@@ -50,10 +54,10 @@ ParsedLimits parse_admission_limits(std::string_view json) {
   if (p.value.is_null()) return out;
   for (auto it = p.value.begin(); it != p.value.end(); ++it) {
     std::size_t i = 0;
-    while (i < 8 && it.key() != kAdmissionLimitNames[i]) ++i;
-    if (i == 8) {
+    while (i < kAdmissionLimitCount && it.key() != kAdmissionLimitNames[i]) ++i;
+    if (i == kAdmissionLimitCount) {
       out.error = "unknown limit " + value_text(Json(it.key())) + "; known: ";
-      for (std::size_t k = 0; k < 8; ++k)
+      for (std::size_t k = 0; k < kAdmissionLimitCount; ++k)
         out.error += (k ? ", " : "") + std::string(kAdmissionLimitNames[k]);
       return out;
     }
@@ -197,7 +201,8 @@ std::uint64_t Admission::handle_opened(std::string_view scope, std::string_view 
   ++scope_conns_[std::string(scope)];
   std::uint64_t id = next_token_++;
   conns_.emplace(id, Conn{std::string(scope), std::string(writer),
-                          TokenBucket{limits_.connection_burst, static_cast<double>(now_ms)}});
+                          TokenBucket{limits_.connection_burst, static_cast<double>(now_ms)}, 0,
+                          static_cast<double>(now_ms)});
   return id;
 }
 
@@ -249,6 +254,36 @@ FrameVerdict Admission::handle_frame(std::uint64_t conn, bool binary, double len
     save(c.scope, c.writer, p);
     return close(CloseCode::budget, spent);
   }
+  return v;
+}
+
+SendVerdict Admission::handle_send(std::uint64_t conn, double bytes, bool ephemeral,
+                                   double buffered, TimeMs now_ms) {
+  SendVerdict v;
+  auto it = conns_.find(conn);
+  if (it == conns_.end()) return v;  // closing: the host's send fails harmlessly
+  Conn& c = it->second;
+  const double now = static_cast<double>(now_ms);
+  // The model drains at the pace a reader is assumed to keep (time never runs backwards in it).
+  if (now > c.queued_at) {
+    c.queued =
+        std::max(0.0, c.queued - (now - c.queued_at) * limits_.reader_bytes_per_second / 1000);
+    c.queued_at = now;
+  }
+  const double queued = buffered >= 0 ? buffered : c.queued;
+  const double max = limits_.max_buffered_bytes;
+  if (ephemeral && queued + bytes > max * kEphemeralQueueShare) {
+    ++dropped_ephemeral_;
+    v.kind = SendVerdict::Kind::drop;
+    return v;
+  }
+  if (queued + bytes > max) {
+    v.kind = SendVerdict::Kind::close;
+    v.code = CloseCode::slow_reader;
+    v.reason = "more than " + whole(max) + " bytes queued for this reader; read faster, reconnect";
+    return v;
+  }
+  c.queued += bytes;
   return v;
 }
 

@@ -43,6 +43,13 @@ constexpr double kDefaultPrincipalBurst = 1000;
 constexpr double kDefaultCooldownMs = 30'000;
 constexpr double kDefaultMaxConnectionsPerRoom = 256;
 constexpr double kDefaultMaxBufferedBytes = 4 * 1024 * 1024;
+// The slow-reader rule where the runtime cannot say what a socket holds (workerd has no
+// bufferedAmount): the relay models the socket's queue, assuming the reader drains at least this
+// many bytes a second, and answers as if that model were the socket's bufferedAmount.
+constexpr double kDefaultReaderBytesPerSecond = 1024 * 1024;
+// Ephemeral frames (presence updates) may fill a reader's queue only this far, so the rest stays
+// for the frames that carry the room (echoes, welcomes, membership): presence goes first.
+constexpr double kEphemeralQueueShare = 0.5;
 // HTTP answers to a refused connection attempt, and how long to wait before the next.
 constexpr int kStatusRoomFull = 503;
 constexpr int kStatusCoolingDown = 429;
@@ -57,9 +64,11 @@ struct AdmissionLimits {
   double cooldown_ms = kDefaultCooldownMs;
   double max_connections_per_room = kDefaultMaxConnectionsPerRoom;
   double max_buffered_bytes = kDefaultMaxBufferedBytes;
+  double reader_bytes_per_second = kDefaultReaderBytesPerSecond;
 };
+constexpr std::size_t kAdmissionLimitCount = 9;
 // The limit names as configuration spells them (ROOM_LIMITS, --limits), in AdmissionLimits order.
-extern const char* const kAdmissionLimitNames[8];
+extern const char* const kAdmissionLimitNames[kAdmissionLimitCount];
 double limit_value(const AdmissionLimits& l, std::size_t i);
 
 // A partial configuration (a JSON object of limit name -> positive number) over the defaults, or
@@ -115,6 +124,14 @@ struct FrameVerdict {
   std::string reason;  // at most a close frame's 123 bytes
 };
 
+// The verdict on one outgoing frame (the slow-reader rule, docs/rooms.md § Limits).
+struct SendVerdict {
+  enum class Kind : std::uint8_t { send, drop, close };
+  Kind kind = Kind::send;
+  CloseCode code = CloseCode::none;
+  std::string reason;
+};
+
 class Admission {
  public:
   explicit Admission(AdmissionLimits limits = {});
@@ -137,6 +154,17 @@ class Admission {
   FrameVerdict handle_frame(std::uint64_t conn, bool binary, double length, double utf8_bytes,
                             TimeMs now_ms);
   void handle_closed(std::uint64_t conn, TimeMs now_ms);
+  // One frame about to be sent to `conn`: `bytes` its UTF-8 size, `ephemeral` for a presence
+  // update (its loss costs nothing a later one does not repair), `buffered` what the socket
+  // holds unsent, or -1 when the runtime cannot say (workerd), in which case the core's model of
+  // the queue stands in for it. Presence is dropped once the queue would pass
+  // kEphemeralQueueShare of max_buffered_bytes; any other frame that would pass
+  // max_buffered_bytes closes the socket with 4010 (final: the host closes and calls
+  // handle_closed). A sent frame joins the model.
+  SendVerdict handle_send(std::uint64_t conn, double bytes, bool ephemeral, double buffered,
+                          TimeMs now_ms);
+  // Presence updates dropped for slow readers (stats and tests).
+  std::uint64_t dropped_ephemeral() const { return dropped_ephemeral_; }
 
   std::optional<AdmissionAction> poll_action() { return actions_.poll(); }
   std::optional<AttemptVerdict> poll_event() { return events_.poll(); }
@@ -157,6 +185,8 @@ class Admission {
     std::string scope;
     std::string writer;
     TokenBucket bucket;
+    double queued = 0;  // the modelled unsent bytes (when the runtime cannot say)
+    double queued_at = 0;
   };
   struct Attempt {
     std::uint64_t token;
@@ -174,6 +204,7 @@ class Admission {
   std::unordered_map<std::uint64_t, Conn> conns_;
   std::unordered_map<std::string, std::vector<Attempt>> waiting_;  // attempts awaiting a budget
   std::uint64_t next_token_ = 1;
+  std::uint64_t dropped_ephemeral_ = 0;
   PollQueue<AdmissionAction> actions_;
   PollQueue<AttemptVerdict> events_;
 };

@@ -17,6 +17,12 @@ Hlc hlc_of(const Json& j) {
   auto h = read_hlc(j);
   return h ? *h : Hlc{};
 }
+// The stamp at `k` of an object (zero when absent, or when `j` is no object: a hostile server's
+// text must not reach nlohmann's value(), which aborts in the WASM build).
+Hlc hlc_at(const Json& j, const char* k) {
+  const Json* v = field(j, k);
+  return v ? hlc_of(*v) : Hlc{};
+}
 double num(const Json& j, const char* k, double fallback) {
   const Json* v = field(j, k);
   auto d = v ? read_number(*v) : std::nullopt;
@@ -83,7 +89,8 @@ bool RoomClient::live(const Register& r, const Sibling& s) const {
 void RoomClient::ingest(const Json& env) {
   std::string origin = str(env, "origin");
   std::string writer = str(env, "writer");
-  Hlc h = hlc_of(env.value("hlc", Json()));
+  if (!env.is_object()) return;
+  Hlc h = hlc_at(env, "hlc");
   const Json* ops = field(env, "ops");
   if (!ops || !ops->is_array()) return;
   for (const auto& op : *ops) {
@@ -96,7 +103,7 @@ void RoomClient::ingest(const Json& env) {
     if (const Json* cites = field(op, "cites"); cites && cites->is_array()) {
       for (const auto& c : *cites) {
         std::string co = str(c, "origin");
-        Hlc ch = hlc_of(c.value("hlc", Json()));
+        Hlc ch = hlc_at(c, "hlc");
         if (co == origin && compare_hlc(ch, h) == 0) continue;
         auto it = r.water.find(co);
         if (it == r.water.end() || compare_hlc(ch, it->second) > 0) r.water[co] = ch;
@@ -177,6 +184,7 @@ bool RoomClient::write(std::string_view ops_json, TimeMs now_ms) {
               {"version", ++version_},
               {"hlc", hlc_json(h)},
               {"policyVersion", opt_.policy_version},
+              {"schemaVersion", opt_.schema_version},
               {"ops", ops}};
   ingest(env);
   std::string message = to_json(Json{{"t", "env"}, {"room", opt_.room}, {"env", env}});
@@ -201,13 +209,13 @@ void RoomClient::handle_message(std::string_view server_json, TimeMs now_ms) {
       if (const Json* regs = field(m, "registers"); regs && regs->is_array()) {
         for (const auto& rj : *regs) {
           const Json* path = field(rj, "path");
-          if (!path) continue;
+          if (!path || !path->is_array()) continue;
           Register r;
           r.path = *path;
           if (const Json* sibs = field(rj, "siblings"); sibs && sibs->is_array()) {
             for (const auto& s : *sibs) {
-              Sibling sib{str(s, "origin"), hlc_of(s.value("hlc", Json())), num(s, "epoch", 0),
-                          str(s, "kind"), Json()};
+              Sibling sib{str(s, "origin"), hlc_at(s, "hlc"), num(s, "epoch", 0), str(s, "kind"),
+                          Json()};
               if (const Json* v = field(s, "value")) sib.value = *v;
               r.siblings.push_back(std::move(sib));
             }
@@ -218,10 +226,14 @@ void RoomClient::handle_message(std::string_view server_json, TimeMs now_ms) {
           }
           registers_[key_of(*path)] = std::move(r);
         }
+        observe_registers(*regs, now_ms);
       }
     } else if (mode == "delta") {
       if (const Json* envs = field(m, "envs"); envs && envs->is_array()) {
-        for (const auto& e : *envs) ingest(e);
+        for (const auto& e : *envs) {
+          ingest(e);
+          if (const Json* h = field(e, "hlc")) observe(hlc_of(*h), now_ms);
+        }
       }
     }
     seq_ = num(m, "seq", 0);
@@ -261,7 +273,7 @@ void RoomClient::handle_message(std::string_view server_json, TimeMs now_ms) {
     }
     ingest(*env);
     seq_ = s;
-    observe(hlc_of(env->value("hlc", Json())), now_ms);
+    observe(hlc_at(*env, "hlc"), now_ms);
     if (str(*env, "origin") == opt_.origin) {
       double v = num(*env, "version", -1);
       tail_.erase(std::remove_if(tail_.begin(), tail_.end(),
@@ -291,6 +303,54 @@ void RoomClient::handle_message(std::string_view server_json, TimeMs now_ms) {
   if (t == "settled") {
     if (const Json* s = field(m, "settled"); s && s->is_object()) settle(*s);
   }
+}
+
+void RoomClient::observe_registers(const Json& registers, TimeMs now_ms) {
+  // Every stamp a snapshot holds is a write this client now knows of: the siblings and the
+  // watermarks (the cited writes that superseded them).
+  for (const auto& r : registers) {
+    if (const Json* sibs = field(r, "siblings"); sibs && sibs->is_array()) {
+      for (const auto& s : *sibs) {
+        if (const Json* h = field(s, "hlc")) observe(hlc_of(*h), now_ms);
+      }
+    }
+    if (const Json* water = field(r, "water"); water && water->is_object()) {
+      for (auto it = water->begin(); it != water->end(); ++it) observe(hlc_of(it.value()), now_ms);
+    }
+  }
+}
+
+std::string RoomClient::seed_tail(const std::vector<std::string>& messages, TimeMs now_ms) {
+  if (welcomed_ || !tail_.empty() || version_ > 0)
+    return "seed the outbox into a new client, before its first welcome";
+  std::vector<Pending> seeded;
+  double last = 0;
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const std::string at = "outbox entry " + std::to_string(i) + ": ";
+    JsonParse parsed = parse_json(ByteView(std::string_view(messages[i])));
+    if (!parsed.ok() || !parsed.value.is_object() || str(parsed.value, "t") != "env")
+      return at + "not a client env message (persist what tail() returned)";
+    const Json& m = parsed.value;
+    if (str(m, "room") != opt_.room) return at + "written for another room";
+    const Json* env = field(m, "env");
+    if (!env || !env->is_object()) return at + "has no envelope";
+    EnvelopeView view;
+    JsonScan scan;
+    std::string text;
+    if (const char* bad = validate_envelope(*env, view, scan, text))
+      return at + "malformed envelope (" + bad + ")";
+    if (view.origin != opt_.origin || view.writer != opt_.writer)
+      return at + "written by another origin or writer; seed the client that wrote it";
+    if (view.version <= last) return at + "versions must increase, oldest first";
+    last = view.version;
+    seeded.push_back(Pending{view.version, view.instance, messages[i], *env});
+  }
+  for (auto& p : seeded) {
+    observe(hlc_at(p.env, "hlc"), now_ms);
+    version_ = p.version;
+    tail_.push_back(std::move(p));
+  }
+  return std::string();
 }
 
 std::vector<std::string> RoomClient::tail_messages() const {

@@ -6,7 +6,10 @@
 //
 // Sans-IO like the relay and driven the same way (common/drive.hpp): server messages come in as
 // JSON text with now_ms; the client messages to send leave through poll_transmit() as JSON text,
-// and refused writes through poll_event(). The fold is this client's policy (the relay never
+// and refused writes through poll_event(). The clock observes every stamp the client learns of:
+// live envelopes, a welcome's delta and snapshot (siblings and watermarks) and a seeded outbox, so
+// a late joiner whose wall clock lags never writes below a write it has seen (its write would
+// lose every fold to the older one). The fold is this client's policy (the relay never
 // folds): per path, the live sibling with the highest (epoch, hlc, origin) wins, and winners apply
 // in (hlc, origin) order, so a newer write at an ancestor replaces an older subtree and a newer
 // leaf lands inside it.
@@ -28,6 +31,8 @@ struct RoomClientOptions {
   std::string origin;  // this replica (one per tab or device)
   std::string writer;  // the authenticated principal
   double policy_version = 0;
+  // The data shape this client writes, stamped on every hello and envelope: an envelope stamped
+  // above the room's starts a migration (spec: "Persistence", a new generation).
   double schema_version = 0;
 };
 
@@ -49,6 +54,13 @@ class RoomClient {
   // and its client message for poll_transmit. False (nothing queued) when `ops_json` is not an
   // array of ops or the client has not been welcomed yet (no generation to write in).
   bool write(std::string_view ops_json, TimeMs now_ms);
+  // Seeds a new client with a persisted outbox: the client messages tail_messages() returned
+  // before the process went away, oldest first. They are resent after the first welcome (the
+  // relay answers what it already holds as 'duplicate', the acknowledgement), dropped loudly as
+  // 'generation' when the room was cut meanwhile; the version counter continues after them and
+  // the clock observes their stamps. Only before the first welcome and into an empty tail. An
+  // empty string when seeded, else what is wrong (nothing is seeded then).
+  std::string seed_tail(const std::vector<std::string>& messages, TimeMs now_ms);
   // One server message. What to send in answer (the tail after a welcome, a fresh hello after a
   // refusal) is queued for poll_transmit.
   void handle_message(std::string_view server_json, TimeMs now_ms);
@@ -89,6 +101,7 @@ class RoomClient {
   Hlc tick(TimeMs now_ms);
   void observe(const Hlc& remote, TimeMs now_ms);
   void ingest(const Json& env);
+  void observe_registers(const Json& registers, TimeMs now_ms);
   void settle(const Json& settled);
   static std::string key_of(const Json& path);
   bool live(const Register& r, const Sibling& s) const;

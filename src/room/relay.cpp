@@ -178,7 +178,7 @@ struct RoomRelay::Room {
   std::vector<std::string> origin_names;
   std::unordered_map<std::string, OriginId> origin_ids;
   struct OriginState {
-    std::vector<std::pair<double, double>> ranges;
+    VersionRanges ranges;
     bool in_ranges = false;
     bool in_settled = false;
     Hlc settled;
@@ -216,16 +216,17 @@ struct RoomRelay::Room {
 RoomRelay::RoomRelay(RoomRelayOptions options) : opt_(std::move(options)), rng_(opt_.seed) {}
 RoomRelay::~RoomRelay() = default;
 
-void RoomRelay::send(ConnId conn, const SharedText& t) {
+void RoomRelay::send(ConnId conn, const SharedText& t, bool ephemeral) {
   RoomAction& a = actions_.emplace();
   a.kind = RoomAction::Kind::send;
   a.conn = conn;
   a.text = t;
+  a.ephemeral = ephemeral;
 }
 
-void RoomRelay::broadcast(Room& room, const SharedText& t, std::uint32_t except) {
+void RoomRelay::broadcast(Room& room, const SharedText& t, std::uint32_t except, bool ephemeral) {
   for (std::uint32_t id : room.members) {
-    if (id != except) send(members_[id].conn, t);
+    if (id != except) send(members_[id].conn, t, ephemeral);
   }
 }
 
@@ -504,7 +505,7 @@ void RoomRelay::dispatch(ConnId conn, TimeMs now_ms) {
       it->peer = std::move(peer);
       it->by = member;
     }
-    broadcast(room, share(std::move(out)), member);
+    broadcast(room, share(std::move(out)), member, /*ephemeral=*/true);
     return;
   }
   envelope(conn, c, member, room, scan.field(msg, "env"), now_ms);
@@ -795,13 +796,10 @@ RoomRelay::Step RoomRelay::run_envelope(Work& w, TimeMs now_ms) {
     if (schema && *schema < room.schema_version) return refuse("schema");
     OriginId origin = intern(room, ev.origin);
     {
-      const auto& ranges = room.origins[origin].ranges;
+      const VersionRanges& ranges = room.origins[origin].ranges;
       if (room.origins[origin].in_ranges) {
-        for (const auto& [a, b] : ranges) {
-          if (ev.version < a) break;
-          if (ev.version <= b) return refuse("duplicate");
-        }
-        if (!ranges.empty() && ev.version < ranges.back().second) return refuse("order");
+        if (ranges.has(ev.version)) return refuse("duplicate");
+        if (ev.version < ranges.max()) return refuse("order");
       }
     }
     if (cite_ids.size() < ev.n_ops) cite_ids.resize(ev.n_ops);
@@ -883,25 +881,7 @@ RoomRelay::Step RoomRelay::run_envelope(Work& w, TimeMs now_ms) {
       os.in_ranges = true;
       room.ranges_order.push_back(origin);
     }
-    double before = os.ranges.empty() ? 0 : os.ranges.front().second;
-    auto& r = os.ranges;
-    if (r.size() == 1 && ev.version == r.back().second + 1) {
-      r.back().second = ev.version;  // the common case: the next version of one contiguous run
-    } else {
-      auto pos = std::lower_bound(r.begin(), r.end(), std::make_pair(ev.version, ev.version));
-      r.insert(pos, {ev.version, ev.version});
-      std::vector<std::pair<double, double>> merged;
-      merged.reserve(r.size());
-      for (const auto& x : r) {
-        if (!merged.empty() && x.first <= merged.back().second + 1) {
-          merged.back().second = std::max(merged.back().second, x.second);
-        } else {
-          merged.push_back(x);
-        }
-      }
-      r.swap(merged);
-    }
-    if (r.front().second > before) {
+    if (record_admission(os.ranges, ev.version)) {
       if (!os.in_settled) {
         os.in_settled = true;
         room.settled_order.push_back(origin);
@@ -1210,8 +1190,7 @@ void RoomRelay::append_wm(std::string& out, const Room& room) const {
     first = false;
     append_quoted(out, room.origin_names[o]);
     out += ':';
-    const auto& r = room.origins[o].ranges;
-    append_number(out, r.empty() ? 0 : r.back().second);
+    append_number(out, room.origins[o].ranges.max());
   }
   out += '}';
 }
@@ -1224,7 +1203,7 @@ void RoomRelay::append_ranges(std::string& out, const Room& room) const {
     first = false;
     append_quoted(out, room.origin_names[o]);
     out += ":[";
-    const auto& r = room.origins[o].ranges;
+    const auto& r = room.origins[o].ranges.list();
     for (std::size_t i = 0; i < r.size(); ++i) {
       if (i) out += ',';
       out += '[';
@@ -1354,8 +1333,6 @@ bool RoomRelay::hydrate(const std::string& name, std::string_view snapshot_json,
         if (!a || !b) return false;
         rs.emplace_back(*a, *b);
       }
-      std::stable_sort(rs.begin(), rs.end(),
-                       [](const auto& x, const auto& y) { return x.first < y.first; });
       ranges.emplace_back(it.key(), std::move(rs));
     }
   } else if (const Json* wm = field(snap, "wm")) {
@@ -1422,7 +1399,7 @@ bool RoomRelay::hydrate(const std::string& name, std::string_view snapshot_json,
     auto& os = room.origins[id];
     if (!os.in_ranges) room.ranges_order.push_back(id);
     os.in_ranges = true;
-    os.ranges = std::move(rs);
+    os.ranges = VersionRanges(std::move(rs));
   }
   for (auto& [o, h] : settled) {
     OriginId id = intern(room, o);

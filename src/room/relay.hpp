@@ -28,6 +28,7 @@
 #include "common/drive.hpp"
 #include "room/envelope.hpp"
 #include "room/json_scan.hpp"
+#include "room/ranges.hpp"
 #include "room/registers.hpp"
 
 namespace tether::room {
@@ -80,6 +81,9 @@ struct RoomAction {
   double seq = 0;             // ask_*: the room's seq before this envelope (PolicyRoomInfo)
   double epoch = 0;           // ask_can_bump
   std::uint32_t rule = 0;     // ask_acl
+  // send: a presence update, which a slow reader may lose (a later one repairs it); the edge's
+  // slow-reader rule drops these first (room/admission.hpp).
+  bool ephemeral = false;
 };
 // Kind names indexed by the value of RoomAction::Kind (the bindings export them).
 extern const char* const kRoomActionKindNames[7];
@@ -182,6 +186,8 @@ class RoomRelay {
   std::string state_json(const std::string& name) const;
   std::string checkpoint_json(const std::string& name) const;
 
+  // Rooms held in memory (hydrated or created, not unloaded).
+  std::size_t room_count() const { return rooms_.size(); }
   // Measurement: retained registers and the bytes they hold, across rooms.
   std::size_t register_count() const;
   std::size_t register_bytes() const;
@@ -197,8 +203,9 @@ class RoomRelay {
   Room& room_of(const std::string& name, TimeMs now_ms);
   std::string mint_instance(TimeMs now_ms);
   void maybe_evict(const std::string& name);
-  void send(ConnId conn, const SharedText& t);
-  void broadcast(Room& room, const SharedText& t, std::uint32_t except = 0xffffffffu);
+  void send(ConnId conn, const SharedText& t, bool ephemeral = false);
+  void broadcast(Room& room, const SharedText& t, std::uint32_t except = 0xffffffffu,
+                 bool ephemeral = false);
   void close_conn(ConnId conn);
   RoomEvent& event(RoomEvent::Kind kind, Room& room, ConnId conn = 0);
   void remove_member(Room& room, std::uint32_t member);

@@ -3,72 +3,24 @@
 // mid-stream (SIGKILL, so nothing gets a chance to flush), lose no echoed write, old clients get a
 // delta; a storage failure stalls and recovers; tickets and limits answer as at the edge.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { CLOSE } from '../../web/edge/limits.js';
-import { repoDir } from './lib/fixtures.mjs';
-import { Peer, SECRET, until, upgradeAnswer } from './lib/edge.mjs';
+import { Peer, startDenoRooms, until, upgradeAnswer } from './lib/edge.mjs';
 
 const dir = mkdtempSync(join(tmpdir(), 'tether-rooms-deno-'));
 const db = join(dir, 'rooms.sqlite');
 const children = new Set();
 
-async function startDeno() {
-  const child = spawn(
-    join(repoDir, 'node_modules/.bin/deno'),
-    [
-      'run',
-      '--no-lock',
-      '--allow-net=127.0.0.1',
-      `--allow-read=${repoDir},${dir}`,
-      `--allow-write=${dir}`,
-      '--allow-env',
-      'web/host/rooms.js',
-      '--port',
-      '0',
-      '--db',
-      db,
-      '--checkpoint-every',
-      '8',
-      '--test-hooks',
-      '--limits',
-      JSON.stringify({ maxFrameBytes: 4096 }),
-    ],
-    {
-      cwd: repoDir,
-      env: { ...process.env, TICKET_SECRET: SECRET, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  children.add(child);
-  let out = '';
-  let err = '';
-  child.stderr.on('data', (d) => (err += d));
-  const port = await new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /tether rooms ready: ws:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.on('exit', (code) => reject(new Error(`deno exited ${code}: ${err}`)));
+const startDeno = () =>
+  startDenoRooms({
+    dir,
+    db,
+    children,
+    args: ['--checkpoint-every', '8', '--limits', JSON.stringify({ maxFrameBytes: 4096 })],
   });
-  const url = `http://127.0.0.1:${port}`;
-  return {
-    child,
-    url,
-    wsUrl: `ws://127.0.0.1:${port}`,
-    hook: (path, room) => fetch(`${url}/__test/${path}?room=${room}`).then((r) => r.json()),
-    async kill() {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGKILL'); // by PID: this child only
-      await exited;
-      children.delete(child);
-    },
-  };
-}
 
 after(async () => {
   for (const c of children) c.kill('SIGKILL');
@@ -111,7 +63,8 @@ test(
     await until(() => a2.client.unacked === 0 && b2.client.unacked === 0, 'tails echoed');
     // Own tails echoed says nothing about the other writer's last broadcasts reaching `a`: wait
     // (bounded) until all 60 are visible, which fails if any write was lost.
-    const keys = () => Object.keys(a2.client.value().a).length + Object.keys(a2.client.value().b).length;
+    const keys = () =>
+      Object.keys(a2.client.value().a).length + Object.keys(a2.client.value().b).length;
     await until(() => keys() === 60, 'all 60 writes visible to a');
     const v = a2.client.value();
     for (const n of echoed.a) assert.equal(v.a[`v${n}`], n);

@@ -70,6 +70,7 @@ test('limits: defaults and close codes come from the core; configuration is chec
     cooldownMs: 30000,
     maxConnectionsPerRoom: 256,
     maxBufferedBytes: 4194304,
+    readerBytesPerSecond: 1048576,
   });
   assert.deepEqual(
     [

@@ -12,10 +12,17 @@ function room(relayLib, text) {
   let clock = 1000;
   const peers = [];
   const join = (i) => {
-    const client = createRoomClient({ room: 'doc', origin: `o${i}`, writer: `w${i}`, now: () => clock });
+    const client = createRoomClient({
+      room: 'doc',
+      origin: `o${i}`,
+      writer: `w${i}`,
+      now: () => clock,
+    });
     const inbox = [];
     const socket = { send: (m) => inbox.push(typeof m === 'string' ? m : JSON.stringify(m)) };
-    const conn = text ? relay.connectText(socket, { writer: `w${i}` }) : relay.connect(socket, { writer: `w${i}` });
+    const conn = text
+      ? relay.connectText(socket, { writer: `w${i}` })
+      : relay.connect(socket, { writer: `w${i}` });
     const send = (m) => conn.receive(text ? m : JSON.parse(m));
     send(client.hello());
     peers.push({ client, inbox, send, conn });
@@ -35,7 +42,10 @@ function room(relayLib, text) {
   return { relay, peers, join, settle, tick: () => (clock += 10) };
 }
 
-for (const [name, lib, text] of [['tether/relay (text)', { createRelay }, true], ['the reference relay', reference, false]]) {
+for (const [name, lib, text] of [
+  ['tether/relay (text)', { createRelay }, true],
+  ['the reference relay', reference, false],
+]) {
   test(`room clients converge over ${name}`, () => {
     const r = room(lib, text);
     r.join(0);
@@ -54,7 +64,128 @@ for (const [name, lib, text] of [['tether/relay (text)', { createRelay }, true],
     r.settle();
     const values = r.peers.map((p) => JSON.stringify(p.client.value()));
     assert.equal(new Set(values).size, 1, values.join('\n'));
-    assert.deepEqual(r.peers[2].client.value(), { title: 'doc', k: { 0: 25, 1: 26, 2: 27, 3: 28, 4: 29 } });
+    assert.deepEqual(r.peers[2].client.value(), {
+      title: 'doc',
+      k: { 0: 25, 1: 26, 2: 27, 3: 28, 4: 29 },
+    });
     assert.ok(r.peers.every((p) => p.client.unacked === 0));
   });
 }
+
+for (const [name, lib, text] of [
+  ['tether/relay (text)', { createRelay }, true],
+  ['the reference relay', reference, false],
+]) {
+  test(`a late joiner whose clock lags keeps its leaf under a newer root, over ${name}`, () => {
+    const relay = lib.createRelay({ journalLimit: 2 });
+    const peers = [];
+    const join = (origin, now) => {
+      const client = createRoomClient({ room: 'doc', origin, writer: origin, now: () => now });
+      const inbox = [];
+      const socket = { send: (m) => inbox.push(typeof m === 'string' ? m : JSON.stringify(m)) };
+      const conn = text
+        ? relay.connectText(socket, { writer: origin })
+        : relay.connect(socket, { writer: origin });
+      const send = (m) => conn.receive(text ? m : JSON.parse(m));
+      send(client.hello());
+      const p = { client, inbox, send };
+      peers.push(p);
+      return p;
+    };
+    const settle = () => {
+      for (let moved = true; moved;) {
+        moved = false;
+        for (const p of peers)
+          while (p.inbox.length) {
+            moved = true;
+            for (const out of p.client.receive(p.inbox.shift())) p.send(out);
+          }
+      }
+    };
+    const fast = join('fast', 1_000_000); // a clock far ahead
+    settle();
+    fast.send(fast.client.write([{ kind: 'set', path: [], next: { doc: {} } }]));
+    for (let n = 0; n < 4; n++)
+      fast.send(fast.client.write([{ kind: 'set', path: ['k'], next: n }]));
+    settle();
+    const late = join('late', 10); // joins from a snapshot with a clock that lags
+    settle();
+    late.send(late.client.write([{ kind: 'set', path: ['doc', 'x'], next: 1 }]));
+    settle();
+    for (const p of peers)
+      assert.equal(p.client.value().doc?.x, 1, JSON.stringify(p.client.value()));
+  });
+}
+
+test('a new client seeded with a persisted outbox resends it; the relay acknowledges once', () => {
+  const relay = createRelay({});
+  const inbox = [];
+  let conn = relay.connectText({ send: (m) => inbox.push(m) }, { writer: 'w' });
+  const flush = (client) => {
+    while (inbox.length) for (const out of client.receive(inbox.shift())) conn.receive(out);
+  };
+  const first = createRoomClient({ room: 'doc', origin: 'tab', writer: 'w', now: () => 500 });
+  conn.receive(first.hello());
+  flush(first);
+  conn.receive(first.write([{ kind: 'set', path: ['a'], next: 1 }])); // reaches the relay
+  first.write([{ kind: 'set', path: ['b'], next: 2 }]); // written offline: never sent
+  inbox.length = 0; // the process dies before it reads the echo
+  const persisted = first.tail();
+  assert.equal(persisted.length, 2);
+  conn.disconnect();
+
+  const fresh = createRoomClient({
+    room: 'doc',
+    origin: 'tab',
+    writer: 'w',
+    now: () => 1,
+    outbox: persisted,
+  });
+  assert.equal(fresh.unacked, 2);
+  conn = relay.connectText({ send: (m) => inbox.push(m) }, { writer: 'w' });
+  conn.receive(fresh.hello());
+  flush(fresh);
+  assert.equal(fresh.unacked, 0);
+  assert.deepEqual(fresh.refused(), []);
+  assert.equal(relay.room('doc').seq, 2); // version 1 once (its resend was a duplicate), then 2
+  assert.deepEqual(fresh.value(), { a: 1, b: 2 });
+  assert.throws(
+    () => createRoomClient({ room: 'other', origin: 'tab', writer: 'w', outbox: persisted }),
+    /outbox entry 0: written for another room/,
+  );
+});
+
+test('a client with a newer schemaVersion starts a migration with its next write', () => {
+  const relay = createRelay({});
+  const boxes = [[], []];
+  const clients = [
+    createRoomClient({ room: 'doc', origin: 'old', writer: 'w1', schemaVersion: 1 }),
+    createRoomClient({ room: 'doc', origin: 'new', writer: 'w2', schemaVersion: 2 }),
+  ];
+  const conns = boxes.map((box, i) =>
+    relay.connectText({ send: (m) => box.push(m) }, { writer: `w${i + 1}` }),
+  );
+  const settle = () => {
+    for (let moved = true; moved;) {
+      moved = false;
+      boxes.forEach((box, i) => {
+        while (box.length) {
+          moved = true;
+          for (const out of clients[i].receive(box.shift())) conns[i].receive(out);
+        }
+      });
+    }
+  };
+  conns[0].receive(clients[0].hello());
+  settle();
+  conns[0].receive(clients[0].write([{ kind: 'set', path: ['a'], next: 1 }]));
+  settle();
+  const before = relay.room('doc').instance;
+  conns[1].receive(clients[1].hello());
+  settle();
+  conns[1].receive(clients[1].write([{ kind: 'set', path: ['a'], next: 2 }]));
+  settle();
+  assert.notEqual(relay.room('doc').instance, before); // a new generation
+  assert.deepEqual(clients[1].value(), { a: 2 });
+  assert.equal(clients[1].unacked, 0);
+});

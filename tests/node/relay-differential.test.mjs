@@ -55,3 +55,120 @@ test(`tether/relay matches the reference over ${SEEDS} seeded scenarios`, async 
   }
   assert.ok(steps > SEEDS * 30);
 });
+
+// The drop-in's other exports, against the reference's, over the same seeded envelopes (a tenth
+// of them malformed on purpose) and a hand-picked hostile set.
+test('validateEnvelope matches the reference on every seeded envelope and hostile input', () => {
+  const hostile = [null, undefined, 0, 'env', [], [1], true, { ops: [] }];
+  const envs = [...hostile];
+  for (let seed = FIRST; seed < FIRST + Math.min(SEEDS, 500); seed++) {
+    // play() fills in the room's instance nonce; any clean one will do here.
+    for (const step of scenario(seed).steps)
+      if (step.t === 'env')
+        envs.push('instance' in step.env ? step.env : { ...step.env, instance: `g${seed}` });
+  }
+  let malformed = 0;
+  for (const env of envs) {
+    const theirs = reference.validateEnvelope(env);
+    if (theirs !== null) malformed++;
+    assert.equal(ours.validateEnvelope(env), theirs, JSON.stringify(env));
+  }
+  assert.ok(malformed > 100 && envs.length - malformed > 1000, `${malformed} of ${envs.length}`);
+});
+
+test('createRanges and recordAdmission match the reference over seeded sequences', () => {
+  for (let seed = 1; seed <= 300; seed++) {
+    let x = seed * 2654435761;
+    const next = (n) => {
+      x = (x * 1103515245 + 12345) % 2147483648;
+      return x % n;
+    };
+    // Initial ranges as a checkpoint may hold them: unordered, overlapping, touching.
+    const initial = Array.from({ length: next(4) }, () => {
+      const a = 1 + next(20);
+      return [a, a + next(5)];
+    });
+    const mine = ours.createRanges(initial);
+    const theirs = reference.createRanges(initial);
+    const evidence = [ours, reference].map(() => ({ ranges: new Map(), settled: new Map() }));
+    for (let i = 0; i < 40; i++) {
+      const v = 1 + next(30);
+      const op = next(3);
+      const what = `seed ${seed} step ${i} ${op} ${v} from ${JSON.stringify(initial)}`;
+      if (op === 0) assert.equal(mine.has(v), theirs.has(v), what);
+      else assert.equal(mine.add(v), theirs.add(v), what);
+      assert.deepEqual(mine.toJSON(), theirs.toJSON(), what);
+      assert.equal(mine.max(), theirs.max(), what);
+      assert.equal(mine.prefix(), theirs.prefix(), what);
+      const env = { origin: `o${next(3)}`, version: 1 + next(12), hlc: { p: i, l: seed } };
+      ours.recordAdmission(evidence[0], env);
+      reference.recordAdmission(evidence[1], env);
+      const view = (e) => ({
+        ranges: [...e.ranges].map(([o, r]) => [o, r.toJSON()]),
+        settled: [...e.settled],
+      });
+      assert.deepEqual(view(evidence[0]), view(evidence[1]), what);
+    }
+  }
+  assert.throws(() => ours.createRanges([[1]]), /array of \[from, to\]/);
+  assert.throws(
+    () =>
+      ours.recordAdmission(
+        { ranges: new Map([['o', { has() {} }]]), settled: new Map() },
+        { origin: 'o', version: 1, hlc: { p: 1, l: 0 } },
+      ),
+    /ranges made by createRanges/,
+  );
+});
+
+test('checkEnvelope matches the reference: the same verdicts from the same policy calls', () => {
+  const policies = {
+    none: () => undefined,
+    empty: () => ({}),
+    acl: (lib, log) =>
+      lib.pathPrefixAcl([
+        { prefix: ['notes'], allow: () => (log.push('allow notes'), true) },
+        { prefix: ['a', '*'], allow: (ctx) => (log.push('allow a'), ctx.kind !== 'agent') },
+      ]),
+    both: (lib, log) => ({
+      canWrite: (ctx, path, room, info) => (
+        log.push(['canWrite', path, room, info]),
+        path.length !== 1
+      ),
+      validate: (op, ctx) => (log.push(['validate', op.kind, ctx.writer]), op.kind !== 'clear'),
+    }),
+    validate: (lib, log) => ({
+      validate: (op) => (log.push(['validate', op.path]), op.next !== 2),
+    }),
+  };
+  let checked = 0;
+  let violations = 0;
+  for (let seed = FIRST; seed < FIRST + Math.min(SEEDS, 300); seed++) {
+    for (const step of scenario(seed).steps) {
+      if (step.t !== 'env') continue;
+      const env = { ...step.env, instance: 'g' };
+      if (reference.validateEnvelope(env) !== null) continue;
+      for (const [name, make] of Object.entries(policies)) {
+        for (const ctx of [
+          { writer: env.writer, kind: 'agent' },
+          { writer: env.writer },
+          { writer: 'x' },
+        ]) {
+          const logs = [[], []];
+          const results = [ours, reference].map((lib, i) =>
+            lib.checkEnvelope(make(lib, logs[i]), env, ctx, 'r1', { seq: 3 }),
+          );
+          const what = `${name} ${JSON.stringify(ctx)} ${JSON.stringify(env)}`;
+          assert.deepEqual(results[0], results[1], what);
+          assert.deepEqual(logs[0], logs[1], what);
+          checked++;
+          if (results[1]) violations++;
+        }
+      }
+    }
+  }
+  assert.ok(
+    checked > 1000 && violations > 100 && violations < checked,
+    `${violations} of ${checked}`,
+  );
+});

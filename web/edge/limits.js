@@ -16,7 +16,9 @@
 //   close 1011          the room's storage failed; reconnect and the client resends its tail
 //   close 4008          this connection sent more than its message rate
 //   close 4009          the principal (writer) spent its budget across all its connections
-//   close 4010          a slow reader: more than maxBufferedBytes queued for it
+//   close 4010          a slow reader: more than maxBufferedBytes queued for it (its
+//                       bufferedAmount, or where there is none the core's model of its queue;
+//                       presence updates are dropped first)
 import { createDriver } from '../glue/driver.js';
 import { loadTetherModule } from '../glue/load.js';
 
@@ -64,6 +66,21 @@ function utf8Size(text, max) {
   if (scratch === null || scratch.length < max + 4) scratch = new Uint8Array(max + 4);
   const { read, written } = encoder.encodeInto(text, scratch.subarray(0, max + 1));
   return read < text.length ? max + 1 : written;
+}
+
+// A frame's UTF-8 size. A broadcast hands every member the same string: measured once.
+let lastText = null;
+let lastLength = 0;
+function utf8Length(text) {
+  if (text === lastText) return lastLength;
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) n += c >= 0x800 && (c < 0xd800 || c > 0xdfff) ? 2 : 1;
+  }
+  lastText = text;
+  lastLength = n;
+  return n;
 }
 
 /**
@@ -131,6 +148,20 @@ export function createAdmission(limits, store, { now = Date.now } = {}) {
       }
       return code === mod.roomFramePass ? null : { code, reason: core.closeReason() };
     },
+    /**
+     * One frame about to be sent (the slow-reader rule, in the core): null to send it, 'drop' for
+     * a presence update the reader loses, else {code, reason} to close with. `buffered`: the
+     * socket's bufferedAmount, or undefined where the runtime has none (workerd).
+     */
+    send(conn, text, ephemeral, buffered) {
+      const code = driver.input((t) =>
+        core.send(conn, utf8Length(text), ephemeral === true, buffered ?? -1, t),
+      );
+      if (code === mod.roomSendPass) return null;
+      if (code === mod.roomSendDrop) return 'drop';
+      return { code, reason: core.closeReason() };
+    },
+    droppedEphemeral: () => core.droppedEphemeral(),
     closed: (conn) => driver.input((t) => core.closed(conn, t)),
     connections: (room) => core.connections(room),
   };

@@ -50,7 +50,17 @@ export function createRoomHost({
     ejection: 'connection', // spec: one bug in one tab must not lock a human out
     policy: buildPolicy(policyConfig, relayImpl.pathPrefixAcl),
     onCommit: store
-      ? (room, env, state) => (replaying ? undefined : store.append(room, env, state))
+      ? (room, env, state) => {
+          if (replaying) return undefined;
+          const durable = store.append(room, env, state);
+          // The relay refuses to unload a room that still owes an echo; once this commit is
+          // released (the relay's own reaction to the same promise runs first), try again.
+          durable.then(
+            () => queueMicrotask(() => idle(room)),
+            () => {},
+          );
+          return durable;
+        }
       : undefined,
     onDurabilityFailed: (room, env, cause) => {
       log.error(
@@ -177,6 +187,19 @@ export function createRoomHost({
     }
   }
 
+  // Idle rooms unload (room-relay.md § Persistence, unload): once a room's last socket is gone
+  // and it owes nobody an answer, the relay drops it and so does this host, so memory is bounded
+  // by the rooms somebody is in. Everything it held is in the store (an echo waits for the write),
+  // and the next admit loads it back from there. A memory-only host (no store) keeps its rooms:
+  // its memory is the only copy.
+  function idle(name) {
+    const r = rooms.get(name);
+    if (!store || !r || r.conns.size > 0 || r.recovering || !r.loaded) return;
+    if (!relay.unload(name)) return; // a commit is still in flight; its release tries again
+    rooms.delete(name);
+    store.reset(name);
+  }
+
   /**
    * Before accepting a socket: null to accept, else {status, message, retryAfter} to answer over
    * HTTP. Loads the room from storage first, so nobody is answered from a half-built room.
@@ -246,26 +269,24 @@ export function createRoomHost({
       admission.closed(admitted);
       rc?.disconnect();
       if (r.recovering) queueMicrotask(() => tryReload(room));
+      else if (r.conns.size === 0) queueMicrotask(() => idle(room));
     }
     const ctx = { writer, kind, room };
     connOf.set(ctx, conn);
     r.conns.add(conn);
     rc = relay.connectText(
       {
-        send(text) {
+        send(text, ephemeral) {
           if (closed || muted) return;
+          // The slow-reader rule (the admission core): a presence update a slow reader cannot
+          // take is dropped, any other frame that would overfill its queue closes it (4010).
+          const verdict = admission.send(admitted, text, ephemeral, socket.bufferedAmount);
+          if (verdict === 'drop') return;
+          if (verdict !== null) return conn.kick(verdict.code, verdict.reason);
           try {
             socket.send(text);
           } catch {
             // The peer is already gone; its close event finishes the connection.
-            return;
-          }
-          const queued = socket.bufferedAmount;
-          if (queued !== undefined && queued > limits.maxBufferedBytes) {
-            conn.kick(
-              CLOSE.SLOW_READER,
-              `more than ${limits.maxBufferedBytes} bytes queued for this reader`,
-            );
           }
         },
         // The core closes a connection it ejected (a hostile or broken envelope).
@@ -289,6 +310,10 @@ export function createRoomHost({
     admit,
     open,
     load,
+    /** The rooms this host holds in memory (idle ones are unloaded). */
+    loadedRooms: () => [...rooms.keys()].filter((n) => rooms.get(n).loaded),
+    /** Presence updates dropped for slow readers since start. */
+    droppedEphemeral: () => admission.droppedEphemeral(),
     /** For tests and stats: the room's relay info plus its live socket count. */
     info(name) {
       const r = rooms.get(name);

@@ -98,8 +98,9 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
       const socket = {
         send: (text) => ws.send(text),
         close: (code, reason) => ws.close(code, reason),
-        // workerd queues outgoing frames inside the runtime and exposes no bufferedAmount; its
-        // own per-socket limits apply there.
+        // workerd queues outgoing frames inside the runtime and exposes no bufferedAmount (nor
+        // bounds that queue itself): the admission core models each socket's queue instead
+        // (the slow-reader rule, docs/rooms.md § Limits).
         bufferedAmount: undefined,
       };
       const conn = this.host.open(socket, identity, { rejoin });
@@ -165,6 +166,12 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
             wakes: this.wakes,
             incarnation: this.incarnation,
             storageSync: typeof this.ctx.storage.sync === 'function',
+          });
+        case '/__test/rooms':
+          return Response.json({
+            loaded: this.host.loadedRooms(),
+            relay: this.host.relay.stats?.() ?? null,
+            droppedEphemeral: this.host.droppedEphemeral(),
           });
         case '/__test/fail-storage':
           this.ctx.storage.sql.exec(

@@ -30,6 +30,41 @@ export declare function helloText(o: {
   schemaVersion?: number;
   seq?: number;
 }): string;
+/**
+ * The reference's validateEnvelope, run by the core: null when well-formed, else the reason
+ * (the `malformed` details, plus `bounds` for an id or path over the core's limits).
+ */
+export declare function validateEnvelope(env: unknown): string | null;
+/** The reference's checkEnvelope, decided by the core: null when clean, else the violation. */
+export declare function checkEnvelope(
+  policy: OpPolicy | undefined,
+  env: OpEnvelope,
+  ctx: PrincipalCtx,
+  room: string,
+  info?: PolicyRoomInfo,
+): PolicyViolation | null;
+/** One origin's admitted versions as disjoint inclusive ranges (the reference's Ranges). */
+export type Ranges = {
+  has(version: number): boolean;
+  /** Records an admitted version; false when it was already there. */
+  add(version: number): boolean;
+  /** The end of the last range (the highest admitted version), 0 when none. */
+  max(): number;
+  /** The end of the first range: the origin's first contiguous run of admitted versions, or 0. */
+  prefix(): number;
+  toJSON(): readonly (readonly [from: number, to: number])[];
+};
+export declare function createRanges(initial?: readonly (readonly [number, number])[]): Ranges;
+/** A room's admission evidence as it is held while the room runs. */
+export type AdmissionEvidence = {
+  readonly ranges: Map<string, Ranges>;
+  readonly settled: Map<string, Hlc>;
+};
+/** One admitted envelope joins the evidence (its ranges must come from createRanges). */
+export declare function recordAdmission(
+  evidence: AdmissionEvidence,
+  env: { readonly origin: string; readonly version: number; readonly hlc: Hlc },
+): void;
 /** A journal envelope ({...env, seq}, as JSON text) as the client message that wrote it. */
 export declare function replayText(room: string, seqEnvText: string): string;
 export type OpEnvelope = {
@@ -235,7 +270,7 @@ export type Relay = {
   room(name: string): RoomInfo | undefined;
   hydrate(name: string, snapshot: RoomSnapshot): boolean;
   unload(name: string, options?: { readonly discard?: boolean }): boolean;
-  stats(): { registers: number; registerBytes: number };
+  stats(): { rooms: number; registers: number; registerBytes: number };
 };
 export declare function createRelay(opt?: RelayOptions): Relay;
 export declare function initRelay(options?: {
@@ -248,7 +283,14 @@ export type RoomClientOptions = {
   readonly origin: string;
   readonly writer: string;
   readonly policyVersion?: number;
+  /** Stamped on every hello and envelope: one above the room's starts a migration. */
   readonly schemaVersion?: number;
+  /**
+   * A persisted outbox: what tail() returned before the process went away. Resent after the
+   * first welcome (or dropped as 'generation' when the room was cut meanwhile); throws, naming
+   * the fix, when an entry is not this client's.
+   */
+  readonly outbox?: readonly string[];
   readonly now?: () => number;
 };
 /** A write the relay refused ('generation', 'schema', 'order'): not in the room. */

@@ -73,6 +73,95 @@ export function replayText(room, seqEnvText) {
   return text;
 }
 
+/**
+ * The reference's validateEnvelope: the core's whole-envelope check (the one the relay runs
+ * before anything else). null when well-formed, else the reason (the `malformed` details, and
+ * ours, `bounds`, for an id or path over the core's limits).
+ */
+export function validateEnvelope(env) {
+  let text;
+  try {
+    text = JSON.stringify(env);
+  } catch {
+    return 'envelope'; // a cycle or a BigInt: no envelope a peer could have sent
+  }
+  if (typeof text !== 'string') return 'envelope';
+  const reason = mod.roomValidateEnvelope(text);
+  return reason === '' ? null : reason;
+}
+
+/**
+ * The reference's checkEnvelope: null when clean, else the violation. The core decides the order
+ * (the writer first, then canWrite and validate per op) and asks each policy function it needs;
+ * they get the caller's own objects, as the reference passes them.
+ */
+export function checkEnvelope(policy, env, ctx, room, info) {
+  const writer = JSON.stringify(ctx?.writer) ?? '';
+  const check = new mod.RoomEnvelopeCheck(
+    JSON.stringify(env) ?? '',
+    writer,
+    !!policy,
+    typeof policy?.canWrite === 'function',
+    typeof policy?.validate === 'function',
+  );
+  try {
+    for (let q = check.question(); q >= 0; q = check.question()) {
+      const op = env.ops[q >> 1];
+      check.verdict(
+        (q & 1) === 0
+          ? !!policy.canWrite(ctx, op.path, room, info)
+          : !!policy.validate(op, ctx, room, info),
+      );
+    }
+    if (check.unreadable())
+      throw new TypeError('tether/relay: checkEnvelope needs an envelope whose ops are an array');
+    const reason = check.reason();
+    if (reason === '') return null;
+    const violation = { writer: ctx.writer, reason };
+    if (reason !== 'writer-mismatch') violation.path = env.ops[check.op()].path;
+    return violation;
+  } finally {
+    check.delete();
+  }
+}
+
+const rangeCores = registry((core) => core.delete());
+const RANGES = Symbol('tether.relay.ranges');
+
+/**
+ * The reference's createRanges: one origin's admitted versions as inclusive ranges (the core's
+ * VersionRanges, the same the relay keeps).
+ */
+export function createRanges(initial = []) {
+  const core = new mod.RoomRanges(JSON.stringify(initial));
+  if (core.invalid()) {
+    core.delete();
+    throw new TypeError('tether/relay: createRanges takes an array of [from, to] version pairs');
+  }
+  const ranges = {
+    has: (v) => core.has(Number(v)),
+    add: (v) => core.add(Number(v)),
+    max: () => core.max(),
+    prefix: () => core.prefix(),
+    toJSON: () => JSON.parse(core.json()),
+    [RANGES]: core,
+  };
+  rangeCores.register(ranges, core);
+  return ranges;
+}
+
+/**
+ * The reference's recordAdmission: the envelope's version joins its origin's ranges and, when
+ * the first contiguous run grew (the core decides), its hlc becomes the origin's settled stamp.
+ */
+export function recordAdmission(evidence, env) {
+  let held = evidence.ranges.get(env.origin);
+  if (!held) evidence.ranges.set(env.origin, (held = createRanges()));
+  const core = held[RANGES];
+  if (!core) throw new TypeError('tether/relay: recordAdmission needs ranges made by createRanges');
+  if (core.record(Number(env.version))) evidence.settled.set(env.origin, env.hlc);
+}
+
 /** Write access by path prefix; '*' matches one segment. Runs natively inside the relay. */
 export function pathPrefixAcl(rules) {
   const list = rules.map((r) => ({ prefix: [...r.prefix], allow: r.allow }));
@@ -231,8 +320,10 @@ export function createRelay(opt = {}) {
       // The hot case, without closures.
       const c = conns.get(conn);
       if (c === undefined) return;
-      if (c.text) c.socket.send(textAt(k));
-      else c.socket.send(objAt(k));
+      // The second argument says a frame is ephemeral (a presence update): an adapter bounding
+      // a slow reader's queue may drop it first. The reference's sockets take one argument.
+      if (c.text) c.socket.send(textAt(k), h[k + L.ephemeral] === 1);
+      else c.socket.send(objAt(k), h[k + L.ephemeral] === 1);
       return;
     }
     if (kind === CLOSE) {
@@ -395,8 +486,12 @@ export function createRelay(opt = {}) {
     hydrate: (name, snapshot) =>
       core.hydrate(String(name), JSON.stringify(snapshot ?? null), driver.now()),
     unload: (name, options) => core.unload(String(name), options?.discard === true),
-    /** Retained registers across rooms and the bytes they hold (measurement). */
-    stats: () => ({ registers: core.registerCount(), registerBytes: core.registerBytes() }),
+    /** Rooms in memory, and the registers they retain and the bytes those hold (measurement). */
+    stats: () => ({
+      rooms: core.roomCount(),
+      registers: core.registerCount(),
+      registerBytes: core.registerBytes(),
+    }),
   };
   cores.register(relay, core);
   return relay;
@@ -415,7 +510,15 @@ export function createRoomClient(options) {
       'tether/relay: the WASM module is not loaded; `await initRelay({ wasmModule })` first',
     );
   }
-  const core = new mod.RoomClientCore(JSON.stringify(options));
+  const { outbox, ...coreOptions } = options;
+  const core = new mod.RoomClientCore(JSON.stringify(coreOptions));
+  if (outbox !== undefined) {
+    const error = core.seed(outbox, (options.now ?? Date.now)());
+    if (error !== '') {
+      core.delete();
+      throw new Error(`tether/relay: createRoomClient: ${error}`);
+    }
+  }
   const refused = [];
   // The client's transmits are returned to the caller, who owns the socket.
   let out = [];

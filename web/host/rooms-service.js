@@ -76,6 +76,12 @@ export function createRoomsService({
   function testHook(url) {
     const room = url.searchParams.get('room') ?? '';
     if (url.pathname === '/__test/info') return Response.json(host.info(room) ?? {});
+    if (url.pathname === '/__test/rooms')
+      return Response.json({
+        loaded: host.loadedRooms(),
+        relay: host.relay.stats(),
+        droppedEphemeral: host.droppedEphemeral(),
+      });
     if (url.pathname === '/__test/fail-storage') {
       db.exec(
         `CREATE TRIGGER IF NOT EXISTS tether_test_fail BEFORE INSERT ON tether_journal BEGIN SELECT RAISE(ABORT, 'injected: disk full'); END`,

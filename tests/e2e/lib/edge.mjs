@@ -176,3 +176,61 @@ export async function upgradeAnswer(url) {
     req.end();
   });
 }
+
+/**
+ * The self-hosted twin (web/host/rooms.js) under real Deno on 127.0.0.1, over the SQLite file
+ * `db` in `dir`: { child, url, wsUrl, hook(path, room), kill() }. `children` collects the process
+ * so the caller's after() can stop it by PID.
+ */
+export async function startDenoRooms({ dir, db, args = [], children = new Set() }) {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(
+    `${repoDir}node_modules/.bin/deno`,
+    [
+      'run',
+      '--no-lock',
+      '--allow-net=127.0.0.1',
+      `--allow-read=${repoDir},${dir}`,
+      `--allow-write=${dir}`,
+      '--allow-env',
+      'web/host/rooms.js',
+      '--port',
+      '0',
+      '--db',
+      db,
+      '--test-hooks',
+      ...args,
+    ],
+    {
+      cwd: repoDir,
+      env: { ...process.env, TICKET_SECRET: SECRET, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  children.add(child);
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  const port = await new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /tether rooms ready: ws:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.on('exit', (code) => reject(new Error(`deno exited ${code}: ${err}`)));
+  });
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    child,
+    url,
+    wsUrl: `ws://127.0.0.1:${port}`,
+    hook: (path, room) =>
+      fetch(`${url}/__test/${path}?room=${encodeURIComponent(room)}`).then((r) => r.json()),
+    async kill() {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGKILL'); // by PID: this child only
+      await exited;
+      children.delete(child);
+    },
+  };
+}

@@ -176,3 +176,43 @@ TEST_CASE("admission: a budget survives the last socket and a restart through th
   while (again.text(b, "{}", 500).kind == FrameVerdict::Kind::pass) ++passed;
   CHECK(passed == 5);
 }
+
+TEST_CASE("admission: a slow reader without bufferedAmount: presence goes first, then 4010") {
+  AdmissionLimits l;
+  l.max_buffered_bytes = 1000;
+  l.reader_bytes_per_second = 100;  // the pace a reader is assumed to drain at
+  CHECK(AdmissionLimits{}.reader_bytes_per_second == 1024 * 1024);
+  Host h(l);
+  std::uint64_t c = h.open("r", "w", 0);
+  using K = SendVerdict::Kind;
+  // Presence fills the modelled queue only to half the bound.
+  for (int i = 0; i < 4; ++i) CHECK(h.adm.handle_send(c, 100, true, -1, 0).kind == K::send);
+  CHECK(h.adm.handle_send(c, 100, true, -1, 0).kind == K::send);  // 500: at the share
+  CHECK(h.adm.handle_send(c, 100, true, -1, 0).kind == K::drop);  // would pass it: dropped
+  CHECK(h.adm.dropped_ephemeral() == 1);
+  // The frames that carry the room still fit in the other half...
+  CHECK(h.adm.handle_send(c, 400, false, -1, 0).kind == K::send);  // 900
+  // ...and one that would pass the bound closes the reader.
+  SendVerdict v = h.adm.handle_send(c, 200, false, -1, 0);
+  CHECK(v.kind == K::close);
+  CHECK(static_cast<int>(v.code) == 4010);
+  CHECK(v.reason == "more than 1000 bytes queued for this reader; read faster, reconnect");
+  CHECK(v.reason.size() <= 123);
+  // A reader keeping the assumed pace drains the model: 5 s at 100 B/s frees 500 bytes.
+  CHECK(h.adm.handle_send(c, 600, false, -1, 5000).kind == K::send);
+  CHECK(h.adm.handle_send(c, 1, false, -1, 5000).kind == K::close);
+}
+
+TEST_CASE("admission: a slow reader with bufferedAmount: what the socket says decides") {
+  AdmissionLimits l;
+  l.max_buffered_bytes = 1000;
+  Host h(l);
+  std::uint64_t c = h.open("r", "w", 0);
+  using K = SendVerdict::Kind;
+  // A reader that keeps up reports an empty buffer whatever was sent: never throttled.
+  for (int i = 0; i < 100; ++i) CHECK(h.adm.handle_send(c, 400, i % 2 == 0, 0, 0).kind == K::send);
+  CHECK(h.adm.handle_send(c, 100, true, 450, 0).kind == K::drop);
+  CHECK(h.adm.handle_send(c, 100, false, 450, 0).kind == K::send);
+  CHECK(h.adm.handle_send(c, 100, false, 950, 0).kind == K::close);
+  CHECK(h.adm.handle_send(c + 99, 100, false, 950, 0).kind == K::send);  // unknown: closing
+}

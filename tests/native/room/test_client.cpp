@@ -131,3 +131,117 @@ TEST_CASE("client: a gap in seqs asks for a delta, the fold is last-writer-wins 
   CHECK(parse(out[0])["seq"] == 3);
   CHECK(c.seq() == 3);
 }
+
+TEST_CASE("client: a late joiner whose clock lags writes above the stamps of a welcome snapshot") {
+  // The room's root was set at p=1000 by a replica whose clock runs ahead; this client's clock
+  // says 10. A leaf written below the root must stamp above it, or the root wins the fold and
+  // the acknowledged leaf vanishes from every replica's value.
+  Client c({"r", "late", "w"});
+  c.receive(
+      R"({"t":"welcome","room":"r","seq":1,"instance":"g1","schemaVersion":0,"mode":"snapshot","registers":[{"path":[],"siblings":[{"kind":"set","writer":"x","origin":"fast","hlc":{"p":1000,"l":3},"epoch":0,"value":{"doc":{}}}],"water":{"gone":{"p":2000,"l":0}}}],"wm":{"fast":1},"peers":[],"members":[]})",
+      10);
+  auto m = c.write(R"([{"kind":"set","path":["doc","x"],"next":1}])", 10);
+  REQUIRE(m);
+  Json hlc = parse(*m)["env"]["hlc"];
+  CHECK(hlc == Json{{"p", 2000}, {"l", 2}});  // above the sibling and the watermark it learned
+  CHECK(c.value() == parse(R"({"doc":{"x":1}})"));
+}
+
+TEST_CASE("client: a late joiner whose clock lags writes above the stamps of a welcome delta") {
+  Client c({"r", "late", "w"});
+  c.receive(kWelcome, 10);  // joined at seq 0; reconnects and catches up with a delta
+  c.receive(
+      R"({"t":"welcome","room":"r","seq":1,"instance":"g1","schemaVersion":0,"mode":"delta","envs":[{"proto":3,"instance":"g1","origin":"fast","writer":"x","version":1,"hlc":{"p":1000,"l":0},"policyVersion":0,"ops":[{"kind":"set","path":[],"next":{"doc":{}},"cites":[],"epoch":0}],"seq":1}],"peers":[],"members":[]})",
+      10);
+  auto m = c.write(R"([{"kind":"set","path":["doc","x"],"next":1}])", 10);
+  REQUIRE(m);
+  CHECK(parse(*m)["env"]["hlc"] == Json{{"p", 1000}, {"l", 2}});
+  CHECK(c.value() == parse(R"({"doc":{"x":1}})"));
+}
+
+TEST_CASE("client: envelopes carry the client's schemaVersion") {
+  RoomClientOptions o{"r", "me", "w"};
+  o.schema_version = 2;
+  Client c(o);
+  c.receive(kWelcome, 0);
+  auto m = c.write(R"([{"kind":"set","path":["a"],"next":1}])", 5);
+  REQUIRE(m);
+  CHECK(parse(*m)["env"]["schemaVersion"] == 2);
+  CHECK(parse(c.hello())["schemaVersion"] == 2);
+}
+
+TEST_CASE("client: a new client seeded with a persisted outbox resends it after the welcome") {
+  Client old({"r", "me", "w"});
+  old.receive(kWelcome, 0);
+  std::string m1 = *old.write(R"([{"kind":"set","path":["a"],"next":1}])", 500);
+  std::string m2 = *old.write(R"([{"kind":"set","path":["b"],"next":2}])", 501);
+  std::vector<std::string> persisted = old.tail_messages();  // what the app kept on disk
+
+  Client fresh({"r", "me", "w"});
+  CHECK(fresh.core.seed_tail(persisted, 0).empty());
+  CHECK(fresh.unacked() == 2);
+  CHECK(fresh.sent().empty());  // nothing goes out before a welcome
+  auto resent = fresh.receive(kWelcome, 1);
+  CHECK(resent == std::vector<std::string>{m1, m2});
+  CHECK(fresh.value() == parse(R"({"a":1,"b":2})"));
+  // New writes continue the version counter and stamp above the seeded ones (the clock says 1).
+  Json env = parse(*fresh.write(R"([{"kind":"set","path":["a"],"next":3}])", 1))["env"];
+  CHECK(env["version"] == 3);
+  CHECK(env["hlc"] == Json{{"p", 501}, {"l", 2}});
+  // The relay already held version 1: its duplicate drop is the acknowledgement.
+  fresh.receive(R"({"t":"drop","room":"r","origin":"me","version":1,"reason":"duplicate"})", 2);
+  CHECK(fresh.unacked() == 2);
+  CHECK(fresh.refused().empty());
+
+  // After a cut (a migration while offline) the seeded tail is dropped loudly, not resent.
+  Client cut({"r", "me", "w"});
+  CHECK(cut.core.seed_tail(persisted, 0).empty());
+  auto none = cut.receive(
+      R"({"t":"welcome","room":"r","seq":4,"instance":"g2","schemaVersion":1,"mode":"snapshot","registers":[],"wm":{},"peers":[],"members":[]})",
+      1);
+  CHECK(none.empty());
+  REQUIRE(cut.refused().size() == 2);
+  CHECK(cut.refused()[0].reason == "generation");
+}
+
+TEST_CASE("client: a bad outbox is refused whole with a message naming the fix") {
+  Client old({"r", "me", "w"});
+  old.receive(kWelcome, 0);
+  old.write(R"([{"kind":"set","path":["a"],"next":1}])", 5);
+  old.write(R"([{"kind":"set","path":["b"],"next":1}])", 6);
+  auto good = old.tail_messages();
+  auto refused = [](std::vector<std::string> tail, RoomClientOptions o = {"r", "me", "w"}) {
+    Client c(o);
+    std::string err = c.core.seed_tail(tail, 0);
+    CHECK(c.unacked() == 0);
+    return err;
+  };
+  CHECK(refused({good[1], good[0]}).find("versions must increase") != std::string::npos);
+  CHECK(refused({"{\"t\":\"env\""}).find("not a client env message") != std::string::npos);
+  CHECK(refused(good, {"other", "me", "w"}).find("another room") != std::string::npos);
+  CHECK(refused(good, {"r", "you", "w"}).find("another origin") != std::string::npos);
+  std::string broken = good[0];
+  broken.replace(broken.find("\"version\":1"), 11, "\"version\":0");
+  CHECK(refused({broken}).find("malformed envelope (version)") != std::string::npos);
+  Client welcomed({"r", "me", "w"});
+  welcomed.receive(kWelcome, 0);
+  CHECK(welcomed.core.seed_tail(good, 0).find("before its first welcome") != std::string::npos);
+}
+
+TEST_CASE("client: hostile server text (non-object envelopes, registers, paths) changes nothing") {
+  // Found by fuzz_room_client: an envelope that is not an object reached nlohmann's value(),
+  // which aborts the WASM module.
+  Client c({"r", "me", "w"});
+  c.receive(kWelcome, 0);
+  c.receive(
+      R"({"t":"welcome","room":"r","seq":1,"instance":"g1","schemaVersion":0,"mode":"delta","envs":[1,null,"x",[2]],"peers":[],"members":[]})",
+      1);
+  c.receive(R"({"t":"env","room":"r","env":5})", 2);
+  c.receive(R"({"t":"env","room":"r","env":{"seq":2,"hlc":7,"ops":[{"path":["a"],"cites":[3]}]}})",
+            3);
+  c.receive(
+      R"({"t":"welcome","room":"r","seq":1,"instance":"g1","schemaVersion":0,"mode":"snapshot","registers":[{"path":null},{"path":"x","siblings":[4]},7],"wm":{},"peers":[],"members":[]})",
+      4);
+  CHECK(c.write(R"([{"kind":"set","path":["a"],"next":1}])", 5));
+  CHECK(c.value() == parse(R"({"a":1})"));
+}

@@ -53,13 +53,17 @@ struct Harness {
   std::map<ConnId, std::vector<std::string>> inbox;
   std::vector<std::string> events;  // close/commit/drop/violation/reject/join/failed
   std::vector<std::uint64_t> tickets;
+  std::vector<std::string> ephemeral;  // sends flagged ephemeral (a slow reader may lose them)
   TimeMs now = 1000;
 
   void collect() {
     for (;;) {
       if (auto a = relay.poll_action()) {
         switch (a->kind) {
-          case RoomAction::Kind::send: inbox[a->conn].push_back(*a->text); break;
+          case RoomAction::Kind::send:
+            inbox[a->conn].push_back(*a->text);
+            if (a->ephemeral) ephemeral.push_back(*a->text);
+            break;
           case RoomAction::Kind::close: events.push_back("close " + std::to_string(a->conn)); break;
           case RoomAction::Kind::commit:
             tickets.push_back(a->token);
@@ -776,4 +780,23 @@ TEST_CASE("relay: a connection that floods while its envelope waits is refused w
   h.answer(true);
   CHECK(h.relay.room("r")->seq == 1);
   CHECK(h.rx(a, presence) == ReceiveError::none);  // the backlog drained
+}
+
+TEST_CASE("relay: only presence updates are flagged ephemeral for the slow-reader rule") {
+  Harness h;
+  ConnId a = h.relay.connect("w1"), b = h.relay.connect("w2");
+  h.hello(a, "oa");
+  h.hello(b, "ob");
+  h.rx(a, R"({"t":"presence","room":"r","data":1})");
+  h.rx(a, R"({"t":"signal","room":"r","to":"ob","data":2})");
+  h.rx(
+      a,
+      R"({"t":"env","room":"r","env":{"proto":3,"instance":")" + h.relay.room("r")->instance +
+          R"(","origin":"oa","writer":"w1","version":1,"hlc":{"p":1,"l":0},"policyVersion":0,"ops":[{"kind":"set","path":["k"],"next":1,"cites":[],"epoch":0}]}})");
+  h.relay.handle_disconnect(a);
+  h.collect();
+  CHECK(h.ephemeral ==
+        std::vector<std::string>{
+            R"({"t":"presence","room":"r","peer":{"origin":"oa","writer":"w1","data":1}})"});
+  CHECK(h.count(b) >= 5);  // welcome, member, presence, signal, env, gone...: the rest is not
 }
