@@ -297,6 +297,7 @@ SealedError SealedChannel::seal(std::string_view to, std::string_view text) {
   if (!ready()) return SealedError::not_ready;
   if (to.empty() || to.size() > 0xFFFF) return SealedError::malformed;
   if (text.size() > max_plaintext_) return SealedError::too_big;
+  if (!is_valid_utf8(ByteView(text))) return SealedError::malformed;
   if (out_.size() >= kMaxSealedPending || out_bytes_ + text.size() > kMaxSealedPendingBytes)
     return SealedError::busy;
   if (counter_ >= kMaxSealedCounter) return SealedError::exhausted;

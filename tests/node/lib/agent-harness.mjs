@@ -20,6 +20,15 @@ export function alive(pid) {
   }
 }
 
+/**
+ * The room secret the agent suites run under: tests/node/agent-sealed.test.mjs runs them again
+ * with $TETHER_ROOM_SECRET set, which every `tether agent join` (the sidecar's transport) takes;
+ * peers a test makes itself spread this into their createRelayTransport options.
+ */
+export function roomSecretOption(env = process.env) {
+  return env.TETHER_ROOM_SECRET ? { secret: env.TETHER_ROOM_SECRET } : {};
+}
+
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `fn` until it returns a truthy value; fails naming `what` after `timeoutMs`. */
