@@ -11,6 +11,8 @@ export interface SealerOptions {
   /** A WebCrypto (default globalThis.crypto). */
   crypto?: Crypto;
   driverOptions?: DriverOptions;
+  /** Golden vectors only: a fixed session (live traffic must keep the random default). */
+  session?: Uint8Array;
 }
 
 /** Why a frame was refused: `code` is the core's name for it. */

@@ -72,8 +72,11 @@ export async function createSealer(options, host) {
   if (bad) throw new TypeError(`the room secret: ${bad}`);
   const suite = m.sealedSuite();
   const base = await subtle.importKey('raw', bytes, 'HKDF', false, ['deriveBits', 'deriveKey']);
+  // A fresh random session per sealer: a restarted sender never reuses a nonce under one key.
+  // options.session pins it for golden vectors only (reusing one with live traffic would).
   const session = new Uint8Array(suite.sessionBytes);
-  (options.crypto ?? globalThis.crypto).getRandomValues(session);
+  if (options.session) session.set(options.session.subarray(0, suite.sessionBytes));
+  else (options.crypto ?? globalThis.crypto).getRandomValues(session);
   const core = new m.SealedCore(
     String(options.room),
     String(options.selfId),
