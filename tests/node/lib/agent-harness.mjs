@@ -152,6 +152,17 @@ export class Harness {
       opts,
     );
     this.pids.add(r.pid);
+    // The sealed rerun (agent-sealed.test.mjs) must really run sealed, unless the test said
+    // otherwise for this join.
+    if (roomSecretOption(opts.env ? { ...process.env, ...opts.env } : process.env).secret) {
+      const st = await this.ok(dir, ['status']);
+      const bare = extra.includes('--no-secret') || st.transport === 'webrtc';
+      assert.equal(
+        st.encrypted,
+        !bare,
+        `sidecar '${id}' is ${st.encrypted ? '' : 'not '}encrypted`,
+      );
+    }
     return r;
   }
 
