@@ -164,7 +164,9 @@ export class Sidecar {
       WebSocket,
       // Sealed end to end when the state dir holds a room secret (docs/agent-bus.md).
       ...(secret ? { secret } : {}),
-      onError: (err) => this.log(err.message),
+      // A refused sealed frame (err.code: wrong-secret, tampered, replay...) is a peer's or the
+      // relay's doing: logged boundedly, like any hostile input.
+      onError: (err) => (err.code ? this.refuse(err.peer, err.message) : this.log(err.message)),
       onFailure: (f) => this.link.failed(f),
     });
     t.ready.then(

@@ -109,6 +109,7 @@ export function createRelayTransport(options) {
         },
         {
           transmit(peer, frame) {
+            if (closed) return;
             const verdict =
               ws && ws.readyState === WS_OPEN
                 ? member.sendText(peer, frame, ws.bufferedAmount)
@@ -126,7 +127,6 @@ export function createRelayTransport(options) {
           refused(err) {
             sealed.refused++;
             o.onError?.(err);
-            emit('refused', err);
           },
         },
       ).then((s) => {
