@@ -73,6 +73,7 @@ enum RelayRecord : std::size_t {
   kRelayDelivery,  // wire::Delivery, named by wireDeliveryNames()
   kRelayEnd,       // StreamEnd, named by cockpitStreamEnds()
   kRelayCode,      // wire::ErrorCode index into wireErrorCodes(), or -1
+  kRelayGen,       // persist_lease_gen: the generation
   kRelayCall,      // sfu_call, sfu_cancel: the call's token
   kRelayOp,        // sfu_call: SfuOp, named by cockpitSfuOps()
   kRelayRecordSize
@@ -81,10 +82,16 @@ enum RelayRecord : std::size_t {
 class RelayHandle {
  public:
   // `auth_text` is the auth file's contents, or "" for none. `sfu` says an SFU is configured,
-  // `turn` that it has a TURN key.
-  RelayHandle(const std::string& auth_text, bool sfu, bool turn) {
+  // `turn` that it has a TURN key. `wall_clock_ms` and `lease_gen_floor` seed the lease
+  // generations; `buffered_amount` says the host reports WebSocket writes done by bufferedAmount
+  // (RelayConfig).
+  RelayHandle(const std::string& auth_text, bool sfu, bool turn, double wall_clock_ms,
+              double lease_gen_floor, bool buffered_amount) {
     RelayConfig c;
     c.sfu = sfu;
+    c.wall_clock_ms = wall_clock_ms > 0 ? std::int64_t(wall_clock_ms) : 0;
+    c.lease_gen_floor = lease_gen_floor > 0 ? std::uint64_t(lease_gen_floor) : 0;
+    c.websocket_buffered_amount = buffered_amount;
     c.rtc.turn = turn;
     if (!auth_text.empty()) {
       auto t = AuthTable::parse(ByteView(std::string_view(auth_text)));
@@ -151,6 +158,7 @@ class RelayHandle {
     r[kRelayDelivery] = double(static_cast<int>(a->delivery));
     r[kRelayEnd] = double(static_cast<int>(a->end));
     r[kRelayCode] = a->code ? double(static_cast<int>(*a->code)) : -1.0;
+    r[kRelayGen] = double(a->gen);
     r[kRelayCall] = double(a->call);
     r[kRelayOp] = double(static_cast<int>(a->op));
     text_ = a->kind == ActionKind::open_stream ? std::move(a->ch)
@@ -204,6 +212,7 @@ val relay_record_layout() {
   o.set("delivery", double(kRelayDelivery));
   o.set("end", double(kRelayEnd));
   o.set("code", double(kRelayCode));
+  o.set("gen", double(kRelayGen));
   o.set("call", double(kRelayCall));
   o.set("op", double(kRelayOp));
   return o;
@@ -225,6 +234,9 @@ val relay_limits() {
   o.set("maxIncomingStreamsPerSession", double(kMaxIncomingStreamsPerSession));
   o.set("maxSubsPerViewer", double(kMaxSubsPerViewer));
   o.set("webSocketHighWaterBytes", double(kWebSocketHighWaterBytes));
+  o.set("webSocketAckWindowBytes", double(kWebSocketAckWindowBytes));
+  o.set("webSocketLivenessMs", double(kWebSocketLivenessMs));
+  o.set("leaseGensPerMs", double(kLeaseGensPerMs));
   o.set("turnTtlSeconds", double(kTurnTtlSeconds));
   o.set("turnRefreshMs", double(kTurnRefreshMs));
   o.set("sfuCallTimeoutMs", double(kSfuCallTimeoutMs));
@@ -318,6 +330,10 @@ class ViewerHandle : public ClientPort {
   bool ws_message(std::size_t n, double now) {
     return viewer_.handle_ws_message(staging_.get(n), TimeMs(now));
   }
+  bool frame(const std::string& ch, double seq, double now) {
+    return viewer_.handle_frame(ch, std::int64_t(seq), TimeMs(now));
+  }
+  bool stopped() const { return viewer_.stopped(); }
   void timeout(double now) { viewer_.handle_timeout(TimeMs(now)); }
   void stop(double now) { viewer_.handle_stop(TimeMs(now)); }
 
@@ -376,22 +392,27 @@ class RobotHandle : public ClientPort {
     JsonParse p = parse_json(ByteView(std::string_view(config_json)));
     if (!p.ok()) {
       error_ = "the robot config is not JSON";
+      error_code_ = std::string(robot_setup_error_name(RobotSetupError::invalid_config));
       return;
     }
     auto rc = robot_config_from_json(p.value);
     if (!rc) {
       error_ = rc.error();
+      error_code_ = std::string(robot_setup_error_name(RobotSetupError::invalid_config));
       return;
     }
     auto r = RobotSession::create(std::move(rc.value()));
     if (!r) {
-      error_ = r.error();
+      error_ = r.error().message;
+      error_code_ = std::string(robot_setup_error_name(r.error().kind));
       return;
     }
     robot_ = std::make_unique<RobotSession>(std::move(r.value()));
     manifest_ = to_json(robot_->manifest());
   }
   std::string error() const { return error_; }
+  // The kind of error() by name (robot_setup_error_name: manifestUnsupported, ...), "" for none.
+  std::string error_code() const { return error_code_; }
   std::string manifest() const { return manifest_; }
 
   void start(double now) { robot_->handle_start(TimeMs(now)); }
@@ -407,6 +428,7 @@ class RobotHandle : public ClientPort {
   void carrier_data(std::size_t n, double now) {
     robot_->handle_carrier_data(staging_.get(n), TimeMs(now));
   }
+  void carrier_end(double now) { robot_->handle_carrier_end(TimeMs(now)); }
   void ws_message(std::size_t n, double now) {
     robot_->handle_ws_message(staging_.get(n), TimeMs(now));
   }
@@ -462,6 +484,7 @@ class RobotHandle : public ClientPort {
  private:
   std::unique_ptr<RobotSession> robot_;
   std::string error_;
+  std::string error_code_;
   std::string manifest_;
   std::string channel_;
 };
@@ -526,9 +549,12 @@ val client_tables() {
   o.set("robotEvents", enum_names<RobotEventKind, robot_event_kind_name>(kRobotEventKindCount));
   o.set("sendResults", enum_names<SendResult, send_result_name>(kSendResultCount));
   o.set("safetyCauses", enum_names<SafetyCause, safety_cause_name>(kSafetyCauseCount));
+  o.set("robotSetupErrors",
+        enum_names<RobotSetupError, robot_setup_error_name>(kRobotSetupErrorCount));
   o.set("record", client_record_layout());
   val limits = val::object();
   limits.set("viewerPingIntervalMs", double(kViewerPingIntervalMs));
+  limits.set("viewerWsPingIntervalMs", double(kViewerWsPingIntervalMs));
   limits.set("twistResendMs", double(kTwistResendMs));
   limits.set("helloResendMs", double(kHelloResendMs));
   limits.set("helloTimeoutMs", double(kHelloTimeoutMs));
@@ -553,7 +579,7 @@ val client_tables() {
 EMSCRIPTEN_BINDINGS(tether_cockpit) {
   using namespace emscripten;
   class_<RelayHandle>("CockpitRelayCore")
-      .constructor<std::string, bool, bool>()
+      .constructor<std::string, bool, bool, double, double, bool>()
       .function("error", &RelayHandle::error)
       .function("reserve", &RelayHandle::reserve)
       .function("record", &RelayHandle::record)
@@ -594,6 +620,8 @@ EMSCRIPTEN_BINDINGS(tether_cockpit) {
       .function("handleDisconnected", &ViewerHandle::disconnected)
       .function("handleControlData", &ViewerHandle::control_data)
       .function("handleWsMessage", &ViewerHandle::ws_message)
+      .function("handleFrame", &ViewerHandle::frame)
+      .function("stopped", &ViewerHandle::stopped)
       .function("handleTimeout", &ViewerHandle::timeout)
       .function("handleStop", &ViewerHandle::stop)
       .function("watch", &ViewerHandle::watch)
@@ -613,12 +641,14 @@ EMSCRIPTEN_BINDINGS(tether_cockpit) {
   class_<RobotHandle, base<ClientPort>>("CockpitRobotCore")
       .constructor<std::string>()
       .function("error", &RobotHandle::error)
+      .function("errorCode", &RobotHandle::error_code)
       .function("manifest", &RobotHandle::manifest)
       .function("handleStart", &RobotHandle::start)
       .function("handleConnected", &RobotHandle::connected)
       .function("handleDisconnected", &RobotHandle::disconnected)
       .function("handleDatagram", &RobotHandle::datagram)
       .function("handleCarrierData", &RobotHandle::carrier_data)
+      .function("handleCarrierEnd", &RobotHandle::carrier_end)
       .function("handleWsMessage", &RobotHandle::ws_message)
       .function("handleTimeout", &RobotHandle::timeout)
       .function("handleStop", &RobotHandle::stop)

@@ -105,15 +105,38 @@ void Delivery::robot_left(const std::string& robot_id) {
     it->second.seen = false;
     it->second.counters = ChannelCounters{};
     it->second.last_seq.reset();
+    it->second.held.clear();
+    it->second.held_bytes = 0;
     ++it;
   }
+  fit->second.holding.clear();
   if (fit->second.channels.empty()) feeds_.erase(fit);
 }
 
 // --- frames -------------------------------------------------------------------------------------
 
+namespace {
+
+SharedBytes frame_bytes(const wire::DataFrame& f) {
+  Bytes bytes;
+  bytes.reserve(wire::kDataPrefixBytes + f.header_json.size + f.payload.size);
+  append_u32_le(bytes, std::uint32_t(f.header_json.size));
+  append_u32_le(bytes, std::uint32_t(f.payload.size));
+  append(bytes, f.header_json);
+  append(bytes, f.payload);
+  return share(std::move(bytes));
+}
+
+// Whether a frame that came on `origin` must wait for an earlier stream.
+bool may_wait(StreamId origin, StreamId oldest_pending) {
+  return oldest_pending != 0 && oldest_pending < origin;
+}
+
+}  // namespace
+
 void Delivery::on_frame(const std::string& robot_id, const ChannelInfo& info,
-                        const wire::DataFrame& f, Sessions& sessions, Outbox& out, TimeMs now) {
+                        const wire::DataFrame& f, StreamId origin, StreamId oldest_pending,
+                        Sessions& sessions, Outbox& out, TimeMs now) {
   RobotFeed& rf = feeds_[robot_id];
   if (info.track) {  // never forwarded, only counted (§ WebRTC video)
     ++rf.frames_on_track;
@@ -122,40 +145,97 @@ void Delivery::on_frame(const std::string& robot_id, const ChannelInfo& info,
   }
   ChannelFeed& feed = rf.channels[f.header.ch];
   feed.seen = true;
+  const std::int64_t seq = f.header.seq;
   if (info.delivery == wire::Delivery::latest) {
     // Consumers keep the newest by seq; an older frame that arrives late is not worth sending.
-    if (feed.last_seq && f.header.seq <= *feed.last_seq) {
+    if (feed.last_seq && seq <= *feed.last_seq) {
       ++feed.counters.dropped;
       return;
     }
-    feed.last_seq = f.header.seq;
+    feed.last_seq = seq;
+    if (feed.viewers.empty()) return;
+    fan_out(f.header.ch, info.delivery, feed, frame_bytes(f), sessions, out, now);
+    return;
   }
-  if (feed.viewers.empty()) return;
-  Bytes bytes;
-  bytes.reserve(wire::kDataPrefixBytes + f.header_json.size + f.payload.size);
-  append_u32_le(bytes, std::uint32_t(f.header_json.size));
-  append_u32_le(bytes, std::uint32_t(f.payload.size));
-  append(bytes, f.header_json);
-  append(bytes, f.payload);
-  const SharedBytes frame = share(std::move(bytes));
+  // Reliable data is never dropped by seq: a frame at or below the last one forwarded (a robot
+  // that restarted its count, a stream opened out of order) goes on as it comes.
+  const bool behind = feed.last_seq && seq <= *feed.last_seq;
+  const bool next = feed.last_seq && seq == *feed.last_seq + 1;
+  if (behind || (feed.held.empty() && (next || !may_wait(origin, oldest_pending)))) {
+    if (!behind) feed.last_seq = seq;
+    if (!feed.viewers.empty())
+      fan_out(f.header.ch, info.delivery, feed, frame_bytes(f), sessions, out, now);
+    return;
+  }
+  auto [it, fresh] = feed.held.try_emplace(seq, Held{origin, frame_bytes(f)});
+  if (!fresh) {  // the same seq twice while waiting: this copy goes on as it comes
+    if (!feed.viewers.empty())
+      fan_out(f.header.ch, info.delivery, feed, frame_bytes(f), sessions, out, now);
+    return;
+  }
+  feed.held_bytes += it->second.frame->size();
+  if (release(f.header.ch, feed, oldest_pending, sessions, out))
+    rf.holding.insert(f.header.ch);
+  else
+    rf.holding.erase(f.header.ch);
+}
+
+bool Delivery::release(const std::string& ch, ChannelFeed& feed, StreamId oldest_pending,
+                       Sessions& sessions, Outbox& out) {
+  while (!feed.held.empty()) {
+    auto it = feed.held.begin();
+    const bool over = feed.held.size() > kReorderMaxFrames || feed.held_bytes > kReorderMaxBytes;
+    const bool next = feed.last_seq && it->first == *feed.last_seq + 1;
+    if (!over && !next && may_wait(it->second.origin, oldest_pending)) return true;
+    SharedBytes frame = std::move(it->second.frame);
+    feed.held_bytes -= frame->size();
+    feed.last_seq = it->first;
+    feed.held.erase(it);
+    if (!feed.viewers.empty())
+      fan_out(ch, wire::Delivery::reliable, feed, frame, sessions, out, TimeMs(0));
+  }
+  return false;
+}
+
+bool Delivery::holding(const std::string& robot_id) const {
+  auto fit = feeds_.find(robot_id);
+  return fit != feeds_.end() && !fit->second.holding.empty();
+}
+
+void Delivery::release_held(const std::string& robot_id, StreamId oldest_pending,
+                            Sessions& sessions, Outbox& out) {
+  auto fit = feeds_.find(robot_id);
+  if (fit == feeds_.end()) return;
+  RobotFeed& rf = fit->second;
+  for (auto it = rf.holding.begin(); it != rf.holding.end();) {
+    auto cit = rf.channels.find(*it);
+    if (cit == rf.channels.end() || !release(*it, cit->second, oldest_pending, sessions, out))
+      it = rf.holding.erase(it);
+    else
+      ++it;
+  }
+}
+
+void Delivery::fan_out(const std::string& ch, wire::Delivery mode, ChannelFeed& feed,
+                       const SharedBytes& frame, Sessions& sessions, Outbox& out, TimeMs now) {
   std::vector<SessionId> overflowed;
   for (SessionId v : feed.viewers) {
     const Session* vs = sessions.find(v);
     if (!vs || vs->closing) continue;
     auto vit = viewers_.find(v);
     if (vit == viewers_.end()) continue;
-    auto sit = vit->second.by_channel.find(f.header.ch);
+    auto sit = vit->second.by_channel.find(ch);
     if (sit == vit->second.by_channel.end()) continue;
-    if (info.delivery == wire::Delivery::latest) {
-      deliver_latest(v, f.header.ch, sit->second, frame, feed.counters, now, out);
-    } else if (!deliver_reliable(v, f.header.ch, sit->second, frame, feed.counters, out)) {
+    if (mode == wire::Delivery::latest) {
+      deliver_latest(v, ch, sit->second, frame, feed.counters, now, out);
+    } else if (!deliver_reliable(v, ch, sit->second, frame, feed.counters, out)) {
       overflowed.push_back(v);
     }
   }
   for (SessionId v : overflowed) {
     if (Session* vs = sessions.find(v))
       sessions.fail(*vs, std::nullopt,
-                    "reliable queue overflow on channel " + f.header.ch + " (" +
+                    "reliable queue overflow on channel " + ch + " (" +
                         std::to_string(kReliableMaxFrames) +
                         " frames or 16 MiB): the viewer reads too slowly; reconnect",
                     out);
@@ -345,6 +425,11 @@ bool Delivery::write_done(StreamId st, TimeMs now, Outbox& out) {
     open_stream(at->viewer, *at->ch, wire::Delivery::latest, sub.creating, out);
   }
   return true;
+}
+
+SessionId Delivery::owner(StreamId st) const {
+  auto it = outgoing_.find(st);
+  return it == outgoing_.end() ? 0 : it->second.first;
 }
 
 bool Delivery::stream_failed(StreamId st, Sessions& sessions, Outbox& out) {

@@ -37,6 +37,11 @@ constexpr std::size_t kReliableWritesInFlight = 8;
 // limit (quinn does) holds; a newer frame waits parked meanwhile.
 constexpr std::size_t kMaxLatestWritesInFlight = 4;
 constexpr std::size_t kMaxSubsPerViewer = wire::kMaxManifestChannels;
+// Frames of a reliable channel held back while an earlier one-shot stream of the robot may still
+// carry an earlier seq (one-shot streams complete in any order); past this the oldest goes on and
+// the gap is given up.
+constexpr std::size_t kReorderMaxFrames = kReliableMaxFrames;
+constexpr std::size_t kReorderMaxBytes = kReliableMaxBytes;
 // Over a WebSocket (v7 notes § Delivery reminders) a viewer stream "opens", and a write is done,
 // once the socket buffers at most this much: meanwhile the core supersedes latest frames in place,
 // so latest means the newest pending frame judged by the socket's buffered amount. The host
@@ -69,13 +74,29 @@ class Delivery {
   // --- frames ---
   // A data frame from a robot on a declared rx channel, fanned out to its subscribers. A viewer
   // whose reliable queue overflows is failed through `sessions`.
+  //
+  // Reliable channels reach viewers in seq order although the robot's one-shot streams complete
+  // in any order: a frame that does not follow the last one forwarded waits while a stream the
+  // robot opened before its own (`origin`) is still unfinished (`oldest_pending`, 0 for none),
+  // since only such a stream can still carry an earlier seq (streams open in order, and QUIC
+  // opens every lower-numbered stream with a higher one). No timer: a stream ends, or the robot's
+  // session does, or kReorderMaxFrames gives the gap up. Reliable data is never dropped by seq:
+  // a frame at or below the last one forwarded goes on as it comes. Over a WebSocket (origin 0)
+  // frames are already in order.
   void on_frame(const std::string& robot_id, const ChannelInfo& info, const wire::DataFrame& f,
-                Sessions& sessions, Outbox& out, TimeMs now);
+                StreamId origin, StreamId oldest_pending, Sessions& sessions, Outbox& out,
+                TimeMs now);
+  // One of the robot's incoming streams finished: held frames that no longer need to wait go.
+  void release_held(const std::string& robot_id, StreamId oldest_pending, Sessions& sessions,
+                    Outbox& out);
+  bool holding(const std::string& robot_id) const;
 
   // --- what the host reports; each returns false when `st` is none of its streams ---
   bool stream_opened(StreamId st, TimeMs now, Outbox& out);
   bool write_done(StreamId st, TimeMs now, Outbox& out);
   bool stream_failed(StreamId st, Sessions& sessions, Outbox& out);
+  // The viewer an outgoing stream belongs to, or 0.
+  SessionId owner(StreamId st) const;
 
   // --- time: the next latest stream to reap (workaround 12) ---
   Timeout poll_timeout() const;
@@ -115,14 +136,22 @@ class Delivery {
     std::string robot_id;
     std::map<std::string, Sub> by_channel;
   };
+  struct Held {
+    StreamId origin;
+    SharedBytes frame;
+  };
   struct ChannelFeed {
     std::set<SessionId> viewers;
     bool seen = false;  // a frame arrived since the robot registered (listed in /api/stats)
     ChannelCounters counters;
-    std::optional<std::int64_t> last_seq;  // latest: the newest seq forwarded
+    std::optional<std::int64_t> last_seq;  // the newest seq forwarded
+    // reliable: frames waiting for an earlier seq, by seq
+    std::map<std::int64_t, Held> held;
+    std::size_t held_bytes = 0;
   };
   struct RobotFeed {
     std::map<std::string, ChannelFeed> channels;
+    std::set<std::string> holding;  // reliable channels with held frames
     std::uint64_t frames_on_track = 0;
   };
   struct Located {
@@ -133,6 +162,11 @@ class Delivery {
   };
 
   std::optional<Located> locate(StreamId st);
+  void fan_out(const std::string& ch, wire::Delivery mode, ChannelFeed& feed,
+               const SharedBytes& frame, Sessions& sessions, Outbox& out, TimeMs now);
+  // Forwards the held frames of one channel that may go; true when some are still held.
+  bool release(const std::string& ch, ChannelFeed& feed, StreamId oldest_pending,
+               Sessions& sessions, Outbox& out);
   ChannelCounters* counters_of(const std::string& robot_id, const std::string& ch);
   void open_stream(SessionId viewer, const std::string& ch, wire::Delivery mode, StreamId st,
                    Outbox& out);

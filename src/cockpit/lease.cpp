@@ -1,5 +1,6 @@
 #include "cockpit/lease.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace tether::cockpit {
@@ -19,7 +20,15 @@ void to_robot(Robot& robot, const Json& message, Sessions& sessions, Outbox& out
 
 }  // namespace
 
-void Lease::start(Session& viewer, Robot& robot, Sessions& sessions, Outbox& out) {
+std::uint64_t Lease::next_gen(TimeMs now) {
+  std::uint64_t gen = gen_counter_ + 1;
+  const std::int64_t wall = wall_clock_ms_ > 0 ? wall_clock_ms_ + now : 0;
+  if (wall > 0 && wall <= kMaxSafeInteger / kLeaseGensPerMs)
+    gen = std::max(gen, std::uint64_t(wall) * std::uint64_t(kLeaseGensPerMs));
+  return gen;
+}
+
+void Lease::start(Session& viewer, Robot& robot, Sessions& sessions, Outbox& out, TimeMs now) {
   const std::string& id = viewer.watching;
   State& st = leases_[id];
   if (st.holder && st.holder != viewer.ep.id) {
@@ -29,7 +38,10 @@ void Lease::start(Session& viewer, Robot& robot, Sessions& sessions, Outbox& out
     return;
   }
   st.holder = viewer.ep.id;
-  st.gen = ++gen_counter_;
+  st.gen = gen_counter_ = next_gen(now);
+  // Stored before anything names it, so a host with output gates (a Durable Object) holds the
+  // grant until the generation is durable.
+  out.push(ActionKind::persist_lease_gen, 0).gen = st.gen;
   Json started = Json::object();
   started["t"] = "teleop_started";
   out.send(viewer.ep, started);

@@ -25,6 +25,7 @@ std::string_view action_kind_name(ActionKind k) {
     case ActionKind::write_stream: return "write_stream";
     case ActionKind::reset_stream: return "reset_stream";
     case ActionKind::close_session: return "close_session";
+    case ActionKind::persist_lease_gen: return "persist_lease_gen";
     case ActionKind::sfu_call: return "sfu_call";
     case ActionKind::sfu_cancel: return "sfu_cancel";
   }
@@ -50,7 +51,7 @@ CockpitAction& Outbox::push(ActionKind kind, SessionId session, StreamId stream)
   return a;
 }
 
-void Outbox::send(Endpoint& to, const Json& message) {
+CockpitAction* Outbox::send(Endpoint& to, const Json& message) {
   const std::string text = to_json(message);
   Bytes out;
   if (to.lane == Lane::websocket) {
@@ -58,14 +59,16 @@ void Outbox::send(Endpoint& to, const Json& message) {
     h.ch = wire::kControlChannel;
     h.seq = std::int64_t(to.out_seq++);
     h.delivery = wire::Delivery::reliable;
-    if (wire::append_data_frame(out, h, ByteView(std::string_view(text)))) return;
+    if (wire::append_data_frame(out, h, ByteView(std::string_view(text)))) return nullptr;
   } else if (to.role == Role::robot) {
     append(out, text);
   } else if (wire::append_control_frame(out, text)) {
-    return;
+    return nullptr;
   }
-  push(to.role == Role::robot ? ActionKind::send_datagram : ActionKind::write_control, to.id)
-      .bytes = share(std::move(out));
+  CockpitAction& a =
+      push(to.role == Role::robot ? ActionKind::send_datagram : ActionKind::write_control, to.id);
+  a.bytes = share(std::move(out));
+  return &a;
 }
 
 Json error_message(wire::ErrorCode code, std::string_view message, std::size_t cap) {

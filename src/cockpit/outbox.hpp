@@ -34,8 +34,9 @@ class Outbox {
   CockpitAction& push(ActionKind kind, SessionId session, StreamId stream = 0);
 
   // A JSON message on the endpoint's reply lane: a datagram to a robot, the control stream to a
-  // viewer, an @control data frame to either over a WebSocket.
-  void send(Endpoint& to, const Json& message);
+  // viewer, an @control data frame to either over a WebSocket. The action, or nullptr when the
+  // message could not be framed (it stays valid until polled).
+  CockpitAction* send(Endpoint& to, const Json& message);
   // `error {code, message}`, the message cut on a code point to fit the lane.
   void send_error(Endpoint& to, wire::ErrorCode code, std::string_view message);
   void close(SessionId session, std::optional<wire::ErrorCode> code, std::string reason);

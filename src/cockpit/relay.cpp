@@ -1,5 +1,6 @@
 #include "cockpit/relay.hpp"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 #include <vector>
@@ -13,14 +14,35 @@ using wire::ErrorCode;
 using wire::MessageType;
 
 CockpitRelay::CockpitRelay(RelayConfig config)
-    : sessions_(std::move(config.auth), config.sfu),
+    : ws_buffered_amount_(config.websocket_buffered_amount),
+      sessions_(std::move(config.auth), config.sfu),
+      lease_(config.wall_clock_ms, config.lease_gen_floor),
       rtc_(config.sfu ? std::optional<RtcConfig>(config.rtc) : std::nullopt) {}
 
 // --- sessions -----------------------------------------------------------------------------------
 
-SessionId CockpitRelay::handle_session_open(Role role, Lane lane, TimeMs) {
+SessionId CockpitRelay::handle_session_open(Role role, Lane lane, TimeMs now) {
   Session* s = sessions_.open(role, lane);
-  return s ? s->ep.id : 0;
+  if (!s) return 0;
+  s->heard_ms = now;
+  if (lane == Lane::websocket) {
+    ++ws_sessions_;
+    if (!liveness_at_) liveness_at_ = now + kWebSocketLivenessMs;
+  }
+  return s->ep.id;
+}
+
+std::optional<CockpitAction> CockpitRelay::poll_action() {
+  auto a = out_.poll();
+  if (a && a->bytes && !ws_buffered_amount_) {
+    // What each WebSocket is handed, for the acknowledged window.
+    Session* s = sessions_.find(a->session);
+    if (s && s->ep.lane == Lane::websocket) {
+      s->ws_queued += a->bytes->size();
+      if (a->ack_mark) s->ws_pong_mark = s->ws_queued;
+    }
+  }
+  return a;
 }
 
 void CockpitRelay::handle_session_closed(SessionId s, TimeMs now) {
@@ -45,6 +67,8 @@ void CockpitRelay::release(SessionId id, TimeMs now) {
   if (!s) return;
   for (StreamId st : s->incoming) incoming_.erase(st);
   s->incoming.clear();
+  if (s->ep.lane == Lane::websocket && ws_sessions_ > 0 && --ws_sessions_ == 0)
+    liveness_at_.reset();
   rtc_.left(id, sessions_, out_, now);
   if (s->ep.role == Role::viewer) {
     // Outgoing streams die with the transport session; only the bookkeeping goes.
@@ -65,6 +89,8 @@ void CockpitRelay::release(SessionId id, TimeMs now) {
     return;
   }
   const std::string robot_id = s->robot_id;
+  // Its streams are gone, so nothing earlier can arrive: what waited for them goes now, in order.
+  if (delivery_.holding(robot_id)) delivery_.release_held(robot_id, 0, sessions_, out_);
   publish_.robot_left(id, sessions_, out_);
   lease_.robot_left(robot_id, sessions_, out_);
   delivery_.robot_left(robot_id);
@@ -217,12 +243,7 @@ void CockpitRelay::on_robot_message(Session& s, ByteView json, bool reply_invali
   }
   if (!sessions_.robot_of(s)) return;
   switch (m->type) {
-    case MessageType::ping: {
-      Json p = m->body;
-      p["t"] = "pong";
-      out_.send(s.ep, p);
-      return;
-    }
+    case MessageType::ping: pong(s, std::move(m->body)); return;
     case MessageType::pub_ack:
     case MessageType::pub_nack: publish_.on_answer(s, m.value(), sessions_, out_); return;
     case MessageType::rtc_offer:
@@ -238,7 +259,8 @@ void CockpitRelay::on_robot_message(Session& s, ByteView json, bool reply_invali
   }
 }
 
-void CockpitRelay::on_robot_frame(Session& s, const wire::DataFrame& f, TimeMs now) {
+void CockpitRelay::on_robot_frame(Session& s, const wire::DataFrame& f, StreamId origin,
+                                  TimeMs now) {
   if (f.header.ch == wire::kControlChannel) {
     on_robot_message(s, f.payload, true, now);
     return;
@@ -258,7 +280,15 @@ void CockpitRelay::on_robot_frame(Session& s, const wire::DataFrame& f, TimeMs n
     count_drop("undeclared_channel");
     return;
   }
-  delivery_.on_frame(s.robot_id, cit->second, f, sessions_, out_, now);
+  // The oldest other one-shot stream of this robot still unfinished (its own is in the set).
+  StreamId oldest = 0;
+  for (StreamId st : s.incoming) {
+    if (st != origin) {
+      oldest = st;
+      break;
+    }
+  }
+  delivery_.on_frame(s.robot_id, cit->second, f, origin, oldest, sessions_, out_, now);
 }
 
 // --- viewer input -------------------------------------------------------------------------------
@@ -285,16 +315,12 @@ void CockpitRelay::on_viewer_message(Session& s, ByteView json, bool on_control,
   }
   Json& b = m->body;
   switch (m->type) {
-    case MessageType::ping: {
-      b["t"] = "pong";
-      out_.send(s.ep, b);
-      return;
-    }
+    case MessageType::ping: pong(s, std::move(b)); return;
     case MessageType::watch: on_watch(s, b["robotId"].get<std::string>(), now); return;
     case MessageType::sub: on_sub(s, b["ch"].get<std::string>(), now); return;
     case MessageType::unsub: on_unsub(s, b["ch"].get<std::string>(), now); return;
     case MessageType::teleop_start:
-      if (Robot* r = watched(s)) lease_.start(s, *r, sessions_, out_);
+      if (Robot* r = watched(s)) lease_.start(s, *r, sessions_, out_, now);
       return;
     case MessageType::teleop_stop:
       if (Robot* r = sessions_.robot_of(s)) lease_.stop(s, *r, sessions_, out_);
@@ -396,7 +422,7 @@ void CockpitRelay::robot_stream_data(StreamId st, Incoming& in, Session& s, Byte
     }
     got_frame = true;
     // Handled in place: the views live until the next feed.
-    if (!s.closing) on_robot_frame(s, f, now);
+    if (!s.closing) on_robot_frame(s, f, st, now);
   });
   if (got_frame)
     stop_incoming(st);
@@ -427,8 +453,14 @@ void CockpitRelay::stop_incoming(StreamId st) {
   incoming_.erase(it);
   Session* s = sessions_.find(sid);
   if (!s) return;
-  s->incoming.erase(st);
+  incoming_done(*s, st);
   if (!s->closing) out_.reset(sid, st, StreamEnd::closing);
+}
+
+void CockpitRelay::incoming_done(Session& s, StreamId st) {
+  s.incoming.erase(st);
+  if (s.ep.role != Role::robot || s.robot_id.empty() || !delivery_.holding(s.robot_id)) return;
+  delivery_.release_held(s.robot_id, s.incoming.empty() ? 0 : *s.incoming.begin(), sessions_, out_);
 }
 
 void CockpitRelay::incoming_failed(StreamId st, wire::FrameError e) {
@@ -437,18 +469,21 @@ void CockpitRelay::incoming_failed(StreamId st, wire::FrameError e) {
   stop_incoming(st);
 }
 
-void CockpitRelay::handle_incoming_end(StreamId st, TimeMs) {
+void CockpitRelay::handle_incoming_end(StreamId st, TimeMs now) {
   auto it = incoming_.find(st);
   if (it == incoming_.end()) return;
   // A frame cut off mid-way is dropped; nothing else is lost.
   if (it->second.robot.buffered() > 0 || it->second.viewer.partial()) count_drop("truncated");
-  if (Session* s = sessions_.find(it->second.session)) s->incoming.erase(st);
+  const SessionId sid = it->second.session;
   incoming_.erase(it);
+  if (Session* s = sessions_.find(sid)) incoming_done(*s, st);
+  settle(now);
 }
 
 void CockpitRelay::handle_ws_message(SessionId id, ByteView frame, TimeMs now) {
   Session* s = sessions_.find(id);
   if (!s || s->closing) return;
+  s->heard_ms = now;
   auto f = wire::decode_data_frame(frame);
   if (!f) {
     // One WebSocket message is one frame: a corrupt one is dropped alone.
@@ -461,7 +496,7 @@ void CockpitRelay::handle_ws_message(SessionId id, ByteView frame, TimeMs now) {
       sessions_.fail(*s, ErrorCode::hello_required, "send hello as an @control data frame first",
                      out_);
   } else if (s->ep.role == Role::robot) {
-    on_robot_frame(*s, f.value(), now);
+    on_robot_frame(*s, f.value(), 0, now);
   } else {
     on_viewer_frame(*s, f.value(), now);
   }
@@ -471,13 +506,55 @@ void CockpitRelay::handle_ws_message(SessionId id, ByteView frame, TimeMs now) {
 // --- outgoing streams ---------------------------------------------------------------------------
 
 void CockpitRelay::handle_stream_opened(StreamId st, TimeMs now) {
-  delivery_.stream_opened(st, now, out_);
+  complete(Completion::opened, st, now);
   settle(now);
 }
 
 void CockpitRelay::handle_write_done(StreamId st, TimeMs now) {
-  if (!delivery_.write_done(st, now, out_)) sessions_.carrier_done(st);
+  complete(Completion::written, st, now);
   settle(now);
+}
+
+void CockpitRelay::dispatch(Completion c, StreamId st, TimeMs now) {
+  if (c == Completion::opened)
+    delivery_.stream_opened(st, now, out_);
+  else if (!delivery_.write_done(st, now, out_))
+    sessions_.carrier_done(st);
+}
+
+bool CockpitRelay::paced(const Session& s) const {
+  return !ws_buffered_amount_ && s.ep.lane == Lane::websocket;
+}
+
+void CockpitRelay::complete(Completion c, StreamId st, TimeMs now) {
+  if (!ws_buffered_amount_) {
+    SessionId owner = delivery_.owner(st);
+    if (!owner) owner = sessions_.carrier_session(st);
+    Session* s = sessions_.find(owner);
+    if (s && paced(*s) &&
+        (!s->ws_deferred.empty() || s->ws_queued - s->ws_acked > kWebSocketAckWindowBytes)) {
+      // The socket's window is full: the completion waits for the client's next ping.
+      s->ws_deferred.emplace_back(c == Completion::opened, st);
+      return;
+    }
+  }
+  dispatch(c, st, now);
+}
+
+void CockpitRelay::acknowledge(Session& s, TimeMs now) {
+  // The client read the previous pong, and everything queued before it (it pings only then).
+  s.ws_acked = std::max(s.ws_acked, s.ws_pong_mark);
+  while (!s.ws_deferred.empty() && s.ws_queued - s.ws_acked <= kWebSocketAckWindowBytes) {
+    auto [opened, st] = s.ws_deferred.front();
+    s.ws_deferred.pop_front();
+    dispatch(opened ? Completion::opened : Completion::written, st, now);
+  }
+}
+
+void CockpitRelay::pong(Session& s, Json ping) {
+  if (paced(s)) acknowledge(s, s.heard_ms);
+  ping["t"] = "pong";
+  if (CockpitAction* a = out_.send(s.ep, ping)) a->ack_mark = true;
 }
 
 void CockpitRelay::handle_stream_failed(StreamId st, TimeMs now) {
@@ -492,12 +569,39 @@ void CockpitRelay::handle_stream_failed(StreamId st, TimeMs now) {
 // --- time ---------------------------------------------------------------------------------------
 
 Timeout CockpitRelay::poll_timeout() const {
-  return earliest(earliest(delivery_.poll_timeout(), publish_.poll_timeout()), rtc_.poll_timeout());
+  return earliest(earliest(earliest(delivery_.poll_timeout(), publish_.poll_timeout()), rtc_.poll_timeout()),
+                  liveness_at_);
+}
+
+void CockpitRelay::sweep_liveness(TimeMs now) {
+  if (!liveness_at_ || now < *liveness_at_) return;
+  // Over the WebSocket sessions once per deadline, never per message: between two looks a
+  // session's heard_ms only grows, so the earliest a session could reach the bound is known here.
+  std::vector<SessionId> silent;
+  Timeout next;
+  sessions_.for_each([&](Session& s) {
+    if (s.ep.lane != Lane::websocket || s.closing) return;
+    if (now - s.heard_ms >= kWebSocketLivenessMs)
+      silent.push_back(s.ep.id);
+    else
+      next = earliest(next, s.heard_ms + kWebSocketLivenessMs);
+  });
+  for (SessionId id : silent) {
+    if (Session* s = sessions_.find(id))
+      sessions_.end(*s, std::nullopt,
+                    "nothing heard for " + std::to_string(kWebSocketLivenessMs / 1000) +
+                        " s over the WebSocket: the peer is gone (a client pings every second "
+                        "or two); reconnect",
+                    out_);
+  }
+  // Sessions being closed are released soon; until then, look again a whole bound later.
+  liveness_at_ = ws_sessions_ ? (next ? next : Timeout(now + kWebSocketLivenessMs)) : std::nullopt;
 }
 
 void CockpitRelay::handle_timeout(TimeMs now) {
   publish_.handle_timeout(now, sessions_, out_);
   delivery_.handle_timeout(now, out_);
+  sweep_liveness(now);
   rtc_.handle_timeout(now, sessions_, out_);
   settle(now);
 }

@@ -42,12 +42,39 @@ namespace tether::cockpit {
 
 // One-shot streams a session may have open at once; past this the host resets a new one.
 constexpr std::size_t kMaxIncomingStreamsPerSession = 256;
+// A WebSocket offers no liveness of its own (a dead peer can keep TCP open for minutes), so a
+// WebSocket session the relay hears nothing from for this long is closed, which releases its
+// teleop lease; clients ping every second or two. WebTransport sessions have QUIC's idle timeout.
+// The relay looks for silent sessions once, when the one heard least recently would reach the
+// bound (not on a cadence): a relay with WebSockets open keeps no timer nearer than its real
+// deadlines, so the edge's long ones (the TURN refresh and retries) still ride its alarm.
+constexpr TimeMs kWebSocketLivenessMs = 10'000;
+// The edge's slow-reader rule. Where the host cannot see what a WebSocket buffers (workerd has no
+// bufferedAmount), the relay counts the bytes it hands each socket and treats a client's ping as
+// acknowledging everything queued before the relay's previous pong (clients send a ping only
+// after the previous pong arrived, viewer_session.hpp). A stream opens, and a write is done, only
+// while fewer than this many bytes are unacknowledged; meanwhile latest frames are superseded in
+// place and reliable ones queue up to their caps, then the viewer is disconnected, exactly as a
+// full socket does where bufferedAmount exists. A reader that stops reading stops pinging and is
+// closed by the liveness rule.
+constexpr std::size_t kWebSocketAckWindowBytes = 4u * 1024 * 1024;
 
 struct RelayConfig {
   std::optional<AuthTable> auth;  // absent: no auth file, tokens are ignored
   // An SFU is configured (--rtc-file): the relay brokers WebRTC video (rtc.hpp). Without one, a
   // robot that declares a track channel is refused with rtc_unavailable (§ WebRTC video).
   bool sfu = false;
+  // The wall-clock time (ms since the Unix epoch) at now_ms == 0, as the host read it when it made
+  // the relay; 0 for none. Seeds the teleop lease generations (lease.hpp).
+  std::int64_t wall_clock_ms = 0;
+  // The newest lease generation a previous relay of this deployment persisted (persist_lease_gen),
+  // or 0.
+  std::uint64_t lease_gen_floor = 0;
+  // The host reports a WebSocket stream open and a write done only once the socket buffers at most
+  // kWebSocketHighWaterBytes (Deno, browsers: bufferedAmount). False where no such signal exists
+  // (workerd): the relay then paces WebSocket writes by acknowledged pongs
+  // (kWebSocketAckWindowBytes).
+  bool websocket_buffered_amount = true;
   RtcConfig rtc;  // with `sfu`: whether a TURN key is configured
 };
 
@@ -92,8 +119,8 @@ class CockpitRelay {
 
   // --- output -----------------------------------------------------------------------------------
   // The next action, in the order they must be carried out.
-  std::optional<CockpitAction> poll_action() { return out_.poll(); }
-  // When handle_timeout is next wanted: the earliest reap or publish deadline.
+  std::optional<CockpitAction> poll_action();
+  // When handle_timeout is next wanted: the earliest reap, publish or liveness deadline.
   Timeout poll_timeout() const;
 
   // --- introspection ----------------------------------------------------------------------------
@@ -113,7 +140,8 @@ class CockpitRelay {
 
   // dispatch
   void on_robot_message(Session& s, ByteView json, bool reply_invalid, TimeMs now);
-  void on_robot_frame(Session& s, const wire::DataFrame& f, TimeMs now);
+  // `origin`: the one-shot stream it came on, 0 on a WebSocket.
+  void on_robot_frame(Session& s, const wire::DataFrame& f, StreamId origin, TimeMs now);
   void on_viewer_message(Session& s, ByteView json, bool on_control, TimeMs now);
   void on_viewer_frame(Session& s, const wire::DataFrame& f, TimeMs now);
   void on_hello(Session& s, const wire::Message& hello, TimeMs now);
@@ -136,12 +164,25 @@ class CockpitRelay {
   void viewer_stream_data(StreamId st, Incoming& in, Session& s, ByteView chunk, TimeMs now);
   void stop_incoming(StreamId st);
   void incoming_failed(StreamId st, wire::FrameError e);
+  // The robot session's stream `st` finished: reliable frames waiting on it may go.
+  void incoming_done(Session& s, StreamId st);
+
+  // WebSocket pacing without bufferedAmount (kWebSocketAckWindowBytes).
+  enum class Completion { opened, written };
+  bool paced(const Session& s) const;
+  // A stream opened or a write completed; deferred while the socket's window is full.
+  void complete(Completion c, StreamId st, TimeMs now);
+  void dispatch(Completion c, StreamId st, TimeMs now);
+  void acknowledge(Session& s, TimeMs now);
+  void pong(Session& s, Json ping);
+  void sweep_liveness(TimeMs now);
 
   // Closes and releases the sessions that failed during this input.
   void settle(TimeMs now);
   void release(SessionId id, TimeMs now);
   void count_drop(std::string reason) { ++drops_[std::move(reason)]; }
 
+  bool ws_buffered_amount_;
   Outbox out_;
   Sessions sessions_;
   Lease lease_;
@@ -150,6 +191,8 @@ class CockpitRelay {
   Rtc rtc_;
   std::unordered_map<StreamId, Incoming> incoming_;
   std::map<std::string, std::uint64_t> drops_;  // invalid input by reason, for /api/stats
+  std::size_t ws_sessions_ = 0;
+  Timeout liveness_at_;
 };
 
 }  // namespace tether::cockpit

@@ -1,5 +1,6 @@
 #include "cockpit/robot_session.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "wire/limits.hpp"
@@ -43,6 +44,16 @@ std::string_view send_result_name(SendResult r) {
     case SendResult::invalid: return "invalid";
   }
   return "invalid";
+}
+
+std::string_view robot_setup_error_name(RobotSetupError e) {
+  switch (e) {
+    case RobotSetupError::invalid_config: return "invalidConfig";
+    case RobotSetupError::invalid_manifest: return "invalidManifest";
+    case RobotSetupError::manifest_unsupported: return "manifestUnsupported";
+    case RobotSetupError::invalid_hello: return "invalidHello";
+  }
+  return "invalidConfig";
 }
 
 Result<RobotConfig, std::string> robot_config_from_json(const Json& c) {
@@ -97,12 +108,22 @@ Result<RobotConfig, std::string> robot_config_from_json(const Json& c) {
   return rc;
 }
 
-Result<RobotSession, std::string> RobotSession::create(RobotConfig config) {
+Result<RobotSession, RobotSetupProblem> RobotSession::create(RobotConfig config) {
+  auto problem = [](RobotSetupError kind, std::string message) {
+    return err(RobotSetupProblem{kind, std::move(message)});
+  };
   auto manifest = wire::validate_manifest(config.manifest);
   if (!manifest) {
     const auto& e = manifest.error().front();
-    return err("the manifest is invalid at " + (e.path.empty() ? std::string("the top") : e.path) +
-               ": " + e.message + " (" + std::string(wire::manifest_error_name(e.code)) + ")");
+    if (e.code == wire::ManifestErrorCode::unsupported_version)
+      return problem(RobotSetupError::manifest_unsupported,
+                     "manifestUnsupported: this SDK reads manifest version " +
+                         std::to_string(wire::kManifestVersion) +
+                         "; write the manifest as version 1 or update the SDK");
+    return problem(RobotSetupError::invalid_manifest,
+                   "the manifest is invalid at " +
+                       (e.path.empty() ? std::string("the top") : e.path) + ": " + e.message +
+                       " (" + std::string(wire::manifest_error_name(e.code)) + ")");
   }
   Json hello = Json::object();
   hello["t"] = "hello";
@@ -116,16 +137,19 @@ Result<RobotSession, std::string> RobotSession::create(RobotConfig config) {
   hello["manifest"] = manifest.value();
   auto m = wire::validate_message(hello, wire::Sender::robot);
   if (!m)
-    return err("the robot's hello is invalid: " + m.error().detail +
-               " (an id is 1 to 128 characters, a name and a model at most 256, a token at most "
-               "4096)");
+    return problem(RobotSetupError::invalid_hello,
+                   "the robot's hello is invalid: " + m.error().detail +
+                       " (an id is 1 to 128 characters, a name and a model at most 256, a token "
+                       "at most 4096)");
   if (auto code = wire::check_hello(m.value(), wire::Role::robot))
-    return err("the robot's hello would be refused with " + std::string(wire::error_name(*code)) +
-               ": " + std::string(wire::error_info(*code).fix));
+    return problem(RobotSetupError::invalid_hello, "the robot's hello would be refused with " +
+                                                       std::string(wire::error_name(*code)) + ": " +
+                                                       std::string(wire::error_info(*code).fix));
   std::string text = wire::encode_message(m.value());
   if (text.size() > wire::kMaxControlBytes)
-    return err("the hello is over 64 KiB (" + std::to_string(text.size()) +
-               " bytes): the manifest is too large");
+    return problem(RobotSetupError::invalid_hello, "the hello is over 64 KiB (" +
+                                                       std::to_string(text.size()) +
+                                                       " bytes): the manifest is too large");
   Json normal = std::move(manifest.value());
   return RobotSession(std::move(config), std::move(normal), std::move(text));
 }
@@ -180,6 +204,7 @@ void RobotSession::handle_connected(Lane lane, TimeMs now) {
   welcomed_ = false;
   last_error_.reset();
   carrier_ = wire::DataStreamDecoder{};
+  carrier_ended_ = false;
   subs_n_ = 0;
   wanted_.clear();
   link_event("open");
@@ -264,7 +289,13 @@ void RobotSession::handle_timeout(TimeMs now) {
     p["ts"] = double(now) / 1000.0;
     if (auto text = client_message(p, wire::Sender::robot))
       actions_.push(RobotAction{RobotActionKind::send_datagram, lane_.datagram(*text, now), {}});
-    ping_at_ = now + kRobotPingIntervalMs;
+    last_ping_ms_ = now;
+    // A datagram may be lost, so WebTransport pings keep time; on a WebSocket a ping waits for the
+    // previous pong, which makes it an acknowledgement the edge relay paces its writes by.
+    if (lane_.lane() == Lane::websocket)
+      ping_at_.reset();
+    else
+      ping_at_ = now + kRobotPingIntervalMs;
   }
   safety_.handle_timeout(now);
   drain_safety();
@@ -284,13 +315,22 @@ void RobotSession::handle_datagram(ByteView bytes, TimeMs now) {
 }
 
 void RobotSession::handle_carrier_data(ByteView chunk, TimeMs now) {
-  if (link_ != Link::open || carrier_.failed()) return;
+  if (link_ != Link::open || carrier_.failed() || carrier_ended_) return;
   auto e = carrier_.feed(chunk, [&](const wire::DataFrame& f) { on_frame(f, now); });
   // A corrupt carrier fails the session (workaround 3): reconnecting re-baselines it.
   if (e) {
     drop(std::string(wire::frame_error_name(*e)), std::string(wire::frame_error_text(*e)));
     close("carrier: " + std::string(wire::frame_error_name(*e)));
   }
+}
+
+void RobotSession::handle_carrier_end(TimeMs) {
+  if (link_ != Link::open || carrier_.failed() || carrier_ended_) return;
+  // An early end or a reset fails the session as corrupt framing does (workaround 3): the carrier
+  // carries the subs snapshots, so a robot that kept its session would go deaf.
+  drop("carrier_ended", "the relay's carrier stream ended or was reset");
+  carrier_ended_ = true;
+  close("carrier ended: reconnecting to re-register");
 }
 
 void RobotSession::handle_ws_message(ByteView frame, TimeMs now) {
@@ -380,9 +420,14 @@ void RobotSession::on_message(const wire::Message& m, TimeMs now) {
       safety_.handle_message(m, now);
       drain_safety();
       return;
+    case MessageType::pong:
+      if (lane_.lane() == Lane::websocket && welcomed_ && !ping_at_ &&
+          m.body["n"].get<std::uint64_t>() + 1 == ping_n_)
+        ping_at_ = std::max(now, last_ping_ms_ + kRobotPingIntervalMs);
+      return;
     case MessageType::rtc_ice:
     case MessageType::rtc_answer: on_rtc_message(m, now); return;
-    default: return;  // pong needs nothing
+    default: return;
   }
 }
 

@@ -33,7 +33,8 @@ namespace tether::cockpit {
 constexpr TimeMs kHelloResendMs = 250;
 // No welcome by then: the session is closed and retried.
 constexpr TimeMs kHelloTimeoutMs = 10'000;
-constexpr TimeMs kRobotPingIntervalMs = 1000;
+constexpr TimeMs kRobotPingIntervalMs = 1000;  // on a WebSocket, and at most once per pong there
+                                               // (see kViewerWsPingIntervalMs)
 // After a session ends the robot reconnects this much later, unless the relay's last error says
 // reconnecting cannot succeed (wire::ErrorCodeInfo::final_for_client).
 constexpr TimeMs kRobotReconnectMs = 1000;
@@ -61,6 +62,23 @@ struct RobotConfig {
 // A config as JSON: {id, name?, model?, manifest, token?, watchdogMs?, trackTimeoutMs?}, as
 // JavaScript hands it over. Unknown keys and wrong types are refused, naming the key.
 Result<RobotConfig, std::string> robot_config_from_json(const Json& config);
+
+// Why a robot session could not be made. The SDK reports the kind by name: a manifest of a version
+// this SDK does not read is `manifestUnsupported`, as the protocol names it (§ Manifest).
+enum class RobotSetupError {
+  invalid_config,
+  invalid_manifest,
+  manifest_unsupported,
+  invalid_hello
+};
+constexpr std::size_t kRobotSetupErrorCount = 4;
+// invalidConfig, invalidManifest, manifestUnsupported, invalidHello
+std::string_view robot_setup_error_name(RobotSetupError e);
+
+struct RobotSetupProblem {
+  RobotSetupError kind;
+  std::string message;  // names the field and what to do
+};
 
 enum class RobotActionKind {
   connect,        // open a transport to the relay's /robot (or /ws/robot); report the outcome
@@ -110,7 +128,7 @@ std::string_view send_result_name(SendResult r);
 class RobotSession {
  public:
   // Validates the identity and the manifest as the relay will; the error names the field.
-  static Result<RobotSession, std::string> create(RobotConfig config);
+  static Result<RobotSession, RobotSetupProblem> create(RobotConfig config);
 
   // --- inputs ---
   // Begin: ask for a transport.
@@ -122,6 +140,9 @@ class RobotSession {
   // WebTransport: a datagram from the relay; bytes on the carrier (the one relay-opened stream).
   void handle_datagram(ByteView bytes, TimeMs now);
   void handle_carrier_data(ByteView chunk, TimeMs now);
+  // The carrier ended (FIN) or was reset while the session was open. The carrier is a control
+  // dependency (workaround 3): the session closes, so the robot reconnects and re-registers.
+  void handle_carrier_end(TimeMs now);
   // WebSocket: one message, which is one data frame.
   void handle_ws_message(ByteView frame, TimeMs now);
   void handle_timeout(TimeMs now);
@@ -195,8 +216,10 @@ class RobotSession {
   Timeout ping_at_;
   Timeout reconnect_at_;
   std::uint64_t ping_n_ = 0;
+  TimeMs last_ping_ms_ = 0;
   std::optional<wire::ErrorCode> last_error_;
   wire::DataStreamDecoder carrier_;
+  bool carrier_ended_ = false;
   std::uint64_t subs_n_ = 0;
   std::set<std::string> wanted_;
   std::map<std::string, std::int64_t> seq_;  // per channel, across reconnects

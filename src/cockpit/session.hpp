@@ -52,6 +52,14 @@ struct Session {
   std::set<StreamId> incoming;  // its open one-shot streams
   std::string robot_id;         // robot: the id it registered
   std::string watching;         // viewer: the robot it watches
+  // WebSocket sessions: when the relay last heard from it (kWebSocketLivenessMs), and where the
+  // host cannot see the socket's buffer, the bytes handed to it, those a ping acknowledged, where
+  // the last pong sat, and the completions waiting for room (kWebSocketAckWindowBytes).
+  TimeMs heard_ms = 0;
+  std::uint64_t ws_queued = 0;
+  std::uint64_t ws_acked = 0;
+  std::uint64_t ws_pong_mark = 0;
+  std::deque<std::pair<bool, StreamId>> ws_deferred;  // (opened, stream)
 };
 
 // The one relay-opened stream of a robot session (workaround 3).
@@ -91,6 +99,10 @@ class Sessions {
   std::size_t viewers() const;
   // Removes a session; a registered robot's record goes with it.
   void erase(SessionId id);
+  template <class Fn>
+  void for_each(Fn&& fn) {
+    for (auto& [id, s] : sessions_) fn(*s);
+  }
 
   Robot* robot(const std::string& id);
   const std::map<std::string, Robot>& robots() const { return robots_; }

@@ -49,12 +49,16 @@ enum class ActionKind {
                   // one stream complete in order)
   reset_stream,   // RESET an outgoing stream, or STOP_SENDING an incoming one-shot stream
   close_session,  // after flushing what was queued before it
+  // The newest teleop lease generation (`gen`), for a host that can store it (the edge); a relay
+  // made later with RelayConfig::lease_gen_floor set to it issues only greater ones. Not tied to
+  // a session. Hosts without storage ignore it (the lease's clock seed carries them).
+  persist_lease_gen,
   // WebRTC brokering (§ WebRTC video; rtc.hpp): one call of the SFU's HTTPS API, carrying a call
   // token; the host answers with handle_sfu_result(call, result) once the call is done.
   sfu_call,
   sfu_cancel,  // abandon the call named by `call` (its result, if it still comes, is ignored)
 };
-constexpr std::size_t kActionKindCount = 10;
+constexpr std::size_t kActionKindCount = 11;
 std::string_view action_kind_name(ActionKind k);
 
 // The SFU calls the relay makes, named as Cloudflare Realtime's client names them
@@ -79,6 +83,9 @@ struct CockpitAction {
   wire::Delivery delivery = wire::Delivery::latest;
   std::int64_t send_order = 0;
   StreamEnd end = StreamEnd::closing;  // reset_stream
+  std::uint64_t gen = 0;               // persist_lease_gen
+  // A pong: where it sits in its socket's queue marks what the client's next ping acknowledges.
+  bool ack_mark = false;
   // close_session: the error sent just before (absent for a plain close) and a reason for logs
   // and the WebTransport close.
   std::optional<wire::ErrorCode> code;

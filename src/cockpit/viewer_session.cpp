@@ -8,6 +8,7 @@
 #include "wire/errors.hpp"
 #include "wire/frame.hpp"
 #include "wire/limits.hpp"
+#include "wire/manifest.hpp"
 #include "wire/messages.hpp"
 
 namespace tether::cockpit {
@@ -78,6 +79,7 @@ std::optional<ViewerEvent> ViewerSession::poll_event() {
   link["state"] = kLinkNames[static_cast<int>(link_)];
   if (link_ == Link::connecting || link_ == Link::reconnecting) link["attempt"] = attempt_;
   if (link_ == Link::reconnecting) link["delayMs"] = delay_ms_;
+  if (link_ == Link::stopped && final_) link["code"] = std::string(wire::error_name(*final_));
   if (!detail_.empty()) link["detail"] = detail_;
   Json s = Json::object();
   s["link"] = std::move(link);
@@ -87,6 +89,7 @@ std::optional<ViewerEvent> ViewerSession::poll_event() {
   s["rttMs"] = rtt_ms_ ? Json(*rtt_ms_) : Json(nullptr);
   s["lastError"] = last_error_;
   s["drops"] = drops_;
+  s["stale"] = stale_;
   if (rtc_.has_ice()) s["rtc"] = rtc_state();
   return ViewerEvent{ViewerEventKind::state, to_json(s)};
 }
@@ -135,6 +138,7 @@ void ViewerSession::handle_connected(Lane lane, TimeMs now) {
   lane_.reset(lane);
   control_ = wire::ControlStreamDecoder{};
   welcomed_ = false;
+  final_.reset();
   Json hello = Json::object();
   hello["t"] = "hello";
   hello["v"] = wire::kProtocolVersion;
@@ -154,11 +158,23 @@ void ViewerSession::handle_disconnected(std::string_view detail, TimeMs now) {
   if (link_ != Link::connecting && link_ != Link::open) return;
   // A new session starts from nothing: subscriptions and the lease died with the old one.
   welcomed_ = false;
+  watched_ = false;
   subscribed_.clear();
+  newest_.clear();
   lease_lost();
   ping_at_.reset();
   pings_.clear();
+  // Before the final-error stop too: a stopped viewer retries no WebRTC connection either.
   rtc_reset();
+  if (final_) {
+    // The relay said why no retry can succeed (auth_failed is terminal on both sides): stop, and
+    // tell the operator what to fix instead of reconnecting forever.
+    link_ = Link::stopped;
+    reconnect_at_.reset();
+    detail_ = std::string(wire::error_info(*final_).fix);
+    changed();
+    return;
+  }
   link_ = Link::reconnecting;
   detail_ = host_text(detail);
   delay_ms_ = kViewerBackoffMs[std::min<std::size_t>(attempt_, kViewerBackoffMs.size() - 1)];
@@ -197,7 +213,12 @@ void ViewerSession::ping(TimeMs now) {
   p["n"] = n;
   p["ts"] = double(now) / 1000.0;
   control(p, now);
-  ping_at_ = now + kViewerPingIntervalMs;
+  last_ping_ms_ = now;
+  // On a WebSocket the next ping waits for this one's pong (see kViewerWsPingIntervalMs).
+  if (lane_.lane() == Lane::websocket)
+    ping_at_.reset();
+  else
+    ping_at_ = now + kViewerPingIntervalMs;
 }
 
 // --- what the relay says ------------------------------------------------------------------------
@@ -256,23 +277,52 @@ void ViewerSession::on_message(const wire::Message& m, const std::string& text, 
       Json r = Json::object();
       r["robots"] = b["robots"];
       push(ViewerEventKind::robots, r);
+      // A watch that found no robot (unknown_robot: a viewer back before its robot after a relay
+      // restart) is not remembered by the relay; once the robot is listed, watch it again.
+      if (welcomed_ && !robot_id_.empty() && !watched_) {
+        for (const Json& robot : b["robots"]) {
+          if (robot["id"] == robot_id_) {
+            Json w = Json::object();
+            w["t"] = "watch";
+            w["robotId"] = robot_id_;
+            control(w, now);
+            break;
+          }
+        }
+      }
       break;
     }
     case MessageType::manifest: {
       if (b["robotId"] != robot_id_) return;
       manifest_ = b.contains("manifest") ? b["manifest"] : Json(nullptr);
+      watched_ = true;  // the relay answered the watch
+      bool unsupported = false;
+      if (manifest_.is_object()) {
+        // The relay sends normal forms; one of a version this cockpit does not read is reported
+        // under the spec's name, never laid out.
+        auto v = wire::validate_manifest(manifest_);
+        if (!v) {
+          unsupported = v.error().front().code == wire::ManifestErrorCode::unsupported_version;
+          if (!unsupported)
+            drop("invalid_manifest", v.error().front().path + ": " + v.error().front().message);
+          manifest_ = Json(nullptr);
+        } else {
+          manifest_ = std::move(v.value());
+        }
+      }
       tx_.clear();
       rx_.clear();
+      newest_.clear();
       tracks_.clear();
-      if (manifest_.is_object() && manifest_.contains("channels")) {
+      if (manifest_.is_object()) {
         for (const Json& c : manifest_["channels"]) {
-          if (!c.is_object() || !c.contains("ch") || !c["ch"].is_string()) continue;
           const std::string ch = c["ch"].get<std::string>();
-          const bool reliable = c.contains("delivery") && c["delivery"] == "reliable";
-          if (c.contains("dir") && c["dir"] == "tx")
-            tx_[ch] = reliable ? wire::Delivery::reliable : wire::Delivery::latest;
+          const auto mode =
+              c["delivery"] == "reliable" ? wire::Delivery::reliable : wire::Delivery::latest;
+          if (c["dir"] == "tx")
+            tx_[ch] = mode;
           else
-            rx_.insert(ch);
+            rx_[ch] = mode;
           if (rx_.count(ch) && c.contains("encoding") && c["encoding"] == kTrackEncoding)
             tracks_.insert(ch);
         }
@@ -283,6 +333,7 @@ void ViewerSession::on_message(const wire::Message& m, const std::string& text, 
       Json e = Json::object();
       e["robotId"] = robot_id_;
       e["manifest"] = manifest_;
+      if (unsupported) e["error"] = "manifestUnsupported";
       push(ViewerEventKind::manifest, e);
       break;
     }
@@ -295,12 +346,16 @@ void ViewerSession::on_message(const wire::Message& m, const std::string& text, 
       changed();
       break;
     case MessageType::pong: {
-      auto it = pings_.find(b["n"].get<std::uint64_t>());
+      const std::uint64_t n = b["n"].get<std::uint64_t>();
+      auto it = pings_.find(n);
       if (it != pings_.end()) {
         rtt_ms_ = now - it->second;
         pings_.erase(it);
         changed();
       }
+      // The newest ping is answered: on a WebSocket the next one may go.
+      if (lane_.lane() == Lane::websocket && n == ping_n_ && welcomed_ && !ping_at_)
+        ping_at_ = std::max(now, last_ping_ms_ + kViewerWsPingIntervalMs);
       break;
     }
     case MessageType::error: {
@@ -310,10 +365,12 @@ void ViewerSession::on_message(const wire::Message& m, const std::string& text, 
       e["message"] = b["message"];
       if (auto c = wire::error_code_from_name(code)) {
         e["fix"] = std::string(wire::error_info(*c).fix);
+        if (wire::error_info(*c).final_for_client) final_ = *c;
         if (*c == ErrorCode::teleop_held && teleop_ == TeleopLease::requesting)
           teleop_ = TeleopLease::refused;
         if (*c == ErrorCode::robot_disconnected || *c == ErrorCode::unknown_robot)
           subscribed_.clear();
+        if (*c == ErrorCode::unknown_robot) watched_ = false;
       }
       e["at"] = now;
       last_error_ = std::move(e);
@@ -338,9 +395,11 @@ bool ViewerSession::watch(const std::string& robot_id, TimeMs now) {
       utf8_code_points(robot_id) > wire::kMaxIdChars)
     return false;
   if (robot_id != robot_id_) {
+    watched_ = false;
     manifest_ = Json(nullptr);
     tx_.clear();
     rx_.clear();
+    newest_.clear();
     tracks_.clear();
     rtc_tracks_.clear();  // the old robot's pulls: offers for them are answered, not shown
     lease_lost();         // the relay gives the lease up when a viewer watches another robot
@@ -354,6 +413,24 @@ bool ViewerSession::watch(const std::string& robot_id, TimeMs now) {
     control(w, now);
   }
   changed();
+  return true;
+}
+
+bool ViewerSession::handle_frame(std::string_view ch, std::int64_t seq, TimeMs) {
+  const std::string key(ch);
+  if (!subscribed_.count(key)) return false;  // in flight past an unsub, or not ours
+  auto it = rx_.find(key);
+  if (it == rx_.end()) return false;
+  if (it->second == wire::Delivery::reliable) return true;
+  auto [nit, fresh] = newest_.try_emplace(key, seq);
+  if (!fresh) {
+    if (seq <= nit->second) {
+      ++stale_;
+      changed();
+      return false;
+    }
+    nit->second = seq;
+  }
   return true;
 }
 

@@ -5,8 +5,10 @@
 // watchdog while a command stands, nothing once the lease is gone), publishing, round-trip time
 // from pings, and when to reconnect. Sans-IO and driven by the one contract (src/common/drive.hpp).
 //
-// Channel frames do not pass through here: the host decodes them with the wire core and hands them
-// to the application (handle_ws_message says which WebSocket messages are frames).
+// Channel frames' bytes do not pass through here (a camera frame costs no extra copy): the host
+// decodes them with the wire core and asks handle_frame whether the application gets each one, so
+// a latest channel's frames that finish out of order still leave only the newest by seq
+// (v7 notes § Delivery reminders). handle_ws_message says which WebSocket messages are frames.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -25,11 +27,17 @@
 #include "common/bytes.hpp"
 #include "common/drive.hpp"
 #include "common/json.hpp"
+#include "wire/errors.hpp"
 #include "wire/stream_decoder.hpp"
 
 namespace tether::cockpit {
 
 constexpr TimeMs kViewerPingIntervalMs = 2000;
+// On a WebSocket a ping waits for the previous pong, so each ping acknowledges everything the relay
+// sent before that pong: a relay that cannot see what its socket buffers (the edge) paces its
+// writes by it (relay.hpp, kWebSocketAckWindowBytes). Pings come this often there, which sets the
+// pace's granularity.
+constexpr TimeMs kViewerWsPingIntervalMs = 250;
 constexpr std::size_t kMaxPingsInFlight = 8;  // older unanswered pings are forgotten
 // While a twist command stands it is resent this often, well inside the robot's watchdog
 // (kDefaultWatchdogMs), so a lost page stops the robot by silence rather than by a message that
@@ -72,7 +80,8 @@ enum class ViewerEventKind {
              //  relay sent rtc_ice): {pc, tracks: {ch: {state, mid?}}} for the wanted track
              //  channels, state waiting|connecting|live|stalled|failed
   robots,    // {robots: [{id, name, model}]}
-  manifest,  // {robotId, manifest}: manifest null while the robot is away
+  manifest,  // {robotId, manifest}: manifest null while the robot is away, or when its version is
+             // one this cockpit does not read (then error: "manifestUnsupported")
   message,   // every valid relay message, as the relay sent it (pub_ack, pub_nack, error, ...)
   drop,      // relay bytes that were refused: {reason, detail}
 };
@@ -103,9 +112,19 @@ class ViewerSession {
   // WebSocket: one message. True when it was the session's (an @control frame, or bytes that are
   // no frame); false when it is a channel frame for the application.
   bool handle_ws_message(ByteView frame, TimeMs now);
+  // A channel frame the host decoded (from a stream, or a WebSocket message handle_ws_message
+  // declined): true when the application should get it. Only subscribed rx channels of the watched
+  // robot pass; on a latest channel a frame whose seq is not above the newest already passed is
+  // stale (counted in the state's `stale`). Reliable channels arrive in order (the relay orders
+  // them).
+  bool handle_frame(std::string_view ch, std::int64_t seq, TimeMs now);
   void handle_timeout(TimeMs now);
   // The operator leaves: close, and never reconnect.
   void handle_stop(TimeMs now);
+  // Whether the session gave up for good: the relay's last error is one reconnecting with the same
+  // token cannot fix (auth_failed, version_mismatch, ...). The state's link then says `closed`
+  // with that code and what to do.
+  bool stopped() const { return link_ == Link::stopped; }
 
   // --- the operator ---
   // False (nothing changes) for an id no relay could list.
@@ -176,9 +195,12 @@ class ViewerSession {
   wire::ControlStreamDecoder control_;
 
   std::string robot_id_;
-  Json manifest_;                             // null while none
-  std::map<std::string, wire::Delivery> tx_;  // the watched robot's tx channels
-  std::set<std::string> rx_;                  // and rx channels
+  bool watched_ = false;  // the relay answered this connection's watch with a manifest message
+  Json manifest_;         // null while none
+  std::map<std::string, wire::Delivery> tx_;    // the watched robot's tx channels
+  std::map<std::string, wire::Delivery> rx_;    // and rx channels
+  std::map<std::string, std::int64_t> newest_;  // latest rx: the newest seq passed to the app
+  std::uint64_t stale_ = 0;
   std::vector<std::string> wanted_;
   std::set<std::string> subscribed_;
 
@@ -190,10 +212,12 @@ class ViewerSession {
   std::map<std::string, std::int64_t> publish_seq_;
   std::uint64_t ping_n_ = 0;
   std::map<std::uint64_t, TimeMs> pings_;  // n -> sent at
+  TimeMs last_ping_ms_ = 0;
   std::optional<TimeMs> rtt_ms_;
   Timeout ping_at_;
   Timeout reconnect_at_;
-  Json last_error_;  // null or {code, message, fix, at}
+  Json last_error_;                       // null or {code, message, fix, at}
+  std::optional<wire::ErrorCode> final_;  // this connection's last error, when no retry can fix it
   std::uint64_t drops_ = 0;
 
   // WebRTC video: the manifest's track channels, the peer connection, and per track channel of

@@ -27,7 +27,10 @@ constexpr std::size_t kMaxRtcTracks = 8;
 
 // Bounds this project adds where the spec is silent; a manifest must still fit in 64 KiB.
 constexpr std::size_t kMaxIdChars = 128;            // robot, panel and request ids
-constexpr std::size_t kMaxShortTextChars = 256;     // names, models, titles, encodings, scopes
+constexpr std::size_t kMaxShortTextChars = 256;     // names, models, titles, scopes
+// Encodings and panel kinds are registry keys; dimos v5, the protocol's predecessor, bounds them
+// (with its ids) at 64 characters, and v7 is silent, so v5 decides.
+constexpr std::size_t kMaxEncodingChars = 64;
 constexpr std::size_t kMaxMessageTextChars = 4096;  // error messages, tokens
 constexpr std::size_t kMaxManifestChannels = 256;
 constexpr std::size_t kMaxManifestPanels = 256;

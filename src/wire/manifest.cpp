@@ -17,6 +17,7 @@ struct ChannelFacts {
   std::string encoding;
   std::string dir;
   std::string delivery;
+  bool publish = false;
 };
 
 class Checker {
@@ -55,15 +56,6 @@ class Checker {
     return false;
   }
 
-  void unknown_keys(const Json& obj, const std::string& path,
-                    std::initializer_list<const char*> known) {
-    for (auto it = obj.begin(); it != obj.end(); ++it) {
-      bool ok = false;
-      for (const char* k : known) ok = ok || it.key() == k;
-      const std::string p = path.empty() ? it.key() : path + "." + it.key();
-      if (!ok) add(C::unknown_field, p, p + " is not part of manifest v1");
-    }
-  }
 };
 
 Json normalise_channel(Checker& c, const Json& in, const std::string& path,
@@ -73,8 +65,9 @@ Json normalise_channel(Checker& c, const Json& in, const std::string& path,
     c.add(C::wrong_type, path, path + ": expected a channel object");
     return out;
   }
-  c.unknown_keys(in, path, {"ch", "dir", "encoding", "delivery", "maxHz", "params", "publish", "requiredScope"});
-  ChannelFacts f{"", "rx", "latest"};
+  // Keys v1 does not know are ignored and left out of the normal form (dimos v5's rule), so a
+  // newer robot's manifest still validates here.
+  ChannelFacts f{"", "rx", "latest", false};
   auto ch = in.find("ch");
   if (ch == in.end()) {
     c.add(C::missing_field, path + ".ch", path + ".ch is required");
@@ -97,7 +90,7 @@ Json normalise_channel(Checker& c, const Json& in, const std::string& path,
   auto enc = in.find("encoding");
   if (enc == in.end()) {
     c.add(C::missing_field, path + ".encoding", path + ".encoding is required (e.g. \"jpeg.v1\")");
-  } else if (c.text(*enc, path + ".encoding", kMaxShortTextChars, true)) {
+  } else if (c.text(*enc, path + ".encoding", kMaxEncodingChars, true)) {
     f.encoding = *enc;
   }
   out["encoding"] = f.encoding;
@@ -130,6 +123,7 @@ Json normalise_channel(Checker& c, const Json& in, const std::string& path,
   if (publish && f.dir != "tx")
     c.add(C::publish_needs_tx, path + ".publish", path + ".publish: only tx channels can be published to");
   out["publish"] = publish;
+  f.publish = publish;
   auto scope = in.find("requiredScope");
   if (scope != in.end() && !scope->is_null() && c.text(*scope, path + ".requiredScope", kMaxShortTextChars, true))
     out["requiredScope"] = *scope;
@@ -143,6 +137,7 @@ struct Slot {
   const char* dir;
   const char* delivery;  // nullptr: either
   bool optional;
+  bool shared = false;  // a tx channel viewers publish on: it must be declared publish: true
 };
 
 struct KindRule {
@@ -158,11 +153,12 @@ const std::vector<KindRule>& kind_rules() {
       {"map3d",
        {{{"voxels.zlib.v1"}, "rx", "latest", false}, {{"pose.json.v1"}, "rx", nullptr, true}}},
       {"teleop", {{{"twist.json.v1"}, "tx", "latest", false}}},
+      // The spec's "shared tx": the operator's text and audio reach the robot as publishes.
       {"chat",
-       {{{"text.json.v1"}, "tx", "reliable", false},
+       {{{"text.json.v1"}, "tx", "reliable", false, true},
         {{"chat.json.v1"}, "rx", "reliable", false},
         {{"json.v1"}, "rx", "latest", false},
-        {{"audio.json.v1"}, "tx", "reliable", false}}},
+        {{"audio.json.v1"}, "tx", "reliable", false, true}}},
       {"stats", {{{"stats.json.v1"}, "rx", "latest", false}}},
   };
   return rules;
@@ -171,7 +167,8 @@ const std::vector<KindRule>& kind_rules() {
 std::string describe(const Slot& s) {
   std::string enc;
   for (const char* e : s.encodings) enc += std::string(enc.empty() ? "" : " or ") + e;
-  return enc + " " + (s.delivery ? std::string(s.delivery) + " " : "") + s.dir;
+  return enc + " " + (s.delivery ? std::string(s.delivery) + " " : "") + (s.shared ? "shared " : "") +
+         s.dir;
 }
 
 void check_kind(Checker& c, const std::string& kind, const std::vector<const ChannelFacts*>& chans,
@@ -196,6 +193,10 @@ void check_kind(Checker& c, const std::string& kind, const std::vector<const Cha
         c.add(C::panel_rule, path + "[" + std::to_string(i) + "]",
               path + "[" + std::to_string(i) + "]: a " + kind + " panel needs " + describe(s) +
                   " here, not " + f.encoding + " " + f.delivery + " " + f.dir);
+      } else if (s.shared && !f.publish) {
+        c.add(C::panel_rule, path + "[" + std::to_string(i) + "]",
+              path + "[" + std::to_string(i) + "]: a " + kind + " panel's " + f.encoding +
+                  " channel is shared: declare it with publish: true");
       }
       ++i;
     }
@@ -204,12 +205,14 @@ void check_kind(Checker& c, const std::string& kind, const std::vector<const Cha
   // Unknown kinds pass through; the cockpit renders them as unknown panels.
 }
 
-void check_layout(Checker& c, const Json& node, const std::string& path,
+// Checks one layout node and returns it rebuilt without keys v1 does not know. `placed` is shared
+// with the pages, so a panel appears at most once in the whole cockpit (dimos v5).
+Json check_layout(Checker& c, const Json& node, const std::string& path,
                   const std::set<std::string>& panels, std::set<std::string>& placed,
                   std::size_t depth) {
   if (depth > kMaxLayoutDepth) {
     c.add(C::bad_layout, path, path + ": the layout nests deeper than 16 levels");
-    return;
+    return nullptr;
   }
   if (node.is_string()) {
     const auto& id = node.get_ref<const std::string&>();
@@ -218,30 +221,29 @@ void check_layout(Checker& c, const Json& node, const std::string& path,
     } else if (!placed.insert(id).second) {
       c.add(C::bad_layout, path, path + ": panel \"" + id + "\" is placed twice");
     }
-    return;
+    return node;
   }
   if (!node.is_object()) {
     c.add(C::bad_layout, path, path + ": expected a panel id, {row: [...]} or {col: [...]}");
-    return;
+    return nullptr;
   }
   const bool row = node.contains("row"), col = node.contains("col");
   if (row == col) {
     c.add(C::bad_layout, path, path + ": a layout node has exactly one of row or col");
-    return;
+    return nullptr;
   }
   const char* key = row ? "row" : "col";
-  c.unknown_keys(node, path, {key, "shares"});
   const Json& items = node[key];
   const std::string ipath = path + "." + key;
-  // An empty row is allowed: it is the normal form of a manifest with no panels.
-  if (!items.is_array()) {
-    c.add(C::bad_layout, ipath, ipath + ": expected an array");
-    return;
+  if (!items.is_array() || items.empty()) {
+    c.add(C::bad_layout, ipath, ipath + ": expected an array of at least one panel id or node");
+    return nullptr;
   }
   if (items.size() > kMaxManifestPanels) {
     c.add(C::too_many, ipath, ipath + ": too many entries");
-    return;
+    return nullptr;
   }
+  Json out = Json::object();
   auto shares = node.find("shares");
   if (shares != node.end()) {
     bool ok = shares->is_array() && shares->size() == items.size();
@@ -253,8 +255,13 @@ void check_layout(Checker& c, const Json& node, const std::string& path,
       c.add(C::bad_layout, path + ".shares",
             path + ".shares: expected one positive number per entry of " + key);
   }
+  Json children = Json::array();
   for (std::size_t i = 0; i < items.size() && !c.full(); ++i)
-    check_layout(c, items[i], ipath + "[" + std::to_string(i) + "]", panels, placed, depth + 1);
+    children.push_back(
+        check_layout(c, items[i], ipath + "[" + std::to_string(i) + "]", panels, placed, depth + 1));
+  out[key] = std::move(children);
+  if (shares != node.end()) out["shares"] = *shares;
+  return out;
 }
 
 }  // namespace
@@ -265,7 +272,6 @@ std::string_view manifest_error_name(ManifestErrorCode code) {
     case C::unsupported_version: return "unsupported_version";
     case C::missing_field: return "missing_field";
     case C::wrong_type: return "wrong_type";
-    case C::unknown_field: return "unknown_field";
     case C::bad_channel_id: return "bad_channel_id";
     case C::duplicate_channel: return "duplicate_channel";
     case C::bad_value: return "bad_value";
@@ -291,7 +297,6 @@ Result<Json, ManifestErrors> validate_manifest(const Json& in) {
     c.add(C::unsupported_version, "version", "version: this relay reads manifest version 1");
     return err(std::move(c.errors));
   }
-  c.unknown_keys(in, "", {"version", "channels", "panels", "layout", "pages"});
 
   Json out = Json::object();
   out["version"] = kManifestVersion;
@@ -332,7 +337,6 @@ Result<Json, ManifestErrors> validate_manifest(const Json& in) {
         c.add(C::wrong_type, path, path + ": expected a panel object");
         continue;
       }
-      c.unknown_keys(p, path, {"id", "kind", "title", "channels", "params"});
       Json po = Json::object();
       auto id = p.find("id");
       if (id == p.end()) {
@@ -348,7 +352,7 @@ Result<Json, ManifestErrors> validate_manifest(const Json& in) {
       std::string kind_name;
       if (kind == p.end()) {
         c.add(C::missing_field, path + ".kind", path + ".kind is required");
-      } else if (c.text(*kind, path + ".kind", kMaxShortTextChars, true)) {
+      } else if (c.text(*kind, path + ".kind", kMaxEncodingChars, true)) {
         kind_name = *kind;
       }
       po["kind"] = kind_name;
@@ -394,17 +398,11 @@ Result<Json, ManifestErrors> validate_manifest(const Json& in) {
   }
   out["panels"] = std::move(panels);
 
+  std::set<std::string> placed;
   auto layout = in.find("layout");
-  if (layout == in.end() || layout->is_null()) {
-    // Default: every panel side by side, in declaration order.
-    Json row = Json::array();
-    for (const auto& id : panel_order) row.push_back(id);
-    out["layout"] = Json::object({{"row", std::move(row)}});
-  } else {
-    std::set<std::string> placed;
-    check_layout(c, *layout, "layout", panel_ids, placed, 1);
-    out["layout"] = *layout;
-  }
+  const bool authored = layout != in.end() && !layout->is_null();
+  out["layout"] = nullptr;  // keeps the key order: layout before pages
+  if (authored) out["layout"] = check_layout(c, *layout, "layout", panel_ids, placed, 1);
 
   Json pages = Json::array();
   auto pg = in.find("pages");
@@ -414,12 +412,25 @@ Result<Json, ManifestErrors> validate_manifest(const Json& in) {
     for (std::size_t i = 0; i < pg->size(); ++i) {
       const std::string path = "pages[" + std::to_string(i) + "]";
       if (!c.text((*pg)[i], path, kMaxIdChars, true)) continue;
-      if (!panel_ids.count((*pg)[i].get<std::string>()))
+      const auto& id = (*pg)[i].get_ref<const std::string&>();
+      if (!panel_ids.count(id))
         c.add(C::unknown_panel, path, path + ": no panel has id " + (*pg)[i].dump());
+      else if (!placed.insert(id).second)
+        c.add(C::bad_layout, path, path + ": panel \"" + id + "\" is placed twice (a panel is "
+              "placed once, in the layout or in the pages)");
       pages.push_back((*pg)[i]);
     }
   }
   out["pages"] = std::move(pages);
+
+  if (!authored) {
+    // Default: every panel the pages do not show, side by side in declaration order; null when
+    // none is left (an empty row is no layout).
+    Json row = Json::array();
+    for (const auto& id : panel_order)
+      if (!placed.count(id)) row.push_back(id);
+    out["layout"] = row.empty() ? Json(nullptr) : Json::object({{"row", std::move(row)}});
+  }
 
   if (!c.errors.empty()) return err(std::move(c.errors));
   return out;

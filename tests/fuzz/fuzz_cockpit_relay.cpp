@@ -19,8 +19,16 @@ using namespace tether::cockpit;
 
 namespace {
 
+RelayConfig config(bool buffered_amount) {
+  RelayConfig c;
+  c.websocket_buffered_amount = buffered_amount;  // the edge paces WebSockets by acknowledged pongs
+  c.wall_clock_ms = 1'752'576'000'000;
+  return c;
+}
+
 struct Driver {
-  CockpitRelay relay{RelayConfig{}};
+  explicit Driver(bool buffered_amount) : relay(config(buffered_amount)) {}
+  CockpitRelay relay;
   std::int64_t now = 0;
   std::vector<std::pair<SessionId, Lane>> sessions;
   std::set<SessionId> closed;
@@ -84,7 +92,7 @@ struct Driver {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  Driver d;
+  Driver d(size % 2 == 0);
   std::size_t pos = 0;
   int steps = 0;
   while (pos + 3 <= size && steps++ < 512) {

@@ -103,7 +103,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case 8: (void)r.ack(kChannels[flag % 5], text, now); break;
       case 9: (void)r.nack(kChannels[flag % 5], text, text, text, now); break;
       case 10: r.handle_stop(now); break;
-      case 11: {  // the host's offer: an SDP and a tracks list, from the body
+      case 11: r.handle_carrier_end(now); break;
+      case 12: {  // the host's offer: an SDP and a tracks list, from the body
         auto tracks = parse_json(body);
         Json list = tracks.ok() ? tracks.value : Json::array();
         if (flag & 1)
@@ -111,8 +112,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         (void)r.handle_rtc_offer(text, list, now);
         break;
       }
-      case 12: (void)r.handle_media_resumed(kChannels[flag % 6], TimeMs(len) * 100, now); break;
-      case 13: r.handle_rtc_state(flag & 1 ? "failed" : text, now); break;
+      case 13: (void)r.handle_media_resumed(kChannels[flag % 6], TimeMs(len) * 100, now); break;
+      case 14: r.handle_rtc_state(flag & 1 ? "failed" : text, now); break;
       default: now += TimeMs(flag) * 13; break;
     }
     check(r);

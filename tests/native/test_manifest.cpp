@@ -85,3 +85,82 @@ TEST_CASE("hostile manifests are refused with a reason, never a crash") {
   REQUIRE_FALSE(r);
   CHECK(manifest_error_name(r.error()[0].code) == "too_many");
 }
+
+// Where v7 is silent, dimos v5 (the protocol's predecessor) decides (docs/cockpit-protocol.md
+// § Manifest).
+TEST_CASE("v5 judgement: encodings and kinds are bounded at 64 characters") {
+  const std::string enc64(64, 'e'), enc65(65, 'e');
+  CHECK(check((R"({"version":1,"channels":[{"ch":"a","encoding":")" + enc64 + R"("}]})").c_str()));
+  auto r = check((R"({"version":1,"channels":[{"ch":"a","encoding":")" + enc65 + R"("}]})").c_str());
+  REQUIRE_FALSE(r);
+  CHECK(r.error()[0].path == "channels[0].encoding");
+  CHECK(r.error()[0].code == ManifestErrorCode::bad_value);
+  auto k = check((R"({"version":1,"channels":[],"panels":[{"id":"p","kind":")" + enc65 + R"("}]})").c_str());
+  REQUIRE_FALSE(k);
+  CHECK(k.error()[0].path == "panels[0].kind");
+}
+
+TEST_CASE("v5 judgement: a row or column has at least one child") {
+  auto r = check(R"({"version":1,"channels":[],"panels":[{"id":"a","kind":"note"}],"layout":{"row":["a",{"col":[]}]}})");
+  REQUIRE_FALSE(r);
+  CHECK(r.error()[0].code == ManifestErrorCode::bad_layout);
+  CHECK(r.error()[0].path == "layout.row[1].col");
+  CHECK_FALSE(check(R"({"version":1,"channels":[],"layout":{"row":[]}})"));
+  // With nothing to place, the normal form's layout is null, and null validates to itself.
+  auto none = check(R"({"version":1,"channels":[]})");
+  REQUIRE(none);
+  CHECK(none.value()["layout"].is_null());
+  auto again = validate_manifest(none.value());
+  REQUIRE(again);
+  CHECK(again.value() == none.value());
+}
+
+TEST_CASE("v5 judgement: a panel is placed at most once across the layout and the pages") {
+  const char* panels = R"("channels":[],"panels":[{"id":"a","kind":"note"},{"id":"b","kind":"note"}])";
+  auto both = check((std::string(R"({"version":1,)") + panels + R"(,"layout":{"row":["a","b"]},"pages":["b"]})").c_str());
+  REQUIRE_FALSE(both);
+  CHECK(both.error()[0].path == "pages[0]");
+  CHECK(both.error()[0].code == ManifestErrorCode::bad_layout);
+  auto twice = check((std::string(R"({"version":1,)") + panels + R"(,"pages":["a","a"]})").c_str());
+  REQUIRE_FALSE(twice);
+  CHECK(twice.error()[0].path == "pages[1]");
+  // The default layout leaves out what the pages show, so the normal form obeys the rule too.
+  auto dflt = check((std::string(R"({"version":1,)") + panels + R"(,"pages":["b"]})").c_str());
+  REQUIRE(dflt);
+  CHECK(to_json(dflt.value()["layout"]) == R"({"row":["a"]})");
+  CHECK(validate_manifest(dflt.value()));
+}
+
+TEST_CASE("v5 judgement: unknown keys are ignored and dropped from the normal form") {
+  auto r = check(R"({"version":1,"theme":"dark",
+    "channels":[{"ch":"x","encoding":"json.v1","qos":{"depth":3}}],
+    "panels":[{"id":"p","kind":"note","channels":["x"],"icon":"star"}],
+    "layout":{"row":["p"],"gap":4,"shares":[2]},"pages":[]})");
+  REQUIRE(r);
+  CHECK_FALSE(r.value().contains("theme"));
+  CHECK_FALSE(r.value()["channels"][0].contains("qos"));
+  CHECK_FALSE(r.value()["panels"][0].contains("icon"));
+  CHECK(to_json(r.value()["layout"]) == R"({"row":["p"],"shares":[2]})");
+  CHECK(validate_manifest(r.value()).value() == r.value());
+}
+
+TEST_CASE("the chat rule: its shared tx channels must be publishable") {
+  const std::string chans =
+      R"({"ch":"c","encoding":"chat.json.v1","delivery":"reliable"},{"ch":"j","encoding":"json.v1"})";
+  auto with = [&](bool text_pub, bool audio_pub) {
+    return check((std::string(R"({"version":1,"channels":[{"ch":"s","dir":"tx","encoding":"text.json.v1","delivery":"reliable","publish":)") +
+                  (text_pub ? "true" : "false") + "}," + chans +
+                  R"(,{"ch":"a","dir":"tx","encoding":"audio.json.v1","delivery":"reliable","publish":)" +
+                  (audio_pub ? "true" : "false") +
+                  R"(}],"panels":[{"id":"t","kind":"chat","channels":["s","c","j","a"]}]})")
+                     .c_str());
+  };
+  CHECK(with(true, true));
+  auto text = with(false, true);
+  REQUIRE_FALSE(text);
+  CHECK(text.error()[0].path == "panels[0].channels[0]");
+  CHECK(text.error()[0].code == ManifestErrorCode::panel_rule);
+  auto audio = with(true, false);
+  REQUIRE_FALSE(audio);
+  CHECK(audio.error()[0].path == "panels[0].channels[3]");
+}

@@ -59,6 +59,8 @@ function viewerStep(v, s) {
       return v.handleControlData(b64(s.b64), now);
     case 'ws':
       return v.handleWsMessage(b64(s.b64), now);
+    case 'frame':
+      return v.handleFrame(s.ch, s.seq, now);
     case 'timeout':
       return v.handleTimeout(now);
     case 'stop':
@@ -94,6 +96,8 @@ function robotStep(r, s) {
       return r.handleDatagram(b64(s.b64), now);
     case 'carrier':
       return r.handleCarrierData(b64(s.b64), now);
+    case 'carrier_end':
+      return r.handleCarrierEnd(now);
     case 'ws':
       return r.handleWsMessage(b64(s.b64), now);
     case 'timeout':

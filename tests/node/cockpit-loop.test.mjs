@@ -94,6 +94,7 @@ function socketClass(lane) {
     }
     send(bytes) {
       if (this.readyState !== 1) throw new Error('closed');
+      if (this.closing) return;
       if (this.paused) return;
       const copy = Uint8Array.from(bytes);
       queueMicrotask(() => this.handlers?.message(copy.buffer));
@@ -101,11 +102,13 @@ function socketClass(lane) {
     close(code = 1000, reason = '') {
       this.shut(code, reason);
     }
+    // As a real socket, what the server sent before it closed still arrives first.
     shut(code, reason) {
-      if (this.readyState === 3) return;
-      this.readyState = 3;
+      if (this.closing) return;
+      this.closing = true;
       this.server.readyState = 3;
       queueMicrotask(() => {
+        this.readyState = 3;
         this.handlers?.closed();
         this.emit('close', { code, reason });
       });
@@ -123,9 +126,9 @@ const manifest = {
   panels: [{ id: 'drive', kind: 'teleop', channels: ['cmd_vel'] }],
 };
 
-async function loop() {
+async function loop({ authText = '', robotToken, viewerToken } = {}) {
   const clock = manualClock();
-  const relay = createCockpitRelay(mod);
+  const relay = createCockpitRelay(mod, { authText });
   let lane;
   const driver = createDriver(
     relay,
@@ -149,6 +152,7 @@ async function loop() {
       name: 'Rover',
       model: 'sim',
       manifest,
+      ...(robotToken ? { token: robotToken } : {}),
     },
     { event: (e) => robotEvents.push(e) },
   );
@@ -159,6 +163,7 @@ async function loop() {
   const frames = [];
   const state = {};
   const viewer = connectViewer(mod, wire, info, {
+    token: viewerToken,
     WebSocket: Socket,
     clock,
     event: (e) => {
@@ -294,4 +299,65 @@ test('cockpit loop: a lost robot socket is a session loss; the SDK reconnects an
   assert.equal(l.state.teleop, 'idle', 'the viewer was told the lease is gone');
   l.viewer.close();
   await l.robot.stop();
+});
+
+test('cockpit loop: latest frames that arrive out of order reach the app newest-first only', async () => {
+  const l = await loop();
+  l.viewer.watch('r1');
+  l.viewer.want(['cam']);
+  await l.clock.advance(0);
+  // Frames straight from the relay's side of the socket, in the order streams might finish.
+  const frame = (seq) =>
+    wire.encodeDataFrame({ ch: 'cam', seq, ts: seq, delivery: 'latest' }, new Uint8Array([seq]))
+      .bytes;
+  for (const seq of [5, 3, 7, 6, 7, 8]) l.viewerSocket.server.send(frame(seq));
+  await l.clock.advance(0);
+  assert.deepEqual(
+    l.frames.map((f) => f.header.seq),
+    [5, 7, 8],
+  );
+  assert.equal(l.state.stale, 3);
+  l.viewer.close();
+  await l.robot.stop();
+});
+
+test('cockpit loop: auth_failed stops the viewer for good, with the fix', async () => {
+  const authText = JSON.stringify({
+    tokens: [{ token: 'robot-token-0123456789', roles: ['robot'] }],
+  });
+  const l = await loop({
+    authText,
+    robotToken: 'robot-token-0123456789',
+    viewerToken: 'not-a-token-0123456789',
+  });
+  await l.clock.advance(0);
+  assert.equal(l.state.link.state, 'closed');
+  assert.equal(l.state.link.code, 'auth_failed');
+  assert.match(l.state.link.detail, /auth file/);
+  assert.equal(l.viewer.stopped, true);
+  const sockets = l.viewerSocket;
+  await l.clock.advance(60_000);
+  assert.equal(l.state.link.state, 'closed', 'no reconnect');
+  assert.equal(l.viewerSocket, sockets);
+  await l.robot.stop();
+});
+
+test('cockpit loop: an unsupported manifest version is reported to the SDK user as manifestUnsupported', async () => {
+  await assert.rejects(
+    connectRobot({
+      info: { version: 7, wsUrl: 'ws://memory' },
+      lane: 'websocket',
+      id: 'r2',
+      manifest: { version: 2, channels: [], screens: [] },
+    }),
+    (e) => e.code === 'manifestUnsupported' && /manifestUnsupported/.test(e.message),
+  );
+  await assert.rejects(
+    connectRobot({
+      info: { version: 7, wsUrl: 'ws://memory' },
+      id: 'r2',
+      manifest: { version: 1 },
+    }),
+    (e) => e.code === 'invalidManifest' && /channels/.test(e.message),
+  );
 });

@@ -37,7 +37,11 @@ test('the closed sets the declarations spell out equal what the WASM module repo
   const exact = (keys, type) =>
     `export const runtime_${type.replace(/\W/g, '_')} = ${JSON.stringify(Object.fromEntries(keys.map((k) => [k, true])))} satisfies Record<${type}, true>;`;
   const source = [
-    `import type { ViewerAction, ViewerEvent, RobotAction, RobotEvent, SendResult, SafetyCause, ClientTables } from ${JSON.stringify(join(repoDir, 'web/glue/cockpit-cores.js'))};`,
+    `import type { ViewerAction, ViewerEvent, RobotAction, RobotEvent, SendResult, SafetyCause, RobotSetupError, ClientTables } from ${JSON.stringify(join(repoDir, 'web/glue/cockpit-cores.js'))};`,
+    `import type * as R from ${JSON.stringify(join(repoDir, 'web/glue/cockpit-relay.js'))};`,
+    exact(mod.cockpitRelayActionKinds(), 'R.ActionKind'),
+    exact(Object.keys(mod.cockpitRelayLimits()), 'keyof R.CockpitLimits'),
+    exact(tables.robotSetupErrors, 'RobotSetupError'),
     exact(tables.viewerActions, "ViewerAction['kind']"),
     exact(tables.viewerEvents, "ViewerEvent['kind']"),
     exact(tables.robotActions, "RobotAction['kind']"),

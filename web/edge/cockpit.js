@@ -9,12 +9,24 @@
 // leases, subscriptions, teleop watchdogs) and a robot streams continuously, so the object never
 // idles while it matters, and a hibernation would drop the lease state the safety chain relies on.
 // Robots and viewers reconnect (with backoff) after an eviction, exactly as after a relay restart.
+// The one value kept in storage is the newest teleop lease generation (persist_lease_gen): a
+// robot keeps its generation floor across the eviction, so the next object starts above it
+// whatever machine's clock it runs on. The put is not awaited on purpose: the object's output
+// gate holds every message sent after it until it is durable, so no robot ever sees a generation
+// that could be lost. Beside it storage holds only the object's alarm (below), which is not a
+// key: setting or deleting it never touches the generation.
+//
+// workerd's WebSockets have no bufferedAmount (cloudflare/workerd#988), so the core paces them
+// itself by acknowledged pongs (webSocketBufferedAmount: false; the edge's slow-reader rule,
+// docs/cockpit-protocol.md § The slow-reader rule on a WebSocket).
 //
 // WebRTC video: with the COCKPIT_RTC secret (the Deno relay's --rtc-file JSON, `wrangler secret
 // put COCKPIT_RTC`) the object brokers through Cloudflare Realtime, making the core's SFU calls
 // with the Realtime client (web/glue/cockpit-sfu.js, `fetch` only). The core's long deadlines
 // (the hourly TURN refresh) ride a Durable Object alarm rather than a timer, so they fire even
-// when nothing else wakes the object.
+// when nothing else wakes the object. Every deadline of the core (TURN refresh and retries, SFU
+// call timeouts, publish and reap deadlines, the WebSocket liveness rule) is one driver timer,
+// always the earliest: whichever it is, it is an alarm when far enough off and a timer otherwise.
 import wasmModule from '../../build/wasm/tether-edge.wasm';
 import '../glue/modules/tether-edge.js';
 import { loadTetherModule } from '../glue/load.js';
@@ -27,6 +39,8 @@ import { parseRtcFile } from '../sfu/rtc-file.js';
 
 // Deadlines at least this far off are set as the object's alarm; nearer ones as timers.
 const ALARM_AFTER_MS = 60_000;
+
+const LEASE_GEN_KEY = 'cockpit:leaseGen';
 
 // The protocol version /api/info announces, from the wire core (one instance per isolate).
 let wireLimits = null;
@@ -86,20 +100,28 @@ export class CockpitRelayObject {
       }
       rtc = parsed.rtc;
     }
+    const leaseGenFloor = (await this.ctx.storage.get(LEASE_GEN_KEY)) ?? 0;
+    const started = Date.now();
     // COCKPIT_AUTH holds the relay's auth file (the same JSON as the Deno relay's --auth); empty
     // means open, as on a loopback relay. Set it with `wrangler secret put COCKPIT_AUTH`.
     this.core = createCockpitRelay(mod, {
       authText: this.env.COCKPIT_AUTH ?? '',
       sfu: !!rtc,
       turn: !!rtc?.turnKeyId,
+      wallClockMs: started,
+      leaseGenFloor,
+      webSocketBufferedAmount: false,
     });
-    const started = Date.now();
     // The driver's one timer holds the core's deadlines; with nobody connected there are none, so
     // an idle object keeps no timer and no alarm.
     this.driver = createDriver(
       this.core,
       {
         perform: (a) => {
+          if (a.kind === 'persist_lease_gen') {
+            this.ctx.storage.put(LEASE_GEN_KEY, a.gen);
+            return;
+          }
           if (this.sfu?.perform(a)) return;
           const s = this.lane.sessions.get(a.session);
           if (s) this.lane.perform(s, a);

@@ -13,9 +13,12 @@ export interface ClientTables {
   robotEvents: RobotEvent['kind'][];
   sendResults: SendResult[];
   safetyCauses: SafetyCause[];
+  robotSetupErrors: RobotSetupError[];
   record: Record<string, number>;
   limits: {
     viewerPingIntervalMs: number;
+    /** On a WebSocket a ping waits for the previous pong, and comes at most this often. */
+    viewerWsPingIntervalMs: number;
     twistResendMs: number;
     helloResendMs: number;
     helloTimeoutMs: number;
@@ -80,7 +83,10 @@ export interface ViewerState {
     state: 'idle' | 'connecting' | 'open' | 'reconnecting' | 'closed';
     attempt?: number;
     delayMs?: number;
+    /** The transport's reason; once closed for good, what the operator must fix. */
     detail?: string;
+    /** closed for good: the relay's error that no reconnect can fix (auth_failed, ...). */
+    code?: ErrorCode;
   };
   welcomed: boolean;
   robotId: string | null;
@@ -88,13 +94,21 @@ export interface ViewerState {
   rttMs: number | null;
   lastError: { code: string; message: string; fix?: string; at: number } | null;
   drops: number;
+  /** Latest frames that finished after a newer one and were not handed to the app. */
+  stale: number;
   /** Present once the relay sent rtc_ice (it brokers WebRTC video). */
   rtc?: ViewerRtcState;
 }
 export type ViewerEvent =
   | ({ kind: 'state' } & ViewerState)
   | { kind: 'robots'; robots: { id: string; name: string; model: string }[] }
-  | { kind: 'manifest'; robotId: string; manifest: Manifest | null }
+  | {
+      kind: 'manifest';
+      robotId: string;
+      manifest: Manifest | null;
+      /** The robot's manifest is of a version this cockpit does not read. */
+      error?: 'manifestUnsupported';
+    }
   | { kind: 'message'; t: string; [field: string]: unknown }
   | { kind: 'drop'; reason: string; detail: string };
 export type PublishResult = 'sent' | 'not_connected' | 'no_watch' | 'invalid';
@@ -106,8 +120,15 @@ export interface ViewerCore extends DrivenCore<ViewerAction, ViewerEvent> {
   handleControlData(bytes: Uint8Array, now: number): void;
   /** True when the message was the session's; false when it is a channel frame for the app. */
   handleWsMessage(bytes: Uint8Array, now: number): boolean;
+  /**
+   * A channel frame's channel and seq: true when the app should get it (a subscribed rx channel,
+   * and on a latest channel a seq above the newest passed).
+   */
+  handleFrame(ch: string, seq: number, now: number): boolean;
   handleTimeout(now: number): void;
   handleStop(now: number): void;
+  /** The session gave up for good (a final error); the state says why. */
+  stopped(): boolean;
   /** False for an id no relay could list. */
   watch(robotId: string, now: number): boolean;
   want(channels: Iterable<string>, now: number): void;
@@ -200,6 +221,8 @@ export interface RobotCore extends DrivenCore<RobotAction, RobotEvent> {
   handleDisconnected(detail: string, now: number): void;
   handleDatagram(bytes: Uint8Array, now: number): void;
   handleCarrierData(bytes: Uint8Array, now: number): void;
+  /** The carrier ended or was reset: the session closes and the robot reconnects. */
+  handleCarrierEnd(now: number): void;
   handleWsMessage(bytes: Uint8Array, now: number): void;
   handleTimeout(now: number): void;
   handleStop(now: number): void;
@@ -231,7 +254,17 @@ export interface RobotCore extends DrivenCore<RobotAction, RobotEvent> {
   pollTimeout(): number | null;
   dispose(): void;
 }
-/** Throws when the config is one the relay would refuse, naming the field. */
+/** Why a robot core could not be made; an unsupported manifest version is `manifestUnsupported`. */
+export type RobotSetupError =
+  'invalidConfig' | 'invalidManifest' | 'manifestUnsupported' | 'invalidHello';
+/** The error createRobotCore and connectRobot throw. */
+export interface RobotSetupFailure extends Error {
+  code: RobotSetupError;
+}
+/**
+ * Throws a RobotSetupFailure when the config is one the relay would refuse, naming the field (an
+ * unsupported manifest version: code `manifestUnsupported`).
+ */
 export function createRobotCore(mod: object, config: RobotConfig): RobotCore;
 
 // --- the safety chain alone -------------------------------------------------------------------

@@ -89,8 +89,11 @@ export function createViewerCore(mod, { token = null } = {}) {
     handleControlData: (bytes, now) => core.handleControlData(p.stage(bytes), now),
     /** True when the message was the session's; false when it is a channel frame for the app. */
     handleWsMessage: (bytes, now) => core.handleWsMessage(p.stage(bytes), now),
+    /** True when the app should get this frame (the newest by seq on a latest channel). */
+    handleFrame: (ch, seq, now) => core.handleFrame(textBytes(ch), seq, now),
     handleTimeout: (now) => core.handleTimeout(now),
     handleStop: (now) => core.handleStop(now),
+    stopped: () => core.stopped(),
     watch: (robotId, now) => core.watch(textBytes(robotId), now),
     want: (channels, now) => core.want(JSON.stringify([...channels]), now),
     teleopStart: (now) => core.teleopStart(now),
@@ -128,8 +131,10 @@ export function createRobotCore(mod, config) {
   const core = new mod.CockpitRobotCore(JSON.stringify(config));
   const problem = core.error();
   if (problem) {
+    const code = core.errorCode();
     core.delete();
-    throw new Error(`tether robot: ${problem}`);
+    // The kind by the core's name, so an SDK user can tell manifestUnsupported from a typo.
+    throw Object.assign(new Error(`tether robot: ${problem}`), { code });
   }
   const p = port(mod, core);
   const { robotActions, robotEvents, sendResults } = clientTables(mod);
@@ -143,6 +148,7 @@ export function createRobotCore(mod, config) {
     handleDisconnected: (detail, now) => core.handleDisconnected(String(detail ?? ''), now),
     handleDatagram: (bytes, now) => core.handleDatagram(p.stage(bytes), now),
     handleCarrierData: (bytes, now) => core.handleCarrierData(p.stage(bytes), now),
+    handleCarrierEnd: (now) => core.handleCarrierEnd(now),
     handleWsMessage: (bytes, now) => core.handleWsMessage(p.stage(bytes), now),
     handleTimeout: (now) => core.handleTimeout(now),
     handleStop: (now) => core.handleStop(now),

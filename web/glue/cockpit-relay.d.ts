@@ -13,6 +13,7 @@ export type ActionKind =
   | 'write_stream'
   | 'reset_stream'
   | 'close_session'
+  | 'persist_lease_gen'
   | 'sfu_call'
   | 'sfu_cancel';
 
@@ -41,6 +42,30 @@ export interface Action {
   /** sfu_call: the Realtime call, and the SFU session it names ('' for none); `bytes` is its JSON body. */
   op?: SfuOp;
   sfuSession?: string;
+  /**
+   * persist_lease_gen (session 0): the newest teleop lease generation. A host with storage keeps
+   * it and passes it back as `leaseGenFloor` when it makes the next relay; others ignore it.
+   */
+  gen?: number;
+}
+
+export interface RelayOptions {
+  /** The auth file's contents ("" for none). */
+  authText?: string;
+  /** An SFU is configured (--rtc-file): the relay brokers WebRTC video. */
+  sfu?: boolean;
+  /** With `sfu`: a TURN key is configured, so rtc_ice carries minted credentials (else iceServers is []). */
+  turn?: boolean;
+  /** The wall clock (ms since the epoch) at the `now` the host calls 0. */
+  wallClockMs?: number;
+  /** The newest lease generation a persist_lease_gen action stored, if any. */
+  leaseGenFloor?: number;
+  /**
+   * The host reports a WebSocket stream open and write done only once bufferedAmount is under
+   * webSocketHighWaterBytes (Deno). False where sockets have no bufferedAmount (workerd): the core
+   * paces them by acknowledged pongs (webSocketAckWindowBytes).
+   */
+  webSocketBufferedAmount?: boolean;
 }
 
 /** The relay's bounds (src/cockpit/*.hpp), for logs and tools; the core enforces them. */
@@ -60,6 +85,11 @@ export interface CockpitLimits {
   maxSubsPerViewer: number;
   /** What a viewer's WebSocket may buffer before its streams wait (the WebSocket lane's bound). */
   webSocketHighWaterBytes: number;
+  /** Without bufferedAmount: the unacknowledged bytes a WebSocket may be handed (the edge). */
+  webSocketAckWindowBytes: number;
+  /** A WebSocket session silent this long is closed (its lease released). */
+  webSocketLivenessMs: number;
+  leaseGensPerMs: number;
   turnTtlSeconds: number;
   turnRefreshMs: number;
   sfuCallTimeoutMs: number;
@@ -93,15 +123,8 @@ export interface CockpitRelay {
   dispose(): void;
 }
 
-export function loadCockpitRelay(options?: {
-  authText?: string;
-  sfu?: boolean;
-  turn?: boolean;
-  wasmModule?: WebAssembly.Module;
-  wasmBinary?: Uint8Array;
-}): Promise<CockpitRelay>;
-export function createCockpitRelay(
-  mod: object,
-  options?: { authText?: string; sfu?: boolean; turn?: boolean },
-): CockpitRelay;
+export function loadCockpitRelay(
+  options?: RelayOptions & { wasmModule?: WebAssembly.Module; wasmBinary?: Uint8Array },
+): Promise<CockpitRelay>;
+export function createCockpitRelay(mod: object, options?: RelayOptions): CockpitRelay;
 export function heapViews(mod: object): { f64(): Float64Array };

@@ -7,7 +7,7 @@ import { loadTetherModule } from './load.js';
 
 /**
  * Loads the module and makes a relay core.
- * @param {{authText?: string, sfu?: boolean, turn?: boolean, wasmModule?: WebAssembly.Module, wasmBinary?: Uint8Array}} [options]
+ * @param {import('./cockpit-relay.d.ts').RelayOptions & {wasmModule?: WebAssembly.Module, wasmBinary?: Uint8Array}} [options]
  */
 export async function loadCockpitRelay(options = {}) {
   return createCockpitRelay(await loadTetherModule(options, 'cockpit'), options);
@@ -16,9 +16,32 @@ export async function loadCockpitRelay(options = {}) {
 /**
  * Wraps a loaded module. Throws when the auth file is invalid, with the entry at fault. `sfu`: an
  * SFU is configured (the relay brokers WebRTC video); `turn`: it has a TURN key.
+ * `wallClockMs` is the host's wall clock (ms since the epoch) at the `now` it calls 0, and
+ * `leaseGenFloor` the newest lease generation a persist_lease_gen action stored: together they
+ * keep teleop generations growing across restarts. `webSocketBufferedAmount` false tells the core
+ * the host cannot see what its WebSockets buffer (workerd), so the core paces them itself.
+ * @param {object} mod
+ * @param {import('./cockpit-relay.d.ts').RelayOptions} [options]
  */
-export function createCockpitRelay(mod, { authText = '', sfu = false, turn = false } = {}) {
-  const core = new mod.CockpitRelayCore(authText, sfu, sfu && turn);
+export function createCockpitRelay(
+  mod,
+  {
+    authText = '',
+    sfu = false,
+    turn = false,
+    wallClockMs = 0,
+    leaseGenFloor = 0,
+    webSocketBufferedAmount = true,
+  } = {},
+) {
+  const core = new mod.CockpitRelayCore(
+    authText,
+    sfu,
+    sfu && turn,
+    wallClockMs,
+    leaseGenFloor,
+    webSocketBufferedAmount,
+  );
   const problem = core.error();
   if (problem) {
     core.delete();
@@ -75,6 +98,8 @@ export function createCockpitRelay(mod, { authText = '', sfu = false, turn = fal
       const c = f[r + L.code];
       a.code = c < 0 ? null : codes[c];
       a.reason = core.actionText();
+    } else if (kind === 'persist_lease_gen') {
+      a.gen = f[r + L.gen];
     } else if (kind === 'sfu_call') {
       a.call = f[r + L.call];
       a.op = ops[f[r + L.op]];

@@ -10,7 +10,14 @@ import type {
   TeleopCommand,
 } from './cockpit-cores.js';
 
-export type { RobotConfig, RobotEvent, SendResult, TeleopCommand } from './cockpit-cores.js';
+export type {
+  RobotConfig,
+  RobotEvent,
+  RobotSetupError,
+  RobotSetupFailure,
+  SendResult,
+  TeleopCommand,
+} from './cockpit-cores.js';
 export { createRobotCore, createTeleopSafety } from './cockpit-cores.js';
 
 export interface RobotOptions extends RobotConfig {
@@ -61,6 +68,10 @@ export interface Robot {
   stop(waitMs?: number): Promise<void>;
 }
 
+/**
+ * Rejects with a RobotSetupFailure when the config is one the relay would refuse: its `code` is
+ * `manifestUnsupported` for a manifest of a version this SDK does not read.
+ */
 export function connectRobot(
   options: RobotOptions,
   handlers?: {

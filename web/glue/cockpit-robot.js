@@ -48,6 +48,7 @@ export async function connectRobot(options, { event, rtcError } = {}) {
   let stopped = null;
   const done = new Promise((resolve) => (stopped = resolve));
 
+  let disposed = false;
   const driver = createDriver(
     core,
     {
@@ -66,19 +67,22 @@ export async function connectRobot(options, { event, rtcError } = {}) {
     },
     { now: monotonic, ...clock },
   );
+  // Transport and peer-connection callbacks may still fire after stop() freed the core: they are
+  // dropped.
+  const live = { input: (fn) => (disposed ? undefined : driver.input(fn)) };
 
   // A peer connection that cannot be made or answered counts as a failed one: the core opens a
   // fresh one when its slot comes.
   const rtcFailed = (error) => {
     rtcError?.(error);
-    driver.input((now) => core.handleRtcState('failed', now));
+    live.input((now) => core.handleRtcState('failed', now));
   };
   function rtcOpen(a) {
     if (!webrtc) return;
     Promise.resolve()
       .then(() => webrtc.open({ iceServers: a.iceServers, chs: a.chs }))
       .then(
-        ({ sdp, tracks }) => driver.input((now) => core.handleRtcOffer(sdp, tracks, now)),
+        ({ sdp, tracks }) => live.input((now) => core.handleRtcOffer(sdp, tracks, now)),
         rtcFailed,
       );
   }
@@ -90,15 +94,15 @@ export async function connectRobot(options, { event, rtcError } = {}) {
   }
 
   const connect = () =>
-    runLink(driver, core, holder, async () => {
+    runLink(live, core, holder, async () => {
       const info = known ?? (await relayInfo(relay));
       const wt = info.wtUrl && lane !== 'websocket' && typeof WebTransport !== 'undefined';
       return wt
-        ? webTransportLink(info, driver, core)
-        : webSocketLink(info, driver, core, WebSocketImpl);
+        ? webTransportLink(info, live, core)
+        : webSocketLink(info, live, core, WebSocketImpl);
     });
 
-  driver.input((now) => core.handleStart(now));
+  live.input((now) => core.handleStart(now));
   return {
     manifest: core.manifest,
     /**
@@ -106,26 +110,30 @@ export async function connectRobot(options, { event, rtcError } = {}) {
      * default). Returns why it was not sent, if it was not.
      */
     send: (ch, payload, { meta, ts = Date.now() / 1000 } = {}) =>
-      driver.input((now) => core.send(ch, payload, meta, ts, now)),
-    ack: (ch, id) => driver.input((now) => core.ack(ch, id, now)),
-    nack: (ch, id, code, message) => driver.input((now) => core.nack(ch, id, code, message, now)),
+      live.input((now) => core.send(ch, payload, meta, ts, now)) ?? 'not_welcomed',
+    ack: (ch, id) => live.input((now) => core.ack(ch, id, now)) ?? false,
+    nack: (ch, id, code, message) =>
+      live.input((now) => core.nack(ch, id, code, message, now)) ?? false,
     /** A track's media resumed after `gapMs` without any; true when rtc_stalled went out. */
-    mediaResumed: (ch, gapMs) => driver.input((now) => core.handleMediaResumed(ch, gapMs, now)),
+    mediaResumed: (ch, gapMs) =>
+      live.input((now) => core.handleMediaResumed(ch, gapMs, now)) ?? false,
     /** The peer connection's state; 'failed' makes the core open a fresh one. */
-    rtcState: (state) => driver.input((now) => core.handleRtcState(state, now)),
-    wants: (ch) => core.wants(ch),
+    rtcState: (state) => live.input((now) => core.handleRtcState(state, now)),
+    wants: (ch) => !disposed && core.wants(ch),
     get welcomed() {
-      return core.welcomed();
+      return !disposed && core.welcomed();
     },
-    command: () => core.command(),
+    command: () => (disposed ? { vx: 0, vy: 0, wz: 0, active: 0, floor: 0 } : core.command()),
     /** Resolves with the final link event once the robot stopped (its own stop, or a final error). */
     done,
     /** Leaves the relay for good; resolves once the transport is closed (or after `waitMs`). */
     async stop(waitMs = 1000) {
       const closing = holder.link?.closed;
-      driver.input((now) => core.handleStop(now));
+      live.input((now) => core.handleStop(now));
       driver.close();
       await Promise.race([closing ?? Promise.resolve(), new Promise((r) => setTimeout(r, waitMs))]);
+      if (disposed) return;
+      disposed = true;
       core.dispose();
     },
   };
@@ -144,8 +152,10 @@ async function webTransportLink(info, driver, core) {
       .getReader()
       .read()
       .catch(() => ({ done: true }));
-    if (!done)
-      readStream(value, (chunk) => driver.input((now) => core.handleCarrierData(chunk, now)));
+    if (done) return;
+    await readStream(value, (chunk) => driver.input((now) => core.handleCarrierData(chunk, now)));
+    // FIN or RESET: the core decides (workaround 3: the session closes and re-registers).
+    driver.input((now) => core.handleCarrierEnd(now));
   })();
   return {
     lane: 'webtransport',

@@ -9,7 +9,10 @@ export interface ViewerOptions {
   token?: string | null;
   /** What the session reports: state, robots, manifest, every relay message, drops. */
   event?: (e: ViewerEvent) => void;
-  /** A channel frame, decoded by the wire core. */
+  /**
+   * A channel frame, decoded by the wire core, that the session core passed: a subscribed rx
+   * channel, and on a latest channel only a frame newer by seq than every one before it.
+   */
   frame?: (f: DataFrame | Extract<DecodeDataFrameResult, { ok: true }>) => void;
   /** A channel stream whose framing failed (that stream alone ends). */
   frameError?: (e: FrameError) => void;
@@ -49,6 +52,8 @@ export interface Viewer {
   drive(vx: number, vy: number, wz: number): boolean;
   estop(): void;
   publish(ch: string, payload: Uint8Array, id: string): PublishResult;
+  /** True once the session gave up for good (a final error such as auth_failed). */
+  readonly stopped: boolean;
   /** Frames of a track channel shown since the last report (the core decides live and stalled). */
   rtcMedia(ch: string, frames: number): void;
   /** The peer connection's connectionState; 'failed' opens a fresh one. */

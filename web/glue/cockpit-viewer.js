@@ -4,7 +4,8 @@
 // subscribe, the teleop lease and its twist resends, publishing, pings, and when to reconnect.
 // This file runs it with the one driver (web/glue/driver.js), carries its actions out over
 // WebTransport when the relay offers it and the runtime has it, else over the relay's WebSocket
-// twin, and hands channel frames (decoded by the wire core) to the application. Bytes only.
+// twin, and hands channel frames (decoded by the wire core) to the application once the core
+// says each is one it should get (a latest channel keeps the newest by seq). Bytes only.
 // WebRTC video goes through `webrtc`, which holds the one recvonly peer connection (the cockpit's
 // web/cockpit/src/panels/video-rtc.js): the core says when to open it and what to apply and
 // answer; the host reports the connection's state and the frames it shows (rtcState, rtcMedia).
@@ -63,7 +64,11 @@ export function connectViewer(mod, wire, info, options = {}) {
         },
       );
   }
-  const onFrame = (f) => frame?.(f);
+  // Every frame passes the core's rule (handleFrame) before the app sees it: the payload stays
+  // here, only its channel and seq cross.
+  const onFrame = (f) => {
+    if (driver.input((t) => core.handleFrame(f.header.ch, f.header.seq, t))) frame?.(f);
+  };
   const onFrameError = (e) => frameError?.(e);
 
   const connect = () =>
@@ -86,6 +91,10 @@ export function connectViewer(mod, wire, info, options = {}) {
     drive: (vx, vy, wz) => input((t) => core.drive(vx, vy, wz, t)),
     estop: () => input((t) => core.estop(t)),
     publish: (ch, payload, id) => input((t) => core.publish(ch, payload, id, t)),
+    /** True once the session gave up for good (a final error; the state event says why). */
+    get stopped() {
+      return core.stopped();
+    },
     /** Frames of a track channel shown since the last report. */
     rtcMedia: (ch, frames) => input((t) => core.handleRtcMedia(ch, frames, t)),
     /** The peer connection's connectionState. */

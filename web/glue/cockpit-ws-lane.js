@@ -8,8 +8,9 @@ const OPEN = 1; // WebSocket.OPEN, the same number in every runtime
 const DRAIN_POLL_MS = 10; // how often a full socket is checked for room (no drain event exists)
 
 // workerd has no `bufferedAmount` on server WebSockets (cloudflare/workerd#988): there the lane
-// cannot see a slow reader, every send is handed to the runtime at once, and the core's reliable
-// caps are the only bound. Deno and browsers report it.
+// reports every write done at once and the core, made with webSocketBufferedAmount: false, paces
+// the socket itself by the pongs its client has acknowledged (the edge's slow-reader rule). Deno
+// and browsers report it, and the lane waits for the socket to drain.
 const buffered = (ws) => ws.bufferedAmount ?? 0;
 
 /**

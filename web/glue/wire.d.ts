@@ -245,7 +245,7 @@ export interface ManifestPanel {
   params: JsonObject;
 }
 
-/** A panel id, or a row or column of nodes with optional relative sizes. */
+/** A panel id, or a row or column of at least one node with optional relative sizes. */
 export type LayoutNode =
   string | { row: LayoutNode[]; shares?: number[] } | { col: LayoutNode[]; shares?: number[] };
 
@@ -254,7 +254,8 @@ export interface Manifest {
   version: 1;
   channels: ManifestChannel[];
   panels: ManifestPanel[];
-  layout: LayoutNode;
+  /** null only when no panel is left to place (none declared, or every one on a page). */
+  layout: LayoutNode | null;
   pages: string[];
 }
 
@@ -263,7 +264,6 @@ export type ManifestErrorCode =
   | 'unsupported_version'
   | 'missing_field'
   | 'wrong_type'
-  | 'unknown_field'
   | 'bad_channel_id'
   | 'duplicate_channel'
   | 'bad_value'

@@ -7,8 +7,12 @@
 // cite cockpit-wire-protocol.md § Workarounds; web/host/README.md records which Deno 2.9 still
 // needs.
 //
+// With --rooms-db FILE (and TICKET_SECRET in the environment) the same port also serves the room
+// relay at /rooms/<name> (web/host/rooms-service.js), as the edge Worker does beside its cockpit.
+//
 // Run: deno run -A --unstable-net web/host/relay.js [--port 7780] [--auth FILE] [--rtc-file FILE]
 //        [--static build/cockpit] [--unsafe-non-loopback --hostname ADDR]
+//        [--rooms-db FILE [--rooms-policy FILE]]
 //
 // --rtc-file names the SFU (Cloudflare Realtime, or the local SFU of web/sfu/): the relay then
 // brokers WebRTC video, making the core's SFU calls with the Realtime client (web/glue/cockpit-sfu.js).
@@ -39,11 +43,20 @@ if (!loopback && !flags.unsafeNonLoopback) {
 }
 
 const authText = flags.auth ? await Deno.readTextFile(flags.auth) : '';
+const rooms = flags.roomsDb ? await openRooms() : null;
 const rtc = flags.rtcFile ? await readRtcFile(flags.rtcFile) : null;
-const core = await loadCockpitRelay({ authText, sfu: !!rtc, turn: !!rtc?.turnKeyId });
-const wire = await loadWire();
+// The core's clock is monotonic from here; the wall clock at that moment seeds the teleop lease
+// generations, so a restarted relay issues only greater ones than the robots' floors (lease.hpp).
+const wallClockMs = Date.now();
 const started = performance.now();
 const now = () => Math.floor(performance.now() - started);
+const core = await loadCockpitRelay({
+  authText,
+  sfu: !!rtc,
+  turn: !!rtc?.turnKeyId,
+  wallClockMs,
+});
+const wire = await loadWire();
 
 // --- sessions -------------------------------------------------------------------------------
 /** id -> { kind: 'wt'|'ws', role, wt?, ws?, control?, carrier?, out: Map<stream, OutStream>, in: Map<stream, reader> } */
@@ -59,6 +72,7 @@ const driver = createDriver(
   core,
   {
     perform(a) {
+      // persist_lease_gen names no session: this host keeps no storage, the clock seed carries it.
       if (sfu?.perform(a)) return;
       const s = sessions.get(a.session);
       if (s) (s.kind === 'wt' ? performWt : performWs)(s, a);
@@ -385,6 +399,13 @@ const info = {
 
 async function handle(req) {
   const url = new URL(req.url);
+  if (url.pathname.startsWith('/rooms/'))
+    return rooms
+      ? rooms.handle(req)
+      : new Response(
+          'this relay serves no rooms: start it with --rooms-db FILE and TICKET_SECRET set\n',
+          { status: 404 },
+        );
   if (req.headers.get('upgrade')?.toLowerCase() === 'websocket') {
     if (url.pathname === '/ws/robot') return acceptWebSocket(req, 'robot');
     if (url.pathname === '/ws/viewer') return acceptWebSocket(req, 'viewer');
@@ -450,7 +471,8 @@ async function listen(hostname, wanted) {
 console.log(
   `tether relay ready: http://${host}:${port} (WebTransport ${info.wtUrl}, cert sha-256 ${cert.hex}, ` +
     `WebSocket ${info.wsUrl}/ws/{robot,viewer}, auth ${flags.auth ? 'on' : 'off'}, ` +
-    `WebRTC ${rtc ? `via ${rtc.baseUrl}${rtc.turnKeyId ? ' with TURN' : ''}` : 'off'})`,
+    `WebRTC ${rtc ? `via ${rtc.baseUrl}${rtc.turnKeyId ? ' with TURN' : ''}` : 'off'}` +
+    `${rooms ? `, rooms ${info.wsUrl}/rooms/<name>` : ''})`,
 );
 
 for (const sig of ['SIGINT', 'SIGTERM']) {
@@ -459,6 +481,20 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
     driver.close();
     endpoint.close();
     server.shutdown().finally(() => Deno.exit(0));
+  });
+}
+
+async function openRooms() {
+  const { createRoomsService, ticketSecretProblem } = await import('./rooms-service.js');
+  const secret = Deno.env.get('TICKET_SECRET') ?? '';
+  if (ticketSecretProblem(secret)) {
+    console.error(`tether relay: --rooms-db: ${ticketSecretProblem(secret)}`);
+    Deno.exit(2);
+  }
+  return createRoomsService({
+    db: flags.roomsDb,
+    secret,
+    policyText: flags.roomsPolicy ? await Deno.readTextFile(flags.roomsPolicy) : '',
   });
 }
 
@@ -471,6 +507,8 @@ function parseFlags(args) {
     static: 'build/cockpit',
     unsafeNonLoopback: false,
     verbose: false,
+    roomsDb: '',
+    roomsPolicy: '',
   };
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
@@ -485,9 +523,11 @@ function parseFlags(args) {
     else if (a === '--static') f.static = next().replace(/\/+$/, '');
     else if (a === '--unsafe-non-loopback') f.unsafeNonLoopback = true;
     else if (a === '--verbose') f.verbose = true;
+    else if (a === '--rooms-db') f.roomsDb = next();
+    else if (a === '--rooms-policy') f.roomsPolicy = next();
     else {
       console.error(
-        `tether relay: unknown flag ${a}; flags: --port N --hostname ADDR --auth FILE --rtc-file FILE --static DIR --unsafe-non-loopback --verbose`,
+        `tether relay: unknown flag ${a}; flags: --port N --hostname ADDR --auth FILE --rtc-file FILE --static DIR --unsafe-non-loopback --verbose --rooms-db FILE --rooms-policy FILE`,
       );
       Deno.exit(2);
     }

@@ -9,9 +9,9 @@ const env = { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' };
 const PERMS = ['--no-lock', '--no-prompt', '--unstable-net', '--allow-net=127.0.0.1', `--allow-read=${repoDir},/tmp`, '--allow-write=/tmp', '--allow-run=openssl,ffmpeg', '--allow-sys=networkInterfaces', '--allow-env'];
 const children = new Set();
 
-/** Starts a Deno script; resolves once a stdout line matches `ready` (with the match). `stdin: 'pipe'` keeps its stdin open for the test to write to. */
-export function startDeno(script, args, ready, timeoutMs = 60_000, { stdin = 'ignore' } = {}) {
-  const child = spawn(deno, ['run', ...PERMS, script, ...args], { cwd: repoDir, env, stdio: [stdin, 'pipe', 'pipe'] });
+/** Starts a Deno script; resolves once a stdout line matches `ready` (with the match). `stdin: 'pipe'` keeps its stdin open for the test to write to; `env` adds to its environment. */
+export function startDeno(script, args, ready, timeoutMs = 60_000, { stdin = 'ignore', env: extraEnv = {} } = {}) {
+  const child = spawn(deno, ['run', ...PERMS, script, ...args], { cwd: repoDir, env: { ...env, ...extraEnv }, stdio: [stdin, 'pipe', 'pipe'] });
   children.add(child);
   child.output = '';
   child.errors = '';
@@ -35,8 +35,8 @@ export function startDeno(script, args, ready, timeoutMs = 60_000, { stdin = 'ig
   });
 }
 
-export async function startRelay(args = []) {
-  const relay = await startDeno('web/host/relay.js', ['--port', '0', ...args], /tether relay ready: (http:\/\/127\.0\.0\.1:(\d+))/);
+export async function startRelay(args = [], extraEnv = {}) {
+  const relay = await startDeno('web/host/relay.js', ['--port', '0', ...args], /tether relay ready: (http:\/\/127\.0\.0\.1:(\d+))/, 60_000, { env: extraEnv });
   relay.http = relay.matched[1];
   return relay;
 }

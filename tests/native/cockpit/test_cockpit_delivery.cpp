@@ -368,3 +368,61 @@ TEST_CASE("cockpit reliable: at most kReliableWritesInFlight writes are outstand
   CHECK(H::frame_payload(w[0]) == std::to_string(kReliableWritesInFlight + 1));
   CHECK(h.relay.counters("r1", "log")->sent == kReliableWritesInFlight + 1);
 }
+
+TEST_CASE(
+    "cockpit reliable: frames reach viewers in seq order when one-shot streams finish out of "
+    "order") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  SessionId v = h.watcher("r1", {"log", "cam"});
+  h.take();
+  // The robot opens three streams in seq order; they finish 3, 1, 2.
+  StreamId s1 = h.relay.handle_incoming_open(r, h.now);
+  StreamId s2 = h.relay.handle_incoming_open(r, h.now);
+  StreamId s3 = h.relay.handle_incoming_open(r, h.now);
+  // A latest frame's stream opened in between does not hold reliable frames back once it is done.
+  StreamId sc = h.relay.handle_incoming_open(r, h.now);
+  auto feed = [&](StreamId st, const Bytes& b) {
+    h.relay.handle_incoming_data(st, ByteView(b), h.now);
+    h.relay.handle_incoming_end(st, h.now);
+  };
+  feed(s3, data_frame("log", 3, "L3", wire::Delivery::reliable));
+  feed(s1, data_frame("log", 1, "L1", wire::Delivery::reliable));
+  feed(sc, data_frame("cam", 1, "C1"));
+  feed(s2, data_frame("log", 2, "L2", wire::Delivery::reliable));
+  auto acts = h.take();
+  StreamId log_stream = 0;
+  for (const auto& o : H::kind(acts, ActionKind::open_stream, v))
+    if (o.ch == "log") log_stream = o.stream;
+  REQUIRE(log_stream != 0);
+  h.relay.handle_stream_opened(log_stream, h.now);
+  std::vector<std::string> got;
+  for (auto& w : H::kind(h.take(), ActionKind::write_stream, v)) got.push_back(H::frame_payload(w));
+  CHECK(got == std::vector<std::string>{"L1", "L2", "L3"});
+}
+
+TEST_CASE("cockpit reliable: a gap no stream can fill is not waited for") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  SessionId v = h.watcher("r1", {"log"});
+  h.take();
+  // seq 5 then 7: nothing is in flight that could carry 6, so 7 goes at once.
+  h.robot_frame(r, "log", 5, "L5", wire::Delivery::reliable);
+  h.robot_frame(r, "log", 7, "L7", wire::Delivery::reliable);
+  // A frame waiting on an earlier stream goes when that stream ends without a frame (a reset).
+  StreamId early = h.relay.handle_incoming_open(r, h.now);
+  StreamId late = h.relay.handle_incoming_open(r, h.now);
+  Bytes b9 = data_frame("log", 9, "L9", wire::Delivery::reliable);
+  h.relay.handle_incoming_data(late, ByteView(b9), h.now);
+  h.relay.handle_incoming_end(late, h.now);
+  auto acts = h.take();
+  StreamId st = H::kind(acts, ActionKind::open_stream, v).at(0).stream;
+  h.relay.handle_stream_opened(st, h.now);
+  std::vector<std::string> got;
+  for (auto& w : H::kind(h.take(), ActionKind::write_stream, v)) got.push_back(H::frame_payload(w));
+  CHECK(got == std::vector<std::string>{"L5", "L7"});  // L9 waits for `early`
+  h.relay.handle_incoming_end(early, h.now);
+  got.clear();
+  for (auto& w : H::kind(h.take(), ActionKind::write_stream, v)) got.push_back(H::frame_payload(w));
+  CHECK(got == std::vector<std::string>{"L9"});
+}

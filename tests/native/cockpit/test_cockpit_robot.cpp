@@ -64,12 +64,13 @@ TEST_CASE("robot: a config the relay would refuse is refused up front, naming th
   c.manifest = J(R"({"version":1,"channels":[{"ch":"@x","encoding":"json.v1"}]})");
   auto r = RobotSession::create(c);
   REQUIRE_FALSE(r);
-  CHECK(r.error().find("channels[0].ch") != std::string::npos);
+  CHECK(r.error().message.find("channels[0].ch") != std::string::npos);
+  CHECK(r.error().kind == RobotSetupError::invalid_manifest);
   c = config();
   c.id = "";
   r = RobotSession::create(c);
   REQUIRE_FALSE(r);
-  CHECK(r.error().find("missing_robot_id") != std::string::npos);
+  CHECK(r.error().message.find("missing_robot_id") != std::string::npos);
   c = config();
   c.name = std::string(300, 'n');
   CHECK_FALSE(RobotSession::create(c));
@@ -366,4 +367,52 @@ TEST_CASE("safety: session loss stops the robot and drops the lease, the watchdo
   CHECK_FALSE(s.handle_message(twist(4), 2));
   CHECK(TeleopSafety(0).watchdog_ms() == kMinWatchdogMs);
   CHECK(TeleopSafety(1'000'000).watchdog_ms() == kMaxWatchdogMs);
+}
+
+TEST_CASE("robot: an unsupported manifest version is reported as manifestUnsupported") {
+  RobotConfig c = config();
+  c.manifest = J(R"({"version":2,"channels":[],"widgets":[]})");
+  auto r = RobotSession::create(c);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().kind == RobotSetupError::manifest_unsupported);
+  CHECK(robot_setup_error_name(r.error().kind) == "manifestUnsupported");
+  CHECK(r.error().message.rfind("manifestUnsupported", 0) == 0);
+}
+
+TEST_CASE(
+    "robot: a carrier that ends early or is reset closes the session, and the robot reconnects") {
+  Rover r;
+  r.up();
+  r.subs({"cam"}, 1);
+  r.actions();
+  r.events();
+  r.s.handle_carrier_end(r.now);
+  auto a = r.actions();
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].kind == RobotActionKind::close);
+  r.s.handle_carrier_end(r.now);  // once is enough
+  CHECK(r.actions().empty());
+  r.s.handle_disconnected("closed", r.now);
+  auto links = r.of(RobotEventKind::link);
+  CHECK(links.back()["state"] == "reconnecting");
+  CHECK(r.s.poll_timeout() == Timeout(r.now + kRobotReconnectMs));
+  // A fresh connection takes a fresh carrier.
+  r.now += kRobotReconnectMs;
+  r.s.handle_timeout(r.now);
+  REQUIRE(r.actions().at(0).kind == RobotActionKind::connect);
+  r.up(Lane::webtransport);
+  r.subs({"cam"}, 1);
+  CHECK(r.s.wants("cam"));
+}
+
+TEST_CASE("robot: on a WebSocket a ping waits for the previous pong") {
+  Rover r;
+  r.up(Lane::websocket);
+  r.now += kRobotPingIntervalMs;
+  r.s.handle_timeout(r.now);
+  REQUIRE(types(messages(r.actions())) == std::vector<std::string>{"ping"});
+  CHECK(r.s.poll_timeout() == std::nullopt);
+  Bytes p = relay_control_data_frame(J(R"({"t":"pong","n":0,"ts":1})"), 1);
+  r.s.handle_ws_message(ByteView(p), r.now + 5);
+  CHECK(r.s.poll_timeout() == Timeout(r.now + kRobotPingIntervalMs));
 }

@@ -346,3 +346,118 @@ TEST_CASE("viewer: a robot id no relay could list is refused, a host's odd text 
   REQUIRE(st.is_object());  // the event is JSON, whatever the host passed
   CHECK(st["link"]["detail"] == "reset ?? by peer");
 }
+
+TEST_CASE(
+    "viewer: auth_failed and version_mismatch are final: no reconnect, and the fix is shown") {
+  for (const char* code : {"auth_failed", "version_mismatch"}) {
+    INFO(code);
+    Viewer v;
+    v.up();
+    Json e = J(R"({"t":"error","message":"refused"})");
+    e["code"] = code;
+    v.relay(e);
+    v.s.handle_disconnected("closed by the relay", v.now);
+    CHECK(v.s.stopped());
+    CHECK_FALSE(v.s.poll_timeout());  // no reconnect scheduled
+    Json st = v.state();
+    CHECK(st["link"]["state"] == "closed");
+    CHECK(st["link"]["code"] == code);
+    CHECK(st["link"]["detail"].get<std::string>() ==
+          std::string(wire::error_info(*wire::error_code_from_name(code)).fix));
+    v.now += 60'000;
+    v.s.handle_timeout(v.now);
+    CHECK(v.actions().empty());
+  }
+  // Any other end reconnects with backoff, as before.
+  Viewer v;
+  v.up();
+  v.relay(J(R"({"t":"error","code":"hello_mismatch","message":"changed"})"));
+  v.s.handle_disconnected("closed by the relay", v.now);
+  CHECK_FALSE(v.s.stopped());
+  CHECK(v.s.poll_timeout() == Timeout(v.now + kViewerBackoffMs[0]));
+}
+
+TEST_CASE(
+    "viewer: a latest channel keeps the newest frame by seq, whatever order frames finish in") {
+  Viewer v;
+  v.up();
+  v.s.watch("r1", v.now);
+  v.s.want({"cam", "log"}, v.now);
+  v.manifest();
+  v.actions();
+  v.events();
+  CHECK(v.s.handle_frame("cam", 5, v.now));
+  CHECK_FALSE(v.s.handle_frame("cam", 3, v.now));  // an older frame finishing late
+  CHECK_FALSE(v.s.handle_frame("cam", 5, v.now));
+  CHECK(v.s.handle_frame("cam", 6, v.now));
+  CHECK(v.state()["stale"] == 2);
+  // Reliable frames arrive in order (the relay orders them) and all pass.
+  CHECK(v.s.handle_frame("log", 2, v.now));
+  CHECK(v.s.handle_frame("log", 1, v.now));
+  // Channels not subscribed (an in-flight frame after an unsub, a stranger) never reach the app.
+  CHECK_FALSE(v.s.handle_frame("ghost", 1, v.now));
+  v.s.want({"log"}, v.now);
+  CHECK_FALSE(v.s.handle_frame("cam", 9, v.now));
+  // A new registration (a manifest again) may count from anywhere.
+  v.s.want({"cam"}, v.now);
+  v.manifest();
+  CHECK(v.s.handle_frame("cam", 1, v.now));
+}
+
+TEST_CASE("viewer: on a WebSocket a ping waits for the previous pong") {
+  Viewer v;
+  v.s.handle_start(v.now);
+  v.s.handle_connected(Lane::websocket, v.now);
+  v.actions();
+  Bytes w = relay_control_data_frame(J(R"({"t":"welcome","v":7})"));
+  v.s.handle_ws_message(ByteView(w), v.now);
+  REQUIRE(types(v.sent()) == std::vector<std::string>{"ping"});
+  CHECK_FALSE(v.s.poll_timeout());  // nothing until the pong
+  v.now += 5000;
+  Bytes p = relay_control_data_frame(J(R"({"t":"pong","n":1,"ts":1})"), 1);
+  v.s.handle_ws_message(ByteView(p), v.now);
+  CHECK(v.s.poll_timeout() == Timeout(v.now));  // overdue: at once
+  v.s.handle_timeout(v.now);
+  CHECK(types(v.sent()) == std::vector<std::string>{"ping"});
+  Bytes p2 = relay_control_data_frame(J(R"({"t":"pong","n":2,"ts":1})"), 2);
+  v.s.handle_ws_message(ByteView(p2), v.now + 10);
+  CHECK(v.s.poll_timeout() == Timeout(v.now + kViewerWsPingIntervalMs));
+}
+
+TEST_CASE("viewer: a manifest of an unsupported version is reported as manifestUnsupported") {
+  Viewer v;
+  v.up();
+  v.s.watch("r1", v.now);
+  v.events();
+  v.relay(
+      J(R"({"t":"manifest","robotId":"r1","manifest":{"version":2,"channels":[],"views":[]}})"));
+  Json got;
+  for (auto& e : v.events())
+    if (e.kind == ViewerEventKind::manifest) got = J(e.json);
+  CHECK(got["manifest"].is_null());
+  CHECK(got["error"] == "manifestUnsupported");
+}
+
+TEST_CASE(
+    "viewer: back before its robot (unknown_robot), it watches again once the robot is listed") {
+  Viewer v;
+  v.s.watch("r1", v.now);
+  v.s.handle_start(v.now);
+  v.s.handle_connected(Lane::webtransport, v.now);
+  v.actions();
+  v.relay(J(R"({"t":"welcome","v":7})"));
+  CHECK(types(v.sent()) == std::vector<std::string>{"ping", "watch"});
+  v.relay(J(R"({"t":"robots","robots":[]})"));
+  v.relay(J(R"({"t":"error","code":"unknown_robot","message":"no robot r1 is connected"})"));
+  CHECK(v.sent().empty());
+  v.relay(J(R"({"t":"robots","robots":[{"id":"r2","name":"","model":""}]})"));
+  CHECK(v.sent().empty());
+  v.relay(J(
+      R"({"t":"robots","robots":[{"id":"r2","name":"","model":""},{"id":"r1","name":"","model":""}]})"));
+  auto ms = v.sent();
+  REQUIRE(types(ms) == std::vector<std::string>{"watch"});
+  CHECK(ms[0]["robotId"] == "r1");
+  v.manifest();
+  v.relay(J(R"({"t":"robots","robots":[{"id":"r1","name":"","model":""}]})"));
+  CHECK(v.sent().empty());  // watching: nothing more
+}

@@ -49,6 +49,8 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
     /** A JSON value on a tx channel; true when it went out (pub_ack or pub_nack answers it). */
     publish: (ch, value, id) =>
       session.publish(ch, encoder.encode(JSON.stringify(value)), id) === 'sent',
+    /** The protocol's bound on one published value, from the wire core. */
+    maxPublishBytes: wire.limits.maxPublishBytes,
   };
 
   function onFrame(frame) {
@@ -68,7 +70,10 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
       renderManifest(state.manifest);
     }
     for (const p of ui.panels.values()) p.refresh?.();
-    if (event?.type === 'message' && event.message.t === 'error') showError(event.message);
+    if (event?.type === 'message') {
+      for (const p of ui.panels.values()) p.onMessage?.(event.message);
+      if (event.message.t === 'error') showError(event.message);
+    }
     renderStatus();
   }
 
@@ -104,9 +109,12 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
     tabs.replaceChildren();
     renderChannelList(manifest);
     if (!manifest) {
-      main.textContent = session.state.robotId
-        ? 'Waiting for the robot’s manifest…'
-        : 'Choose a robot to watch.';
+      main.textContent =
+        session.state.manifestError === 'manifestUnsupported'
+          ? 'This robot’s manifest is of a version this cockpit does not read (manifestUnsupported): update the cockpit.'
+          : session.state.robotId
+            ? 'Waiting for the robot’s manifest…'
+            : 'Choose a robot to watch.';
       session.want([]);
       return;
     }
@@ -178,9 +186,21 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
   function renderStatus() {
     const s = session.state;
     const now = performance.now();
-    const link = s.link.state === 'open' ? `connected (${session.transport})` : s.link.state;
+    // Closed for good (a final error): the core stopped reconnecting and says what to fix.
+    const final = s.link.state === 'closed' && s.link.code;
+    const link =
+      s.link.state === 'open'
+        ? `connected (${session.transport})`
+        : final
+          ? `stopped: ${s.link.code}`
+          : s.link.state;
     $('#status-link').textContent = link;
     $('#status-link').dataset.state = s.link.state;
+    if (final) {
+      const box = $('#errors');
+      box.textContent = `${s.link.code}: ${s.link.detail} (the cockpit stopped reconnecting; fix this and reload)`;
+      box.dataset.final = s.link.code;
+    }
     $('#status-rtt').textContent = s.rttMs == null ? 'rtt –' : `rtt ${s.rttMs.toFixed(0)} ms`;
     const parts = [];
     let errors = 0;

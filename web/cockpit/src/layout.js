@@ -2,8 +2,12 @@
 // columns with optional shares, and pages as extra tabs. The manifest arrives already validated
 // and normalised by the wire core, so every id here is known to exist.
 
-/** Builds the DOM for a layout node; `mount(panelId)` returns the element for a panel. */
+/**
+ * Builds the DOM for a layout node; `mount(panelId)` returns the element for a panel. A null layout
+ * (nothing left to place) is an empty row.
+ */
 export function renderLayout(node, mount) {
+  if (node === null) node = { row: [] };
   if (typeof node === 'string') return mount(node);
   const horizontal = Array.isArray(node.row);
   const items = horizontal ? node.row : node.col;
@@ -33,6 +37,6 @@ export function panelsOnTab(manifest, tabId) {
   if (tabId !== '__main') return [tabId];
   const ids = [];
   const walk = (n) => (typeof n === 'string' ? ids.push(n) : (n.row ?? n.col).forEach(walk));
-  walk(manifest.layout);
+  if (manifest.layout !== null) walk(manifest.layout);
   return ids;
 }

@@ -17,6 +17,7 @@ export class ViewerSession {
     robots: [],
     robotId: null,
     manifest: null,
+    manifestError: null, // 'manifestUnsupported' when the robot's manifest is of another version
     teleop: 'idle', // idle | requesting | held | refused
     rttMs: null,
     lastError: null,
@@ -61,12 +62,16 @@ export class ViewerSession {
     const { kind, ...body } = e;
     if (kind === 'state') {
       Object.assign(this.state, body);
+      // Closed for good (a final error): the core retries no WebRTC connection either, so the
+      // peer connection it would have replaced goes now.
+      if (body.link?.state === 'closed') this.rtc.close();
       this.#listener(this.state, { type: 'state' });
     } else if (kind === 'robots') {
       this.state.robots = body.robots;
       this.#listener(this.state, { type: 'robots' });
     } else if (kind === 'manifest') {
       this.state.manifest = body.manifest;
+      this.state.manifestError = body.error ?? null;
       this.#listener(this.state, { type: 'manifest' });
     } else if (kind === 'message') {
       this.#listener(this.state, { type: 'message', message: body });

@@ -1,0 +1,93 @@
+// The self-hosted room relay as a request handler: GET /rooms/<name>?ticket=<t> (a WebSocket), the
+// same tickets, limits, policy, journal, checkpoints and storage-failure recovery as the edge
+// (web/edge/room-host.js, room-store.js), over Deno.serve WebSockets and one SQLite file. Served
+// alone by web/host/rooms.js and beside the cockpit by web/host/relay.js (--rooms-db), so one
+// self-hosted process answers both, as the edge Worker does.
+import { DatabaseSync } from 'node:sqlite';
+import { createRelay, pathPrefixAcl } from '../glue/relay.js';
+import { resolveLimits } from '../edge/limits.js';
+import { parsePolicyConfig } from '../edge/policy.js';
+import { createRoomHost } from '../edge/room-host.js';
+import { RoomStore, sqliteSql } from '../edge/room-store.js';
+import { checkRoomRequest } from '../edge/room-request.js';
+
+/** Why a ticket secret cannot be used, or null. */
+export function ticketSecretProblem(secret) {
+  return (secret ?? '').length < 32
+    ? 'set TICKET_SECRET (at least 32 characters), the secret your server mints tickets with'
+    : null;
+}
+
+/**
+ * Opens the rooms' SQLite file and returns `handle(req)` for /rooms/<name> requests.
+ * @param {{db: string, secret: string, policyText?: string, limits?: object,
+ *   checkpointEvery?: number, testHooks?: boolean}} options
+ */
+export function createRoomsService({
+  db: dbPath,
+  secret,
+  policyText = '',
+  limits = {},
+  checkpointEvery = 64,
+  testHooks = false,
+}) {
+  const db = new DatabaseSync(dbPath);
+  const host = createRoomHost({
+    relayImpl: { createRelay, pathPrefixAcl },
+    store: new RoomStore(sqliteSql(db), { checkpointEvery }),
+    policyConfig: parsePolicyConfig(policyText),
+    policyVersion: 1,
+    limits: resolveLimits(limits),
+  });
+
+  async function handle(req) {
+    const url = new URL(req.url);
+    if (testHooks && url.pathname.startsWith('/__test/')) return testHook(url);
+    const v = await checkRoomRequest(req, secret);
+    if (v.response) return v.response;
+    const { room } = v;
+    const refused = host.admit(room, v.writer);
+    if (refused)
+      return new Response(`${refused.message}\n`, {
+        status: refused.status,
+        headers: { 'Retry-After': String(refused.retryAfter) },
+      });
+    const { socket, response } = Deno.upgradeWebSocket(req);
+    let conn = null;
+    socket.onopen = () => {
+      conn = host.open(
+        {
+          send: (text) => socket.send(text),
+          close: (code, reason) => socket.close(code, reason),
+          get bufferedAmount() {
+            return socket.bufferedAmount;
+          },
+        },
+        { writer: v.writer, kind: v.kind, room },
+      );
+    };
+    socket.onmessage = (e) => conn?.message(e.data);
+    socket.onclose = () => conn?.closed();
+    socket.onerror = () => conn?.closed();
+    return response;
+  }
+
+  // Test-only (--test-hooks): the same storage fault as the Worker's, through a real SQLite trigger.
+  function testHook(url) {
+    const room = url.searchParams.get('room') ?? '';
+    if (url.pathname === '/__test/info') return Response.json(host.info(room) ?? {});
+    if (url.pathname === '/__test/fail-storage') {
+      db.exec(
+        `CREATE TRIGGER IF NOT EXISTS tether_test_fail BEFORE INSERT ON tether_journal BEGIN SELECT RAISE(ABORT, 'injected: disk full'); END`,
+      );
+      return Response.json({ ok: true });
+    }
+    if (url.pathname === '/__test/heal-storage') {
+      db.exec('DROP TRIGGER IF EXISTS tether_test_fail');
+      return Response.json({ ok: true });
+    }
+    return new Response('unknown test hook\n', { status: 404 });
+  }
+
+  return { handle };
+}
