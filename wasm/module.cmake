@@ -26,6 +26,7 @@ tether_binding(cockpit  tether tether-edge tether-cockpit)
 tether_binding(room     tether tether-edge)   # relay, client, admission, tickets: the Worker hosts rooms
 tether_binding(member   tether)               # a peer's membership (web/peer): never on the edge
 tether_binding(signaling tether)              # WebRTC negotiation between peers (web/peer)
+tether_binding(sealed   tether)               # the encrypted relay transport's frames (web/peer): peers only
 tether_binding(bus      tether)
 tether_binding(swarm    tether)
 tether_binding(mailbox  tether tether-edge)

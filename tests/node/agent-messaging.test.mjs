@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { startRoomServer } from '../e2e/lib/room_server.mjs';
-import { Harness, waitFor } from './lib/agent-harness.mjs';
+import { Harness, roomSecretOption, waitFor } from './lib/agent-harness.mjs';
 
 async function room(t) {
   const server = await startRoomServer();
@@ -252,6 +252,7 @@ test('hostile input over the relay (not JSON, bad envelopes, a forged identity, 
     room: 'lab',
     selfId: 'mallory',
     WebSocket,
+    ...roomSecretOption(), // a hostile member that holds the secret: the bus still refuses
   });
   t.after(() => m.close());
   await m.ready;

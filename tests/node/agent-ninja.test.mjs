@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { startRoomServer } from '../e2e/lib/room_server.mjs';
-import { Harness, waitFor } from './lib/agent-harness.mjs';
+import { Harness, roomSecretOption, waitFor } from './lib/agent-harness.mjs';
 import WebSocket from 'ws';
 import { createRelayTransport } from '../../web/peer/relay-transport.js';
 import { NinjaBusPeer, ninjaExchanges, ninjaTexts, sha256Hex } from './lib/ninja_bus_peer.mjs';
@@ -299,6 +299,7 @@ test('ninja-p2p peers: `swarm fetch` takes a 13-chunk file from two sparse holde
       WebSocket,
       reconnectMinMs: 20,
       reconnectMaxMs: 200,
+      ...roomSecretOption(),
     });
     t.after(() => tr.close());
     return tr;

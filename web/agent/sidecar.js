@@ -19,7 +19,7 @@ import { createRelayTransport } from '../peer/relay-transport.js';
 import { bus, newId, useBus } from './envelope.js';
 import { ensureDirs } from './store.js';
 import { redact } from './redact.js';
-import { files, readJson, readTicket, releaseLock, takeLock } from './state.js';
+import { files, readJson, readSecret, readTicket, releaseLock, takeLock } from './state.js';
 import { WakeHook } from './wake.js';
 import { Handoffs } from './sidecar/handoffs.js';
 import { LinkState, roomUrl } from './sidecar/link.js';
@@ -156,12 +156,17 @@ export class Sidecar {
         log: (...a) => this.log(`webrtc: ${a.map(String).join(' ')}`),
       });
     }
+    const secret = readSecret(this.dir);
     const t = createRelayTransport({
       url: url.toString(),
       room: this.cfg.room,
       selfId: this.cfg.id,
       WebSocket,
-      onError: (err) => this.log(err.message),
+      // Sealed end to end when the state dir holds a room secret (docs/agent-bus.md).
+      ...(secret ? { secret } : {}),
+      // A refused sealed frame (err.code: wrong-secret, tampered, replay...) is a peer's or the
+      // relay's doing: logged boundedly, like any hostile input.
+      onError: (err) => (err.code ? this.refuse(err.peer, err.message) : this.log(err.message)),
       onFailure: (f) => this.link.failed(f),
     });
     t.ready.then(
@@ -199,6 +204,9 @@ export class Sidecar {
       pid: process.pid,
       instanceId: this.instanceId,
       transport: this.cfg.transport ?? 'relay',
+      // webrtc: DTLS between the peers; relay: sealed only with a room secret.
+      encrypted: t ? (t.encrypted ?? null) : null,
+      sealed: t?.stats?.sealed ?? null,
       connected: this.isConnected(),
       link: this.link?.status() ?? null,
       roster: t ? t.roster() : [],

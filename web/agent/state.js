@@ -4,6 +4,7 @@
 //   endpoint.json  127.0.0.1 port + bearer token of the sidecar's control API (mode 0600)
 //   sidecar.log    the sidecar's own log
 //   ticket         the room ticket `join` was given (mode 0600; never printed or logged)
+//   room-secret    the room secret that seals envelopes end to end (mode 0600; never printed)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +22,7 @@ export function files(dir) {
     endpoint: path.join(dir, 'endpoint.json'),
     log: path.join(dir, 'sidecar.log'),
     ticket: path.join(dir, 'ticket'),
+    secret: path.join(dir, 'room-secret'),
   };
 }
 
@@ -107,4 +109,17 @@ export function readTicket(dir) {
 
 export function writeTicket(dir, ticket) {
   writeAtomic(files(dir).ticket, `${ticket}\n`);
+}
+
+/** The saved room secret (its exact bytes, as text), or null: envelopes then go unencrypted. */
+export function readSecret(dir) {
+  try {
+    return fs.readFileSync(files(dir).secret, 'utf8') || null;
+  } catch {
+    return null;
+  }
+}
+
+export function writeSecret(dir, secret) {
+  writeAtomic(files(dir).secret, secret);
 }

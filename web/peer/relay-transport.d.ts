@@ -18,6 +18,15 @@ export interface RelayTransportOptions {
   maxFrameBytes?: number;
   /** send() refuses while the socket holds more than this many unsent bytes (default 4 MiB). */
   maxBufferedBytes?: number;
+  /**
+   * The room secret, shared out of band: every envelope is then sealed end to end (AES-256-GCM,
+   * a key from HKDF; docs/agent-bus.md § Encrypted relay transport) and the relay sees only
+   * ciphertext. At least 16 bytes; a string is taken as UTF-8. Without it envelopes go in
+   * plaintext and `encrypted` is false.
+   */
+  secret?: string | Uint8Array;
+  /** A WebCrypto (default globalThis.crypto). */
+  crypto?: Crypto;
   /** Reconnect backoff bounds (defaults 250 ms and 10 s, jittered). */
   reconnectMinMs?: number;
   reconnectMaxMs?: number;
@@ -70,6 +79,8 @@ export interface RelayTransportStats {
   received: number;
   refused: number;
   ignored: number;
+  /** Encrypted only: frames sealed and opened, refusals, and sealed frames the lane did not take. */
+  sealed: { sealed: number; opened: number; refused: number; unsent: number } | null;
 }
 
 export interface RelayTransport extends PeerTransport {
@@ -77,6 +88,8 @@ export interface RelayTransport extends PeerTransport {
   /** Resolves on the first welcome; rejects if the relay refuses the hello or close() comes first. */
   readonly ready: Promise<void>;
   readonly stats: Readonly<RelayTransportStats>;
+  /** Whether envelopes are sealed end to end with a room secret (false: the relay reads them). */
+  readonly encrypted: boolean;
   /** Whether we are in the room right now. */
   isConnected(): boolean;
   /** Every other member of the room (the discovery roster). */

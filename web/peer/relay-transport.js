@@ -10,7 +10,15 @@
 // refused hello stops it). This file owns the WebSocket and hands the core's events to
 // subscribers. There is no binary lane: every signal is JSON text, so a raw frame would be base64
 // inside JSON anyway, and swarm requests pick the base64 chunk path per request (hasBinary()).
+//
+// With options.secret (a room secret shared out of band) every envelope is sealed end to end
+// (docs/agent-bus.md § Encrypted relay transport): the sealed channel core (src/room/sealed.hpp,
+// web/glue/sealed.js) seals each text before the member carries it and opens each one the member
+// hands up, refusing by name what is forged, replayed or reordered; the relay sees only
+// ciphertext and routing. Without a secret the transport carries plaintext, and says so
+// (`encrypted: false`).
 import { createRoomMember, memberDefaults } from '../glue/room-member.js';
+import { createSealer, sealedMaxPlaintext, sealedSecretError } from '../glue/sealed.js';
 
 const WS_OPEN = 1; // WebSocket.OPEN: the socket takes sends
 const MAX_FAILURE_BODY = 2048; // of a refused upgrade's HTTP body, kept for onFailure
@@ -30,6 +38,10 @@ export function createRelayTransport(options) {
     throw new TypeError(
       'createRelayTransport: no WebSocket here; pass options.WebSocket (e.g. `import WebSocket from "ws"`)',
     );
+  }
+  if (o.secret !== undefined && o.secret !== null) {
+    const bad = sealedSecretError(o.secret);
+    if (bad) throw new TypeError(`createRelayTransport: ${bad}`);
   }
   const subscribers = new Set();
   let ws = null;
@@ -80,7 +92,49 @@ export function createRelayTransport(options) {
     throw new TypeError(`createRelayTransport: ${err.message}`);
   }
   const room = o.room;
-  const maxMessageBytes = o.maxMessageBytes ?? memberDefaults().maxMessageBytes;
+  const laneBytes = o.maxMessageBytes ?? memberDefaults().maxMessageBytes;
+  const maxBufferedBytes = o.maxBufferedBytes ?? memberDefaults().maxBufferedBytes;
+  const encrypted = o.secret !== undefined && o.secret !== null;
+  const maxMessageBytes = encrypted ? sealedMaxPlaintext(laneBytes) : laneBytes;
+  let sealer = null; // the sealed channel, once its keys are derived
+  const sealed = { refused: 0, unsent: 0 };
+  const sealerReady = encrypted
+    ? createSealer(
+        {
+          room,
+          selfId: o.selfId,
+          secret: o.secret,
+          maxLaneBytes: laneBytes,
+          crypto: o.crypto,
+        },
+        {
+          transmit(peer, frame) {
+            if (closed) return;
+            const verdict =
+              ws && ws.readyState === WS_OPEN
+                ? member.sendText(peer, frame, ws.bufferedAmount)
+                : 'not-open';
+            if (verdict === 'accepted') return;
+            // The lane closed (or filled) while the frame was being sealed: it is lost, and said so.
+            sealed.unsent++;
+            o.onError?.(
+              new Error(
+                `relay transport for room '${room}': a sealed envelope to '${peer}' was not sent (${verdict}) because the lane changed while it was being encrypted`,
+              ),
+            );
+          },
+          text: (peer, text) => emit('text', peer, text),
+          refused(err) {
+            sealed.refused++;
+            o.onError?.(err);
+          },
+        },
+      ).then((s) => {
+        if (closed) s.close();
+        else sealer = s;
+      })
+    : Promise.resolve();
+  sealerReady.catch(() => {}); // reported below, through ready and onError
 
   function event(e) {
     switch (e.kind) {
@@ -98,7 +152,8 @@ export function createRelayTransport(options) {
         emit('close', e.origin);
         return;
       case 'text':
-        emit('text', e.origin, e.text);
+        if (sealer) sealer.open(e.origin, e.text);
+        else if (!encrypted) emit('text', e.origin, e.text);
         return;
       case 'refused': {
         const err = new Error(`relay transport for room '${room}': ${e.text}`);
@@ -236,24 +291,45 @@ export function createRelayTransport(options) {
     }
   }
 
-  member.start();
+  // Encrypted: nobody is met before our keys are derived, so no plaintext can slip out first.
+  sealerReady.then(
+    () => {
+      if (!closed) member.start();
+    },
+    (err) => {
+      const e = new Error(`relay transport for room '${room}': ${err.message}`);
+      readyReject(e);
+      o.onError?.(e);
+    },
+  );
 
   const stats = {};
   for (const k of ['reconnects', 'sent', 'received', 'refused', 'ignored']) {
     Object.defineProperty(stats, k, { enumerable: true, get: () => member.stats()[k] });
   }
+  Object.defineProperty(stats, 'sealed', {
+    enumerable: true,
+    get: () => (sealer ? { ...sealer.stats(), ...sealed } : null),
+  });
 
   return {
     selfId: o.selfId,
     room,
     ready,
     stats,
+    /** Whether envelopes are sealed end to end with a room secret (else the relay reads them). */
+    encrypted,
     isConnected: () => member.joined(),
     roster: () => member.roster(),
     openPeers: () => (member.joined() ? member.roster() : []),
     send(peer, text) {
       // A socket that is not open (closing, say) takes nothing: the caller keeps the message.
       if (typeof text !== 'string' || closed || !ws || ws.readyState !== WS_OPEN) return false;
+      if (encrypted) {
+        // The lane must be open now; the member takes the sealed frame once it is encrypted.
+        if (!sealer || !member.laneOpen(peer) || ws.bufferedAmount > maxBufferedBytes) return false;
+        return sealer.seal(peer, text) === 'none';
+      }
       sendFailed = false;
       return member.sendText(peer, text, ws.bufferedAmount) === 'accepted' && !sendFailed;
     },
@@ -284,6 +360,7 @@ export function createRelayTransport(options) {
       closed = true;
       readyReject(new Error(`relay transport for room '${room}' was closed before it joined`));
       member.close();
+      sealer?.close();
       await closing;
     },
   };

@@ -7,7 +7,9 @@
 import { WebSocketServer } from 'ws';
 import { createRelay, initRelay } from '@tether-rt/tether/relay';
 
-export async function startRoomServer({ policyVersion = 1, relayOptions = {} } = {}) {
+// `forward(text, send, ctx)`, when given, sees every text the relay sends a client before it
+// goes out and decides what goes (tests that watch or tamper with the relay's own view).
+export async function startRoomServer({ policyVersion = 1, relayOptions = {}, forward } = {}) {
   await initRelay();
   const relay = createRelay({ policyVersion, ...relayOptions });
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, maxPayload: 1 << 20 });
@@ -15,9 +17,19 @@ export async function startRoomServer({ policyVersion = 1, relayOptions = {} } =
   const sockets = new Set();
   wss.on('connection', (ws, req) => {
     const params = new URL(req.url, 'http://127.0.0.1').searchParams;
-    const ctx = { writer: params.get('writer') ?? 'anonymous', kind: params.get('kind') ?? 'human' };
+    const ctx = {
+      writer: params.get('writer') ?? 'anonymous',
+      kind: params.get('kind') ?? 'human',
+    };
     sockets.add(ws);
-    const conn = relay.connectText({ send: (text) => ws.send(text), close: () => ws.close() }, ctx);
+    const send = (text) => ws.send(text);
+    const conn = relay.connectText(
+      {
+        send: forward ? (text) => forward(String(text), send, ctx) : send,
+        close: () => ws.close(),
+      },
+      ctx,
+    );
     ws.on('message', (data) => conn.receive(String(data)));
     ws.on('close', () => {
       sockets.delete(ws);

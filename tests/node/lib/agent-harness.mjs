@@ -20,6 +20,15 @@ export function alive(pid) {
   }
 }
 
+/**
+ * The room secret the agent suites run under: tests/node/agent-sealed.test.mjs runs them again
+ * with $TETHER_ROOM_SECRET set, which every `tether agent join` (the sidecar's transport) takes;
+ * peers a test makes itself spread this into their createRelayTransport options.
+ */
+export function roomSecretOption(env = process.env) {
+  return env.TETHER_ROOM_SECRET ? { secret: env.TETHER_ROOM_SECRET } : {};
+}
+
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `fn` until it returns a truthy value; fails naming `what` after `timeoutMs`. */
@@ -143,6 +152,17 @@ export class Harness {
       opts,
     );
     this.pids.add(r.pid);
+    // The sealed rerun (agent-sealed.test.mjs) must really run sealed, unless the test said
+    // otherwise for this join.
+    if (roomSecretOption(opts.env ? { ...process.env, ...opts.env } : process.env).secret) {
+      const st = await this.ok(dir, ['status']);
+      const bare = extra.includes('--no-secret') || st.transport === 'webrtc';
+      assert.equal(
+        st.encrypted,
+        !bare,
+        `sidecar '${id}' is ${st.encrypted ? '' : 'not '}encrypted`,
+      );
+    }
     return r;
   }
 

@@ -7,7 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
 import { createRelayTransport } from '../../../web/peer/relay-transport.js';
-import { waitFor } from './agent-harness.mjs';
+import { roomSecretOption, waitFor } from './agent-harness.mjs';
 
 /** fixtures/bus/ninja.json's exchanges by name. */
 export const ninjaExchanges = Object.fromEntries(
@@ -34,6 +34,7 @@ export class NinjaBusPeer {
       WebSocket,
       reconnectMinMs: 20,
       reconnectMaxMs: 200,
+      ...roomSecretOption(),
     });
     this.transport.subscribe({
       text: (peer, text) => {

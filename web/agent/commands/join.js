@@ -7,7 +7,16 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ensureDirs } from '../store.js';
-import { files, lockHolder, readJson, readTicket, writeJson, writeTicket } from '../state.js';
+import {
+  files,
+  lockHolder,
+  readJson,
+  readSecret,
+  readTicket,
+  writeJson,
+  writeSecret,
+  writeTicket,
+} from '../state.js';
 import { validateWakeOptions } from '../wake.js';
 import { splitTicket } from '../sidecar/link.js';
 import { CannotConnect, fail, sleep } from '../cli/context.js';
@@ -23,7 +32,7 @@ const SAME = ['id', 'room', 'relay', 'transport'];
 export default {
   name: 'join',
   usage:
-    '--relay ws://HOST:PORT/ --room ROOM --id ID --ticket TICKET [--name N] [--role R] [--transport relay|webrtc] [--wake CMD] [--wait 15s]',
+    '--relay ws://HOST:PORT/ --room ROOM --id ID --ticket TICKET [--secret-file FILE] [--name N] [--role R] [--transport relay|webrtc] [--wake CMD] [--wait 15s]',
   summary: 'start the sidecar and join the room (later joins reuse the saved settings)',
   details: [
     'The ticket comes from $TETHER_TICKET (or --ticket, but a command line shows in `ps` and',
@@ -31,6 +40,9 @@ export default {
     "A deployment mints tickets on its own server (tickets.mintTicket with the relay's secret);",
     'for a local relay, `tether rooms ticket --room ROOM --id ID` mints one from $TICKET_SECRET.',
     'A new ticket for a running sidecar restarts it with that ticket.',
+    'The room secret (--secret-file FILE, else $TETHER_ROOM_SECRET, else the saved one) seals every',
+    'envelope end to end: the relay sees only ciphertext (docs/agent-bus.md § Encrypted relay',
+    'transport). Every member needs the same secret; without one the relay reads every envelope.',
     'Exit 3: the relay refused us for a reason retrying will not fix (the message says which).',
   ].join('\n'),
   options: {
@@ -51,6 +63,17 @@ export default {
       value: 'TICKET',
       help: 'the room ticket (default: $TETHER_TICKET, else the saved one); prefer $TETHER_TICKET: a command line shows in `ps` and npm logs it',
     },
+    'secret-file': {
+      type: 'string',
+      value: 'FILE',
+      help: 'a file holding the room secret (its whole content; at least 16 bytes): envelopes are sealed end to end',
+    },
+    secret: {
+      type: 'string',
+      value: 'SECRET',
+      help: 'the room secret itself; prefer --secret-file or $TETHER_ROOM_SECRET: a command line shows in `ps`',
+    },
+    'no-secret': { type: 'boolean', help: 'forget a saved room secret (envelopes go unencrypted)' },
     name: { type: 'string', value: 'N', help: 'display name (default: the id)' },
     role: { type: 'string', value: 'R', help: 'role announced to peers (default: agent)' },
     transport: {
@@ -77,6 +100,7 @@ export default {
     const { dir, v } = ctx;
     const waitMs = parseDuration('--wait', v.wait ?? JOIN_WAIT_DEFAULT);
     const { cfg, ticket } = settings(ctx);
+    const secret = await roomSecret(ctx);
     const f = files(dir);
     const holder = lockHolder(dir);
     if (holder !== null) {
@@ -88,14 +112,17 @@ export default {
         fail(
           `a sidecar (pid ${holder}) already runs for ${dir}; run \`tether agent leave --dir ${dir}\` first to change its settings`,
         );
-      if (ticket === readTicket(dir)) return already(ctx, holder, cfg, st);
-      // Only the ticket is new (the old one expired, or was refused): restart with it.
-      ctx.progress(`restarting sidecar pid ${holder} with the new ticket`);
+      if (ticket === readTicket(dir) && secret === readSecret(dir))
+        return already(ctx, holder, cfg, st);
+      // Only the ticket or the secret is new (the old ticket expired, say): restart with it.
+      ctx.progress(`restarting sidecar pid ${holder} with the new ticket or room secret`);
       await stopSidecar(ctx.rpc, holder);
     }
     writeJson(f.config, cfg);
     if (ticket) writeTicket(dir, ticket);
     else fs.rmSync(f.ticket, { force: true });
+    if (secret) writeSecret(dir, secret);
+    else fs.rmSync(f.secret, { force: true });
     ensureDirs(dir);
     fs.rmSync(f.endpoint, { force: true });
     const child = startSidecar(dir);
@@ -160,6 +187,38 @@ function settings({ dir, v, needBus }) {
   return { cfg, ticket: given ?? readTicket(dir) };
 }
 
+/**
+ * The room secret this join uses: --secret-file, --secret, $TETHER_ROOM_SECRET, else the saved
+ * one (--no-secret: none). Checked against the sealed channel's bounds; never echoed.
+ */
+async function roomSecret({ dir, v }) {
+  if (v['no-secret']) return null;
+  let given;
+  let from;
+  if (v['secret-file'] !== undefined) {
+    from = `--secret-file ${v['secret-file']}`;
+    try {
+      given = fs.readFileSync(v['secret-file'], 'utf8').replace(/\r?\n$/, '');
+    } catch (err) {
+      fail(
+        `cannot read ${from}: ${err.code ?? err.message}; give a readable file holding the room secret`,
+      );
+    }
+  } else if (v.secret !== undefined) {
+    from = '--secret';
+    given = v.secret;
+  } else if (process.env.TETHER_ROOM_SECRET !== undefined) {
+    from = '$TETHER_ROOM_SECRET';
+    given = process.env.TETHER_ROOM_SECRET;
+  }
+  if (given === undefined) return readSecret(dir);
+  // The core's bounds (loaded only when a secret is given: the WASM module is not small).
+  const { sealedSecretError } = await import('../../glue/sealed.js');
+  const bad = sealedSecretError(given);
+  if (bad) fail(`${from}: ${bad}`);
+  return given;
+}
+
 function already(ctx, pid, cfg, st) {
   const base = { ok: true, already: true, pid, id: cfg.id, room: cfg.room, dir: ctx.dir };
   if (st.connected) {
@@ -181,7 +240,7 @@ function startSidecar(dir) {
   const f = files(dir);
   const logFd = fs.openSync(f.log, 'a', 0o600);
   // The sidecar reads the ticket from its file; it is not handed on to its children (wake hooks).
-  const { TETHER_TICKET, ...env } = process.env;
+  const { TETHER_TICKET, TETHER_ROOM_SECRET, ...env } = process.env;
   const child = spawn(process.execPath, [SIDECAR, '--dir', dir], {
     detached: true,
     stdio: ['ignore', logFd, logFd],

@@ -14,9 +14,15 @@ export default {
         : r.link?.everConnected
           ? 'reconnecting'
           : 'connecting';
+    const privacy =
+      r.encrypted === true
+        ? 'encrypted (envelopes sealed with the room secret; the relay sees only ciphertext)'
+        : r.encrypted === false
+          ? 'unencrypted (no room secret: the relay reads every envelope; join with --secret-file to seal them)'
+          : null;
     out(
       r,
-      `'${r.id}' in room '${r.room}' via ${r.relay}: ${state}; ${r.roster.length} peer(s); sidecar pid ${r.pid}`,
+      `'${r.id}' in room '${r.room}' via ${r.relay}: ${state}; ${r.roster.length} peer(s); sidecar pid ${r.pid}${privacy ? `; ${privacy}` : ''}`,
     );
   },
 };

@@ -1,0 +1,233 @@
+// The encrypted explicit relay transport (web/peer/relay-transport.js with a room secret; the
+// sealed channel core src/room/sealed.hpp under web/glue/sealed.js) against the real relay core on
+// a loopback ws server (tests/e2e/lib/room_server.mjs) whose `forward` hook is the relay's own
+// view: every byte the relay sends out is searched for the plaintext, and the same hook plays a
+// hostile relay that tampers, replays and reorders. Each refusal is named, and the session goes
+// on carrying the next envelope.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import WebSocket from 'ws';
+import { startRoomServer } from '../e2e/lib/room_server.mjs';
+import { createRelayTransport } from '../../web/peer/relay-transport.js';
+import { Harness, waitFor } from './lib/agent-harness.mjs';
+
+const SECRET = 'a room secret shared out of band, 32+';
+
+function peer(server, id, extra = {}) {
+  const errors = [];
+  const t = createRelayTransport({
+    url: `${server.url}?writer=${id}&kind=agent`,
+    room: 'lab',
+    selfId: id,
+    WebSocket,
+    reconnectMinMs: 20,
+    reconnectMaxMs: 200,
+    secret: SECRET,
+    onError: (e) => errors.push(e),
+    ...extra,
+  });
+  const log = { open: [], text: [] };
+  t.subscribe({
+    open: (p) => log.open.push(p),
+    text: (p, s) => log.text.push([p, s]),
+  });
+  return { t, log, errors };
+}
+
+// The signal in a text the relay is about to send, or null.
+function signalOf(text) {
+  try {
+    const m = JSON.parse(text);
+    return m.t === 'signal' ? m : null;
+  } catch {
+    return null;
+  }
+}
+
+test('encrypted relay transport: what the relay forwards holds no plaintext, and text arrives intact', async (t) => {
+  const forwarded = [];
+  const server = await startRoomServer({
+    forward: (text, send, ctx) => {
+      forwarded.push({ to: ctx.writer, text });
+      send(text);
+    },
+  });
+  const peers = [];
+  t.after(async () => {
+    for (const p of peers) await p.t.close();
+    await server.close();
+  });
+  const a = peer(server, 'alice');
+  const b = peer(server, 'bob');
+  peers.push(a, b);
+  await Promise.all([a.t.ready, b.t.ready]);
+  await waitFor('lanes open', () => a.log.open.includes('bob') && b.log.open.includes('alice'));
+  assert.equal(a.t.encrypted, true);
+  const secretWords = (i) => `LAUNCH-CODE-${i}-zebra "é" ${'x'.repeat(i)}`;
+  for (let i = 0; i < 50; i++) {
+    assert.equal(a.t.send('bob', JSON.stringify({ n: i, s: secretWords(i) })), true);
+    assert.equal(b.t.send('alice', `reply ${secretWords(i)}`), true);
+  }
+  await waitFor('50 each way', () => b.log.text.length === 50 && a.log.text.length === 50);
+  assert.deepEqual(
+    b.log.text.map(([p, s]) => [p, JSON.parse(s).s]),
+    Array.from({ length: 50 }, (_, i) => ['alice', secretWords(i)]),
+  );
+  assert.deepEqual(
+    a.log.text.map(([, s]) => s),
+    Array.from({ length: 50 }, (_, i) => `reply ${secretWords(i)}`),
+  );
+  // The relay's own view: routing (the signals and whom they go to) and nothing readable.
+  const signals = forwarded.filter((x) => signalOf(x.text)?.data?.k === 'tether-env');
+  assert.ok(signals.length >= 100, `the relay forwarded ${signals.length} envelope signals`);
+  assert.ok(signals.some((x) => x.to === 'bob' && signalOf(x.text).from === 'alice'));
+  const all = forwarded.map((x) => x.text).join('\n');
+  for (const probe of [
+    'LAUNCH-CODE',
+    'zebra',
+    'reply',
+    '"n":',
+    Buffer.from('LAUNCH-CODE').toString('base64'),
+  ])
+    assert.ok(!all.includes(probe), `the relay saw '${probe}'`);
+  assert.ok(!all.includes(SECRET) && !all.includes(Buffer.from(SECRET).toString('base64')));
+  assert.equal(a.errors.length + b.errors.length, 0, String(a.errors.concat(b.errors)));
+});
+
+test('encrypted relay transport: wrong secret, tampered, replayed, reordered and unsealed frames are refused by name; the session goes on', async (t) => {
+  let mode = 'pass';
+  let held = null;
+  const server = await startRoomServer({
+    forward: (text, send, ctx) => {
+      const sig = ctx.writer === 'bob' ? signalOf(text) : null;
+      if (!sig || sig.from !== 'alice' || mode === 'pass') return send(text);
+      if (mode === 'replay') {
+        send(text);
+        send(text);
+      } else if (mode === 'tamper') {
+        const raw = Buffer.from(sig.data.text, 'base64');
+        raw[raw.length - 20] ^= 1;
+        send(JSON.stringify({ ...sig, data: { ...sig.data, text: raw.toString('base64') } }));
+        send(text); // the genuine one right after: it still opens
+      } else if (mode === 'reorder') {
+        if (!held) held = text;
+        else {
+          send(text);
+          send(held);
+          held = null;
+        }
+      }
+    },
+  });
+  const peers = [];
+  t.after(async () => {
+    for (const p of peers) await p.t.close();
+    await server.close();
+  });
+  const a = peer(server, 'alice');
+  const b = peer(server, 'bob');
+  const eve = peer(server, 'eve', { secret: 'some other secret of enough bytes' });
+  const plain = peer(server, 'plain', { secret: undefined });
+  peers.push(a, b, eve, plain);
+  await Promise.all(peers.map((p) => p.t.ready));
+  await waitFor('lanes open', () => ['alice', 'eve', 'plain'].every((x) => b.log.open.includes(x)));
+  assert.equal(plain.t.encrypted, false);
+  const codes = () => b.errors.map((e) => e.code);
+  const texts = () => b.log.text.map(([p, s]) => `${p}:${s}`);
+
+  assert.equal(eve.t.send('bob', 'from the wrong secret'), true);
+  await waitFor('wrong-secret', () => codes().includes('wrong-secret'));
+  assert.equal(plain.t.send('bob', '{"v":1}'), true);
+  await waitFor('unsealed', () => codes().includes('unsealed'));
+
+  mode = 'tamper';
+  a.t.send('bob', 'after tamper');
+  await waitFor('tampered then the genuine one', () => texts().includes('alice:after tamper'));
+  assert.ok(codes().includes('tampered'));
+
+  mode = 'replay';
+  a.t.send('bob', 'replayed once');
+  await waitFor('replay', () => codes().includes('replay'));
+  assert.equal(texts().filter((x) => x === 'alice:replayed once').length, 1);
+
+  mode = 'reorder';
+  a.t.send('bob', 'first');
+  a.t.send('bob', 'second');
+  await waitFor('reorder', () => codes().includes('reorder'));
+  assert.ok(texts().includes('alice:second'));
+  assert.ok(!texts().includes('alice:first'), 'the older frame, delivered late, is refused');
+
+  mode = 'pass';
+  a.t.send('bob', 'still going');
+  await waitFor('the session survives', () => texts().includes('alice:still going'));
+  assert.deepEqual(
+    texts(),
+    ['alice:after tamper', 'alice:replayed once', 'alice:second', 'alice:still going'],
+    'nothing from eve or the plaintext peer reached the application',
+  );
+  for (const e of b.errors) assert.match(e.message, /refused \([a-z-]+\): /);
+  assert.equal(b.t.stats.sealed.refused, b.errors.length);
+});
+
+test('encrypted relay transport: a secret too short is refused before anything connects', () => {
+  assert.throws(
+    () =>
+      createRelayTransport({
+        url: 'ws://127.0.0.1:1/',
+        room: 'lab',
+        selfId: 'a',
+        WebSocket,
+        secret: 'short',
+      }),
+    /room secret is 5 bytes; it must be at least 16/,
+  );
+});
+
+test('tether agent: --secret-file and $TETHER_ROOM_SECRET seal the sidecars; status says encrypted or not; the secret is never shown', async (t) => {
+  const forwarded = [];
+  const server = await startRoomServer({
+    forward: (text, send) => {
+      forwarded.push(text);
+      send(text);
+    },
+  });
+  t.after(() => server.close());
+  const h = new Harness(t);
+  const A = h.dir('alice');
+  const B = h.dir('bob');
+  const C = h.dir('carol');
+  const secretFile = path.join(h.base, 'secret.txt');
+  const secret = 'cli room secret 5f1d2c3b4a69788796a5b4c3d2e1f0';
+  fs.writeFileSync(secretFile, `${secret}\n`, { mode: 0o600 });
+  await h.join(A, 'alice', server.url, ['--secret-file', secretFile]);
+  await h.join(B, 'bob', server.url, [], { env: { TETHER_ROOM_SECRET: secret } });
+  await h.join(C, 'carol', server.url, ['--no-secret']);
+  const sa = await h.run(A, ['status'], { json: false });
+  assert.match(sa.stdout, /; encrypted \(envelopes sealed with the room secret/);
+  assert.equal((await h.ok(B, ['status'])).encrypted, true);
+  const sc = await h.run(C, ['status'], { json: false });
+  assert.match(sc.stdout, /; unencrypted \(no room secret: the relay reads every envelope/);
+  assert.equal((await h.ok(C, ['status'])).encrypted, false);
+  await waitFor('bob sees alice', async () =>
+    (await h.ok(B, ['peers'])).peers?.some((p) => p.id === 'alice' && p.open),
+  );
+  await h.ok(A, ['send', 'bob', 'PLAINTEXT-CANARY over the sealed relay']);
+  const got = await waitFor('bob reads it', async () => {
+    const r = await h.ok(B, ['read']);
+    return r.messages?.length ? r.messages : null;
+  });
+  assert.equal(got[0].envelope.payload.text, 'PLAINTEXT-CANARY over the sealed relay');
+  assert.ok(!forwarded.join('\n').includes('PLAINTEXT-CANARY'), 'the relay saw the plaintext');
+  const short = await h.run(A, ['join', '--secret', 'short'], {});
+  assert.notEqual(short.code, 0);
+  assert.match(
+    short.stderr + short.stdout,
+    /--secret: the room secret is 5 bytes; it must be at least 16/,
+  );
+  h.assertNoSecret(secret, {
+    allowedFiles: [path.join(A, 'room-secret'), path.join(B, 'room-secret'), secretFile],
+  });
+  assert.equal(fs.statSync(path.join(A, 'room-secret')).mode & 0o777, 0o600);
+});
