@@ -5,9 +5,10 @@ import { Map3dPanel } from './map3d-lazy.js';
 import { TeleopPanel } from './teleop.js';
 import { ChatPanel } from './chat.js';
 import { StatsPanel } from './stats.js';
+import { EventLogPanel } from './event-log.js';
 import { UnknownPanel } from './unknown.js';
 
-const KINDS = { video: VideoPanel, map2d: Map2dPanel, map3d: Map3dPanel, teleop: TeleopPanel, chat: ChatPanel, stats: StatsPanel };
+const KINDS = { video: VideoPanel, map2d: Map2dPanel, map3d: Map3dPanel, teleop: TeleopPanel, chat: ChatPanel, stats: StatsPanel, 'event-log': EventLogPanel };
 
 export function createPanel(ctx) {
   const Kind = KINDS[ctx.panel.kind] ?? UnknownPanel;
