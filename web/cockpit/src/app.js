@@ -156,9 +156,12 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
           ui.raw.get(c.ch).destroy();
           ui.raw.delete(c.ch);
         } else {
-          const view = new RawView(c, () => {
-            ui.raw.delete(c.ch);
-            updateWanted();
+          const view = new RawView(c, {
+            decode,
+            onClose: () => {
+              ui.raw.delete(c.ch);
+              updateWanted();
+            },
           });
           ui.raw.set(c.ch, view);
           $('#raw').append(view.el);
@@ -202,6 +205,7 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
   setInterval(() => {
     const now = performance.now();
     for (const p of ui.panels.values()) p.onTick(now);
+    for (const r of ui.raw.values()) r.onTick(now);
     renderStatus();
   }, 500);
   window.addEventListener('pagehide', () => {
