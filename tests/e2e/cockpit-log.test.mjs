@@ -17,7 +17,14 @@ before(async () => {
   mkdirSync(artifacts, { recursive: true });
   relay = await startRelay();
   await startRobot(relay.http, ['--log-hz', '20']);
-  await startRobot(relay.http, ['--id', 'demo-2', '--name', 'Future rover', '--future-panel', 'gauge-9000']);
+  await startRobot(relay.http, [
+    '--id',
+    'demo-2',
+    '--name',
+    'Future rover',
+    '--future-panel',
+    'gauge-9000',
+  ]);
   browser = await chromium.launch(LAUNCH);
 });
 
@@ -28,7 +35,11 @@ after(async () => {
 
 const rows = (page) =>
   page.$$eval('.panel-event-log .log-list li', (els) =>
-    els.map((e) => ({ level: e.dataset.level, text: e.querySelector('.log-text').textContent, n: Number(e.dataset.n) })),
+    els.map((e) => ({
+      level: e.dataset.level,
+      text: e.querySelector('.log-text').textContent,
+      n: Number(e.dataset.n),
+    })),
   );
 
 test('event-log: entries in order with their levels; level and text filters narrow them', async () => {
@@ -36,19 +47,27 @@ test('event-log: entries in order with their levels; level and text filters narr
   await page.getByRole('tab', { name: 'Events' }).click();
   const panel = page.locator('.panel-event-log');
   await panel.waitFor();
-  await page.waitForFunction(() => Number(document.querySelector('.panel-event-log').dataset.total) >= 30, null, { timeout: 30000 });
+  await page.waitForFunction(
+    () => Number(document.querySelector('.panel-event-log').dataset.total) >= 30,
+    null,
+    { timeout: 30000 },
+  );
   const all = await rows(page);
   assert.ok(all.length >= 30, `rows: ${all.length}`);
   // The robot's own numbering (#n in the text) rises by one: reliable, in order, none lost.
   const robotN = all.map((r) => Number(r.text.match(/#(\d+)\)$/)[1]));
-  for (let i = 1; i < robotN.length; i++) assert.equal(robotN[i], robotN[i - 1] + 1, `entry ${i}: ${robotN.join(',')}`);
+  for (let i = 1; i < robotN.length; i++)
+    assert.equal(robotN[i], robotN[i - 1] + 1, `entry ${i}: ${robotN.join(',')}`);
   assert.deepEqual(new Set(all.map((r) => r.level)), new Set(['debug', 'info', 'warn', 'error']));
   for (const r of all) assert.match(r.text, /^\[demo\] /);
   for (const r of all.filter((r) => r.level === 'error')) assert.match(r.text, /lidar dropout/);
 
   await panel.getByLabel('Lowest level shown').selectOption('warn');
   const warn = await rows(page);
-  assert.ok(warn.length > 0 && warn.length < all.length, `warn+ rows: ${warn.length} of ${all.length}`);
+  assert.ok(
+    warn.length > 0 && warn.length < all.length,
+    `warn+ rows: ${warn.length} of ${all.length}`,
+  );
   for (const r of warn) assert.ok(r.level === 'warn' || r.level === 'error', r.level);
   assert.ok(warn.some((r) => r.level === 'warn') && warn.some((r) => r.level === 'error'));
 
@@ -62,7 +81,12 @@ test('event-log: entries in order with their levels; level and text filters narr
   }
   // New entries that match keep arriving under the filter; others do not show.
   const before = lidar.at(-1).n;
-  await page.waitForFunction((n) => Number(document.querySelector('.panel-event-log .log-list li:last-child')?.dataset.n) > n, before, { timeout: 20000 });
+  await page.waitForFunction(
+    (n) =>
+      Number(document.querySelector('.panel-event-log .log-list li:last-child')?.dataset.n) > n,
+    before,
+    { timeout: 20000 },
+  );
   for (const r of await rows(page)) assert.match(r.text, /lidar/);
 
   await panel.getByLabel('Filter log text').fill('');
@@ -79,7 +103,11 @@ test('a panel kind the cockpit does not know still renders, named, with its chan
   const unknown = page.locator('[data-unknown-kind="gauge-9000"]');
   await unknown.waitFor();
   assert.match(await unknown.textContent(), /Unknown panel kind "gauge-9000"/);
-  await page.waitForFunction(() => /log \(json\.v1\): [1-9]/.test(document.querySelector('.rate-list')?.textContent ?? ''), null, { timeout: 30000 });
+  await page.waitForFunction(
+    () => /log \(json\.v1\): [1-9]/.test(document.querySelector('.rate-list')?.textContent ?? ''),
+    null,
+    { timeout: 30000 },
+  );
   assert.deepEqual(problems, []);
   await context.close();
 });

@@ -32,6 +32,9 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
     stats: new Map(), // channel -> ChannelStats (every subscribed channel)
     tab: '__main',
     manifestKey: null,
+    taps: new Set(), // (frame) => void: the recorder, tests
+    recording: [], // channels a recording needs subscribed
+    replay: null, // the manifest being replayed; live frames are ignored meanwhile
   };
 
   const session = new ViewerSession({
@@ -40,7 +43,7 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
     info,
     token,
     listener: (state, event) => onSession(state, event),
-    onFrame: (f) => onFrame(f),
+    onFrame: (f) => ui.replay || onFrame(f),
   });
 
   const ctxBase = {
@@ -52,6 +55,7 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
   };
 
   function onFrame(frame) {
+    for (const tap of ui.taps) tap(frame);
     const ch = frame.header.ch;
     if (!ui.stats.has(ch)) ui.stats.set(ch, new ChannelStats());
     ui.stats.get(ch).record(frame.header.seq, performance.now());
@@ -62,7 +66,7 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
   function onSession(state, event) {
     renderRobots(state);
     const key = state.manifest ? JSON.stringify(state.manifest) : null;
-    if (key !== ui.manifestKey) {
+    if (key !== ui.manifestKey && !ui.replay) {
       ui.manifestKey = key;
       ui.tab = '__main';
       renderManifest(state.manifest);
@@ -139,7 +143,8 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
     const wanted = new Set();
     for (const p of ui.panels.values()) for (const ch of p.wantedChannels()) wanted.add(ch);
     for (const ch of ui.raw.keys()) wanted.add(ch);
-    session.want([...wanted]);
+    for (const ch of ui.recording) wanted.add(ch);
+    session.want(ui.replay ? ui.recording : [...wanted]);
   }
 
   function renderChannelList(manifest) {
@@ -151,6 +156,16 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
       b.type = 'button';
       b.textContent = `${c.ch} · ${c.encoding} · ${c.dir}`;
       b.disabled = c.dir !== 'rx';
+      if (c.dir === 'rx' && !ui.replay) {
+        const pick = Object.assign(document.createElement('input'), {
+          type: 'checkbox',
+          checked: true,
+          className: 'rec-pick',
+        });
+        pick.dataset.ch = c.ch;
+        pick.setAttribute('aria-label', `record ${c.ch}`);
+        li.append(pick);
+      }
       b.addEventListener('click', () => {
         if (ui.raw.has(c.ch)) {
           ui.raw.get(c.ch).destroy();
@@ -202,6 +217,35 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
   }
 
   $('#robot').addEventListener('change', (e) => e.target.value && session.watch(e.target.value));
+  // Record and replay (record/controls.js) load on first use.
+  const recordHost = {
+    wire,
+    decode,
+    manifest: () => session.state.manifest,
+    robotId: () => session.state.robotId,
+    addTap: (fn) => (ui.taps.add(fn), () => ui.taps.delete(fn)),
+    setRecording: (chs) => ((ui.recording = chs), updateWanted()),
+    feed: (frame) => onFrame(frame),
+    enterReplay: (manifest) => {
+      ui.replay = manifest;
+      ui.tab = '__main';
+      renderManifest(manifest);
+    },
+    leaveReplay: () => {
+      ui.replay = null;
+      ui.manifestKey = null;
+      onSession(session.state);
+    },
+  };
+  const controls = () => import('./record/controls.js');
+  $('#record').addEventListener('click', () =>
+    controls().then((c) => c.toggleRecording(recordHost)),
+  );
+  $('#open-mcap').addEventListener('change', (e) => {
+    const file = e.target.files?.[0];
+    e.target.value = '';
+    if (file) controls().then((c) => c.openRecording(recordHost, file));
+  });
   setInterval(() => {
     const now = performance.now();
     for (const p of ui.panels.values()) p.onTick(now);
