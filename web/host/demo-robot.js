@@ -86,6 +86,13 @@ const manifest = {
     { id: 'talk', kind: 'chat', title: 'Chat', channels: ['say', 'chat', 'agent_state', 'audio'] },
     { id: 'health', kind: 'stats', title: 'Stats', channels: ['stats'] },
     { id: 'events', kind: 'event-log', title: 'Events', channels: ['log'] },
+    {
+      id: 'plot',
+      kind: 'plot',
+      title: 'Plot',
+      channels: ['pose', 'stats'],
+      params: { paths: ['pose.x', 'pose.y', 'stats.teleop.vx'] },
+    },
     // --future-panel KIND: a kind no cockpit knows yet, which must still render
     // (cockpit-wire-protocol.md § Manifest).
     ...(flags.futurePanel
@@ -96,7 +103,7 @@ const manifest = {
     row: [{ col: ['cam', 'drive'], shares: [3, 1] }, 'map', { col: ['talk', 'health'] }],
     shares: [2, 3, 1],
   },
-  pages: ['world', 'events', ...(flags.futurePanel ? ['future'] : [])],
+  pages: ['world', 'events', 'plot', ...(flags.futurePanel ? ['future'] : [])],
 };
 // --- state ----------------------------------------------------------------------------------
 const pose = { x: 0, y: 0, z: 0, yaw: 0 };

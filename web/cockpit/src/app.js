@@ -52,6 +52,8 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
     /** A JSON value on a tx channel; true when it went out (pub_ack or pub_nack answers it). */
     publish: (ch, value, id) =>
       session.publish(ch, encoder.encode(JSON.stringify(value)), id) === 'sent',
+    /** A panel's wanted channels changed (a plot gained a series). */
+    rewant: () => updateWanted(),
   };
 
   function onFrame(frame) {

@@ -7,8 +7,21 @@ import { ChatPanel } from './chat.js';
 import { StatsPanel } from './stats.js';
 import { EventLogPanel } from './event-log.js';
 import { UnknownPanel } from './unknown.js';
+import { lazyPanel } from './lazy-panel.js';
 
-const KINDS = { video: VideoPanel, map2d: Map2dPanel, map3d: Map3dPanel, teleop: TeleopPanel, chat: ChatPanel, stats: StatsPanel, 'event-log': EventLogPanel };
+// uPlot and the plot load with the first plot shown.
+const PlotPanel = lazyPanel(() => import('./plot.js').then((m) => m.PlotPanel), 'the plot');
+
+const KINDS = {
+  video: VideoPanel,
+  map2d: Map2dPanel,
+  map3d: Map3dPanel,
+  teleop: TeleopPanel,
+  chat: ChatPanel,
+  stats: StatsPanel,
+  'event-log': EventLogPanel,
+  plot: PlotPanel,
+};
 
 export function createPanel(ctx) {
   const Kind = KINDS[ctx.panel.kind] ?? UnknownPanel;
