@@ -225,6 +225,7 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
     decode,
     manifest: () => session.state.manifest,
     robotId: () => session.state.robotId,
+    replaying: () => ui.replay !== null,
     addTap: (fn) => (ui.taps.add(fn), () => ui.taps.delete(fn)),
     setRecording: (chs) => ((ui.recording = chs), updateWanted()),
     feed: (frame) => onFrame(frame),

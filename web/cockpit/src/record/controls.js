@@ -43,6 +43,10 @@ export async function toggleRecording(host) {
     }
     return;
   }
+  if (host.replaying()) {
+    status.textContent = 'A recording is replaying: press Back to live, then Record.';
+    return;
+  }
   const manifest = host.manifest();
   const channels = [...document.querySelectorAll('.rec-pick:checked')].map((b) => b.dataset.ch);
   if (!manifest || !channels.length) {
