@@ -1,6 +1,6 @@
 // Room relay throughput and memory, tether/relay against the reference @mmstack/mesh-protocol
-// relay, in one Node process with JSON text in and JSON text out (shared/spec/room-relay.md;
-// DESIGN.md rule 6). Each run: a room hydrated with K registers, M members connected, the journal
+// relay, in one Node process with JSON text in and JSON text out (the room-relay spec;
+// docs/design.md rule 6). Each run: a room hydrated with K registers, M members connected, the journal
 // filled to journalLimit (1000) so every commit trims, then a timed stream of envelopes from the
 // members, each writing one key and citing the key's previous write (steady supersession and
 // collection). Prints envelopes/s, output messages/s, bytes per retained register, ours/reference.
@@ -22,11 +22,27 @@ function snapshot(keys) {
   for (let i = 0; i < keys; i++) {
     registers.push({
       path: ['k', i],
-      siblings: [{ kind: 'set', writer: 'seed', origin: 'seed', hlc: { p: i + 1, l: 0 }, epoch: 0, value: i }],
+      siblings: [
+        {
+          kind: 'set',
+          writer: 'seed',
+          origin: 'seed',
+          hlc: { p: i + 1, l: 0 },
+          epoch: 0,
+          value: i,
+        },
+      ],
       water: {},
     });
   }
-  return { seq: keys, instance: INSTANCE, schemaVersion: 0, registers, ranges: { seed: [[1, keys]] }, settled: { seed: { p: keys, l: 0 } } };
+  return {
+    seq: keys,
+    instance: INSTANCE,
+    schemaVersion: 0,
+    registers,
+    ranges: { seed: [[1, keys]] },
+    settled: { seed: { p: keys, l: 0 } },
+  };
 }
 
 // Envelope texts for `count` writes spread over the members, every one citing the last write at its key.
@@ -42,8 +58,23 @@ function stream(members, keys, count, startClock) {
     const hlc = { p: ++clock, l: 0 };
     const origin = `origin-${m}`;
     const env = {
-      proto: 3, instance: INSTANCE, origin, writer: `writer-${m}`, version: ++versions[m], hlc, policyVersion: 0,
-      ops: [{ kind: 'set', path: ['k', key], next: { n, text: 'lorem ipsum' }, prev: null, cites: [prev], epoch: 0 }],
+      proto: 3,
+      instance: INSTANCE,
+      origin,
+      writer: `writer-${m}`,
+      version: ++versions[m],
+      hlc,
+      policyVersion: 0,
+      ops: [
+        {
+          kind: 'set',
+          path: ['k', key],
+          next: { n, text: 'lorem ipsum' },
+          prev: null,
+          cites: [prev],
+          epoch: 0,
+        },
+      ],
     };
     last.set(key, { origin, hlc });
     out.push({ member: m, text: JSON.stringify({ t: 'env', room: 'bench', env }) });
@@ -61,13 +92,37 @@ function run(lib, isOurs, members, keys, budgetMs, maxEnvelopes) {
   const conns = [];
   for (let m = 0; m < members; m++) {
     const ctx = { writer: `writer-${m}` };
-    const hello = JSON.stringify({ t: 'hello', room: 'bench', origin: `origin-${m}`, proto: 3, policyVersion: 0, seq: keys });
+    const hello = JSON.stringify({
+      t: 'hello',
+      room: 'bench',
+      origin: `origin-${m}`,
+      proto: 3,
+      policyVersion: 0,
+      seq: keys,
+    });
     if (isOurs) {
-      const c = relay.connectText({ send: (s) => { sent++; bytes += s.length; } }, ctx);
+      const c = relay.connectText(
+        {
+          send: (s) => {
+            sent++;
+            bytes += s.length;
+          },
+        },
+        ctx,
+      );
       c.receive(hello);
       conns.push((text) => c.receive(text));
     } else {
-      const c = relay.connect({ send: (msg) => { const s = JSON.stringify(msg); sent++; bytes += s.length; } }, ctx);
+      const c = relay.connect(
+        {
+          send: (msg) => {
+            const s = JSON.stringify(msg);
+            sent++;
+            bytes += s.length;
+          },
+        },
+        ctx,
+      );
       c.receive(JSON.parse(hello));
       conns.push((text) => c.receive(JSON.parse(text)));
     }
@@ -88,7 +143,8 @@ function run(lib, isOurs, members, keys, budgetMs, maxEnvelopes) {
   }
   elapsed = performance.now() - t0;
   const seq = relay.room('bench').seq;
-  if (seq !== keys + JOURNAL + done) throw new Error(`expected seq ${keys + JOURNAL + done}, got ${seq}`);
+  if (seq !== keys + JOURNAL + done)
+    throw new Error(`expected seq ${keys + JOURNAL + done}, got ${seq}`);
   let registers;
   let regBytes;
   if (isOurs) {
@@ -97,18 +153,30 @@ function run(lib, isOurs, members, keys, budgetMs, maxEnvelopes) {
     let snap;
     const probe = relay.connect({ send: (m) => (snap ??= m) }, { writer: 'probe' });
     probe.receive({ t: 'hello', room: 'bench', origin: 'probe', proto: 3, policyVersion: 0 });
-    registers = snap.registers.filter((r) => r.siblings.length || Object.keys(r.water).length).length;
+    registers = snap.registers.filter(
+      (r) => r.siblings.length || Object.keys(r.water).length,
+    ).length;
     probe.disconnect();
     snap = null;
     all.length = 0;
     gc();
     regBytes = process.memoryUsage().heapUsed - heapBefore;
   }
-  return { envPerSec: (done / elapsed) * 1000, msgPerSec: (sent / elapsed) * 1000, usPerEnv: (elapsed * 1000) / done, bytesPerReg: regBytes / registers, registers, done, relay };
+  return {
+    envPerSec: (done / elapsed) * 1000,
+    msgPerSec: (sent / elapsed) * 1000,
+    usPerEnv: (elapsed * 1000) / done,
+    bytesPerReg: regBytes / registers,
+    registers,
+    done,
+    relay,
+  };
 }
 
 const configs = [];
-for (const members of [8, 64]) for (const keys of QUICK ? [1000, 100000] : [1000, 10000, 100000]) configs.push({ members, keys });
+for (const members of [8, 64])
+  for (const keys of QUICK ? [1000, 100000] : [1000, 10000, 100000])
+    configs.push({ members, keys });
 // Warm both up first: V8 compiles WASM with its baseline tier and optimizes hot functions later,
 // so whichever configuration ran first would otherwise pay for compilation.
 run(ours, true, 8, 1000, QUICK ? 300 : 1000, 20000).relay = null;
@@ -133,15 +201,49 @@ for (const { members, keys } of configs) {
 }
 const pad = (s, n) => String(s).padStart(n);
 const fmt = (x) => (x >= 100 ? Math.round(x).toLocaleString('en-US') : x.toFixed(1));
-console.log(`room relay: journalLimit ${JOURNAL}, JSON text in and out, one op per envelope citing the key's last write; best of ${REPEATS}`);
-console.log(['members', 'keys', 'ours env/s', 'ref env/s', 'ratio', 'ours msg/s', 'ref msg/s', 'ours B/reg', 'ref B/reg', 'ours µs/env'].map((h, i) => pad(h, i < 2 ? 7 : 12)).join(' '));
+console.log(
+  `room relay: journalLimit ${JOURNAL}, JSON text in and out, one op per envelope citing the key's last write; best of ${REPEATS}`,
+);
+console.log(
+  [
+    'members',
+    'keys',
+    'ours env/s',
+    'ref env/s',
+    'ratio',
+    'ours msg/s',
+    'ref msg/s',
+    'ours B/reg',
+    'ref B/reg',
+    'ours µs/env',
+  ]
+    .map((h, i) => pad(h, i < 2 ? 7 : 12))
+    .join(' '),
+);
 for (const { members, keys, mine, theirs } of rows) {
-  console.log([pad(members, 7), pad(keys, 7), pad(fmt(mine.envPerSec), 12), pad(fmt(theirs.envPerSec), 12), pad((mine.envPerSec / theirs.envPerSec).toFixed(1) + '×', 12), pad(fmt(mine.msgPerSec), 12), pad(fmt(theirs.msgPerSec), 12), pad(fmt(mine.bytesPerReg), 12), pad(fmt(theirs.bytesPerReg), 12), pad(mine.usPerEnv.toFixed(2), 12)].join(' '));
+  console.log(
+    [
+      pad(members, 7),
+      pad(keys, 7),
+      pad(fmt(mine.envPerSec), 12),
+      pad(fmt(theirs.envPerSec), 12),
+      pad((mine.envPerSec / theirs.envPerSec).toFixed(1) + '×', 12),
+      pad(fmt(mine.msgPerSec), 12),
+      pad(fmt(theirs.msgPerSec), 12),
+      pad(fmt(mine.bytesPerReg), 12),
+      pad(fmt(theirs.bytesPerReg), 12),
+      pad(mine.usPerEnv.toFixed(2), 12),
+    ].join(' '),
+  );
 }
 for (const members of [8, 64]) {
   const r = rows.filter((x) => x.members === members);
   const flat = r.at(-1).mine.usPerEnv / r[0].mine.usPerEnv;
-  console.log(`${members} members: ours per-envelope cost ${r.at(-1).keys} keys / ${r[0].keys} keys = ${flat.toFixed(2)}× (target ≤ 1.5×)`);
+  console.log(
+    `${members} members: ours per-envelope cost ${r.at(-1).keys} keys / ${r[0].keys} keys = ${flat.toFixed(2)}× (target ≤ 1.5×)`,
+  );
 }
 const head = rows.find((x) => x.members === 8 && x.keys === 1000);
-console.log(`8 members, 1k keys: ours/reference = ${(head.mine.envPerSec / head.theirs.envPerSec).toFixed(1)}× (target ≥ 20×)`);
+console.log(
+  `8 members, 1k keys: ours/reference = ${(head.mine.envPerSec / head.theirs.envPerSec).toFixed(1)}× (target ≥ 20×)`,
+);

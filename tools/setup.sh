@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything `make test` and `make demo` need on a fresh Debian 12 machine, idempotently,
 # and builds the WASM module.
-# When nothing is missing it only checks, and takes seconds. See shared/TOOLCHAIN.md for why each
-# step looks the way it does.
+# When nothing is missing it only checks, and takes seconds. The comment above each step says why
+# it looks the way it does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEPS=build/deps

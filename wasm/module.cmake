@@ -2,7 +2,7 @@
 # .wasm) holding only the bindings, and so only the cores, that its runtime uses. web/glue/load.js
 # loads them; package.json's `exports` conditions pick which one a runtime gets (`workerd`: the
 # edge module, web/glue/workerd/; every other runtime: the full one, web/glue/full/). Emscripten
-# settings follow TOOLCHAIN.md. bench/README.md § Module size says where the bytes go and why the
+# settings are in wasm/modules.cmake, each with the reason it is needed. bench/README.md § Module size says where the bytes go and why the
 # flavours below exist.
 
 include(${CMAKE_CURRENT_LIST_DIR}/modules.cmake)
@@ -23,7 +23,9 @@ tether_module(tether-cockpit SIZE)   # the browser cockpit (web/cockpit): viewer
 tether_binding(wire     tether tether-edge tether-cockpit)
 tether_binding(decode   tether tether-cockpit)
 tether_binding(cockpit  tether tether-edge tether-cockpit)
-tether_binding(relay    tether tether-edge)
+tether_binding(room     tether tether-edge)   # relay, client, admission, tickets: the Worker hosts rooms
+tether_binding(member   tether)               # a peer's membership (web/peer): never on the edge
+tether_binding(signaling tether)              # WebRTC negotiation between peers (web/peer)
 tether_binding(bus      tether)
 tether_binding(swarm    tether)
 tether_binding(mailbox  tether tether-edge)

@@ -2,8 +2,12 @@
 // tickets, limits, journal, checkpoints, hibernation) built around @mmstack/mesh-protocol's
 // createRelay instead of tether's WASM relay. Bundled by esbuild (bare specifier) before Miniflare
 // loads it. The reference has no JSON-text connection, so this shim parses and stringifies every
-// message, as its own adapter recipe does.
+// message, as its own adapter recipe does. The endpoint around it (admission limits, the hello and
+// replay messages) is tether's core on both sides, so it loads the same WASM module.
 import { createRelay as meshCreateRelay, pathPrefixAcl } from '@mmstack/mesh-protocol';
+import wasm from '../../build/wasm/tether-edge.wasm';
+import '../../web/glue/modules/tether-edge.js';
+import { moduleInit } from '../../web/edge/init.js';
 import { defineRoomObject } from '../../web/edge/room-object.js';
 import { handleRequest } from '../../web/edge/router.js';
 
@@ -35,5 +39,11 @@ function createRelay(options) {
   };
 }
 
-export const RoomObject = defineRoomObject({ relayImpl: { createRelay, pathPrefixAcl } });
-export default { fetch: handleRequest };
+const init = moduleInit(wasm);
+export const RoomObject = defineRoomObject({ relayImpl: { createRelay, pathPrefixAcl }, init });
+export default {
+  async fetch(request, env) {
+    await init();
+    return handleRequest(request, env);
+  },
+};

@@ -1,28 +1,65 @@
 // libFuzzer harness: the room relay's client-message parser and envelope validator
-// (src/relay/room_json.hpp, room_envelope.hpp, room_relay.hpp). The input is newline-separated
+// (src/room/json_scan.hpp, envelope.hpp, relay.hpp). The input is newline-separated
 // client messages sent by a joined member of room "r" (the token $I becomes the room's current
-// instance, so valid envelopes are reachable); the first byte picks the options. Properties:
-// nothing crashes; a refused message changes nothing and emits nothing; every send names a live
-// connection; the scanner never accepts text nlohmann refuses; the room's seq never decreases.
+// instance, so valid envelopes are reachable); the first byte picks the options. Policy questions
+// are answered at once on even lines and held for a later line on odd ones, so envelopes park
+// and their connection's next messages queue behind them. Properties: nothing crashes; a refused
+// message changes nothing and emits nothing; every send names a live connection; the scanner
+// never accepts text nlohmann refuses; the room's seq never decreases; every held question, once
+// answered, leaves nothing waiting.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/json.hpp"
-#include "relay/room_envelope.hpp"
-#include "relay/room_json.hpp"
-#include "relay/room_relay.hpp"
+#include "room/envelope.hpp"
+#include "room/json_scan.hpp"
+#include "room/relay.hpp"
 
 using namespace tether;
-using namespace tether::relay;
+using namespace tether::room;
 
 namespace {
-struct AllowSome : PolicyHooks {
-  bool can_write(ConnId, std::string_view path, const std::string&, double) override { return path.size() % 3 != 0; }
-  bool validate(ConnId, std::string_view op, const std::string&, double) override { return op.size() % 5 != 0; }
-  bool can_bump(ConnId, std::string_view, double epoch, const std::string&, double) override { return epoch < 3; }
-  bool acl_allow(ConnId, std::size_t rule, const std::string&) override { return rule != 1; }
+bool verdict(const RoomAction& a) {
+  switch (a.kind) {
+    case RoomAction::Kind::ask_can_write: return a.text->size() % 3 != 0;
+    case RoomAction::Kind::ask_validate: return a.text->size() % 5 != 0;
+    case RoomAction::Kind::ask_can_bump: return a.epoch < 3;
+    case RoomAction::Kind::ask_acl: return a.rule != 1;
+    default: return false;
+  }
+}
+
+struct Host {
+  RoomRelay& relay;
+  ConnId a, b;
+  std::vector<RoomAction> held;
+  void drain(int line, bool hold) {
+    while (auto act = relay.poll_action()) {
+      if (act->kind == RoomAction::Kind::send && act->conn != a && act->conn != b) __builtin_trap();
+      if (act->kind == RoomAction::Kind::commit) {
+        relay.handle_commit_result(
+            act->token, (line & 1) ? RoomRelay::Verdict::ok : RoomRelay::Verdict::failed);
+      } else if (act->kind != RoomAction::Kind::send && act->kind != RoomAction::Kind::close) {
+        if (hold)
+          held.push_back(*act);
+        else
+          relay.handle_policy_verdict(act->token, verdict(*act), 0);
+      }
+    }
+    while (relay.poll_event()) {
+    }
+  }
+  void answer_held(int line) {
+    std::vector<RoomAction> q;
+    q.swap(held);
+    for (const auto& act : q) {
+      relay.handle_policy_verdict(act.token, verdict(act), 0);
+      drain(line, false);
+    }
+  }
 };
 }  // namespace
 
@@ -53,14 +90,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     o.has_can_write = false;
     o.acl = {AclRule{{"a"}}, AclRule{{"*", "b"}}};
   }
-  AllowSome hooks;
-  RoomRelay relay(o, &hooks);
+  RoomRelay relay(o);
   ConnId a = relay.connect("w");
   ConnId b = relay.connect("v");
-  relay.receive(a, R"({"t":"hello","room":"r","origin":"oa","proto":3,"policyVersion":0})", 0);
-  relay.receive(b, R"({"t":"hello","room":"r","origin":"ob","proto":3,"policyVersion":0})", 0);
-  relay.clear_actions();
-  double now = 0;
+  Host host{relay, a, b, {}};
+  relay.handle_message(a, R"({"t":"hello","room":"r","origin":"oa","proto":3,"policyVersion":0})",
+                       0);
+  relay.handle_message(b, R"({"t":"hello","room":"r","origin":"ob","proto":3,"policyVersion":0})",
+                       0);
+  host.drain(0, false);
+  TimeMs now = 0;
   double seq = 0;
   std::size_t start = 0;
   for (int line = 0; line < 64 && start <= input.size(); ++line) {
@@ -70,27 +109,29 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     start = end + 1;
     auto info = relay.room("r");
     if (info) {
-      for (std::size_t at = msg.find("$I"); at != std::string::npos; at = msg.find("$I", at + info->instance.size())) {
+      for (std::size_t at = msg.find("$I"); at != std::string::npos;
+           at = msg.find("$I", at + info->instance.size())) {
         msg.replace(at, 2, info->instance);
       }
     }
     now += 100;
-    ReceiveError e = relay.receive(line % 5 == 4 ? b : a, msg, now);
-    if (e != ReceiveError::none && !relay.actions().empty()) __builtin_trap();
-    for (const auto& act : relay.actions()) {
-      if (act.kind == RoomAction::Kind::send && act.conn != a && act.conn != b) __builtin_trap();
-      if (act.kind == RoomAction::Kind::commit) relay.commit_result(act.ticket, (line & 1) ? RoomRelay::Verdict::ok : RoomRelay::Verdict::failed);
-    }
-    relay.clear_actions();
+    ReceiveError e = relay.handle_message(line % 5 == 4 ? b : a, msg, now);
+    if (e != ReceiveError::none && relay.action_ready()) __builtin_trap();
+    host.drain(line, line & 1);
+    if ((line & 3) == 2) host.answer_held(line);
     if (auto after = relay.room("r")) {
-      if (after->seq < seq && after->instance == (info ? info->instance : after->instance)) __builtin_trap();
+      if (after->seq < seq && after->instance == (info ? info->instance : after->instance))
+        __builtin_trap();
       seq = after->seq;
     }
   }
+  host.answer_held(1);
+  if (!host.held.empty()) __builtin_trap();
   (void)relay.checkpoint_json("r");
   (void)relay.state_json("r");
-  relay.disconnect(a);
-  relay.disconnect(b);
+  relay.handle_disconnect(a);
+  relay.handle_disconnect(b);
+  host.drain(1, false);
   (void)relay.unload("r", true);
   return 0;
 }

@@ -1,5 +1,5 @@
 // Data frames and control frames: the spec's worked example, the earlier implementation's
-// vectors (shared/compat/dimos-v5), our golden vectors, and hostile input.
+// vectors (fixtures/compat/dimos-v5), our golden vectors, and hostile input.
 #include <catch2/catch.hpp>
 
 #include <random>

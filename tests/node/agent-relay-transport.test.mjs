@@ -219,14 +219,14 @@ test('relay transport: a refused hello rejects `ready` naming the fix, and it st
     room: 'lab',
     selfId: 'old',
     WebSocket,
-    proto: 2,
+    policyVersion: 7, // the relay runs policy version 1
     reconnectMinMs: 5,
     onError: (e) => errors.push(e.message),
   });
   t.after(() => x.close());
   await assert.rejects(
     x.ready,
-    /rejected our hello \(proto, expected 3\); check the proto\/policyVersion options/,
+    /rejected our hello \(policy-version, expected 1\); check the policyVersion option/,
   );
   await new Promise((r) => setTimeout(r, 100));
   assert.equal(errors.length, 1, 'one refusal, no retry loop');

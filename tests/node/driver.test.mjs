@@ -224,7 +224,11 @@ test('driver: a throwing host callback is reported and the next item still runs'
 test('driver: a core that never settles is stopped and reported instead of hanging the process', () => {
   const errors = [];
   const core = { pollAction: () => ({ kind: 'again' }) };
-  const driver = createDriver(core, { perform() {} }, { maxItems: 1000, onError: (e) => errors.push(e.message) });
+  const driver = createDriver(
+    core,
+    { perform() {} },
+    { maxItems: 1000, onError: (e) => errors.push(e.message) },
+  );
   driver.drain();
   assert.equal(errors.length, 1);
   assert.match(errors[0], /1000 items without settling/);
@@ -248,4 +252,45 @@ test('driver: an input that throws still drains what it produced, then rethrows'
     /bad input/,
   );
   assert.deepEqual(wire, ['before']);
+});
+
+test('driver: defer runs at once when idle, and after the drain in progress when called from perform', () => {
+  // A core whose actions read its live state (as the room relay's commit does): every action
+  // reports how many messages the core had taken in when it was carried out.
+  const queue = [];
+  let taken = 0;
+  const core = {
+    take(text) {
+      taken++;
+      queue.push(text);
+    },
+    pollAction: () => (queue.length ? { text: queue.shift() } : null),
+  };
+  const seen = [];
+  let use = 'defer';
+  const driver = createDriver(core, {
+    perform(a) {
+      seen.push(`${a.text}@${taken}`);
+      // A socket that answers synchronously from send: an input unrelated to this action.
+      if (a.text === 'a') driver[use](() => core.take('reply'));
+    },
+  });
+  driver.input(() => {
+    core.take('a');
+    core.take('b');
+  });
+  assert.deepEqual(seen, ['a@2', 'b@2', 'reply@3']);
+  // With input instead, the reply is taken in before 'b' is carried out: 'b' sees later state.
+  seen.length = 0;
+  taken = 0;
+  use = 'input';
+  driver.input(() => {
+    core.take('a');
+    core.take('b');
+  });
+  assert.deepEqual(seen, ['a@2', 'b@3', 'reply@3']);
+  assert.equal(
+    driver.defer(() => 7),
+    7,
+  );
 });

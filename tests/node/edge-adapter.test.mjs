@@ -4,13 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createRelay, pathPrefixAcl } from '@tether-rt/tether/relay';
 import { mintTicket, verifyTicket, MAX_TICKET_CHARS } from '@tether-rt/tether/tickets';
-import {
-  CLOSE,
-  PrincipalBudgets,
-  TokenBucket,
-  checkFrame,
-  resolveLimits,
-} from '../../web/edge/limits.js';
+import { CLOSE, DEFAULT_LIMITS, createAdmission, resolveLimits } from '../../web/edge/limits.js';
 import { buildPolicy, parsePolicyConfig } from '../../web/edge/policy.js';
 
 const SECRET = 's'.repeat(32);
@@ -65,40 +59,99 @@ test('tickets: round trip, and every tampering is refused with its reason', asyn
   await assert.rejects(verifyTicket('short', t), /at least 32 characters/);
 });
 
-test('limits: frame size in UTF-8 bytes, binary frames, config validation', () => {
-  const l = resolveLimits({ maxFrameBytes: 10 });
-  assert.equal(checkFrame('0123456789', l), null);
-  assert.equal(checkFrame('01234567890', l).code, CLOSE.TOO_BIG);
-  assert.equal(checkFrame('€€€', l), null); // 9 bytes
-  assert.equal(checkFrame('€€€€', l).code, CLOSE.TOO_BIG); // 4 units, 12 bytes
-  assert.equal(checkFrame(new Uint8Array(3), l).code, CLOSE.BINARY);
+test('limits: defaults and close codes come from the core; configuration is checked', () => {
+  // docs/rooms.md § Limits, the table.
+  assert.deepEqual(DEFAULT_LIMITS, {
+    maxFrameBytes: 262144,
+    connectionMessagesPerSecond: 50,
+    connectionBurst: 200,
+    principalMessagesPerSecond: 100,
+    principalBurst: 1000,
+    cooldownMs: 30000,
+    maxConnectionsPerRoom: 256,
+    maxBufferedBytes: 4194304,
+  });
+  assert.deepEqual(
+    [
+      CLOSE.BINARY,
+      CLOSE.INVALID,
+      CLOSE.EJECTED,
+      CLOSE.TOO_BIG,
+      CLOSE.STORAGE,
+      CLOSE.RATE,
+      CLOSE.BUDGET,
+      CLOSE.SLOW_READER,
+    ],
+    [1003, 1007, 1008, 1009, 1011, 4008, 4009, 4010],
+  );
+  assert.equal(resolveLimits({ maxFrameBytes: 10 }).maxFrameBytes, 10);
+  assert.equal(resolveLimits({}).connectionBurst, 200);
   assert.throws(() => resolveLimits({ maxFramebytes: 1 }), /unknown limit "maxFramebytes"/);
   assert.throws(() => resolveLimits({ maxFrameBytes: -1 }), /positive number/);
 });
 
-test('limits: token bucket and principal budgets that survive a reconnect and a restart', () => {
-  const b = new TokenBucket(10, 3, 0);
-  assert.deepEqual([b.take(0), b.take(0), b.take(0), b.take(0)], [true, true, true, false]);
-  assert.equal(b.take(100), true); // 100 ms at 10/s refills one
+test('limits: frame size in UTF-8 bytes and binary frames, before the relay reads anything', () => {
+  const adm = createAdmission(resolveLimits({ maxFrameBytes: 10 }), null, { now: () => 0 });
+  const c = adm.opened('r', 'w');
+  assert.equal(adm.frame(c, '0123456789'), null);
+  assert.deepEqual(adm.frame(c, '01234567890'), {
+    code: CLOSE.TOO_BIG,
+    reason: 'frame larger than 10 bytes; split the write',
+  });
+  assert.equal(adm.frame(c, '€€€'), null); // 9 bytes
+  assert.equal(adm.frame(c, '€€€€').code, CLOSE.TOO_BIG); // 4 units, 12 bytes
+  assert.equal(adm.frame(c, new Uint8Array(3)).code, CLOSE.BINARY);
+});
+
+test('limits: principal budgets survive a reconnect and a restart through the store', () => {
   const saved = new Map();
-  const persist = { get: (w) => saved.get(w) ?? null, put: (w, s) => saved.set(w, s) };
+  const store = {
+    get: (room, w) => saved.get(`${room}/${w}`) ?? null,
+    put: (room, w, s) => saved.set(`${room}/${w}`, s),
+  };
   const limits = resolveLimits({
     principalMessagesPerSecond: 1,
     principalBurst: 5,
     cooldownMs: 1000,
   });
-  let budgets = new PrincipalBudgets(limits, persist);
-  budgets.opened('w', 0);
-  for (let i = 0; i < 5; i++) assert.equal(budgets.take('w', 0), true);
-  budgets.closed('w', 0); // a reconnect does not refill it
-  budgets.opened('w', 0);
-  assert.equal(budgets.take('w', 0), false);
-  assert.equal(budgets.cooldown('w', 10), 990);
+  let t = 0;
+  let adm = createAdmission(limits, store, { now: () => t });
+  assert.equal(adm.attempt('r', 'w'), null);
+  let c = adm.opened('r', 'w');
+  for (let i = 0; i < 5; i++) assert.equal(adm.frame(c, '{}'), null);
+  adm.closed(c); // a reconnect does not refill it
+  c = adm.opened('r', 'w');
+  assert.deepEqual(adm.frame(c, '{}'), {
+    code: CLOSE.BUDGET,
+    reason: 'writer spent its message budget; cooling down 1 s',
+  });
+  t = 10;
+  assert.deepEqual(adm.attempt('r', 'w'), {
+    status: 429,
+    message: 'writer w spent its message budget; retry after 1 s',
+    retryAfter: 1,
+  });
   // A restarted object (fresh memory) still knows the cooldown.
-  budgets = new PrincipalBudgets(limits, persist);
-  assert.equal(budgets.cooldown('w', 500), 500);
-  assert.equal(budgets.cooldown('w', 1000), 0);
-  assert.equal(budgets.cooldown('someone-else', 500), 0);
+  t = 500;
+  adm = createAdmission(limits, store, { now: () => t });
+  assert.equal(adm.attempt('r', 'w').status, 429);
+  t = 1000;
+  assert.equal(adm.attempt('r', 'w'), null);
+  assert.equal(adm.attempt('r', 'someone-else'), null);
+  assert.equal(adm.attempt('other-room', 'w'), null);
+});
+
+test('limits: a full room answers 503 until a connection closes', () => {
+  const adm = createAdmission(resolveLimits({ maxConnectionsPerRoom: 2 }), null);
+  const a = adm.opened('r', 'a');
+  adm.opened('r', 'b');
+  assert.deepEqual(adm.attempt('r', 'c'), {
+    status: 503,
+    message: 'the room holds its maximum of 2 connections',
+    retryAfter: 10,
+  });
+  adm.closed(a);
+  assert.equal(adm.attempt('r', 'c'), null);
 });
 
 test('policy: the default keeps agents off the root after seq 0; rules come from JSON', () => {

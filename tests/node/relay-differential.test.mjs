@@ -1,5 +1,5 @@
 // Differential test of tether/relay against the reference relay, @mmstack/mesh-protocol@0.9.1
-// (shared/spec/room-relay.md). Seeded scenarios (tests/node/lib/relay-scenarios.mjs) drive both
+// (the room-relay spec). Seeded scenarios (tests/node/lib/relay-scenarios.mjs) drive both
 // relays through identical steps; every message each connection receives and every observer call
 // must match, with instance nonces replaced by their order of appearance. A divergence names the
 // seed and the first differing step. TETHER_DIFF_SEEDS=N runs N seeds (default 2000),

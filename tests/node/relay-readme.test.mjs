@@ -1,4 +1,4 @@
-// The reference's README recipes run unchanged against tether/relay (shared/spec/room-relay.md:
+// The reference's README recipes run unchanged against tether/relay (the room-relay spec:
 // the ws adapter, pathPrefixAcl, the root rule, onCommit with checkpoints, hydrate), the JSON-text
 // fast path agrees with the object API, and every place where we deliberately differ from the
 // reference package is pinned here by name.

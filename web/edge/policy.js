@@ -25,7 +25,7 @@ export function parsePolicyConfig(value) {
         cfg = JSON.parse(cfg);
       } catch (e) {
         throw new Error(
-          `tether edge: ROOM_POLICY is not JSON (${e.message}); see README.md § Deploy at the edge`,
+          `tether edge: ROOM_POLICY is not JSON (${e.message}); see docs/rooms.md § Policy`,
         );
       }
     }

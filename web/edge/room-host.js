@@ -5,13 +5,13 @@
 // bufferedAmount? } and call open / message / closed.
 //
 // Identity comes in from a verified ticket ({writer, kind, room}); the connection is bound to
-// that room inside the relay core, so a client cannot name, read or create any other.
-import { CLOSE, PrincipalBudgets, TokenBucket, checkFrame } from './limits.js';
+// that room inside the relay core, so a client cannot name, read or create any other. Admission
+// (frame size, rates, principal budgets, connection counts) is the room core's admission
+// component (limits.js); the hello and the messages replayed from the journal are built by the
+// core (relay.js helloText, replayText), whichever relay implementation serves the room.
+import { helloText, replayText } from '../glue/relay.js';
+import { CLOSE, createAdmission } from './limits.js';
 import { buildPolicy } from './policy.js';
-
-const MESH_PROTO = 3;
-const HELLO_PROBE_CHARS = 4096; // a hello is small; larger frames are never parsed here
-const RECOVERY_ATTEMPTS = 50;
 
 const clip = (s) => {
   // A close reason is at most 123 UTF-8 bytes.
@@ -32,16 +32,17 @@ export function createRoomHost({
   store = null,
   policyConfig = { rules: null, agentRoot: 'seq0' },
   policyVersion = 1,
-  journalLimit = 1000,
+  journalLimit, // the relay's default (the core's) unless configured
   limits,
   log = console,
   now = Date.now,
   onHello = null, // (conn, helloText): the DO keeps it in the socket's attachment for wake-ups
-  schedule = (fn, ms) => setTimeout(fn, ms),
 }) {
-  const rooms = new Map(); // name -> { loaded, conns: Set, recovering, budgets }
+  const rooms = new Map(); // name -> { loaded, conns: Set, recovering }
+  const connOf = new WeakMap(); // the ctx a connection was opened with -> its conn
   let replaying = false;
   let muted = false;
+  const admission = createAdmission(limits, store ? store.budgetStore() : null, { now });
 
   const relay = relayImpl.createRelay({
     policyVersion,
@@ -63,12 +64,17 @@ export function createRoomHost({
       recover(room, env?.seq);
     },
     onViolation: (room, v) => log.warn?.(JSON.stringify({ event: 'policy violation', room, ...v })),
+    // The hello the relay accepted, kept for a wake-up (rebuilt by the core from its origin).
+    onJoin: (room, ctx, origin) => {
+      const conn = connOf.get(ctx);
+      if (conn && onHello && !muted) onHello(conn, helloText({ room, origin, policyVersion }));
+    },
   });
 
   function roomOf(name) {
     let r = rooms.get(name);
     if (!r) {
-      r = { loaded: false, conns: new Set(), recovering: false, budgets: null };
+      r = { loaded: false, conns: new Set(), recovering: false };
       rooms.set(name, r);
     }
     return r;
@@ -80,7 +86,6 @@ export function createRoomHost({
   function load(name) {
     const r = roomOf(name);
     if (r.loaded) return;
-    r.budgets = new PrincipalBudgets(limits, store ? store.budgets(name) : null);
     const saved = store ? store.load(name) : null;
     if (saved) {
       if (!relay.hydrate(name, saved.snapshot)) {
@@ -108,20 +113,17 @@ export function createRoomHost({
             { writer: env.writer, kind: 'replay', replay: true, room: name },
           );
           c.receive(
-            JSON.stringify({
-              t: 'hello',
+            helloText({
               room: name,
               origin: env.origin,
-              proto: MESH_PROTO,
               policyVersion,
               schemaVersion: snapshot.schemaVersion ?? 0,
             }),
           );
           conns.set(k, c);
         }
-        const { seq, ...clientEnv } = env;
-        const err = c.receive(JSON.stringify({ t: 'env', room: name, env: clientEnv }));
-        if (err) throw new Error(`replaying seq ${seq}: ${err.reason}`);
+        const err = c.receive(replayText(name, JSON.stringify(env)));
+        if (err) throw new Error(`replaying seq ${env.seq}: ${err.reason}`);
       }
     } finally {
       for (const c of conns.values()) c.disconnect();
@@ -139,42 +141,40 @@ export function createRoomHost({
 
   // A storage failure stalled the room: close its sockets (clients reconnect and resend their
   // unacknowledged tails), drop the stalled room with unload({discard: true}), and load it again
-  // from the store, which holds exactly what was acknowledged.
+  // from the store, which holds exactly what was acknowledged. The unload is tried once the kicks
+  // have run, and again as each of the room's connections finishes (the relay refuses it while a
+  // member is still leaving): no timer.
   function recover(name, seq) {
     const r = roomOf(name);
     if (r.recovering) return;
     r.recovering = true;
     for (const c of [...r.conns])
       c.kick(CLOSE.STORAGE, `room storage failed at seq ${seq}; reconnect to resend`);
-    let attempts = 0;
-    const attempt = () => {
-      attempts++;
-      // Refused while a commit promise is still pending or a member is still leaving: try again.
-      if (!relay.unload(name, { discard: true })) {
-        if (attempts < RECOVERY_ATTEMPTS) schedule(attempt, Math.min(1000, 10 * attempts));
-        else log.error(JSON.stringify({ event: 'room recovery stuck', room: name }));
-        return;
-      }
-      store?.reset(name);
-      r.loaded = false;
-      r.recovering = false;
-      try {
-        load(name);
-        log.info?.(
-          JSON.stringify({ event: 'room recovered', room: name, seq: relay.room(name)?.seq ?? 0 }),
-        );
-      } catch (e) {
-        // Loads again on the next connection attempt.
-        log.error(
-          JSON.stringify({
-            event: 'room reload failed',
-            room: name,
-            cause: String(e?.message ?? e),
-          }),
-        );
-      }
-    };
-    schedule(attempt, 0);
+    queueMicrotask(() => tryReload(name));
+  }
+
+  function tryReload(name) {
+    const r = roomOf(name);
+    if (!r.recovering) return;
+    if (!relay.unload(name, { discard: true })) {
+      if (r.conns.size === 0)
+        log.error(JSON.stringify({ event: 'room recovery stuck', room: name }));
+      return;
+    }
+    store?.reset(name);
+    r.loaded = false;
+    r.recovering = false;
+    try {
+      load(name);
+      log.info?.(
+        JSON.stringify({ event: 'room recovered', room: name, seq: relay.room(name)?.seq ?? 0 }),
+      );
+    } catch (e) {
+      // Loads again on the next connection attempt.
+      log.error(
+        JSON.stringify({ event: 'room reload failed', room: name, cause: String(e?.message ?? e) }),
+      );
+    }
   }
 
   /**
@@ -201,22 +201,7 @@ export function createRoomHost({
         retryAfter: 5,
       };
     }
-    if (r.conns.size >= limits.maxConnectionsPerRoom) {
-      return {
-        status: 503,
-        message: `the room holds its maximum of ${limits.maxConnectionsPerRoom} connections`,
-        retryAfter: 10,
-      };
-    }
-    const wait = r.budgets.cooldown(writer, now());
-    if (wait > 0) {
-      return {
-        status: 429,
-        message: `writer ${writer} spent its message budget; retry after ${Math.ceil(wait / 1000)} s`,
-        retryAfter: Math.ceil(wait / 1000),
-      };
-    }
-    return null;
+    return admission.attempt(name, writer);
   }
 
   /**
@@ -227,8 +212,7 @@ export function createRoomHost({
   function open(socket, { writer, kind, room }, { rejoin = null } = {}) {
     const r = roomOf(room);
     load(room);
-    const t0 = now();
-    const bucket = new TokenBucket(limits.connectionMessagesPerSecond, limits.connectionBurst, t0);
+    const admitted = admission.opened(room, writer);
     let closed = false;
     let rc = null;
     const conn = {
@@ -245,23 +229,8 @@ export function createRoomHost({
       },
       message(data) {
         if (closed) return;
-        const bad = checkFrame(data, limits);
-        if (bad) return conn.kick(bad.code, bad.reason);
-        const t = now();
-        if (!bucket.take(t)) {
-          return conn.kick(
-            CLOSE.RATE,
-            `more than ${limits.connectionMessagesPerSecond} messages/s on one connection`,
-          );
-        }
-        if (!r.budgets.take(writer, t)) {
-          return conn.kick(
-            CLOSE.BUDGET,
-            `writer spent its message budget; cooling down ${Math.ceil(limits.cooldownMs / 1000)} s`,
-          );
-        }
-        if (onHello && data.length < HELLO_PROBE_CHARS && data.includes('hello'))
-          captureHello(data);
+        const refused = admission.frame(admitted, data);
+        if (refused) return conn.kick(refused.code, refused.reason);
         const err = rc.receive(data);
         if (err) conn.kick(CLOSE.INVALID, `${err.reason}: ${err.message}`);
       },
@@ -274,19 +243,13 @@ export function createRoomHost({
       if (closed) return;
       closed = true;
       r.conns.delete(conn);
-      r.budgets?.closed(writer, now());
+      admission.closed(admitted);
       rc?.disconnect();
+      if (r.recovering) queueMicrotask(() => tryReload(room));
     }
-    function captureHello(data) {
-      try {
-        const m = JSON.parse(data);
-        if (m?.t === 'hello') onHello(conn, data);
-      } catch {
-        // not JSON: the core answers it
-      }
-    }
+    const ctx = { writer, kind, room };
+    connOf.set(ctx, conn);
     r.conns.add(conn);
-    r.budgets.opened(writer, t0);
     rc = relay.connectText(
       {
         send(text) {
@@ -308,7 +271,7 @@ export function createRoomHost({
         // The core closes a connection it ejected (a hostile or broken envelope).
         close: () => conn.kick(CLOSE.EJECTED, 'ejected by the room policy'),
       },
-      { writer, kind, room },
+      ctx,
     );
     if (rejoin) {
       muted = true;

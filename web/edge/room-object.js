@@ -11,7 +11,7 @@
 //
 // Identity arrives in X-Tether-* headers set by the Worker after it verified the ticket; the
 // object is reachable only through the Worker's binding.
-import { resolveLimits } from './limits.js';
+import { CLOSE, resolveLimits } from './limits.js';
 import { parsePolicyConfig } from './policy.js';
 import { createRoomHost } from './room-host.js';
 import { RoomStore, durableObjectSql } from './room-store.js';
@@ -74,7 +74,7 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
       for (const ws of this.ctx.getWebSockets()) {
         const a = ws.deserializeAttachment();
         if (!a?.room) {
-          ws.close(1011, "the room restarted without this socket's identity; reconnect");
+          ws.close(CLOSE.STORAGE, "the room restarted without this socket's identity; reconnect");
           continue;
         }
         try {
@@ -89,7 +89,7 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
               cause: String(e?.message ?? e),
             }),
           );
-          ws.close(1011, 'the room could not be loaded from storage; reconnect');
+          ws.close(CLOSE.STORAGE, 'the room could not be loaded from storage; reconnect');
         }
       }
     }
@@ -136,7 +136,7 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
     webSocketMessage(ws, message) {
       const conn = this.sockets.get(ws);
       if (conn) conn.message(message);
-      else ws.close(1011, 'unknown socket; reconnect');
+      else ws.close(CLOSE.STORAGE, 'unknown socket; reconnect');
     }
 
     webSocketClose(ws, code) {

@@ -176,23 +176,24 @@ export class RoomStore {
     return this.meta.get(room)?.failed ?? null;
   }
 
-  /** The persistence seam for limits.js PrincipalBudgets, scoped to one room. */
-  budgets(room) {
+  /**
+   * The persistence seam for the admission core's principal budgets (limits.js createAdmission):
+   * the state is the core's own text, kept per room and writer.
+   */
+  budgetStore() {
     return {
-      get: (writer) => {
-        const row = this.sql.all(
+      get: (room, writer) =>
+        this.sql.all(
           'SELECT state FROM tether_budget WHERE room = ? AND writer = ?',
           room,
           writer,
-        )[0];
-        return row ? JSON.parse(row.state) : null;
-      },
-      put: (writer, state) =>
+        )[0]?.state ?? null,
+      put: (room, writer, state) =>
         this.sql.run(
           'INSERT INTO tether_budget (room, writer, state) VALUES (?, ?, ?) ON CONFLICT (room, writer) DO UPDATE SET state = excluded.state',
           room,
           writer,
-          JSON.stringify(state),
+          state,
         ),
     };
   }

@@ -7,19 +7,18 @@
 // compiling WASM at run time.
 import wasm from '../../build/wasm/tether-edge.wasm';
 import '../glue/modules/tether-edge.js';
-import { createRelay, initRelay, pathPrefixAcl } from '../glue/relay.js';
+import { createRelay, pathPrefixAcl } from '../glue/relay.js';
+import { moduleInit } from './init.js';
 import { defineRoomObject } from './room-object.js';
 import { handleRequest } from './router.js';
 import { CockpitRelayObject, routeCockpit } from './cockpit.js';
 import { loadMailbox } from '../glue/mailbox.js';
 import { defineMailboxObject, routeMailbox } from './mailbox-object.js';
 
-let loading = null;
+// One module instance (load.js shares it) for the relay, the admission limits and the tickets.
+const init = moduleInit(wasm);
 
-export const RoomObject = defineRoomObject({
-  relayImpl: { createRelay, pathPrefixAcl },
-  init: () => (loading ??= initRelay({ wasmModule: wasm })),
-});
+export const RoomObject = defineRoomObject({ relayImpl: { createRelay, pathPrefixAcl }, init });
 
 export { CockpitRelayObject };
 
@@ -29,8 +28,12 @@ const mailbox = () => (mailboxApi ??= loadMailbox({ wasmModule: wasm }));
 export const MailboxObject = defineMailboxObject({ init: mailbox });
 
 export default {
-  fetch: (request, env) =>
-    routeCockpit(request, env) ??
-    routeMailbox(request, env, mailbox) ??
-    handleRequest(request, env),
+  async fetch(request, env) {
+    await init(); // the ticket check runs here, before any Durable Object
+    return (
+      routeCockpit(request, env) ??
+      routeMailbox(request, env, mailbox) ??
+      handleRequest(request, env)
+    );
+  },
 };

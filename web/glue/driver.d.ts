@@ -32,6 +32,12 @@ export interface DriverOptions {
 export interface Driver {
   /** Runs fn(now) against the core, then drains its output and reschedules; returns fn's value. */
   input<R>(fn: (nowMs: number) => R): R;
+  /**
+   * Like input, but when a drain is in progress (fn comes from inside perform or an event handler
+   * and is not the answer to it), fn waits until that drain settles; returns fn's value when it
+   * ran at once, else undefined.
+   */
+  defer<R>(fn: (nowMs: number) => R): R | undefined;
   /** Drains pending output (after construction, say). */
   drain(): void;
   now(): number;

@@ -8,7 +8,10 @@
 // driver.input(now => core.handleX(..., now)): the driver runs it, drains every action and event in
 // order, and keeps exactly one timer at the core's earliest deadline. The host answers an action
 // by feeding its result back in the same way (synchronously from perform, or later); nothing here
-// knows any protocol.
+// knows any protocol. An input that is not the answer to what is being performed (another
+// socket's message that arrived from inside a perform) goes through driver.defer instead: it waits
+// until the drain in progress settles, so the actions already polled are carried out against the
+// state they were made in (a commit's onCommit reads the room live).
 
 const MAX_DELAY_MS = 2 ** 31 - 1; // setTimeout's own bound
 const DEFAULT_MAX_ITEMS = 1_000_000;
@@ -24,13 +27,16 @@ export function createDriver(core, host, options = {}) {
   const now = options.now ?? Date.now;
   const setTimer = options.setTimer ?? ((fn, ms) => setTimeout(fn, ms));
   const clearTimer = options.clearTimer ?? ((h) => clearTimeout(h));
-  const onError = options.onError ?? ((error, where) => console.error(`tether driver: ${where} threw`, error));
+  const onError =
+    options.onError ?? ((error, where) => console.error(`tether driver: ${where} threw`, error));
   const maxItems = options.maxItems ?? DEFAULT_MAX_ITEMS;
   const hasEvents = typeof core.pollEvent === 'function';
-  const hasTimeout = typeof core.pollTimeout === 'function' && typeof core.handleTimeout === 'function';
+  const hasTimeout =
+    typeof core.pollTimeout === 'function' && typeof core.handleTimeout === 'function';
 
   let draining = false;
   let closed = false;
+  const deferred = [];
   let timer = null;
   let timerAt = Infinity;
 
@@ -57,7 +63,10 @@ export function createDriver(core, host, options = {}) {
           }
         }
         if (++items >= maxItems) {
-          onError(new Error(`the core produced ${items} items without settling; stopped draining`), 'drain');
+          onError(
+            new Error(`the core produced ${items} items without settling; stopped draining`),
+            'drain',
+          );
           break;
         }
       }
@@ -65,6 +74,15 @@ export function createDriver(core, host, options = {}) {
       draining = false;
     }
     schedule();
+    while (deferred.length > 0 && !draining) {
+      const fn = deferred.shift();
+      try {
+        fn(now());
+      } catch (error) {
+        onError(error, 'a deferred input');
+      }
+      drain();
+    }
   }
 
   // One timer at the earliest deadline. A deadline that moved later keeps the earlier timer: waking
@@ -99,6 +117,11 @@ export function createDriver(core, host, options = {}) {
       } finally {
         drain();
       }
+    },
+    defer(fn) {
+      if (!draining) return this.input(fn);
+      deferred.push(fn);
+      return undefined;
     },
     drain,
     now,

@@ -15,7 +15,7 @@ export interface LoadOptions {
 export interface TetherModuleDescriptor {
   /** The module's name (wasm/module.cmake), e.g. `tether-edge`. */
   readonly name: string;
-  /** The bindings it holds, e.g. `['wire', 'cockpit', 'relay']`. */
+  /** The bindings it holds, e.g. `['wire', 'cockpit', 'room']`. */
   readonly bindings: readonly string[];
   /** Emscripten's module factory (the module's .mjs default export). */
   readonly factory: (settings: object) => Promise<TetherModule>;
@@ -36,6 +36,13 @@ export interface TetherModule {
 
 /** Makes a module available to every glue in this program (web/glue/modules/ call this). */
 export function registerTetherModule(descriptor: TetherModuleDescriptor): void;
+
+/**
+ * The instance of a module holding `binding` that a tether loader already resolved (the newest),
+ * or null; without `binding`, the newest instance of any module. For glue that must start
+ * synchronously (the peer transports) in a bundled app that loaded a module through any loader.
+ */
+export function loadedTetherModule(binding?: string): TetherModule | null;
 
 /** The names of the modules this program has instantiated so far. */
 export function loadedTetherModules(): string[];

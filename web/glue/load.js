@@ -16,20 +16,35 @@ const registered = [];
 const shared = new Map(); // module name -> loading promise, for calls that pass no module of their own
 // One instance per precompiled module: every glue initialised with the same import shares it.
 const byModule = new WeakMap();
+// The latest instance of each module, newest last, for glue that must start synchronously (the peer
+// transports, the tickets in a browser) once the app has loaded a module through any tether loader.
+// Bounded by the number of modules.
+const resolved = new Map(); // module name -> {bindings, instance}
+
+/**
+ * The instance of a module holding `binding` that a tether loader already resolved (the newest
+ * one), or null. Without `binding`, the newest instance of any module.
+ */
+export function loadedTetherModule(binding) {
+  const found = [...resolved.values()]
+    .reverse()
+    .find((r) => binding === undefined || r.bindings.includes(binding));
+  return found?.instance ?? null;
+}
 
 // The full module, found beside this file. Resolved only when used: in workerd import.meta.url is
 // not an absolute URL, and that runtime always has its module registered or passed.
 const fullUrl = (ext) => new URL(`../../build/wasm/tether${ext}`, import.meta.url);
 
-/**
- * Makes a module available to every glue in this program: the descriptor a file in
- * web/glue/modules/ builds from the module's own JS (`tetherModule`: its name and bindings).
- */
 /** The names of the modules this program has instantiated (diagnostics, tests). */
 export function loadedTetherModules() {
   return [...shared.keys()].filter((name) => shared.get(name).settled).sort();
 }
 
+/**
+ * Makes a module available to every glue in this program: the descriptor a file in
+ * web/glue/modules/ builds from the module's own JS (`tetherModule`: its name and bindings).
+ */
 export function registerTetherModule(descriptor) {
   if (!registered.some((d) => d.name === descriptor.name)) registered.push(descriptor);
 }
@@ -86,16 +101,23 @@ async function instantiate(descriptor, options) {
       ? `pass ${descriptor.name}.wasm, the module whose JS glue this runtime loaded (package export ` +
         `@tether-rt/tether/wasm/${descriptor.name}.wasm)`
       : 'run `make wasm` to build it; in workerd import its descriptor (web/glue/modules/) or pass {wasmModule}';
-  return Promise.race([descriptor.factory(settings), linkFailure]).catch((cause) => {
-    throw new Error(
-      `tether: could not load ${descriptor.name}.wasm (${cause?.message ?? cause}): ${fix}.`,
-    );
-  });
+  return Promise.race([descriptor.factory(settings), linkFailure]).then(
+    (instance) => {
+      resolved.delete(descriptor.name); // re-inserted last: the newest instance wins
+      resolved.set(descriptor.name, { bindings: descriptor.bindings, instance });
+      return instance;
+    },
+    (cause) => {
+      throw new Error(
+        `tether: could not load ${descriptor.name}.wasm (${cause?.message ?? cause}): ${fix}.`,
+      );
+    },
+  );
 }
 
 /**
  * @param {{wasmModule?: WebAssembly.Module, wasmBinary?: Uint8Array}} [options]
- * @param {string} [binding] the binding the caller needs (`wire`, `relay`, …; wasm/module.cmake)
+ * @param {string} [binding] the binding the caller needs (`wire`, `room`, …; wasm/module.cmake)
  * @returns {Promise<object>} the raw Embind module
  */
 export async function loadTetherModule(options = {}, binding) {

@@ -8,7 +8,30 @@ export type StoreOp =
   | { kind: 'delete'; path: readonly Key[]; prev: unknown }
   | { kind: 'clear'; path: readonly Key[] };
 export type SyncOp = StoreOp & { readonly cites: readonly Dot[]; readonly epoch: number };
-export declare const MESH_PROTO_VERSION = 3;
+/** The op protocol version of the core (3), once the module is loaded. */
+export declare let MESH_PROTO_VERSION: number;
+/** The core's room limits (src/room/limits.hpp), once the module is loaded. */
+export declare let ROOM_LIMITS: Readonly<{
+  meshProtoVersion: number;
+  defaultJournalLimit: number;
+  defaultMaxOpsPerEnvelope: number;
+  maxIdBytes: number;
+  maxRoomNameBytes: number;
+  maxPathDepth: number;
+  maxMessageBytes: number;
+  maxBacklogMessages: number;
+  maxBacklogBytes: number;
+}>;
+/** A hello as the room relay expects it (built by the core). */
+export declare function helloText(o: {
+  room: string;
+  origin: string;
+  policyVersion?: number;
+  schemaVersion?: number;
+  seq?: number;
+}): string;
+/** A journal envelope ({...env, seq}, as JSON text) as the client message that wrote it. */
+export declare function replayText(room: string, seqEnvText: string): string;
 export type OpEnvelope = {
   readonly proto: number;
   readonly instance: string;
@@ -36,7 +59,11 @@ export type RegisterCheckpoint = {
   readonly water: Readonly<Record<string, Hlc>>;
   readonly epoch?: number;
 };
-export type PresenceState = { readonly origin: string; readonly writer: string; readonly data: unknown };
+export type PresenceState = {
+  readonly origin: string;
+  readonly writer: string;
+  readonly data: unknown;
+};
 export type HelloMsg = {
   readonly t: 'hello';
   readonly room: string;
@@ -71,7 +98,12 @@ export type ServerMsg =
       readonly members: readonly string[];
     } & WelcomeBody)
   | { readonly t: 'env'; readonly room: string; readonly env: SeqEnvelope }
-  | { readonly t: 'presence'; readonly room: string; readonly peer: PresenceState; readonly gone?: boolean }
+  | {
+      readonly t: 'presence';
+      readonly room: string;
+      readonly peer: PresenceState;
+      readonly gone?: boolean;
+    }
   | {
       readonly t: 'reject';
       readonly room: string;
@@ -79,9 +111,18 @@ export type ServerMsg =
       readonly expected?: number;
     }
   | { readonly t: 'eject'; readonly room: string; readonly writer: string; readonly reason: string }
-  | { readonly t: 'member'; readonly room: string; readonly origin: string; readonly gone?: boolean }
+  | {
+      readonly t: 'member';
+      readonly room: string;
+      readonly origin: string;
+      readonly gone?: boolean;
+    }
   | { readonly t: 'signal'; readonly room: string; readonly from: string; readonly data: unknown }
-  | { readonly t: 'settled'; readonly room: string; readonly settled: Readonly<Record<string, Hlc>> }
+  | {
+      readonly t: 'settled';
+      readonly room: string;
+      readonly settled: Readonly<Record<string, Hlc>>;
+    }
   | {
       readonly t: 'drop';
       readonly room: string;
@@ -100,7 +141,13 @@ export type PolicyRoomInfo = { readonly seq: number };
 export type OpPolicy = {
   canWrite?(ctx: PrincipalCtx, path: readonly Key[], room: string, info?: PolicyRoomInfo): boolean;
   validate?(op: StoreOp, ctx: PrincipalCtx, room: string, info?: PolicyRoomInfo): boolean;
-  canBump?(ctx: PrincipalCtx, path: readonly Key[], epoch: number, room: string, info?: PolicyRoomInfo): boolean;
+  canBump?(
+    ctx: PrincipalCtx,
+    path: readonly Key[],
+    epoch: number,
+    room: string,
+    info?: PolicyRoomInfo,
+  ): boolean;
   readonly verifyCitations?: boolean;
 };
 export type PolicyViolation = {
@@ -149,7 +196,10 @@ export type RelayOptions = {
   readonly policy?: OpPolicy;
   readonly ejection?: 'writer' | 'connection';
   readonly policyVersion?: number;
-  readonly limits?: { readonly maxOpsPerEnvelope?: number; readonly maxEnvelopesPerSecond?: number };
+  readonly limits?: {
+    readonly maxOpsPerEnvelope?: number;
+    readonly maxEnvelopesPerSecond?: number;
+  };
   readonly journalLimit?: number;
   readonly now?: () => number;
   readonly onViolation?: (room: string, violation: PolicyViolation) => void;
@@ -167,7 +217,10 @@ export type RelayOptions = {
 /** A message the core could not read: nothing changed. `message` says what to fix. */
 export type ReceiveError = { readonly reason: string; readonly message: string };
 export type RelayConnection = { receive(msg: ClientMsg): ReceiveError | null; disconnect(): void };
-export type RelayTextConnection = { receive(text: string): ReceiveError | null; disconnect(): void };
+export type RelayTextConnection = {
+  receive(text: string): ReceiveError | null;
+  disconnect(): void;
+};
 export type RoomInfo = {
   readonly seq: number;
   readonly instance: string;
@@ -185,7 +238,10 @@ export type Relay = {
   stats(): { registers: number; registerBytes: number };
 };
 export declare function createRelay(opt?: RelayOptions): Relay;
-export declare function initRelay(options?: { wasmModule?: WebAssembly.Module; wasmBinary?: Uint8Array }): Promise<void>;
+export declare function initRelay(options?: {
+  wasmModule?: WebAssembly.Module;
+  wasmBinary?: Uint8Array;
+}): Promise<void>;
 
 export type RoomClientOptions = {
   readonly room: string;

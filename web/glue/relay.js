@@ -1,35 +1,76 @@
 // `tether/relay`: the room relay for JavaScript, a drop-in for @mmstack/mesh-protocol's
-// createRelay (shared/spec/room-relay.md). Every decision is made by the C++ core (src/relay);
-// this file only moves JSON text between sockets and the core, and maps the core's actions onto
-// the caller's callbacks and promises (DESIGN.md rule 4).
+// createRelay (the room-relay spec). Every decision is made by the C++ core (src/room); this file
+// runs the core through the one driver (web/glue/driver.js), carries its actions out (send, close,
+// onCommit, the policy questions, answered at once from the caller's policy functions) and hands
+// its events to the caller's observers (docs/design.md rule 4).
+import { createDriver } from './driver.js';
 import { loadTetherModule } from './load.js';
-
-export const MESH_PROTO_VERSION = 3;
+import { randomSeed } from './seed.js';
 
 const ACL = Symbol.for('tether.relay.pathPrefixAcl');
-const KIND = ['send', 'close', 'commit', 'drop', 'violation', 'reject', 'join', 'durability-failed'];
-const SEND = 0;
-const STRIDE = 9; // doubles per packed action (bindings/relay_bindings.cpp)
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-const OK = 0;
-const PENDING = 1;
-const FAILED = 2;
 
 let mod = null;
+// What the core exports once loaded: its version and bounds, and the layout of its actions.
+let shape = null;
+/** The op protocol version of the core (the room-relay spec, "The envelope"): 3. */
+export let MESH_PROTO_VERSION;
+/** The core's room limits (src/room/limits.hpp), once the module is loaded. */
+export let ROOM_LIMITS;
+
+function adopt(m) {
+  mod = m;
+  const L = m.roomActionLayout();
+  const kinds = m.roomActionKinds();
+  shape = {
+    L,
+    SEND: kinds.indexOf('send'),
+    CLOSE: kinds.indexOf('close'),
+    COMMIT: kinds.indexOf('commit'),
+    ASK_CAN_WRITE: kinds.indexOf('ask-can-write'),
+    ASK_VALIDATE: kinds.indexOf('ask-validate'),
+    ASK_CAN_BUMP: kinds.indexOf('ask-can-bump'),
+    ASK_ACL: kinds.indexOf('ask-acl'),
+    events: m.roomEventKinds(),
+    verdict: m.roomCommitVerdicts(),
+  };
+  ROOM_LIMITS = Object.freeze({ ...m.roomLimits() });
+  MESH_PROTO_VERSION = ROOM_LIMITS.meshProtoVersion;
+}
+
 // A relay's core lives in WASM memory: free it when the relay object is collected. workerd has
 // no FinalizationRegistry; there a relay lives as long as its Durable Object's isolate.
-const registry = (free) => (typeof FinalizationRegistry === 'function' ? new FinalizationRegistry(free) : { register() {} });
+const registry = (free) =>
+  typeof FinalizationRegistry === 'function' ? new FinalizationRegistry(free) : { register() {} };
 const cores = registry((core) => core.delete());
 const isServerRuntime = !!(globalThis.process?.versions?.node || globalThis.Deno);
-if (isServerRuntime) mod = await loadTetherModule({}, 'relay');
+if (isServerRuntime) adopt(await loadTetherModule({}, 'room'));
 
 /**
  * Loads the WASM module where it cannot load itself (workerd: pass { wasmModule }, the imported
  * tether.wasm; browsers). Node and Deno load it on import.
  */
 export async function initRelay(options) {
-  mod = await loadTetherModule(options, 'relay');
+  adopt(await loadTetherModule(options, 'room'));
+}
+
+/** A hello as the room relay expects it; schemaVersion and seq are optional. */
+export function helloText({ room, origin, policyVersion = 0, schemaVersion, seq }) {
+  return mod.roomHelloText(
+    String(room),
+    String(origin),
+    Number(policyVersion),
+    schemaVersion ?? NaN,
+    seq ?? NaN,
+  );
+}
+
+/** A journal envelope ({...env, seq}, as JSON text) as the client message that wrote it. */
+export function replayText(room, seqEnvText) {
+  const text = mod.roomReplayMessage(String(room), String(seqEnvText));
+  if (text === '') throw new Error('tether/relay: a journal envelope must be a JSON object');
+  return text;
 }
 
 /** Write access by path prefix; '*' matches one segment. Runs natively inside the relay. */
@@ -46,34 +87,35 @@ export function pathPrefixAcl(rules) {
   return { canWrite, [ACL]: { canWrite, rules: list } };
 }
 
-function randomSeed() {
-  const words = new Uint32Array(2);
-  globalThis.crypto.getRandomValues(words);
-  return (words[0] % 0x200000) * 0x100000000 + words[1];
-}
-
 export function createRelay(opt = {}) {
   if (!mod) {
-    throw new Error('tether/relay: the WASM module is not loaded; `await initRelay({ wasmModule })` first');
+    throw new Error(
+      'tether/relay: the WASM module is not loaded; `await initRelay({ wasmModule })` first',
+    );
   }
+  const {
+    L,
+    SEND,
+    CLOSE,
+    COMMIT,
+    ASK_CAN_WRITE,
+    ASK_VALIDATE,
+    ASK_CAN_BUMP,
+    ASK_ACL,
+    events,
+    verdict,
+  } = shape;
+  const STRIDE = L.stride;
   const policy = opt.policy;
   const acl = policy?.[ACL] && policy.canWrite === policy[ACL].canWrite ? policy[ACL] : null;
-  const now = opt.now ?? Date.now;
   const conns = new Map(); // conn id -> { socket, ctx, text }
-  const causes = new Map(); // ticket -> rejection cause
+  const causes = new Map(); // commit ticket -> rejection cause
   const ctxOf = (conn) => conns.get(conn)?.ctx ?? {};
-  const hooks = {
-    canWrite: (conn, path, room, seq) => !!policy.canWrite(ctxOf(conn), JSON.parse(path), room, { seq }),
-    validate: (conn, op, room, seq) => !!policy.validate(JSON.parse(op), ctxOf(conn), room, { seq }),
-    canBump: (conn, path, epoch, room, seq) =>
-      !!policy.canBump(ctxOf(conn), JSON.parse(path), epoch, room, { seq }),
-    aclAllow: (conn, rule, room) => !!acl.rules[rule].allow(ctxOf(conn), room),
-  };
   const core = new mod.RoomRelayCore(
     JSON.stringify({
       policyVersion: opt.policyVersion ?? 0,
-      journalLimit: opt.journalLimit ?? 1000,
-      maxOpsPerEnvelope: opt.limits?.maxOpsPerEnvelope ?? 1024,
+      journalLimit: opt.journalLimit ?? ROOM_LIMITS.defaultJournalLimit,
+      maxOpsPerEnvelope: opt.limits?.maxOpsPerEnvelope ?? ROOM_LIMITS.defaultMaxOpsPerEnvelope,
       maxEnvelopesPerSecond: opt.limits?.maxEnvelopesPerSecond ?? 0,
       ejectConnection: opt.ejection === 'connection',
       durable: typeof opt.onCommit === 'function',
@@ -85,153 +127,222 @@ export function createRelay(opt = {}) {
       ...(acl ? { acl: acl.rules.map((r) => r.prefix) } : {}),
       seed: randomSeed(),
     }),
-    hooks,
   );
-  const reasons = mod.relayReasonNames();
 
-  let flushing = false;
-  const deferred = [];
-  // The envelope of the message being processed, for onDrop.
-  let currentEnv = () => undefined;
-
-  // Texts of the current delivery, decoded once each (an echo goes to every member).
+  // pollAction in batches: the bindings pack the core's next actions (up to a commit or a
+  // question) into an array in WASM memory, read in place through one view of the heap (rebuilt
+  // when memory grew); each action handed to the driver is its index there. Texts of one batch
+  // are decoded once each (an echo goes to every member).
+  // The view is refreshed once per action (growing memory replaces HEAPU8), and every field an
+  // action needs is read before any callback that could grow it runs.
+  const outboxAt = core.outbox() / 8;
+  let heap = null;
+  let h = null;
+  const H = () => {
+    if (mod.HEAPU8 !== heap) {
+      heap = mod.HEAPU8;
+      h = new Float64Array(heap.buffer);
+    }
+    return h;
+  };
+  let at = 0;
+  let end = 0;
+  let eventReady = true; // the last empty batch said whether the core holds an event
+  let settled = false; // the last batch said no action is ready, and no input ran since
+  let receiveError = 0;
   const strCache = [];
   const objCache = [];
-  function flush() {
-    flushing = true;
+  function adopt(n) {
+    H();
+    at = h[outboxAt] / 8;
+    end = at + n;
     strCache.length = 0;
     objCache.length = 0;
-    try {
-      let i = 0;
-      while (i < core.actionCount()) {
-        // Copied out: a callback below may grow WASM memory, which detaches views into it.
-        const packed = Float64Array.from(core.packActions(i));
-        for (let k = 0; k < packed.length; k += STRIDE, i++) {
-          const kind = packed[k];
-          const conn = packed[k + 1];
-          const t = packed[k + 2];
-          if (kind === SEND) {
-            // The hot case, without closures: one decode per distinct text.
-            const c = conns.get(conn);
-            if (c === undefined) continue;
-            let v = strCache[t];
-            if (v === undefined) v = strCache[t] = decoder.decode(mod.HEAPU8.subarray(packed[k + 7], packed[k + 7] + packed[k + 8]));
-            if (c.text) c.socket.send(v);
-            else {
-              let o = objCache[t];
-              if (o === undefined) o = objCache[t] = JSON.parse(v);
-              c.socket.send(o);
-            }
-            continue;
-          }
-          const str = () => {
-            let v = strCache[t];
-            if (v === undefined) {
-              const at = packed[k + 7];
-              v = strCache[t] = decoder.decode(mod.HEAPU8.subarray(at, at + packed[k + 8]));
-            }
-            return v;
-          };
-          const obj = () => {
-            let v = objCache[t];
-            if (v === undefined) v = objCache[t] = JSON.parse(str());
-            return v;
-          };
-          const roomName = () => core.text(packed[k + 3]);
-          switch (KIND[kind]) {
-            case 'close':
-              conns.get(conn)?.socket.close?.();
-              break;
-            case 'commit': {
-              const ticket = packed[k + 4];
-              const room = roomName();
-              let done;
-              try {
-                // seq and instance are read per commit; the vectors (which grow with the room's
-                // origins) and the registers only when the callback asks, inside it.
-                const info = core.room(room);
-                let full = null;
-                const all = () => (full ??= JSON.parse(core.stateJson(room)));
-                const state = {
-                  seq: info.seq,
-                  instance: info.instance,
-                  get wm() {
-                    return all().wm;
-                  },
-                  get ranges() {
-                    return all().ranges;
-                  },
-                  get settled() {
-                    return all().settled;
-                  },
-                  get schemaVersion() {
-                    return all().schemaVersion;
-                  },
-                  checkpoint: () => JSON.parse(core.checkpointJson(room)),
-                };
-                done = opt.onCommit(room, obj(), state);
-              } catch (cause) {
-                done = Promise.reject(cause);
-              }
-              if (done === undefined || done === null) {
-                core.commitResult(ticket, OK);
-              } else {
-                core.commitResult(ticket, PENDING);
-                Promise.resolve(done).then(
-                  () => later(() => core.commitResult(ticket, OK)),
-                  (cause) => {
-                    causes.set(ticket, cause);
-                    later(() => core.commitResult(ticket, FAILED));
-                  },
-                );
-              }
-              break;
-            }
-            case 'drop':
-              opt.onDrop?.(roomName(), currentEnv(), reasons[packed[k + 5]]);
-              break;
-            case 'violation':
-              opt.onViolation?.(roomName(), obj());
-              break;
-            case 'reject': {
-              const expected = packed[k + 6];
-              const args = [roomName(), ctxOf(conn), reasons[packed[k + 5]]];
-              if (!Number.isNaN(expected)) args.push(expected);
-              opt.onReject?.(...args);
-              break;
-            }
-            case 'join':
-              opt.onJoin?.(roomName(), ctxOf(conn), str());
-              break;
-            case 'durability-failed': {
-              const ticket = packed[k + 4];
-              const cause = causes.get(ticket);
-              causes.delete(ticket);
-              opt.onDurabilityFailed?.(roomName(), obj(), cause);
-              break;
-            }
-          }
-        }
-      }
-    } finally {
-      core.clearActions();
-      flushing = false;
+    if (n > 0 && h[at] === L.none) {
+      eventReady = h[at + 1] !== 0;
+      receiveError = h[at + 2];
+      settled = true;
+      end = at;
     }
-    while (deferred.length > 0 && !flushing) deferred.shift()();
+  }
+  const driven = {
+    pollAction() {
+      if (at >= end) {
+        if (settled) return null;
+        adopt(core.packActions());
+        if (at >= end) return null;
+      }
+      const k = at;
+      at += STRIDE;
+      H();
+      return k;
+    },
+    pollEvent() {
+      if (!eventReady) return null;
+      const e = core.pollEvent();
+      if (e === null) eventReady = false;
+      return e;
+    },
+  };
+  const textAt = (k) => {
+    const id = h[k + L.text];
+    let v = strCache[id];
+    if (v === undefined) {
+      const addr = h[k + L.textAddr];
+      v = strCache[id] = decoder.decode(heap.subarray(addr, addr + h[k + L.textLen]));
+    }
+    return v;
+  };
+  const objAt = (k) => {
+    const id = h[k + L.text];
+    let v = objCache[id];
+    if (v === undefined) v = objCache[id] = JSON.parse(textAt(k));
+    return v;
+  };
+  // Room names by incarnation (never reused in one relay), decoded once; bounded.
+  const roomNames = new Map();
+  const roomAt = (k) => {
+    const id = h[k + L.roomId];
+    let name = roomNames.get(id);
+    if (name === undefined) {
+      const addr = h[k + L.roomAddr];
+      name = decoder.decode(heap.subarray(addr, addr + h[k + L.roomLen]));
+      if (roomNames.size >= 1024) roomNames.clear();
+      roomNames.set(id, name);
+    }
+    return name;
+  };
+
+  // The verdict goes straight back from inside perform, and the batch it released is what the
+  // driver carries out next (a question is always the last action of its batch).
+  function answer(token, ok) {
+    adopt(core.policyVerdictPack(token, ok, driver.now()));
+  }
+  // A policy that throws refuses: the envelope is judged like any other refused write.
+  function refuse(error) {
+    console.error('tether/relay: a policy function threw; the write is refused', error);
+    return false;
   }
 
-  // Runs `fn` (a core call) and then delivers its actions; a call made from inside a callback
-  // (a socket that answers synchronously) waits until the current delivery is done.
-  function later(fn) {
-    // Connections reach the core through here; naming `relay` keeps it (and so the core) alive
-    // for as long as any connection is.
-    if (relay === null) return;
-    if (flushing) {
-      deferred.push(() => later(fn));
+  function perform(k) {
+    const kind = h[k + L.kind];
+    const conn = h[k + L.conn];
+    if (kind === SEND) {
+      // The hot case, without closures.
+      const c = conns.get(conn);
+      if (c === undefined) return;
+      if (c.text) c.socket.send(textAt(k));
+      else c.socket.send(objAt(k));
       return;
     }
-    fn();
-    flush();
+    if (kind === CLOSE) {
+      conns.get(conn)?.socket.close?.();
+      return;
+    }
+    if (kind === COMMIT) return commit(k);
+    const token = h[k + L.token];
+    const info = { seq: h[k + L.seq] };
+    const room = roomAt(k);
+    let ok;
+    try {
+      if (kind === ASK_ACL) ok = acl.rules[h[k + L.rule]].allow(ctxOf(conn), room);
+      else {
+        const value = JSON.parse(textAt(k));
+        if (kind === ASK_CAN_WRITE) ok = policy.canWrite(ctxOf(conn), value, room, info);
+        else if (kind === ASK_VALIDATE) ok = policy.validate(value, ctxOf(conn), room, info);
+        else ok = policy.canBump(ctxOf(conn), value, h[k + L.epoch], room, info);
+      }
+    } catch (error) {
+      ok = refuse(error);
+    }
+    answer(token, !!ok);
+  }
+
+  function commit(k) {
+    const ticket = h[k + L.token];
+    const room = roomAt(k);
+    const env = objAt(k);
+    let done;
+    try {
+      // seq and instance are read per commit; the vectors (which grow with the room's origins)
+      // and the registers only when the callback asks, inside it.
+      const info = core.room(room);
+      let full = null;
+      const all = () => (full ??= JSON.parse(core.stateJson(room)));
+      const state = {
+        seq: info.seq,
+        instance: info.instance,
+        get wm() {
+          return all().wm;
+        },
+        get ranges() {
+          return all().ranges;
+        },
+        get settled() {
+          return all().settled;
+        },
+        get schemaVersion() {
+          return all().schemaVersion;
+        },
+        checkpoint: () => JSON.parse(core.checkpointJson(room)),
+      };
+      done = opt.onCommit(room, env, state);
+    } catch (cause) {
+      done = Promise.reject(cause);
+    }
+    if (done === undefined || done === null) {
+      adopt(core.commitResultPack(ticket, verdict.ok)); // released at once: the echoes are next
+      return;
+    }
+    driver.input(() => core.commitResult(ticket, verdict.pending));
+    Promise.resolve(done).then(
+      () => input(() => core.commitResult(ticket, verdict.ok)),
+      (cause) => {
+        causes.set(ticket, cause);
+        input(() => core.commitResult(ticket, verdict.failed));
+      },
+    );
+  }
+
+  function event(e) {
+    switch (events[e.kind]) {
+      case 'join':
+        opt.onJoin?.(e.room, ctxOf(e.conn), e.text);
+        break;
+      case 'reject': {
+        const args = [e.room, ctxOf(e.conn), e.reason];
+        if (!Number.isNaN(e.expected)) args.push(e.expected);
+        opt.onReject?.(...args);
+        break;
+      }
+      case 'drop':
+        opt.onDrop?.(e.room, JSON.parse(e.text), e.reason);
+        break;
+      case 'violation':
+        opt.onViolation?.(e.room, JSON.parse(e.text));
+        break;
+      case 'durability-failed': {
+        const cause = causes.get(e.token);
+        causes.delete(e.token);
+        opt.onDurabilityFailed?.(e.room, JSON.parse(e.text), cause);
+        break;
+      }
+    }
+  }
+
+  const driver = createDriver(driven, { perform, event }, { now: opt.now ?? Date.now });
+
+  // Every input from outside (a socket's message, a disconnect, a promise that settled) goes
+  // through here: one that arrives while actions are being carried out (a socket that answers
+  // synchronously from send) waits until they are all done, as with the reference's callbacks.
+  function input(fn) {
+    // Connections reach the core through here; naming `relay` keeps it (and so the core) alive
+    // for as long as any connection is.
+    if (relay === null) return undefined;
+    return driver.defer((now) => {
+      settled = false; // an input may queue actions: the next poll asks the core
+      return fn(now);
+    });
   }
 
   // Encodes a message into the core's staging buffer; returns its length in bytes.
@@ -248,27 +359,25 @@ export function createRelay(opt = {}) {
     conns.set(conn, { socket, ctx, text });
     const disconnect = () => {
       if (!conns.has(conn)) return;
-      later(() => core.disconnect(conn));
       conns.delete(conn);
+      input(() => core.disconnect(conn));
     };
-    const receiveText = (message, env) => {
-      later(() => {
-        currentEnv = env;
-        const code = core.receiveStaged(conn, stage(message), now());
-        if (code !== 0) lastError = { reason: mod.relayReceiveError(code), message: mod.relayReceiveErrorText(code) };
-        else lastError = null;
+    const receiveText = (message) => {
+      // null: accepted (or queued behind what is being carried out); else what to fix.
+      const code = input((now) => {
+        receiveError = 0;
+        adopt(core.receiveStagedPack(conn, stage(message), now));
+        return receiveError;
       });
-      return lastError;
+      return code
+        ? { reason: mod.roomReceiveError(code), message: mod.roomReceiveErrorText(code) }
+        : null;
     };
-    let lastError = null;
     return {
       conn,
       disconnect,
-      receive: (msg) => receiveText(JSON.stringify(msg), () => msg?.env),
-      receiveText: (message) => {
-        let env;
-        return receiveText(String(message), () => (env ??= JSON.parse(message)?.env));
-      },
+      receive: (msg) => receiveText(JSON.stringify(msg)),
+      receiveText: (message) => receiveText(String(message)),
     };
   }
 
@@ -283,7 +392,8 @@ export function createRelay(opt = {}) {
       return { receive: c.receiveText, disconnect: c.disconnect };
     },
     room: (name) => core.room(String(name)),
-    hydrate: (name, snapshot) => core.hydrate(String(name), JSON.stringify(snapshot ?? null), now()),
+    hydrate: (name, snapshot) =>
+      core.hydrate(String(name), JSON.stringify(snapshot ?? null), driver.now()),
     unload: (name, options) => core.unload(String(name), options?.discard === true),
     /** Retained registers across rooms and the bytes they hold (measurement). */
     stats: () => ({ registers: core.registerCount(), registerBytes: core.registerBytes() }),
@@ -301,14 +411,40 @@ const clients = registry((core) => core.delete());
  */
 export function createRoomClient(options) {
   if (!mod) {
-    throw new Error('tether/relay: the WASM module is not loaded; `await initRelay({ wasmModule })` first');
+    throw new Error(
+      'tether/relay: the WASM module is not loaded; `await initRelay({ wasmModule })` first',
+    );
   }
   const core = new mod.RoomClientCore(JSON.stringify(options));
-  const now = options.now ?? Date.now;
+  const refused = [];
+  // The client's transmits are returned to the caller, who owns the socket.
+  let out = [];
+  const driver = createDriver(
+    {
+      pollAction: () => core.pollTransmit(),
+      pollEvent: () => core.pollEvent(),
+    },
+    {
+      perform: (text) => out.push(text),
+      event: (r) => refused.push({ reason: r.reason, env: JSON.parse(r.env) }),
+    },
+    { now: options.now ?? Date.now },
+  );
+  const run = (fn) => {
+    out = [];
+    driver.input(fn);
+    return out;
+  };
   const client = {
     hello: () => core.hello(),
-    write: (ops) => core.write(JSON.stringify(ops), now()),
-    receive: (message) => core.receive(typeof message === 'string' ? message : JSON.stringify(message), now()),
+    write: (ops) => {
+      const sent = run((now) => core.write(JSON.stringify(ops), now));
+      return sent.length > 0 ? sent[0] : null;
+    },
+    receive: (message) =>
+      run((now) =>
+        core.receive(typeof message === 'string' ? message : JSON.stringify(message), now),
+      ),
     tail: () => core.tail(),
     value: () => JSON.parse(core.value()),
     get unacked() {
@@ -320,7 +456,7 @@ export function createRoomClient(options) {
     get welcomed() {
       return core.welcomed();
     },
-    refused: () => JSON.parse(core.refused()),
+    refused: () => refused.slice(),
   };
   clients.register(client, core);
   return client;

@@ -64,6 +64,15 @@ export interface WebRtcTransport extends PeerTransport {
 export declare function createWebRtcTransport(options: WebRtcTransportOptions): WebRtcTransport;
 /** Accepts only candidates on 127.0.0.1 (tests and benches stay on loopback). */
 export declare function loopbackOnly(candidate: CandidateLike): boolean;
+/**
+ * Loads the WASM module the transports' cores run on where it cannot load itself (a bundled
+ * browser app: pass { wasmModule }). Node and Deno load it on import, and any tether loader the
+ * app already awaited (loadBus, loadSwarm) serves too.
+ */
+export declare function initPeer(options?: {
+  wasmModule?: WebAssembly.Module;
+  wasmBinary?: Uint8Array;
+}): Promise<void>;
 
 /** What a seeder reads chunks from. */
 export interface SwarmSource {

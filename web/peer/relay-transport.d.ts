@@ -11,8 +11,6 @@ export interface RelayTransportOptions {
   selfId: PeerId;
   /** WebSocket constructor; defaults to globalThis.WebSocket (pass `ws` in older Node). */
   WebSocket?: unknown;
-  /** Room protocol version sent in hello (default 3, tether/relay's MESH_PROTO_VERSION). */
-  proto?: number;
   policyVersion?: number;
   /** Largest control message accepted by send() (default 256 KiB). */
   maxMessageBytes?: number;

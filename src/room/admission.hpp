@@ -1,0 +1,181 @@
+// Admission limits of a room endpoint (the room-relay spec, "Trust": the adapter must limit
+// connection attempts, concurrent connections, payload sizes and incoming messages before any
+// parsing, and keep principal-level budgets and abuse cooldowns across reconnects). Every check
+// here runs before the relay core reads a byte of a frame. One Admission serves a whole host (the
+// Durable Object, the Deno process); rooms are scopes inside it.
+//
+// Sans-IO and driven like every core (common/drive.hpp). A principal's saved budget is I/O: the
+// core asks for it (load_budget) the first time it needs it and tells the host what to keep
+// (save_budget); the verdict on a connection attempt is an event, delivered once the budget is
+// known. What answers what is docs/rooms.md § Limits (its table); the close codes are CloseCode.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/drive.hpp"
+
+namespace tether::room {
+
+// How a refused frame or socket is closed (WebSocket close codes; docs/rooms.md § Limits).
+enum class CloseCode : std::uint16_t {
+  none = 0,
+  binary = 1003,       // a binary frame: the room protocol is JSON text
+  invalid = 1007,      // a frame the relay core could not read
+  ejected = 1008,      // the room policy's tripwire
+  too_big = 1009,      // a frame larger than max_frame_bytes
+  storage = 1011,      // the room's storage failed; reconnect and resend
+  rate = 4008,         // this connection sent more than its message rate
+  budget = 4009,       // the principal spent its budget across all its connections
+  slow_reader = 4010,  // more than max_buffered_bytes queued for one reader
+};
+
+// The defaults (docs/rooms.md § Limits).
+constexpr double kDefaultMaxFrameBytes = 256 * 1024;
+constexpr double kDefaultConnectionMessagesPerSecond = 50;
+constexpr double kDefaultConnectionBurst = 200;
+constexpr double kDefaultPrincipalMessagesPerSecond = 100;
+constexpr double kDefaultPrincipalBurst = 1000;
+constexpr double kDefaultCooldownMs = 30'000;
+constexpr double kDefaultMaxConnectionsPerRoom = 256;
+constexpr double kDefaultMaxBufferedBytes = 4 * 1024 * 1024;
+// HTTP answers to a refused connection attempt, and how long to wait before the next.
+constexpr int kStatusRoomFull = 503;
+constexpr int kStatusCoolingDown = 429;
+constexpr int kRoomFullRetryAfterSeconds = 10;
+
+struct AdmissionLimits {
+  double max_frame_bytes = kDefaultMaxFrameBytes;  // UTF-8 bytes of one frame
+  double connection_messages_per_second = kDefaultConnectionMessagesPerSecond;
+  double connection_burst = kDefaultConnectionBurst;
+  double principal_messages_per_second = kDefaultPrincipalMessagesPerSecond;
+  double principal_burst = kDefaultPrincipalBurst;
+  double cooldown_ms = kDefaultCooldownMs;
+  double max_connections_per_room = kDefaultMaxConnectionsPerRoom;
+  double max_buffered_bytes = kDefaultMaxBufferedBytes;
+};
+// The limit names as configuration spells them (ROOM_LIMITS, --limits), in AdmissionLimits order.
+extern const char* const kAdmissionLimitNames[8];
+double limit_value(const AdmissionLimits& l, std::size_t i);
+
+// A partial configuration (a JSON object of limit name -> positive number) over the defaults, or
+// the message that names what to fix.
+struct ParsedLimits {
+  AdmissionLimits limits;
+  std::string error;  // empty when ok
+};
+ParsedLimits parse_admission_limits(std::string_view json);
+
+// A token bucket (rate per second, holding at most `burst`); state is plain numbers.
+struct TokenBucket {
+  double tokens = 0;
+  double at = 0;  // ms of the last refill
+  void refill(double rate, double burst, double now_ms);
+  bool take(double rate, double burst, double now_ms);
+};
+
+// What a principal's budget persists as (the host stores it as it likes; JSON here).
+struct BudgetState {
+  double tokens = 0;
+  double at = 0;
+  double cooldown_until = 0;
+};
+std::string budget_json(const BudgetState& s);
+std::optional<BudgetState> parse_budget(std::string_view json);
+
+struct AdmissionAction {
+  enum class Kind : std::uint8_t {
+    load_budget,  // the saved budget of (scope, writer): answer handle_budget
+    save_budget,  // keep `state` (budget_json) for (scope, writer)
+  };
+  Kind kind = Kind::load_budget;
+  std::string scope;
+  std::string writer;
+  std::string state;
+};
+
+// The verdict on a connection attempt: status 0 admits; else the HTTP status, the message that
+// says why, and the Retry-After seconds.
+struct AttemptVerdict {
+  std::uint64_t token = 0;
+  int status = 0;
+  std::string message;
+  int retry_after_s = 0;
+};
+
+// The verdict on one frame: pass, ask for its exact size, or close the socket.
+struct FrameVerdict {
+  enum class Kind : std::uint8_t { pass, measure, close };
+  Kind kind = Kind::pass;
+  CloseCode code = CloseCode::none;
+  std::string reason;  // at most a close frame's 123 bytes
+};
+
+class Admission {
+ public:
+  explicit Admission(AdmissionLimits limits = {});
+  const AdmissionLimits& limits() const { return limits_; }
+
+  // A connection attempt for `writer` in `scope` (the room). The verdict comes out of poll_event
+  // with the returned token, at once when the writer's budget is known, else once the host
+  // answered load_budget.
+  std::uint64_t handle_attempt(std::string_view scope, std::string_view writer, TimeMs now_ms);
+  // The host's answer to load_budget (nullopt: nothing saved).
+  void handle_budget(std::string_view scope, std::string_view writer,
+                     std::optional<BudgetState> saved, TimeMs now_ms);
+  // A socket was accepted (after an admitted attempt, or a socket that survived a hibernation).
+  // Returns its id for handle_frame and handle_closed.
+  std::uint64_t handle_opened(std::string_view scope, std::string_view writer, TimeMs now_ms);
+  // One incoming frame: text or binary, its length in UTF-16 code units (text) or bytes
+  // (binary), and its UTF-8 size when known (-1 otherwise). The core asks for the exact size
+  // (measure) only when the length alone cannot decide. A close verdict is final: the host
+  // closes the socket with code and reason and calls handle_closed.
+  FrameVerdict handle_frame(std::uint64_t conn, bool binary, double length, double utf8_bytes,
+                            TimeMs now_ms);
+  void handle_closed(std::uint64_t conn, TimeMs now_ms);
+
+  std::optional<AdmissionAction> poll_action() { return actions_.poll(); }
+  std::optional<AttemptVerdict> poll_event() { return events_.poll(); }
+  Timeout poll_timeout() const { return std::nullopt; }  // buckets refill from each input's now_ms
+
+  // Live connections in a scope (for stats and tests).
+  std::size_t connections(std::string_view scope) const;
+
+ private:
+  struct Principal {
+    TokenBucket bucket;
+    double cooldown_until = 0;
+    std::size_t conns = 0;
+    bool loaded = false;  // the host answered load_budget
+    bool used = false;    // a frame was counted against it
+  };
+  struct Conn {
+    std::string scope;
+    std::string writer;
+    TokenBucket bucket;
+  };
+  struct Attempt {
+    std::uint64_t token;
+    std::string scope;
+    std::string writer;
+  };
+  static std::string key(std::string_view scope, std::string_view writer);
+  Principal& principal(std::string_view scope, std::string_view writer, TimeMs now_ms);
+  void decide(const Attempt& a, TimeMs now_ms);
+  void save(std::string_view scope, std::string_view writer, const Principal& p);
+
+  AdmissionLimits limits_;
+  std::unordered_map<std::string, Principal> principals_;  // scope \0 writer
+  std::unordered_map<std::string, std::size_t> scope_conns_;
+  std::unordered_map<std::uint64_t, Conn> conns_;
+  std::unordered_map<std::string, std::vector<Attempt>> waiting_;  // attempts awaiting a budget
+  std::uint64_t next_token_ = 1;
+  PollQueue<AdmissionAction> actions_;
+  PollQueue<AttemptVerdict> events_;
+};
+
+}  // namespace tether::room

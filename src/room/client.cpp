@@ -1,0 +1,348 @@
+// The room client core (room/client.hpp). Not a hot path: it keeps one small register map and
+// uses nlohmann for clarity.
+#include "room/client.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+#include "room/limits.hpp"
+
+namespace tether::room {
+
+namespace {
+Json hlc_json(const Hlc& h) {
+  return Json{{"p", h.p}, {"l", h.l}};
+}
+Hlc hlc_of(const Json& j) {
+  auto h = read_hlc(j);
+  return h ? *h : Hlc{};
+}
+double num(const Json& j, const char* k, double fallback) {
+  const Json* v = field(j, k);
+  auto d = v ? read_number(*v) : std::nullopt;
+  return d ? *d : fallback;
+}
+std::string str(const Json& j, const char* k) {
+  const Json* v = field(j, k);
+  return v && v->is_string() ? v->get<std::string>() : std::string();
+}
+}  // namespace
+
+RoomClient::RoomClient(RoomClientOptions options) : opt_(std::move(options)) {}
+
+std::string RoomClient::key_of(const Json& path) {
+  std::string key;
+  bool first = true;
+  for (const auto& seg : path) {
+    if (!first) key += kPathKeySeparator;
+    first = false;
+    append_js_string(key, seg);
+  }
+  return key;
+}
+
+Hlc RoomClient::tick(TimeMs now) {
+  const double now_ms = static_cast<double>(now);
+  if (now_ms > clock_.p)
+    clock_ = Hlc{now_ms, 0};
+  else
+    clock_.l += 1;
+  return clock_;
+}
+
+void RoomClient::observe(const Hlc& remote, TimeMs now) {
+  const double now_ms = static_cast<double>(now);
+  double p = std::max({clock_.p, remote.p, now_ms});
+  if (p == clock_.p && p == remote.p)
+    clock_.l = std::max(clock_.l, remote.l) + 1;
+  else if (p == clock_.p)
+    clock_.l += 1;
+  else if (p == remote.p)
+    clock_.l = remote.l + 1;
+  else
+    clock_.l = 0;
+  clock_.p = p;
+}
+
+std::string RoomClient::hello() const {
+  Json h = {{"t", "hello"},
+            {"room", opt_.room},
+            {"origin", opt_.origin},
+            {"proto", kMeshProtoVersion},
+            {"policyVersion", opt_.policy_version},
+            {"schemaVersion", opt_.schema_version}};
+  if (welcomed_ && seq_ > 0) h["seq"] = seq_;
+  return to_json(h);
+}
+
+bool RoomClient::live(const Register& r, const Sibling& s) const {
+  auto w = r.water.find(s.origin);
+  return w == r.water.end() || compare_hlc(s.hlc, w->second) > 0;
+}
+
+void RoomClient::ingest(const Json& env) {
+  std::string origin = str(env, "origin");
+  std::string writer = str(env, "writer");
+  Hlc h = hlc_of(env.value("hlc", Json()));
+  const Json* ops = field(env, "ops");
+  if (!ops || !ops->is_array()) return;
+  for (const auto& op : *ops) {
+    const Json* path = field(op, "path");
+    if (!path || !path->is_array()) continue;
+    std::string kind = str(op, "kind");
+    if (path->empty() && kind != "set") continue;
+    Register& r = registers_[key_of(*path)];
+    if (r.path.is_null()) r.path = *path;
+    if (const Json* cites = field(op, "cites"); cites && cites->is_array()) {
+      for (const auto& c : *cites) {
+        std::string co = str(c, "origin");
+        Hlc ch = hlc_of(c.value("hlc", Json()));
+        if (co == origin && compare_hlc(ch, h) == 0) continue;
+        auto it = r.water.find(co);
+        if (it == r.water.end() || compare_hlc(ch, it->second) > 0) r.water[co] = ch;
+      }
+    }
+    auto best = std::find_if(r.siblings.begin(), r.siblings.end(),
+                             [&](const Sibling& s) { return s.origin == origin; });
+    if (best == r.siblings.end() || compare_hlc(h, best->hlc) > 0) {
+      Sibling s{origin, h, num(op, "epoch", 0), kind, Json()};
+      if (kind == "set") {
+        if (const Json* next = field(op, "next")) s.value = *next;
+      }
+      if (best == r.siblings.end())
+        r.siblings.push_back(std::move(s));
+      else
+        *best = std::move(s);
+    }
+  }
+}
+
+void RoomClient::settle(const Json& settled) {
+  // The relay's collection rule, run over this client's registers.
+  for (auto it = registers_.begin(); it != registers_.end();) {
+    Register& r = it->second;
+    r.siblings.erase(std::remove_if(r.siblings.begin(), r.siblings.end(),
+                                    [&](const Sibling& s) {
+                                      auto w = r.water.find(s.origin);
+                                      const Json* done = field(settled, s.origin);
+                                      return w != r.water.end() && done &&
+                                             hlc_le(s.hlc, w->second) &&
+                                             hlc_le(s.hlc, hlc_of(*done));
+                                    }),
+                     r.siblings.end());
+    for (auto w = r.water.begin(); w != r.water.end();) {
+      const Json* done = field(settled, w->first);
+      if (done && hlc_le(w->second, hlc_of(*done)))
+        w = r.water.erase(w);
+      else
+        ++w;
+    }
+    if (r.siblings.empty() && r.water.empty())
+      it = registers_.erase(it);
+    else
+      ++it;
+  }
+}
+
+bool RoomClient::write(std::string_view ops_json, TimeMs now_ms) {
+  if (!welcomed_) return false;
+  JsonParse parsed = parse_json(ByteView(ops_json));
+  if (!parsed.ok() || !parsed.value.is_array() || parsed.value.empty()) return false;
+  Hlc h = tick(now_ms);
+  Json ops = Json::array();
+  for (const auto& store_op : parsed.value) {
+    const Json* path = field(store_op, "path");
+    std::string kind = str(store_op, "kind");
+    if (!path || !path->is_array() || (kind != "set" && kind != "delete" && kind != "clear"))
+      return false;
+    Json op = store_op;
+    Json cites = Json::array();
+    double epoch = 0;
+    auto reg = registers_.find(key_of(*path));
+    if (reg != registers_.end()) {
+      for (const auto& s : reg->second.siblings) {
+        epoch = std::max(epoch, s.epoch);  // carry the precedence this writer observed
+        if (live(reg->second, s))
+          cites.push_back(Json{{"origin", s.origin}, {"hlc", hlc_json(s.hlc)}});
+      }
+    }
+    op["cites"] = std::move(cites);
+    op["epoch"] = epoch;
+    ops.push_back(std::move(op));
+  }
+  Json env = {{"proto", kMeshProtoVersion},
+              {"instance", instance_},
+              {"origin", opt_.origin},
+              {"writer", opt_.writer},
+              {"version", ++version_},
+              {"hlc", hlc_json(h)},
+              {"policyVersion", opt_.policy_version},
+              {"ops", ops}};
+  ingest(env);
+  std::string message = to_json(Json{{"t", "env"}, {"room", opt_.room}, {"env", env}});
+  transmits_.push(message);
+  tail_.push_back(Pending{version_, instance_, std::move(message), env});
+  return true;
+}
+
+void RoomClient::handle_message(std::string_view server_json, TimeMs now_ms) {
+  JsonParse parsed = parse_json(ByteView(server_json));
+  if (!parsed.ok() || !parsed.value.is_object()) return;
+  const Json& m = parsed.value;
+  if (str(m, "room") != opt_.room) return;
+  std::string t = str(m, "t");
+  if (t == "welcome") {
+    std::string instance = str(m, "instance");
+    std::string mode = str(m, "mode");
+    bool new_generation = instance != instance_;
+    instance_ = instance;
+    if (mode == "snapshot" || new_generation) registers_.clear();
+    if (mode == "snapshot") {
+      if (const Json* regs = field(m, "registers"); regs && regs->is_array()) {
+        for (const auto& rj : *regs) {
+          const Json* path = field(rj, "path");
+          if (!path) continue;
+          Register r;
+          r.path = *path;
+          if (const Json* sibs = field(rj, "siblings"); sibs && sibs->is_array()) {
+            for (const auto& s : *sibs) {
+              Sibling sib{str(s, "origin"), hlc_of(s.value("hlc", Json())), num(s, "epoch", 0),
+                          str(s, "kind"), Json()};
+              if (const Json* v = field(s, "value")) sib.value = *v;
+              r.siblings.push_back(std::move(sib));
+            }
+          }
+          if (const Json* water = field(rj, "water"); water && water->is_object()) {
+            for (auto it = water->begin(); it != water->end(); ++it)
+              r.water[it.key()] = hlc_of(it.value());
+          }
+          registers_[key_of(*path)] = std::move(r);
+        }
+      }
+    } else if (mode == "delta") {
+      if (const Json* envs = field(m, "envs"); envs && envs->is_array()) {
+        for (const auto& e : *envs) ingest(e);
+      }
+    }
+    seq_ = num(m, "seq", 0);
+    welcomed_ = true;
+    catching_up_ = false;
+    // A tail written in another generation means nothing here: drop it loudly (spec).
+    std::vector<Pending> keep;
+    for (auto& p : tail_) {
+      if (p.instance == instance_)
+        keep.push_back(std::move(p));
+      else
+        events_.push(RefusedWrite{"generation", to_json(p.env)});
+    }
+    tail_.swap(keep);
+    if (new_generation && mode != "snapshot" && seq_ > 0) {
+      // Our registers belong to a dead generation and this answer did not replace them.
+      welcomed_ = false;
+      transmits_.push(hello());
+      return;
+    }
+    for (auto& p : tail_) {
+      ingest(p.env);
+      transmits_.push(p.message);
+    }
+    return;
+  }
+  if (t == "env") {
+    const Json* env = field(m, "env");
+    if (!env) return;
+    double s = num(*env, "seq", 0);
+    if (!welcomed_ || catching_up_ || s <= seq_) return;  // stale, or covered by a coming welcome
+    if (s > seq_ + 1) {
+      // A gap: something was lost on the way. Ask for a delta from what we have.
+      catching_up_ = true;
+      transmits_.push(hello());
+      return;
+    }
+    ingest(*env);
+    seq_ = s;
+    observe(hlc_of(env->value("hlc", Json())), now_ms);
+    if (str(*env, "origin") == opt_.origin) {
+      double v = num(*env, "version", -1);
+      tail_.erase(std::remove_if(tail_.begin(), tail_.end(),
+                                 [&](const Pending& p) { return p.version == v; }),
+                  tail_.end());
+    }
+    return;
+  }
+  if (t == "drop" && str(m, "origin") == opt_.origin) {
+    double v = num(m, "version", -1);
+    std::string reason = str(m, "reason");
+    auto it =
+        std::find_if(tail_.begin(), tail_.end(), [&](const Pending& p) { return p.version == v; });
+    if (it == tail_.end()) return;
+    if (reason != "duplicate") {
+      // Refused: not in the room. Hand it to the application and rehydrate from a snapshot.
+      events_.push(RefusedWrite{reason, to_json(it->env)});
+      tail_.erase(it);
+      welcomed_ = false;
+      seq_ = 0;
+      transmits_.push(hello());
+      return;
+    }
+    tail_.erase(it);  // the acknowledgement of a resend whose echo was lost
+    return;
+  }
+  if (t == "settled") {
+    if (const Json* s = field(m, "settled"); s && s->is_object()) settle(*s);
+  }
+}
+
+std::vector<std::string> RoomClient::tail_messages() const {
+  std::vector<std::string> out;
+  for (const auto& p : tail_) out.push_back(p.message);
+  return out;
+}
+
+Json RoomClient::value() const {
+  struct Win {
+    const Register* reg;
+    const Sibling* s;
+  };
+  std::vector<Win> wins;
+  for (const auto& [key, r] : registers_) {
+    const Sibling* best = nullptr;
+    for (const auto& s : r.siblings) {
+      if (!live(r, s)) continue;
+      if (!best || std::make_tuple(s.epoch, s.hlc.p, s.hlc.l, s.origin) >
+                       std::make_tuple(best->epoch, best->hlc.p, best->hlc.l, best->origin)) {
+        best = &s;
+      }
+    }
+    if (best) wins.push_back(Win{&r, best});
+  }
+  std::sort(wins.begin(), wins.end(), [](const Win& a, const Win& b) {
+    return std::make_tuple(a.s->hlc.p, a.s->hlc.l, a.s->origin, a.reg->path.size()) <
+           std::make_tuple(b.s->hlc.p, b.s->hlc.l, b.s->origin, b.reg->path.size());
+  });
+  Json doc = Json::object();
+  for (const auto& w : wins) {
+    const Json& path = w.reg->path;
+    if (path.empty()) {
+      if (w.s->kind == "set") doc = w.s->value;
+      continue;
+    }
+    Json* at = &doc;
+    for (std::size_t i = 0; i + 1 < path.size(); ++i) {
+      std::string k;
+      append_js_string(k, path[i]);
+      if (!at->is_object()) *at = Json::object();
+      at = &(*at)[k];
+    }
+    if (!at->is_object()) *at = Json::object();
+    std::string last;
+    append_js_string(last, path.back());
+    if (w.s->kind == "set")
+      (*at)[last] = w.s->value;
+    else
+      at->erase(last);
+  }
+  return doc;
+}
+
+}  // namespace tether::room

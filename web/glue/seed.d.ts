@@ -1,0 +1,2 @@
+// Types of web/glue/seed.js.
+export declare function randomSeed(): number;
