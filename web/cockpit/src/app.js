@@ -231,11 +231,13 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
     feed: (frame) => onFrame(frame),
     enterReplay: (manifest) => {
       ui.replay = manifest;
+      ui.stats.clear(); // rates and loss of the replay, not mixed with the live link's
       ui.tab = '__main';
       renderManifest(manifest);
     },
     leaveReplay: () => {
       ui.replay = null;
+      ui.stats.clear();
       ui.manifestKey = null;
       onSession(session.state);
     },
