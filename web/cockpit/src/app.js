@@ -8,7 +8,7 @@ import { ViewerSession } from './session.js';
 import { renderLayout, tabsFor, panelsOnTab } from './layout.js';
 import { createPanel } from './panels/index.js';
 import { ChannelStats } from './channel-stats.js';
-import { RawView } from './raw-view.js';
+import { LayoutOwner } from './layout-owner.js';
 
 const $ = (sel) => document.querySelector(sel);
 const encoder = new TextEncoder();
@@ -99,7 +99,19 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
     if (!state.robotId && state.robots.length === 1) session.watch(state.robots[0].id);
   }
 
-  function renderManifest(manifest) {
+  const owner = new LayoutOwner({
+    validate: (m) => wire.validateManifest(m),
+    kindOf: (e) => decode.encodingKind(e),
+    rerender: () => renderManifest(ui.replay ?? session.state.manifest),
+  });
+
+  function renderManifest(robotManifest) {
+    // The main tab shows the operator's own layout when there is one (layout-owner.js).
+    const manifest =
+      robotManifest && !ui.replay
+        ? owner.effective(robotManifest, session.state.robotId)
+        : robotManifest;
+    $('#layout-note').textContent = owner.note;
     for (const p of ui.panels.values()) p.destroy();
     ui.panels.clear();
     for (const r of ui.raw.values()) r.destroy();
@@ -133,10 +145,12 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
       const spec = manifest.panels.find((p) => p.id === id);
       const panel = createPanel({ ...ctxBase, panel: spec, manifest });
       ui.panels.set(id, panel);
+      if (owner.editing && ui.tab === '__main') owner.decorate(panel.el, id);
       return panel.el;
     };
+    const gap = owner.editing ? (...a) => owner.resizer(...a) : null;
     main.append(
-      ui.tab === '__main' ? renderLayout(manifest.layout, mount) : mount([...visible][0]),
+      ui.tab === '__main' ? renderLayout(manifest.layout, mount, gap) : mount([...visible][0]),
     );
     updateWanted();
   }
@@ -168,11 +182,14 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
         pick.setAttribute('aria-label', `record ${c.ch}`);
         li.append(pick);
       }
-      b.addEventListener('click', () => {
+      b.addEventListener('click', async () => {
         if (ui.raw.has(c.ch)) {
           ui.raw.get(c.ch).destroy();
           ui.raw.delete(c.ch);
         } else {
+          // The inspector loads on first use.
+          const { RawView } = await import('./raw-view.js');
+          if (ui.raw.has(c.ch)) return; // opened by a click while it loaded
           const view = new RawView(c, {
             decode,
             onClose: () => {
@@ -186,6 +203,16 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
         updateWanted();
       });
       li.append(b);
+      if (owner.editing && c.dir === 'rx') {
+        const add = Object.assign(document.createElement('button'), {
+          type: 'button',
+          textContent: '+',
+        });
+        add.className = 'panel-add';
+        add.setAttribute('aria-label', `add a panel for ${c.ch}`);
+        add.addEventListener('click', () => owner.add(c));
+        li.append(add);
+      }
       list.append(li);
     }
   }
@@ -219,6 +246,25 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
   }
 
   $('#robot').addEventListener('change', (e) => e.target.value && session.watch(e.target.value));
+  $('#layout-edit').addEventListener('click', (e) => {
+    owner.editing = !owner.editing;
+    $('#layout-link').hidden = true;
+    e.target.setAttribute('aria-pressed', String(owner.editing));
+    e.target.textContent = owner.editing ? 'Done' : 'Edit layout';
+    document.body.classList.toggle('editing-layout', owner.editing);
+    ui.tab = '__main';
+    renderManifest(ui.replay ?? session.state.manifest);
+  });
+  $('#layout-share').addEventListener('click', () => {
+    const url = owner.shareUrl();
+    $('#layout-link').value = url;
+    $('#layout-link').hidden = false;
+    navigator.clipboard?.writeText(url).catch(() => {});
+  });
+  $('#layout-reset').addEventListener('click', () => {
+    $('#layout-link').hidden = true; // the link named the layout just dropped
+    owner.reset();
+  });
   // Record and replay (record/controls.js) load on first use.
   const recordHost = {
     wire,

@@ -5,12 +5,15 @@ import { Map3dPanel } from './map3d-lazy.js';
 import { TeleopPanel } from './teleop.js';
 import { ChatPanel } from './chat.js';
 import { StatsPanel } from './stats.js';
-import { EventLogPanel } from './event-log.js';
 import { UnknownPanel } from './unknown.js';
 import { lazyPanel } from './lazy-panel.js';
 
-// uPlot and the plot load with the first plot shown.
+// Kinds the first paint seldom shows load when a manifest first shows one (uPlot with the plot).
 const PlotPanel = lazyPanel(() => import('./plot.js').then((m) => m.PlotPanel), 'the plot');
+const EventLogPanel = lazyPanel(
+  () => import('./event-log.js').then((m) => m.EventLogPanel),
+  'the event log',
+);
 
 const KINDS = {
   video: VideoPanel,
