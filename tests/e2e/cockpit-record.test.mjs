@@ -232,3 +232,35 @@ test('seeking in a large recording reads its index and the chunks it needs, not 
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test('a file that is not an indexed MCAP is refused by name and the live cockpit goes on', async () => {
+  const { context, page, problems } = await openCockpit(browser, relay.http);
+  const path = `${artifacts}not-mcap.mcap`;
+  const { writeFileSync, readFileSync } = await import('node:fs');
+  writeFileSync(path, Buffer.from('\x89MCAP0\r\n this is not a recording'));
+  await page.setInputFiles('#open-mcap', path);
+  await page.waitForFunction(
+    () => /not a readable MCAP file/.test(document.querySelector('#timeline').textContent),
+    null,
+    { timeout: 20000 },
+  );
+  assert.match(
+    await page.textContent('#timeline'),
+    /not-mcap\.mcap is not a readable MCAP file \(.+\); open an indexed \.mcap file/,
+  );
+  // A recording cut short (its summary and footer gone) is refused the same way.
+  const whole = readFileSync(`${artifacts}recording.mcap`);
+  const cut = `${artifacts}cut.mcap`;
+  writeFileSync(cut, whole.subarray(0, whole.length >> 1));
+  await page.setInputFiles('#open-mcap', cut);
+  await page.waitForFunction(
+    () =>
+      /cut\.mcap is not a readable MCAP file/.test(document.querySelector('#timeline').textContent),
+    null,
+    { timeout: 20000 },
+  );
+  // Still live: the map keeps its pose and the panels are the robot's.
+  assert.equal(await page.$$eval('.panel', (els) => els.length), 5);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
