@@ -265,6 +265,19 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
     $('#layout-link').hidden = true; // the link named the layout just dropped
     owner.reset();
   });
+  let fleet = null;
+  $('#fleet-toggle').addEventListener('click', async () => {
+    if (!fleet) {
+      const { FleetView } = await import('./fleet.js');
+      fleet ??= new FleetView({
+        session,
+        taps: ui.taps,
+        stats: () => [...ui.stats.values()].map((s) => s.snapshot(performance.now())),
+        kindOf: (e) => decode.encodingKind(e),
+      });
+    }
+    fleet.toggle();
+  });
   // Record and replay (record/controls.js) load on first use.
   const recordHost = {
     wire,
