@@ -31,12 +31,14 @@ wasm:
 	@emcmake cmake -S . -B $(WASM_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(WASM_DIR) -j $(JOBS)
 
-# The local stack: the Deno relay (WebTransport + WebSocket + the cockpit) and the demo robot.
-# Prints the URL to open; Ctrl-C stops both (web/host/demo.js stops its children by PID).
+# The local stack: the local SFU, the Deno relay (WebTransport + WebSocket + the cockpit, brokering
+# WebRTC video through the SFU) and the demo robot with its JPEG and WebRTC cameras. Prints the URL
+# to open; Ctrl-C stops them all (web/host/demo.js stops its children by PID).
+# DEMO_ARGS=--no-webrtc leaves the SFU and the WebRTC camera out.
 DEMO_PORT ?= 7780
 demo: setup build
 	@node_modules/.bin/deno run --no-lock --unstable-net --allow-net=127.0.0.1 --allow-read \
-	  --allow-write=/tmp --allow-run --allow-env web/host/demo.js --port $(DEMO_PORT)
+	  --allow-write=/tmp --allow-run --allow-env web/host/demo.js --port $(DEMO_PORT) $(DEMO_ARGS)
 
 # The browser cockpit, bundled with esbuild into build/cockpit/ (needs the WASM module).
 cockpit: wasm

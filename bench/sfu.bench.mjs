@@ -13,21 +13,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runInNetns } from './lib/netns.mjs';
 
-const here = fileURLToPath(import.meta.url);
-if (process.env.TETHER_IN_NETNS !== '1') {
-  const child = spawn(
-    'unshare',
-    ['-n', 'sh', '-c', `ip link set lo up && exec "${process.execPath}" "$0"`, here],
-    {
-      env: { ...process.env, TETHER_IN_NETNS: '1' },
-      stdio: 'inherit',
-    },
-  );
-  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
-} else {
-  await main();
-}
+await runInNetns(import.meta.url, main);
 
 async function main() {
   const { chromium } = await import('playwright-core');

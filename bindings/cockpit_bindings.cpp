@@ -73,15 +73,19 @@ enum RelayRecord : std::size_t {
   kRelayDelivery,  // wire::Delivery, named by wireDeliveryNames()
   kRelayEnd,       // StreamEnd, named by cockpitStreamEnds()
   kRelayCode,      // wire::ErrorCode index into wireErrorCodes(), or -1
+  kRelayCall,      // sfu_call, sfu_cancel: the call's token
+  kRelayOp,        // sfu_call: SfuOp, named by cockpitSfuOps()
   kRelayRecordSize
 };
 
 class RelayHandle {
  public:
-  // `auth_text` is the auth file's contents, or "" for none. `sfu` says an SFU is configured.
-  RelayHandle(const std::string& auth_text, bool sfu) {
+  // `auth_text` is the auth file's contents, or "" for none. `sfu` says an SFU is configured,
+  // `turn` that it has a TURN key.
+  RelayHandle(const std::string& auth_text, bool sfu, bool turn) {
     RelayConfig c;
     c.sfu = sfu;
+    c.rtc.turn = turn;
     if (!auth_text.empty()) {
       auto t = AuthTable::parse(ByteView(std::string_view(auth_text)));
       if (t)
@@ -129,6 +133,10 @@ class RelayHandle {
   void stream_failed(double st, double now) {
     relay_->handle_stream_failed(StreamId(st), TimeMs(now));
   }
+  // The staged bytes are the JSON text of the Realtime client's result.
+  void sfu_result(double call, std::size_t n, double now) {
+    relay_->handle_sfu_result(std::uint64_t(call), staging_.get(n), TimeMs(now));
+  }
   void timeout(double now) { relay_->handle_timeout(TimeMs(now)); }
   double poll_timeout() const { return timeout_value(relay_->poll_timeout()); }
 
@@ -143,7 +151,11 @@ class RelayHandle {
     r[kRelayDelivery] = double(static_cast<int>(a->delivery));
     r[kRelayEnd] = double(static_cast<int>(a->end));
     r[kRelayCode] = a->code ? double(static_cast<int>(*a->code)) : -1.0;
-    text_ = a->kind == ActionKind::open_stream ? std::move(a->ch) : std::move(a->reason);
+    r[kRelayCall] = double(a->call);
+    r[kRelayOp] = double(static_cast<int>(a->op));
+    text_ = a->kind == ActionKind::open_stream ? std::move(a->ch)
+            : a->kind == ActionKind::sfu_call  ? std::move(a->sfu_session)
+                                               : std::move(a->reason);
     r[kRelayKind] = double(static_cast<int>(a->kind));
     return static_cast<int>(a->kind);
   }
@@ -175,6 +187,9 @@ val stream_ends() {
   return names_of(kStreamEndCount,
                   [](int i) { return stream_end_name(static_cast<StreamEnd>(i)); });
 }
+val sfu_ops() {
+  return names_of(kSfuOpCount, [](int i) { return sfu_op_name(static_cast<SfuOp>(i)); });
+}
 
 val relay_record_layout() {
   val o = val::object();
@@ -189,6 +204,8 @@ val relay_record_layout() {
   o.set("delivery", double(kRelayDelivery));
   o.set("end", double(kRelayEnd));
   o.set("code", double(kRelayCode));
+  o.set("call", double(kRelayCall));
+  o.set("op", double(kRelayOp));
   return o;
 }
 
@@ -208,6 +225,14 @@ val relay_limits() {
   o.set("maxIncomingStreamsPerSession", double(kMaxIncomingStreamsPerSession));
   o.set("maxSubsPerViewer", double(kMaxSubsPerViewer));
   o.set("webSocketHighWaterBytes", double(kWebSocketHighWaterBytes));
+  o.set("turnTtlSeconds", double(kTurnTtlSeconds));
+  o.set("turnRefreshMs", double(kTurnRefreshMs));
+  o.set("sfuCallTimeoutMs", double(kSfuCallTimeoutMs));
+  o.set("maxPullsPerRtcSession", double(kMaxPullsPerRtcSession));
+  o.set("maxSfuResultBytes", double(kMaxSfuResultBytes));
+  val retry = val::array();
+  for (std::size_t i = 0; i < kRtcRetryMs.size(); ++i) retry.set(i, double(kRtcRetryMs[i]));
+  o.set("rtcRetryMs", retry);
   return o;
 }
 
@@ -238,6 +263,8 @@ class ClientPort {
   double reserve(std::size_t n) { return staging_.reserve(n); }
   double record() const { return address_of(record_); }
   std::string action_text() const { return action_text_; }
+  // An rtc action's arguments (JSON text), "" for other actions.
+  std::string action_json() const { return action_json_; }
   std::string event_text() const { return event_text_; }
 
  protected:
@@ -247,6 +274,7 @@ class ClientPort {
     bytes_ = a->bytes.empty() ? nullptr : share(std::move(a->bytes));
     held_.hold(bytes_, record_ + kClientBytes);
     action_text_ = std::move(a->reason);
+    action_json_ = std::move(a->json);
     record_[kClientKind] = double(static_cast<int>(a->kind));
     return static_cast<int>(a->kind);
   }
@@ -263,6 +291,7 @@ class ClientPort {
   HeldBytes held_;
   SharedBytes bytes_;
   std::string action_text_;
+  std::string action_json_;
   std::string event_text_;
 };
 
@@ -313,6 +342,18 @@ class ViewerHandle : public ClientPort {
   void estop(double now) { viewer_.estop(TimeMs(now)); }
   std::string publish(const std::string& ch, std::size_t n, const std::string& id, double now) {
     return std::string(publish_result_name(viewer_.publish(ch, staging_.get(n), id, TimeMs(now))));
+  }
+  bool rtc_offer(const std::string& sdp, double now) {
+    return viewer_.handle_rtc_offer(sdp, TimeMs(now));
+  }
+  bool rtc_answer(const std::string& sdp, double now) {
+    return viewer_.handle_rtc_answer(sdp, TimeMs(now));
+  }
+  void rtc_state(const std::string& state, double now) {
+    viewer_.handle_rtc_state(state, TimeMs(now));
+  }
+  void rtc_media(const std::string& ch, double frames, double now) {
+    viewer_.handle_rtc_media(ch, frames > 0 ? std::uint64_t(frames) : 0, TimeMs(now));
   }
 
   int poll_action() { return put_action(viewer_.poll_action()); }
@@ -390,6 +431,17 @@ class RobotHandle : public ClientPort {
   bool nack(const std::string& ch, const std::string& id, const std::string& code,
             const std::string& message, double now) {
     return robot_->nack(ch, id, code, message, TimeMs(now));
+  }
+  // `tracks_json`: [{mid, ch}] as JSON text.
+  bool rtc_offer(const std::string& sdp, const std::string& tracks_json, double now) {
+    JsonParse p = parse_json(ByteView(std::string_view(tracks_json)));
+    return p.ok() && robot_->handle_rtc_offer(sdp, p.value, TimeMs(now));
+  }
+  bool media_resumed(const std::string& ch, double gap_ms, double now) {
+    return robot_->handle_media_resumed(ch, TimeMs(gap_ms), TimeMs(now));
+  }
+  void rtc_state(const std::string& state, double now) {
+    robot_->handle_rtc_state(state, TimeMs(now));
   }
   bool welcomed() const { return robot_->welcomed(); }
   bool wants(const std::string& ch) const { return robot_->wants(ch); }
@@ -485,6 +537,9 @@ val client_tables() {
   limits.set("defaultWatchdogMs", double(kDefaultWatchdogMs));
   limits.set("minWatchdogMs", double(kMinWatchdogMs));
   limits.set("maxWatchdogMs", double(kMaxWatchdogMs));
+  limits.set("sfuTrackTimeoutMs", double(kSfuTrackTimeoutMs));
+  limits.set("rtcStallMs", double(kRtcStallMs));
+  limits.set("rtcReopenMs", double(kRtcReopenMs));
   val backoff = val::array();
   for (std::size_t i = 0; i < kViewerBackoffMs.size(); ++i)
     backoff.set(i, double(kViewerBackoffMs[i]));
@@ -498,7 +553,7 @@ val client_tables() {
 EMSCRIPTEN_BINDINGS(tether_cockpit) {
   using namespace emscripten;
   class_<RelayHandle>("CockpitRelayCore")
-      .constructor<std::string, bool>()
+      .constructor<std::string, bool, bool>()
       .function("error", &RelayHandle::error)
       .function("reserve", &RelayHandle::reserve)
       .function("record", &RelayHandle::record)
@@ -513,6 +568,7 @@ EMSCRIPTEN_BINDINGS(tether_cockpit) {
       .function("handleStreamOpened", &RelayHandle::stream_opened)
       .function("handleWriteDone", &RelayHandle::write_done)
       .function("handleStreamFailed", &RelayHandle::stream_failed)
+      .function("handleSfuResult", &RelayHandle::sfu_result)
       .function("handleTimeout", &RelayHandle::timeout)
       .function("pollTimeout", &RelayHandle::poll_timeout)
       .function("pollAction", &RelayHandle::poll_action)
@@ -523,11 +579,13 @@ EMSCRIPTEN_BINDINGS(tether_cockpit) {
   function("cockpitRelayActionKinds", &relay_action_kinds);
   function("cockpitRelayRecordLayout", &relay_record_layout);
   function("cockpitStreamEnds", &stream_ends);
+  function("cockpitSfuOps", &sfu_ops);
 
   class_<ClientPort>("CockpitClientPort")
       .function("reserve", &ClientPort::reserve)
       .function("record", &ClientPort::record)
       .function("actionText", &ClientPort::action_text)
+      .function("actionJson", &ClientPort::action_json)
       .function("eventText", &ClientPort::event_text);
   class_<ViewerHandle, base<ClientPort>>("CockpitViewerCore")
       .constructor<std::string>()
@@ -545,6 +603,10 @@ EMSCRIPTEN_BINDINGS(tether_cockpit) {
       .function("drive", &ViewerHandle::drive)
       .function("estop", &ViewerHandle::estop)
       .function("publish", &ViewerHandle::publish)
+      .function("handleRtcOffer", &ViewerHandle::rtc_offer)
+      .function("handleRtcAnswer", &ViewerHandle::rtc_answer)
+      .function("handleRtcState", &ViewerHandle::rtc_state)
+      .function("handleRtcMedia", &ViewerHandle::rtc_media)
       .function("pollAction", &ViewerHandle::poll_action)
       .function("pollEvent", &ViewerHandle::poll_event)
       .function("pollTimeout", &ViewerHandle::poll_timeout);
@@ -564,6 +626,9 @@ EMSCRIPTEN_BINDINGS(tether_cockpit) {
       .function("send", &RobotHandle::send)
       .function("ack", &RobotHandle::ack)
       .function("nack", &RobotHandle::nack)
+      .function("handleRtcOffer", &RobotHandle::rtc_offer)
+      .function("handleMediaResumed", &RobotHandle::media_resumed)
+      .function("handleRtcState", &RobotHandle::rtc_state)
       .function("welcomed", &RobotHandle::welcomed)
       .function("wants", &RobotHandle::wants)
       .function("command", &RobotHandle::command)

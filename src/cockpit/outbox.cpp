@@ -25,8 +25,21 @@ std::string_view action_kind_name(ActionKind k) {
     case ActionKind::write_stream: return "write_stream";
     case ActionKind::reset_stream: return "reset_stream";
     case ActionKind::close_session: return "close_session";
+    case ActionKind::sfu_call: return "sfu_call";
+    case ActionKind::sfu_cancel: return "sfu_cancel";
   }
   return "close_session";
+}
+
+std::string_view sfu_op_name(SfuOp op) {
+  switch (op) {
+    case SfuOp::new_session: return "newSession";
+    case SfuOp::new_tracks: return "newTracks";
+    case SfuOp::renegotiate: return "renegotiate";
+    case SfuOp::close_tracks: return "closeTracks";
+    case SfuOp::generate_ice_servers: return "generateIceServers";
+  }
+  return "newSession";
 }
 
 CockpitAction& Outbox::push(ActionKind kind, SessionId session, StreamId stream) {
@@ -55,18 +68,22 @@ void Outbox::send(Endpoint& to, const Json& message) {
       .bytes = share(std::move(out));
 }
 
-void Outbox::send_error(Endpoint& to, wire::ErrorCode code, std::string_view message) {
+Json error_message(wire::ErrorCode code, std::string_view message, std::size_t cap) {
   Json m = Json::object();
   m["t"] = "error";
   m["code"] = std::string(wire::error_name(code));
+  std::size_t n = std::min(message.size(), cap);
+  while (n > 0 && n < message.size() && (std::uint8_t(message[n]) & 0xC0) == 0x80) --n;
+  m["message"] = std::string(message.substr(0, n));
+  return m;
+}
+
+void Outbox::send_error(Endpoint& to, wire::ErrorCode code, std::string_view message) {
   // A robot's replies are datagrams (workaround 3): keep them under the smallest datagram size.
   const std::size_t cap = to.role == Role::robot && to.lane == Lane::webtransport
                               ? kMaxDatagramErrorTextBytes
                               : wire::kMaxMessageTextChars;
-  std::size_t n = std::min(message.size(), cap);
-  while (n > 0 && n < message.size() && (std::uint8_t(message[n]) & 0xC0) == 0x80) --n;
-  m["message"] = std::string(message.substr(0, n));
-  send(to, m);
+  send(to, error_message(code, message, cap));
 }
 
 void Outbox::close(SessionId session, std::optional<wire::ErrorCode> code, std::string reason) {

@@ -16,6 +16,9 @@ namespace tether::cockpit {
 // Error text in a reply datagram to a robot, so the datagram stays under Chromium's 1211 bytes.
 constexpr std::size_t kMaxDatagramErrorTextBytes = 900;
 
+// `error {code, message}` with the message cut on a code point to at most `cap` bytes.
+Json error_message(wire::ErrorCode code, std::string_view message, std::size_t cap);
+
 // Where a session's replies go and how they are framed.
 struct Endpoint {
   SessionId id = 0;

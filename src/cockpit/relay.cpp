@@ -1,5 +1,6 @@
 #include "cockpit/relay.hpp"
 
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -11,7 +12,9 @@ namespace tether::cockpit {
 using wire::ErrorCode;
 using wire::MessageType;
 
-CockpitRelay::CockpitRelay(RelayConfig config) : sessions_(std::move(config.auth), config.sfu) {}
+CockpitRelay::CockpitRelay(RelayConfig config)
+    : sessions_(std::move(config.auth), config.sfu),
+      rtc_(config.sfu ? std::optional<RtcConfig>(config.rtc) : std::nullopt) {}
 
 // --- sessions -----------------------------------------------------------------------------------
 
@@ -42,6 +45,7 @@ void CockpitRelay::release(SessionId id, TimeMs now) {
   if (!s) return;
   for (StreamId st : s->incoming) incoming_.erase(st);
   s->incoming.clear();
+  rtc_.left(id, sessions_, out_, now);
   if (s->ep.role == Role::viewer) {
     // Outgoing streams die with the transport session; only the bookkeeping goes.
     const bool had_subs = delivery_.viewer_left(id);
@@ -72,8 +76,12 @@ void CockpitRelay::release(SessionId id, TimeMs now) {
 // --- hello, watch, subscriptions ----------------------------------------------------------------
 
 void CockpitRelay::on_hello(Session& s, const wire::Message& hello, TimeMs now) {
+  const bool was_welcomed = s.welcomed;
   Robot* r = sessions_.hello(s, hello, out_);
-  if (!r) return;
+  if (!r) {
+    if (!was_welcomed && s.welcomed && !s.closing) rtc_.welcomed(s, sessions_, out_, now);
+    return;
+  }
   const std::string id = s.robot_id;
   // Viewers that kept watching while the robot was away keep the subscriptions the new manifest
   // still serves the same way; the fresh registration re-baselines the robot (workaround 3).
@@ -81,6 +89,27 @@ void CockpitRelay::on_hello(Session& s, const wire::Message& hello, TimeMs now) 
   sessions_.send_snapshot(*r, delivery_.wanted(id, r->channels), true, out_, now);
   sessions_.push_robots(out_);
   sessions_.push_manifest(id, out_);
+  rtc_.welcomed(s, sessions_, out_, now);
+  for (SessionId v : rtc_.viewers_of(id))
+    if (Session* vs = sessions_.find(v)) update_rtc(*vs, now);
+}
+
+void CockpitRelay::update_rtc(Session& v, TimeMs now) {
+  if (!rtc_.enabled()) return;
+  std::set<std::string> tracks;
+  if (Robot* r = sessions_.robot_of(v)) {
+    for (const auto& [ch, info] : r->channels)
+      if (info.track && delivery_.subscribed(v.ep.id, ch)) tracks.insert(ch);
+  }
+  rtc_.viewer_wants(v.ep.id, v.watching, std::move(tracks), sessions_, out_, now);
+}
+
+void CockpitRelay::no_sfu(Session& s, bool reply, TimeMs) {
+  count_drop("rtc_without_sfu");
+  if (reply)
+    out_.send_error(s.ep, ErrorCode::invalid_control,
+                    "this relay brokers no WebRTC video: it was started without an SFU "
+                    "(--rtc-file)");
 }
 
 void CockpitRelay::update_snapshot(const std::string& robot_id, TimeMs now) {
@@ -95,6 +124,7 @@ void CockpitRelay::unwatch(Session& s, TimeMs now) {
   if (Robot* r = sessions_.robot(robot_id)) lease_.viewer_left(s.ep.id, *r, sessions_, out_);
   sessions_.unwatch(s);
   if (had_subs) update_snapshot(robot_id, now);
+  update_rtc(s, now);
 }
 
 void CockpitRelay::on_watch(Session& s, const std::string& robot_id, TimeMs now) {
@@ -106,6 +136,7 @@ void CockpitRelay::on_watch(Session& s, const std::string& robot_id, TimeMs now)
   if (s.watching != robot_id) {
     unwatch(s, now);
     sessions_.watch(s, robot_id);
+    update_rtc(s, now);
   }
   out_.send(s.ep, sessions_.manifest_message(robot_id));
 }
@@ -138,6 +169,7 @@ void CockpitRelay::on_sub(Session& s, const std::string& ch, TimeMs now) {
   }
   delivery_.subscribe(s.ep.id, s.watching, ch, cit->second.delivery);
   update_snapshot(s.watching, now);
+  if (cit->second.track) update_rtc(s, now);
 }
 
 void CockpitRelay::on_unsub(Session& s, const std::string& ch, TimeMs now) {
@@ -154,6 +186,7 @@ void CockpitRelay::on_unsub(Session& s, const std::string& ch, TimeMs now) {
   }
   delivery_.unsubscribe(s.ep.id, ch, out_);
   update_snapshot(s.watching, now);
+  update_rtc(s, now);
 }
 
 // --- robot input --------------------------------------------------------------------------------
@@ -192,8 +225,15 @@ void CockpitRelay::on_robot_message(Session& s, ByteView json, bool reply_invali
     }
     case MessageType::pub_ack:
     case MessageType::pub_nack: publish_.on_answer(s, m.value(), sessions_, out_); return;
-    // rtc_offer and rtc_stalled go to the WebRTC brokering component once it exists (§ WebRTC
-    // video); until then they are counted like any message this relay does not serve.
+    case MessageType::rtc_offer:
+    case MessageType::rtc_stalled:
+      if (!rtc_.enabled())
+        no_sfu(s, reply_invalid, now);
+      else if (m->type == MessageType::rtc_stalled)
+        rtc_.on_robot_stalled(s, m.value(), sessions_, out_, now);
+      else if (Robot* r = sessions_.robot_of(s))
+        rtc_.on_robot_offer(s, *r, m.value(), sessions_, out_, now);
+      return;
     default: count_drop("unsupported_robot_message"); return;
   }
 }
@@ -263,7 +303,15 @@ void CockpitRelay::on_viewer_message(Session& s, ByteView json, bool on_control,
     case MessageType::stop:
       lease_.command(s, sessions_.robot_of(s), std::move(b), sessions_, out_);
       return;
-    // rtc_offer and rtc_answer go to the WebRTC brokering component once it exists.
+    case MessageType::rtc_offer:
+    case MessageType::rtc_answer:
+      if (!rtc_.enabled())
+        no_sfu(s, on_control, now);
+      else if (m->type == MessageType::rtc_offer)
+        rtc_.on_viewer_offer(s, m.value(), sessions_, out_, now);
+      else
+        rtc_.on_viewer_answer(s, m.value(), sessions_, out_, now);
+      return;
     default: count_drop("unsupported_viewer_message"); return;
   }
 }
@@ -444,12 +492,20 @@ void CockpitRelay::handle_stream_failed(StreamId st, TimeMs now) {
 // --- time ---------------------------------------------------------------------------------------
 
 Timeout CockpitRelay::poll_timeout() const {
-  return earliest(delivery_.poll_timeout(), publish_.poll_timeout());
+  return earliest(earliest(delivery_.poll_timeout(), publish_.poll_timeout()), rtc_.poll_timeout());
 }
 
 void CockpitRelay::handle_timeout(TimeMs now) {
   publish_.handle_timeout(now, sessions_, out_);
   delivery_.handle_timeout(now, out_);
+  rtc_.handle_timeout(now, sessions_, out_);
+  settle(now);
+}
+
+// --- the SFU ------------------------------------------------------------------------------------
+
+void CockpitRelay::handle_sfu_result(std::uint64_t call, ByteView result, TimeMs now) {
+  rtc_.handle_sfu_result(call, result, sessions_, out_, now);
   settle(now);
 }
 
@@ -471,6 +527,7 @@ Json CockpitRelay::stats() const {
     o["channels"] = delivery_.channel_stats(id);
     Json rtc = Json::object();
     rtc["framesOnTrack"] = delivery_.frames_on_track(id);
+    if (rtc_.enabled()) rtc["tracks"] = rtc_.robot_stats(id);
     o["rtc"] = std::move(rtc);
     robots.push_back(std::move(o));
   }
@@ -479,10 +536,13 @@ Json CockpitRelay::stats() const {
   out["robots"] = std::move(robots);
   out["viewers"] = sessions_.viewers();
   out["sessions"] = sessions_.size();
+  std::map<std::string, std::uint64_t> all = drops_;
+  for (const auto& [k, n] : rtc_.drops()) all[k] += n;
   Json drops = Json::object();
-  for (const auto& [k, n] : drops_) drops[k] = n;
+  for (const auto& [k, n] : all) drops[k] = n;
   out["dropped"] = std::move(drops);
   out["teleopDropped"] = lease_.dropped();
+  if (rtc_.enabled()) out["rtc"] = rtc_.stats();
   return out;
 }
 

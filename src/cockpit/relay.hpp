@@ -30,6 +30,7 @@
 #include "cockpit/lease.hpp"
 #include "cockpit/outbox.hpp"
 #include "cockpit/publish.hpp"
+#include "cockpit/rtc.hpp"
 #include "cockpit/session.hpp"
 #include "cockpit/types.hpp"
 #include "common/bytes.hpp"
@@ -44,9 +45,10 @@ constexpr std::size_t kMaxIncomingStreamsPerSession = 256;
 
 struct RelayConfig {
   std::optional<AuthTable> auth;  // absent: no auth file, tokens are ignored
-  // An SFU is configured (--rtc-file). Without one, a robot that declares a track channel is
-  // refused with rtc_unavailable (§ WebRTC video). The brokering itself is not built yet.
+  // An SFU is configured (--rtc-file): the relay brokers WebRTC video (rtc.hpp). Without one, a
+  // robot that declares a track channel is refused with rtc_unavailable (§ WebRTC video).
   bool sfu = false;
+  RtcConfig rtc;  // with `sfu`: whether a TURN key is configured
 };
 
 class CockpitRelay {
@@ -81,7 +83,11 @@ class CockpitRelay {
   void handle_stream_opened(StreamId st, TimeMs now);
   void handle_write_done(StreamId st, TimeMs now);
   void handle_stream_failed(StreamId st, TimeMs now);
-  // Time passes: reaps stale latest streams, times out publishes.
+  // The result of an sfu_call action, as the Realtime client returned it (JSON text of
+  // {ok, status, body?, errorCode?, errorDescription?}), named by the action's call token.
+  void handle_sfu_result(std::uint64_t call, ByteView result, TimeMs now);
+  // Time passes: reaps stale latest streams, times out publishes and SFU calls, retries them,
+  // refreshes TURN credentials.
   void handle_timeout(TimeMs now);
 
   // --- output -----------------------------------------------------------------------------------
@@ -119,6 +125,11 @@ class CockpitRelay {
   // Leaves the watched robot: subscriptions, lease and watch (v7 notes § Viewer session).
   void unwatch(Session& s, TimeMs now);
   void update_snapshot(const std::string& robot_id, TimeMs now);
+  // Tells the broker what a viewer now wants: its watched robot and the track channels of it
+  // that it subscribes to.
+  void update_rtc(Session& viewer, TimeMs now);
+  // A rtc_* message on a relay without an SFU.
+  void no_sfu(Session& s, bool reply, TimeMs now);
 
   // incoming streams
   void robot_stream_data(StreamId st, Incoming& in, Session& s, ByteView chunk, TimeMs now);
@@ -136,6 +147,7 @@ class CockpitRelay {
   Lease lease_;
   Delivery delivery_;
   Publish publish_;
+  Rtc rtc_;
   std::unordered_map<StreamId, Incoming> incoming_;
   std::map<std::string, std::uint64_t> drops_;  // invalid input by reason, for /api/stats
 };

@@ -15,6 +15,8 @@ std::string_view robot_action_kind_name(RobotActionKind k) {
     case RobotActionKind::send_stream: return "send_stream";
     case RobotActionKind::send_datagram: return "send_datagram";
     case RobotActionKind::close: return "close";
+    case RobotActionKind::rtc_open: return "rtc_open";
+    case RobotActionKind::rtc_accept: return "rtc_accept";
   }
   return "close";
 }
@@ -27,6 +29,7 @@ std::string_view robot_event_kind_name(RobotEventKind k) {
     case RobotEventKind::publish: return "publish";
     case RobotEventKind::command: return "command";
     case RobotEventKind::drop: return "drop";
+    case RobotEventKind::rtc: return "rtc";
   }
   return "drop";
 }
@@ -44,8 +47,9 @@ std::string_view send_result_name(SendResult r) {
 
 Result<RobotConfig, std::string> robot_config_from_json(const Json& c) {
   if (!c.is_object())
-    return err(std::string(
-        "a robot config is an object {id, name?, model?, manifest, token?, watchdogMs?}"));
+    return err(
+        std::string("a robot config is an object {id, name?, model?, manifest, token?, "
+                    "watchdogMs?, trackTimeoutMs?}"));
   RobotConfig rc;
   for (auto it = c.begin(); it != c.end(); ++it) {
     const std::string& key = it.key();
@@ -75,9 +79,18 @@ Result<RobotConfig, std::string> robot_config_from_json(const Json& c) {
                   std::to_string(kMinWatchdogMs) + " to " + std::to_string(kMaxWatchdogMs);
       else
         rc.watchdog_ms = *w;
+    } else if (key == "trackTimeoutMs") {
+      auto w = json_integer(v, kMinTrackTimeoutMs, kMaxTrackTimeoutMs);
+      if (!w)
+        problem =
+            "the robot config's trackTimeoutMs (the SFU's collection window) must be an "
+            "integer from " +
+            std::to_string(kMinTrackTimeoutMs) + " to " + std::to_string(kMaxTrackTimeoutMs);
+      else
+        rc.track_timeout_ms = *w;
     } else {
       problem = "the robot config has an unknown key " + key +
-                " (id, name, model, manifest, token, watchdogMs)";
+                " (id, name, model, manifest, token, watchdogMs, trackTimeoutMs)";
     }
     if (problem) return err(std::move(*problem));
   }
@@ -126,6 +139,8 @@ RobotSession::RobotSession(RobotConfig config, Json manifest, std::string hello)
     if (c["dir"] == "rx")
       rx_[c["ch"].get<std::string>()] =
           c["delivery"] == "reliable" ? wire::Delivery::reliable : wire::Delivery::latest;
+    if (c["dir"] == "rx" && c["encoding"] == kTrackEncoding)
+      tracks_.insert(c["ch"].get<std::string>());
   }
 }
 
@@ -183,6 +198,7 @@ void RobotSession::handle_disconnected(std::string_view detail, TimeMs now) {
   hello_deadline_.reset();
   ping_at_.reset();
   wanted_.clear();
+  rtc_.reset();
   safety_.handle_session_lost(now);
   drain_safety();
   if (last_error_ && wire::error_info(*last_error_).final_for_client) {
@@ -214,6 +230,7 @@ void RobotSession::handle_stop(TimeMs now) {
   hello_deadline_.reset();
   ping_at_.reset();
   reconnect_at_.reset();
+  rtc_.reset();
   safety_.handle_session_lost(now);
   drain_safety();
   if (connected) close("the robot is leaving");
@@ -223,7 +240,7 @@ void RobotSession::handle_stop(TimeMs now) {
 Timeout RobotSession::poll_timeout() const {
   return earliest(
       earliest(earliest(hello_resend_, hello_deadline_), earliest(ping_at_, reconnect_at_)),
-      safety_.poll_timeout());
+      earliest(safety_.poll_timeout(), rtc_.poll_timeout()));
 }
 
 void RobotSession::handle_timeout(TimeMs now) {
@@ -251,6 +268,7 @@ void RobotSession::handle_timeout(TimeMs now) {
   }
   safety_.handle_timeout(now);
   drain_safety();
+  if (rtc_.due(now)) rtc_open(now);
 }
 
 // --- what the relay says ------------------------------------------------------------------------
@@ -339,6 +357,7 @@ void RobotSession::on_message(const wire::Message& m, TimeMs now) {
         if (last_error_ && !wire::is_terminal(*last_error_))
           close("the relay refused the hello: " + code);
       }
+      on_rtc_message(m, now);
       return;
     }
     case MessageType::subs: {
@@ -361,8 +380,9 @@ void RobotSession::on_message(const wire::Message& m, TimeMs now) {
       safety_.handle_message(m, now);
       drain_safety();
       return;
-    // pong needs nothing; rtc_ice and rtc_answer reach a robot once WebRTC brokering exists.
-    default: return;
+    case MessageType::rtc_ice:
+    case MessageType::rtc_answer: on_rtc_message(m, now); return;
+    default: return;  // pong needs nothing
   }
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cockpit/client_lane.hpp"
+#include "cockpit/client_rtc.hpp"
 #include "cockpit/teleop_safety.hpp"
 #include "cockpit/types.hpp"
 #include "common/bytes.hpp"
@@ -36,6 +37,16 @@ constexpr TimeMs kRobotPingIntervalMs = 1000;
 // After a session ends the robot reconnects this much later, unless the relay's last error says
 // reconnecting cannot succeed (wire::ErrorCodeInfo::final_for_client).
 constexpr TimeMs kRobotReconnectMs = 1000;
+// The SFU collects a track after this long without media (§ WebRTC video: 30 s, Cloudflare's
+// window); a robot whose track resumes after about that long sends rtc_stalled. A local SFU
+// with a shorter window is matched by RobotConfig::track_timeout_ms.
+constexpr TimeMs kSfuTrackTimeoutMs = 30'000;
+constexpr TimeMs kMinTrackTimeoutMs = 100;
+constexpr TimeMs kMaxTrackTimeoutMs = 3'600'000;
+// rtc_stalled goes out once a gap reaches the window less this margin (a tenth of it, at most
+// 3 s): the SFU's clock and the robot's disagree by a packet's timing, and a needless re-pull
+// costs a moment of video where a missed one costs the track (our choice).
+TimeMs stall_threshold_ms(TimeMs track_timeout_ms);
 
 struct RobotConfig {
   std::string id;
@@ -44,10 +55,11 @@ struct RobotConfig {
   Json manifest;                     // manifest v1, normalised when the session is made
   std::optional<std::string> token;  // when the relay has an auth file
   TimeMs watchdog_ms = kDefaultWatchdogMs;
+  TimeMs track_timeout_ms = kSfuTrackTimeoutMs;  // the SFU's collection window
 };
 
-// A config as JSON: {id, name?, model?, manifest, token?, watchdogMs?}, as JavaScript hands it
-// over. Unknown keys and wrong types are refused, naming the key.
+// A config as JSON: {id, name?, model?, manifest, token?, watchdogMs?, trackTimeoutMs?}, as
+// JavaScript hands it over. Unknown keys and wrong types are refused, naming the key.
 Result<RobotConfig, std::string> robot_config_from_json(const Json& config);
 
 enum class RobotActionKind {
@@ -56,14 +68,20 @@ enum class RobotActionKind {
                   // (workaround 1); WebSocket: one message
   send_datagram,  // WebTransport: one datagram; WebSocket: one message
   close,          // close the transport; it reports handle_disconnected as any loss does
+  // WebRTC video (§ WebRTC video), for a manifest with video.webrtc.v1 channels; `json` holds
+  // the arguments:
+  rtc_open,    // {iceServers, chs}: make a fresh peer connection (closing any old one) with a
+               // sendonly transceiver per channel, and hand its offer to handle_rtc_offer
+  rtc_accept,  // {sdp}: apply the relay's answer to that offer
 };
-constexpr std::size_t kRobotActionKindCount = 4;
+constexpr std::size_t kRobotActionKindCount = 6;
 std::string_view robot_action_kind_name(RobotActionKind k);
 
 struct RobotAction {
   RobotActionKind kind;
   Bytes bytes;
-  std::string reason;  // close
+  std::string reason;     // close
+  std::string json = {};  // rtc_open, rtc_accept: the arguments
 };
 
 enum class RobotEventKind {
@@ -73,8 +91,9 @@ enum class RobotEventKind {
   publish,  // a viewer's value on a tx channel: {ch, id, seq, ts, meta}, payload in `payload`
   command,  // the teleop command changed: {vx, vy, wz, cause, active, floor}
   drop,     // relay bytes that were refused: {reason, detail}
+  rtc,      // the peer connection's standing changed: {pc: none|opening|offered|ready}
 };
-constexpr std::size_t kRobotEventKindCount = 6;
+constexpr std::size_t kRobotEventKindCount = 7;
 std::string_view robot_event_kind_name(RobotEventKind k);
 
 struct RobotEvent {
@@ -119,6 +138,18 @@ class RobotSession {
   bool nack(const std::string& ch, const std::string& id, const std::string& code,
             const std::string& message, TimeMs now);
 
+  // --- WebRTC video (robot_rtc.cpp) ---
+  // The host's offer for an rtc_open: its SDP and which mid carries which channel, [{mid, ch}].
+  // False (nothing sent) unless an rtc_open asked for it and the relay would take it: at most
+  // MAX_SDP_LEN, 1..MAX_RTC_TRACKS tracks of declared video.webrtc.v1 channels, none twice.
+  bool handle_rtc_offer(const std::string& sdp, const Json& tracks, TimeMs now);
+  // A track's media resumed after `gap_ms` without any: rtc_stalled goes out when the gap is
+  // about the SFU's collection window (stall_threshold_ms). True when it went out.
+  bool handle_media_resumed(const std::string& ch, TimeMs gap_ms, TimeMs now);
+  // The peer connection's state as the host sees it; "failed" opens a fresh one.
+  void handle_rtc_state(const std::string& state, TimeMs now);
+  const ClientRtc& rtc() const { return rtc_; }
+
   // --- output ---
   std::optional<RobotAction> poll_action() { return actions_.poll(); }
   std::optional<RobotEvent> poll_event() { return events_.poll(); }
@@ -143,6 +174,10 @@ class RobotSession {
   void drop(std::string reason, std::string detail);
   bool send_control(const Json& message, TimeMs now);
   void close(std::string reason);
+  // WebRTC (robot_rtc.cpp): a relay rtc_* message, or an rtc error; opening when due.
+  void on_rtc_message(const wire::Message& m, TimeMs now);
+  void rtc_open(TimeMs now);
+  void rtc_event();
 
   RobotConfig config_;
   Json manifest_;                             // normal form
@@ -165,6 +200,8 @@ class RobotSession {
   std::uint64_t subs_n_ = 0;
   std::set<std::string> wanted_;
   std::map<std::string, std::int64_t> seq_;  // per channel, across reconnects
+  std::set<std::string> tracks_;             // the manifest's video.webrtc.v1 rx channels
+  ClientRtc rtc_;
 
   PollQueue<RobotAction> actions_;
   PollQueue<RobotEvent> events_;

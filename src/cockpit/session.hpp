@@ -30,8 +30,6 @@ constexpr std::size_t kMaxSessions = 4096;
 // The carrier is a control dependency (workaround 3): a carrier whose unfinished writes pass
 // this fails its robot session with carrier_failed.
 constexpr std::size_t kMaxCarrierBacklogBytes = 32u * 1024 * 1024;
-// The encoding of a WebRTC track channel (§ WebRTC video).
-constexpr char kTrackEncoding[] = "video.webrtc.v1";
 
 // A manifest channel as the relay needs it.
 struct ChannelInfo {

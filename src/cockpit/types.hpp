@@ -16,6 +16,9 @@
 
 namespace tether::cockpit {
 
+// The encoding of a WebRTC track channel (§ WebRTC video).
+constexpr char kTrackEncoding[] = "video.webrtc.v1";
+
 using SessionId = std::uint64_t;
 using StreamId = std::uint64_t;  // relay-assigned; incoming, outgoing and carriers share one space
 
@@ -46,11 +49,19 @@ enum class ActionKind {
                   // one stream complete in order)
   reset_stream,   // RESET an outgoing stream, or STOP_SENDING an incoming one-shot stream
   close_session,  // after flushing what was queued before it
-  // WebRTC brokering (§ WebRTC video) adds its SFU calls here: an action carrying a call token,
-  // answered by an input with the same token (src/common/drive.hpp).
+  // WebRTC brokering (§ WebRTC video; rtc.hpp): one call of the SFU's HTTPS API, carrying a call
+  // token; the host answers with handle_sfu_result(call, result) once the call is done.
+  sfu_call,
+  sfu_cancel,  // abandon the call named by `call` (its result, if it still comes, is ignored)
 };
-constexpr std::size_t kActionKindCount = 8;
+constexpr std::size_t kActionKindCount = 10;
 std::string_view action_kind_name(ActionKind k);
+
+// The SFU calls the relay makes, named as Cloudflare Realtime's client names them
+// (web/sfu/client.js `call({op})`).
+enum class SfuOp { new_session, new_tracks, renegotiate, close_tracks, generate_ice_servers };
+constexpr std::size_t kSfuOpCount = 5;
+std::string_view sfu_op_name(SfuOp op);
 
 using SharedBytes = std::shared_ptr<const Bytes>;  // one frame fanned out to many viewers
 inline SharedBytes share(Bytes b) {
@@ -72,6 +83,12 @@ struct CockpitAction {
   // and the WebTransport close.
   std::optional<wire::ErrorCode> code;
   std::string reason;
+  // sfu_call and sfu_cancel: the call's token. sfu_call also names the operation, the SFU session
+  // it is about (empty for a new session and for TURN credentials), and carries its JSON body in
+  // `bytes`; `session` is the relay session it is made for (0 for TURN).
+  std::uint64_t call = 0;
+  SfuOp op = SfuOp::new_session;
+  std::string sfu_session;
 };
 
 // Per robot and channel (§ Workaround 12 for expired and aborted).

@@ -22,6 +22,9 @@ std::string_view viewer_action_kind_name(ViewerActionKind k) {
     case ViewerActionKind::send_datagram: return "send_datagram";
     case ViewerActionKind::send_stream: return "send_stream";
     case ViewerActionKind::close: return "close";
+    case ViewerActionKind::rtc_open: return "rtc_open";
+    case ViewerActionKind::rtc_accept: return "rtc_accept";
+    case ViewerActionKind::rtc_answer: return "rtc_answer";
   }
   return "close";
 }
@@ -84,11 +87,12 @@ std::optional<ViewerEvent> ViewerSession::poll_event() {
   s["rttMs"] = rtt_ms_ ? Json(*rtt_ms_) : Json(nullptr);
   s["lastError"] = last_error_;
   s["drops"] = drops_;
+  if (rtc_.has_ice()) s["rtc"] = rtc_state();
   return ViewerEvent{ViewerEventKind::state, to_json(s)};
 }
 
 Timeout ViewerSession::poll_timeout() const {
-  return earliest(earliest(ping_at_, reconnect_at_), twist_at_);
+  return earliest(earliest(earliest(ping_at_, reconnect_at_), twist_at_), rtc_timeout_at());
 }
 
 void ViewerSession::drop(std::string reason, std::string detail) {
@@ -154,6 +158,7 @@ void ViewerSession::handle_disconnected(std::string_view detail, TimeMs now) {
   lease_lost();
   ping_at_.reset();
   pings_.clear();
+  rtc_reset();
   link_ = Link::reconnecting;
   detail_ = host_text(detail);
   delay_ms_ = kViewerBackoffMs[std::min<std::size_t>(attempt_, kViewerBackoffMs.size() - 1)];
@@ -171,6 +176,7 @@ void ViewerSession::handle_stop(TimeMs) {
   lease_lost();
   ping_at_.reset();
   reconnect_at_.reset();
+  rtc_reset();
   if (connected) actions_.push(ViewerAction{ViewerActionKind::close, {}, "the viewer is leaving"});
   changed();
 }
@@ -179,6 +185,7 @@ void ViewerSession::handle_timeout(TimeMs now) {
   if (reconnect_at_ && now >= *reconnect_at_) handle_start(now);
   if (ping_at_ && now >= *ping_at_) ping(now);
   if (twist_at_ && now >= *twist_at_) twist(now);
+  rtc_timeout(now);
 }
 
 void ViewerSession::ping(TimeMs now) {
@@ -256,6 +263,7 @@ void ViewerSession::on_message(const wire::Message& m, const std::string& text, 
       manifest_ = b.contains("manifest") ? b["manifest"] : Json(nullptr);
       tx_.clear();
       rx_.clear();
+      tracks_.clear();
       if (manifest_.is_object() && manifest_.contains("channels")) {
         for (const Json& c : manifest_["channels"]) {
           if (!c.is_object() || !c.contains("ch") || !c["ch"].is_string()) continue;
@@ -265,10 +273,13 @@ void ViewerSession::on_message(const wire::Message& m, const std::string& text, 
             tx_[ch] = reliable ? wire::Delivery::reliable : wire::Delivery::latest;
           else
             rx_.insert(ch);
+          if (rx_.count(ch) && c.contains("encoding") && c["encoding"] == kTrackEncoding)
+            tracks_.insert(ch);
         }
       }
       subscribed_.clear();
       sync_subs(now);
+      rtc_want(now);
       Json e = Json::object();
       e["robotId"] = robot_id_;
       e["manifest"] = manifest_;
@@ -307,8 +318,12 @@ void ViewerSession::on_message(const wire::Message& m, const std::string& text, 
       e["at"] = now;
       last_error_ = std::move(e);
       changed();
+      on_rtc_message(m, now);
       break;
     }
+    case MessageType::rtc_ice:
+    case MessageType::rtc_offer:
+    case MessageType::rtc_answer: on_rtc_message(m, now); break;
     default: break;
   }
   events_.push(ViewerEvent{ViewerEventKind::message, text});
@@ -326,7 +341,9 @@ bool ViewerSession::watch(const std::string& robot_id, TimeMs now) {
     manifest_ = Json(nullptr);
     tx_.clear();
     rx_.clear();
-    lease_lost();  // the relay gives the lease up when a viewer watches another robot
+    tracks_.clear();
+    rtc_tracks_.clear();  // the old robot's pulls: offers for them are answered, not shown
+    lease_lost();         // the relay gives the lease up when a viewer watches another robot
   }
   robot_id_ = robot_id;
   subscribed_.clear();
@@ -346,6 +363,8 @@ void ViewerSession::want(const std::vector<std::string>& channels, TimeMs now) {
     if (std::find(wanted_.begin(), wanted_.end(), ch) == wanted_.end()) wanted_.push_back(ch);
   }
   sync_subs(now);
+  rtc_want(now);
+  if (rtc_.has_ice()) changed();  // the wanted track channels are part of the rtc state
 }
 
 void ViewerSession::sync_subs(TimeMs now) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cockpit/client_lane.hpp"
+#include "cockpit/client_rtc.hpp"
 #include "cockpit/teleop_safety.hpp"
 #include "cockpit/types.hpp"
 #include "common/bytes.hpp"
@@ -36,6 +37,8 @@ constexpr std::size_t kMaxPingsInFlight = 8;  // older unanswered pings are forg
 constexpr TimeMs kTwistResendMs = 50;
 // Reconnect delays by attempt; the last one repeats.
 constexpr std::array<TimeMs, 6> kViewerBackoffMs = {250, 500, 1000, 2000, 4000, 8000};
+// A WebRTC track whose media stops this long after it flowed is shown stalled (our choice).
+constexpr TimeMs kRtcStallMs = 2000;
 
 enum class ViewerActionKind {
   connect,        // open a transport to the relay's /viewer (or /ws/viewer); report the outcome
@@ -44,19 +47,30 @@ enum class ViewerActionKind {
   send_stream,    // WebTransport: on a fresh one-shot bidirectional stream (a publish);
                   // WebSocket: one message
   close,          // close the transport; it reports handle_disconnected as any loss does
+  // WebRTC video (§ WebRTC video), when a wanted channel is a video.webrtc.v1 track; `json`
+  // holds the arguments:
+  rtc_open,    // {iceServers}: make a fresh recvonly peer connection (closing any old one) and
+               // hand its offer to handle_rtc_offer
+  rtc_accept,  // {sdp}: apply the relay's answer to that offer
+  rtc_answer,  // {sdp, tracks: [{mid, ch}], robotId, current}: apply the relay's offer and hand
+               // the answer to handle_rtc_answer; `tracks` (of the watched robot, else none)
+               // says which mid carries which channel
 };
-constexpr std::size_t kViewerActionKindCount = 5;
+constexpr std::size_t kViewerActionKindCount = 8;
 std::string_view viewer_action_kind_name(ViewerActionKind k);
 
 struct ViewerAction {
   ViewerActionKind kind;
   Bytes bytes;
-  std::string reason;  // close
+  std::string reason;     // close
+  std::string json = {};  // rtc_open, rtc_accept, rtc_answer: the arguments
 };
 
 enum class ViewerEventKind {
   state,     // {link: {state, attempt?, delayMs?, detail?}, welcomed, robotId, teleop, rttMs,
-             //  lastError, drops}: after any change, at most once per input
+             //  lastError, drops, rtc?}: after any change, at most once per input. rtc (once the
+             //  relay sent rtc_ice): {pc, tracks: {ch: {state, mid?}}} for the wanted track
+             //  channels, state waiting|connecting|live|stalled|failed
   robots,    // {robots: [{id, name, model}]}
   manifest,  // {robotId, manifest}: manifest null while the robot is away
   message,   // every valid relay message, as the relay sent it (pub_ack, pub_nack, error, ...)
@@ -108,6 +122,17 @@ class ViewerSession {
   // A value on a tx channel of the watched robot, answered by pub_ack or pub_nack.
   PublishResult publish(const std::string& ch, ByteView payload, const std::string& id, TimeMs now);
 
+  // --- WebRTC video (viewer_rtc.cpp) ---
+  // The host's offer for an rtc_open; false (nothing sent) unless one was asked for.
+  bool handle_rtc_offer(const std::string& sdp, TimeMs now);
+  // The host's answer to the relay offer of the last rtc_answer action; false unless one is owed.
+  bool handle_rtc_answer(const std::string& sdp, TimeMs now);
+  // The peer connection's state as the host sees it; "failed" opens a fresh one.
+  void handle_rtc_state(const std::string& state, TimeMs now);
+  // Frames of a track channel decoded since the host's last report (it reports regularly while
+  // it shows the track): the core decides live and stalled.
+  void handle_rtc_media(const std::string& ch, std::uint64_t frames, TimeMs now);
+
   // --- output ---
   std::optional<ViewerAction> poll_action() { return actions_.poll(); }
   std::optional<ViewerEvent> poll_event();
@@ -133,6 +158,13 @@ class ViewerSession {
   void drop(std::string reason, std::string detail);
   void push(ViewerEventKind kind, const Json& body);
   void changed() { dirty_ = true; }
+  // WebRTC (viewer_rtc.cpp).
+  void on_rtc_message(const wire::Message& m, TimeMs now);
+  void rtc_want(TimeMs now);
+  void rtc_reset();
+  void rtc_timeout(TimeMs now);
+  Timeout rtc_timeout_at() const;
+  Json rtc_state() const;
 
   std::optional<std::string> token_;
   ClientLane lane_;
@@ -163,6 +195,19 @@ class ViewerSession {
   Timeout reconnect_at_;
   Json last_error_;  // null or {code, message, fix, at}
   std::uint64_t drops_ = 0;
+
+  // WebRTC video: the manifest's track channels, the peer connection, and per track channel of
+  // the watched robot its mid and what its media does.
+  struct RtcTrack {
+    std::string mid;
+    bool failed = false;
+    std::optional<TimeMs> media_at;  // the last report with frames
+    bool stalled = false;
+  };
+  std::set<std::string> tracks_;
+  ClientRtc rtc_;
+  std::map<std::string, RtcTrack> rtc_tracks_;
+  std::optional<std::string> answer_owed_;  // the robotId of the relay offer being answered
 
   bool dirty_ = false;
   PollQueue<ViewerAction> actions_;

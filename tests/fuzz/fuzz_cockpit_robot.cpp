@@ -20,8 +20,9 @@ namespace {
 
 const char* kManifest = R"({"version":1,"channels":[
   {"ch":"cam","encoding":"jpeg.v1"},{"ch":"log","encoding":"json.v1","delivery":"reliable"},
-  {"ch":"say","dir":"tx","encoding":"text.json.v1","delivery":"reliable","publish":true}]})";
-const char* kChannels[] = {"cam", "log", "say", "@control", "ghost"};
+  {"ch":"say","dir":"tx","encoding":"text.json.v1","delivery":"reliable","publish":true},
+  {"ch":"front","encoding":"video.webrtc.v1"}]})";
+const char* kChannels[] = {"cam", "log", "say", "@control", "ghost", "front"};
 
 void check_message(ByteView json) {
   if (!wire::parse_message(json, wire::Sender::robot)) __builtin_trap();
@@ -36,10 +37,13 @@ void check(RobotSession& r) {
       if (!f) __builtin_trap();
       if (f->header.ch == wire::kControlChannel)
         check_message(f->payload);
-      else if (f->header.ch != "cam" && f->header.ch != "log")
+      else if (f->header.ch != "cam" && f->header.ch != "log" && f->header.ch != "front")
         __builtin_trap();  // rx only
     } else if (a->kind == RobotActionKind::send_datagram) {
       check_message(b);
+    } else if (a->kind == RobotActionKind::rtc_open || a->kind == RobotActionKind::rtc_accept) {
+      auto args = parse_json(ByteView(std::string_view(a->json)));
+      if (!b.empty() || !args.ok() || !args.value.is_object()) __builtin_trap();
     } else if (!a->bytes.empty()) {
       __builtin_trap();
     }
@@ -99,6 +103,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case 8: (void)r.ack(kChannels[flag % 5], text, now); break;
       case 9: (void)r.nack(kChannels[flag % 5], text, text, text, now); break;
       case 10: r.handle_stop(now); break;
+      case 11: {  // the host's offer: an SDP and a tracks list, from the body
+        auto tracks = parse_json(body);
+        Json list = tracks.ok() ? tracks.value : Json::array();
+        if (flag & 1)
+          list = Json::array({Json::object({{"mid", "0"}, {"ch", kChannels[flag % 6]}})});
+        (void)r.handle_rtc_offer(text, list, now);
+        break;
+      }
+      case 12: (void)r.handle_media_resumed(kChannels[flag % 6], TimeMs(len) * 100, now); break;
+      case 13: r.handle_rtc_state(flag & 1 ? "failed" : text, now); break;
       default: now += TimeMs(flag) * 13; break;
     }
     check(r);

@@ -50,6 +50,13 @@ void check(ViewerSession& v) {
       case ViewerActionKind::close:
         if (!a->bytes.empty()) __builtin_trap();
         break;
+      case ViewerActionKind::rtc_open:
+      case ViewerActionKind::rtc_accept:
+      case ViewerActionKind::rtc_answer: {
+        auto args = parse_json(ByteView(std::string_view(a->json)));
+        if (!a->bytes.empty() || !args.ok() || !args.value.is_object()) __builtin_trap();
+        break;
+      }
     }
   }
   while (auto e = v.poll_event()) {
@@ -117,6 +124,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       }
       case 13: v.handle_stop(now); break;
+      case 14:  // WebRTC: the host's offer or answer, a media report, the connection's state
+        if (flag & 4)
+          v.handle_rtc_media(text.substr(0, flag * 2), len, now);
+        else if (flag & 8)
+          v.handle_rtc_state(flag & 1 ? "failed" : text, now);
+        else if (flag & 1)
+          (void)v.handle_rtc_offer(text, now);
+        else
+          (void)v.handle_rtc_answer(text, now);
+        break;
       default: now += TimeMs(flag); break;
     }
     check(v);

@@ -9,12 +9,24 @@
 // leases, subscriptions, teleop watchdogs) and a robot streams continuously, so the object never
 // idles while it matters, and a hibernation would drop the lease state the safety chain relies on.
 // Robots and viewers reconnect (with backoff) after an eviction, exactly as after a relay restart.
+//
+// WebRTC video: with the COCKPIT_RTC secret (the Deno relay's --rtc-file JSON, `wrangler secret
+// put COCKPIT_RTC`) the object brokers through Cloudflare Realtime, making the core's SFU calls
+// with the Realtime client (web/glue/cockpit-sfu.js, `fetch` only). The core's long deadlines
+// (the hourly TURN refresh) ride a Durable Object alarm rather than a timer, so they fire even
+// when nothing else wakes the object.
 import wasmModule from '../../build/wasm/tether-edge.wasm';
 import '../glue/modules/tether-edge.js';
 import { loadTetherModule } from '../glue/load.js';
 import { createCockpitRelay } from '../glue/cockpit-relay.js';
+import { createSfuCaller } from '../glue/cockpit-sfu.js';
 import { createWsLane } from '../glue/cockpit-ws-lane.js';
 import { createDriver } from '../glue/driver.js';
+import { createRealtimeClient } from '../sfu/client.js';
+import { parseRtcFile } from '../sfu/rtc-file.js';
+
+// Deadlines at least this far off are set as the object's alarm; nearer ones as timers.
+const ALARM_AFTER_MS = 60_000;
 
 // The protocol version /api/info announces, from the wire core (one instance per isolate).
 let wireLimits = null;
@@ -36,10 +48,12 @@ export function routeCockpit(request, env) {
       Response.json({ version, wsUrl: ws }, { headers: { 'access-control-allow-origin': '*' } }),
     );
   }
+  const testHook = env.TETHER_TEST_HOOKS === '1' && url.pathname === '/__test/cockpit';
   if (
     url.pathname === '/api/stats' ||
     url.pathname === '/ws/robot' ||
-    url.pathname === '/ws/viewer'
+    url.pathname === '/ws/viewer' ||
+    testHook
   ) {
     if (!env.COCKPIT) {
       return new Response(
@@ -57,32 +71,82 @@ export class CockpitRelayObject {
     this.ctx = ctx;
     this.env = env;
     this.ready = null;
+    this.alarmFn = null; // the driver's timer while it is the object's alarm
+    this.alarmsFired = 0;
   }
 
   async #init() {
     const mod = await loadTetherModule({ wasmModule }, 'cockpit');
+    let rtc = null;
+    if (this.env.COCKPIT_RTC) {
+      const parsed = parseRtcFile(this.env.COCKPIT_RTC, { source: 'the COCKPIT_RTC secret' });
+      if (!parsed.ok) {
+        this.failure = `${parsed.error} (set it with \`wrangler secret put COCKPIT_RTC\`)`;
+        return;
+      }
+      rtc = parsed.rtc;
+    }
     // COCKPIT_AUTH holds the relay's auth file (the same JSON as the Deno relay's --auth); empty
     // means open, as on a loopback relay. Set it with `wrangler secret put COCKPIT_AUTH`.
-    this.core = createCockpitRelay(mod, { authText: this.env.COCKPIT_AUTH ?? '' });
+    this.core = createCockpitRelay(mod, {
+      authText: this.env.COCKPIT_AUTH ?? '',
+      sfu: !!rtc,
+      turn: !!rtc?.turnKeyId,
+    });
     const started = Date.now();
-    // The driver's one timer holds the core's reap and publish deadlines; with nobody connected
-    // there are none, so an idle object keeps no timer.
+    // The driver's one timer holds the core's deadlines; with nobody connected there are none, so
+    // an idle object keeps no timer and no alarm.
     this.driver = createDriver(
       this.core,
       {
         perform: (a) => {
+          if (this.sfu?.perform(a)) return;
           const s = this.lane.sessions.get(a.session);
           if (s) this.lane.perform(s, a);
         },
       },
-      { now: () => Date.now() - started },
+      {
+        now: () => Date.now() - started,
+        setTimer: (fn, ms) => this.#setTimer(fn, ms),
+        clearTimer: (h) => this.#clearTimer(h),
+      },
     );
+    this.sfu = rtc ? createSfuCaller(this.core, this.driver, createRealtimeClient(rtc)) : null;
     this.lane = createWsLane(this.core, this.driver);
+  }
+
+  #alarmAfter() {
+    const ms = Number(this.env.COCKPIT_ALARM_AFTER_MS); // tests shorten it
+    return this.env.TETHER_TEST_HOOKS === '1' && ms > 0 ? ms : ALARM_AFTER_MS;
+  }
+
+  #setTimer(fn, ms) {
+    if (ms < this.#alarmAfter()) return setTimeout(fn, ms);
+    this.alarmFn = fn;
+    this.ctx.storage.setAlarm(Date.now() + ms);
+    return { alarm: true };
+  }
+
+  #clearTimer(handle) {
+    if (!handle?.alarm) return clearTimeout(handle);
+    this.alarmFn = null;
+    this.ctx.storage.deleteAlarm();
+  }
+
+  /** The Durable Object alarm: the driver's long timer (an object restarted since has none). */
+  async alarm() {
+    this.alarmsFired++;
+    const fn = this.alarmFn;
+    this.alarmFn = null;
+    fn?.();
   }
 
   async fetch(request) {
     await (this.ready ??= this.#init());
+    if (this.failure) return new Response(`${this.failure}\n`, { status: 500 });
     const url = new URL(request.url);
+    if (url.pathname === '/__test/cockpit')
+      return Response.json({ alarmsFired: this.alarmsFired, alarmSet: this.alarmFn !== null });
     if (url.pathname === '/api/stats')
       return Response.json(this.core.stats(), { headers: { 'access-control-allow-origin': '*' } });
     const role = url.pathname === '/ws/robot' ? 'robot' : 'viewer';

@@ -24,19 +24,55 @@ export interface ClientTables {
     defaultWatchdogMs: number;
     minWatchdogMs: number;
     maxWatchdogMs: number;
+    sfuTrackTimeoutMs: number;
+    rtcStallMs: number;
+    rtcReopenMs: number;
     viewerBackoffMs: number[];
   };
 }
 export function clientTables(mod: object): ClientTables;
 
 // --- the viewer -------------------------------------------------------------------------------
+/** An ICE server as rtc_ice carries it (RTCIceServer). */
+export interface IceServer {
+  urls: string | string[];
+  username?: string;
+  credential?: string;
+}
+/** Which mid of the peer connection carries which track channel. */
+export interface RtcTrack {
+  mid: string;
+  ch: string;
+}
 export interface ViewerAction {
   /** connect: open a transport; send_control / send_datagram / send_stream: these bytes on the
    * lane's control stream, as a datagram, or on a one-shot stream (one message on a WebSocket);
-   * close: close the transport. */
-  kind: 'connect' | 'send_control' | 'send_datagram' | 'send_stream' | 'close';
+   * close: close the transport. WebRTC video: rtc_open: make a fresh recvonly peer connection
+   * with `iceServers` (closing any old one) and hand its offer to handleRtcOffer; rtc_accept:
+   * apply the relay's answer `sdp`; rtc_answer: apply the relay's offer `sdp` and hand the answer
+   * to handleRtcAnswer (`tracks` are the watched robot's, empty when `current` is false). */
+  kind:
+    | 'connect'
+    | 'send_control'
+    | 'send_datagram'
+    | 'send_stream'
+    | 'close'
+    | 'rtc_open'
+    | 'rtc_accept'
+    | 'rtc_answer';
   bytes: Uint8Array;
   reason?: string;
+  iceServers?: IceServer[];
+  sdp?: string;
+  tracks?: RtcTrack[];
+  robotId?: string;
+  current?: boolean;
+}
+export type RtcTrackState = 'waiting' | 'connecting' | 'live' | 'stalled' | 'failed';
+/** The viewer's WebRTC video, once the relay sent rtc_ice: its connection and each wanted track channel. */
+export interface ViewerRtcState {
+  pc: 'none' | 'opening' | 'offered' | 'ready';
+  tracks: Record<string, { state: RtcTrackState; mid?: string }>;
 }
 export type TeleopLease = 'idle' | 'requesting' | 'held' | 'refused';
 export interface ViewerState {
@@ -52,6 +88,8 @@ export interface ViewerState {
   rttMs: number | null;
   lastError: { code: string; message: string; fix?: string; at: number } | null;
   drops: number;
+  /** Present once the relay sent rtc_ice (it brokers WebRTC video). */
+  rtc?: ViewerRtcState;
 }
 export type ViewerEvent =
   | ({ kind: 'state' } & ViewerState)
@@ -78,6 +116,14 @@ export interface ViewerCore extends DrivenCore<ViewerAction, ViewerEvent> {
   drive(vx: number, vy: number, wz: number, now: number): boolean;
   estop(now: number): void;
   publish(ch: string, payload: Uint8Array, id: string, now: number): PublishResult;
+  /** The host's offer for an rtc_open; false unless one was asked for. */
+  handleRtcOffer(sdp: string, now: number): boolean;
+  /** The host's answer to the relay offer of the last rtc_answer action; false unless one is owed. */
+  handleRtcAnswer(sdp: string, now: number): boolean;
+  /** The peer connection's connectionState; 'failed' opens a fresh one. */
+  handleRtcState(state: string, now: number): void;
+  /** Frames of a track channel decoded since the last report. */
+  handleRtcMedia(ch: string, frames: number, now: number): void;
   pollAction(): ViewerAction | null;
   pollEvent(): ViewerEvent | null;
   pollTimeout(): number | null;
@@ -94,13 +140,20 @@ export interface RobotConfig {
   manifest: object;
   token?: string;
   watchdogMs?: number;
+  /** The SFU's collection window in ms (30 000, Cloudflare's); rtc_stalled follows a gap of about it. */
+  trackTimeoutMs?: number;
 }
 export interface RobotAction {
   /** connect: open a transport; send_stream: a one-shot stream (a WebSocket message);
-   * send_datagram: a datagram (a WebSocket message); close: close the transport. */
-  kind: 'connect' | 'send_stream' | 'send_datagram' | 'close';
+   * send_datagram: a datagram (a WebSocket message); close: close the transport. WebRTC video:
+   * rtc_open: make a fresh peer connection with a sendonly transceiver per channel of `chs` and
+   * `iceServers`, and hand its offer to handleRtcOffer; rtc_accept: apply the relay's answer `sdp`. */
+  kind: 'connect' | 'send_stream' | 'send_datagram' | 'close' | 'rtc_open' | 'rtc_accept';
   bytes: Uint8Array;
   reason?: string;
+  iceServers?: IceServer[];
+  chs?: string[];
+  sdp?: string;
 }
 export type SafetyCause =
   'teleop_start' | 'twist' | 'stop' | 'teleop_stop' | 'session_lost' | 'watchdog';
@@ -135,7 +188,8 @@ export type RobotEvent =
       payload: Uint8Array;
     }
   | ({ kind: 'command'; cause: SafetyCause } & TeleopCommand)
-  | { kind: 'drop'; reason: string; detail: string };
+  | { kind: 'drop'; reason: string; detail: string }
+  | { kind: 'rtc'; pc: 'none' | 'opening' | 'offered' | 'ready' };
 export type SendResult = 'sent' | 'not_welcomed' | 'not_wanted' | 'undeclared' | 'invalid';
 
 export interface RobotCore extends DrivenCore<RobotAction, RobotEvent> {
@@ -164,6 +218,11 @@ export interface RobotCore extends DrivenCore<RobotAction, RobotEvent> {
     message: string | undefined,
     now: number,
   ): boolean;
+  /** The host's offer for an rtc_open; false unless asked for and one the relay would take. */
+  handleRtcOffer(sdp: string, tracks: RtcTrack[], now: number): boolean;
+  /** A track's media resumed after gapMs without any; true when rtc_stalled went out. */
+  handleMediaResumed(ch: string, gapMs: number, now: number): boolean;
+  handleRtcState(state: string, now: number): void;
   welcomed(): boolean;
   wants(ch: string): boolean;
   command(): TeleopCommand;

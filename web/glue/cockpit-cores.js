@@ -47,12 +47,15 @@ function port(mod, core) {
       }
       return copy;
     },
-    // The next action of a client core: {kind, bytes, reason?} (a close says why).
+    // The next action of a client core: {kind, bytes, reason?} (a close says why), with an rtc
+    // action's arguments (the core's JSON) as fields.
     action(kinds) {
       const k = core.pollAction();
       if (k < 0) return null;
       const a = { kind: kinds[k], bytes: this.bytes() ?? EMPTY };
       if (a.kind === 'close') a.reason = core.actionText();
+      const args = core.actionJson();
+      if (args) Object.assign(a, JSON.parse(args));
       return a;
     },
     command() {
@@ -97,6 +100,14 @@ export function createViewerCore(mod, { token = null } = {}) {
     /** @returns {'sent'|'not_connected'|'no_watch'|'invalid'} */
     publish: (ch, payload, id, now) =>
       core.publish(textBytes(ch), p.stage(payload), textBytes(id), now),
+    /** The host's offer for an rtc_open; false unless one was asked for. */
+    handleRtcOffer: (sdp, now) => core.handleRtcOffer(textBytes(sdp), now),
+    /** The host's answer to the relay offer of the last rtc_answer action. */
+    handleRtcAnswer: (sdp, now) => core.handleRtcAnswer(textBytes(sdp), now),
+    /** The peer connection's state (RTCPeerConnection.connectionState). */
+    handleRtcState: (state, now) => core.handleRtcState(String(state), now),
+    /** Frames of a track channel decoded since the last report. */
+    handleRtcMedia: (ch, frames, now) => core.handleRtcMedia(textBytes(ch), frames, now),
     pollAction: () => p.action(viewerActions),
     pollEvent() {
       const k = core.pollEvent();
@@ -149,6 +160,12 @@ export function createRobotCore(mod, config) {
       ];
     },
     ack: (ch, id, now) => core.ack(textBytes(ch), textBytes(id), now),
+    /** The host's offer for an rtc_open: its SDP and [{mid, ch}]. */
+    handleRtcOffer: (sdp, tracks, now) =>
+      core.handleRtcOffer(textBytes(sdp), JSON.stringify(tracks ?? []), now),
+    /** A track's media resumed after gapMs without any; true when rtc_stalled went out. */
+    handleMediaResumed: (ch, gapMs, now) => core.handleMediaResumed(textBytes(ch), gapMs, now),
+    handleRtcState: (state, now) => core.handleRtcState(String(state), now),
     nack: (ch, id, code, message, now) =>
       core.nack(textBytes(ch), textBytes(id), textBytes(code ?? ''), textBytes(message ?? ''), now),
     welcomed: () => core.welcomed(),

@@ -12,7 +12,13 @@ export type ActionKind =
   | 'open_stream'
   | 'write_stream'
   | 'reset_stream'
-  | 'close_session';
+  | 'close_session'
+  | 'sfu_call'
+  | 'sfu_cancel';
+
+/** The Realtime client's call names (web/sfu/client.js `call({op})`). */
+export type SfuOp =
+  'newSession' | 'newTracks' | 'renegotiate' | 'closeTracks' | 'generateIceServers';
 
 export interface Action {
   kind: ActionKind;
@@ -30,6 +36,11 @@ export interface Action {
   /** close_session: the error sent just before, or null for a plain close. */
   code?: ErrorCode | null;
   reason?: string;
+  /** sfu_call, sfu_cancel: the call's token, for handleSfuResult. */
+  call?: number;
+  /** sfu_call: the Realtime call, and the SFU session it names ('' for none); `bytes` is its JSON body. */
+  op?: SfuOp;
+  sfuSession?: string;
 }
 
 /** The relay's bounds (src/cockpit/*.hpp), for logs and tools; the core enforces them. */
@@ -49,6 +60,12 @@ export interface CockpitLimits {
   maxSubsPerViewer: number;
   /** What a viewer's WebSocket may buffer before its streams wait (the WebSocket lane's bound). */
   webSocketHighWaterBytes: number;
+  turnTtlSeconds: number;
+  turnRefreshMs: number;
+  sfuCallTimeoutMs: number;
+  maxPullsPerRtcSession: number;
+  maxSfuResultBytes: number;
+  rtcRetryMs: number[];
 }
 
 export interface CockpitRelay {
@@ -66,6 +83,8 @@ export interface CockpitRelay {
   handleWriteDone(stream: number, now: number): void;
   /** A viewer stream or a carrier failed (a failed carrier fails its robot: carrier_failed). */
   handleStreamFailed(stream: number, now: number): void;
+  /** The Realtime client's result of an sfu_call ({ok, status, body?, errorCode?, ...} or its JSON). */
+  handleSfuResult(call: number, result: object | string, now: number): void;
   handleTimeout(now: number): void;
   pollTimeout(): number | null;
   pollAction(): Action | null;
@@ -77,11 +96,12 @@ export interface CockpitRelay {
 export function loadCockpitRelay(options?: {
   authText?: string;
   sfu?: boolean;
+  turn?: boolean;
   wasmModule?: WebAssembly.Module;
   wasmBinary?: Uint8Array;
 }): Promise<CockpitRelay>;
 export function createCockpitRelay(
   mod: object,
-  options?: { authText?: string; sfu?: boolean },
+  options?: { authText?: string; sfu?: boolean; turn?: boolean },
 ): CockpitRelay;
 export function heapViews(mod: object): { f64(): Float64Array };

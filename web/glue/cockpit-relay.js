@@ -7,15 +7,18 @@ import { loadTetherModule } from './load.js';
 
 /**
  * Loads the module and makes a relay core.
- * @param {{authText?: string, sfu?: boolean, wasmModule?: WebAssembly.Module, wasmBinary?: Uint8Array}} [options]
+ * @param {{authText?: string, sfu?: boolean, turn?: boolean, wasmModule?: WebAssembly.Module, wasmBinary?: Uint8Array}} [options]
  */
 export async function loadCockpitRelay(options = {}) {
   return createCockpitRelay(await loadTetherModule(options, 'cockpit'), options);
 }
 
-/** Wraps a loaded module. Throws when the auth file is invalid, with the entry at fault. */
-export function createCockpitRelay(mod, { authText = '', sfu = false } = {}) {
-  const core = new mod.CockpitRelayCore(authText, sfu);
+/**
+ * Wraps a loaded module. Throws when the auth file is invalid, with the entry at fault. `sfu`: an
+ * SFU is configured (the relay brokers WebRTC video); `turn`: it has a TURN key.
+ */
+export function createCockpitRelay(mod, { authText = '', sfu = false, turn = false } = {}) {
+  const core = new mod.CockpitRelayCore(authText, sfu, sfu && turn);
   const problem = core.error();
   if (problem) {
     core.delete();
@@ -26,6 +29,8 @@ export function createCockpitRelay(mod, { authText = '', sfu = false } = {}) {
   const ends = mod.cockpitStreamEnds();
   const deliveries = mod.wireDeliveryNames();
   const codes = mod.wireErrorCodes().map((e) => e.code);
+  const ops = mod.cockpitSfuOps();
+  const encoder = new TextEncoder();
   const L = mod.cockpitRelayRecordLayout();
   const heap = heapViews(mod);
   const record = core.record() / 8;
@@ -70,6 +75,12 @@ export function createCockpitRelay(mod, { authText = '', sfu = false } = {}) {
       const c = f[r + L.code];
       a.code = c < 0 ? null : codes[c];
       a.reason = core.actionText();
+    } else if (kind === 'sfu_call') {
+      a.call = f[r + L.call];
+      a.op = ops[f[r + L.op]];
+      a.sfuSession = core.actionText();
+    } else if (kind === 'sfu_cancel') {
+      a.call = f[r + L.call];
     }
     return a;
   }
@@ -89,6 +100,13 @@ export function createCockpitRelay(mod, { authText = '', sfu = false } = {}) {
     handleStreamOpened: (stream, now) => core.handleStreamOpened(stream, now),
     handleWriteDone: (stream, now) => core.handleWriteDone(stream, now),
     handleStreamFailed: (stream, now) => core.handleStreamFailed(stream, now),
+    /** The Realtime client's result of an sfu_call (an object, or its JSON text). */
+    handleSfuResult: (call, result, now) =>
+      core.handleSfuResult(
+        call,
+        stage(encoder.encode(typeof result === 'string' ? result : JSON.stringify(result))),
+        now,
+      ),
     handleTimeout: (now) => core.handleTimeout(now),
     /** The absolute time (ms, the host's clock) of the next reap or publish deadline, or null. */
     pollTimeout() {

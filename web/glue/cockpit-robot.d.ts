@@ -1,7 +1,14 @@
 // Types of `tether/cockpit-robot` (web/glue/cockpit-robot.js): the robot SDK.
 import type { DriverOptions } from './driver.js';
 import type { JsonObject, Manifest } from './wire.js';
-import type { RobotConfig, RobotEvent, SendResult, TeleopCommand } from './cockpit-cores.js';
+import type {
+  IceServer,
+  RobotConfig,
+  RobotEvent,
+  RtcTrack,
+  SendResult,
+  TeleopCommand,
+} from './cockpit-cores.js';
 
 export type { RobotConfig, RobotEvent, SendResult, TeleopCommand } from './cockpit-cores.js';
 export { createRobotCore, createTeleopSafety } from './cockpit-cores.js';
@@ -19,6 +26,19 @@ export interface RobotOptions extends RobotConfig {
   WebSocket?: new (url: string) => WebSocket;
   wasmModule?: WebAssembly.Module;
   wasmBinary?: Uint8Array;
+  /** WebRTC video for the manifest's video.webrtc.v1 channels (web/sfu/camera.js is one). */
+  webrtc?: RobotWebRtc;
+}
+
+/** What holds the robot's peer connection and media; the robot session core drives it. */
+export interface RobotWebRtc {
+  /** A fresh peer connection (closing any old one) with a sendonly transceiver per channel. */
+  open(options: {
+    iceServers: IceServer[];
+    chs: string[];
+  }): Promise<{ sdp: string; tracks: RtcTrack[] }>;
+  /** The relay's answer to the last offer. */
+  accept(sdp: string): Promise<void>;
 }
 
 export interface Robot {
@@ -27,6 +47,10 @@ export interface Robot {
   send(ch: string, payload: Uint8Array, options?: { meta?: JsonObject; ts?: number }): SendResult;
   ack(ch: string, id: string): boolean;
   nack(ch: string, id: string, code?: string, message?: string): boolean;
+  /** A track's media resumed after `gapMs` without any (a camera outage); true when rtc_stalled went out. */
+  mediaResumed(ch: string, gapMs: number): boolean;
+  /** The peer connection's connectionState; 'failed' opens a fresh one. */
+  rtcState(state: string): void;
   wants(ch: string): boolean;
   readonly welcomed: boolean;
   /** The teleop command to apply now (the safety chain's). */
@@ -39,5 +63,9 @@ export interface Robot {
 
 export function connectRobot(
   options: RobotOptions,
-  handlers?: { event?: (e: RobotEvent) => void },
+  handlers?: {
+    event?: (e: RobotEvent) => void;
+    /** The `webrtc` object failed to open a connection or apply an answer (the core retries). */
+    rtcError?: (error: unknown) => void;
+  },
 ): Promise<Robot>;

@@ -3,7 +3,10 @@
 // robot_session.hpp) decides everything: the hello and its resends, which channels are wanted, the
 // teleop safety chain, pings, and when to reconnect. This file runs it with the one driver
 // (web/glue/driver.js) and carries its actions out over WebTransport, or over the relay's WebSocket
-// twin where no WebTransport is offered (the edge): it only moves bytes.
+// twin where no WebTransport is offered (the edge): it only moves bytes. WebRTC video (§ WebRTC
+// video) goes through `webrtc`, an object that holds the peer connection and the media (the camera
+// of web/sfu/camera.js is one): the core says when to open a connection and what to apply, and the
+// host tells it what the media and the connection do (mediaResumed, rtcState).
 import { createRobotCore, createTeleopSafety } from './cockpit-cores.js';
 import {
   oneShot,
@@ -24,10 +27,10 @@ const monotonic = () => Math.floor(performance.now());
 /**
  * Connects a robot and keeps it connected.
  * @param {import('./cockpit-robot.d.ts').RobotOptions} options
- * @param {{event?: (e: import('./cockpit-robot.d.ts').RobotEvent) => void}} [handlers]
+ * @param {{event?: (e: import('./cockpit-robot.d.ts').RobotEvent) => void, rtcError?: (e: unknown) => void}} [handlers]
  * @returns {Promise<import('./cockpit-robot.d.ts').Robot>}
  */
-export async function connectRobot(options, { event } = {}) {
+export async function connectRobot(options, { event, rtcError } = {}) {
   const {
     relay,
     info: known,
@@ -36,6 +39,7 @@ export async function connectRobot(options, { event } = {}) {
     WebSocket: WebSocketImpl,
     wasmModule,
     wasmBinary,
+    webrtc,
     ...config
   } = options;
   const mod = await loadTetherModule({ wasmModule, wasmBinary }, 'cockpit');
@@ -52,6 +56,8 @@ export async function connectRobot(options, { event } = {}) {
         else if (a.kind === 'send_stream') holder.link?.stream(a.bytes);
         else if (a.kind === 'send_datagram') holder.link?.datagram(a.bytes);
         else if (a.kind === 'close') holder.link?.close(a.reason);
+        else if (a.kind === 'rtc_open') rtcOpen(a);
+        else if (a.kind === 'rtc_accept') rtcAccept(a);
       },
       event(e) {
         if (e.kind === 'link' && e.state === 'stopped') stopped(e);
@@ -60,6 +66,28 @@ export async function connectRobot(options, { event } = {}) {
     },
     { now: monotonic, ...clock },
   );
+
+  // A peer connection that cannot be made or answered counts as a failed one: the core opens a
+  // fresh one when its slot comes.
+  const rtcFailed = (error) => {
+    rtcError?.(error);
+    driver.input((now) => core.handleRtcState('failed', now));
+  };
+  function rtcOpen(a) {
+    if (!webrtc) return;
+    Promise.resolve()
+      .then(() => webrtc.open({ iceServers: a.iceServers, chs: a.chs }))
+      .then(
+        ({ sdp, tracks }) => driver.input((now) => core.handleRtcOffer(sdp, tracks, now)),
+        rtcFailed,
+      );
+  }
+  function rtcAccept(a) {
+    if (!webrtc) return;
+    Promise.resolve()
+      .then(() => webrtc.accept(a.sdp))
+      .catch(rtcFailed);
+  }
 
   const connect = () =>
     runLink(driver, core, holder, async () => {
@@ -81,6 +109,10 @@ export async function connectRobot(options, { event } = {}) {
       driver.input((now) => core.send(ch, payload, meta, ts, now)),
     ack: (ch, id) => driver.input((now) => core.ack(ch, id, now)),
     nack: (ch, id, code, message) => driver.input((now) => core.nack(ch, id, code, message, now)),
+    /** A track's media resumed after `gapMs` without any; true when rtc_stalled went out. */
+    mediaResumed: (ch, gapMs) => driver.input((now) => core.handleMediaResumed(ch, gapMs, now)),
+    /** The peer connection's state; 'failed' makes the core open a fresh one. */
+    rtcState: (state) => driver.input((now) => core.handleRtcState(state, now)),
     wants: (ch) => core.wants(ch),
     get welcomed() {
       return core.welcomed();

@@ -1,7 +1,7 @@
 // Types of `tether/cockpit-viewer` (web/glue/cockpit-viewer.js): a viewer's client.
 import type { DriverOptions } from './driver.js';
 import type { DataFrame, DecodeDataFrameResult, FrameError, Wire } from './wire.js';
-import type { PublishResult, ViewerEvent } from './cockpit-cores.js';
+import type { IceServer, PublishResult, RtcTrack, ViewerEvent } from './cockpit-cores.js';
 
 export type { PublishResult, ViewerEvent, ViewerState } from './cockpit-cores.js';
 
@@ -15,6 +15,26 @@ export interface ViewerOptions {
   frameError?: (e: FrameError) => void;
   clock?: DriverOptions;
   WebSocket?: new (url: string) => WebSocket;
+  /** WebRTC video: what holds the one recvonly peer connection (the cockpit's video-rtc.js). */
+  webrtc?: ViewerWebRtc;
+  /** `webrtc` failed a step (the core opens a fresh connection in its slot). */
+  rtcError?: (error: unknown) => void;
+}
+
+/** What holds a viewer's peer connection; the viewer session core drives it. */
+export interface ViewerWebRtc {
+  /** A fresh recvonly peer connection (closing any old one); resolves with its offer's SDP. */
+  open(options: { iceServers: IceServer[] }): Promise<string>;
+  /** The relay's answer to that offer. */
+  accept(sdp: string): Promise<void>;
+  /** A relay offer (a pull) applied; resolves with the answer's SDP. `tracks` are the watched
+   * robot's (none when `current` is false: the viewer switched robots meanwhile). */
+  answer(offer: {
+    sdp: string;
+    tracks: RtcTrack[];
+    robotId: string;
+    current: boolean;
+  }): Promise<string>;
 }
 
 export interface Viewer {
@@ -29,6 +49,10 @@ export interface Viewer {
   drive(vx: number, vy: number, wz: number): boolean;
   estop(): void;
   publish(ch: string, payload: Uint8Array, id: string): PublishResult;
+  /** Frames of a track channel shown since the last report (the core decides live and stalled). */
+  rtcMedia(ch: string, frames: number): void;
+  /** The peer connection's connectionState; 'failed' opens a fresh one. */
+  rtcState(state: string): void;
   /** Leaves for good. */
   close(): void;
 }

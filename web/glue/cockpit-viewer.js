@@ -5,6 +5,9 @@
 // This file runs it with the one driver (web/glue/driver.js), carries its actions out over
 // WebTransport when the relay offers it and the runtime has it, else over the relay's WebSocket
 // twin, and hands channel frames (decoded by the wire core) to the application. Bytes only.
+// WebRTC video goes through `webrtc`, which holds the one recvonly peer connection (the cockpit's
+// web/cockpit/src/panels/video-rtc.js): the core says when to open it and what to apply and
+// answer; the host reports the connection's state and the frames it shows (rtcState, rtcMedia).
 import { createViewerCore } from './cockpit-cores.js';
 import { pinnedHashes, readStream, runLink } from './cockpit-transport.js';
 import { createDriver } from './driver.js';
@@ -23,6 +26,7 @@ export function connectViewer(mod, wire, info, options = {}) {
     frame,
     frameError,
     clock,
+    webrtc,
     WebSocket: WebSocketImpl = globalThis.WebSocket,
   } = options;
   const core = createViewerCore(mod, { token });
@@ -36,11 +40,29 @@ export function connectViewer(mod, wire, info, options = {}) {
         else if (a.kind === 'send_datagram') holder.link?.datagram(a.bytes);
         else if (a.kind === 'send_stream') holder.link?.stream(a.bytes);
         else if (a.kind === 'close') holder.link?.close(a.reason);
+        else if (a.kind === 'rtc_open')
+          rtc(() => webrtc.open({ iceServers: a.iceServers }), 'handleRtcOffer');
+        else if (a.kind === 'rtc_accept') rtc(() => webrtc.accept(a.sdp));
+        else if (a.kind === 'rtc_answer') rtc(() => webrtc.answer(a), 'handleRtcAnswer');
       },
       event: (e) => event?.(e),
     },
     { now: Date.now, ...clock },
   );
+  // Runs one step of the peer connection; its SDP (if any) goes back to the core through `input`.
+  // A step that throws counts as a failed connection: the core opens a fresh one in its slot.
+  function rtc(step, input) {
+    if (!webrtc) return;
+    Promise.resolve()
+      .then(step)
+      .then(
+        (sdp) => input && driver.input((t) => core[input](sdp, t)),
+        (error) => {
+          options.rtcError?.(error);
+          driver.input((t) => core.handleRtcState('failed', t));
+        },
+      );
+  }
   const onFrame = (f) => frame?.(f);
   const onFrameError = (e) => frameError?.(e);
 
@@ -64,6 +86,10 @@ export function connectViewer(mod, wire, info, options = {}) {
     drive: (vx, vy, wz) => input((t) => core.drive(vx, vy, wz, t)),
     estop: () => input((t) => core.estop(t)),
     publish: (ch, payload, id) => input((t) => core.publish(ch, payload, id, t)),
+    /** Frames of a track channel shown since the last report. */
+    rtcMedia: (ch, frames) => input((t) => core.handleRtcMedia(ch, frames, t)),
+    /** The peer connection's connectionState. */
+    rtcState: (state) => input((t) => core.handleRtcState(state, t)),
     close() {
       input((t) => core.handleStop(t));
       driver.close();

@@ -3,16 +3,22 @@
 // twin). It publishes jpeg.v1 camera frames (real JPEGs, jpeg-js), costmap.zlib.v1,
 // voxels.zlib.v1, pose.json.v1, stats.json.v1 and a chat echo; the core sends only what some
 // viewer wants (the relay's subs snapshots) and runs the teleop safety chain whose command this
-// simulation obeys.
+// simulation obeys. With --webrtc it also has a video.webrtc.v1 camera, `front`: a stamped test
+// pattern encoded to H.264 by ffmpeg and sent over WebRTC through the relay's SFU (web/sfu/camera.js;
+// the relay needs --rtc-file).
 //
 // Run: deno run -A --unstable-net web/host/demo-robot.js [--relay http://127.0.0.1:7780]
 //        [--id demo-1] [--name "Demo rover"] [--token T] [--camera-hz 10] [--log-hz 2 --log-bytes 64]
 //        [--corrupt-costmap-every N]   (fault injection: every Nth costmap is cut short mid-stream)
 //        [--future-panel KIND]   (adds a page with a panel kind the cockpit does not know)
 //        [--ws]   (use the relay's WebSocket twin even where WebTransport is offered)
+//        [--webrtc [--webrtc-size 640x480] [--webrtc-fps 30] [--track-timeout-ms 30000]]
+//        [--control-stdin]   (test hook: lines "pause front" / "resume front" stop and restart
+//                             the WebRTC camera's media, as a camera outage would)
 import { createRequire } from 'node:module';
 import { deflateSync } from 'node:zlib';
 import { connectRobot } from '../glue/cockpit-robot.js';
+import { createCamera } from '../sfu/camera.js';
 
 const require = createRequire(import.meta.url);
 const { encode: encodeJpeg } = require('jpeg-js');
@@ -105,6 +111,35 @@ const manifest = {
   },
   pages: ['world', 'events', 'plot', ...(flags.futurePanel ? ['future'] : [])],
 };
+const [webrtcW, webrtcH] = flags.webrtcSize.split('x').map(Number);
+if (flags.webrtc) {
+  manifest.channels.push({ ch: 'front', encoding: 'video.webrtc.v1', delivery: 'latest' });
+  manifest.panels.push({ id: 'front', kind: 'video', title: 'WebRTC camera', channels: ['front'] });
+  manifest.layout.row[0] = { col: ['cam', 'front', 'drive'], shares: [3, 3, 1] };
+}
+
+// The WebRTC camera: the robot session core says when to make its peer connection (a fresh one per
+// relay session) and what to apply; the camera says when its connection fails and when its media
+// resumed after an outage (the core decides whether that needs rtc_stalled).
+let robot = null;
+const camera = flags.webrtc
+  ? await createCamera({
+      tracks: [{ ch: 'front', width: webrtcW, height: webrtcH, fps: flags.webrtcFps }],
+      onEvent(e) {
+        if (e.type === 'connection') {
+          console.log(`demo robot: WebRTC connection ${e.state}`);
+          robot?.rtcState(e.state);
+        } else if (e.type === 'resumed') {
+          const stalled = robot?.mediaResumed(e.ch, e.gapMs);
+          console.log(
+            `demo robot: camera ${e.ch} resumed after ${e.gapMs} ms${stalled ? ' (rtc_stalled sent)' : ''}`,
+          );
+        } else if (e.type === 'encoder_exit') {
+          console.error(`demo robot: the ${e.ch} encoder exited (${e.code}): ${e.stderr}`);
+        }
+      },
+    })
+  : null;
 // --- state ----------------------------------------------------------------------------------
 const pose = { x: 0, y: 0, z: 0, yaw: 0 };
 let command = { vx: 0, vy: 0, wz: 0, active: 0, floor: 0 }; // the safety chain's, from its events
@@ -114,7 +149,7 @@ let framesSent = 0;
 
 // The robot session: the core validates the manifest (an invalid one throws here, naming the
 // field), says hello, reconnects, and decides what is sent.
-const robot = await connectRobot(
+robot = await connectRobot(
   {
     relay: flags.relay,
     lane: flags.ws ? 'websocket' : 'auto',
@@ -123,9 +158,35 @@ const robot = await connectRobot(
     model: 'tether-sim',
     manifest,
     ...(flags.token ? { token: flags.token } : {}),
+    ...(camera ? { webrtc: camera, trackTimeoutMs: flags.trackTimeoutMs } : {}),
   },
-  { event: onEvent },
+  { event: onEvent, rtcError: (e) => console.error(`demo robot: WebRTC: ${e?.message ?? e}`) },
 );
+
+if (flags.controlStdin && camera) {
+  (async () => {
+    const lines = Deno.stdin.readable.pipeThrough(new TextDecoderStream());
+    let buffered = '';
+    for await (const chunk of lines) {
+      buffered += chunk;
+      let nl;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const [cmd, ch] = buffered.slice(0, nl).trim().split(/\s+/);
+        buffered = buffered.slice(nl + 1);
+        if (cmd === 'pause') {
+          camera.pause(ch);
+          console.log(`demo robot: camera ${ch} paused`);
+        } else if (cmd === 'resume') camera.resume(ch);
+      }
+    }
+  })().catch((e) => console.error(`demo robot: stdin: ${e.message}`));
+}
+
+for (const sig of ['SIGINT', 'SIGTERM'])
+  Deno.addSignalListener(sig, () => {
+    // ffmpeg is the camera's child: stop it by PID before leaving.
+    Promise.resolve(camera?.close()).finally(() => Deno.exit(0));
+  });
 
 function send(ch, payload, meta) {
   if (robot.send(ch, payload, meta ? { meta } : {}) === 'sent') framesSent++;
@@ -139,7 +200,7 @@ function onEvent(e) {
         console.error(`demo robot: session ended (${e.detail}); reconnecting`);
       else if (e.state === 'stopped') {
         console.error(`demo robot: stopped: ${e.code ?? ''} ${e.detail ?? ''}`);
-        Deno.exit(1);
+        Promise.resolve(camera?.close()).finally(() => Deno.exit(1));
       }
       return;
     case 'error':
@@ -155,6 +216,9 @@ function onEvent(e) {
       return;
     case 'publish':
       onPublish(e);
+      return;
+    case 'rtc':
+      console.log(`demo robot: WebRTC ${e.pc}`);
       return;
   }
 }
@@ -271,6 +335,11 @@ function parseFlags(args) {
     corruptCostmapEvery: 0,
     futurePanel: '',
     ws: false,
+    webrtc: false,
+    webrtcSize: '640x480',
+    webrtcFps: 30,
+    trackTimeoutMs: 30_000,
+    controlStdin: false,
   };
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
@@ -284,12 +353,15 @@ function parseFlags(args) {
     else if (a === '--log-bytes') f.logBytes = Number(v);
     else if (a === '--corrupt-costmap-every') f.corruptCostmapEvery = Number(v);
     else if (a === '--future-panel') f.futurePanel = v;
-    else if (a === '--ws') {
-      f.ws = true;
+    else if (a === '--webrtc-size') f.webrtcSize = v;
+    else if (a === '--webrtc-fps') f.webrtcFps = Number(v);
+    else if (a === '--track-timeout-ms') f.trackTimeoutMs = Number(v);
+    else if (a === '--ws' || a === '--webrtc' || a === '--control-stdin') {
+      f[{ '--ws': 'ws', '--webrtc': 'webrtc', '--control-stdin': 'controlStdin' }[a]] = true;
       continue;
     } else {
       console.error(
-        `demo robot: unknown flag ${a}; flags: --relay URL --id ID --name NAME --token T --camera-hz N --log-hz N --log-bytes N --corrupt-costmap-every N --future-panel KIND --ws`,
+        `demo robot: unknown flag ${a}; flags: --relay URL --id ID --name NAME --token T --camera-hz N --log-hz N --log-bytes N --corrupt-costmap-every N --future-panel KIND --ws --webrtc --webrtc-size WxH --webrtc-fps N --track-timeout-ms N --control-stdin`,
       );
       Deno.exit(2);
     }

@@ -7,12 +7,18 @@
 // cite cockpit-wire-protocol.md § Workarounds; web/host/README.md records which Deno 2.9 still
 // needs.
 //
-// Run: deno run -A --unstable-net web/host/relay.js [--port 7780] [--auth FILE]
+// Run: deno run -A --unstable-net web/host/relay.js [--port 7780] [--auth FILE] [--rtc-file FILE]
 //        [--static build/cockpit] [--unsafe-non-loopback --hostname ADDR]
+//
+// --rtc-file names the SFU (Cloudflare Realtime, or the local SFU of web/sfu/): the relay then
+// brokers WebRTC video, making the core's SFU calls with the Realtime client (web/glue/cockpit-sfu.js).
 import { loadCockpitRelay } from '../glue/cockpit-relay.js';
+import { createSfuCaller } from '../glue/cockpit-sfu.js';
 import { createWsLane } from '../glue/cockpit-ws-lane.js';
 import { createDriver } from '../glue/driver.js';
 import { loadWire } from '../glue/wire.js';
+import { createRealtimeClient } from '../sfu/client.js';
+import { parseRtcFile } from '../sfu/rtc-file.js';
 import { makeCertificate } from './cert.js';
 
 // Workaround 5: a rejected promise nobody awaited (Deno issue 28406, a closed browser tab) must
@@ -33,7 +39,8 @@ if (!loopback && !flags.unsafeNonLoopback) {
 }
 
 const authText = flags.auth ? await Deno.readTextFile(flags.auth) : '';
-const core = await loadCockpitRelay({ authText });
+const rtc = flags.rtcFile ? await readRtcFile(flags.rtcFile) : null;
+const core = await loadCockpitRelay({ authText, sfu: !!rtc, turn: !!rtc?.turnKeyId });
 const wire = await loadWire();
 const started = performance.now();
 const now = () => Math.floor(performance.now() - started);
@@ -52,6 +59,7 @@ const driver = createDriver(
   core,
   {
     perform(a) {
+      if (sfu?.perform(a)) return;
       const s = sessions.get(a.session);
       if (s) (s.kind === 'wt' ? performWt : performWs)(s, a);
     },
@@ -62,6 +70,23 @@ const driver = createDriver(
   },
 );
 const input = (fn) => driver.input(fn);
+const sfu = rtc ? createSfuCaller(core, driver, createRealtimeClient(rtc)) : null;
+
+async function readRtcFile(path) {
+  let text;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (e) {
+    console.error(`tether relay: cannot read the rtc file ${path}: ${e.message}`);
+    Deno.exit(2);
+  }
+  const parsed = parseRtcFile(text, { source: `the rtc file ${path}` });
+  if (!parsed.ok) {
+    console.error(`tether relay: ${parsed.error}`);
+    Deno.exit(2);
+  }
+  return parsed.rtc;
+}
 
 function performWt(s, a) {
   switch (a.kind) {
@@ -424,11 +449,13 @@ async function listen(hostname, wanted) {
 
 console.log(
   `tether relay ready: http://${host}:${port} (WebTransport ${info.wtUrl}, cert sha-256 ${cert.hex}, ` +
-    `WebSocket ${info.wsUrl}/ws/{robot,viewer}, auth ${flags.auth ? 'on' : 'off'})`,
+    `WebSocket ${info.wsUrl}/ws/{robot,viewer}, auth ${flags.auth ? 'on' : 'off'}, ` +
+    `WebRTC ${rtc ? `via ${rtc.baseUrl}${rtc.turnKeyId ? ' with TURN' : ''}` : 'off'})`,
 );
 
 for (const sig of ['SIGINT', 'SIGTERM']) {
   Deno.addSignalListener(sig, () => {
+    sfu?.close();
     driver.close();
     endpoint.close();
     server.shutdown().finally(() => Deno.exit(0));
@@ -440,6 +467,7 @@ function parseFlags(args) {
     port: 7780,
     hostname: '127.0.0.1',
     auth: '',
+    rtcFile: '',
     static: 'build/cockpit',
     unsafeNonLoopback: false,
     verbose: false,
@@ -453,12 +481,13 @@ function parseFlags(args) {
     if (a === '--port') f.port = Number(next());
     else if (a === '--hostname') f.hostname = next();
     else if (a === '--auth') f.auth = next();
+    else if (a === '--rtc-file') f.rtcFile = next();
     else if (a === '--static') f.static = next().replace(/\/+$/, '');
     else if (a === '--unsafe-non-loopback') f.unsafeNonLoopback = true;
     else if (a === '--verbose') f.verbose = true;
     else {
       console.error(
-        `tether relay: unknown flag ${a}; flags: --port N --hostname ADDR --auth FILE --static DIR --unsafe-non-loopback --verbose`,
+        `tether relay: unknown flag ${a}; flags: --port N --hostname ADDR --auth FILE --rtc-file FILE --static DIR --unsafe-non-loopback --verbose`,
       );
       Deno.exit(2);
     }

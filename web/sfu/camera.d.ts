@@ -29,9 +29,25 @@ export interface CameraTrackStats {
   lastPacketAt: number | null;
 }
 
+export interface CameraOffer {
+  sdp: string;
+  tracks: { mid: string; ch: string }[];
+}
+
 export interface Camera {
-  /** The robot's one offer: SDP with candidates, and which mid carries which channel (rtc_offer's tracks). */
-  offer(): Promise<{ sdp: string; tracks: { mid: string; ch: string }[] }>;
+  /**
+   * A fresh peer connection for the track channels `chs` (all by default) with `iceServers`,
+   * closing any old one (the robot SDK's rtc_open): its offer, SDP with candidates and which mid
+   * carries which channel (rtc_offer's tracks).
+   */
+  open(options?: {
+    iceServers?: { urls: string | string[]; username?: string; credential?: string }[];
+    chs?: string[];
+  }): Promise<CameraOffer>;
+  /** The relay's answer to the last offer (rtc_accept). */
+  accept(sdp: string): Promise<void>;
+  /** open() with its defaults. */
+  offer(): Promise<CameraOffer>;
   applyAnswer(sdp: string): Promise<void>;
   readonly connectionState: string;
   /** Stops a track's media and its encoder. */

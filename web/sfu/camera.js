@@ -39,35 +39,68 @@ export async function createCamera({
 }) {
   if (!Array.isArray(tracks) || !tracks.length)
     throw new Error('createCamera: tracks lists at least one {ch}');
-  const pc = createPeer({ address, iceServers });
-  pc.connectionStateChange.subscribe((state) => onEvent({ type: 'connection', state }));
+  // Under Deno, werift's ICE agent needs the interface list; without it every connection fails
+  // quietly after "connecting".
+  const sys = { name: 'sys', kind: 'networkInterfaces' };
+  const perms = globalThis.Deno?.permissions;
+  if (
+    perms &&
+    perms.querySync(sys).state !== 'granted' &&
+    perms.requestSync(sys).state !== 'granted'
+  )
+    throw new Error(
+      'createCamera: Deno denies the network interface list, which WebRTC needs: run with --allow-sys=networkInterfaces',
+    );
   const byCh = new Map();
   for (const spec of tracks) {
     if (byCh.has(spec.ch)) throw new Error(`createCamera: channel ${spec.ch} is listed twice`);
-    const t = new CameraTrack(spec, ffmpeg, onEvent);
-    t.transceiver = pc.addTransceiver(t.track, { direction: 'sendonly' });
-    byCh.set(spec.ch, t);
+    byCh.set(spec.ch, new CameraTrack(spec, ffmpeg, onEvent));
   }
   await Promise.all([...byCh.values()].map((t) => t.open()));
   const track = (ch) =>
     byCh.get(ch) ?? fail(`no camera track ${ch}; the tracks are ${[...byCh.keys()].join(', ')}`);
+  let pc = null; // the current peer connection: a fresh one per offer
   let closed = false;
 
+  /** A fresh peer connection for `chs`, replacing any old one; resolves with its offer. */
+  async function open({ iceServers: servers = iceServers, chs = [...byCh.keys()] } = {}) {
+    if (closed) throw new Error('the camera is closed');
+    const list = chs.map(track);
+    const old = pc;
+    pc = createPeer({ address, iceServers: servers });
+    await old?.close().catch(() => {});
+    const mine = pc;
+    mine.connectionStateChange.subscribe((state) => {
+      if (pc === mine) onEvent({ type: 'connection', state });
+    });
+    for (const t of byCh.values()) t.attach(null);
+    for (const t of list) t.attach(mine.addTransceiver(t.attach(), { direction: 'sendonly' }));
+    await mine.setLocalDescription(await mine.createOffer());
+    return {
+      sdp: keepCandidatesOn(mine.localDescription.sdp, address),
+      tracks: list.map((t) => ({ mid: t.transceiver.mid, ch: t.ch })),
+    };
+  }
+  async function accept(sdp) {
+    if (!pc) throw new Error('the camera has no offer out: open() first');
+    await pc.setRemoteDescription({ type: 'answer', sdp });
+  }
+
   return {
-    /** The robot's one offer: its SDP (non-trickle, candidates included) and which mid carries which channel. */
-    async offer() {
-      await pc.setLocalDescription(await pc.createOffer());
-      return {
-        sdp: keepCandidatesOn(pc.localDescription.sdp, address),
-        tracks: [...byCh.values()].map((t) => ({ mid: t.transceiver.mid, ch: t.ch })),
-      };
-    },
+    /**
+     * A fresh peer connection for the track channels `chs` (all by default) with `iceServers`,
+     * closing any old one: the robot SDK's rtc_open (web/glue/cockpit-robot.js). Resolves with
+     * its offer: {sdp, tracks: [{mid, ch}]}, as rtc_offer carries it.
+     */
+    open,
+    /** The relay's answer to the last offer (rtc_accept). */
+    accept,
+    /** The robot's one offer on a fresh connection with every track (open() with its defaults). */
+    offer: () => open(),
     /** The relay's answer to that offer. */
-    async applyAnswer(sdp) {
-      await pc.setRemoteDescription({ type: 'answer', sdp });
-    },
+    applyAnswer: accept,
     get connectionState() {
-      return pc.connectionState;
+      return pc?.connectionState ?? 'new';
     },
     /** Stops a track's media and its encoder (a camera outage). */
     pause: (ch) => track(ch).pause(),
@@ -79,7 +112,7 @@ export async function createCamera({
       if (closed) return;
       closed = true;
       for (const t of byCh.values()) t.close();
-      await pc.close().catch(() => {});
+      await pc?.close().catch(() => {});
     },
   };
 }
@@ -102,7 +135,8 @@ class CameraTrack {
     this.ffmpegPath = ffmpeg;
     this.onEvent = onEvent;
     this.draw = createDrawer(this.layout);
-    this.track = new MediaStreamTrack({ kind: 'video' });
+    this.track = null; // the sendonly track of the current peer connection, if it carries this one
+    this.transceiver = null;
     this.counter = 0;
     this.encoder = null;
     this.timer = null;
@@ -115,6 +149,17 @@ class CameraTrack {
     this.tsOffset = 0;
     this.rebase = true;
     this.s = { framesSent: 0, framesSkipped: 0, rtpPackets: 0, rtpBytes: 0, encoderStarts: 0 };
+  }
+
+  /**
+   * Without an argument: a fresh track for a new peer connection (returned). With its transceiver:
+   * the packets go there from now on. With null: nothing carries them.
+   */
+  attach(transceiver) {
+    if (transceiver === undefined) return (this.track = new MediaStreamTrack({ kind: 'video' }));
+    this.transceiver = transceiver;
+    if (transceiver === null) this.track = null;
+    return transceiver;
   }
 
   async open() {
@@ -148,7 +193,7 @@ class CameraTrack {
     this.lastPacketAt = now;
     this.s.rtpPackets++;
     this.s.rtpBytes += buf.length;
-    this.track.writeRtp(packet);
+    this.track?.writeRtp(packet);
   }
 
   start() {

@@ -6,12 +6,12 @@ import { repoDir } from './fixtures.mjs';
 
 const deno = join(repoDir, 'node_modules/.bin/deno'); // the real binary: its PID is Deno's
 const env = { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' };
-const PERMS = ['--no-lock', '--no-prompt', '--unstable-net', '--allow-net=127.0.0.1', `--allow-read=${repoDir},/tmp`, '--allow-write=/tmp', '--allow-run=openssl', '--allow-env'];
+const PERMS = ['--no-lock', '--no-prompt', '--unstable-net', '--allow-net=127.0.0.1', `--allow-read=${repoDir},/tmp`, '--allow-write=/tmp', '--allow-run=openssl,ffmpeg', '--allow-sys=networkInterfaces', '--allow-env'];
 const children = new Set();
 
-/** Starts a Deno script; resolves once a stdout line matches `ready` (with the match). */
-export function startDeno(script, args, ready, timeoutMs = 60_000) {
-  const child = spawn(deno, ['run', ...PERMS, script, ...args], { cwd: repoDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts a Deno script; resolves once a stdout line matches `ready` (with the match). `stdin: 'pipe'` keeps its stdin open for the test to write to. */
+export function startDeno(script, args, ready, timeoutMs = 60_000, { stdin = 'ignore' } = {}) {
+  const child = spawn(deno, ['run', ...PERMS, script, ...args], { cwd: repoDir, env, stdio: [stdin, 'pipe', 'pipe'] });
   children.add(child);
   child.output = '';
   child.errors = '';
@@ -41,8 +41,8 @@ export async function startRelay(args = []) {
   return relay;
 }
 
-export function startRobot(http, args = []) {
-  return startDeno('web/host/demo-robot.js', ['--relay', http, ...args], /welcomed by/);
+export function startRobot(http, args = [], options = {}) {
+  return startDeno('web/host/demo-robot.js', ['--relay', http, ...args], /welcomed by/, 60_000, options);
 }
 
 /** Runs a Deno client to completion and returns its last stdout line as JSON. */

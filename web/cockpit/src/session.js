@@ -2,10 +2,14 @@
 // (src/cockpit/viewer_session.hpp) run by web/glue/cockpit-viewer.js; this file only keeps what the
 // core reported in one `state` object for the panels, and hands operator actions to the core.
 import { connectViewer } from '../../glue/cockpit-viewer.js';
+import { RtcVideo } from './panels/video-rtc.js';
 
 export class ViewerSession {
   #viewer;
   #listener;
+
+  /** The session's one WebRTC peer connection (video panels show its tracks). */
+  rtc = new RtcVideo();
 
   state = {
     link: { state: 'idle' },
@@ -28,6 +32,8 @@ export class ViewerSession {
     this.#listener = listener;
     this.#viewer = connectViewer(mod, wire, info, {
       token,
+      webrtc: this.rtc,
+      rtcError: (e) => console.warn('tether cockpit: WebRTC', e),
       event: (e) => this.#apply(e),
       frame: onFrame,
       frameError: (error) => {
@@ -38,7 +44,13 @@ export class ViewerSession {
   }
 
   start() {
+    this.rtc.onState = (s) => this.#viewer.rtcState(s);
     this.#viewer.start();
+  }
+
+  /** Frames a video panel showed on a track channel since its last report. */
+  rtcMedia(ch, frames) {
+    this.#viewer.rtcMedia(ch, frames);
   }
 
   get transport() {
@@ -98,5 +110,6 @@ export class ViewerSession {
 
   close() {
     this.#viewer.close();
+    this.rtc.close();
   }
 }
