@@ -172,7 +172,8 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
       b.type = 'button';
       b.textContent = `${c.ch} · ${c.encoding} · ${c.dir}`;
       b.disabled = c.dir !== 'rx';
-      if (c.dir === 'rx' && !ui.replay) {
+      // Media tracks (video.webrtc.v1) carry no frames to record.
+      if (c.dir === 'rx' && !ui.replay && decode.encodingKind(c.encoding) !== 'track') {
         const pick = Object.assign(document.createElement('input'), {
           type: 'checkbox',
           checked: true,
