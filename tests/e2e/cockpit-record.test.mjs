@@ -249,7 +249,9 @@ test('a file that is not an indexed MCAP is refused by name and the live cockpit
     /not-mcap\.mcap is not a readable MCAP file \(.+\); open an indexed \.mcap file/,
   );
   // A recording cut short (its summary and footer gone) is refused the same way.
-  const whole = readFileSync(`${artifacts}recording.mcap`);
+  const bad = `${artifacts}one-bad.mcap`;
+  await writeLargeRecording(bad, { seconds: 2, hz: 10, padBytes: 1, corruptAt: 5 });
+  const whole = readFileSync(bad);
   const cut = `${artifacts}cut.mcap`;
   writeFileSync(cut, whole.subarray(0, whole.length >> 1));
   await page.setInputFiles('#open-mcap', cut);
@@ -259,8 +261,21 @@ test('a file that is not an indexed MCAP is refused by name and the live cockpit
     null,
     { timeout: 20000 },
   );
-  // Still live: the map keeps its pose and the panels are the robot's.
+  // Still live: the panels are the robot's.
   assert.equal(await page.$$eval('.panel', (els) => els.length), 5);
+  // A valid file with one unreadable message: it is skipped and counted, the rest replays.
+  await page.setInputFiles('#open-mcap', bad);
+  await page.waitForFunction(
+    () =>
+      document.querySelector('#timeline').dataset.playing === 'false' &&
+      document.querySelector('#timeline').dataset.positionMs !== '0',
+    null,
+    { timeout: 20000 },
+  );
+  assert.equal(await page.textContent('.replay-bad'), '1 unreadable messages skipped');
+  assert.match(await page.textContent('.stats-list'), /i\s*19/);
+  // The bad stats message went to the panel's decoder, which counted it and kept its last value.
+  assert.equal(await page.$eval('#status-errors', (e) => e.dataset.decodeErrors), '1');
   assert.deepEqual(problems, []);
   await context.close();
 });

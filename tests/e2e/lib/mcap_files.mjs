@@ -37,7 +37,7 @@ export async function indexedReader(path) {
  */
 export async function writeLargeRecording(
   path,
-  { seconds = 600, hz = 100, padBytes = 600, chunkBytes = 256 << 10 } = {},
+  { seconds = 600, hz = 100, padBytes = 600, chunkBytes = 256 << 10, corruptAt = -1 } = {},
 ) {
   const fh = await open(path, 'w');
   let pos = 0n;
@@ -79,6 +79,27 @@ export async function writeLargeRecording(
     ]),
   });
   const t0 = 1_700_000_000_000_000_000n;
+  if (corruptAt >= 0) {
+    const poseSchema = await w.registerSchema({
+      name: 'foxglove.PoseInFrame',
+      encoding: 'jsonschema',
+      data: enc.encode('{}'),
+    });
+    const pose = await w.registerChannel({
+      topic: 'pose',
+      schemaId: poseSchema,
+      messageEncoding: 'json',
+      metadata: new Map([['tether.encoding', 'pose.json.v1']]),
+    });
+    const t = t0 + 1n;
+    await w.addMessage({
+      channelId: pose,
+      sequence: 0,
+      logTime: t,
+      publishTime: t,
+      data: enc.encode('{"pose": {"posi'),
+    });
+  }
   const pad = 'p'.repeat(padBytes);
   const n = seconds * hz;
   for (let i = 0; i < n; i++) {
@@ -88,7 +109,8 @@ export async function writeLargeRecording(
       sequence: i,
       logTime: t,
       publishTime: t,
-      data: enc.encode(JSON.stringify({ i, pad })),
+      // corruptAt: that message is not JSON, and a pose message in Foxglove's form is cut short.
+      data: enc.encode(i === corruptAt ? '{"i": ' : JSON.stringify({ i, pad })),
     });
   }
   await w.end();

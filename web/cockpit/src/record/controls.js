@@ -145,7 +145,9 @@ function renderTimeline(host, p, name) {
   });
   const label = document.createElement('span');
   label.textContent = `replay: ${name}`;
-  timeline.replaceChildren(label, play, speed, scrub, at, live);
+  const bad = document.createElement('span');
+  bad.className = 'replay-bad';
+  timeline.replaceChildren(label, play, speed, scrub, at, bad, live);
   const timer = setInterval(() => {
     const ms = Number(p.position - p.start) / 1e6;
     if (document.activeElement !== scrub) scrub.value = String(Math.round(ms));
@@ -154,6 +156,7 @@ function renderTimeline(host, p, name) {
     timeline.dataset.playing = String(p.playing);
     timeline.dataset.positionMs = String(Math.round(ms));
     timeline.dataset.bytesRead = String(p.readable.bytesRead);
+    bad.textContent = p.badMessages ? `${p.badMessages} unreadable messages skipped` : '';
   }, 100);
 }
 

@@ -113,9 +113,18 @@ export class Player {
     return c.mapping.fromMcap(m.data, header, this.#wire);
   }
 
+  /** Messages the file holds that could not become frames (bad JSON, a bad tether frame). */
+  badMessages = 0;
+
   #deliver(m) {
-    const f = this.#frame(m);
+    let f = null;
+    try {
+      f = this.#frame(m);
+    } catch {
+      f = null; // a message this cockpit cannot read: counted and skipped, the replay goes on
+    }
     if (f) this.#emit(f, m);
+    else if (this.#channels.has(m.channelId)) this.badMessages++;
   }
 
   /** Shows the state at `position` (ns, bigint): each channel's last message at or before it. */

@@ -53,6 +53,9 @@ export class Recorder {
   async #open({ manifest, robotId, channels, wire, decode }) {
     this.wire = wire;
     const dir = await navigator.storage.getDirectory();
+    // Only the newest recording stays in the browser: the one before was offered for download.
+    for await (const [name] of dir.entries())
+      if (name.endsWith('.mcap')) await dir.removeEntry(name).catch(() => {});
     this.name = `${robotId}-${new Date().toISOString().replace(/[:.]/g, '-')}.mcap`;
     this.#handle = await dir.getFileHandle(this.name, { create: true });
     this.#stream = await this.#handle.createWritable();
