@@ -98,6 +98,10 @@ test('layout edits: remove collapses, swap, add, shares', () => {
   assert.equal(swapPanels(demo, 'map', 'cam').row[1], 'cam');
   assert.deepEqual(addPanel(demo, 'log-1'), { row: [...demo.row, 'log-1'], shares: [2, 3, 1, 2] });
   assert.deepEqual(addPanel('cam', 'x'), { row: ['cam', 'x'], shares: [3, 1] });
+  // A manifest whose main tab places nothing has a null layout.
+  assert.equal(removePanel(null, 'x'), null);
+  assert.equal(swapPanels(null, 'a', 'b'), null);
+  assert.equal(addPanel(null, 'x'), 'x');
   assert.deepEqual(setShares(demo, [0], [1, 1]).row[0], { col: ['cam', 'drive'], shares: [1, 1] });
   assert.deepEqual(setShares(demo, [], [0, 2, 1]).shares, [0.1, 2, 1]); // never zero
 });

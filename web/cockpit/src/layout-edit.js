@@ -14,6 +14,7 @@ const sharesOf = (n) => n.shares ?? kids(n).map(() => 1);
 
 /** The tree without panel `id`; a container left with one child becomes that child. */
 export function removePanel(node, id) {
+  if (node === null) return null; // a manifest may place nothing on the main tab
   if (isLeaf(node)) return node === id ? null : node;
   const items = [];
   const shares = [];
@@ -31,6 +32,7 @@ export function removePanel(node, id) {
 
 /** The tree with panels `a` and `b` in each other's places. */
 export function swapPanels(node, a, b) {
+  if (node === null) return null;
   if (isLeaf(node)) return node === a ? b : node === b ? a : node;
   return withKids(
     node,
