@@ -14,9 +14,11 @@ let recorder = null;
 let untap = null;
 let ticker = null;
 let player = null;
+let starting = false;
 
 /** Starts recording, or stops and offers the file. */
 export async function toggleRecording(host) {
+  if (starting) return; // a second press while the file opens
   const status = $('#recording');
   const button = $('#record');
   status.hidden = false;
@@ -53,10 +55,12 @@ export async function toggleRecording(host) {
     status.textContent = 'Watch a robot and tick the channels to record first.';
     return;
   }
+  const robotId = host.robotId();
+  starting = true;
   try {
     recorder = await Recorder.start({
       manifest,
-      robotId: host.robotId(),
+      robotId,
       channels,
       wire: host.wire,
       decode: host.decode,
@@ -64,11 +68,17 @@ export async function toggleRecording(host) {
   } catch (e) {
     status.textContent = `could not start recording: ${e.message}`;
     return;
+  } finally {
+    starting = false;
   }
   const started = performance.now();
   const r = recorder;
   host.setRecording(channels);
-  untap = host.addTap((frame) => r.add(frame, performance.timeOrigin + performance.now()));
+  // One robot per file: frames after a switch to another robot are not this recording's.
+  untap = host.addTap(
+    (frame) =>
+      host.robotId() === robotId && r.add(frame, performance.timeOrigin + performance.now()),
+  );
   button.textContent = 'Stop recording';
   button.setAttribute('aria-pressed', 'true');
   ticker = setInterval(() => {
