@@ -229,6 +229,17 @@ test('seeking in a large recording reads its index and the chunks it needs, not 
     `read ${read} bytes of ${size}; bound ${bound} (summary ${summaryBytes}, chunk ≤ ${maxChunk})`,
   );
   assert.ok(read < size / 20, `read ${read} of ${size}`);
+  // The plot works in replay as it does live: it follows stats.i from the position on.
+  await page.click('#replay-play'); // play on
+  await page.getByRole('tab', { name: 'Plot' }).click();
+  await page.waitForFunction(
+    (m) => {
+      const s = JSON.parse(document.querySelector('.panel-plot')?.dataset.series ?? '[]')[0];
+      return s?.n >= 3 && s.last > m;
+    },
+    middle,
+    { timeout: 20000 },
+  );
   assert.deepEqual(problems, []);
   await context.close();
 });

@@ -54,8 +54,12 @@ export async function writeLargeRecording(
   const manifest = {
     version: 1,
     channels: [{ ch: 'stats', encoding: 'stats.json.v1', delivery: 'latest' }],
-    panels: [{ id: 'health', kind: 'stats', title: 'Stats', channels: ['stats'] }],
+    panels: [
+      { id: 'health', kind: 'stats', title: 'Stats', channels: ['stats'] },
+      { id: 'plot', kind: 'plot', title: 'Plot', channels: ['stats'], params: { paths: ['stats.i'] } },
+    ],
     layout: 'health',
+    pages: ['plot'],
   };
   await w.addMetadata({
     name: 'tether.manifest',
