@@ -4,15 +4,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseMessagePath, valueAt } from '../../web/cockpit/src/panels/message-path.js';
 import { levelOf, logEntry } from '../../web/cockpit/src/panels/log-entry.js';
-import {
-  MAX_SHARED_CHARS,
-  addPanel,
-  decodeShared,
-  encodeShared,
-  removePanel,
-  setShares,
-  swapPanels,
-} from '../../web/cockpit/src/layout-edit.js';
+import { addPanel, removePanel, setShares, swapPanels } from '../../web/cockpit/src/layout-edit.js';
+import { MAX_SHARED_CHARS, decodeShared, encodeShared } from '../../web/cockpit/src/layout-link.js';
 
 test('message paths: the longest channel prefix, then keys and indexes', () => {
   const chans = ['pose', 'stats', 'a', 'a.b'];

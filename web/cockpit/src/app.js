@@ -247,8 +247,9 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
   }
 
   $('#robot').addEventListener('change', (e) => e.target.value && session.watch(e.target.value));
-  $('#layout-edit').addEventListener('click', (e) => {
-    owner.editing = !owner.editing;
+  $('#layout-edit').addEventListener('click', async (e) => {
+    if (owner.editing) owner.editing = false;
+    else await owner.startEditing();
     $('#layout-link').hidden = true;
     e.target.setAttribute('aria-pressed', String(owner.editing));
     e.target.textContent = owner.editing ? 'Done' : 'Edit layout';
