@@ -56,7 +56,13 @@ export async function writeLargeRecording(
     channels: [{ ch: 'stats', encoding: 'stats.json.v1', delivery: 'latest' }],
     panels: [
       { id: 'health', kind: 'stats', title: 'Stats', channels: ['stats'] },
-      { id: 'plot', kind: 'plot', title: 'Plot', channels: ['stats'], params: { paths: ['stats.i'] } },
+      {
+        id: 'plot',
+        kind: 'plot',
+        title: 'Plot',
+        channels: ['stats'],
+        params: { paths: ['stats.i'] },
+      },
     ],
     layout: 'health',
     pages: ['plot'],
