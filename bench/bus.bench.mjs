@@ -2,6 +2,10 @@
 // implementation of exactly the same checks (bench/bus.bench.mjs: plainParse), and a full bus
 // receive (parse, identity binding, history, delivery to a handler) beside JSON.parse + plainParse
 // + the handler. Same inputs, same run; ratios are tether / plain JS (above 1 means faster).
+//
+// Timing: the two sides alternate short rounds and each keeps its best, measured in this
+// process's CPU time (process.cpuUsage), so other jobs on a shared machine slow neither side's
+// best round much and never one side alone. BUS_BENCH_ROUNDS sets the rounds (default 9).
 import { performance } from 'node:perf_hooks';
 import { loadBus } from '@tether-rt/tether/bus';
 
@@ -53,17 +57,35 @@ const inputs = [
   ['file_chunk (64 KiB base64)', mk('file_chunk', 'me', { transferId: 't1', index: 3, totalChunks: 9, data: Buffer.alloc(65536, 7).toString('base64') })],
 ];
 
-function rate(fn, budgetMs = 400) {
-  for (let i = 0; i < 200; i++) fn(); // warm-up
+const ROUNDS = Number(process.env.BUS_BENCH_ROUNDS ?? 9);
+const ROUND_MS = 40;
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+// Calls per second of CPU time in one round of about ROUND_MS.
+function round(fn) {
   let n = 0;
-  const t0 = performance.now();
-  let t = t0;
-  while (t - t0 < budgetMs) {
-    for (let i = 0; i < 100; i++) fn();
-    n += 100;
-    t = performance.now();
+  const w0 = performance.now();
+  const c0 = cpuMs();
+  do {
+    for (let i = 0; i < 50; i++) fn();
+    n += 50;
+  } while (performance.now() - w0 < ROUND_MS);
+  return (n / Math.max(cpuMs() - c0, 1e-3)) * 1000;
+}
+
+// Alternating rounds of both sides; each side's best.
+function race(a, b) {
+  for (let i = 0; i < 300; i++) a(), b(); // warm-up
+  let bestA = 0;
+  let bestB = 0;
+  for (let r = 0; r < ROUNDS; r++) {
+    bestA = Math.max(bestA, round(a));
+    bestB = Math.max(bestB, round(b));
   }
-  return (n / (t - t0)) * 1000;
+  return [bestA, bestB];
 }
 
 const fmt = (n, d = 0) => Number(n).toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
@@ -72,9 +94,11 @@ for (const [name, text] of inputs) {
   const a = api.parseEnvelope(text);
   const b = plainParse(text);
   if (!a.ok || !b.ok || JSON.stringify(a.envelope) !== JSON.stringify(b.envelope)) throw new Error(`bus bench: implementations disagree on ${name}`);
-  const w = rate(() => api.parseEnvelope(text));
-  const j = rate(() => plainParse(text));
-  rows.push([`parse+validate ${name}`, fmt(w), fmt(j), fmt(w / j, 2)]);
+  const [w, j] = race(
+    () => api.parseEnvelope(text),
+    () => plainParse(text),
+  );
+  rows.push([`parse+validate ${name}`, fmt(w), fmt(j), fmt(w / j, 2), '']);
 }
 
 // Full receive path: one bus receiving on a transport endpoint, delivering to a handler.
@@ -111,20 +135,25 @@ const ack = mk('ack', 'me', { messageId: 'm-unknown', ok: true });
 for (const [name, live] of [['chat', inputs[0][1]], ['command 4 KiB', command4k], ['ack (read by the core)', ack], ['file_chunk 64 KiB', inputs[3][1]]]) {
   handlers[0].text('peer-origin', live);
   if (JSON.stringify(lastDelivered) !== JSON.stringify(plainParse(live).envelope)) throw new Error(`bus bench: the bus delivered another envelope for ${name}`);
-  const recv = rate(() => handlers[0].text('peer-origin', live));
-  const recvJs = rate(() => {
-    const r = plainParse(live);
-    if (r.ok) onMsg(r.envelope);
-  });
-  rows.push([`receive ${name} via bus (bind, history, deliver)`, fmt(recv), fmt(recvJs), fmt(recv / recvJs, 2)]);
+  const [recv, recvJs] = race(
+    () => handlers[0].text('peer-origin', live),
+    () => {
+      const r = plainParse(live);
+      if (r.ok) onMsg(r.envelope);
+    },
+  );
+  // The target (issue 20): a bus receive at least as fast as plain JS's parse-and-check.
+  rows.push([`receive ${name} via bus (bind, history, deliver)`, fmt(recv), fmt(recvJs), fmt(recv / recvJs, 2), '>= 1.00']);
 }
 bus.close();
 if (delivered === 0 || plainDelivered === 0) throw new Error('bus bench: nothing was delivered');
 
-const head = ['measure (ops/s)', 'tether (WASM)', 'plain JS', 'ratio'];
+const head = ['measure (ops per CPU-s)', 'tether (WASM)', 'plain JS', 'ratio', 'target'];
 const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
 const line = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ');
-console.log('\nbus envelopes (Node, one run; plain JS applies the same checks without the state machine)');
+console.log(
+  `\nbus envelopes (Node, one run, best of ${ROUNDS} alternating rounds in CPU time; plain JS applies the same checks without the state machine)`,
+);
 console.log(line(head));
 console.log(widths.map((w) => '-'.repeat(w)).join('  '));
 for (const r of rows) console.log(line(r));

@@ -45,25 +45,25 @@ Decisions decisions() {
   FileId id = sha256(ByteView(std::string_view("bench")));
   Offer offer = make_offer(id, "b", "x/y", FileShape{n, 1, n}, hashes).value();
   Swarm s = std::move(Swarm::fetch(offer, 0, {}, 0).value());
-  s.take_actions();
+  drain_actions(s);
   // Assemble the manifest from pages, as a real fetch does.
   for (std::uint32_t p = 0; p < offer.pages; ++p) {
     ManifestPage page{id, p, offer.pages, offer.page_size, *offer.chunk_hashes_hash, {}};
     const std::uint32_t first = p * offer.page_size;
     for (std::uint32_t i = first; i < std::min(n, first + offer.page_size); ++i) page.hashes.push_back(hashes[i]);
-    s.on_message(0, page, true, 0);
+    s.handle_message(0, page, true, 0);
   }
-  s.take_actions();
-  s.begin_download(Bitfield(n), 0);
-  s.take_actions();
+  drain_actions(s);
+  s.handle_resume_done(Bitfield(n), 0);
+  drain_actions(s);
   // 8 seeders and 8 partial peers holding a random half each.
   SeededRng rng(7);
   for (std::uint32_t p = 0; p < peers; ++p) {
-    s.add_peer(p, PeerCaps{true, 262'144}, 0);
+    s.handle_peer_open(p, PeerCaps{true, 262'144}, 0);
     Bitfield b(n);
     for (std::uint32_t i = 0; i < n; ++i)
       if (p < 8 || rng.below(2)) b.set(i);
-    s.on_message(p, Announce{id, n, b.to_wire()}, true, 0);
+    s.handle_message(p, Announce{id, n, b.to_wire()}, true, 0);
   }
   out.setup_s = seconds_since(t0);
   out.bytes_per_chunk = double(s.memory_bytes()) / n;
@@ -72,7 +72,7 @@ Decisions decisions() {
   // Scheduler: each decision is a planned request, its acceptance, and its chunk arriving
   // (verified, recorded, a swarm_have emitted, the next request planned).
   std::vector<SendRequest> pending;
-  for (auto& a : s.take_actions())
+  for (auto& a : drain_actions(s))
     if (auto* r = std::get_if<SendRequest>(&a)) pending.push_back(*r);
   const std::uint32_t target = 400'000;
   std::uint32_t done = 0;
@@ -81,11 +81,11 @@ Decisions decisions() {
   while (done < target && !pending.empty()) {
     std::vector<SendRequest> next;
     for (const auto& r : pending) {
-      s.on_send_result(r.token, true, now);
+      s.handle_send_result(r.token, true, now);
       const std::uint8_t v = std::uint8_t(r.index & 255);
-      s.on_chunk(r.to, r.index, ByteView(&v, 1), now + 1);
+      s.handle_chunk(r.to, r.index, ByteView(&v, 1), now + 1);
       ++done;
-      for (auto& a : s.take_actions())
+      for (auto& a : drain_actions(s))
         if (auto* q = std::get_if<SendRequest>(&a)) next.push_back(*q);
     }
     pending.swap(next);

@@ -2,6 +2,7 @@
 // JSON text (shaped by src/bus/json_out.cpp) and typed-memory views out; every decision is made
 // by src/bus. The JS wrapper with the public API is web/glue/bus.js.
 #include <emscripten/bind.h>
+#include <emscripten/emscripten.h>
 #include <emscripten/val.h>
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "bus/bus.hpp"
 #include "bus/json_out.hpp"
@@ -47,12 +50,82 @@ std::string bad_type(const std::string& type) {
 }
 
 // Received text crosses as bytes: JS encodes it straight into this staging buffer
-// (TextEncoder.encodeInto into HEAPU8) and then makes one call with numbers only; a parse result
-// goes back as UTF-8 text at a fixed outbox [address, length] that JS decodes once. Embind's
-// std::string arguments and results cost a malloc and a JS UTF-8 loop each (bench/README.md).
-// One inbox serves every caller: JS is single-threaded and every call consumes the staged bytes
-// before it returns.
+// (TextEncoder.encodeInto into HEAPU8) and then makes one call with numbers only. What comes back
+// is a record of doubles at a fixed address (layout: busRecordLayout()), read by JS through one
+// Float64Array: a transmit, an event, or the spans of an envelope the scanner accepted (where each
+// part lies in the caller's own text, so JS slices its string instead of decoding one the core
+// wrote; bench/README.md § bus). Embind's std::string arguments and results cost a malloc and a
+// JS UTF-8 loop each. One inbox serves every caller (JS is single-threaded and every call consumes
+// the staged bytes before it returns); each BusCore has its own record, and so has the inbox's
+// parse, so a loopback that delivers to another bus in the middle of a drain overwrites nothing.
 double address_of(const void* p) { return double(reinterpret_cast<std::uintptr_t>(p)); }
+
+enum Slot : std::size_t {
+  // Written after every call into a BusCore: what the host may poll.
+  kStatus,   // bit 0: a transmit may be waiting; bit 1: events are waiting; bit 2: an event
+             // waits in this record already (the host clears the bit when it has read it)
+  kTimeout,  // poll_timeout(), or -1 for none
+  // A transmit (pollTransmit).
+  kTxToken,
+  kTxConn,
+  kTxSerial,  // changes only when the text does (a broadcast's one text for every peer)
+  kTxAt,
+  kTxLen,
+  // An event (pollEvent), or a parse (busInboxScanSpans: kind -1).
+  kEvKind,
+  kEvConn,
+  kEvFlags,  // bit 0 replayed; bit 1 the envelope is read from the caller's text (the spans below)
+  kEvTag,
+  kEvType,
+  kEvTs,
+  kIdBegin,
+  kIdEnd,
+  kStreamBegin,
+  kStreamEnd,
+  kRoleBegin,
+  kRoleEnd,
+  kNameBegin,
+  kNameEnd,
+  kInstanceBegin,
+  kInstanceEnd,
+  kToBegin,  // -1: null
+  kToEnd,
+  kTopicBegin,  // -1: null
+  kTopicEnd,
+  kPayloadBegin,  // -1: no payload (null)
+  kPayloadEnd,
+  kTapeAt,     // the payload's tokens (bus/scan.hpp: kind, begin, end), as uint32 words
+  kTapeWords,  // 0: no tape, JSON.parse the payload's span
+  kJsonAt,     // an event without spans: its JSON text
+  kJsonLen,
+  kRecordSize
+};
+
+constexpr int kBitTransmit = 1, kBitEvents = 2, kBitEventInRecord = 4;
+
+void put_spans(double* r, const ScannedEnvelope& v, const Tape& tape) {
+  r[kEvType] = double(int(v.type));
+  r[kEvTs] = v.ts;
+  const auto put = [&](std::size_t at, Span s) {
+    r[at] = s.begin;
+    r[at + 1] = s.end;
+  };
+  const auto put_opt = [&](std::size_t at, const std::optional<Span>& s) {
+    if (s) put(at, *s);
+    else r[at] = r[at + 1] = -1;
+  };
+  put(kIdBegin, v.id_span);
+  put(kStreamBegin, v.stream_id_span);
+  put(kRoleBegin, v.role_span);
+  put(kNameBegin, v.name_span);
+  put(kInstanceBegin, v.instance_id_span);
+  put_opt(kToBegin, v.to_span);
+  put_opt(kTopicBegin, v.topic_span);
+  if (v.payload.empty()) r[kPayloadBegin] = r[kPayloadEnd] = -1;
+  else put(kPayloadBegin, v.payload_span);
+  r[kTapeAt] = address_of(tape.data());
+  r[kTapeWords] = double(tape.size());
+}
 
 class Inbox {
  public:
@@ -63,6 +136,18 @@ class Inbox {
   }
   ByteView staged(std::size_t n) const { return ByteView(bytes_.data(), std::min(n, bytes_.size())); }
   double outbox() const { return address_of(outbox_); }
+  double record() const { return address_of(record_); }
+  // The scanner's verdict on the staged bytes: true with the spans in the record (read them
+  // against the text that was staged), or false: call parse for the DOM path's result.
+  bool scan_spans(std::size_t n) {
+    auto s = scan_envelope(staged(n), &tape_);
+    if (!s) return false;
+    double* r = record_;
+    r[kEvKind] = -1;
+    r[kEvFlags] = 2;
+    put_spans(r, *s, tape_);
+    return true;
+  }
   // Parses the staged bytes; the result text ({ok:true, envelope} or a BusError) is at the outbox.
   void parse(std::size_t n) {
     const ByteView in = staged(n);
@@ -80,8 +165,10 @@ class Inbox {
 
  private:
   Bytes bytes_;
+  Tape tape_;
   std::string out_;
   double outbox_[2] = {0, 0};
+  double record_[kRecordSize] = {};
 };
 
 Inbox& inbox() {
@@ -89,82 +176,151 @@ Inbox& inbox() {
   return box;
 }
 
+// The bus on the one drive contract (common/drive.hpp): handle_* in, then pollTransmit /
+// pollEvent / the timeout from the record. Connections are numbered here (conn), so a received
+// message crosses with numbers only; JS keeps the names it registered.
 class BusCore {
  public:
-  // {ok:true} or a BusError, as JSON text; the bus exists only after ok.
+  // "" when the bus exists, else a BusError as JSON text.
   std::string init(const std::string& options) {
     auto c = config_from_json(parse(options));
     if (!c) return text(error_json(c.error()));
+    c->message_spans_only = true;  // JS holds every text it passes until its events are read
     bus_ = std::make_unique<Bus>(std::move(c.value()));
-    return "{\"ok\":true}";
+    settle();
+    return "";
   }
-  void open(const std::string& conn, double now) { bus_->connection_open(conn, std::int64_t(now)); }
-  void closed(const std::string& conn) { bus_->connection_closed(conn); }
-  void roster(const std::string& conns_json) {
+  double record_address() const { return address_of(record_); }
+  double self_address() const { return address_of(this); }
+  // The number of connection `name`, registered once.
+  std::uint32_t conn(const std::string& name) {
+    auto [it, fresh] = numbers_.emplace(name, std::uint32_t(names_.size()));
+    if (fresh) names_.push_back(name);
+    return it->second;
+  }
+
+  void open(std::uint32_t c, double now) {
+    if (c < names_.size()) bus_->handle_connection_open(names_[c], TimeMs(now));
+    settle();
+  }
+  void closed(std::uint32_t c, double now) {
+    if (c < names_.size()) bus_->handle_connection_closed(names_[c], TimeMs(now));
+    settle();
+  }
+  // The connection numbers now in the room, as a JSON array.
+  void roster(const std::string& numbers_json, double now) {
     std::vector<ConnId> v;
-    Json j = parse(conns_json);
+    Json j = parse(numbers_json);
     if (j.is_array())
-      for (const auto& c : j)
-        if (c.is_string()) v.push_back(c.get<std::string>());
-    bus_->roster(v);
+      for (const auto& n : j)
+        if (auto i = json_integer(n, 0, std::int64_t(names_.size()) - 1)) v.push_back(names_[std::size_t(*i)]);
+    bus_->handle_roster(v, TimeMs(now));
+    settle();
   }
-  void signaling_restored(double now) { bus_->signaling_restored(std::int64_t(now)); }
+  void signaling_restored(double now) {
+    bus_->handle_signaling_restored(TimeMs(now));
+    settle();
+  }
+  // The message is the inbox's first `len` staged bytes; `tag` is the host's name for its text.
+  // The first event it made is already in the record when the record's slot was free
+  // (kBitEventInRecord), so an ordinary message costs this one call.
+  void receive(std::uint32_t c, double len, double now, double tag) {
+    if (c < names_.size())
+      bus_->handle_text(names_[c], inbox().staged(std::size_t(len)), TimeMs(now), std::uint64_t(tag));
+    if (!(int(record_[kStatus]) & kBitEventInRecord) && bus_->has_events()) {
+      auto e = bus_->poll_event();
+      put_event(*e);
+      status_bits_ = kBitEventInRecord;
+    }
+    settle();
+  }
+  void transmit_result(double token, bool accepted, double now) {
+    bus_->handle_transmit_result(std::uint32_t(token), accepted, TimeMs(now));
+    settle();
+  }
+  void timeout(double now) {
+    bus_->handle_timeout(TimeMs(now));
+    settle();
+  }
+  // 1 with a transmit in the record, 0 when there is none.
+  int poll_transmit() {
+    auto t = bus_->poll_transmit();
+    int out = 0;
+    if (t) {
+      double* r = record_;
+      r[kTxToken] = t->token;
+      r[kTxConn] = conn(t->conn);
+      if (t->text != tx_text_) {
+        tx_text_ = t->text;
+        ++tx_serial_;
+      }
+      r[kTxSerial] = double(tx_serial_);
+      r[kTxAt] = address_of(tx_text_->data());
+      r[kTxLen] = double(tx_text_->size());
+      out = 1;
+    }
+    settle();
+    return out;
+  }
+  // The next event's kind (busEventKinds()) with its fields in the record, or -1.
+  int poll_event() {
+    auto e = bus_->poll_event();
+    int out = -1;
+    if (e) out = put_event(*e);
+    settle();
+    return out;
+  }
+
   bool is_open(const std::string& id) const { return bus_->is_open(id); }
-  // The message is the inbox's first `len` staged bytes. Returns what the glue must do next:
-  // bit 0 a transmit may be waiting, bit 1 there are events, bit 2 the message was delivered as
-  // the text the glue passed (Bus::take_sole_scanned_message: the glue emits JSON.parse of its
-  // own text, so the ordinary message costs no event text, copy or decode).
-  int receive_staged(const std::string& conn, double len, double now) {
-    bus_->receive(conn, inbox().staged(std::size_t(len)), std::int64_t(now));
-    // Not while a transmit waits: the glue offers those before it delivers, and a transport that
-    // delivers synchronously (a loopback) must not see a later message before this one.
-    const int own = !bus_->may_transmit() && bus_->take_sole_scanned_message() ? 4 : 0;
-    return pending() | own;
-  }
-  int pending() const { return (bus_->may_transmit() ? 1 : 0) | (bus_->has_events() ? 2 : 0); }
   std::string send(const std::string& to, const std::string& type, const std::string& payload, const std::string& topic,
                    bool has_topic, double now) {
     auto t = message_type_from_name(type);
     if (!t) return bad_type(type);
-    return sent_text(bus_->send(to, *t, parse(payload), opt(topic, has_topic), std::int64_t(now)));
+    return settled(sent_text(bus_->send(to, *t, parse(payload), opt(topic, has_topic), std::int64_t(now))));
   }
   std::string broadcast(const std::string& type, const std::string& payload, const std::string& topic, bool has_topic,
                         double now) {
     auto t = message_type_from_name(type);
     if (!t) return bad_type(type);
-    return sent_text(bus_->broadcast(*t, parse(payload), opt(topic, has_topic), std::int64_t(now)));
+    return settled(sent_text(bus_->broadcast(*t, parse(payload), opt(topic, has_topic), std::int64_t(now))));
   }
   std::string request_history(const std::string& to, const std::string& count, double now) {
-    return sent_text(bus_->request_history(to, parse(count), std::int64_t(now)));
+    return settled(sent_text(bus_->request_history(to, parse(count), std::int64_t(now))));
   }
   std::string reply(bool command, const std::string& envelope, const std::string& extra, double now) {
     auto e = parse_envelope(ByteView(std::string_view(envelope)));
     if (!e) return text(error_json(e.error()));
-    return sent_text(command ? bus_->respond(e.value(), parse(extra), std::int64_t(now))
-                             : bus_->ack(e.value(), parse(extra), std::int64_t(now)));
+    return settled(sent_text(command ? bus_->respond(e.value(), parse(extra), std::int64_t(now))
+                                     : bus_->ack(e.value(), parse(extra), std::int64_t(now))));
   }
   std::string set_announce(const std::string& announce, double now) {
-    return sent_text(bus_->set_announce(parse(announce), std::int64_t(now)));
+    return settled(sent_text(bus_->set_announce(parse(announce), std::int64_t(now))));
   }
   std::string outcome(const std::string& id) {
     auto o = bus_->outcome(id);
     if (!o) return "";
     return *o == SendStatus::sent ? "sent" : "queued";
   }
+  std::string send_result(const std::string& id, bool transient) {
+    auto r = bus_->send_result(id, transient);
+    if (!r) return text(error_json(r.error()));
+    return r.value() == SendStatus::sent ? R"({"ok":true,"status":"sent"})" : R"({"ok":true,"status":"queued"})";
+  }
+  std::string conn_name(std::uint32_t c) const { return c < names_.size() ? names_[c] : std::string(); }
   std::string last_broadcast() {
     return text(Json{{"sentTo", bus_->last_broadcast_accepted()}, {"rejectedBy", bus_->last_broadcast_rejected()}});
   }
   std::string handoff(const std::string& to, const std::string& request, double expires_at, double now) {
     auto h = bus_->handoff(to, request, std::int64_t(expires_at), std::int64_t(now));
-    if (!h) return text(error_json(h.error()));
-    return text(Json{{"ok", true}, {"handoff", outgoing_handoff_json(h.value())}});
+    if (!h) return settled(text(error_json(h.error())));
+    return settled(text(Json{{"ok", true}, {"handoff", outgoing_handoff_json(h.value())}}));
   }
   std::string resume_handoff(const std::string& envelope, double now) {
     auto e = parse_envelope(ByteView(std::string_view(envelope)));
     if (!e) return text(error_json(e.error()));
     auto h = bus_->resume_handoff(e.value(), std::int64_t(now));
-    if (!h) return text(error_json(h.error()));
-    return text(Json{{"ok", true}, {"handoff", outgoing_handoff_json(h.value())}});
+    if (!h) return settled(text(error_json(h.error())));
+    return settled(text(Json{{"ok", true}, {"handoff", outgoing_handoff_json(h.value())}}));
   }
   std::string note_sent(const std::string& envelope) {
     auto e = parse_envelope(ByteView(std::string_view(envelope)));
@@ -172,46 +328,24 @@ class BusCore {
     if (auto bad = bus_->note_sent(e.value())) return text(error_json(*bad));
     return R"({"ok":true})";
   }
-  bool cancel_handoff(const std::string& id) { return bus_->cancel_handoff(id); }
+  bool cancel_handoff(const std::string& id) {
+    const bool r = bus_->cancel_handoff(id);
+    settle();
+    return r;
+  }
   std::string pending_handoffs() {
     Json a = Json::array();
     for (const auto& h : bus_->pending_handoffs()) a.push_back(outgoing_handoff_json(h));
     return text(a);
   }
-  std::string confirm_handoff(const std::string& key, double now) { return sent_text(bus_->confirm_handoff(key, std::int64_t(now))); }
+  std::string confirm_handoff(const std::string& key, double now) {
+    return settled(sent_text(bus_->confirm_handoff(key, std::int64_t(now))));
+  }
   bool remember_handoff(const std::string& key) {
     auto k = parse_handoff_key(key);
     if (!k) return false;
     bus_->remember_handoff(*k);
     return true;
-  }
-  void tick(double now) { bus_->tick(std::int64_t(now)); }
-  double next_wake() {
-    auto w = bus_->next_wake_ms();
-    return w ? double(*w) : -1.0;
-  }
-  // {token, peer, text} or null.
-  val poll_transmit() {
-    auto t = bus_->poll_transmit();
-    if (!t) return val::null();
-    val o = val::object();
-    o.set("token", t->token);
-    o.set("peer", t->conn);
-    o.set("text", t->text);
-    return o;
-  }
-  void transmit_result(std::uint32_t token, bool accepted) { bus_->transmit_result(token, accepted); }
-  // JSON text of an event array, or "" when there is none (the common case costs nothing).
-  std::string take_events() {
-    auto events = bus_->take_events();
-    if (events.empty()) return "";
-    std::string out = "[";
-    for (const auto& e : events) {
-      if (out.size() > 1) out += ',';
-      append_event_json(out, e, *bus_);
-    }
-    out += ']';
-    return out;
   }
   std::string peers() {
     Json a = Json::array();
@@ -227,8 +361,88 @@ class BusCore {
   }
 
  private:
+  // What the host may poll, after every call.
+  void settle() {
+    double* r = record_;
+    const int kept = int(r[kStatus]) & kBitEventInRecord;
+    r[kStatus] = double((bus_->may_transmit() ? kBitTransmit : 0) | (bus_->has_events() ? kBitEvents : 0) |
+                        (status_bits_ ? status_bits_ : kept));
+    status_bits_ = 0;
+    const Timeout t = bus_->poll_timeout();
+    r[kTimeout] = t ? double(*t) : -1.0;
+  }
+  std::string settled(std::string s) {
+    settle();
+    return s;
+  }
+
+  int put_event(Event& e) {
+    double* r = record_;
+    r[kEvKind] = double(int(e.kind));
+    r[kEvConn] = e.conn.empty() ? -1 : double(conn(e.conn));
+    r[kEvTag] = double(e.text_tag);
+    int flags = e.replayed ? 1 : 0;
+    if (e.spans) {
+      flags |= 2;
+      held_tape_ = std::move(e.tape);
+      put_spans(r, *e.spans, held_tape_);
+    } else {
+      event_json_.clear();
+      append_event_json(event_json_, e, *bus_);
+      r[kJsonAt] = address_of(event_json_.data());
+      r[kJsonLen] = double(event_json_.size());
+    }
+    r[kEvFlags] = flags;
+    return int(e.kind);
+  }
+
   std::unique_ptr<Bus> bus_;
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, std::uint32_t> numbers_;
+  SharedText tx_text_;
+  std::uint64_t tx_serial_ = 0;
+  Tape held_tape_;
+  std::string event_json_;
+  int status_bits_ = 0;
+  double record_[kRecordSize] = {};
 };
+
+// Names and numbers JS reads once: the record's slots, the event kinds, the message types and
+// the tape's token kinds, in the core's own order.
+val record_layout() {
+  val o = val::object();
+  static const char* kSlots[] = {"status",       "timeout",     "txToken",     "txConn",     "txSerial",
+                                 "txAt",         "txLen",       "evKind",      "evConn",     "evFlags",
+                                 "evTag",        "evType",      "evTs",        "idBegin",    "idEnd",
+                                 "streamBegin",  "streamEnd",   "roleBegin",   "roleEnd",    "nameBegin",
+                                 "nameEnd",      "instanceBegin", "instanceEnd", "toBegin",  "toEnd",
+                                 "topicBegin",   "topicEnd",    "payloadBegin", "payloadEnd", "tapeAt",
+                                 "tapeWords",    "jsonAt",      "jsonLen"};
+  static_assert(sizeof(kSlots) / sizeof(kSlots[0]) == kRecordSize, "a name per slot");
+  for (std::size_t i = 0; i < kRecordSize; ++i) o.set(kSlots[i], double(i));
+  o.set("size", double(kRecordSize));
+  o.set("bitTransmit", kBitTransmit);
+  o.set("bitEvents", kBitEvents);
+  o.set("bitEventInRecord", kBitEventInRecord);
+  return o;
+}
+
+val names_table() {
+  val o = val::object();
+  val kinds = val::array();
+  static const char* kKinds[] = {"message", "rejected", "handoff", "handoffStored", "handoffExpired", "confirmation", "peer"};
+  for (int i = 0; i < 7; ++i) kinds.set(i, std::string(kKinds[i]));
+  o.set("eventKinds", kinds);
+  val types = val::array();
+  for (int i = 0; i < kMessageTypeCount; ++i) types.set(i, std::string(message_type_name(MessageType(i))));
+  o.set("messageTypes", types);
+  val tape = val::object();
+  static const char* kTape[] = {"objectBegin", "objectEnd", "arrayBegin", "arrayEnd", "key", "keyEscaped",
+                                "string", "stringEscaped", "number", "true", "false", "null"};
+  for (int i = 0; i < 12; ++i) tape.set(kTape[i], i);
+  o.set("tapeKinds", tape);
+  return o;
+}
 
 // The one-to-one transfer: a sender plan over staged file bytes.
 class FilePlan {
@@ -353,19 +567,34 @@ std::string limits_js() { return text(limits_json()); }
 }  // namespace
 }  // namespace tether::bus::bindings
 
+// The one hot input, also as a plain export (Module._tether_bus_text): an Embind method call goes
+// through Embind's generic invoker (DYNAMIC_EXECUTION=0 forbids a generated one), which costs more
+// than scanning a small envelope (bench/README.md § bus). Numbers only, as BusCore::receive takes
+// them; `core` is BusCore.address().
+extern "C" EMSCRIPTEN_KEEPALIVE void tether_bus_text(double core, std::uint32_t conn, double len, double now,
+                                                    double tag) {
+  reinterpret_cast<tether::bus::bindings::BusCore*>(std::uintptr_t(core))->receive(conn, len, now, tag);
+}
+
 EMSCRIPTEN_BINDINGS(tether_bus) {
   using namespace emscripten;
   using namespace tether::bus::bindings;
   class_<BusCore>("BusCore")
       .constructor<>()
       .function("init", &BusCore::init)
+      .function("record", &BusCore::record_address)
+      .function("address", &BusCore::self_address)
+      .function("conn", &BusCore::conn)
       .function("open", &BusCore::open)
       .function("closed", &BusCore::closed)
       .function("roster", &BusCore::roster)
       .function("signalingRestored", &BusCore::signaling_restored)
+      .function("text", &BusCore::receive)
+      .function("transmitResult", &BusCore::transmit_result)
+      .function("timeout", &BusCore::timeout)
+      .function("pollTransmit", &BusCore::poll_transmit)
+      .function("pollEvent", &BusCore::poll_event)
       .function("isOpen", &BusCore::is_open)
-      .function("receiveStaged", &BusCore::receive_staged)
-      .function("pending", &BusCore::pending)
       .function("send", &BusCore::send)
       .function("broadcast", &BusCore::broadcast)
       .function("requestHistory", &BusCore::request_history)
@@ -373,6 +602,8 @@ EMSCRIPTEN_BINDINGS(tether_bus) {
       .function("setAnnounce", &BusCore::set_announce)
       .function("outcome", &BusCore::outcome)
       .function("lastBroadcast", &BusCore::last_broadcast)
+      .function("sendResult", &BusCore::send_result)
+      .function("connName", &BusCore::conn_name)
       .function("handoff", &BusCore::handoff)
       .function("resumeHandoff", &BusCore::resume_handoff)
       .function("noteSent", &BusCore::note_sent)
@@ -380,11 +611,6 @@ EMSCRIPTEN_BINDINGS(tether_bus) {
       .function("pendingHandoffs", &BusCore::pending_handoffs)
       .function("confirmHandoff", &BusCore::confirm_handoff)
       .function("rememberHandoff", &BusCore::remember_handoff)
-      .function("tick", &BusCore::tick)
-      .function("nextWake", &BusCore::next_wake)
-      .function("pollTransmit", &BusCore::poll_transmit)
-      .function("transmitResult", &BusCore::transmit_result)
-      .function("takeEvents", &BusCore::take_events)
       .function("peers", &BusCore::peers)
       .function("queued", &BusCore::queued)
       .function("history", &BusCore::history);
@@ -405,7 +631,10 @@ EMSCRIPTEN_BINDINGS(tether_bus) {
   function("busInboxReserve", +[](double n) { return inbox().reserve(std::size_t(n)); });
   function("busInboxOutbox", +[]() { return inbox().outbox(); });
   function("busInboxParse", +[](double n) { inbox().parse(std::size_t(n)); });
-  function("busInboxScan", +[](double n) { return tether::bus::scan_envelope(inbox().staged(std::size_t(n))).has_value(); });
+  function("busInboxScanSpans", +[](double n) { return inbox().scan_spans(std::size_t(n)); });
+  function("busInboxRecord", +[]() { return inbox().record(); });
+  function("busRecordLayout", &record_layout);
+  function("busNames", &names_table);
   function("busSerializeEnvelope", &serialize_envelope_js);
   function("busIsTransient", &is_transient_js);
   function("busMatchReceipt", &match_receipt_js);

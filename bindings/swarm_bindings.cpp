@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "bus/limits.hpp"
 #include "common/json.hpp"
 #include "swarm/bitfield.hpp"
 #include "swarm/messages.hpp"
@@ -133,6 +134,7 @@ class SwarmSession {
     }
     auto s = Swarm::seed(std::get<Offer>(m.value()), std::move(hashes), config_from(config));
     if (!s) return refusal_value(s.error());
+    resume_.reset();
     swarm_.emplace(std::move(s.value()));
     return ok();
   }
@@ -142,100 +144,137 @@ class SwarmSession {
     if (!m) return refusal_value(m.error());
     auto s = Swarm::fetch(std::get<Offer>(m.value()), offered_by, config_from(config), std::int64_t(now));
     if (!s) return refusal_value(s.error());
+    resume_.reset();
     swarm_.emplace(std::move(s.value()));
     return ok();
   }
 
-  // verified_json: indexes the resume pass verified.
-  void begin_download(const std::string& verified_json, double now) {
-    if (!swarm_) return;
-    Bitfield b(swarm_->shape().total_chunks);
-    if (auto j = parse_object(verified_json); j && j->is_array())
-      for (const auto& v : *j)
-        if (auto i = json_integer(v, 0, kMaxChunks - 1)) b.set(std::uint32_t(*i));
-    swarm_->begin_download(b, std::int64_t(now));
+  // The resume pass (§ Resume): the host reads each chunk of the part file and hashes it; the
+  // verifier credits the ones that match the manifest. Opened once the manifest is ready.
+  bool resume_feed(std::uint32_t index, double length, const std::string& digest_hex) {
+    auto digest = parse_sha256_hex(digest_hex);
+    if (!swarm_ || !swarm_->manifest_ready() || !digest || !(length >= 0)) return false;
+    if (!resume_) resume_.emplace(swarm_->shape(), swarm_->hashes());
+    return resume_->feed_digest(index, std::size_t(length), *digest);
+  }
+  // The pass is over: the download starts from the chunks that verified. Returns their count.
+  std::uint32_t handle_resume_done(double now) {
+    if (!swarm_ || !swarm_->manifest_ready()) return 0;
+    if (!resume_) resume_.emplace(swarm_->shape(), swarm_->hashes());
+    const std::uint32_t n = resume_->verified().count();
+    swarm_->handle_resume_done(resume_->verified(), std::int64_t(now));
+    resume_.reset();
+    return n;
+  }
+  // The indexes the pass verified, in order (before handle_resume_done).
+  val resumed() const {
+    val out = val::array();
+    if (!resume_) return out;
+    int n = 0;
+    for (std::uint32_t i = 0; i < swarm_->shape().total_chunks; ++i)
+      if (resume_->verified().test(i)) out.set(n++, i);
+    return out;
   }
 
-  void add_peer(std::uint32_t peer, bool binary_lane, double max_message_size, double now) {
-    if (swarm_) swarm_->add_peer(peer, PeerCaps{binary_lane, std::size_t(max_message_size)}, std::int64_t(now));
+  void handle_peer_open(std::uint32_t peer, bool binary_lane, double max_message_size, double now) {
+    if (swarm_) swarm_->handle_peer_open(peer, PeerCaps{binary_lane, std::size_t(max_message_size)}, std::int64_t(now));
   }
-  void remove_peer(std::uint32_t peer, double now) {
-    if (swarm_) swarm_->remove_peer(peer, std::int64_t(now));
+  void handle_peer_closed(std::uint32_t peer, double now) {
+    if (swarm_) swarm_->handle_peer_closed(peer, std::int64_t(now));
   }
-  val on_message(std::uint32_t peer, const std::string& type, const std::string& payload, bool directed, double now) {
+  val handle_message(std::uint32_t peer, const std::string& type, const std::string& payload, bool directed,
+                     double now) {
     auto m = parse_typed(type, payload);
     if (!m) return refusal_value(m.error());
-    if (swarm_) swarm_->on_message(peer, m.value(), directed, std::int64_t(now));
+    if (swarm_) swarm_->handle_message(peer, m.value(), directed, std::int64_t(now));
     return ok();
   }
-  std::string on_chunk(std::uint32_t peer, std::uint32_t index, std::size_t n, double now) {
+  std::string handle_chunk(std::uint32_t peer, std::uint32_t index, std::size_t n, double now) {
     if (!swarm_) return "unexpected";
-    return outcome_name(swarm_->on_chunk(peer, index, ByteView(in_.data(), std::min(n, in_.size())), std::int64_t(now)));
+    return outcome_name(
+        swarm_->handle_chunk(peer, index, ByteView(in_.data(), std::min(n, in_.size())), std::int64_t(now)));
   }
-  std::string on_chunk_digest(std::uint32_t peer, std::uint32_t index, double length, const std::string& digest_hex,
-                              double now) {
-    auto digest = parse_sha256_hex(digest_hex);
-    if (!swarm_ || !digest || !(length >= 0)) return "unexpected";  // a host bug, never the peer's
-    return outcome_name(swarm_->on_chunk_digest(peer, index, std::size_t(length), *digest, std::int64_t(now)));
+  std::string handle_chunk_digest(std::uint32_t peer, std::uint32_t index, double length,
+                                  const std::string& digest_hex, double now) {
+    if (!swarm_ || !(length >= 0)) return "unexpected";  // a host bug, never the peer's
+    // A chunk the core would not hash needs no digest: its verdict is the same with any.
+    std::optional<Sha256Digest> digest = Sha256Digest{};
+    if (!digest_hex.empty() || swarm_->wants_chunk(index, std::size_t(length))) digest = parse_sha256_hex(digest_hex);
+    if (!digest) return "unexpected";
+    return outcome_name(
+        swarm_->handle_chunk_digest(peer, index, std::size_t(length), *digest, std::int64_t(now)));
   }
-  void on_send_result(double token, bool accepted, double now) {
-    if (swarm_) swarm_->on_send_result(std::uint64_t(token), accepted, std::int64_t(now));
+  bool wants_chunk(std::uint32_t index, double length) const {
+    return swarm_ && length >= 0 && swarm_->wants_chunk(index, std::size_t(length));
   }
-  void transport_down(double now) {
-    if (swarm_) swarm_->on_transport_down(std::int64_t(now));
+  void handle_send_result(double token, bool accepted, double now) {
+    if (swarm_) swarm_->handle_send_result(std::uint64_t(token), accepted, std::int64_t(now));
   }
-  void transport_up(double now) {
-    if (swarm_) swarm_->on_transport_up(std::int64_t(now));
+  void handle_transport_down(double now) {
+    if (swarm_) swarm_->handle_transport_down(std::int64_t(now));
   }
-  void tick(double now) {
-    if (swarm_) swarm_->tick(std::int64_t(now));
+  void handle_transport_up(double now) {
+    if (swarm_) swarm_->handle_transport_up(std::int64_t(now));
   }
-  double next_wake(double) const {
-    if (!swarm_) return -1;
-    const std::int64_t w = swarm_->next_wake_ms();
-    return w == INT64_MAX ? -1 : double(w);
+  void hold_requests(bool held, double now) {
+    if (swarm_) swarm_->hold_requests(held, std::int64_t(now));
+  }
+  void retry_manifest_from(std::uint32_t source, double now) {
+    if (swarm_) swarm_->retry_manifest_from(source, std::int64_t(now));
+  }
+  // The peer the manifest pages are asked of (-1: none, after a digest mismatch).
+  double manifest_source() const {
+    if (!swarm_ || !swarm_->manifest_source()) return -1;
+    return double(*swarm_->manifest_source());
+  }
+  void handle_timeout(double now) {
+    if (swarm_) swarm_->handle_timeout(std::int64_t(now));
+  }
+  val poll_timeout() const {
+    if (!swarm_) return val::null();
+    const Timeout t = swarm_->poll_timeout();
+    return t ? val(double(*t)) : val::null();
   }
 
-  val take_actions() {
-    val out = val::array();
-    if (!swarm_) return out;
-    int i = 0;
-    for (auto& a : swarm_->take_actions()) {
-      val o = val::object();
-      if (auto* c = std::get_if<SendControl>(&a)) {
-        o.set("kind", std::string("control"));
-        o.set("to", c->to ? val(*c->to) : val::null());
-        o.set("type", c->type);
-        o.set("payload", c->payload);
-      } else if (auto* r = std::get_if<SendRequest>(&a)) {
-        o.set("kind", std::string("request"));
-        o.set("to", r->to);
-        o.set("index", r->index);
-        o.set("token", double(r->token));
-        o.set("type", std::string("swarm_request"));
-        o.set("payload", r->payload);
-      } else if (auto* s = std::get_if<ServeChunk>(&a)) {
-        o.set("kind", std::string("serve"));
-        o.set("to", s->to);
-        o.set("index", s->index);
-        o.set("binary", s->binary);
-        o.set("offset", double(swarm_->chunk_offset(s->index)));
-        o.set("length", swarm_->shape().chunk_length(s->index));
-      } else if (std::get_if<ManifestReady>(&a)) {
-        o.set("kind", std::string("manifestReady"));
-      } else if (auto* b = std::get_if<RebuildPeer>(&a)) {
-        o.set("kind", std::string("rebuild"));
-        o.set("peer", b->peer);
-      } else if (std::get_if<Completed>(&a)) {
-        o.set("kind", std::string("completed"));
-      } else if (auto* f = std::get_if<Failed>(&a)) {
-        o.set("kind", std::string("failed"));
-        o.set("code", f->code);
-        o.set("detail", f->detail);
-      }
-      out.set(i++, o);
+  // The next action as a plain object, or null.
+  val poll_action() {
+    if (!swarm_) return val::null();
+    auto next = swarm_->poll_action();
+    if (!next) return val::null();
+    const Action& a = *next;
+    val o = val::object();
+    if (auto* c = std::get_if<SendControl>(&a)) {
+      o.set("kind", std::string("control"));
+      o.set("to", c->to ? val(*c->to) : val::null());
+      o.set("type", c->type);
+      o.set("payload", c->payload);
+    } else if (auto* r = std::get_if<SendRequest>(&a)) {
+      o.set("kind", std::string("request"));
+      o.set("to", r->to);
+      o.set("index", r->index);
+      o.set("token", double(r->token));
+      o.set("type", std::string("swarm_request"));
+      o.set("payload", r->payload);
+    } else if (auto* s = std::get_if<ServeChunk>(&a)) {
+      o.set("kind", std::string("serve"));
+      o.set("to", s->to);
+      o.set("index", s->index);
+      o.set("binary", s->binary);
+      o.set("offset", double(swarm_->chunk_offset(s->index)));
+      o.set("length", swarm_->shape().chunk_length(s->index));
+    } else if (std::get_if<ManifestReady>(&a)) {
+      o.set("kind", std::string("manifestReady"));
+    } else if (auto* b = std::get_if<RebuildPeer>(&a)) {
+      o.set("kind", std::string("rebuild"));
+      o.set("peer", b->peer);
+    } else if (std::get_if<Completed>(&a)) {
+      o.set("kind", std::string("completed"));
+    } else if (auto* f = std::get_if<Failed>(&a)) {
+      o.set("kind", std::string("failed"));
+      o.set("code", f->code);
+      o.set("detail", f->detail);
     }
-    return out;
+    return o;
   }
 
   // A base64 swarm_chunk payload for a staged chunk (the answer to a request without `bin`).
@@ -277,6 +316,7 @@ class SwarmSession {
     return o;
   }
   std::optional<Swarm> swarm_;
+  std::optional<ResumeVerifier> resume_;
   Bytes in_;
 };
 
@@ -367,6 +407,15 @@ val limits() {
   o.set("timeoutCeilingMs", double(kTimeoutCeilingMs));
   o.set("rebuildGraceMs", double(kRebuildGraceMs));
   o.set("staleLockMs", double(kStaleLockMs));
+  o.set("lockRefreshMs", double(kLockRefreshMs));
+  o.set("lockAttempts", double(kLockAttempts));
+  o.set("maxKnownOffers", double(kMaxKnownOffers));
+  o.set("defaultOfferWaitMs", double(kDefaultOfferWaitMs));
+  o.set("maxUnwrittenChunks", double(kMaxUnwrittenChunks));
+  o.set("maxPendingServesPerPeer", double(kMaxPendingServesPerPeer));
+  o.set("maxRefusalsKept", double(kMaxRefusalsKept));
+  // Swarm control messages travel in agent-bus envelopes of this version.
+  o.set("envelopeVersion", tether::bus::kEnvelopeVersion);
   return o;
 }
 
@@ -401,18 +450,24 @@ EMSCRIPTEN_BINDINGS(tether_swarm) {
       .function("input", &SwarmSession::input)
       .function("seed", &SwarmSession::seed)
       .function("fetch", &SwarmSession::fetch)
-      .function("beginDownload", &SwarmSession::begin_download)
-      .function("addPeer", &SwarmSession::add_peer)
-      .function("removePeer", &SwarmSession::remove_peer)
-      .function("onMessage", &SwarmSession::on_message)
-      .function("onChunk", &SwarmSession::on_chunk)
-      .function("onChunkDigest", &SwarmSession::on_chunk_digest)
-      .function("onSendResult", &SwarmSession::on_send_result)
-      .function("transportDown", &SwarmSession::transport_down)
-      .function("transportUp", &SwarmSession::transport_up)
-      .function("tick", &SwarmSession::tick)
-      .function("nextWake", &SwarmSession::next_wake)
-      .function("takeActions", &SwarmSession::take_actions)
+      .function("resumeFeed", &SwarmSession::resume_feed)
+      .function("resumed", &SwarmSession::resumed)
+      .function("handleResumeDone", &SwarmSession::handle_resume_done)
+      .function("handlePeerOpen", &SwarmSession::handle_peer_open)
+      .function("handlePeerClosed", &SwarmSession::handle_peer_closed)
+      .function("handleMessage", &SwarmSession::handle_message)
+      .function("handleChunk", &SwarmSession::handle_chunk)
+      .function("handleChunkDigest", &SwarmSession::handle_chunk_digest)
+      .function("wantsChunk", &SwarmSession::wants_chunk)
+      .function("handleSendResult", &SwarmSession::handle_send_result)
+      .function("handleTransportDown", &SwarmSession::handle_transport_down)
+      .function("handleTransportUp", &SwarmSession::handle_transport_up)
+      .function("holdRequests", &SwarmSession::hold_requests)
+      .function("retryManifestFrom", &SwarmSession::retry_manifest_from)
+      .function("manifestSource", &SwarmSession::manifest_source)
+      .function("handleTimeout", &SwarmSession::handle_timeout)
+      .function("pollTimeout", &SwarmSession::poll_timeout)
+      .function("pollAction", &SwarmSession::poll_action)
       .function("chunkPayload", &SwarmSession::chunk_payload)
       .function("status", &SwarmSession::status)
       .function("hashes", &SwarmSession::hashes);

@@ -22,7 +22,11 @@ std::string base64url(const std::uint8_t* p, std::size_t n) {
   return s;
 }
 
-std::string seen_key(const std::string& stream, const std::string& id) { return stream + '\0' + id; }
+void seen_key(std::string& out, std::string_view stream, std::string_view id) {
+  out.assign(stream.data(), stream.size());
+  out += '\0';
+  out.append(id.data(), id.size());
+}
 
 std::int64_t backoff_ms(std::uint32_t attempts) {
   std::int64_t d = kHandoffRetryInitialMs;
@@ -177,18 +181,16 @@ void Bus::start_flush(Stream& s) {
 }
 
 void Bus::reject(const ConnId& conn, BusError e) {
-  Event ev;
+  Event& ev = events_.emplace();
   ev.kind = EventKind::rejected;
   ev.conn = conn;
   ev.error = std::move(e);
-  events_.push_back(std::move(ev));
 }
 
 void Bus::peer_event(const ConnId& conn) {
-  Event ev;
+  Event& ev = events_.emplace();
   ev.kind = EventKind::peer;
   ev.conn = conn;
-  events_.push_back(std::move(ev));
 }
 
 Json Bus::announce_payload() const {
@@ -215,7 +217,8 @@ void Bus::opened(const ConnId& conn, const Conn& c, std::int64_t now_ms) {
   // not be known yet (§ Compatibility).
   Envelope a = make_envelope(MessageType::announce, std::nullopt, std::nullopt, announce_payload(), now_ms);
   auto text = encode_envelope(a);
-  if (text) immediate_.push_back(Pending{TxKind::immediate, conn, std::move(text.value()), a.id, {}});
+  if (text)
+    immediate_.push_back(Pending{TxKind::immediate, conn, std::make_shared<const std::string>(std::move(text.value())), a.id, {}});
   if (c.stream) {
     auto it = streams_.find(*c.stream);
     if (it != streams_.end()) {
@@ -227,7 +230,7 @@ void Bus::opened(const ConnId& conn, const Conn& c, std::int64_t now_ms) {
   peer_event(conn);
 }
 
-void Bus::connection_open(const ConnId& conn, std::int64_t now_ms) {
+void Bus::handle_connection_open(const ConnId& conn, TimeMs now_ms) {
   Conn& c = conns_[conn];
   // A fresh open is the transport's proof of a live channel: listed (the roster may lag the
   // channel) and no longer held.
@@ -237,7 +240,7 @@ void Bus::connection_open(const ConnId& conn, std::int64_t now_ms) {
   opened(conn, c, now_ms);
 }
 
-void Bus::connection_closed(const ConnId& conn) {
+void Bus::handle_connection_closed(const ConnId& conn, TimeMs) {
   auto it = conns_.find(conn);
   if (it == conns_.end()) return;
   Conn& c = it->second;
@@ -266,7 +269,7 @@ void Bus::unbind(const ConnId& conn, Conn& c) {
   c.stream.reset();
 }
 
-void Bus::roster(const std::vector<ConnId>& conns) {
+void Bus::handle_roster(const std::vector<ConnId>& conns, TimeMs) {
   std::set<ConnId> now(conns.begin(), conns.end());
   for (auto it = conns_.begin(); it != conns_.end();) {
     if (now.count(it->first)) {
@@ -303,16 +306,31 @@ void Bus::roster(const std::vector<ConnId>& conns) {
   }
 }
 
-void Bus::signaling_restored(std::int64_t now_ms) {
+void Bus::handle_signaling_restored(TimeMs now_ms) {
   for (const auto& [id, c] : conns_)
     if (c.reachable()) opened(id, c, now_ms);
 }
 
 // --- receiving --------------------------------------------------------------------------------
 
-void Bus::receive(const ConnId& conn, ByteView text, std::int64_t now_ms) {
-  // Payloads the bus never reads stay the text the scanner validated (bus_reads_payload): a
-  // delivered chat or file_chunk costs one pass over its bytes, not a DOM nobody looks at.
+namespace {
+
+IdentityView view_of(const Identity& i) { return {i.stream_id, i.role, i.name, i.instance_id}; }
+IdentityView view_of(const ScannedEnvelope& e) { return {e.stream_id, e.role, e.name, e.instance_id}; }
+
+std::optional<std::string_view> view_of(const std::optional<std::string>& s) {
+  if (!s) return std::nullopt;
+  return std::string_view(*s);
+}
+
+std::optional<std::string> owned(std::optional<std::string_view> s) {
+  if (!s) return std::nullopt;
+  return std::string(*s);
+}
+
+}  // namespace
+
+void Bus::handle_text(const ConnId& conn, ByteView text, TimeMs now_ms, std::uint64_t text_tag) {
   auto cit = conns_.find(conn);
   if (cit != conns_.end() && cit->second.held) {
     // A held channel carried something: it is alive (see Reachability in bus.hpp). Woken
@@ -320,59 +338,131 @@ void Bus::receive(const ConnId& conn, ByteView text, std::int64_t now_ms) {
     cit->second.held = false;
     opened(conn, cit->second, now_ms);
   }
-  ParseInfo info;
-  auto parsed = parse_envelope(text, &info, PayloadForm::text_unless_read);
-  if (!parsed) return reject(conn, parsed.error());
-  Envelope& e = parsed.value();
-  const std::string& sid = e.from.stream_id;
-  if (sid == config_.self.stream_id)
-    return reject(conn, bus_error(BusErrorCode::forged_identity, "from.streamId",
-                                  "the envelope claims our own stream id \"" + sid + "\"; refused"));
-  if (config_.conn_is_stream && sid != conn)
-    return reject(conn, bus_error(BusErrorCode::forged_identity, "from.streamId",
-                                  "this connection is peer \"" + conn + "\" and cannot send as \"" + sid + "\""));
+  const bool spans_only = config_.message_spans_only;
+  auto scanned = scan_envelope(text, spans_only ? &tape_scratch_ : nullptr);
+  if (!scanned) {
+    // Everything the one-pass scanner leaves, and every refusal, is the DOM path's.
+    auto parsed = parse_envelope_dom(text);
+    if (!parsed) return reject(conn, parsed.error());
+    Envelope& e = parsed.value();
+    Stream* s = admit(conn, view_of(e.from), e.type, view_of(e.to), now_ms);
+    if (!s) return;
+    Event ev;
+    ev.kind = EventKind::message;
+    ev.conn = conn;
+    return on_envelope(conn, *s, std::move(e), now_ms, std::move(ev), text);
+  }
+  const ScannedEnvelope& v = *scanned;
+  Stream* s = admit(conn, view_of(v), v.type, v.to, now_ms);
+  if (!s) return;
+  Event ev;
+  ev.kind = EventKind::message;
+  ev.conn = conn;
+  ev.as_scanned = true;
+  if (spans_only) {
+    ev.text_tag = text_tag;
+    ev.spans = v;
+    ev.tape = tape_scratch_;
+    // A payload the bus never reads: nothing to build. History, when it keeps the type, keeps
+    // the text; a file_chunk or a swarm_* message is carried and never kept.
+    if (!bus_reads_payload(v.type)) {
+      if (is_kept_in_history(v.type)) {
+        remember_seen(v.stream_id, v.id);
+        record_history(v.type, v.stream_id, v.to, std::make_shared<const std::string>(text.as_chars()));
+      }
+      events_.push(std::move(ev));
+      return;
+    }
+  }
+  // Payloads the bus never reads stay the text the scanner validated (bus_reads_payload): a
+  // delivered chat costs one pass over its bytes, not a DOM nobody looks at.
+  Envelope e;
+  e.id = std::string(v.id);
+  e.type = v.type;
+  e.from = s->identity ? *s->identity : view_of(v).owned();
+  e.to = owned(v.to);
+  e.topic = owned(v.topic);
+  e.ts = v.ts;
+  if (!v.payload.empty()) {
+    if (bus_reads_payload(v.type)) {
+      JsonParse p = parse_json(ByteView(v.payload));  // validated by the scan: cannot fail
+      e.payload = p.ok() ? std::move(p.value) : Json(nullptr);
+      if (!spans_only) ev.payload_text = std::string(v.payload);
+    } else {
+      e.payload_text = std::string(v.payload);
+    }
+  }
+  on_envelope(conn, *s, std::move(e), now_ms, std::move(ev), text);
+}
+
+Bus::Stream* Bus::admit(const ConnId& conn, const IdentityView& from, MessageType type,
+                        std::optional<std::string_view> to, TimeMs now_ms) {
+  const std::string_view sid = from.stream_id;
+  auto quoted = [](std::string_view v) { return "\"" + std::string(v) + "\""; };
+  if (sid == config_.self.stream_id) {
+    reject(conn, bus_error(BusErrorCode::forged_identity, "from.streamId",
+                           "the envelope claims our own stream id " + quoted(sid) + "; refused"));
+    return nullptr;
+  }
+  if (config_.conn_is_stream && sid != conn) {
+    reject(conn, bus_error(BusErrorCode::forged_identity, "from.streamId",
+                           "this connection is peer \"" + conn + "\" and cannot send as " + quoted(sid)));
+    return nullptr;
+  }
+  auto cit = conns_.find(conn);
   if (cit == conns_.end()) cit = conns_.emplace(conn, Conn{}).first;
   Conn& c = cit->second;
-  if (c.stream && *c.stream != sid)
-    return reject(conn, bus_error(BusErrorCode::forged_identity, "from.streamId",
-                                  "this connection is bound to stream \"" + *c.stream + "\" and cannot send as \"" + sid + "\""));
-  auto existing = streams_.find(sid);
+  if (c.stream && *c.stream != sid) {
+    reject(conn, bus_error(BusErrorCode::forged_identity, "from.streamId",
+                           "this connection is bound to stream \"" + *c.stream + "\" and cannot send as " +
+                               quoted(sid)));
+    return nullptr;
+  }
+  auto existing = streams_.find(std::string(sid));
   if (existing != streams_.end() && existing->second.conn && *existing->second.conn != conn) {
     auto other = conns_.find(*existing->second.conn);
-    if (other != conns_.end() && other->second.reachable())
-      return reject(conn, bus_error(BusErrorCode::forged_identity, "from.streamId",
-                                    "stream \"" + sid + "\" is established on another open connection; refused"));
+    if (other != conns_.end() && other->second.reachable()) {
+      reject(conn, bus_error(BusErrorCode::forged_identity, "from.streamId",
+                             "stream " + quoted(sid) + " is established on another open connection; refused"));
+      return nullptr;
+    }
   }
   // A peer that has not learned our stream id yet may address its first announce to the id its
   // transport knows us by (agent-bus-notes.md): that one is ours too.
-  const bool to_transport_id = e.type == MessageType::announce && e.to && config_.transport_id &&
-                               *e.to == *config_.transport_id;
-  if (e.to && *e.to != config_.self.stream_id && !to_transport_id)
-    return reject(conn, bus_error(BusErrorCode::not_for_us, "to",
-                                  "the envelope is addressed to \"" + *e.to + "\", not to us; dropped"));
+  const bool to_transport_id =
+      type == MessageType::announce && to && config_.transport_id && *to == *config_.transport_id;
+  if (to && *to != config_.self.stream_id && !to_transport_id) {
+    reject(conn, bus_error(BusErrorCode::not_for_us, "to",
+                           "the envelope is addressed to " + quoted(*to) + ", not to us; dropped"));
+    return nullptr;
+  }
 
-  Stream& s = stream_for(sid);
+  Stream& s = existing != streams_.end() ? existing->second : stream_for(std::string(sid));
   bool changed = false;
   if (!c.stream) {
-    c.stream = sid;
+    c.stream = std::string(sid);
     changed = true;
   }
   if (s.conn != conn) {
     s.conn = conn;
     changed = true;
   }
-  if (!s.identity || s.identity->instance_id != e.from.instance_id) {
+  if (!s.identity || s.identity->instance_id != from.instance_id) {
     // A new instance (a restart): its capabilities are unknown until it announces again.
     s.handoff_capable = false;
     s.announce = nullptr;
     changed = true;
   }
-  s.identity = e.from;
+  if (!s.identity || !(from == *s.identity)) s.identity = from.owned();
   if (changed) {
     start_flush(s);
     peer_event(conn);
   }
+  (void)now_ms;
+  return &s;
+}
 
+void Bus::on_envelope(const ConnId& conn, Stream& s, Envelope e, TimeMs now_ms, Event ev, ByteView text) {
   switch (e.type) {
     case MessageType::history_request:
       return on_history_request(s, e, now_ms);
@@ -386,7 +476,7 @@ void Bus::receive(const ConnId& conn, ByteView text, std::int64_t now_ms) {
       on_announce(s, e);
       // An announce is a retry point for a failed flush (§ Delivery semantics).
       start_flush(s);
-      retry_handoffs_to(sid, now_ms);
+      retry_handoffs_to(s.id, now_ms);
       peer_event(conn);
       break;
     case MessageType::ack:
@@ -397,17 +487,13 @@ void Bus::receive(const ConnId& conn, ByteView text, std::int64_t now_ms) {
     default:
       break;
   }
-  record_history(e);
-  remember_seen(e);
-  Event ev;
-  ev.kind = EventKind::message;
-  ev.conn = conn;
-  // A payload kept as text travels in the envelope; a DOM one's received text rides along so
-  // the event need not write the DOM again.
-  if (e.payload_text.empty()) ev.payload_text.assign(info.raw_payload.data(), info.raw_payload.size());
-  ev.as_scanned = info.scanned;
-  ev.envelope = std::move(e);
-  events_.push_back(std::move(ev));
+  // Only what history keeps can come back in a replay, so only that needs remembering.
+  if (is_kept_in_history(e.type)) {
+    remember_seen(e.from.stream_id, e.id);
+    record_history(e.type, e.from.stream_id, view_of(e.to), std::make_shared<const std::string>(text.as_chars()));
+  }
+  if (!ev.spans) ev.envelope = std::move(e);
+  events_.push(std::move(ev));
 }
 
 void Bus::on_announce(Stream& s, const Envelope& e) {
@@ -434,7 +520,8 @@ void Bus::on_ping(const ConnId& conn, const Envelope& e, std::int64_t now_ms) {
       Json{{"pingId", e.id}, {"pingTs", ping_ts.value_or(e.ts)}, {"pongTs", now_ms}}, now_ms);
   auto text = encode_envelope(pong);
   if (text)
-    immediate_.push_back(Pending{TxKind::immediate, conn, std::move(text.value()), pong.id, {}});
+    immediate_.push_back(
+        Pending{TxKind::immediate, conn, std::make_shared<const std::string>(std::move(text.value())), pong.id, {}});
 }
 
 void Bus::on_confirmation(const Envelope& e) {
@@ -452,8 +539,9 @@ void Bus::on_confirmation(const Envelope& e) {
     ev.peer_stream = h->second.to;
     ev.envelope = e;
     ev.handoff = h->second;
-    events_.push_back(std::move(ev));
+    events_.push(std::move(ev));
     outgoing_.erase(h);
+    handoffs_changed();
     return;
   }
   auto s = sent_.find(*mid);
@@ -464,7 +552,7 @@ void Bus::on_confirmation(const Envelope& e) {
     ev.peer_stream = e.from.stream_id;
     ev.for_type = s->second.type;
     ev.envelope = e;
-    events_.push_back(std::move(ev));
+    events_.push(std::move(ev));
   }
 }
 
@@ -492,7 +580,7 @@ void Bus::on_handoff(const ConnId& conn, const Envelope& e, std::int64_t now_ms)
   ev.conn = conn;
   ev.key = handoff_key_text(key);
   ev.envelope = e;
-  events_.push_back(std::move(ev));
+  events_.push(std::move(ev));
 }
 
 // --- history ----------------------------------------------------------------------------------
@@ -503,19 +591,30 @@ std::size_t Bus::history_count(const Json& requested) {
   return std::size_t(std::min<std::int64_t>(*n, kHistoryMaxRequest));
 }
 
-void Bus::record_history(const Envelope& e) {
-  if (!is_kept_in_history(e.type)) return;
+void Bus::record_history(MessageType type, std::string_view from, std::optional<std::string_view> to,
+                         SharedText text) {
+  if (!is_kept_in_history(type) || !text) return;
   if (history_.size() >= kHistoryCapacity) history_.pop_front();
-  history_.push_back(HistoryEntry{e});
+  history_.push_back(HistoryEntry{std::move(text), std::string(from), owned(to)});
+}
+
+void Bus::record_history(const Envelope& e, SharedText text) {
+  if (!is_kept_in_history(e.type)) return;
+  if (!text) {
+    auto encoded = encode_envelope(e);
+    if (!encoded) return;
+    text = std::make_shared<const std::string>(std::move(encoded.value()));
+  }
+  record_history(e.type, e.from.stream_id, view_of(e.to), std::move(text));
 }
 
 std::vector<Envelope> Bus::history(std::size_t count, const std::string& for_stream) const {
   std::vector<Envelope> out;
   for (auto it = history_.rbegin(); it != history_.rend() && out.size() < count; ++it) {
-    const Envelope& e = it->envelope;
     // A replay holds broadcasts and messages to or by the requester, never other peers' directs.
-    if (!for_stream.empty() && e.to && *e.to != for_stream && e.from.stream_id != for_stream) continue;
-    out.push_back(e);
+    if (!for_stream.empty() && it->to && *it->to != for_stream && it->from != for_stream) continue;
+    auto e = parse_envelope(ByteView(std::string_view(*it->text)), nullptr, PayloadForm::text_unless_read);
+    if (e) out.push_back(std::move(e.value()));  // it was accepted or written by us: it parses
   }
   std::reverse(out.begin(), out.end());
   return out;
@@ -564,26 +663,32 @@ void Bus::on_history_replay(const ConnId& conn, Stream& s, const Envelope& e, st
   if (x.from.stream_id == config_.self.stream_id) return;  // our own words
   if (x.to && *x.to != config_.self.stream_id) return;     // another peer's direct
   if (seen(x)) return;
-  remember_seen(x);
+  remember_seen(x.from.stream_id, x.id);
   Event ev;
   ev.kind = EventKind::message;
   ev.conn = conn;
   ev.replayed = true;
   ev.envelope = std::move(x);
-  events_.push_back(std::move(ev));
+  events_.push(std::move(ev));
 }
 
-void Bus::remember_seen(const Envelope& e) {
-  std::string k = seen_key(e.from.stream_id, e.id);
-  if (!seen_.insert(k).second) return;
-  seen_order_.push_back(std::move(k));
+void Bus::remember_seen(std::string_view stream, std::string_view id) {
+  seen_key(seen_scratch_, stream, id);
+  auto [it, fresh] = seen_.insert(seen_scratch_);
+  if (!fresh) return;
+  seen_order_.push_back(&*it);
   if (seen_order_.size() > kSeenCapacity) {
-    seen_.erase(seen_order_.front());
+    const std::string* oldest = seen_order_.front();
     seen_order_.pop_front();
+    seen_.erase(*oldest);
   }
 }
 
-bool Bus::seen(const Envelope& e) const { return seen_.count(seen_key(e.from.stream_id, e.id)) != 0; }
+bool Bus::seen(const Envelope& e) const {
+  std::string k;
+  seen_key(k, e.from.stream_id, e.id);
+  return seen_.count(k) != 0;
+}
 
 void Bus::remember_sent_direct(const Envelope& e) {
   if (!e.to) return;
@@ -603,16 +708,17 @@ Result<Sent, BusError> Bus::send_direct(Envelope e, std::int64_t now_ms) {
   const std::string& to = *e.to;
   if (to == config_.self.stream_id)
     return err(bus_error(BusErrorCode::bad_field, "to", "cannot send a direct message to ourselves"));
-  auto text = encode_envelope(e);
-  if (!text) return err(text.error());
+  auto encoded = encode_envelope(e);
+  if (!encoded) return err(encoded.error());
+  auto text = std::make_shared<const std::string>(std::move(encoded.value()));
   if (is_transient(e.type)) {
     // Transient traffic bypasses the backlog: sent now or not at all (§ Delivery semantics).
     auto it = streams_.find(to);
     if (it == streams_.end() || !stream_open(it->second))
       return err(bus_error(BusErrorCode::not_accepted, "to",
                            "\"" + to + "\" has no open channel; transient messages are never queued (retry after it opens)"));
-    immediate_.push_back(Pending{TxKind::transient, *it->second.conn, text.value(), e.id, to});
-    return Sent{std::move(e), std::move(text.value())};
+    immediate_.push_back(Pending{TxKind::transient, *it->second.conn, text, e.id, to});
+    return Sent{std::move(e), std::move(text)};
   }
   auto existing = streams_.find(to);
   const bool had_queue = existing != streams_.end() && !existing->second.queue.empty();
@@ -625,15 +731,15 @@ Result<Sent, BusError> Bus::send_direct(Envelope e, std::int64_t now_ms) {
                          "the backlog for \"" + to + "\" is full (" + std::to_string(s.queue.size()) +
                              " messages); keep the message and retry after the peer connects"));
   if (s.queue.empty()) ++queued_peers_;
-  s.queue.push_back(Queued{e.id, e.type, text.value()});
+  s.queue.push_back(Queued{e.id, e.type, text});
   s.queued_bytes += text->size();
   ++queued_total_;
   outcomes_[e.id] = SendStatus::queued;
-  record_history(e);
+  record_history(e, text);
   remember_sent_direct(e);
   // A new ordinary send retries this peer's backlog first and queues behind it if still blocked.
   start_flush(s);
-  return Sent{std::move(e), std::move(text.value())};
+  return Sent{std::move(e), std::move(text)};
 }
 
 Result<Sent, BusError> Bus::send(const std::string& to, MessageType type, Json payload, std::optional<std::string> topic,
@@ -656,13 +762,14 @@ Result<Sent, BusError> Bus::broadcast(MessageType type, Json payload, std::optio
     return err(bus_error(BusErrorCode::bad_field, "type",
                          std::string(message_type_name(type)) + " is always direct; use send()"));
   Envelope e = make_envelope(type, std::nullopt, std::move(topic), std::move(payload), now_ms);
-  auto text = encode_envelope(e);
-  if (!text) return err(text.error());
-  // Best-effort: offered once to every open connection, never retained per absent peer.
+  auto encoded = encode_envelope(e);
+  if (!encoded) return err(encoded.error());
+  // Written once, offered to every open connection; never retained per absent peer.
+  auto text = std::make_shared<const std::string>(std::move(encoded.value()));
   for (const auto& [id, c] : conns_)
-    if (c.reachable()) immediate_.push_back(Pending{TxKind::broadcast, id, text.value(), e.id, {}});
-  record_history(e);
-  return Sent{std::move(e), std::move(text.value())};
+    if (c.reachable()) immediate_.push_back(Pending{TxKind::broadcast, id, text, e.id, {}});
+  record_history(e, text);
+  return Sent{std::move(e), std::move(text)};
 }
 
 std::optional<BusError> Bus::note_sent(const Envelope& e) {
@@ -671,7 +778,7 @@ std::optional<BusError> Bus::note_sent(const Envelope& e) {
   if (!e.to) return bus_error(BusErrorCode::bad_field, "to", "only direct messages are noted; broadcast() keeps its own");
   if (is_transient(e.type))
     return bus_error(BusErrorCode::bad_field, "type", "transient messages are never kept in history");
-  record_history(e);
+  record_history(e, nullptr);
   remember_sent_direct(e);
   return std::nullopt;
 }
@@ -742,6 +849,14 @@ std::optional<SendStatus> Bus::outcome(const std::string& id) const {
   return it->second;
 }
 
+Result<SendStatus, BusError> Bus::send_result(const std::string& id, bool transient) const {
+  auto o = outcome(id);
+  if (transient && o != SendStatus::sent)
+    return err(bus_error(BusErrorCode::not_accepted, "to",
+                         "the transport did not accept it; transient messages are never queued (retry later)"));
+  return o.value_or(SendStatus::queued);
+}
+
 // --- handoffs (sender) ------------------------------------------------------------------------
 
 Result<OutgoingHandoff, BusError> Bus::handoff(const std::string& to, std::string request, std::int64_t expires_at,
@@ -766,10 +881,11 @@ Result<OutgoingHandoff, BusError> Bus::handoff(const std::string& to, std::strin
   h.to = to;
   h.expires_at = p->expires_at;
   h.envelope = std::move(e);
-  h.text = std::move(text.value());
+  h.text = std::make_shared<const std::string>(std::move(text.value()));
   attempt_handoff(h, now_ms);
   remember_sent_direct(h.envelope);
   outgoing_[h.id] = h;
+  handoffs_changed();
   return h;
 }
 
@@ -789,10 +905,11 @@ Result<OutgoingHandoff, BusError> Bus::resume_handoff(const Envelope& original, 
   h.to = *original.to;
   h.expires_at = p->expires_at;
   h.envelope = original;
-  h.text = std::move(text.value());
+  h.text = std::make_shared<const std::string>(std::move(text.value()));
   attempt_handoff(h, now_ms);
   remember_sent_direct(h.envelope);
   outgoing_[h.id] = h;
+  handoffs_changed();
   return h;
 }
 
@@ -806,6 +923,7 @@ void Bus::attempt_handoff(OutgoingHandoff& h, std::int64_t now_ms) {
   immediate_.push_back(Pending{TxKind::handoff, *s->second.conn, h.text, h.id, h.to});
   ++h.attempts;
   h.next_attempt_ms = now_ms + backoff_ms(h.attempts);
+  handoffs_changed();
 }
 
 void Bus::retry_handoffs_to(const std::string& stream, std::int64_t now_ms) {
@@ -813,7 +931,11 @@ void Bus::retry_handoffs_to(const std::string& stream, std::int64_t now_ms) {
     if (h.to == stream && now_ms < h.expires_at) attempt_handoff(h, now_ms);
 }
 
-bool Bus::cancel_handoff(const std::string& id) { return outgoing_.erase(id) != 0; }
+bool Bus::cancel_handoff(const std::string& id) {
+  if (outgoing_.erase(id) == 0) return false;
+  handoffs_changed();
+  return true;
+}
 
 std::vector<OutgoingHandoff> Bus::pending_handoffs() const {
   std::vector<OutgoingHandoff> v;
@@ -862,8 +984,9 @@ void Bus::purge_unconfirmed(std::int64_t now_ms) {
   }
 }
 
-void Bus::tick(std::int64_t now_ms) {
+void Bus::handle_timeout(TimeMs now_ms) {
   purge_unconfirmed(now_ms);
+  handoffs_changed();
   for (auto it = outgoing_.begin(); it != outgoing_.end();) {
     OutgoingHandoff& h = it->second;
     if (now_ms >= h.expires_at) {
@@ -873,7 +996,7 @@ void Bus::tick(std::int64_t now_ms) {
       ev.peer_stream = h.to;
       ev.envelope = h.envelope;
       ev.handoff = h;
-      events_.push_back(std::move(ev));
+      events_.push(std::move(ev));
       it = outgoing_.erase(it);
       continue;
     }
@@ -882,13 +1005,17 @@ void Bus::tick(std::int64_t now_ms) {
   }
 }
 
-std::optional<std::int64_t> Bus::next_wake_ms() const {
-  std::optional<std::int64_t> w;
+Timeout Bus::poll_timeout() const {
+  if (!deadline_dirty_) return deadline_;
+  // Recomputed only after the handoffs changed, never per message.
+  Timeout w;
   for (const auto& [id, h] : outgoing_) {
     std::int64_t t = h.expires_at;
     if (h.next_attempt_ms) t = std::min(t, *h.next_attempt_ms);
     if (!w || t < *w) w = t;
   }
+  deadline_ = w;
+  deadline_dirty_ = false;
   return w;
 }
 
@@ -921,7 +1048,7 @@ std::optional<Transmit> Bus::poll_transmit() {
   return std::nullopt;
 }
 
-void Bus::transmit_result(std::uint32_t token, bool accepted) {
+void Bus::handle_transmit_result(std::uint32_t token, bool accepted, TimeMs) {
   if (!in_flight_ || in_flight_->first != token) return;
   Pending p = std::move(in_flight_->second);
   in_flight_.reset();
@@ -947,7 +1074,7 @@ void Bus::transmit_result(std::uint32_t token, bool accepted) {
         s.flush_wanted = false;
         break;
       }
-      s.queued_bytes -= s.queue.front().text.size();
+      s.queued_bytes -= s.queue.front().text->size();
       s.queue.pop_front();
       --queued_total_;
       if (s.queue.empty()) --queued_peers_;
@@ -959,22 +1086,6 @@ void Bus::transmit_result(std::uint32_t token, bool accepted) {
       break;
     }
   }
-}
-
-bool Bus::take_sole_scanned_message() {
-  // Only when nothing else is pending: then this is the message the last receive() made, and
-  // handing it over out of band cannot reorder it against other events.
-  if (events_.size() != 1) return false;
-  const Event& ev = events_.front();
-  if (ev.kind != EventKind::message || ev.replayed || !ev.as_scanned) return false;
-  events_.clear();
-  return true;
-}
-
-std::vector<Event> Bus::take_events() {
-  std::vector<Event> out;
-  out.swap(events_);
-  return out;
 }
 
 // --- inspection -------------------------------------------------------------------------------

@@ -3,18 +3,22 @@
 //
 // It owns: connection <-> stream identity binding, per-peer ordered queues, the history ring,
 // ack / command_response correlation, and both sides of confirmed handoffs. It never touches a
-// transport or a clock: the caller feeds it connection events, received text and now_ms, then
-// drives it with a pull loop:
+// transport or a clock. It is driven by the one contract (common/drive.hpp): the caller feeds
+// connection events, received text and now_ms through handle_*, then polls
 //
-//   while (auto t = bus.poll_transmit()) bus.transmit_result(t->token, transport.send(t->conn, t->text));
+//   while (auto t = bus.poll_transmit())
+//     bus.handle_transmit_result(t->token, transport.send(t->conn, *t->text), now);
+//   while (auto e = bus.poll_event()) ...            delivered messages, refusals, handoffs, receipts
+//   if (auto t = bus.poll_timeout()) ...             call handle_timeout(now) then
 //
-// Sends are offered one at a time so a rejected send stops that peer's flush exactly where it
-// failed: only what the transport accepted leaves the backlog, and the rest stays in order.
-// Events (delivered messages, refusals, handoffs, receipts) are pulled with take_events().
+// Sends are offered one at a time (poll_transmit returns nothing while one awaits its result) so a
+// rejected send stops that peer's flush exactly where it failed: only what the transport accepted
+// leaves the backlog, and the rest stays in order.
 #pragma once
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -25,6 +29,8 @@
 #include "bus/envelope.hpp"
 #include "bus/errors.hpp"
 #include "bus/limits.hpp"
+#include "bus/scan.hpp"
+#include "common/drive.hpp"
 #include "common/result.hpp"
 #include "common/rng.hpp"
 
@@ -48,19 +54,38 @@ struct BusConfig {
   // has not learned our stream id yet may address its first announce to it (agent-bus-notes.md);
   // an announce so addressed is taken as addressed to us. Nothing else is.
   std::optional<std::string> transport_id;
+  // The host keeps every text it passes to handle_text until the events that text made are
+  // polled, and reads a live message from it (Event::spans) instead of from a copy: a message
+  // event the one-pass scanner made then carries no envelope (a JavaScript host slices its own
+  // string instead of decoding one the core wrote). Off: every message event has its envelope.
+  bool message_spans_only = false;
 };
+
+// An envelope's sender as views, whichever parse produced it.
+struct IdentityView {
+  std::string_view stream_id, role, name, instance_id;
+  bool operator==(const Identity& o) const {
+    return stream_id == o.stream_id && role == o.role && name == o.name && instance_id == o.instance_id;
+  }
+  Identity owned() const {
+    return Identity{std::string(stream_id), std::string(role), std::string(name), std::string(instance_id)};
+  }
+};
+
+// One text shared by every transmit that carries it (a broadcast to every peer is written once).
+using SharedText = std::shared_ptr<const std::string>;
 
 struct Transmit {
   std::uint32_t token = 0;
   ConnId conn;
-  std::string text;
+  SharedText text;
 };
 
 enum class SendStatus { sent, queued };
 
 struct Sent {
   Envelope envelope;
-  std::string text;
+  SharedText text;
 };
 
 // Incoming handoff dedup key: sender stream id, sender instance id, message id.
@@ -86,7 +111,7 @@ struct OutgoingHandoff {
   std::uint32_t attempts = 0;
   std::optional<std::int64_t> next_attempt_ms;  // none while the peer lacks handoff-v1
   Envelope envelope;
-  std::string text;
+  SharedText text;
 };
 
 enum class EventKind { message, rejected, handoff, handoff_stored, handoff_expired, confirmation, peer };
@@ -110,6 +135,12 @@ struct Event {
   // message, live: the one-pass scanner took the envelope (ParseInfo::scanned), so the received
   // text, read by JSON.parse in canonical key order, is this envelope.
   bool as_scanned = false;
+  // message, live and scanned: the tag the host passed with the text, and where the envelope's
+  // parts lie in that text (UTF-16 spans) with the payload's tokens (bus/scan.hpp). With
+  // BusConfig::message_spans_only the event has no `envelope`: these are how it is read.
+  std::uint64_t text_tag = 0;
+  std::optional<ScannedEnvelope> spans;  // its string views are dangling: read the spans only
+  Tape tape;
 };
 
 struct PeerInfo {
@@ -166,18 +197,22 @@ class Bus {
   //    the transport reports a fresh connection_open (a restarted peer negotiates anew).
   //  - connection_open lists and un-holds it (rosters lag channels); connection_closed un-holds.
   // A roster never marks a connection open: that is the transport's word alone.
-  void connection_open(const ConnId& conn, std::int64_t now_ms);
-  void connection_closed(const ConnId& conn);
+  void handle_connection_open(const ConnId& conn, TimeMs now_ms);
+  void handle_connection_closed(const ConnId& conn, TimeMs now_ms);
   // Every connection in the room now; ones missing are forgotten (their stream may rebind).
-  void roster(const std::vector<ConnId>& conns);
+  void handle_roster(const std::vector<ConnId>& conns, TimeMs now_ms);
   // Our own signaling came back after a blip. Peers whose rosters dropped us meanwhile hold our
   // channel until it carries something, so every reachable connection gets our announce now
   // (with the backlog flush, handoff retries and peer event of connection_open); held and
   // unlisted ones do not (they are woken by their own traffic). O(connections), once per blip.
-  void signaling_restored(std::int64_t now_ms);
+  void handle_signaling_restored(TimeMs now_ms);
   // One control-lane message. Refusals become `rejected` events; nothing is torn down. A message
-  // on a held connection wakes it first (even a refused one: the channel carried it).
-  void receive(const ConnId& conn, ByteView text, std::int64_t now_ms);
+  // on a held connection wakes it first (even a refused one: the channel carried it). `text_tag`
+  // is the host's name for this text, carried by the message event it makes (Event::text_tag).
+  void handle_text(const ConnId& conn, ByteView text, TimeMs now_ms, std::uint64_t text_tag = 0);
+  // What the transport did with the transmit `token` (true: accepted; only an explicit refusal
+  // is false, agent-bus-and-swarm.md § Compatibility).
+  void handle_transmit_result(std::uint32_t token, bool accepted, TimeMs now_ms);
 
   // --- sending ---
   Result<Sent, BusError> send(const std::string& to, MessageType type, Json payload,
@@ -197,9 +232,12 @@ class Bus {
   // Replaces our announce payload and broadcasts it to every open connection.
   Result<Sent, BusError> set_announce(Json announce, std::int64_t now_ms);
 
-  // After poll_transmit/transmit_result ran: what became of a message sent in this call.
+  // After poll_transmit/handle_transmit_result ran: what became of a message sent in this call.
   // nullopt: a transient or broadcast the transport did not accept (or an unknown id).
   std::optional<SendStatus> outcome(const std::string& id) const;
+  // The same as the send API reports it: sent or queued, and for a transient message (never
+  // queued, § Delivery semantics) that the transport did not take, not_accepted.
+  Result<SendStatus, BusError> send_result(const std::string& id, bool transient) const;
   // Broadcast results of the last broadcast (connections that accepted / rejected it).
   const std::vector<ConnId>& last_broadcast_accepted() const { return bcast_ok_; }
   const std::vector<ConnId>& last_broadcast_rejected() const { return bcast_no_; }
@@ -214,21 +252,17 @@ class Bus {
   void remember_handoff(const HandoffKey& key);
 
   // --- time ---
-  void tick(std::int64_t now_ms);
-  std::optional<std::int64_t> next_wake_ms() const;
+  // Handoff retries and expiry. Harmless before the deadline.
+  void handle_timeout(TimeMs now_ms);
+  // The earliest handoff retry or expiry, or none. Cheap: kept up to date as handoffs change.
+  Timeout poll_timeout() const;
 
-  // --- the pull loop ---
+  // --- output, one item per poll ---
+  // Nothing while a transmit awaits its handle_transmit_result: its result decides what follows.
   std::optional<Transmit> poll_transmit();
-  void transmit_result(std::uint32_t token, bool accepted);
-  std::vector<Event> take_events();
-  // For a driver that still holds the text it just passed to receive() (the WASM glue): when the
-  // only pending event is the live message that receive made from an envelope the scanner took,
-  // removes it and returns true, and the driver delivers its own text read by JSON.parse instead
-  // of the event's copy (no event text written, copied across and decoded). Else false, and
-  // nothing changes.
-  bool take_sole_scanned_message();
-  // Cheap hints for a driver that pays per call into the core (the WASM glue): false means
-  // poll_transmit() (resp. take_events()) would return nothing now.
+  std::optional<Event> poll_event() { return events_.poll(); }
+  // Cheap hints for a host that pays per call into the core (the WASM glue): false means
+  // poll_transmit() (resp. poll_event()) would return nothing now.
   bool may_transmit() const { return !in_flight_ && (!immediate_.empty() || !ready_.empty()); }
   bool has_events() const { return !events_.empty(); }
 
@@ -251,7 +285,7 @@ class Bus {
   struct Queued {
     std::string id;
     MessageType type;
-    std::string text;
+    SharedText text;
   };
   struct Stream {
     std::string id;
@@ -279,12 +313,9 @@ class Bus {
   struct Pending {
     TxKind kind;
     ConnId conn;
-    std::string text;
+    SharedText text;
     std::string id;
     std::string stream;  // queue_head: whose queue
-  };
-  struct HistoryEntry {
-    Envelope envelope;
   };
   struct SentDirect {
     std::string to;
@@ -298,12 +329,21 @@ class Bus {
   Result<Sent, BusError> send_direct(Envelope e, std::int64_t now_ms);
   void start_flush(Stream& s);
   void reject(const ConnId& conn, BusError e);
+  // The checks every received envelope passes before the bus acts on it (identity binding,
+  // addressing); nullptr after a refusal event.
+  Stream* admit(const ConnId& conn, const IdentityView& from, MessageType type,
+                std::optional<std::string_view> to, TimeMs now_ms);
+  void on_envelope(const ConnId& conn, Stream& s, Envelope e, TimeMs now_ms, Event ev, ByteView text);
   void opened(const ConnId& conn, const Conn& c, std::int64_t now_ms);
   void unbind(const ConnId& conn, Conn& c);
   void peer_event(const ConnId& conn);
-  void record_history(const Envelope& e);
-  void remember_seen(const Envelope& e);
+  // History keeps each message as its text (one shared string, no envelope copy), with what a
+  // replay's filter reads; a replay parses the entries it sends.
+  void record_history(MessageType type, std::string_view from, std::optional<std::string_view> to, SharedText text);
+  void record_history(const Envelope& e, SharedText text);
+  void remember_seen(std::string_view stream, std::string_view id);
   bool seen(const Envelope& e) const;
+  void handoffs_changed() { deadline_dirty_ = true; }
   void remember_sent_direct(const Envelope& e);
   void on_history_request(Stream& s, const Envelope& e, std::int64_t now_ms);
   void on_history_replay(const ConnId& conn, Stream& s, const Envelope& e, std::int64_t now_ms);
@@ -329,15 +369,26 @@ class Bus {
   std::deque<Pending> immediate_;
   std::optional<std::pair<std::uint32_t, Pending>> in_flight_;
   std::uint32_t next_token_ = 1;
-  std::vector<Event> events_;
+  PollQueue<Event> events_;
+  Tape tape_scratch_;
 
+  struct HistoryEntry {
+    SharedText text;
+    std::string from;
+    std::optional<std::string> to;
+  };
   std::deque<HistoryEntry> history_;
-  std::deque<std::string> seen_order_;
+  // Delivered (sender, id) pairs, `stream \0 id`; the order list points at the set's own nodes
+  // (stable across rehashing), so each pair is stored once.
   std::unordered_set<std::string> seen_;
+  std::deque<const std::string*> seen_order_;
+  std::string seen_scratch_;
   std::deque<std::string> sent_order_;
   std::unordered_map<std::string, SentDirect> sent_;
 
   std::map<std::string, OutgoingHandoff> outgoing_;  // by message id
+  mutable bool deadline_dirty_ = false;               // outgoing_ changed since deadline_
+  mutable Timeout deadline_;
   std::map<HandoffKey, Envelope> unconfirmed_;        // delivered, awaiting confirm_handoff
   std::set<HandoffKey> stored_;
   std::deque<HandoffKey> stored_order_;
@@ -346,5 +397,12 @@ class Bus {
   std::unordered_map<std::string, SendStatus> outcomes_;
   std::vector<ConnId> bcast_ok_, bcast_no_;
 };
+
+// Every event now pending, in order: poll_event until none (for native hosts and tests).
+inline std::vector<Event> drain_events(Bus& bus) {
+  std::vector<Event> out;
+  while (auto e = bus.poll_event()) out.push_back(std::move(*e));
+  return out;
+}
 
 }  // namespace tether::bus

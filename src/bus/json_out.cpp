@@ -129,6 +129,7 @@ Json limits_json() {
               {"maxFileChunkEnvelopeBytes", kMaxFileChunkEnvelopeBytes},
               {"maxJsonDepth", kMaxJsonDepth},
               {"maxIdChars", kMaxIdChars},
+              {"idRandomBytes", kIdRandomBytes},
               {"maxTypeChars", kMaxTypeChars},
               {"maxStreamIdChars", kMaxStreamIdChars},
               {"maxRoleChars", kMaxRoleChars},

@@ -28,13 +28,18 @@ struct StringInfo {
   std::string_view raw;  // the bytes between the quotes
   bool escaped = false;
   std::size_t utf16 = 0;  // only counted for escape-free strings
+  Span span;              // the bytes between the quotes, in UTF-16 units of the whole text
 };
 
-constexpr std::uint8_t kNoEscapes = 1;
+// A key compared with a literal of the same length: a fixed-size memcmp the compiler inlines.
+template <std::size_t N>
+bool is(std::string_view k, const char (&lit)[N]) {
+  return k.size() == N - 1 && std::memcmp(k.data(), lit, N - 1) == 0;
+}
 
 class Scanner {
  public:
-  explicit Scanner(ByteView t) : p_(t.data), end_(t.data + t.size) {}
+  Scanner(ByteView t, Tape* tape) : begin_(t.data), p_(t.data), end_(t.data + t.size), tape_(tape) {}
 
   std::optional<ScannedEnvelope> envelope() {
     ws();
@@ -71,11 +76,16 @@ class Scanner {
  private:
   enum Key { kV, kId, kType, kFrom, kTo, kTopic, kTs, kPayload };
 
+  // One comparison per key: the length and first letter pick the only candidate.
   static int top_key(std::string_view k) {
-    static constexpr std::string_view names[] = {"v", "id", "type", "from", "to", "topic", "ts", "payload"};
-    for (int i = 0; i < 8; ++i)
-      if (names[i] == k) return i;
-    return -1;
+    switch (k.size()) {
+      case 1: return k[0] == 'v' ? kV : -1;
+      case 2: return is(k, "id") ? kId : is(k, "to") ? kTo : is(k, "ts") ? kTs : -1;
+      case 4: return is(k, "type") ? kType : is(k, "from") ? kFrom : -1;
+      case 5: return is(k, "topic") ? kTopic : -1;
+      case 7: return is(k, "payload") ? kPayload : -1;
+      default: return -1;
+    }
   }
 
   bool member(int key, ScannedEnvelope& e) {
@@ -84,23 +94,29 @@ class Scanner {
         // Exactly the token 1; 1.0, 1e0 and the rest are the DOM path's to judge.
         if (!eat('1')) return false;
         return p_ == end_ || !(is_digit(*p_) || *p_ == '.' || *p_ == 'e' || *p_ == 'E');
-      case kId: return bounded(e.id, kMaxIdChars);
+      case kId: return bounded(e.id, e.id_span, kMaxIdChars);
       case kType: {
         std::string_view name;
-        if (!bounded(name, kMaxTypeChars)) return false;
+        Span ignored;
+        if (!bounded(name, ignored, kMaxTypeChars)) return false;
         auto t = message_type_from_name(name);
         if (!t) return false;
         e.type = *t;
         return true;
       }
       case kFrom: return from(e);
-      case kTo: return nullable(e.to, kMaxToChars);
-      case kTopic: return nullable(e.topic, kMaxTopicChars);
+      case kTo: return nullable(e.to, e.to_span, kMaxToChars);
+      case kTopic: return nullable(e.topic, e.topic_span, kMaxTopicChars);
       case kTs: return ts(e.ts);
       case kPayload: {
         const std::uint8_t* start = p_;
-        if (!value(2)) return false;  // the envelope object is depth 1
+        const std::uint32_t begin = u16(p_);
+        recording_ = tape_ != nullptr;
+        const bool ok = value(2);  // the envelope object is depth 1
+        recording_ = false;
+        if (!ok) return false;
         e.payload = std::string_view(reinterpret_cast<const char*>(start), std::size_t(p_ - start));
+        e.payload_span = Span{begin, u16(p_)};
         return true;
       }
     }
@@ -119,10 +135,12 @@ class Scanner {
       ws();
       int key = -1;
       bool ok = false;
-      if (k.raw == "streamId") key = 0, ok = bounded(e.stream_id, kMaxStreamIdChars);
-      else if (k.raw == "role") key = 1, ok = bounded(e.role, kMaxRoleChars);
-      else if (k.raw == "name") key = 2, ok = bounded(e.name, kMaxNameChars);
-      else if (k.raw == "instanceId") key = 3, ok = bounded(e.instance_id, kMaxInstanceIdChars);
+      const std::string_view kr = k.raw;
+      if (is(kr, "streamId")) key = 0, ok = bounded(e.stream_id, e.stream_id_span, kMaxStreamIdChars);
+      else if (is(kr, "role")) key = 1, ok = bounded(e.role, e.role_span, kMaxRoleChars);
+      else if (is(kr, "name")) key = 2, ok = bounded(e.name, e.name_span, kMaxNameChars);
+      else if (is(kr, "instanceId"))
+        key = 3, ok = bounded(e.instance_id, e.instance_id_span, kMaxInstanceIdChars);
       if (!ok || (seen & (1u << key))) return false;
       seen |= 1u << key;
       ws();
@@ -137,21 +155,25 @@ class Scanner {
 
   // A header string: escape-free, non-empty, within `max` UTF-16 units. (No NUL: a raw control
   // byte is refused by string(), an escaped one is an escape.)
-  bool bounded(std::string_view& out, std::size_t max) {
+  bool bounded(std::string_view& out, Span& span, std::size_t max) {
     StringInfo s;
     if (!string(s) || s.escaped || s.raw.empty() || s.utf16 > max) return false;
     out = s.raw;
+    span = s.span;
     return true;
   }
 
-  bool nullable(std::optional<std::string_view>& out, std::size_t max) {
+  bool nullable(std::optional<std::string_view>& out, std::optional<Span>& span, std::size_t max) {
     if (p_ != end_ && *p_ == 'n') {
       out.reset();
+      span.reset();
       return literal("null");
     }
     std::string_view s;
-    if (!bounded(s, max)) return false;
+    Span at;
+    if (!bounded(s, at, max)) return false;
     out = s;
+    span = at;
     return true;
   }
 
@@ -196,19 +218,24 @@ class Scanner {
   // Any JSON value at nesting `depth` (containers count from 1, as parse_json's bound does).
   bool value(std::size_t depth) {
     if (p_ == end_) return false;
+    const std::uint32_t at = u16(p_);
     switch (*p_) {
       case '"': {
         StringInfo s;
-        return string(s);
+        if (!string(s)) return false;
+        record(s.escaped ? TapeKind::string_escaped : TapeKind::string, s.span);
+        return true;
       }
       case '{': {
         if (depth > kMaxJsonDepth) return false;
         ++p_;
+        record(TapeKind::object_begin, Span{at, at + 1});
         ws();
-        if (eat('}')) return true;
+        if (eat('}')) return record(TapeKind::object_end, Span{u16(p_) - 1, u16(p_)}), true;
         for (;;) {
           StringInfo k;
           if (!string(k)) return false;
+          record(k.escaped ? TapeKind::key_escaped : TapeKind::key, k.span);
           ws();
           if (!eat(':')) return false;
           ws();
@@ -218,14 +245,17 @@ class Scanner {
             ws();
             continue;
           }
-          return eat('}');
+          if (!eat('}')) return false;
+          record(TapeKind::object_end, Span{u16(p_) - 1, u16(p_)});
+          return true;
         }
       }
       case '[': {
         if (depth > kMaxJsonDepth) return false;
         ++p_;
+        record(TapeKind::array_begin, Span{at, at + 1});
         ws();
-        if (eat(']')) return true;
+        if (eat(']')) return record(TapeKind::array_end, Span{u16(p_) - 1, u16(p_)}), true;
         for (;;) {
           if (!value(depth + 1)) return false;
           ws();
@@ -233,15 +263,37 @@ class Scanner {
             ws();
             continue;
           }
-          return eat(']');
+          if (!eat(']')) return false;
+          record(TapeKind::array_end, Span{u16(p_) - 1, u16(p_)});
+          return true;
         }
       }
-      case 't': return literal("true");
-      case 'f': return literal("false");
-      case 'n': return literal("null");
-      default: return number();
+      case 't': return literal("true") && (record(TapeKind::true_value, Span{at, at + 4}), true);
+      case 'f': return literal("false") && (record(TapeKind::false_value, Span{at, at + 5}), true);
+      case 'n': return literal("null") && (record(TapeKind::null_value, Span{at, at + 4}), true);
+      default:
+        if (!number()) return false;
+        record(TapeKind::number, Span{at, u16(p_)});
+        return true;
     }
   }
+
+  // One token on the tape, while the payload is being scanned and the tape has room.
+  void record(TapeKind kind, Span span) {
+    if (!recording_) return;
+    if (tape_->size() >= 3 * kMaxTapeTokens) {
+      tape_->clear();
+      recording_ = false;  // too long to beat JSON.parse: the host parses the payload's span
+      return;
+    }
+    tape_->push_back(std::uint32_t(kind));
+    tape_->push_back(span.begin);
+    tape_->push_back(span.end);
+  }
+
+  // The UTF-16 offset of a position reached by the scan: its byte offset less the bytes that
+  // multi-byte sequences before it took beyond their UTF-16 length (only strings hold any).
+  std::uint32_t u16(const std::uint8_t* at) const { return std::uint32_t(std::size_t(at - begin_) - extra_); }
 
   // A payload number. Left to the DOM path: exponents, over 300 digits and negative zeros, the
   // only numbers whose value JSON.parse and nlohmann + the canonical writer could disagree on
@@ -275,6 +327,7 @@ class Scanner {
   bool string(StringInfo& s) {
     if (!eat('"')) return false;
     const std::uint8_t* start = p_;
+    const std::uint32_t begin16 = u16(p_);
     std::size_t units = 0;
     for (;;) {
       const std::uint8_t* run = p_;
@@ -282,14 +335,19 @@ class Scanner {
       // non-ASCII (the usual bit tricks; a false alarm only hands the word to the byte loop): a
       // 64 KiB base64 chunk is mostly this loop.
       constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+      std::uint64_t special = 0;
       while (end_ - p_ >= 8) {
         std::uint64_t w;
         std::memcpy(&w, p_, 8);
         const std::uint64_t q = w ^ (kOnes * '"'), b = w ^ (kOnes * '\\');
-        const std::uint64_t special = ((q - kOnes) & ~q) | ((b - kOnes) & ~b) | ((w - kOnes * 0x20) & ~w) | w;
-        if (special & kHigh) break;
+        special = (((q - kOnes) & ~q) | ((b - kOnes) & ~b) | ((w - kOnes * 0x20) & ~w) | w) & kHigh;
+        if (special) break;
         p_ += 8;
       }
+      // The lowest flagged byte is a real one (a borrow only ever flags bytes above a real match),
+      // so the first special byte of the word is found without the byte loop. The word was read
+      // little endian (memcpy of bytes, as WebAssembly and x86 lay them out).
+      if (special) p_ += __builtin_ctzll(special) >> 3;
       while (p_ != end_ && kStringClass[*p_] == 0) ++p_;
       units += std::size_t(p_ - run);
       if (p_ == end_) return false;
@@ -297,6 +355,7 @@ class Scanner {
         case 1:
           s.raw = std::string_view(reinterpret_cast<const char*>(start), std::size_t(p_ - start));
           s.utf16 = units;
+          s.span = Span{begin16, u16(p_)};
           ++p_;
           return true;
         case 2:
@@ -308,6 +367,7 @@ class Scanner {
           const int n = utf8_sequence();
           if (n == 0) return false;
           units += n == 4 ? 2 : 1;
+          extra_ += std::size_t(n == 4 ? 2 : n - 1);
         }
       }
     }
@@ -382,8 +442,12 @@ class Scanner {
     while (p_ != end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
   }
 
+  const std::uint8_t* begin_;
   const std::uint8_t* p_;
   const std::uint8_t* end_;
+  Tape* tape_;
+  bool recording_ = false;
+  std::size_t extra_ = 0;
 };
 
 void append_quoted(std::string& out, std::string_view raw) {
@@ -394,9 +458,10 @@ void append_quoted(std::string& out, std::string_view raw) {
 
 }  // namespace
 
-std::optional<ScannedEnvelope> scan_envelope(ByteView text) {
+std::optional<ScannedEnvelope> scan_envelope(ByteView text, Tape* tape) {
+  if (tape) tape->clear();
   if (text.size == 0 || text.size > kMaxFileChunkEnvelopeBytes) return std::nullopt;
-  auto e = Scanner(text).envelope();
+  auto e = Scanner(text, tape).envelope();
   // Over its type's bound: the DOM path gives the refusal.
   if (e && text.size > max_envelope_bytes(e->type)) return std::nullopt;
   return e;

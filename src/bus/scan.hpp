@@ -8,14 +8,46 @@
 // produces every refusal and its error code. So the verdicts cannot drift: when the scanner
 // accepts, the DOM path accepts the same envelope (tests/fuzz/fuzz_bus_envelope.cpp checks it).
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "bus/envelope.hpp"
 #include "common/bytes.hpp"
 
 namespace tether::bus {
+
+// Where a part of the text lies, in UTF-16 code units (what JavaScript's String.prototype.slice
+// takes): a host holding the text it passed in reads the value from it without a second parse.
+struct Span {
+  std::uint32_t begin = 0;
+  std::uint32_t end = 0;
+};
+
+// The payload's tokens, three words each (kind, begin, end; spans as above), in document order,
+// for a host that builds the payload from its own text instead of parsing it again: a 64 KiB
+// base64 string then costs a slice, not a copy. Strings and keys span the bytes between their
+// quotes; an escaped one is read with JSON.parse of the quoted slice. Recorded only for payloads
+// of at most kMaxTapeTokens tokens, where walking the tokens beats JSON.parse (bench/README.md
+// § bus); a longer payload leaves the tape empty and the host parses the payload's span.
+enum class TapeKind : std::uint32_t {
+  object_begin,
+  object_end,
+  array_begin,
+  array_end,
+  key,
+  key_escaped,
+  string,
+  string_escaped,
+  number,
+  true_value,
+  false_value,
+  null_value,
+};
+constexpr std::size_t kMaxTapeTokens = 64;
+using Tape = std::vector<std::uint32_t>;
 
 struct ScannedEnvelope {
   // Header strings exactly as written: the scanner accepts them only without escapes, so the
@@ -28,10 +60,15 @@ struct ScannedEnvelope {
   // The payload's JSON text, verbatim and validated (syntax, UTF-8, depth); empty when absent
   // (which means null).
   std::string_view payload;
+  // The same parts as UTF-16 spans of the text (see Span); `payload_span` is empty when there is
+  // no payload.
+  Span id_span, stream_id_span, role_span, name_span, instance_id_span, payload_span;
+  std::optional<Span> to_span, topic_span;
 };
 
-// nullopt: "not mine", run parse_envelope_dom for the verdict.
-std::optional<ScannedEnvelope> scan_envelope(ByteView text);
+// nullopt: "not mine", run parse_envelope_dom for the verdict. With `tape`, the payload's tokens
+// are recorded there (cleared first; left empty for a payload of more than kMaxTapeTokens).
+std::optional<ScannedEnvelope> scan_envelope(ByteView text, Tape* tape = nullptr);
 
 // The glue's result text for an accepted scan, `{"ok":true,"envelope":{...}}` with the header in
 // canonical form and the payload text verbatim, so JavaScript runs exactly one JSON.parse. The

@@ -80,5 +80,27 @@ constexpr std::uint32_t kMaxPeersPerFile = 256;
 
 // --- resume: § Concurrent downloads of the same file ---
 constexpr std::int64_t kStaleLockMs = 5 * 60 * 1000;
+// A lock is refreshed this often while its download runs: well inside kStaleLockMs, so a live
+// download is never taken for a dead one.
+constexpr std::int64_t kLockRefreshMs = 60'000;
+// Reading, judging and writing the lock is tried this often: a second try sees what the winner of
+// a race to create it wrote; a third would only repeat the second.
+constexpr std::uint32_t kLockAttempts = 2;
+
+// --- a peer's set of files: what the host of its swarms holds (exported to web/peer) ---
+// Offers remembered, one per file id: a room cannot make us hold more than this many.
+constexpr std::size_t kMaxKnownOffers = 1024;
+// How long fetch() waits for somebody to offer the file, unless the caller says otherwise.
+constexpr std::int64_t kDefaultOfferWaitMs = 30'000;
+// Verified chunks waiting for the host's storage to write them. While this many wait, no new
+// requests go out (64 MiB at the default chunk size): a slow disk slows the download rather than
+// filling memory (Swarm::hold_requests).
+constexpr std::uint32_t kMaxUnwrittenChunks = 1024;
+// Serves queued for one peer. A request repeated while its chunk is still queued is served once;
+// beyond this many the rest are dropped and their requesters time out and ask again (a peer's
+// own window is kDefaultWindowPerPeer).
+constexpr std::size_t kMaxPendingServesPerPeer = 64;
+// Refused messages kept, newest last, for a host to show (the count goes on).
+constexpr std::size_t kMaxRefusalsKept = 64;
 
 }  // namespace tether::swarm

@@ -490,16 +490,22 @@ bool announce_fits(std::uint32_t total_chunks, std::size_t sctp_limit) {
   return announce_payload_bytes(total_chunks) <= max_payload_bytes(sctp_limit);
 }
 
+ChunkFrameHead chunk_frame_head(const FileId& file_id, std::uint32_t index) {
+  ChunkFrameHead h{0x4e, 0x4a, 1, 1};
+  std::copy(file_id.begin(), file_id.end(), h.begin() + 4);
+  h[36] = std::uint8_t(index >> 24);
+  h[37] = std::uint8_t(index >> 16);
+  h[38] = std::uint8_t(index >> 8);
+  h[39] = std::uint8_t(index);
+  return h;
+}
+
 void encode_chunk_frame_into(Bytes& out, const FileId& file_id, std::uint32_t index,
                              ByteView chunk) {
   out.clear();
   out.reserve(kChunkFrameHeaderBytes + chunk.size);
-  const std::uint8_t head[4] = {0x4e, 0x4a, 1, 1};
-  out.insert(out.end(), head, head + 4);
-  out.insert(out.end(), file_id.begin(), file_id.end());
-  const std::uint8_t be[4] = {std::uint8_t(index >> 24), std::uint8_t(index >> 16),
-                              std::uint8_t(index >> 8), std::uint8_t(index)};
-  out.insert(out.end(), be, be + 4);
+  const ChunkFrameHead head = chunk_frame_head(file_id, index);
+  out.insert(out.end(), head.begin(), head.end());
   append(out, chunk);
 }
 
@@ -510,15 +516,22 @@ Bytes encode_chunk_frame(const FileId& file_id, std::uint32_t index, ByteView ch
 }
 
 std::optional<ChunkFrame> parse_chunk_frame(ByteView f) {
-  if (f.size < kChunkFrameHeaderBytes || f.data[0] != 0x4e || f.data[1] != 0x4a ||
-      f.data[2] != 1 || f.data[3] != 1)
+  auto h = parse_chunk_frame_head(f, f.size);
+  if (!h) return std::nullopt;
+  h->data = f.sub(kChunkFrameHeaderBytes, f.size - kChunkFrameHeaderBytes);
+  return h;
+}
+
+std::optional<ChunkFrame> parse_chunk_frame_head(ByteView head, std::size_t frame_length) {
+  const std::uint8_t* f = head.data;
+  if (head.size < kChunkFrameHeaderBytes || frame_length < kChunkFrameHeaderBytes || f[0] != 0x4e ||
+      f[1] != 0x4a || f[2] != 1 || f[3] != 1)
     return std::nullopt;
   ChunkFrame c;
-  std::copy(f.data + 4, f.data + 36, c.file_id.begin());
-  c.index = std::uint32_t(f.data[36]) << 24 | std::uint32_t(f.data[37]) << 16 |
-            std::uint32_t(f.data[38]) << 8 | std::uint32_t(f.data[39]);
-  c.data = f.sub(kChunkFrameHeaderBytes, f.size - kChunkFrameHeaderBytes);
-  if (c.index >= kMaxChunks || c.data.size > kMaxChunkSize) return std::nullopt;
+  std::copy(f + 4, f + 36, c.file_id.begin());
+  c.index = std::uint32_t(f[36]) << 24 | std::uint32_t(f[37]) << 16 | std::uint32_t(f[38]) << 8 |
+            std::uint32_t(f[39]);
+  if (c.index >= kMaxChunks || frame_length - kChunkFrameHeaderBytes > kMaxChunkSize) return std::nullopt;
   return c;
 }
 

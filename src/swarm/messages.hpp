@@ -4,6 +4,7 @@
 // consistency are checked before anything is allocated for the message's contents, and a refusal
 // is a value naming the field and the fix. Nothing here throws.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -153,6 +154,13 @@ struct ChunkFrame {
 };
 // std::nullopt: not our frame (another protocol's traffic on the lane), to be ignored.
 std::optional<ChunkFrame> parse_chunk_frame(ByteView frame);
+// The same from the frame's first kChunkFrameHeaderBytes and its whole length, for a host that
+// keeps the chunk bytes where they arrived: `data` stays empty, the chunk is the frame's bytes
+// from kChunkFrameHeaderBytes on.
+std::optional<ChunkFrame> parse_chunk_frame_head(ByteView head, std::size_t frame_length);
+// The header of chunk `index`'s frame; the chunk's bytes follow it.
+using ChunkFrameHead = std::array<std::uint8_t, kChunkFrameHeaderBytes>;
+ChunkFrameHead chunk_frame_head(const FileId& file_id, std::uint32_t index);
 
 // Digest of the ordered chunk-hash list.
 Sha256Digest chunk_hashes_digest(const std::vector<ChunkHash>& hashes);

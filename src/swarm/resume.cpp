@@ -4,8 +4,14 @@
 namespace tether::swarm {
 
 bool ResumeVerifier::feed(std::uint32_t index, ByteView bytes) {
+  // Hashed only when the digest can decide anything.
+  if (index >= shape_.total_chunks || bytes.size != shape_.chunk_length(index)) return false;
+  return feed_digest(index, bytes.size, sha256(bytes));
+}
+
+bool ResumeVerifier::feed_digest(std::uint32_t index, std::size_t length, const Sha256Digest& digest) {
   if (index >= shape_.total_chunks || index >= hashes_.size()) return false;
-  if (bytes.size != shape_.chunk_length(index) || sha256(bytes) != hashes_[index]) return false;
+  if (length != shape_.chunk_length(index) || digest != hashes_[index]) return false;
   verified_.set(index);
   return true;
 }

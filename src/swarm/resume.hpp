@@ -29,6 +29,9 @@ class ResumeVerifier {
   }
   // Returns whether the chunk verified.
   bool feed(std::uint32_t index, ByteView bytes);
+  // The same for a host that hashed the bytes it read itself (SubtleCrypto): their length and
+  // SHA-256.
+  bool feed_digest(std::uint32_t index, std::size_t length, const Sha256Digest& digest);
   const Bitfield& verified() const { return verified_; }
   bool complete() const { return verified_.all(); }
 

@@ -124,9 +124,10 @@ void Swarm::request_manifest_pages(std::int64_t now_ms) {
   emit(SendControl{manifest_source_, std::string(message_type(m)), encode_payload(m)});
 }
 
-void Swarm::on_manifest_page(PeerId, const ManifestPage& page, std::int64_t now_ms) {
+void Swarm::on_manifest_page(PeerId peer, const ManifestPage& page, std::int64_t now_ms) {
   // Every check happens before the page's hashes are copied anywhere (§ Untrusted wire input).
-  if (phase_ != Phase::manifest) return;
+  // Pages are taken only from the peer asked: anyone else's could only poison the list.
+  if (phase_ != Phase::manifest || manifest_source_ != peer) return;
   if (page.chunk_hashes_hash != *offer_.chunk_hashes_hash || page.page_size != offer_.page_size ||
       page.total_pages != offer_.pages || page.page >= offer_.pages)
     return;  // a page of some other manifest: not ours to store
@@ -144,6 +145,7 @@ void Swarm::on_manifest_page(PeerId, const ManifestPage& page, std::int64_t now_
     std::fill(page_received_.begin(), page_received_.end(), 0);
     std::fill(page_requested_ms_.begin(), page_requested_ms_.end(), INT64_MIN);
     pages_received_ = 0;
+    manifest_source_.reset();  // never asked again: the host names another (retry_manifest_from)
     emit(Failed{"manifest_digest_mismatch",
                 "the assembled chunk-hash list does not match the offer's chunkHashesHash; the "
                 "pages were discarded before any part file was opened. Fetch the manifest again "
@@ -153,7 +155,7 @@ void Swarm::on_manifest_page(PeerId, const ManifestPage& page, std::int64_t now_
   finish_manifest();
 }
 
-void Swarm::begin_download(const Bitfield& verified, std::int64_t now_ms) {
+void Swarm::handle_resume_done(const Bitfield& verified, std::int64_t now_ms) {
   if (!manifest_ready_ || began_) return;
   began_ = true;
   phase_ = Phase::downloading;
@@ -173,7 +175,7 @@ void Swarm::begin_download(const Bitfield& verified, std::int64_t now_ms) {
   plan(now_ms);
 }
 
-void Swarm::add_peer(PeerId peer, const PeerCaps& caps, std::int64_t now_ms) {
+void Swarm::handle_peer_open(PeerId peer, const PeerCaps& caps, std::int64_t now_ms) {
   if (peers_.count(peer) || peers_.size() >= kMaxPeersPerFile) return;
   Peer p;
   p.caps = caps;
@@ -188,7 +190,7 @@ void Swarm::add_peer(PeerId peer, const PeerCaps& caps, std::int64_t now_ms) {
   plan(now_ms);
 }
 
-void Swarm::remove_peer(PeerId peer, std::int64_t) {
+void Swarm::handle_peer_closed(PeerId peer, std::int64_t) {
   auto it = peers_.find(peer);
   if (it == peers_.end()) return;
   abandon_peer(peer);
@@ -282,7 +284,7 @@ void Swarm::broadcast_bitfield(bool periodic) {
       send_bitfield_to(id);
 }
 
-void Swarm::on_message(PeerId peer, const Message& m, bool directed, std::int64_t now_ms) {
+void Swarm::handle_message(PeerId peer, const Message& m, bool directed, std::int64_t now_ms) {
   auto it = peers_.find(peer);
   if (auto* page = std::get_if<ManifestPage>(&m)) {
     if (page->file_id == offer_.file_id) on_manifest_page(peer, *page, now_ms);
@@ -345,15 +347,14 @@ void Swarm::serve_manifest(PeerId peer, const ManifestRequest& req) {
   }
 }
 
-ChunkOutcome Swarm::on_chunk(PeerId peer, std::uint32_t index, ByteView data,
+ChunkOutcome Swarm::handle_chunk(PeerId peer, std::uint32_t index, ByteView data,
                              std::int64_t now_ms) {
   // Hashed only when the digest can decide anything: not for a duplicate or a wrong length.
-  const bool worth_hashing = began_ && index < offer_.shape.total_chunks && !have_.test(index) &&
-                             data.size == offer_.shape.chunk_length(index);
-  return on_chunk_digest(peer, index, data.size, worth_hashing ? sha256(data) : Sha256Digest{}, now_ms);
+  return handle_chunk_digest(peer, index, data.size, wants_chunk(index, data.size) ? sha256(data) : Sha256Digest{},
+                             now_ms);
 }
 
-ChunkOutcome Swarm::on_chunk_digest(PeerId peer, std::uint32_t index, std::size_t length,
+ChunkOutcome Swarm::handle_chunk_digest(PeerId peer, std::uint32_t index, std::size_t length,
                                     const Sha256Digest& digest, std::int64_t now_ms) {
   if (!began_ || index >= offer_.shape.total_chunks) return ChunkOutcome::unexpected;
   auto pit = peers_.find(peer);
@@ -405,7 +406,7 @@ ChunkOutcome Swarm::on_chunk_digest(PeerId peer, std::uint32_t index, std::size_
   return ChunkOutcome::stored;
 }
 
-void Swarm::on_send_result(std::uint64_t token, bool accepted, std::int64_t now_ms) {
+void Swarm::handle_send_result(std::uint64_t token, bool accepted, std::int64_t now_ms) {
   auto t = by_token_.find(token);
   if (t == by_token_.end()) return;
   auto f = inflight_.find(t->second);
@@ -423,7 +424,7 @@ void Swarm::on_send_result(std::uint64_t token, bool accepted, std::int64_t now_
   release(t->second);
 }
 
-void Swarm::on_transport_down(std::int64_t) {
+void Swarm::handle_transport_down(std::int64_t) {
   // § Surviving a network drop: the outage is ours. Abandon everything outstanding without
   // charging anyone, and plan again once we are back.
   transport_down_ = true;
@@ -435,7 +436,7 @@ void Swarm::on_transport_down(std::int64_t) {
   for (auto& [id, p] : peers_) p.misses = 0;
 }
 
-void Swarm::on_transport_up(std::int64_t now_ms) {
+void Swarm::handle_transport_up(std::int64_t now_ms) {
   transport_down_ = false;
   rebuild_hold_until_ms_ = now_ms + kRebuildGraceMs;
   plan(now_ms);
@@ -460,7 +461,7 @@ void Swarm::flush_haves() {
   emit(SendControl{std::nullopt, std::string(message_type(m)), encode_payload(m)});
 }
 
-void Swarm::tick(std::int64_t now_ms) {
+void Swarm::handle_timeout(TimeMs now_ms) {
   if (now_ms >= haves_due_ms_) flush_haves();
   if (phase_ == Phase::manifest) {
     request_manifest_pages(now_ms);
@@ -506,7 +507,7 @@ void Swarm::tick(std::int64_t now_ms) {
   plan(now_ms);
 }
 
-std::int64_t Swarm::next_wake_ms() const {
+Timeout Swarm::poll_timeout() const {
   std::int64_t wake = began_ ? next_announce_ms_ : INT64_MAX;
   wake = std::min(wake, haves_due_ms_);
   if (phase_ == Phase::manifest) {
@@ -521,11 +522,24 @@ std::int64_t Swarm::next_wake_ms() const {
       wake = std::min(wake, std::max(rebuild_hold_until_ms_, std::int64_t(0)));
     if (p.blocked_until_ms != INT64_MIN) wake = std::min(wake, p.blocked_until_ms);
   }
+  if (wake == INT64_MAX) return std::nullopt;
   return wake;
 }
 
+void Swarm::hold_requests(bool held, TimeMs now_ms) {
+  if (requests_held_ == held) return;
+  requests_held_ = held;
+  if (!held) plan(now_ms);
+}
+
+void Swarm::retry_manifest_from(PeerId source, TimeMs now_ms) {
+  if (phase_ != Phase::manifest) return;
+  manifest_source_ = source;
+  request_manifest_pages(now_ms);
+}
+
 void Swarm::plan(std::int64_t now_ms) {
-  if (!began_ || transport_down_ || picker_.needed_count() == 0 || peer_order_.empty()) return;
+  if (!began_ || transport_down_ || requests_held_ || picker_.needed_count() == 0 || peer_order_.empty()) return;
   const std::size_t n = peer_order_.size();
   // Round-robin over peers, one request at a time, so no peer is favoured by connection order.
   for (std::uint32_t round = 0; round < config_.window_per_peer; ++round) {

@@ -1,8 +1,10 @@
 // One file's swarm at one peer: manifest assembly, bitfields, the picker and the request
 // scheduler, and answering other peers (agent-bus-and-swarm.md § Swarm transfer through
-// § Surviving a network drop). Sans-IO: events come in with now_ms, and what to do comes out as
-// actions the glue performs (send this message, serve that chunk, rebuild that connection). Part
-// file I/O stays outside: the glue writes verified chunks and runs the resume pass (resume.hpp).
+// § Surviving a network drop). Sans-IO, on the one drive contract (common/drive.hpp): inputs come
+// in through handle_* with now_ms, what to do comes out of poll_action (send this message, serve
+// that chunk, rebuild that connection), and poll_timeout says when handle_timeout is next due.
+// Its peers are numbers and its messages payloads; the envelopes, the peers' names, the lock and
+// the part file are the host's (web/peer/swarm-glue.js), which drives one Swarm per file.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -11,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/drive.hpp"
 #include "common/rng.hpp"
 #include "swarm/bitfield.hpp"
 #include "swarm/limits.hpp"
@@ -106,29 +109,40 @@ class Swarm {
 
   // The resume pass found these chunks verified (resume.hpp); the download starts. A part file
   // that is already complete finishes at once (Completed).
-  void begin_download(const Bitfield& verified, std::int64_t now_ms);
+  void handle_resume_done(const Bitfield& verified, TimeMs now_ms);
 
-  void add_peer(PeerId peer, const PeerCaps& caps, std::int64_t now_ms);
-  void remove_peer(PeerId peer, std::int64_t now_ms);
+  void handle_peer_open(PeerId peer, const PeerCaps& caps, TimeMs now_ms);
+  void handle_peer_closed(PeerId peer, TimeMs now_ms);
   // A parsed swarm message from `peer` for this file. `directed`: it was sent to us alone (the
   // envelope's `to`), as a startup reply is; replies are never answered, so the exchange ends.
-  void on_message(PeerId peer, const Message& m, bool directed, std::int64_t now_ms);
-  ChunkOutcome on_chunk(PeerId peer, std::uint32_t index, ByteView data, std::int64_t now_ms);
+  void handle_message(PeerId peer, const Message& m, bool directed, TimeMs now_ms);
+  ChunkOutcome handle_chunk(PeerId peer, std::uint32_t index, ByteView data, TimeMs now_ms);
   // The same for a host that hashed the bytes itself: `length` and SHA-256 `digest` of the chunk it
-  // holds. In the browser SubtleCrypto hashes on another thread at about ten times the WASM speed
+  // holds. In the browser SubtleCrypto hashes natively, faster than the WASM hash
   // (bench/peer.bench.mjs); the verdict, the accounting and what follows stay here.
-  ChunkOutcome on_chunk_digest(PeerId peer, std::uint32_t index, std::size_t length, const Sha256Digest& digest,
-                               std::int64_t now_ms);
-  void on_send_result(std::uint64_t token, bool accepted, std::int64_t now_ms);
+  ChunkOutcome handle_chunk_digest(PeerId peer, std::uint32_t index, std::size_t length, const Sha256Digest& digest,
+                                   TimeMs now_ms);
+  // Would a chunk of this index and length be hashed at all? No for a duplicate, a wrong length
+  // or before the download began: the verdict then needs no digest (handle_chunk_digest with any).
+  bool wants_chunk(std::uint32_t index, std::size_t length) const {
+    return began_ && index < offer_.shape.total_chunks && !have_.test(index) &&
+           length == offer_.shape.chunk_length(index);
+  }
+  void handle_send_result(std::uint64_t token, bool accepted, TimeMs now_ms);
   // Our own transport (signalling) is reconnecting / back.
-  void on_transport_down(std::int64_t now_ms);
-  void on_transport_up(std::int64_t now_ms);
+  void handle_transport_down(TimeMs now_ms);
+  void handle_transport_up(TimeMs now_ms);
+  // The host's storage is behind: no new requests while held, planned again once released.
+  void hold_requests(bool held, TimeMs now_ms);
+  // After a manifest_digest_mismatch: assemble the manifest again, from `source`.
+  void retry_manifest_from(PeerId source, TimeMs now_ms);
+  std::optional<PeerId> manifest_source() const { return manifest_source_; }
   // Timeouts, rebuilds, the periodic bitfield, and new requests.
-  void tick(std::int64_t now_ms);
-  // When tick next has something to do.
-  std::int64_t next_wake_ms() const;
+  void handle_timeout(TimeMs now_ms);
+  // When handle_timeout next has something to do, or none.
+  Timeout poll_timeout() const;
 
-  std::vector<Action> take_actions() { return std::move(actions_); }
+  std::optional<Action> poll_action() { return actions_.poll(); }
 
   const FileId& file_id() const { return offer_.file_id; }
   const Offer& offer() const { return offer_; }
@@ -184,7 +198,7 @@ class Swarm {
   void serve_manifest(PeerId peer, const ManifestRequest& req);
   void serve_request(PeerId peer, const Request& req);
   void finish_manifest();
-  void emit(Action a) { actions_.push_back(std::move(a)); }
+  void emit(Action a) { actions_.push(std::move(a)); }
   void flush_haves();
   bool rebuild_allowed(std::int64_t now_ms) const {
     return !transport_down_ && now_ms >= rebuild_hold_until_ms_;
@@ -217,9 +231,17 @@ class Swarm {
   std::int64_t next_announce_ms_ = INT64_MIN;
   std::vector<std::uint32_t> unannounced_;  // stored, not yet in a swarm_have (kHaveBatchMs)
   std::int64_t haves_due_ms_ = INT64_MAX;
-  std::vector<Action> actions_;
+  bool requests_held_ = false;
+  PollQueue<Action> actions_;
   SwarmStats stats_;
 };
+
+// Every action now pending, in order (for native hosts and tests).
+inline std::vector<Action> drain_actions(Swarm& s) {
+  std::vector<Action> out;
+  while (auto a = s.poll_action()) out.push_back(std::move(*a));
+  return out;
+}
 
 // An offer for a file we hold: inline when the list is short, paged with a digest otherwise.
 Result<Offer, Refusal> make_offer(const FileId& file_id, std::string name, std::string mime_type,

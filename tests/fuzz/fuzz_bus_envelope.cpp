@@ -83,26 +83,29 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   BusConfig c;
   c.self = Identity{"me", "agent", "Me", "i0"};
   c.accept_handoffs = true;
+  // Odd sizes run the JavaScript host's mode: a scanned live message is read from the host's own
+  // text through its spans, with no envelope written.
+  c.message_spans_only = size % 2 == 1;
   Bus bus(c);
-  bus.connection_open("c1", 1000);
+  bus.handle_connection_open("c1", 1000);
   // The envelope's own clock when it is a plausible one; ts may be any finite double (±1e308), and
   // converting that to an integer would be undefined.
   const bool plausible_ts = e && e->ts > -9e15 && e->ts < 9e15;
   const std::int64_t now = plausible_ts ? std::int64_t(e->ts) : 1000;
   // Live, on a connection that may or may not be bound yet.
-  bus.receive("c1", in, now);
-  if (size % 2) {
-    // The glue's shortcut: only ever for an envelope the scanner took, and then the glue's own
-    // text is the envelope.
-    if (bus.take_sole_scanned_message() && (!s || !dom)) __builtin_trap();
-  } else {
-    for (const auto& ev : bus.take_events()) {
-      if (ev.kind != EventKind::message) continue;
-      if (!dom || ev.replayed || ev.as_scanned != s.has_value()) __builtin_trap();
-      std::string text;
-      append_event_json(text, ev, bus);
-      if (js_text(parse_unbounded(text)["envelope"]) != js_text(envelope_to_json(dom.value()))) __builtin_trap();
+  constexpr std::uint64_t kTag = 7;
+  bus.handle_text("c1", in, now, kTag);
+  for (const auto& ev : drain_events(bus)) {
+    if (ev.kind != EventKind::message) continue;
+    if (!dom || ev.replayed || ev.as_scanned != s.has_value()) __builtin_trap();
+    if (c.message_spans_only && ev.as_scanned) {
+      // Only ever for an envelope the scanner took, and then the host's own text is the envelope.
+      if (ev.envelope || !ev.spans || ev.text_tag != kTag) __builtin_trap();
+      continue;
     }
+    std::string text;
+    append_event_json(text, ev, bus);
+    if (js_text(parse_unbounded(text)["envelope"]) != js_text(envelope_to_json(dom.value()))) __builtin_trap();
   }
   if (e) {
     // Replayed, after asking its sender for history.
@@ -116,11 +119,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     replay.payload =
         envelope_to_json(e.value());  // one history_replay per message, the original as payload
     const std::string t = serialize_envelope(replay);
-    bus.receive("c1", ByteView(std::string_view(t)), now);
+    bus.handle_text("c1", ByteView(std::string_view(t)), now);
     // Whatever it was, answer, confirm and retry as an app would.
-    for (const auto& ev : bus.take_events()) {
+    for (const auto& ev : drain_events(bus)) {
       if (ev.kind == EventKind::handoff) (void)bus.confirm_handoff(ev.key, now);
-      if (ev.kind == EventKind::message) (void)bus.ack(*ev.envelope, Json::object(), now);
+      if (ev.kind == EventKind::message && ev.envelope) (void)bus.ack(*ev.envelope, Json::object(), now);
     }
     FileReceiver rx(ReceiverLimits{1 << 20, 2, 2 << 20});
     const Json p = e->payload_value();
@@ -147,11 +150,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (int i = 0; i < 1000; ++i) {
     auto t = bus.poll_transmit();
     if (!t) break;
-    if (!parse_envelope(ByteView(std::string_view(t->text)))) __builtin_trap();  // we only emit valid envelopes
-    bus.transmit_result(t->token, (i + size) % 3 != 0);
+    if (!parse_envelope(ByteView(std::string_view(*t->text)))) __builtin_trap();  // we only emit valid envelopes
+    bus.handle_transmit_result(t->token, (i + size) % 3 != 0, 0);
   }
-  bus.tick(now + 3'600'000);
-  (void)bus.take_events();
+  bus.handle_timeout(now + 3'600'000);
+  (void)drain_events(bus);
   if (bus.queued_total() > kMaxQueuedPerPeer * kMaxQueuedPeers) __builtin_trap();
   if (bus.history(1000, "").size() > kHistoryCapacity) __builtin_trap();
   return 0;

@@ -37,18 +37,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto seeder = Swarm::seed(offer.value(), hashes, {});
   auto fetcher = Swarm::fetch(offer.value(), 1, {}, 0);
   if (!seeder || !fetcher) __builtin_trap();
-  fetcher->begin_download(Bitfield(3), 0);
+  fetcher->handle_resume_done(Bitfield(3), 0);
   for (Swarm* s : {&seeder.value(), &fetcher.value()}) {
-    s->add_peer(1, PeerCaps{true, 65'536}, 0);
-    s->on_message(1, m.value(), size % 2 == 0, 0);
-    s->tick(20'000);
-    (void)s->take_actions();
+    s->handle_peer_open(1, PeerCaps{true, 65'536}, 0);
+    s->handle_message(1, m.value(), size % 2 == 0, 0);
+    s->handle_timeout(20'000);
+    (void)drain_actions(*s);
   }
   if (auto* o = std::get_if<Offer>(&m.value()); o && o->shape.total_chunks <= 4096) {
     auto f = Swarm::fetch(*o, 2, {}, 0);
     if (f) {
-      f->tick(1);
-      (void)f->take_actions();
+      f->handle_timeout(1);
+      (void)drain_actions(f.value());
     }
   }
   return 0;

@@ -14,10 +14,9 @@ export async function useSwarm(): Promise<void> {
   const opened = swarm.fetch(offer.payload, 1, { seed: 1 }, 0);
   if (!opened.ok) return;
   const s: SwarmSession = opened.session;
-  s.addPeer(1, { binaryLane: true, maxMessageSize: 262144 }, 0);
-  const actions: SwarmAction[] = s.takeActions();
-  for (const a of actions) {
-    if (a.kind === 'request') s.onSendResult(a.token, true, 0);
+  s.handlePeerOpen(1, { binaryLane: true, maxMessageSize: 262144 }, 0);
+  for (let a: SwarmAction | null; (a = s.pollAction()); ) {
+    if (a.kind === 'request') s.handleSendResult(a.token, true, 0);
     if (a.kind === 'serve') {
       const n: number = a.length;
       void n;
@@ -25,9 +24,11 @@ export async function useSwarm(): Promise<void> {
     // @ts-expect-error kinds are a closed set
     if (a.kind === 'bogus') return;
   }
-  const outcome: 'stored' | 'duplicate' | 'bad_hash' | 'unexpected' = s.onChunk(1, 0, new Uint8Array(1), 0);
+  const outcome: 'stored' | 'duplicate' | 'bad_hash' | 'unexpected' = s.handleChunk(1, 0, new Uint8Array(1), 0);
   void outcome;
   // @ts-expect-error peers are numbers
-  s.removePeer('one', 0);
+  s.handlePeerClosed('one', 0);
+  const wake: number | null = s.pollTimeout();
+  void wake;
   s.dispose();
 }

@@ -96,7 +96,7 @@ test('swarm: a seeder and two downloaders complete a paged file through the glue
     nodes[id].session = f.session;
   }
   for (const [a, n] of nodes.entries())
-    for (const b of [0, 1, 2]) if (a !== b) n.session.addPeer(b, { binaryLane: true, maxMessageSize: 262144 }, 0);
+    for (const b of [0, 1, 2]) if (a !== b) n.session.handlePeerOpen(b, { binaryLane: true, maxMessageSize: 262144 }, 0);
 
   // A tiny transport: every message arrives 5 ms later, in order; frames are real bytes.
   let now = 0;
@@ -104,18 +104,18 @@ test('swarm: a seeder and two downloaders complete a paged file through the glue
   const deliver = (from, to, item) => inflight.push({ at: now + 5, from, to, item });
   const perform = (id) => {
     const n = nodes[id];
-    for (const a of n.session.takeActions()) {
+    for (let a; (a = n.session.pollAction()); ) {
       if (a.kind === 'control') {
         for (const to of [0, 1, 2]) if (to !== id && (a.to === null || a.to === to)) deliver(id, to, { type: a.type, payload: a.payload, directed: a.to !== null });
       } else if (a.kind === 'request') {
-        n.session.onSendResult(a.token, true, now);
+        n.session.handleSendResult(a.token, true, now);
         deliver(id, a.to, { type: a.type, payload: a.payload, directed: true });
       } else if (a.kind === 'serve') {
         const bytes = file.subarray(a.offset, a.offset + a.length);
         if (a.binary) deliver(id, a.to, { frame: swarm.encodeChunkFrame(fileId, a.index, bytes) });
         else deliver(id, a.to, { type: 'swarm_chunk', payload: n.session.chunkPayload(a.index, bytes), directed: true });
       } else if (a.kind === 'manifestReady') {
-        n.session.beginDownload([], now); // no part file: nothing to resume
+        assert.equal(n.session.handleResumeDone(now), 0); // no part file: nothing to resume
       } else if (a.kind === 'completed') {
         n.complete = true;
       } else if (a.kind === 'failed') {
@@ -130,7 +130,7 @@ test('swarm: a seeder and two downloaders complete a paged file through the glue
     if (!next) {
       now += 50;
       for (const id of [0, 1, 2]) {
-        nodes[id].session.tick(now);
+        nodes[id].session.handleTimeout(now);
         perform(id);
       }
       continue;
@@ -139,21 +139,21 @@ test('swarm: a seeder and two downloaders complete a paged file through the glue
     const n = nodes[next.to];
     if (next.item.frame) {
       const f = swarm.parseChunkFrame(next.item.frame);
-      // Downloader 2 hashes as a browser does (the platform's SHA-256, then onChunkDigest);
+      // Downloader 2 hashes as a browser does (the platform's SHA-256, then handleChunkDigest);
       // downloader 1 lets the core hash.
       const outcome =
         next.to === 2
-          ? n.session.onChunkDigest(next.from, f.index, f.data.length, createHash('sha256').update(f.data).digest('hex'), now)
-          : n.session.onChunk(next.from, f.index, f.data, now);
+          ? n.session.handleChunkDigest(next.from, f.index, f.data.length, createHash('sha256').update(f.data).digest('hex'), now)
+          : n.session.handleChunk(next.from, f.index, f.data, now);
       assert.notEqual(outcome, 'unexpected');
       n.stored.set(f.index, Buffer.from(f.data));
     } else if (next.item.type === 'swarm_chunk') {
       const c = JSON.parse(next.item.payload);
       const data = new Uint8Array(Buffer.from(c.data, 'base64'));
-      n.session.onChunk(next.from, c.index, data, now);
+      n.session.handleChunk(next.from, c.index, data, now);
       n.stored.set(c.index, Buffer.from(data));
     } else {
-      const r = n.session.onMessage(next.from, next.item.type, next.item.payload, { directed: next.item.directed }, now);
+      const r = n.session.handleMessage(next.from, next.item.type, next.item.payload, { directed: next.item.directed }, now);
       assert.equal(r.ok, true, JSON.stringify(r));
     }
     perform(next.to);
@@ -165,12 +165,98 @@ test('swarm: a seeder and two downloaders complete a paged file through the glue
     assert.deepEqual(Buffer.concat([...nodes[id].stored.entries()].sort((a, b) => a[0] - b[0]).map((e) => e[1])), Buffer.from(file));
   }
   // A digest that is not 64 lowercase hex characters is the host's bug: nothing is stored.
-  assert.equal(nodes[2].session.onChunkDigest(0, 0, chunkSize, 'A'.repeat(64), now), 'unexpected');
+  assert.equal(nodes[2].session.handleChunkDigest(0, 0, chunkSize, 'A'.repeat(64), now), 'unexpected');
   // A hostile message is refused by the session's parser, and the session lives on.
-  const bad = nodes[1].session.onMessage(0, 'swarm_manifest_page', { fileId: 'X' }, {}, now);
+  const bad = nodes[1].session.handleMessage(0, 'swarm_manifest_page', { fileId: 'X' }, {}, now);
   assert.equal(bad.ok, false);
   assert.equal(bad.code, 'bad_hash');
   for (const n of nodes) n.session.dispose();
+});
+
+test('swarm: the resume pass, held requests and a new manifest source are decided by the core', () => {
+  const chunkSize = 1024;
+  const size = 4 * chunkSize - 100; // 4 chunks, the last one short: an inline offer
+  const file = new Uint8Array(size).map((_, i) => (i * 31) & 255);
+  const chunks = [0, 1, 2, 3].map((i) => file.subarray(i * chunkSize, Math.min(size, (i + 1) * chunkSize)));
+  const sha = (b) => createHash('sha256').update(b).digest('hex');
+  const hashes = chunks.map(sha);
+  const offer = swarm.makeOffer({ fileId: sha(file), name: 'r.bin', mimeType: 'x/y', size, chunkSize, hashes });
+  assert.equal(offer.ok, true);
+  const f = swarm.fetch(offer.payload, 5, { seed: 3 }, 0);
+  assert.equal(f.ok, true);
+  const s = f.session;
+  const drain = () => {
+    const out = [];
+    for (let a; (a = s.pollAction()); ) out.push(a);
+    return out;
+  };
+  assert.deepEqual(drain().map((a) => a.kind), ['manifestReady']);
+  // The part file holds chunk 0 intact, chunk 1 torn (zeros), chunk 2 cut short, chunk 3 intact.
+  assert.equal(s.resumeFeed(0, chunks[0].length, hashes[0]), true);
+  assert.equal(s.resumeFeed(1, chunkSize, sha(new Uint8Array(chunkSize))), false);
+  assert.equal(s.resumeFeed(2, chunkSize - 1, hashes[2]), false); // the right digest, the wrong length
+  assert.equal(s.resumeFeed(3, chunks[3].length, hashes[3]), true);
+  assert.equal(s.resumeFeed(9, chunkSize, hashes[0]), false); // past the end
+  assert.equal(s.resumeFeed(0, chunks[0].length, 'not hex'), false);
+  assert.deepEqual(s.resumed(), [0, 3]);
+  // Storage is behind: the core plans nothing until it is released.
+  s.holdRequests(true, 0);
+  assert.equal(s.handleResumeDone(0), 2);
+  assert.equal(s.status().have, 2);
+  s.handlePeerOpen(5, { binaryLane: true, maxMessageSize: 262144 }, 0);
+  const all = swarm.announcePayload({ fileId: sha(file), totalChunks: 4, held: [0, 1, 2, 3] });
+  assert.equal(s.handleMessage(5, 'swarm_announce', all.payload, { directed: true }, 0).ok, true);
+  assert.deepEqual(drain().filter((a) => a.kind === 'request'), []);
+  s.holdRequests(false, 1);
+  const asked = drain().filter((a) => a.kind === 'request');
+  assert.deepEqual(asked.map((a) => [a.to, a.index]).sort(), [[5, 1], [5, 2]]);
+  // A duplicate needs no digest; a chunk it still wants does.
+  assert.equal(s.wantsChunk(0, chunks[0].length), false);
+  assert.equal(s.handleChunkDigest(5, 0, chunks[0].length, null, 2), 'duplicate');
+  assert.equal(s.wantsChunk(1, chunks[1].length), true);
+  assert.equal(s.handleChunkDigest(5, 1, chunks[1].length, null, 2), 'unexpected');
+  assert.equal(s.wantsChunk(1, chunkSize - 1), false); // the wrong length
+  assert.equal(s.pollTimeout() > 2, true);
+  s.dispose();
+
+  // A paged manifest: pages only from the source asked; after a mismatch, the source the host names.
+  const big = 300;
+  const bigHashes = Array.from({ length: big }, (_, i) => sha(new Uint8Array([i & 255, i >> 8])));
+  const paged = swarm.makeOffer({ fileId: 'c'.repeat(64), name: 'p', mimeType: 'x/y', size: big * chunkSize, chunkSize, hashes: bigHashes });
+  const o = JSON.parse(paged.payload);
+  const g = swarm.fetch(paged.payload, 1, { seed: 4 }, 0).session;
+  for (const p of [1, 2]) g.handlePeerOpen(p, {}, 0);
+  const sent = () => {
+    const out = [];
+    for (let a; (a = g.pollAction()); ) out.push(a);
+    return out;
+  };
+  const asks = sent().filter((a) => a.type === 'swarm_manifest_request');
+  assert.ok(asks.length >= 1 && asks.every((a) => a.to === 1), JSON.stringify(asks));
+  assert.equal(g.manifestSource(), 1);
+  const page = (n, list) => ({
+    fileId: o.fileId,
+    page: n,
+    totalPages: o.manifestPages,
+    pageSize: o.manifestPageSize,
+    chunkHashesHash: o.chunkHashesHash,
+    hashes: list.slice(n * o.manifestPageSize, (n + 1) * o.manifestPageSize),
+  });
+  // The right pages from a peer nobody asked are dropped: the manifest stays unassembled.
+  for (let n = 0; n < o.manifestPages; n++) assert.equal(g.handleMessage(2, 'swarm_manifest_page', page(n, bigHashes), { directed: true }, 1).ok, true);
+  assert.equal(g.status().manifestReady, false);
+  // The source's pages do not add up to the digest: the core fails the list and forgets the source.
+  const lies = bigHashes.map((h, i) => (i === 7 ? 'f'.repeat(64) : h));
+  for (let n = 0; n < o.manifestPages; n++) g.handleMessage(1, 'swarm_manifest_page', page(n, lies), { directed: true }, 2);
+  const failed = sent().filter((a) => a.kind === 'failed');
+  assert.deepEqual(failed.map((a) => a.code), ['manifest_digest_mismatch']);
+  assert.equal(g.manifestSource(), null);
+  g.retryManifestFrom(2, 3);
+  assert.ok(sent().some((a) => a.type === 'swarm_manifest_request' && a.to === 2));
+  for (let n = 0; n < o.manifestPages; n++) g.handleMessage(2, 'swarm_manifest_page', page(n, bigHashes), { directed: true }, 4);
+  assert.ok(sent().some((a) => a.kind === 'manifestReady'));
+  assert.deepEqual(g.hashes(), bigHashes);
+  g.dispose();
 });
 
 test('swarm: tsc type-checks a consumer of tether/swarm', async () => {

@@ -32,7 +32,7 @@ function api() {
 }
 
 export function newId() {
-  return randomBytes(12).toString('base64url');
+  return randomBytes(api().limits.idRandomBytes).toString('base64url');
 }
 
 /** Checks an envelope object with the bus core: {ok: true, env} or {ok: false, field, detail}. */

@@ -83,6 +83,8 @@ export interface BusLimits {
   maxRoleChars: number;
   maxNameChars: number;
   maxInstanceIdChars: number;
+  /** Random bytes in an envelope id (base64url), as the public implementation makes them. */
+  idRandomBytes: number;
   maxToChars: number;
   maxTopicChars: number;
   /** Ordinary direct messages waiting for one peer (beyond this, send fails with `queue_full`). */

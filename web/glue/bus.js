@@ -4,6 +4,7 @@
 // which is what fixes the peerConnected-before-open race), hands the core's events to handlers,
 // and keeps one timer for the core's next wake. It makes no protocol decisions (DESIGN.md rule 4).
 import { loadTetherModule } from './load.js';
+import { createDriver } from './driver.js';
 import { textBytes } from './text-bytes.js';
 
 /**
@@ -18,8 +19,6 @@ export async function loadBus(options) {
 export async function createBus(options) {
   return (await loadBus(options.wasm)).createBus(options);
 }
-
-const HANDLER_KEYS = ['message', 'rejected', 'handoff', 'handoffStored', 'handoffExpired', 'confirmation', 'peer'];
 
 function randomSeed() {
   const w = new Uint32Array(2);
@@ -85,19 +84,148 @@ function createInbox(mod, maxEnvelopeBytes) {
   };
 }
 
-// An envelope the core accepted, as JSON.parse read it, in the canonical key order with the
-// absent optional members as null (agent-bus-notes.md § The envelope).
-function canonicalEnvelope(o) {
-  const f = o.from;
+// The core's tables, read once per module: the record's layout, the event kinds, the message
+// types and the tape's token kinds (bindings/bus_bindings.cpp).
+const tablesOf = new WeakMap();
+function tables(mod) {
+  let t = tablesOf.get(mod);
+  if (!t) {
+    const names = mod.busNames();
+    t = { L: mod.busRecordLayout(), version: mod.busEnvelopeVersion(), ...names };
+    tablesOf.set(mod, t);
+  }
+  return t;
+}
+
+// Views of the module's memory, rebuilt when it grew: growing detaches the old buffer, and a view
+// of a detached buffer has length 0, which is cheaper to test than the module's current buffer.
+function heapViews(mod) {
+  let f64 = new Float64Array(0);
+  let u32 = new Uint32Array(0);
   return {
-    v: 1,
-    id: o.id,
-    type: o.type,
-    from: { streamId: f.streamId, role: f.role, name: f.name, instanceId: f.instanceId },
-    to: o.to ?? null,
-    topic: o.topic ?? null,
-    ts: o.ts,
-    payload: o.payload === undefined ? null : o.payload,
+    f64() {
+      if (f64.length === 0) {
+        f64 = new Float64Array(mod.HEAPU8.buffer);
+        u32 = new Uint32Array(mod.HEAPU8.buffer);
+      }
+      return f64;
+    },
+    u32() {
+      if (u32.length === 0) this.f64();
+      return u32;
+    },
+  };
+}
+
+function setMember(obj, key, value) {
+  // JSON.parse makes "__proto__" an own property; an assignment would set the prototype instead.
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+  else obj[key] = value;
+}
+
+// A flat object of plain keys and scalars (chat, ack, a file_chunk), the common payload, without
+// the general walk's stacks; undefined when the tape holds anything else.
+function flatFromTape(text, w, at, end, K) {
+  if (w[at] !== K.objectBegin || w[end - 3] !== K.objectEnd) return undefined;
+  const out = {};
+  for (let i = at + 3; i < end - 3; i += 6) {
+    if (w[i] !== K.key) return undefined;
+    const kind = w[i + 3];
+    let value;
+    if (kind === K.string) value = text.slice(w[i + 4], w[i + 5]);
+    else if (kind === K.number) value = Number(text.slice(w[i + 4], w[i + 5]));
+    else if (kind === K.true) value = true;
+    else if (kind === K.false) value = false;
+    else if (kind === K.null) value = null;
+    else return undefined;
+    setMember(out, text.slice(w[i + 1], w[i + 2]), value);
+  }
+  return out;
+}
+
+// A payload from the scanner's tape (src/bus/scan.hpp): strings are slices of the text, so a 64 KiB
+// base64 string costs no copy; escaped ones, and numbers, are read from their own slice.
+function fromTape(text, w, at, end, K) {
+  const flat = flatFromTape(text, w, at, end, K);
+  if (flat !== undefined) return flat;
+  const stack = [];
+  const keys = [];
+  let out = null;
+  for (let i = at; i < end; i += 3) {
+    const kind = w[i];
+    let value;
+    switch (kind) {
+      case K.objectBegin:
+        stack.push({});
+        continue;
+      case K.arrayBegin:
+        stack.push([]);
+        continue;
+      case K.key:
+        keys.push(text.slice(w[i + 1], w[i + 2]));
+        continue;
+      case K.keyEscaped:
+        keys.push(JSON.parse(text.slice(w[i + 1] - 1, w[i + 2] + 1)));
+        continue;
+      case K.objectEnd:
+      case K.arrayEnd:
+        value = stack.pop();
+        break;
+      case K.string:
+        value = text.slice(w[i + 1], w[i + 2]);
+        break;
+      case K.stringEscaped:
+        value = JSON.parse(text.slice(w[i + 1] - 1, w[i + 2] + 1));
+        break;
+      case K.number:
+        value = Number(text.slice(w[i + 1], w[i + 2]));
+        break;
+      case K.true:
+        value = true;
+        break;
+      case K.false:
+        value = false;
+        break;
+      default:
+        value = null;
+    }
+    const top = stack.length ? stack[stack.length - 1] : undefined;
+    if (top === undefined) out = value;
+    else if (Array.isArray(top)) top.push(value);
+    else setMember(top, keys.pop(), value);
+  }
+  return out;
+}
+
+// The envelope the record's spans describe in `text` (the text the caller passed): its values are
+// those JSON.parse of the text gives, in the canonical key order with absent members as null.
+function readSpans(text, f, r, heap, T) {
+  const L = T.L;
+  let payload = null;
+  const p0 = f[r + L.payloadBegin];
+  if (p0 >= 0) {
+    const words = f[r + L.tapeWords];
+    if (words > 0) {
+      const at = f[r + L.tapeAt] / 4;
+      payload = fromTape(text, heap.u32(), at, at + words, T.tapeKinds);
+    } else {
+      payload = JSON.parse(text.slice(p0, f[r + L.payloadEnd]));
+    }
+  }
+  return {
+    v: T.version,
+    id: text.slice(f[r + L.idBegin], f[r + L.idEnd]),
+    type: T.messageTypes[f[r + L.evType]],
+    from: {
+      streamId: text.slice(f[r + L.streamBegin], f[r + L.streamEnd]),
+      role: text.slice(f[r + L.roleBegin], f[r + L.roleEnd]),
+      name: text.slice(f[r + L.nameBegin], f[r + L.nameEnd]),
+      instanceId: text.slice(f[r + L.instanceBegin], f[r + L.instanceEnd]),
+    },
+    to: f[r + L.toBegin] < 0 ? null : text.slice(f[r + L.toBegin], f[r + L.toEnd]),
+    topic: f[r + L.topicBegin] < 0 ? null : text.slice(f[r + L.topicBegin], f[r + L.topicEnd]),
+    ts: f[r + L.evTs],
+    payload,
   };
 }
 
@@ -106,39 +234,73 @@ const notJson = (field) => ({ ok: false, code: 'bad_payload', field, detail: `${
 /** Wraps a loaded module. */
 export function createBusApi(mod) {
   const limits = JSON.parse(mod.busLimits());
+  const T = tables(mod);
+  const { L } = T;
+  const heap = heapViews(mod);
   // The largest envelope the core takes (a file_chunk; every other type stops at maxEnvelopeBytes).
   const inbox = createInbox(mod, limits.maxFileChunkEnvelopeBytes);
+  const inboxRecord = mod.busInboxRecord() / 8;
 
   function createBus(options) {
     const { self, transport } = options;
     const now = options.now ?? Date.now;
     const core = new mod.BusCore();
-    const init = JSON.parse(
-      core.init(
-        JSON.stringify({
-          self,
-          seed: options.seed ?? randomSeed(),
-          acceptHandoffs: !!options.acceptHandoffs,
-          connIsStream: !!options.peerIdsAreStreams,
-          announce: options.announce ?? null,
-          transportId: options.transportId ?? null,
-        }),
-      ),
+    const refused = core.init(
+      JSON.stringify({
+        self,
+        seed: options.seed ?? randomSeed(),
+        acceptHandoffs: !!options.acceptHandoffs,
+        connIsStream: !!options.peerIdsAreStreams,
+        announce: options.announce ?? null,
+        transportId: options.transportId ?? null,
+      }),
     );
-    if (!init.ok) {
+    if (refused !== '') {
       core.delete();
-      throw new TypeError(`tether/bus: ${init.detail}`);
+      throw new TypeError(`tether/bus: ${JSON.parse(refused).detail}`);
     }
+    const rec = core.record() / 8;
     const handlerSets = [options];
-    let timer = null;
     let closed = false;
 
-    function emit(key, ...args) {
-      for (const h of handlerSets.slice()) {
+    // Connections cross as numbers; each name is registered with the core once.
+    const names = [];
+    const numbers = new Map();
+    function num(peer) {
+      let n = numbers.get(peer);
+      if (n === undefined) {
+        n = core.conn(peer);
+        numbers.set(peer, n);
+        names[n] = peer;
+      }
+      return n;
+    }
+    // Texts passed in whose message events may still be polled: a message the core's scanner
+    // took is read from the text itself (readSpans), never from a copy the core wrote. The last
+    // one is kept aside; older ones (a text that arrived while another's events were pending)
+    // wait in the map.
+    const texts = new Map();
+    let nextTag = 0;
+    let lastTag = 0;
+    let lastText = '';
+    const textOf = (tag) => {
+      if (tag === lastTag) return lastText;
+      const t = texts.get(tag);
+      texts.delete(tag);
+      return t;
+    };
+    let txSerial = -1;
+    let txText = '';
+
+    function emit(key, a, b) {
+      // A copy only when there are several sets: a handler may subscribe or unsubscribe.
+      const sets = handlerSets.length === 1 ? handlerSets : handlerSets.slice();
+      for (let i = 0; i < sets.length; i++) {
+        const h = sets[i];
         const fn = h[key];
         if (typeof fn !== 'function') continue;
         try {
-          fn.apply(h, args);
+          fn.call(h, a, b);
         } catch (e) {
           // A throwing handler must not stop the bus, the other handlers or the process.
           console.error(`tether/bus: a ${key} handler threw`, e);
@@ -146,92 +308,141 @@ export function createBusApi(mod) {
       }
     }
 
-    // Offers every pending transmit; each result decides what the core offers next.
-    function transmitAll() {
-      for (let t = core.pollTransmit(); t !== null; t = core.pollTransmit()) {
-        let accepted;
-        try {
-          // Only an explicit false is a rejection (§ Compatibility: void-returning sends count as accepted).
-          accepted = transport.send(t.peer, t.text) !== false;
-        } catch {
-          accepted = false;
-        }
-        core.transmitResult(t.token, accepted);
+    // --- the core on the one drive contract (web/glue/driver.js) -------------------------------
+    // The status word in the record says what waits, so polling for nothing costs no call.
+    const STATUS = rec + L.status;
+    const BIT_TX = L.bitTransmit;
+    const BIT_EVENTS = L.bitEvents;
+    const BIT_IN_RECORD = L.bitEventInRecord;
+    function pollTransmit() {
+      if (!(heap.f64()[STATUS] & BIT_TX) || !core.pollTransmit()) return null;
+      const f = heap.f64();
+      if (f[rec + L.txSerial] !== txSerial) {
+        // One decode per distinct text: a broadcast's one text goes to every peer.
+        txSerial = f[rec + L.txSerial];
+        const at = f[rec + L.txAt];
+        txText = utf8Decoder.decode(mod.HEAPU8.subarray(at, at + f[rec + L.txLen]));
       }
+      return { token: f[rec + L.txToken], peer: names[f[rec + L.txConn]], text: txText };
     }
-
-    function dispatch() {
-      for (let round = 0; round < 64; round++) {
-        const text = core.takeEvents();
-        if (text === '') return;
-        for (const ev of JSON.parse(text)) {
-          switch (ev.kind) {
-            case 'message':
-              emit('message', ev.envelope, { peer: ev.peer, replayed: ev.replayed });
-              break;
-            case 'rejected':
-              emit('rejected', ev.error, ev.peer);
-              break;
-            case 'handoff':
-              emit('handoff', { envelope: ev.envelope, request: ev.request, expiresAt: ev.expiresAt, key: ev.key, peer: ev.peer });
-              break;
-            case 'handoffStored':
-              emit('handoffStored', ev.handoff);
-              break;
-            case 'handoffExpired':
-              emit('handoffExpired', ev.handoff);
-              break;
-            case 'confirmation': {
-              const { kind, ...c } = ev;
-              void kind;
-              emit('confirmation', c);
-              break;
-            }
-            case 'peer':
-              emit('peer', ev.peer);
-              break;
-          }
-        }
-        transmitAll(); // handlers may have sent
-      }
-    }
-
-    const autoTick = options.autoTick !== false;
-    function schedule() {
-      if (closed || !autoTick) return;
-      if (timer !== null) clearTimeout(timer);
-      timer = null;
-      const wake = core.nextWake();
-      if (wake < 0) return;
-      timer = setTimeout(() => {
-        timer = null;
-        if (closed) return;
-        core.tick(now());
-        settle();
-      }, Math.max(0, Math.min(wake - now(), 2 ** 31 - 1)));
-      timer.unref?.();
-    }
-
-    function settle() {
-      transmitAll();
-      dispatch();
-      schedule();
-    }
-
-    function sentResult(text, transientType) {
-      const r = JSON.parse(text);
-      if (!r.ok) return r;
-      transmitAll();
-      const status = core.outcome(r.id);
-      let out;
-      if (transientType && status !== 'sent') {
-        out = { ok: false, code: 'not_accepted', field: 'to', detail: 'the transport did not accept it; transient messages are never queued (retry later)' };
+    function pollEvent() {
+      let f = heap.f64();
+      const s = f[STATUS];
+      if (s & BIT_IN_RECORD) {
+        f[STATUS] = s & ~BIT_IN_RECORD;
+      } else if (!(s & BIT_EVENTS)) {
+        if (texts.size) texts.clear(); // nothing left that could read them
+        lastTag = 0;
+        lastText = '';
+        return null;
+      } else if (core.pollEvent() < 0) {
+        return null;
       } else {
-        out = { ok: true, id: r.id, status: status === 'sent' ? 'sent' : 'queued', envelope: r.envelope };
+        f = heap.f64();
       }
-      dispatch();
-      schedule();
-      return out;
+      if (f[rec + L.evFlags] & 2) {
+        return {
+          kind: 'message',
+          envelope: readSpans(textOf(f[rec + L.evTag]), f, rec, heap, T),
+          peer: names[f[rec + L.evConn]],
+          replayed: false,
+        };
+      }
+      const at = f[rec + L.jsonAt];
+      return JSON.parse(utf8Decoder.decode(mod.HEAPU8.subarray(at, at + f[rec + L.jsonLen])));
+    }
+    const driven = { pollAction: pollTransmit, pollEvent };
+    if (options.autoTick !== false) {
+      driven.pollTimeout = () => {
+        const t = heap.f64()[rec + L.timeout];
+        return t < 0 ? null : t;
+      };
+      driven.handleTimeout = (t) => core.timeout(t);
+    }
+
+    // Offers one transmit; its result decides what the core offers next (a transport's false stops
+    // that peer's flush exactly there).
+    function perform(t) {
+      let accepted;
+      try {
+        // Only an explicit false is a rejection (§ Compatibility: void-returning sends count as accepted).
+        accepted = transport.send(t.peer, t.text) !== false;
+      } catch {
+        accepted = false;
+      }
+      core.transmitResult(t.token, accepted, now());
+    }
+    // A send answers with the transport's verdict, so its transmits are offered before it returns,
+    // even from inside an event handler (where the driver's drain is running).
+    function flushTransmits() {
+      for (let t = pollTransmit(); t !== null; t = pollTransmit()) perform(t);
+    }
+
+    function deliver(ev) {
+      switch (ev.kind) {
+        case 'message':
+          emit('message', ev.envelope, { peer: ev.peer, replayed: ev.replayed });
+          break;
+        case 'rejected':
+          emit('rejected', ev.error, ev.peer);
+          break;
+        case 'handoff':
+          emit('handoff', { envelope: ev.envelope, request: ev.request, expiresAt: ev.expiresAt, key: ev.key, peer: ev.peer });
+          break;
+        case 'handoffStored':
+          emit('handoffStored', ev.handoff);
+          break;
+        case 'handoffExpired':
+          emit('handoffExpired', ev.handoff);
+          break;
+        case 'confirmation': {
+          const { kind, ...c } = ev;
+          void kind;
+          emit('confirmation', c);
+          break;
+        }
+        case 'peer':
+          emit('peer', ev.peer);
+          break;
+      }
+    }
+
+    const driver = createDriver(driven, { perform, event: deliver }, { now });
+    const input = (fn) => (closed ? undefined : driver.input(fn));
+    // The hot input without a closure per message: the text goes to the core through the plain
+    // export (bindings/bus_bindings.cpp: tether_bus_text), staged in the module's inbox.
+    const address = core.address();
+    let received = '';
+    let receivedFrom = 0;
+    function receive(t) {
+      const text = received;
+      // The previous text may still be read by an event it made that is not polled yet.
+      if (lastTag !== 0 && heap.f64()[STATUS] & (BIT_EVENTS | BIT_IN_RECORD)) texts.set(lastTag, lastText);
+      lastTag = ++nextTag;
+      lastText = text;
+      mod._tether_bus_text(address, receivedFrom, inbox.stage(text), t, lastTag);
+    }
+
+    function sent(call, transient) {
+      if (closed) return { ok: false, code: 'closed', field: '', detail: 'this bus was closed; create a new one' };
+      return driver.input((t) => {
+        const r = JSON.parse(call(t));
+        if (!r.ok) return r;
+        flushTransmits();
+        const settled = JSON.parse(core.sendResult(r.id, transient));
+        if (!settled.ok) return settled;
+        return { ok: true, id: r.id, status: settled.status, envelope: r.envelope };
+      });
+    }
+    function broadcastResult(call) {
+      if (closed) return { ok: false, code: 'closed', field: '', detail: 'this bus was closed; create a new one' };
+      return driver.input((t) => {
+        const r = JSON.parse(call(t));
+        if (!r.ok) return r;
+        flushTransmits();
+        const { sentTo, rejectedBy } = JSON.parse(core.lastBroadcast());
+        return { ok: true, id: r.id, envelope: r.envelope, sentTo, rejectedBy };
+      });
     }
 
     // Transport events go to the core as they come. Who is reachable (the room roster against
@@ -239,40 +450,28 @@ export function createBusApi(mod) {
     // core's decision: see "Reachability" in src/bus/bus.hpp.
     const unsubscribe = transport.subscribe({
       open(peer) {
-        core.open(peer, now());
-        settle();
+        input((t) => core.open(num(peer), t));
       },
       close(peer) {
-        core.closed(peer);
-        settle();
+        input((t) => core.closed(num(peer), t));
       },
       text(peer, text) {
-        text = String(text);
-        // The core says what is waiting, so an ordinary message costs one call, not four.
-        let pending = core.receiveStaged(peer, inbox.stage(text), now());
-        if (pending & 1) transmitAll(); // never with bit 4: the core holds that back then
-        if (pending & 4) {
-          // Delivered as our own text: the core's scanner took it, so JSON.parse of it in
-          // canonical order is the envelope the event would have carried (src/bus/scan.hpp).
-          emit('message', canonicalEnvelope(JSON.parse(text)), { peer, replayed: false });
-          pending = core.pending(); // the handlers may have sent or caused events
-          if (pending & 1) transmitAll();
-        }
-        if (pending & 2) dispatch();
-        schedule();
+        if (closed) return;
+        received = String(text);
+        receivedFrom = num(peer);
+        driver.input(receive);
       },
       roster(peers) {
-        core.roster(JSON.stringify([...peers]));
-        settle();
+        input((t) => core.roster(JSON.stringify(Array.from(peers, num)), t));
       },
       // Our own signaling came back: peers whose rosters dropped us meanwhile wake on our announce.
       reconnect() {
-        core.signalingRestored(now());
-        settle();
+        input((t) => core.signalingRestored(t));
       },
     });
-    for (const peer of transport.openPeers()) core.open(peer, now());
-    settle();
+    input((t) => {
+      for (const peer of transport.openPeers()) core.open(num(peer), t);
+    });
 
     const bus = {
       self: { ...self },
@@ -281,22 +480,16 @@ export function createBusApi(mod) {
         const p = json(payload);
         if (p === null) return notJson('payload');
         const topic = opts.topic ?? null;
-        return sentResult(core.send(to, type, p, topic ?? '', topic !== null, now()), mod.busIsTransient(type));
+        return sent((t) => core.send(to, type, p, topic ?? '', topic !== null, t), mod.busIsTransient(String(type)));
       },
       broadcast(type, payload, opts = {}) {
         const p = json(payload);
         if (p === null) return notJson('payload');
         const topic = opts.topic ?? null;
-        const r = JSON.parse(core.broadcast(type, p, topic ?? '', topic !== null, now()));
-        if (!r.ok) return r;
-        transmitAll();
-        const { sentTo, rejectedBy } = JSON.parse(core.lastBroadcast());
-        dispatch();
-        schedule();
-        return { ok: true, id: r.id, envelope: r.envelope, sentTo, rejectedBy };
+        return broadcastResult((t) => core.broadcast(type, p, topic ?? '', topic !== null, t));
       },
       requestHistory(to, count) {
-        return sentResult(core.requestHistory(to, json(count) ?? 'null', now()), false);
+        return sent((t) => core.requestHistory(to, json(count) ?? 'null', t), false);
       },
       history(count, forPeer) {
         return JSON.parse(core.history(typeof count === 'number' && count >= 0 ? count : -1, forPeer ?? ''));
@@ -305,29 +498,25 @@ export function createBusApi(mod) {
         const e = json(envelope);
         const x = json(extra);
         if (e === null || x === null) return notJson('extra');
-        return sentResult(core.reply(false, e, x, now()), false);
+        return sent((t) => core.reply(false, e, x, t), false);
       },
       respond(command, outcome) {
         const e = json(command);
         const x = json(outcome);
         if (e === null || x === null) return notJson('outcome');
-        return sentResult(core.reply(true, e, x, now()), false);
+        return sent((t) => core.reply(true, e, x, t), false);
       },
       handoff(to, request, opts = {}) {
-        const t = now();
-        const expiresAt = opts.expiresAt ?? t + (opts.ttlMs ?? limits.handoffMaxTtlMs);
+        const t0 = now();
+        const expiresAt = opts.expiresAt ?? t0 + (opts.ttlMs ?? limits.handoffMaxTtlMs);
         if (typeof request !== 'string' || !Number.isFinite(expiresAt))
           return { ok: false, code: 'bad_payload', field: 'payload', detail: 'a handoff needs request text and a finite expiry' };
-        const r = JSON.parse(core.handoff(to, request, expiresAt, t));
-        settle();
-        return r;
+        return input((t) => JSON.parse(core.handoff(to, request, expiresAt, t)));
       },
       resumeHandoff(envelope) {
         const e = json(envelope);
         if (e === null) return notJson('envelope');
-        const r = JSON.parse(core.resumeHandoff(e, now()));
-        settle();
-        return r;
+        return input((t) => JSON.parse(core.resumeHandoff(e, t)));
       },
       noteSent(envelope) {
         const e = json(envelope);
@@ -335,25 +524,22 @@ export function createBusApi(mod) {
         return JSON.parse(core.noteSent(e));
       },
       cancelHandoff(id) {
-        const r = core.cancelHandoff(id);
-        schedule();
-        return r;
+        return input(() => core.cancelHandoff(id));
       },
       pendingHandoffs: () => JSON.parse(core.pendingHandoffs()),
       confirmHandoff(key) {
-        return sentResult(core.confirmHandoff(key, now()), false);
+        return sent((t) => core.confirmHandoff(key, t), false);
       },
       rememberHandoffs(keys) {
         for (const k of keys) core.rememberHandoff(k);
       },
       peers: () => JSON.parse(core.peers()),
       tick() {
-        core.tick(now());
-        settle();
+        input((t) => core.timeout(t));
       },
       nextWakeMs() {
-        const w = core.nextWake();
-        return w < 0 ? null : w;
+        const t = heap.f64()[rec + L.timeout];
+        return t < 0 ? null : t;
       },
       queued: (streamId) => core.queued(streamId ?? ''),
       isOpen: (peer) => core.isOpen(String(peer)),
@@ -367,18 +553,12 @@ export function createBusApi(mod) {
       setAnnounce(announce) {
         const a = json(announce);
         if (a === null) return notJson('announce');
-        const r = JSON.parse(core.setAnnounce(a, now()));
-        if (!r.ok) return r;
-        transmitAll();
-        const { sentTo, rejectedBy } = JSON.parse(core.lastBroadcast());
-        dispatch();
-        schedule();
-        return { ok: true, id: r.id, envelope: r.envelope, sentTo, rejectedBy };
+        return broadcastResult((t) => core.setAnnounce(a, t));
       },
       close() {
         if (closed) return;
         closed = true;
-        if (timer !== null) clearTimeout(timer);
+        driver.close();
         unsubscribe();
         core.delete();
       },
@@ -393,10 +573,10 @@ export function createBusApi(mod) {
     parseEnvelope(text) {
       text = String(text);
       const n = inbox.stage(text);
-      // The core's one-pass scanner accepted it: then JSON.parse of the text we already hold
-      // gives exactly the values of the core's canonical result (src/bus/scan.hpp: escape-free
-      // header strings, numbers whose value both agree on), so the result needs no trip back.
-      if (mod.busInboxScan(n)) return { ok: true, envelope: canonicalEnvelope(JSON.parse(text)) };
+      // The core's one-pass scanner accepted it: the envelope is read from the text we already
+      // hold, through the spans it reported (escape-free header strings, numbers whose value
+      // JSON.parse and the core agree on: src/bus/scan.hpp), so nothing but numbers comes back.
+      if (mod.busInboxScanSpans(n)) return { ok: true, envelope: readSpans(text, heap.f64(), inboxRecord, heap, T) };
       mod.busInboxParse(n); // everything else: the core's DOM path, its result or its refusal
       return inbox.result();
     },

@@ -19,6 +19,22 @@ export interface SwarmLimits {
   timeoutCeilingMs: number;
   rebuildGraceMs: number;
   staleLockMs: number;
+  /** How often a running download refreshes its lock file. */
+  lockRefreshMs: number;
+  /** Read-judge-write rounds for taking the lock (a second sees a racing creator's record). */
+  lockAttempts: number;
+  /** Offers a peer remembers, one per file id. */
+  maxKnownOffers: number;
+  /** How long fetch waits for an offer unless told otherwise. */
+  defaultOfferWaitMs: number;
+  /** Verified chunks awaiting their write; at this many, requests are held. */
+  maxUnwrittenChunks: number;
+  /** Serves queued for one peer; more are dropped (the requester asks again). */
+  maxPendingServesPerPeer: number;
+  /** Refused messages kept for display. */
+  maxRefusalsKept: number;
+  /** The agent-bus envelope version swarm control messages travel in. */
+  envelopeVersion: number;
 }
 
 export type SwarmRefusalCode =
@@ -85,26 +101,42 @@ export interface SwarmStatus {
   chunksStored: number;
 }
 
+/** One file's swarm, on the one drive contract (web/glue/driver.js can run it). */
 export interface SwarmSession {
-  beginDownload(verified: Iterable<number>, nowMs: number): void;
-  addPeer(peer: number, caps?: { binaryLane?: boolean; maxMessageSize?: number }, nowMs?: number): void;
-  removePeer(peer: number, nowMs: number): void;
-  onMessage(
+  /** § Resume: chunk `index` of the part file, read and hashed by the host; true when it verified. */
+  resumeFeed(index: number, length: number, sha256Hex: string): boolean;
+  /** The indexes resumeFeed verified so far. */
+  resumed(): number[];
+  /** The resume pass is over: the download starts. Returns how many chunks verified. */
+  handleResumeDone(nowMs: number): number;
+  handlePeerOpen(peer: number, caps?: { binaryLane?: boolean; maxMessageSize?: number }, nowMs?: number): void;
+  handlePeerClosed(peer: number, nowMs: number): void;
+  handleMessage(
     peer: number,
     type: string,
     payload: string | object,
     options?: { directed?: boolean },
     nowMs?: number,
   ): { ok: true } | SwarmRefusal;
-  onChunk(peer: number, index: number, bytes: Uint8Array, nowMs: number): ChunkOutcome;
-  /** A chunk the host hashed itself (SubtleCrypto, off the main thread): length and SHA-256 hex. */
-  onChunkDigest(peer: number, index: number, length: number, sha256Hex: string, nowMs: number): ChunkOutcome;
-  onSendResult(token: number, accepted: boolean, nowMs: number): void;
-  transportDown(nowMs: number): void;
-  transportUp(nowMs: number): void;
-  tick(nowMs: number): void;
-  nextWakeMs(): number | null;
-  takeActions(): SwarmAction[];
+  handleChunk(peer: number, index: number, bytes: Uint8Array, nowMs: number): ChunkOutcome;
+  /** A chunk the host hashed itself (SubtleCrypto): length and SHA-256 hex (none when wantsChunk said no). */
+  handleChunkDigest(peer: number, index: number, length: number, sha256Hex: string | null, nowMs: number): ChunkOutcome;
+  /** Whether a chunk of this index and length would be hashed at all. */
+  wantsChunk(index: number, length: number): boolean;
+  handleSendResult(token: number, accepted: boolean, nowMs: number): void;
+  handleTransportDown(nowMs: number): void;
+  handleTransportUp(nowMs: number): void;
+  /** The host's storage is behind: no new requests while held. */
+  holdRequests(held: boolean, nowMs: number): void;
+  /** After a manifest_digest_mismatch: assemble the manifest again from `peer`. */
+  retryManifestFrom(peer: number, nowMs: number): void;
+  /** The peer manifest pages are taken from, or null. */
+  manifestSource(): number | null;
+  handleTimeout(nowMs: number): void;
+  /** When handleTimeout next has work (absolute ms), or null. */
+  pollTimeout(): number | null;
+  /** The next action, or null. */
+  pollAction(): SwarmAction | null;
   chunkPayload(index: number, bytes: Uint8Array): string;
   status(): SwarmStatus;
   hashes(): string[];

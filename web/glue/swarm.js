@@ -23,55 +23,86 @@ export function createSwarm(mod) {
   }
   const text = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
 
+  // A session on the one drive contract (web/glue/driver.js): handle*(…, nowMs) inputs, then
+  // pollAction() until null and pollTimeout() for the next handleTimeout.
   class Session {
     #inner;
     constructor(inner) {
       this.#inner = inner;
     }
-    /** Resume: the chunk indexes the part file already holds verified (see verifyChunk). */
-    beginDownload(verified, nowMs) {
-      this.#inner.beginDownload(JSON.stringify([...verified]), nowMs);
+    /**
+     * § Resume: the host read chunk `index` of the part file (`length` bytes) and hashed it; the
+     * core credits it when it matches the manifest. Returns whether it verified.
+     */
+    resumeFeed(index, length, sha256Hex) {
+      return this.#inner.resumeFeed(index, length, sha256Hex);
     }
-    addPeer(peer, { binaryLane = true, maxMessageSize = limits.minSctpMessageSize } = {}, nowMs = 0) {
-      this.#inner.addPeer(peer, binaryLane, maxMessageSize, nowMs);
+    /** The indexes resumeFeed verified so far. */
+    resumed() {
+      return this.#inner.resumed();
     }
-    removePeer(peer, nowMs) {
-      this.#inner.removePeer(peer, nowMs);
+    /** The resume pass is over: the download starts from what verified. Returns their count. */
+    handleResumeDone(nowMs) {
+      return this.#inner.handleResumeDone(nowMs);
+    }
+    handlePeerOpen(peer, { binaryLane = true, maxMessageSize = limits.minSctpMessageSize } = {}, nowMs = 0) {
+      this.#inner.handlePeerOpen(peer, binaryLane, maxMessageSize, nowMs);
+    }
+    handlePeerClosed(peer, nowMs) {
+      this.#inner.handlePeerClosed(peer, nowMs);
     }
     /** A swarm_* message from `peer`; `directed` when the envelope was addressed to us alone. */
-    onMessage(peer, type, payload, { directed = false } = {}, nowMs = 0) {
-      return this.#inner.onMessage(peer, type, text(payload), directed, nowMs);
+    handleMessage(peer, type, payload, { directed = false } = {}, nowMs = 0) {
+      return this.#inner.handleMessage(peer, type, text(payload), directed, nowMs);
     }
     /** Chunk bytes from a binary frame or a swarm_chunk message. */
-    onChunk(peer, index, bytes, nowMs) {
-      return this.#inner.onChunk(peer, index, stage(this.#inner, bytes), nowMs);
+    handleChunk(peer, index, bytes, nowMs) {
+      return this.#inner.handleChunk(peer, index, stage(this.#inner, bytes), nowMs);
     }
     /**
      * A chunk the host hashed itself (SubtleCrypto, native code): its byte length and
-     * SHA-256 as 64 lowercase hex characters. The core decides as onChunk does.
+     * SHA-256 as 64 lowercase hex characters. The core decides as handleChunk does; when
+     * wantsChunk said no, any digest (or none) gets the same verdict.
      */
-    onChunkDigest(peer, index, length, sha256Hex, nowMs) {
-      return this.#inner.onChunkDigest(peer, index, length, sha256Hex, nowMs);
+    handleChunkDigest(peer, index, length, sha256Hex, nowMs) {
+      return this.#inner.handleChunkDigest(peer, index, length, sha256Hex ?? '', nowMs);
     }
-    onSendResult(token, accepted, nowMs) {
-      this.#inner.onSendResult(token, accepted, nowMs);
+    /** Whether a chunk of this index and length would be hashed at all. */
+    wantsChunk(index, length) {
+      return this.#inner.wantsChunk(index, length);
     }
-    transportDown(nowMs) {
-      this.#inner.transportDown(nowMs);
+    handleSendResult(token, accepted, nowMs) {
+      this.#inner.handleSendResult(token, accepted, nowMs);
     }
-    transportUp(nowMs) {
-      this.#inner.transportUp(nowMs);
+    handleTransportDown(nowMs) {
+      this.#inner.handleTransportDown(nowMs);
     }
-    tick(nowMs) {
-      this.#inner.tick(nowMs);
+    handleTransportUp(nowMs) {
+      this.#inner.handleTransportUp(nowMs);
     }
-    /** When tick next has work, or null. */
-    nextWakeMs() {
-      const w = this.#inner.nextWake(0);
-      return w < 0 ? null : w;
+    /** The host's storage is behind: no new requests while held. */
+    holdRequests(held, nowMs) {
+      this.#inner.holdRequests(held, nowMs);
     }
-    takeActions() {
-      return this.#inner.takeActions();
+    /** After a manifest_digest_mismatch: assemble the manifest again from `peer`. */
+    retryManifestFrom(peer, nowMs) {
+      this.#inner.retryManifestFrom(peer, nowMs);
+    }
+    /** The peer manifest pages are taken from, or null. */
+    manifestSource() {
+      const p = this.#inner.manifestSource();
+      return p < 0 ? null : p;
+    }
+    handleTimeout(nowMs) {
+      this.#inner.handleTimeout(nowMs);
+    }
+    /** When handleTimeout next has work (absolute ms), or null. */
+    pollTimeout() {
+      return this.#inner.pollTimeout();
+    }
+    /** The next action, or null. */
+    pollAction() {
+      return this.#inner.pollAction();
     }
     /** The base64 swarm_chunk payload answering a request without `bin`. */
     chunkPayload(index, bytes) {

@@ -10,21 +10,21 @@
 //   minutes is stale (decided by the core: decideLock).
 // - Progress per file and per peer is reported through `onProgress`.
 //
-// The glue makes no protocol decisions (DESIGN.md): it performs the core's actions and reports
-// what the transport did (accepted or not), what arrived, and the clock.
+// Each file's session runs on the one drive contract through web/glue/driver.js: every input goes
+// through driver.input, the driver performs the core's actions in order and keeps one timer at its
+// deadline. The glue performs the actions and reports what the transport did (accepted or not),
+// what arrived, and the clock. The bounds it keeps (lock refresh, unwritten chunks, queued serves,
+// offers remembered) are the core's constants (swarm.limits). web/peer/README.md lists what this
+// file still decides.
+import { createDriver } from '../glue/driver.js';
 
-const ENVELOPE_VERSION = 1;
 // Serving stops while this much is queued on a peer's binary lane, and resumes on `drain`. Bytes
 // queued there are latency for every request behind them: at 4 MiB a seeder serving three
 // downloaders on a starved machine answered later than the 3 s timeout floor, and every timeout
 // is a chunk sent twice. The spec's SDK bounds its send buffer at a 1 MB high-water mark
 // (§ What was measured); so do we, the lane's own low-water mark.
 const SERVE_HIGH_WATER = 1 << 20;
-const LOCK_REFRESH_MS = 60_000;
 const PROGRESS_INTERVAL_MS = 100;
-const MAX_TICK_DELAY_MS = 1_000;
-// Verified chunks held in memory waiting for the folder's writer (64 MiB at 64 KiB chunks).
-const MAX_UNWRITTEN_CHUNKS = 1024;
 // Written chunks kept in memory for serving, newest first, per download. Other downloaders ask
 // for chunks we announced (swarm_have batches), and a disk read queues behind every write still
 // waiting in the folder's worker: serving peers waited up to 0.5 s per read in a 1 -> 3 bench,
@@ -67,6 +67,7 @@ export function createSwarmPeer(options) {
     log = () => {},
   } = options;
   const selfId = transport.selfId;
+  const L = swarm.limits;
   const identity = {
     streamId: selfId,
     role: options.identity?.role ?? 'peer',
@@ -109,19 +110,20 @@ export function createSwarmPeer(options) {
     controlReceived: 0,
     signalingDrops: 0,
     serveErrors: 0,
+    servesDropped: 0,
     servedFromMemory: 0, // chunk reads for serving answered from memory (unwritten or recent)
     servedFromDisk: 0,
     chunks: {}, // arrivals by the core's verdict: stored, duplicate, bad_hash, unexpected
   };
   const refuse = (peer, code, detail) => {
     stats.refusedCount++;
-    if (stats.refused.length < 64) stats.refused.push({ peer, code, detail });
+    if (stats.refused.length < L.maxRefusalsKept) stats.refused.push({ peer, code, detail });
   };
 
   function envelope(type, to, payloadText) {
     // The payload is already canonical JSON from the core: spliced in, not re-encoded.
     const head = {
-      v: ENVELOPE_VERSION,
+      v: L.envelopeVersion,
       id: `${identity.instanceId}.${++msgCounter}`,
       type,
       from: identity,
@@ -144,7 +146,7 @@ export function createSwarmPeer(options) {
   function capsOf(peer) {
     return {
       binaryLane: transport.binaryCapable ?? transport.hasBinary(peer),
-      maxMessageSize: transport.maxMessageSize?.(peer) ?? swarm.limits.minSctpMessageSize,
+      maxMessageSize: transport.maxMessageSize?.(peer) ?? L.minSctpMessageSize,
     };
   }
 
@@ -190,81 +192,74 @@ export function createSwarmPeer(options) {
   };
 
   // --- the action loop --------------------------------------------------------------------
-  function perform(e) {
+  // One action of e's core; the driver calls this for each in order. A result the transport gives
+  // at once (a request accepted or not) goes straight back in: the driver's running drain picks
+  // up what it causes.
+  function performAction(e, a) {
     if (e.disposed) return;
-    // Bounded: reporting a send result can queue more actions, which are drained here too.
-    for (let round = 0; round < 8 && !e.disposed; round++) {
-      const actions = e.session.takeActions();
-      if (!actions.length) break;
-      for (const a of actions) {
-        switch (a.kind) {
-          case 'control':
-            sendControl(a.to === null ? null : idOf.get(a.to), a.type, a.payload);
-            break;
-          case 'request': {
-            const to = idOf.get(a.to);
-            // Disk backpressure: while too many verified chunks wait for their write, new
-            // requests are refused like a full lane (the core backs off and asks again).
-            const ok =
-              e.unwritten.size < MAX_UNWRITTEN_CHUNKS &&
-              transport.send(to, envelope(a.type, to, a.payload));
-            if (!ok) stats.sendRejected++;
-            e.session.onSendResult(a.token, ok, now());
-            break;
-          }
-          case 'serve':
-            enqueueServe(idOf.get(a.to), {
-              e,
-              index: a.index,
-              binary: a.binary,
-              offset: a.offset,
-              length: a.length,
-            });
-            break;
-          case 'manifestReady':
-            startDownload(e).catch((err) => fail(e, err));
-            break;
-          case 'rebuild': {
-            const p = idOf.get(a.peer);
-            log('rebuild', p);
-            e.session.removePeer(a.peer, now());
-            transport.rebuild?.(p);
-            break;
-          }
-          case 'completed':
-            complete(e).catch((err) => fail(e, err));
-            break;
-          case 'failed':
-            onFailed(e, a);
-            break;
-        }
+    switch (a.kind) {
+      case 'control':
+        sendControl(a.to === null ? null : idOf.get(a.to), a.type, a.payload);
+        break;
+      case 'request': {
+        const to = idOf.get(a.to);
+        const ok = transport.send(to, envelope(a.type, to, a.payload));
+        if (!ok) stats.sendRejected++;
+        e.session.handleSendResult(a.token, ok, now());
+        break;
       }
+      case 'serve':
+        enqueueServe(idOf.get(a.to), {
+          e,
+          index: a.index,
+          binary: a.binary,
+          offset: a.offset,
+          length: a.length,
+        });
+        break;
+      case 'manifestReady':
+        startDownload(e).catch((err) => fail(e, err));
+        break;
+      case 'rebuild': {
+        const p = idOf.get(a.peer);
+        log('rebuild', p);
+        e.session.handlePeerClosed(a.peer, now());
+        transport.rebuild?.(p);
+        break;
+      }
+      case 'completed':
+        complete(e).catch((err) => fail(e, err));
+        break;
+      case 'failed':
+        onFailed(e, a);
+        break;
     }
-    schedule(e);
   }
 
-  function schedule(e) {
-    if (e.disposed) return;
-    const wake = e.session.nextWakeMs();
-    if (wake === null) return;
-    const delay = Math.max(0, Math.min(MAX_TICK_DELAY_MS, wake - now()));
-    if (e.timer && e.timerAt <= now() + delay) return;
-    clearTimeout(e.timer);
-    e.timerAt = now() + delay;
-    e.timer = setTimeout(() => {
-      e.timer = null;
-      if (e.disposed) return;
-      e.session.tick(now());
-      perform(e);
-    }, delay);
+  // Runs `fn(now)` against e's session, then drains what it caused (nothing once disposed).
+  function input(e, fn) {
+    if (e.disposed) return undefined;
+    return e.driver.input(fn);
+  }
+
+  // Disk backpressure: while maxUnwrittenChunks verified chunks wait for their write, the core
+  // plans no new requests (a slow disk slows the download rather than filling memory).
+  function holdForDisk(e) {
+    const held = e.unwritten.size >= L.maxUnwrittenChunks;
+    if (held !== e.heldForDisk) {
+      e.heldForDisk = held;
+      input(e, (t) => e.session.holdRequests(held, t));
+    }
   }
 
   // --- serving ----------------------------------------------------------------------------
   function enqueueServe(peer, item) {
     let q = serveQueues.get(peer);
     if (!q) serveQueues.set(peer, (q = { items: [], pumping: false }));
-    // A request repeated after its timeout while the first is still queued is served once.
+    // A request repeated after its timeout while the first is still queued is served once; past
+    // the core's bound the rest are dropped, and their requesters time out and ask again.
     if (q.items.some((it) => it.e === item.e && it.index === item.index)) return;
+    if (q.items.length >= L.maxPendingServesPerPeer) return void stats.servesDropped++;
     q.items.push(item);
     pumpServe(peer);
   }
@@ -321,7 +316,7 @@ export function createSwarmPeer(options) {
     )
       return;
     // A connection is bound to the identity it was opened with (§ Untrusted wire input).
-    if (env.v !== ENVELOPE_VERSION || !env.from || env.from.streamId !== peer) {
+    if (env.v !== L.envelopeVersion || !env.from || env.from.streamId !== peer) {
       stats.forgedIdentity++;
       return refuse(
         peer,
@@ -343,17 +338,9 @@ export function createSwarmPeer(options) {
       return void onChunk(e, peer, num, payload.index, bytes).catch((err) => log('chunk', err));
     }
     stats.controlReceived++;
-    if (parsed.type === 'swarm_manifest_page' && peer !== e.manifestSource) {
-      // Pages are taken only from the peer we asked: anyone else's could only poison the list.
-      return refuse(
-        peer,
-        'unsolicited_page',
-        `a manifest page for ${e.fileId} nobody asked ${peer} for`,
-      );
-    }
-    const r = e.session.onMessage(num, parsed.type, parsed.payload, { directed }, now());
-    if (!r.ok) refuse(peer, r.code, `${r.field}: ${r.detail}`);
-    perform(e);
+    // Manifest pages from anyone but the peer the core asked are dropped by the core.
+    const r = input(e, (t) => e.session.handleMessage(num, parsed.type, parsed.payload, { directed }, t));
+    if (r && !r.ok) refuse(peer, r.code, `${r.field}: ${r.detail}`);
   }
 
   function onBinary(peer, bytes) {
@@ -371,21 +358,24 @@ export function createSwarmPeer(options) {
   const subtle = globalThis.crypto?.subtle;
   async function onChunk(e, peer, num, index, data) {
     let outcome;
-    if (subtle) {
+    if (!e.session.wantsChunk(index, data.byteLength)) {
+      // A duplicate, a wrong length or too early: the core's verdict needs no digest.
+      outcome = input(e, (t) => e.session.handleChunkDigest(num, index, data.byteLength, null, t));
+    } else if (subtle) {
       let digest;
       try {
         digest = hex(new Uint8Array(await subtle.digest('SHA-256', data)));
       } catch (err) {
         log('sha256', err);
       }
-      if (e.disposed) return;
       outcome =
         digest === undefined
-          ? e.session.onChunk(num, index, data, now())
-          : e.session.onChunkDigest(num, index, data.byteLength, digest, now());
+          ? input(e, (t) => e.session.handleChunk(num, index, data, t))
+          : input(e, (t) => e.session.handleChunkDigest(num, index, data.byteLength, digest, t));
     } else {
-      outcome = e.session.onChunk(num, index, data, now());
+      outcome = input(e, (t) => e.session.handleChunk(num, index, data, t));
     }
+    if (outcome === undefined) return; // disposed meanwhile
     stats.chunks[outcome] = (stats.chunks[outcome] ?? 0) + 1;
     if (outcome === 'stored') {
       // `data` views a buffer the lane handed to us alone (or a decoded base64 chunk): kept, not
@@ -405,16 +395,17 @@ export function createSwarmPeer(options) {
           if (e.unwritten.get(index) !== copy) return;
           e.unwritten.delete(index);
           keepRecent(e, index, copy);
+          holdForDisk(e);
         },
         (err) => fail(e, err),
       );
       e.pendingWrites.add(w);
+      holdForDisk(e);
       reportProgress(e);
     } else if (outcome === 'bad_hash') {
       stats.badChunks++;
       refuse(peer, 'bad_chunk', `chunk ${index} of ${e.fileId} failed verification`);
     }
-    perform(e);
   }
 
   // The newest RECENT_BYTES of written chunks, oldest dropped first (a Map iterates in insertion
@@ -435,6 +426,8 @@ export function createSwarmPeer(options) {
 
   function onOffer(peer, canonical, payload) {
     let o = offers.get(payload.fileId);
+    if (!o && offers.size >= L.maxKnownOffers)
+      return refuse(peer, 'too_many_offers', `already ${offers.size} offers remembered`);
     if (!o)
       offers.set(
         payload.fileId,
@@ -454,20 +447,16 @@ export function createSwarmPeer(options) {
     open(peer) {
       const num = peerNum(peer);
       for (const e of files.values()) {
-        e.session.addPeer(num, capsOf(peer), now());
+        input(e, (t) => e.session.handlePeerOpen(num, capsOf(peer), t));
         if (e.role === 'seed' || e.state === 'complete')
           sendControl(peer, 'swarm_offer', e.offerPayload);
-        perform(e);
       }
     },
     close(peer) {
       const num = numOf.get(peer);
       serveQueues.delete(peer);
       if (num === undefined) return;
-      for (const e of files.values()) {
-        e.session.removePeer(num, now());
-        perform(e);
-      }
+      for (const e of files.values()) input(e, (t) => e.session.handlePeerClosed(num, t));
     },
     text: onText,
     binary: onBinary,
@@ -484,18 +473,18 @@ export function createSwarmPeer(options) {
     reconnect() {
       for (const e of files.values()) {
         // Outstanding requests are abandoned and re-planned; nobody is charged (§ Surviving).
-        e.session.transportDown(now());
-        e.session.transportUp(now());
-        perform(e);
+        input(e, (t) => {
+          e.session.handleTransportDown(t);
+          e.session.handleTransportUp(t);
+        });
       }
     },
   });
 
   function newEntry(fields) {
-    return {
+    const e = {
       disposed: false,
-      timer: null,
-      timerAt: 0,
+      heldForDisk: false,
       perPeer: new Map(),
       lastProgress: 0,
       progressTimer: null,
@@ -507,10 +496,27 @@ export function createSwarmPeer(options) {
       resumed: 0,
       ...fields,
     };
+    // The driven core is e's current session, silent once e is disposed (a failure met while
+    // draining disposes it, and the drain must not poll a deleted session).
+    const core = {
+      pollAction: () => (e.disposed ? null : e.session.pollAction()),
+      pollTimeout: () => (e.disposed ? null : e.session.pollTimeout()),
+      handleTimeout: (t) => {
+        if (!e.disposed) e.session.handleTimeout(t);
+      },
+    };
+    e.driver = createDriver(
+      core,
+      { perform: (a) => performAction(e, a) },
+      { now, onError: (err, where) => log(where, err) },
+    );
+    return e;
   }
 
   function attachPeers(e) {
-    for (const p of transport.openPeers()) e.session.addPeer(peerNum(p), capsOf(p), now());
+    input(e, (t) => {
+      for (const p of transport.openPeers()) e.session.handlePeerOpen(peerNum(p), capsOf(p), t);
+    });
   }
 
   // --- seeding ----------------------------------------------------------------------------
@@ -522,7 +528,7 @@ export function createSwarmPeer(options) {
     name,
     mimeType = 'application/octet-stream',
     source,
-    chunkSize = swarm.limits.defaultChunkSize,
+    chunkSize = L.defaultChunkSize,
   }) {
     const hashes = [];
     for (let off = 0; off < source.size; off += chunkSize)
@@ -546,7 +552,6 @@ export function createSwarmPeer(options) {
     files.set(fileId, e);
     attachPeers(e);
     sendControl(null, 'swarm_offer', offer.payload);
-    perform(e);
     return { fileId, offer: JSON.parse(offer.payload) };
   }
 
@@ -556,7 +561,7 @@ export function createSwarmPeer(options) {
    * Rejects at once with a clear message when another download of this file into this folder is
    * running (here or in another process/page).
    */
-  async function fetchFile(fileId, storage, { waitForOfferMs = 30_000, from = null } = {}) {
+  async function fetchFile(fileId, storage, { waitForOfferMs = L.defaultOfferWaitMs, from = null } = {}) {
     if (files.has(fileId)) throw new Error(`already transferring ${fileId} in this peer`);
     if (!offers.has(fileId)) {
       await new Promise((resolve, reject) => {
@@ -629,12 +634,11 @@ export function createSwarmPeer(options) {
       rejectDone,
       lockTimer: setInterval(
         () => refreshLock(storage, lockName).catch((err) => log('lock refresh', err)),
-        LOCK_REFRESH_MS,
+        L.lockRefreshMs,
       ),
     });
     files.set(fileId, e);
     attachPeers(e);
-    perform(e);
     return done;
   }
 
@@ -648,7 +652,7 @@ export function createSwarmPeer(options) {
   }
 
   async function takeLock(storage, lockName) {
-    for (let attempt = 0; attempt < 2; attempt++) {
+    for (let attempt = 0; attempt < L.lockAttempts; attempt++) {
       const text = await storage.readText(lockName);
       let existing = null;
       if (text !== null) {
@@ -684,23 +688,22 @@ export function createSwarmPeer(options) {
   }
 
   async function startDownload(e) {
-    // § Resume: hash what the part file already holds; credit only chunks that verify.
+    // § Resume: read what the part file already holds and hash it; the core credits only the
+    // chunks that match the manifest.
     e.part = await e.storage.openFile(e.partName);
     const have = await e.part.size();
-    const hashes = e.session.hashes();
-    const verified = [];
-    for (let i = 0; i < hashes.length; i++) {
+    const total = e.session.status().totalChunks;
+    for (let i = 0; i < total && !e.disposed; i++) {
       const off = i * e.chunkSize;
       const len = Math.min(e.chunkSize, e.size - off);
-      if (off + len > have) continue;
-      if (swarm.sha256Hex(await e.part.read(off, len)) === hashes[i]) verified.push(i);
+      if (off + len > have) break; // chunks are read in order: nothing further is in the file
+      e.session.resumeFeed(i, len, await sha256HexAsync(await e.part.read(off, len)));
     }
-    e.resumed = verified.length;
-    e.resumedIndexes = verified;
+    if (e.disposed) return;
+    e.resumedIndexes = e.session.resumed();
     e.state = 'downloading';
-    e.session.beginDownload(verified, now());
+    e.resumed = input(e, (t) => e.session.handleResumeDone(t));
     reportProgress(e, true);
-    perform(e);
   }
 
   async function complete(e) {
@@ -757,13 +760,9 @@ export function createSwarmPeer(options) {
             `${e.name}: the manifest from ${liar} does not match the offer's digest and no other peer offers it; try again when a trusted peer is in the room`,
           ),
         );
-      const opened = swarm.fetch(o.payload, peerNum(next), { seed: rngSeed++ }, now());
-      if (!opened.ok) return fail(e, new Error(`${opened.code}: ${opened.detail}`));
-      e.session.takeActions();
-      e.session.dispose();
-      e.session = opened.session;
+      // Called from the driver's drain: the input runs, and the same drain sends its requests.
       e.manifestSource = next;
-      attachPeers(e);
+      e.session.retryManifestFrom(peerNum(next), now());
       return;
     }
     fail(e, new Error(`${a.code}: ${a.detail}`));
@@ -779,7 +778,7 @@ export function createSwarmPeer(options) {
 
   function dispose(e) {
     e.disposed = true;
-    clearTimeout(e.timer);
+    e.driver.close();
     clearTimeout(e.progressTimer);
     clearInterval(e.lockTimer);
     if (e.activeKey) activeParts.delete(e.activeKey);

@@ -24,9 +24,9 @@ inline std::vector<Offer> pump(Bus& b, const std::function<bool(const std::strin
   for (int guard = 0; guard < 100000; ++guard) {
     auto t = b.poll_transmit();
     if (!t) break;
-    const bool ok = accept(t->conn, t->text);
-    out.push_back(Offer{t->conn, t->text, ok});
-    b.transmit_result(t->token, ok);
+    const bool ok = accept(t->conn, *t->text);
+    out.push_back(Offer{t->conn, *t->text, ok});
+    b.handle_transmit_result(t->token, ok, 0);
   }
   return out;
 }
@@ -63,7 +63,7 @@ inline Envelope env(const std::string& id, MessageType type, const Identity& fro
 
 inline void deliver(Bus& b, const std::string& conn, const Envelope& e, std::int64_t now = 1000) {
   const std::string t = serialize_envelope(e);
-  b.receive(conn, ByteView(std::string_view(t)), now);
+  b.handle_text(conn, ByteView(std::string_view(t)), now);
 }
 
 inline Envelope parsed(const std::string& text) {

@@ -17,11 +17,11 @@ struct Pair {
   int dropped_to_sender = 0;  // receipts to lose on the way back
 
   Pair() {
-    sender.connection_open("toR", kT0);
-    receiver.connection_open("toS", kT0);
+    sender.handle_connection_open("toR", kT0);
+    receiver.handle_connection_open("toS", kT0);
     exchange(kT0);
-    sender.take_events();
-    receiver.take_events();
+    drain_events(sender);
+    drain_events(receiver);
   }
   // Moves traffic both ways until quiet.
   void exchange(std::int64_t now) {
@@ -41,8 +41,8 @@ struct Pair {
         return true;
       });
       if (to_r.empty() && to_s.empty()) return;
-      for (auto& t : to_r) receiver.receive("toS", ByteView(std::string_view(t)), now);
-      for (auto& t : to_s) sender.receive("toR", ByteView(std::string_view(t)), now);
+      for (auto& t : to_r) receiver.handle_text("toS", ByteView(std::string_view(t)), now);
+      for (auto& t : to_s) sender.handle_text("toR", ByteView(std::string_view(t)), now);
     }
   }
 };
@@ -51,7 +51,7 @@ struct Pair {
 
 TEST_CASE("bus handoff: needs a current handoff-v1 announcement") {
   Bus s(config("S"));
-  s.connection_open("c", kT0);
+  s.handle_connection_open("c", kT0);
   deliver(s, "c", env("a", MessageType::announce, ident("R"), std::nullopt, Json{{"skills", Json::array({"chat"})}}));
   auto r = s.handoff("R", "do it", kT0 + 1000, kT0);
   REQUIRE_FALSE(r.ok());
@@ -59,8 +59,8 @@ TEST_CASE("bus handoff: needs a current handoff-v1 announcement") {
   deliver(s, "c", env("b", MessageType::announce, ident("R"), std::nullopt, Json{{"skills", Json::array({"handoff-v1"})}}));
   CHECK(s.handoff("R", "do it", kT0 + 1000, kT0).ok());
   // A restart (new instance) makes the old announcement stale until it announces again.
-  s.connection_closed("c");
-  s.connection_open("c", kT0);
+  s.handle_connection_closed("c", 0);
+  s.handle_connection_open("c", kT0);
   deliver(s, "c", env("c1", MessageType::chat, ident("R", "i2"), std::nullopt));
   CHECK(s.handoff("R", "again", kT0 + 1000, kT0).error().code == BusErrorCode::handoff_unsupported);
 }
@@ -100,41 +100,41 @@ TEST_CASE("bus handoff: stored once, acked only after the app confirms storage")
   REQUIRE(h.ok());
   CHECK(h->attempts == 1);
   p.exchange(kT0);
-  auto arrived = events_of(p.receiver.take_events(), EventKind::handoff);
+  auto arrived = events_of(drain_events(p.receiver), EventKind::handoff);
   REQUIRE(arrived.size() == 1);
   CHECK(arrived[0].envelope->payload["request"] == "review PR 12");
   CHECK(arrived[0].key == handoff_key_text(HandoffKey{"S", "i1", h->id}));
   // No receipt yet: the sender still holds it.
-  CHECK(events_of(p.sender.take_events(), EventKind::handoff_stored).empty());
+  CHECK(events_of(drain_events(p.sender), EventKind::handoff_stored).empty());
   CHECK(p.sender.pending_handoffs().size() == 1);
   REQUIRE(p.receiver.confirm_handoff(arrived[0].key, kT0 + 5).ok());
   p.exchange(kT0 + 5);
-  auto stored = events_of(p.sender.take_events(), EventKind::handoff_stored);
+  auto stored = events_of(drain_events(p.sender), EventKind::handoff_stored);
   REQUIRE(stored.size() == 1);
   CHECK(stored[0].message_id == h->id);
   CHECK(stored[0].envelope->payload == handoff_receipt_payload(h->envelope));
   CHECK(p.sender.pending_handoffs().empty());
-  CHECK_FALSE(p.sender.next_wake_ms());
+  CHECK_FALSE(p.sender.poll_timeout());
 }
 
-TEST_CASE("bus handoff: a lost receipt makes the sender retry; the receiver re-acks without redelivery") {
+TEST_CASE("bus handoff: a lost receipt makes the sender retry, and the receiver re-acks without redelivery") {
   Pair p;
   p.dropped_to_sender = 1;
   auto h = p.sender.handoff("R", "task", kT0 + 600'000, kT0);
   REQUIRE(h.ok());
   p.exchange(kT0);
-  auto first = events_of(p.receiver.take_events(), EventKind::handoff);
+  auto first = events_of(drain_events(p.receiver), EventKind::handoff);
   REQUIRE(first.size() == 1);
   REQUIRE(p.receiver.confirm_handoff(first[0].key, kT0 + 1).ok());
   p.exchange(kT0 + 1);  // the receipt is lost
   CHECK(p.sender.pending_handoffs().size() == 1);
-  auto wake = p.sender.next_wake_ms();
+  auto wake = p.sender.poll_timeout();
   REQUIRE(wake);
   CHECK(*wake == kT0 + kHandoffRetryInitialMs);
-  p.sender.tick(*wake);
+  p.sender.handle_timeout(*wake);
   p.exchange(*wake);
-  CHECK(events_of(p.receiver.take_events(), EventKind::handoff).empty());  // deduplicated
-  CHECK(events_of(p.sender.take_events(), EventKind::handoff_stored).size() == 1);
+  CHECK(events_of(drain_events(p.receiver), EventKind::handoff).empty());  // deduplicated
+  CHECK(events_of(drain_events(p.sender), EventKind::handoff_stored).size() == 1);
 }
 
 TEST_CASE("bus handoff: backoff doubles to a cap while the receiver is away, then expiry") {
@@ -145,9 +145,9 @@ TEST_CASE("bus handoff: backoff doubles to a cap while the receiver is away, the
   std::vector<std::int64_t> gaps;
   std::int64_t last = kT0;
   for (int i = 0; i < 12; ++i) {
-    auto w = p.sender.next_wake_ms();
+    auto w = p.sender.poll_timeout();
     REQUIRE(w);
-    p.sender.tick(*w);
+    p.sender.handle_timeout(*w);
     pump_none(p.sender);
     gaps.push_back(*w - last);
     last = *w;
@@ -158,8 +158,8 @@ TEST_CASE("bus handoff: backoff doubles to a cap while the receiver is away, the
   CHECK(gaps[5] == 60'000);
   CHECK(gaps[8] == 60'000);
   // Expiry fires at expiresAt exactly, once.
-  p.sender.tick(kT0 + 10 * 60'000);
-  auto expired = events_of(p.sender.take_events(), EventKind::handoff_expired);
+  p.sender.handle_timeout(kT0 + 10 * 60'000);
+  auto expired = events_of(drain_events(p.sender), EventKind::handoff_expired);
   REQUIRE(expired.size() == 1);
   CHECK(expired[0].message_id == h->id);
   CHECK(p.sender.pending_handoffs().empty());
@@ -170,34 +170,34 @@ TEST_CASE("bus handoff: survives the receiver restarting and is stored exactly o
   auto h = p.sender.handoff("R", "task", kT0 + 600'000, kT0);
   REQUIRE(h.ok());
   p.exchange(kT0);
-  auto got = events_of(p.receiver.take_events(), EventKind::handoff);
+  auto got = events_of(drain_events(p.receiver), EventKind::handoff);
   REQUIRE(got.size() == 1);
   const std::string key = got[0].key;
   // The receiver stores it, then crashes before acking; it restarts as a new instance that
   // remembers its stored keys (the sidecar's persistent receiver records).
   p.receiver = Bus(BusConfig{Identity{"R", "agent", "R", "i2"}, 13, true, nullptr});
-  p.sender.connection_closed("toR");
-  p.sender.connection_open("toR", kT0 + 100);
-  p.receiver.connection_open("toS", kT0 + 100);
+  p.sender.handle_connection_closed("toR", 0);
+  p.sender.handle_connection_open("toR", kT0 + 100);
+  p.receiver.handle_connection_open("toS", kT0 + 100);
   p.receiver.remember_handoff(*parse_handoff_key(key));
   p.exchange(kT0 + 100);
-  CHECK(events_of(p.receiver.take_events(), EventKind::handoff).empty());
-  CHECK(events_of(p.sender.take_events(), EventKind::handoff_stored).size() == 1);
+  CHECK(events_of(drain_events(p.receiver), EventKind::handoff).empty());
+  CHECK(events_of(drain_events(p.sender), EventKind::handoff_stored).size() == 1);
 }
 
-TEST_CASE("bus handoff: distinct ids with identical text stay distinct work; hostile handoffs are refused") {
+TEST_CASE("bus handoff: distinct ids with identical text stay distinct work, and hostile handoffs are refused") {
   Pair p;
   auto a = p.sender.handoff("R", "same", kT0 + 60'000, kT0);
   auto b = p.sender.handoff("R", "same", kT0 + 60'000, kT0);
   REQUIRE((a.ok() && b.ok()));
   p.exchange(kT0);
-  CHECK(events_of(p.receiver.take_events(), EventKind::handoff).size() == 2);
+  CHECK(events_of(drain_events(p.receiver), EventKind::handoff).size() == 2);
 
   Bus r(config("R", true));
-  r.connection_open("c", kT0);
+  r.handle_connection_open("c", kT0);
   auto rej = [&](Envelope e, BusErrorCode code) {
     deliver(r, "c", e, kT0);
-    auto ev = events_of(r.take_events(), EventKind::rejected);
+    auto ev = events_of(drain_events(r), EventKind::rejected);
     REQUIRE(ev.size() == 1);
     CHECK(ev[0].error.code == code);
   };
@@ -210,9 +210,9 @@ TEST_CASE("bus handoff: distinct ids with identical text stay distinct work; hos
   rej(bc, BusErrorCode::bad_field);
   // A bus that does not store handoffs refuses them instead of acking.
   Bus no(config("N", false));
-  no.connection_open("c", kT0);
+  no.handle_connection_open("c", kT0);
   deliver(no, "c", env("h4", MessageType::handoff, ident("S"), std::string("N"), ok_payload, double(kT0)), kT0);
-  auto ev = no.take_events();
+  auto ev = drain_events(no);
   REQUIRE(events_of(ev, EventKind::rejected).size() == 1);
   CHECK(of_type(pump_all(no), MessageType::ack).empty());
 }
@@ -224,33 +224,33 @@ TEST_CASE("bus handoff: a forged receipt (wrong peer or instance) does not compl
   Json wrong_instance = handoff_receipt_payload(h->envelope);
   wrong_instance["senderInstanceId"] = "other";
   deliver(p.sender, "toR", env("k1", MessageType::ack, ident("R"), std::string("S"), wrong_instance), kT0);
-  CHECK(events_of(p.sender.take_events(), EventKind::handoff_stored).empty());
+  CHECK(events_of(drain_events(p.sender), EventKind::handoff_stored).empty());
   CHECK(p.sender.pending_handoffs().size() == 1);
-  p.sender.connection_open("c3", kT0);
+  p.sender.handle_connection_open("c3", kT0);
   deliver(p.sender, "c3", env("k2", MessageType::ack, ident("X"), std::string("S"), handoff_receipt_payload(h->envelope)), kT0);
-  CHECK(events_of(p.sender.take_events(), EventKind::handoff_stored).empty());
+  CHECK(events_of(drain_events(p.sender), EventKind::handoff_stored).empty());
   // resume_handoff after a restart keeps the same envelope (id and original instance).
   Bus again(config("S", false, 99));
   auto resumed = again.resume_handoff(h->envelope, kT0 + 10);
   REQUIRE(resumed.ok());
   CHECK(resumed->envelope.from.instance_id == "i1");
-  CHECK(resumed->text == h->text);
+  CHECK(*resumed->text == *h->text);
   CHECK_FALSE(resumed->next_attempt_ms);  // waits for R's handoff-v1 announce
   CHECK(again.resume_handoff(h->envelope, kT0 + 60'000).error().code == BusErrorCode::handoff_expired);
 }
 
 TEST_CASE("bus handoff: unconfirmed incoming handoffs are bounded and freed when they expire") {
   Bus r(config("R", true));
-  r.connection_open("c", kT0);
+  r.handle_connection_open("c", kT0);
   for (std::size_t i = 0; i < kMaxUnconfirmedHandoffs; ++i)
     deliver(r, "c", env("h" + std::to_string(i), MessageType::handoff, ident("S"), std::string("R"),
                         Json{{"request", "x"}, {"expiresAt", kT0 + 1000}}, double(kT0)), kT0);
-  CHECK(events_of(r.take_events(), EventKind::handoff).size() == kMaxUnconfirmedHandoffs);
+  CHECK(events_of(drain_events(r), EventKind::handoff).size() == kMaxUnconfirmedHandoffs);
   deliver(r, "c", env("late", MessageType::handoff, ident("S"), std::string("R"), Json{{"request", "x"}, {"expiresAt", kT0 + 5000}}, double(kT0)), kT0);
-  auto full = events_of(r.take_events(), EventKind::rejected);
+  auto full = events_of(drain_events(r), EventKind::rejected);
   REQUIRE(full.size() == 1);
   CHECK(full[0].error.code == BusErrorCode::queue_full);
   // Once the first batch has expired, the slots are free again.
   deliver(r, "c", env("later", MessageType::handoff, ident("S"), std::string("R"), Json{{"request", "x"}, {"expiresAt", kT0 + 5000}}, double(kT0)), kT0 + 2000);
-  CHECK(events_of(r.take_events(), EventKind::handoff).size() == 1);
+  CHECK(events_of(drain_events(r), EventKind::handoff).size() == 1);
 }

@@ -15,13 +15,13 @@ std::vector<Offer> carry(Bus& from, Bus& to, const std::string& conn_at_to, std:
     texts.push_back(t);
     return true;
   });
-  for (const auto& t : texts) to.receive(conn_at_to, ByteView(std::string_view(t)), now);
+  for (const auto& t : texts) to.handle_text(conn_at_to, ByteView(std::string_view(t)), now);
   return offers;
 }
 
 }  // namespace
 
-TEST_CASE("bus history: count rules (cap 200; invalid or non-positive mean 50)") {
+TEST_CASE("bus history: count rules (cap 200, invalid or non-positive mean 50)") {
   CHECK(Bus::history_count(Json(10)) == 10);
   CHECK(Bus::history_count(Json(200)) == 200);
   CHECK(Bus::history_count(Json(201)) == 200);
@@ -35,7 +35,7 @@ TEST_CASE("bus history: count rules (cap 200; invalid or non-positive mean 50)")
 
 TEST_CASE("bus history: a replay holds broadcasts and messages to or by the requester, never other peers' directs") {
   Bus hub(config("hub"));
-  for (auto c : {"ca", "cb"}) hub.connection_open(c, 0);
+  for (auto c : {"ca", "cb"}) hub.handle_connection_open(c, 0);
   deliver(hub, "ca", env("a0", MessageType::announce, ident("A"), std::nullopt));
   deliver(hub, "cb", env("b0", MessageType::announce, ident("B"), std::nullopt));
   deliver(hub, "ca", env("a1", MessageType::chat, ident("A"), std::nullopt, Json{{"text", "A to all"}}));
@@ -46,7 +46,7 @@ TEST_CASE("bus history: a replay holds broadcasts and messages to or by the requ
   REQUIRE(hub.broadcast(MessageType::event, Json{{"text", "hub to all"}}, std::nullopt, 7).ok());
   REQUIRE(hub.send("A", MessageType::swarm_have, Json::object(), std::nullopt, 8).ok());  // transient: never kept
   pump_all(hub);
-  hub.take_events();
+  drain_events(hub);
   std::vector<std::string> for_a;
   for (const auto& e : hub.history(200, "A")) for_a.push_back(e.payload_value().value("text", ""));
   CHECK(for_a == std::vector<std::string>{"A to all", "A to hub", "hub to A", "hub to all"});
@@ -85,32 +85,32 @@ TEST_CASE("bus history: the ring is bounded") {
 TEST_CASE("bus history: reconnect with queued messages and a replay loses nothing and delivers nothing twice") {
   Bus a(config("A", false, 1));
   Bus b(config("B", false, 2));
-  a.connection_open("toB", 0);
-  b.connection_open("toA", 0);
+  a.handle_connection_open("toB", 0);
+  b.handle_connection_open("toA", 0);
   carry(a, b, "toA", 1);
   carry(b, a, "toB", 1);
-  a.take_events();
-  b.take_events();
+  drain_events(a);
+  drain_events(b);
   // B goes away; A keeps talking to it and broadcasting.
-  a.connection_closed("toB");
-  b.connection_closed("toA");
+  a.handle_connection_closed("toB", 0);
+  b.handle_connection_closed("toA", 0);
   for (int i = 0; i < 3; ++i) REQUIRE(a.send("B", MessageType::chat, Json{{"text", "d" + std::to_string(i)}}, std::nullopt, 10 + i).ok());
   REQUIRE(a.broadcast(MessageType::chat, Json{{"text", "missed broadcast"}}, std::nullopt, 20).ok());
   CHECK(carry(a, b, "toA", 20).empty());
   // The channel comes back but closes again right after open: the first replay attempt fails.
-  a.connection_open("toB", 30);
+  a.handle_connection_open("toB", 30);
   pump_none(a);
   CHECK(a.queued("B") == 3);
   // It reopens for real. B asks A for history as well.
-  a.connection_open("toB", 40);
-  b.connection_open("toA", 40);
+  a.handle_connection_open("toB", 40);
+  b.handle_connection_open("toA", 40);
   REQUIRE(b.request_history("A", Json(50), 40).ok());
   for (int round = 0; round < 4; ++round) {
     carry(a, b, "toA", 41);
     carry(b, a, "toB", 41);
   }
   std::vector<std::string> got;
-  for (const auto& e : events_of(b.take_events(), EventKind::message))
+  for (const auto& e : events_of(drain_events(b), EventKind::message))
     if (e.envelope->type == MessageType::chat) got.push_back(e.envelope->payload_value()["text"].get<std::string>() + (e.replayed ? "*" : ""));
   // Live flush first, in order; the replay adds only the broadcast B missed (marked *).
   CHECK(got == std::vector<std::string>{"d0", "d1", "d2", "missed broadcast*"});
@@ -119,13 +119,13 @@ TEST_CASE("bus history: reconnect with queued messages and a replay loses nothin
 
 TEST_CASE("bus history: unsolicited, excess, batched or malformed replays are refused") {
   Bus b(config("me"));
-  b.connection_open("c", 0);
+  b.handle_connection_open("c", 0);
   Json fake = envelope_to_json(env("f1", MessageType::chat, ident("x"), std::nullopt, Json{{"text", "injected"}}));
   auto replay = [&](const std::string& id, Json payload, std::int64_t now) {
     deliver(b, "c",
             env(id, MessageType::history_replay, ident("p"), std::string("me"), std::move(payload)),
             now);
-    return b.take_events();
+    return drain_events(b);
   };
   auto ev = replay("r1", fake, 0);
   REQUIRE(events_of(ev, EventKind::rejected).size() == 1);
@@ -169,17 +169,17 @@ TEST_CASE("bus history: unsolicited, excess, batched or malformed replays are re
 
 TEST_CASE("bus confirmations: ack and command_response correlate by message id and peer") {
   Bus b(config("me"));
-  b.connection_open("c", 0);
+  b.handle_connection_open("c", 0);
   deliver(b, "c", env("a", MessageType::announce, ident("p"), std::nullopt));
   auto cmd = b.send("p", MessageType::command, Json{{"run", "x"}}, std::nullopt, 1);
   REQUIRE(cmd.ok());
   pump_all(b);
-  b.take_events();
+  drain_events(b);
   // ninja-p2p's shape: the answered command's id is `requestId`.
   deliver(b, "c",
           env("r1", MessageType::command_response, ident("p"), std::string("me"),
               Json{{"requestId", cmd->envelope.id}, {"ok", true}, {"result", nullptr}}));
-  auto conf = events_of(b.take_events(), EventKind::confirmation);
+  auto conf = events_of(drain_events(b), EventKind::confirmation);
   REQUIRE(conf.size() == 1);
   CHECK(conf[0].message_id == cmd->envelope.id);
   CHECK(conf[0].for_type == MessageType::command);
@@ -188,15 +188,15 @@ TEST_CASE("bus confirmations: ack and command_response correlate by message id a
   deliver(b, "c",
           env("r1b", MessageType::command_response, ident("p"), std::string("me"),
               Json{{"requestId", "other"}, {"messageId", cmd->envelope.id}, {"ok", true}}));
-  CHECK(events_of(b.take_events(), EventKind::confirmation).empty());
+  CHECK(events_of(drain_events(b), EventKind::confirmation).empty());
   // A record from before tether wrote requestId (messageId only) still correlates.
   deliver(b, "c",
           env("r1c", MessageType::command_response, ident("p"), std::string("me"),
               Json{{"messageId", cmd->envelope.id}, {"ok", true}}));
-  CHECK(events_of(b.take_events(), EventKind::confirmation).size() == 1);
+  CHECK(events_of(drain_events(b), EventKind::confirmation).size() == 1);
   // An ack for an id we never sent, or from the wrong peer, confirms nothing.
   deliver(b, "c", env("r2", MessageType::ack, ident("p"), std::string("me"), Json{{"messageId", "nope"}}));
-  CHECK(events_of(b.take_events(), EventKind::confirmation).empty());
+  CHECK(events_of(drain_events(b), EventKind::confirmation).empty());
 
   // match_receipt, as the sidecar's `receipt` uses it over inbox and archive.
   Envelope fail = env("r3", MessageType::command_response, ident("p"), std::string("me"),
@@ -249,7 +249,7 @@ TEST_CASE("bus ack/respond build the confirmation payloads") {
 
 TEST_CASE("bus history: a direct that left through another path is noted: replayed to its peer, correlated with its ack") {
   Bus me(config("me"));
-  me.connection_open("ca", 0);
+  me.handle_connection_open("ca", 0);
   deliver(me, "ca", env("a0", MessageType::announce, ident("A"), std::nullopt));
   Envelope mine = env("m1", MessageType::chat, ident("me"), std::string("A"), Json{{"text", "from the disk outbox"}});
   REQUIRE_FALSE(me.note_sent(mine).has_value());
@@ -270,10 +270,10 @@ TEST_CASE("bus history: a direct that left through another path is noted: replay
   CHECK(transient->field == "type");
   CHECK(me.history(200, "").size() == 2);
   // A's ack of the noted message correlates with it.
-  me.take_events();
+  drain_events(me);
   deliver(me, "ca", env("a1", MessageType::ack, ident("A"), std::string("me"), Json{{"messageId", "m1"}}));
   bool confirmed = false;
-  for (const auto& ev : me.take_events())
+  for (const auto& ev : drain_events(me))
     if (ev.kind == EventKind::confirmation && ev.message_id == "m1") confirmed = true;
   CHECK(confirmed);
 }

@@ -15,10 +15,10 @@ namespace {
 
 Bus announced(const std::string& self, const std::string& conn, const std::string& peer) {
   Bus b(config(self));
-  b.connection_open(conn, 0);
+  b.handle_connection_open(conn, 0);
   deliver(b, conn, env("a0", MessageType::announce, ident(peer), std::nullopt));
   pump_all(b);
-  b.take_events();
+  drain_events(b);
   return b;
 }
 
@@ -48,14 +48,14 @@ TEST_CASE("bus ping: every ping gets pong {pingId, pingTs, pongTs} to the pinger
   CHECK(b.queued("A") == 0);
   CHECK(pump_all(b).empty());
   for (const auto& e : b.history(200, "")) CHECK(e.type != MessageType::pong);
-  CHECK(events_of(b.take_events(), EventKind::message).size() == 3);
+  CHECK(events_of(drain_events(b), EventKind::message).size() == 3);
 }
 
-TEST_CASE("bus announce: one addressed to our transport id is ours; nothing else so addressed is") {
+TEST_CASE("bus announce: one addressed to our transport id is ours, and nothing else so addressed is") {
   BusConfig c = config("me");
   c.transport_id = "uuid-of-me";
   Bus b(c);
-  b.connection_open("ca", 0);
+  b.handle_connection_open("ca", 0);
   pump_all(b);
   deliver(b, "ca",
           env("a0", MessageType::announce, ident("A"), std::string("uuid-of-me"),
@@ -63,7 +63,7 @@ TEST_CASE("bus announce: one addressed to our transport id is ours; nothing else
                    {"status", "online"},
                    {"version", "0.2.2"},
                    {"topics", Json::array()}}));
-  auto ev = b.take_events();
+  auto ev = drain_events(b);
   CHECK(events_of(ev, EventKind::rejected).empty());
   REQUIRE(b.peer("ca"));
   CHECK(b.peer("ca")->stream_id == std::string("A"));
@@ -73,14 +73,14 @@ TEST_CASE("bus announce: one addressed to our transport id is ours; nothing else
       b, "ca",
       env("c1", MessageType::chat, ident("A"), std::string("uuid-of-me"), Json{{"text", "hi"}}));
   deliver(b, "ca", env("a1", MessageType::announce, ident("A"), std::string("uuid-of-you")));
-  auto rej = events_of(b.take_events(), EventKind::rejected);
+  auto rej = events_of(drain_events(b), EventKind::rejected);
   REQUIRE(rej.size() == 2);
   for (const auto& r : rej) CHECK(r.error.code == BusErrorCode::not_for_us);
   // Without a transport id configured, our stream id is the only address.
   Bus plain(config("me"));
-  plain.connection_open("ca", 0);
+  plain.handle_connection_open("ca", 0);
   deliver(plain, "ca", env("a0", MessageType::announce, ident("A"), std::string("uuid-of-me")));
-  CHECK(events_of(plain.take_events(), EventKind::rejected).size() == 1);
+  CHECK(events_of(drain_events(plain), EventKind::rejected).size() == 1);
 }
 
 TEST_CASE(
@@ -213,28 +213,28 @@ TEST_CASE(
   // travels, is received and verifies.
   Bus a(config("A"));
   Bus b(config("B"));
-  a.connection_open("toB", 0);
-  b.connection_open("toA", 0);
-  for (const auto& o : pump_all(a)) b.receive("toA", ByteView(std::string_view(o.text)), 0);
-  for (const auto& o : pump_all(b)) a.receive("toB", ByteView(std::string_view(o.text)), 0);
-  a.take_events();
-  b.take_events();
+  a.handle_connection_open("toB", 0);
+  b.handle_connection_open("toA", 0);
+  for (const auto& o : pump_all(a)) b.handle_text("toA", ByteView(std::string_view(o.text)), 0);
+  for (const auto& o : pump_all(b)) a.handle_text("toB", ByteView(std::string_view(o.text)), 0);
+  drain_events(a);
+  drain_events(b);
   FileReceiver rx;
   REQUIRE(a.send("B", MessageType::file_offer, file_offer_json(plan->offer), std::nullopt, 1).ok());
   for (std::uint32_t i = 0; i < plan->offer.total_chunks; ++i) {
     auto sent = a.send("B", MessageType::file_chunk,
                        file_chunk_payload(plan->offer, ByteView(data), i), std::nullopt, 1);
     REQUIRE(sent.ok());
-    if (i == 0) CHECK(sent->text.size() > kMaxEnvelopeBytes);
-    CHECK(sent->text.size() <= kMaxFileChunkEnvelopeBytes);
+    if (i == 0) CHECK(sent->text->size() > kMaxEnvelopeBytes);
+    CHECK(sent->text->size() <= kMaxFileChunkEnvelopeBytes);
   }
   REQUIRE(
       a.send("B", MessageType::file_complete, file_complete_payload(plan->offer), std::nullopt, 1)
           .ok());
-  for (const auto& o : pump_all(a)) b.receive("toA", ByteView(std::string_view(o.text)), 2);
+  for (const auto& o : pump_all(a)) b.handle_text("toA", ByteView(std::string_view(o.text)), 2);
   std::uint64_t got = 0;
   bool complete = false;
-  for (const auto& ev : b.take_events()) {
+  for (const auto& ev : drain_events(b)) {
     REQUIRE(ev.kind == EventKind::message);
     const Envelope& e = *ev.envelope;
     const Json p = e.payload_value();

@@ -90,13 +90,13 @@ TEST_CASE("bus payload: unread types keep the scanned text, read types keep the 
 
 TEST_CASE("bus payload: a received chat, event and file_chunk reach the event text byte for byte") {
   Bus me(config("me"));
-  me.connection_open("ca", 0);
+  me.handle_connection_open("ca", 0);
   pump_all(me);
-  me.take_events();
+  drain_events(me);
   for (const char* type : {"chat", "event", "file_chunk"}) {
     const std::string text = envelope_text(std::string("id-") + type, type, R"("me")", kOddPayload);
-    me.receive("ca", ByteView(std::string_view(text)), 1000);
-    auto msgs = events_of(me.take_events(), EventKind::message);
+    me.handle_text("ca", ByteView(std::string_view(text)), 1000);
+    auto msgs = events_of(drain_events(me), EventKind::message);
     REQUIRE(msgs.size() == 1);
     const Event& ev = msgs[0];
     CHECK(ev.envelope->payload_text == kOddPayload);
@@ -117,28 +117,28 @@ TEST_CASE("bus payload: a received chat, event and file_chunk reach the event te
 TEST_CASE("bus payload: a payload kept as text replays with the canonical bytes and arrives with the same values") {
   Bus hub(config("hub"));
   Bus a(config("A"));
-  hub.connection_open("ca", 0);
-  a.connection_open("chub", 0);
+  hub.handle_connection_open("ca", 0);
+  a.handle_connection_open("chub", 0);
   // Each side learns the other's stream from its announce.
   auto exchange = [&](std::int64_t now) {
     std::vector<std::string> to_hub, to_a;
     pump(a, [&](const std::string&, const std::string& t) { return to_hub.push_back(t), true; });
     pump(hub, [&](const std::string& c, const std::string& t) { return c == "ca" ? (to_a.push_back(t), true) : false; });
-    for (const auto& t : to_hub) hub.receive("ca", ByteView(std::string_view(t)), now);
-    for (const auto& t : to_a) a.receive("chub", ByteView(std::string_view(t)), now);
+    for (const auto& t : to_hub) hub.handle_text("ca", ByteView(std::string_view(t)), now);
+    for (const auto& t : to_a) a.handle_text("chub", ByteView(std::string_view(t)), now);
     return to_a;
   };
   exchange(0);
   const std::string chat = R"({"v":1,"id":"b1","type":"chat","from":{"streamId":"B","role":"agent","name":"Agent B","instanceId":"i1"},"to":null,"topic":"t","ts":900,"payload":)" + kOddPayload + "}";
-  hub.connection_open("cb", 0);
+  hub.handle_connection_open("cb", 0);
   pump_all(hub);
-  hub.receive("cb", ByteView(std::string_view(chat)), 900);
-  hub.take_events();
+  hub.handle_text("cb", ByteView(std::string_view(chat)), 900);
+  drain_events(hub);
   REQUIRE(hub.history(200, "A").size() == 1);
   CHECK(hub.history(200, "A")[0].payload_text == kOddPayload);
 
   // A asks the hub; the hub's replay carries the entry exactly as the DOM path would write it.
-  a.take_events();
+  drain_events(a);
   REQUIRE(a.request_history("hub", Json(10), 1000).ok());
   exchange(1000);  // the request reaches the hub
   std::vector<std::string> replays;
@@ -150,7 +150,7 @@ TEST_CASE("bus payload: a payload kept as text replays with the canonical bytes 
   CHECK(replays[0].size() > canonical.size());
   CHECK(replays[0].substr(replays[0].size() - canonical.size() - 11) ==
         R"("payload":)" + canonical + "}");
-  auto msgs = events_of(a.take_events(), EventKind::message);
+  auto msgs = events_of(drain_events(a), EventKind::message);
   REQUIRE(msgs.size() == 1);
   CHECK(msgs[0].replayed);
   CHECK(msgs[0].envelope->id == "b1");
@@ -160,11 +160,11 @@ TEST_CASE("bus payload: a payload kept as text replays with the canonical bytes 
 
 TEST_CASE("bus payload: the types the bus reads still act on their payloads") {
   Bus me(config("me", /*handoffs=*/true));
-  me.connection_open("ca", 0);
+  me.handle_connection_open("ca", 0);
   pump_all(me);
-  me.take_events();
+  drain_events(me);
   // announce: skills are read (handoff-v1 makes the peer a handoff target).
-  me.receive("ca", ByteView(std::string_view(envelope_text("a0", "announce", "null", R"({ "skills" : [ "handoff-v1" ] })"))), 1000);
+  me.handle_text("ca", ByteView(std::string_view(envelope_text("a0", "announce", "null", R"({ "skills" : [ "handoff-v1" ] })"))), 1000);
   REQUIRE(me.peer("ca"));
   CHECK(me.peer("ca")->handoff);
   CHECK(me.peer("ca")->announce == Json{{"skills", Json::array({"handoff-v1"})}});
@@ -172,9 +172,9 @@ TEST_CASE("bus payload: the types the bus reads still act on their payloads") {
   auto sent = me.send("A", MessageType::command, Json{{"run", "make"}}, std::nullopt, 1000);
   REQUIRE(sent.ok());
   pump_all(me);
-  me.take_events();
-  me.receive("ca", ByteView(std::string_view(envelope_text("k1", "ack", R"("me")", R"({ "messageId" : ")" + sent->envelope.id + R"(" })"))), 1000);
-  auto evs = me.take_events();
+  drain_events(me);
+  me.handle_text("ca", ByteView(std::string_view(envelope_text("k1", "ack", R"("me")", R"({ "messageId" : ")" + sent->envelope.id + R"(" })"))), 1000);
+  auto evs = drain_events(me);
   auto conf = events_of(evs, EventKind::confirmation);
   REQUIRE(conf.size() == 1);
   CHECK(conf[0].message_id == sent->envelope.id);
@@ -185,8 +185,8 @@ TEST_CASE("bus payload: the types the bus reads still act on their payloads") {
   // The event still hands on the text as received, from the DOM envelope's side copy.
   CHECK(event_text(acks[0], me).find(R"("payload":{ "messageId" : ")") != std::string::npos);
   // handoff: checked and delivered with its request and expiry.
-  me.receive("ca", ByteView(std::string_view(envelope_text("h1", "handoff", R"("me")", R"({"request":"review","expiresAt":5000})"))), 1000);
-  auto handoffs = events_of(me.take_events(), EventKind::handoff);
+  me.handle_text("ca", ByteView(std::string_view(envelope_text("h1", "handoff", R"("me")", R"({"request":"review","expiresAt":5000})"))), 1000);
+  auto handoffs = events_of(drain_events(me), EventKind::handoff);
   REQUIRE(handoffs.size() == 1);
   CHECK(event_json(handoffs[0], me)["request"] == "review");
   CHECK(event_json(handoffs[0], me)["expiresAt"] == 5000);
@@ -195,31 +195,147 @@ TEST_CASE("bus payload: the types the bus reads still act on their payloads") {
   REQUIRE(me.broadcast(MessageType::chat, Json{{"text", "one"}}, std::nullopt, 1002).ok());
   REQUIRE(me.broadcast(MessageType::chat, Json{{"text", "two"}}, std::nullopt, 1003).ok());
   pump_all(me);
-  me.receive("ca", ByteView(std::string_view(envelope_text("q1", "history_request", R"("me")", R"({ "count" : 1 })"))), 1004);
+  me.handle_text("ca", ByteView(std::string_view(envelope_text("q1", "history_request", R"("me")", R"({ "count" : 1 })"))), 1004);
   auto replays = of_type(pump_all(me), MessageType::history_replay);
   REQUIRE(replays.size() == 1);
   CHECK(replays[0].payload["payload"]["text"] == "two");
 }
 
-TEST_CASE("bus payload: the sole live scanned message can be handed over as the received text") {
-  Bus me(config("me"));
-  me.connection_open("ca", 0);
+namespace {
+
+// The text between UTF-16 offsets [begin, end) of UTF-8 text, as String.prototype.slice cuts it.
+std::string slice16(const std::string& text, std::uint32_t begin, std::uint32_t end) {
+  std::size_t byte = 0, unit = 0, from = std::string::npos;
+  while (byte <= text.size()) {
+    if (unit == begin && from == std::string::npos) from = byte;
+    if (unit == end) return text.substr(from, byte - from);
+    if (byte == text.size()) break;
+    const auto c = static_cast<unsigned char>(text[byte]);
+    const std::size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    byte += len;
+    unit += len == 4 ? 2 : 1;
+  }
+  FAIL("span past the text");
+  return {};
+}
+
+// What a JavaScript host does with a spans-only message event: the header from slices of its own
+// text, the payload from the tape (or JSON.parse of the payload's span when there is none).
+Json read_spans(const std::string& text, const Event& ev) {
+  REQUIRE(ev.spans);
+  const ScannedEnvelope& v = *ev.spans;
+  auto str = [&](Span s) { return slice16(text, s.begin, s.end); };
+  auto parse = [](const std::string& t) {
+    JsonParse p = parse_json(ByteView(std::string_view(t)));
+    REQUIRE(p.ok());
+    return p.value;
+  };
+  Json payload;
+  if (v.payload_span.end == v.payload_span.begin) {
+    payload = nullptr;
+  } else if (ev.tape.empty()) {
+    payload = parse(str(v.payload_span));
+  } else {
+    std::vector<Json> stack;
+    std::vector<std::string> keys;
+    std::optional<Json> done;
+    auto put = [&](Json value) {
+      if (stack.empty()) done = std::move(value);
+      else if (stack.back().is_array()) stack.back().push_back(std::move(value));
+      else {
+        stack.back()[keys.back()] = std::move(value);
+        keys.pop_back();
+      }
+    };
+    for (std::size_t i = 0; i < ev.tape.size(); i += 3) {
+      const auto kind = TapeKind(ev.tape[i]);
+      const Span s{ev.tape[i + 1], ev.tape[i + 2]};
+      switch (kind) {
+        case TapeKind::object_begin: stack.push_back(Json::object()); break;
+        case TapeKind::array_begin: stack.push_back(Json::array()); break;
+        case TapeKind::object_end:
+        case TapeKind::array_end: {
+          Json v2 = std::move(stack.back());
+          stack.pop_back();
+          put(std::move(v2));
+          break;
+        }
+        case TapeKind::key: keys.push_back(str(s)); break;
+        case TapeKind::key_escaped: keys.push_back(parse(slice16(text, s.begin - 1, s.end + 1)).get<std::string>()); break;
+        case TapeKind::string: put(str(s)); break;
+        case TapeKind::string_escaped: put(parse(slice16(text, s.begin - 1, s.end + 1))); break;
+        case TapeKind::number: put(parse(str(s))); break;
+        case TapeKind::true_value: put(true); break;
+        case TapeKind::false_value: put(false); break;
+        case TapeKind::null_value: put(nullptr); break;
+      }
+    }
+    REQUIRE(done);
+    payload = *done;
+  }
+  return Json{{"v", 1},
+              {"id", str(v.id_span)},
+              {"type", std::string(message_type_name(v.type))},
+              {"from",
+               {{"streamId", str(v.stream_id_span)},
+                {"role", str(v.role_span)},
+                {"name", str(v.name_span)},
+                {"instanceId", str(v.instance_id_span)}}},
+              {"to", v.to_span ? Json(str(*v.to_span)) : Json(nullptr)},
+              {"topic", v.topic_span ? Json(str(*v.topic_span)) : Json(nullptr)},
+              {"ts", v.ts},
+              {"payload", payload}};
+}
+
+}  // namespace
+
+TEST_CASE("bus payload: with message_spans_only a scanned message is read from the host's own text") {
+  BusConfig c = config("me");
+  c.message_spans_only = true;
+  Bus me(c);
+  me.handle_connection_open("ca", 0);
   pump_all(me);
-  me.take_events();
-  const std::string first = envelope_text("c1", "chat", "null", kOddPayload);
-  me.receive("ca", ByteView(std::string_view(first)), 1000);
-  CHECK_FALSE(me.take_sole_scanned_message());  // the peer event came first: order matters
-  CHECK(me.take_events().size() == 2);
-  const std::string chunk = envelope_text("f1", "file_chunk", R"("me")", R"({"transferId":"t","index":0,"data":"QUJD"})");
-  me.receive("ca", ByteView(std::string_view(chunk)), 1000);
-  CHECK(me.take_sole_scanned_message());
-  CHECK_FALSE(me.has_events());
-  // Left to the DOM path (an exponent): the event carries the envelope.
-  me.receive("ca", ByteView(std::string_view(envelope_text("c2", "chat", "null", R"({"n":1e2})"))), 1000);
-  CHECK_FALSE(me.take_sole_scanned_message());
-  CHECK(events_of(me.take_events(), EventKind::message).size() == 1);
-  // A refusal is never a message.
-  me.receive("ca", ByteView(std::string_view(envelope_text("c3", "chat", R"("other")", "1"))), 1000);
-  CHECK_FALSE(me.take_sole_scanned_message());
-  CHECK(events_of(me.take_events(), EventKind::rejected).size() == 1);
+  drain_events(me);
+  // Non-ASCII strings (UTF-16 offsets differ from byte offsets after them), escapes in keys and
+  // strings, nesting, every literal; a topic and a direct `to`.
+  const std::string odd = R"({"t\u00e9":"é😀x","n":[1.5,-2,0,{"a":null,"b":true,"c":false}],"s":"a\"b"})";
+  const std::string texts[] = {
+      envelope_text("c1", "chat", "null", kOddPayload),
+      envelope_text("c2", "chat", R"("me")", odd),
+      envelope_text("f1", "file_chunk", R"("me")", R"({"transferId":"t","index":0,"data":"QUJD"})"),
+      R"({"v":1,"id":"é1","type":"event",)" + kFromA + R"(,"to":null,"topic":"tö/pic","ts":1.25,"payload":"x"})",
+      R"({"v":1,"id":"n1","type":"event",)" + kFromA + R"(,"to":null,"topic":null,"ts":7})",
+  };
+  std::uint64_t tag = 100;
+  for (const auto& text : texts) {
+    me.handle_text("ca", ByteView(std::string_view(text)), 1000, ++tag);
+    auto msgs = events_of(drain_events(me), EventKind::message);
+    REQUIRE(msgs.size() == 1);
+    CHECK_FALSE(msgs[0].envelope);
+    CHECK(msgs[0].text_tag == tag);
+    CHECK(read_spans(text, msgs[0]) == envelope_to_json(parse_envelope_dom(ByteView(std::string_view(text))).value()));
+  }
+  // More tokens than kMaxTapeTokens: no tape, the payload's span is parsed instead.
+  Json big = Json::array();
+  for (std::size_t i = 0; i < kMaxTapeTokens; ++i) big.push_back(i);
+  const std::string long_text = envelope_text("c3", "chat", "null", big.dump());
+  me.handle_text("ca", ByteView(std::string_view(long_text)), 1000, 7);
+  auto msgs = events_of(drain_events(me), EventKind::message);
+  REQUIRE(msgs.size() == 1);
+  CHECK(msgs[0].tape.empty());
+  CHECK(read_spans(long_text, msgs[0])["payload"] == big);
+  // Left to the DOM path (an exponent): the event carries the envelope and no spans.
+  me.handle_text("ca", ByteView(std::string_view(envelope_text("c4", "chat", "null", R"({"n":1e2})"))), 1000, 8);
+  msgs = events_of(drain_events(me), EventKind::message);
+  REQUIRE(msgs.size() == 1);
+  CHECK_FALSE(msgs[0].spans);
+  REQUIRE(msgs[0].envelope);
+  CHECK(msgs[0].envelope->payload_value() == Json{{"n", 100.0}});
+  // History still holds what was delivered by reference: a replay writes it canonically.
+  me.handle_text("ca", ByteView(std::string_view(envelope_text("q1", "history_request", R"("me")", R"({"count":10})"))), 1004);
+  auto replays = of_type(pump_all(me), MessageType::history_replay);
+  REQUIRE(replays.size() == 6);  // every message but the transient file_chunk, oldest first
+  CHECK(replays[0].payload == envelope_to_json(parse_envelope_dom(ByteView(std::string_view(texts[0]))).value()));
+  CHECK(replays[1].payload["payload"] == parse_json(ByteView(std::string_view(odd))).value);
+  CHECK(replays[4].payload["payload"] == big);
 }

@@ -11,10 +11,10 @@ namespace {
 // A bus "me" that knows peer stream "p" on connection "c1" (bound by p's announce).
 Bus known_peer(bool open = true) {
   Bus b(config("me"));
-  if (open) b.connection_open("c1", 0);
+  if (open) b.handle_connection_open("c1", 0);
   deliver(b, "c1", env("a1", MessageType::announce, ident("p"), std::nullopt, Json{{"skills", Json::array()}}));
   pump_all(b);
-  b.take_events();
+  drain_events(b);
   return b;
 }
 
@@ -33,7 +33,7 @@ TEST_CASE("bus queue: an open peer gets a direct message now") {
   auto offers = pump_all(b);
   REQUIRE(offers.size() == 1);
   CHECK(offers[0].conn == "c1");
-  CHECK(offers[0].text == r->text);
+  CHECK(offers[0].text == *r->text);
   CHECK(b.outcome(r->envelope.id) == SendStatus::sent);
   CHECK(b.queued("p") == 0);
 }
@@ -47,7 +47,7 @@ TEST_CASE("bus queue: peerConnected before dataChannelOpen: a rejected send is q
   CHECK(b.outcome(r->envelope.id) == SendStatus::queued);
   CHECK(b.queued("p") == 1);
   // The channel opens: the same envelope (same id and type) is retried and accepted.
-  b.connection_open("c1", 20);
+  b.handle_connection_open("c1", 20);
   auto again = pump_all(b);
   auto chats = of_type(again, MessageType::chat);
   REQUIRE(chats.size() == 1);
@@ -57,11 +57,11 @@ TEST_CASE("bus queue: peerConnected before dataChannelOpen: a rejected send is q
 
 TEST_CASE("bus queue: a flush removes only what the transport accepted and keeps the rest in order") {
   Bus b = known_peer();
-  b.connection_closed("c1");
+  b.handle_connection_closed("c1", 0);
   for (int i = 0; i < 5; ++i) REQUIRE(b.send("p", MessageType::chat, Json{{"text", std::to_string(i)}}, std::nullopt, i).ok());
   CHECK(pump_all(b).empty());  // offline: nothing offered
   CHECK(b.queued("p") == 5);
-  b.connection_open("c1", 10);
+  b.handle_connection_open("c1", 10);
   int accepted = 0;
   auto offers = pump(b, [&](const std::string&, const std::string& text) {
     if (parsed(text).type != MessageType::chat) return true;
@@ -71,7 +71,7 @@ TEST_CASE("bus queue: a flush removes only what the transport accepted and keeps
   CHECK(b.queued("p") == 3);
   // The failed message was offered once and nothing behind it was offered out of order.
   CHECK(of_type(offers, MessageType::chat, false).size() == 3);
-  b.connection_open("c1", 20);
+  b.handle_connection_open("c1", 20);
   auto rest = pump_all(b);
   CHECK(texts_of(rest, MessageType::chat) == std::vector<std::string>{"2", "3", "4"});
   CHECK(b.queued("p") == 0);
@@ -112,7 +112,7 @@ TEST_CASE("bus queue: transient traffic bypasses the backlog and is never queued
   CHECK_FALSE(b.outcome(u->envelope.id));
   CHECK(b.queued("p") == 1);
   // Offline: refused outright.
-  b.connection_closed("c1");
+  b.handle_connection_closed("c1", 0);
   auto v = b.send("p", MessageType::swarm_request, Json::object(), std::nullopt, 4);
   REQUIRE_FALSE(v.ok());
   CHECK(v.error().code == BusErrorCode::not_accepted);
@@ -122,8 +122,8 @@ TEST_CASE("bus queue: transient traffic bypasses the backlog and is never queued
 
 TEST_CASE("bus queue: peers are independent") {
   Bus b(config("me"));
-  b.connection_open("c1", 0);
-  b.connection_open("c2", 0);
+  b.handle_connection_open("c1", 0);
+  b.handle_connection_open("c2", 0);
   deliver(b, "c1", env("a1", MessageType::announce, ident("p"), std::nullopt));
   deliver(b, "c2", env("a2", MessageType::announce, ident("q"), std::nullopt));
   pump_all(b);
@@ -140,7 +140,7 @@ TEST_CASE("bus queue: peers are independent") {
 
 TEST_CASE("bus queue: messages to a peer never seen wait for it to bind") {
   Bus b(config("me"));
-  b.connection_open("c9", 0);
+  b.handle_connection_open("c9", 0);
   pump_all(b);
   REQUIRE(b.send("later", MessageType::command, Json{{"cmd", "x"}}, std::nullopt, 1).ok());
   CHECK(pump_all(b).empty());
@@ -165,13 +165,13 @@ TEST_CASE("bus queue: the backlog is bounded by a named limit") {
 TEST_CASE("bus identity: a connection is bound to its first stream and cannot send as another") {
   Bus b = known_peer();
   deliver(b, "c1", env("x", MessageType::chat, ident("victim"), std::nullopt));
-  auto ev = b.take_events();
+  auto ev = drain_events(b);
   REQUIRE(ev.size() == 1);
   CHECK(ev[0].kind == EventKind::rejected);
   CHECK(ev[0].error.code == BusErrorCode::forged_identity);
   // The room lives on: the bound peer still talks.
   deliver(b, "c1", env("y", MessageType::chat, ident("p"), std::nullopt, Json{{"text", "still here"}}));
-  auto ok = events_of(b.take_events(), EventKind::message);
+  auto ok = events_of(drain_events(b), EventKind::message);
   REQUIRE(ok.size() == 1);
   CHECK(ok[0].envelope->payload_value()["text"] == "still here");
 }
@@ -180,45 +180,45 @@ TEST_CASE("bus identity: with conn_is_stream the very first envelope must come f
   BusConfig cfg = config("me");
   cfg.conn_is_stream = true;
   Bus b(cfg);
-  b.connection_open("alice", 0);
+  b.handle_connection_open("alice", 0);
   pump_all(b);
-  b.take_events();
+  drain_events(b);
   // Without the option the first envelope would bind connection "alice" to stream "bob".
   deliver(b, "alice", env("x", MessageType::chat, ident("bob"), std::nullopt));
-  auto rejected = events_of(b.take_events(), EventKind::rejected);
+  auto rejected = events_of(drain_events(b), EventKind::rejected);
   REQUIRE(rejected.size() == 1);
   CHECK(rejected[0].error.code == BusErrorCode::forged_identity);
   CHECK(rejected[0].error.field == "from.streamId");
   deliver(b, "alice", env("y", MessageType::chat, ident("alice"), std::nullopt, Json{{"text", "me"}}));
-  auto ok = events_of(b.take_events(), EventKind::message);
+  auto ok = events_of(drain_events(b), EventKind::message);
   REQUIRE(ok.size() == 1);
   CHECK(ok[0].envelope->from.stream_id == "alice");
 }
 
 TEST_CASE("bus identity: a new connection cannot claim an established, open peer's stream") {
   Bus b = known_peer();
-  b.connection_open("c2", 0);
+  b.handle_connection_open("c2", 0);
   pump_all(b);
-  b.take_events();
+  drain_events(b);
   deliver(b, "c2", env("x", MessageType::chat, ident("p"), std::nullopt));
-  auto rejected = events_of(b.take_events(), EventKind::rejected);
+  auto rejected = events_of(drain_events(b), EventKind::rejected);
   REQUIRE(rejected.size() == 1);
   CHECK(rejected[0].error.code == BusErrorCode::forged_identity);
   // Our own stream id is never accepted from anyone.
   deliver(b, "c2", env("y", MessageType::chat, ident("me"), std::nullopt));
-  CHECK(events_of(b.take_events(), EventKind::rejected).size() == 1);
+  CHECK(events_of(drain_events(b), EventKind::rejected).size() == 1);
   // After the first connection closes, the peer may come back on a new one (a reconnect).
-  b.connection_closed("c1");
+  b.handle_connection_closed("c1", 0);
   deliver(b, "c2", env("z", MessageType::chat, ident("p", "i2"), std::nullopt));
-  CHECK(events_of(b.take_events(), EventKind::message).size() == 1);
+  CHECK(events_of(drain_events(b), EventKind::message).size() == 1);
 }
 
 TEST_CASE("bus identity: malformed or misaddressed envelopes are refused locally") {
   Bus b = known_peer();
   const std::string junk = "{\"v\":1,\"id\":";
-  b.receive("c1", ByteView(std::string_view(junk)), 1);
+  b.handle_text("c1", ByteView(std::string_view(junk)), 1);
   deliver(b, "c1", env("m", MessageType::chat, ident("p"), std::string("someone-else")));
-  auto ev = b.take_events();
+  auto ev = drain_events(b);
   REQUIRE(ev.size() == 2);
   CHECK(ev[0].error.code == BusErrorCode::not_json);
   CHECK(ev[1].error.code == BusErrorCode::not_for_us);
@@ -228,10 +228,10 @@ TEST_CASE("bus identity: malformed or misaddressed envelopes are refused locally
 
 TEST_CASE("bus broadcast: offered once to every open connection, never queued") {
   Bus b(config("me"));
-  b.connection_open("c1", 0);
-  b.connection_open("c2", 0);
-  b.connection_open("c3", 0);
-  b.connection_closed("c3");
+  b.handle_connection_open("c1", 0);
+  b.handle_connection_open("c2", 0);
+  b.handle_connection_open("c3", 0);
+  b.handle_connection_closed("c3", 0);
   pump_all(b);
   auto r = b.broadcast(MessageType::chat, Json{{"text", "all"}}, std::string("news"), 5);
   REQUIRE(r.ok());
@@ -245,9 +245,9 @@ TEST_CASE("bus broadcast: offered once to every open connection, never queued") 
 
 TEST_CASE("bus queue: the peer's announce retries a failed flush") {
   Bus b = known_peer();
-  b.connection_closed("c1");
+  b.handle_connection_closed("c1", 0);
   for (int i = 0; i < 3; ++i) REQUIRE(b.send("p", MessageType::chat, Json{{"text", std::to_string(i)}}, std::nullopt, i).ok());
-  b.connection_open("c1", 10);
+  b.handle_connection_open("c1", 10);
   auto failed = pump_none(b);  // our announce and the first replay are both rejected
   CHECK(failed.size() == 2);
   CHECK(b.queued("p") == 3);

@@ -24,11 +24,11 @@ void announce_from(Bus& b, const std::string& conn, const std::string& stream, s
 // A bus "me" whose connection "c1" is open, listed, and bound to peer stream "p".
 Bus with_peer() {
   Bus b(config("me"));
-  b.roster({"c1"});
-  b.connection_open("c1", 0);
+  b.handle_roster({"c1"}, 0);
+  b.handle_connection_open("c1", 0);
   announce_from(b, "c1", "p");
   pump_all(b);
-  b.take_events();
+  drain_events(b);
   return b;
 }
 
@@ -65,7 +65,7 @@ bool listed_open(const Bus& b, const std::string& conn) {
 TEST_CASE("bus roster: a peer the roster dropped is queued for while its channel still looks open") {
   Bus b = with_peer();
   REQUIRE(b.is_open("p"));
-  b.roster({});  // its tab closed: the room says so long before the channel dies
+  b.handle_roster({}, 0);  // its tab closed: the room says so long before the channel dies
   CHECK_FALSE(b.is_open("p"));
   CHECK_FALSE(b.is_open("c1"));
   CHECK_FALSE(b.peer("c1"));  // gone from the room's view
@@ -83,8 +83,8 @@ TEST_CASE("bus roster: a peer the roster dropped is queued for while its channel
   CHECK_FALSE(b.is_open("p"));
   CHECK(b.queued("p") == 3);
   // The restarted peer: the transport closes the old channel and opens a new one.
-  b.connection_closed("c1");
-  b.connection_open("c1", 30);
+  b.handle_connection_closed("c1", 0);
+  b.handle_connection_open("c1", 30);
   CHECK(b.is_open("c1"));  // open, not yet bound: the drop forgot the binding
   announce_from(b, "c1", "p");
   auto offers = pump_all(b);
@@ -96,9 +96,9 @@ TEST_CASE("bus roster: a peer the roster dropped is queued for while its channel
 
 TEST_CASE("bus roster: a dropped peer's stream can be claimed by its new connection while the old lingers") {
   Bus b = with_peer();
-  b.roster({"c2"});
+  b.handle_roster({"c2"}, 0);
   auto ids = sent_ids(b, {"one", "two"});
-  b.connection_open("c2", 20);
+  b.handle_connection_open("c2", 20);
   announce_from(b, "c2", "p");
   auto offers = pump_all(b);
   CHECK(ids_of(of_type(offers, MessageType::chat)) == ids);
@@ -108,9 +108,9 @@ TEST_CASE("bus roster: a dropped peer's stream can be claimed by its new connect
 
 TEST_CASE("bus roster: a re-listed peer whose channel stayed open is held until it carries a message") {
   Bus b = with_peer();
-  b.roster({});  // its signaling blipped: the channel is alive, the room briefly lost it
+  b.handle_roster({}, 0);  // its signaling blipped: the channel is alive, the room briefly lost it
   auto ids = sent_ids(b, {"one", "two"});
-  b.roster({"c1"});  // back on the roster, the same channel
+  b.handle_roster({"c1"}, 0);  // back on the roster, the same channel
   CHECK_FALSE(b.is_open("c1"));
   CHECK_FALSE(b.is_open("p"));
   REQUIRE(b.peer("c1"));
@@ -119,7 +119,7 @@ TEST_CASE("bus roster: a re-listed peer whose channel stayed open is held until 
   ids.push_back(more[0]);
   CHECK(pump_all(b).empty());  // nothing flushed to a held channel, not even our announce
   CHECK(b.queued("p") == 3);
-  b.take_events();
+  drain_events(b);
   // The peer's bus re-announces when its signaling comes back: the channel is proven alive.
   announce_from(b, "c1", "p", 40);
   auto offers = pump_all(b);
@@ -130,7 +130,7 @@ TEST_CASE("bus roster: a re-listed peer whose channel stayed open is held until 
   CHECK(b.queued("p") == 0);
   CHECK(b.is_open("p"));
   CHECK(listed_open(b, "c1"));
-  auto events = b.take_events();
+  auto events = drain_events(b);
   CHECK_FALSE(events_of(events, EventKind::peer).empty());
   CHECK(events_of(events, EventKind::message).size() == 1);  // and the message itself is delivered
   // Awake now: an ordinary send goes out at once.
@@ -142,11 +142,11 @@ TEST_CASE("bus roster: a re-listed peer whose channel stayed open is held until 
 
 TEST_CASE("bus roster: a message the bus refuses still wakes a held channel") {
   Bus b = with_peer();
-  b.roster({});
-  b.roster({"c1"});
+  b.handle_roster({}, 0);
+  b.handle_roster({"c1"}, 0);
   const std::string junk = "{not an envelope";
-  b.receive("c1", ByteView(std::string_view(junk)), 40);
-  CHECK(events_of(b.take_events(), EventKind::rejected).size() == 1);
+  b.handle_text("c1", ByteView(std::string_view(junk)), 40);
+  CHECK(events_of(drain_events(b), EventKind::rejected).size() == 1);
   CHECK(b.is_open("c1"));  // it carried something: alive (the drop forgot its stream)
   auto offers = pump_all(b);
   CHECK(conns_of(offers) == std::vector<std::string>{"c1"});
@@ -155,11 +155,11 @@ TEST_CASE("bus roster: a message the bus refuses still wakes a held channel") {
 
 TEST_CASE("bus roster: a held channel is woken by a fresh connection_open") {
   Bus b = with_peer();
-  b.roster({});
+  b.handle_roster({}, 0);
   auto ids = sent_ids(b, {"one", "two"});
-  b.roster({"c1"});
+  b.handle_roster({"c1"}, 0);
   CHECK(pump_all(b).empty());
-  b.connection_open("c1", 30);  // the transport negotiated anew
+  b.handle_connection_open("c1", 30);  // the transport negotiated anew
   CHECK(b.is_open("c1"));
   auto offers = pump_all(b);
   CHECK(conns_of(offers) == std::vector<std::string>{"c1"});  // our announce
@@ -169,31 +169,31 @@ TEST_CASE("bus roster: a held channel is woken by a fresh connection_open") {
   CHECK(b.queued("p") == 0);
 }
 
-TEST_CASE("bus roster: connection_closed while held, then messages do not wake it; an open does") {
+TEST_CASE("bus roster: connection_closed while held, then messages do not wake it, and an open does") {
   Bus b = with_peer();
-  b.roster({});
+  b.handle_roster({}, 0);
   auto ids = sent_ids(b, {"one"});
-  b.roster({"c1"});
-  b.connection_closed("c1");
+  b.handle_roster({"c1"}, 0);
+  b.handle_connection_closed("c1", 0);
   REQUIRE(b.peer("c1"));  // still listed, now closed
   CHECK_FALSE(b.peer("c1")->open);
   // A late message from the closed channel: delivered, but nothing is offered back.
   announce_from(b, "c1", "p", 40);
-  CHECK(events_of(b.take_events(), EventKind::message).size() == 1);
+  CHECK(events_of(drain_events(b), EventKind::message).size() == 1);
   CHECK(pump_all(b).empty());
   CHECK(b.queued("p") == 1);
-  b.connection_open("c1", 50);
+  b.handle_connection_open("c1", 50);
   auto offers = pump_all(b);
   CHECK(of_type(offers, MessageType::announce).size() == 1);
   CHECK(ids_of(of_type(offers, MessageType::chat)) == ids);  // bound by the late message
 }
 
-TEST_CASE("bus roster: a dropped channel that closes is forgotten; re-listed it is known, not open") {
+TEST_CASE("bus roster: a dropped channel that closes is forgotten, and re-listed it is known, not open") {
   Bus b = with_peer();
-  b.roster({});
-  b.connection_closed("c1");
+  b.handle_roster({}, 0);
+  b.handle_connection_closed("c1", 0);
   CHECK(b.peers().empty());
-  b.roster({"c1"});
+  b.handle_roster({"c1"}, 0);
   REQUIRE(b.peer("c1"));
   CHECK_FALSE(b.peer("c1")->open);
   CHECK_FALSE(b.is_open("c1"));
@@ -204,12 +204,12 @@ TEST_CASE("bus roster: a dropped channel that closes is forgotten; re-listed it 
 
 TEST_CASE("bus roster: a roster never opens a connection the transport has not opened") {
   Bus b(config("me"));
-  b.roster({"x"});
+  b.handle_roster({"x"}, 0);
   REQUIRE(b.peer("x"));
   CHECK_FALSE(b.peer("x")->open);
   CHECK_FALSE(b.is_open("x"));
-  b.roster({});
-  b.roster({"x"});  // re-listed, never opened: not held, simply not open
+  b.handle_roster({}, 0);
+  b.handle_roster({"x"}, 0);  // re-listed, never opened: not held, simply not open
   CHECK_FALSE(b.is_open("x"));
   announce_from(b, "x", "px");
   CHECK(pump_all(b).empty());
@@ -218,27 +218,27 @@ TEST_CASE("bus roster: a roster never opens a connection the transport has not o
   CHECK(pump_all(b).empty());
   CHECK(b.outcome(r->envelope.id) == SendStatus::queued);
   // The transport opens it (a peer whose channel opened before the roster listed it is open too).
-  b.connection_open("x", 20);
+  b.handle_connection_open("x", 20);
   CHECK(b.is_open("px"));
   CHECK(of_type(pump_all(b), MessageType::chat).size() == 1);
-  b.connection_open("y", 30);  // not on any roster yet: rosters lag channels
+  b.handle_connection_open("y", 30);  // not on any roster yet: rosters lag channels
   CHECK(b.is_open("y"));
 }
 
 TEST_CASE("bus roster: signaling_restored announces to open, listed, unheld connections only") {
   Bus b(config("me"));
-  b.roster({"a", "dropped", "held", "never", "closed"});
-  for (const char* c : {"a", "dropped", "held", "closed"}) b.connection_open(c, 0);
-  b.connection_closed("closed");
-  b.roster({"a", "never", "closed"});  // drops "dropped" and "held"
-  b.roster({"a", "never", "closed", "held"});  // "held" is back on its old channel
+  b.handle_roster({"a", "dropped", "held", "never", "closed"}, 0);
+  for (const char* c : {"a", "dropped", "held", "closed"}) b.handle_connection_open(c, 0);
+  b.handle_connection_closed("closed", 0);
+  b.handle_roster({"a", "never", "closed"}, 0);  // drops "dropped" and "held"
+  b.handle_roster({"a", "never", "closed", "held"}, 0);  // "held" is back on its old channel
   pump_all(b);
-  b.take_events();
-  b.signaling_restored(100);
+  drain_events(b);
+  b.handle_signaling_restored(100);
   auto offers = pump_all(b);
   CHECK(conns_of(offers) == std::vector<std::string>{"a"});
   CHECK(of_type(offers, MessageType::announce).size() == 1);
-  auto events = events_of(b.take_events(), EventKind::peer);
+  auto events = events_of(drain_events(b), EventKind::peer);
   REQUIRE(events.size() == 1);
   CHECK(events[0].conn == "a");
   // Announces are what peers whose rosters dropped us wake on; nothing else changed here.
@@ -252,7 +252,7 @@ TEST_CASE("bus roster: signaling_restored retries a backlog whose last flush the
   REQUIRE(r.ok());
   pump_none(b);  // refused: kept
   CHECK(b.queued("p") == 1);
-  b.signaling_restored(20);
+  b.handle_signaling_restored(20);
   auto offers = pump_all(b);
   CHECK(of_type(offers, MessageType::announce).size() == 1);
   CHECK(ids_of(of_type(offers, MessageType::chat)) == std::vector<std::string>{r->envelope.id});
@@ -263,18 +263,18 @@ TEST_CASE("bus roster: is_open names a peer as PeerInfo does: its stream, else i
   Bus b(config("me"));
   CHECK_FALSE(b.is_open("nobody"));
   CHECK_FALSE(b.is_open(""));
-  b.connection_open("c1", 0);
+  b.handle_connection_open("c1", 0);
   CHECK(b.is_open("c1"));
   announce_from(b, "c1", "p");
   CHECK(b.is_open("p"));
   CHECK_FALSE(b.is_open("c1"));  // bound: it is peer "p" now
-  b.connection_closed("c1");
+  b.handle_connection_closed("c1", 0);
   CHECK_FALSE(b.is_open("p"));
-  b.connection_open("c1", 10);
+  b.handle_connection_open("c1", 10);
   CHECK(b.is_open("p"));
   // is_open agrees with peers() for every connection, whatever the state.
-  b.roster({"c1", "c2"});
-  b.connection_open("c2", 10);
-  b.roster({"c2"});
+  b.handle_roster({"c1", "c2"}, 0);
+  b.handle_connection_open("c2", 10);
+  b.handle_roster({"c2"}, 0);
   for (const auto& p : b.peers()) CHECK(b.is_open(p.stream_id.value_or(p.conn)) == p.open);
 }

@@ -110,20 +110,20 @@ TEST_CASE(
     cfg.window_per_peer = 4096;
     cfg.window_total = 4096;
     Swarm d = Swarm::fetch(file.offer, 1, cfg, 0).value();
-    d.begin_download(Bitfield(total), 0);
-    d.add_peer(1, PeerCaps{true, 262'144}, 0);
-    d.take_actions();
-    d.on_message(1, m.value(), true, 0);
+    d.handle_resume_done(Bitfield(total), 0);
+    d.handle_peer_open(1, PeerCaps{true, 262'144}, 0);
+    drain_actions(d);
+    d.handle_message(1, m.value(), true, 0);
     std::set<std::uint32_t> asked;
-    for (const auto& r : only<SendRequest>(d.take_actions())) asked.insert(r.index);
+    for (const auto& r : only<SendRequest>(drain_actions(d))) asked.insert(r.index);
     CHECK(asked == held);
     // A session holding these chunks announces exactly these bytes.
     Bitfield verified(total);
     for (std::uint32_t i : held) verified.set(i);
     Swarm holder = Swarm::fetch(file.offer, 1, {}, 0).value();
-    holder.take_actions();
-    holder.begin_download(verified, 0);
-    auto sent = only<SendControl>(holder.take_actions());
+    drain_actions(holder);
+    holder.handle_resume_done(verified, 0);
+    auto sent = only<SendControl>(drain_actions(holder));
     REQUIRE_FALSE(sent.empty());
     CHECK(sent[0].type == "swarm_announce");
     CHECK("{\"type\":\"swarm_announce\",\"payload\":" + sent[0].payload + "}" ==

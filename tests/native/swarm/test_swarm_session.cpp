@@ -54,19 +54,19 @@ Swarm downloader(const File& f, SwarmConfig cfg = {}) {
   auto s = Swarm::fetch(f.offer, 1, cfg, 0);
   REQUIRE(s.ok());
   Swarm sw = std::move(s.value());
-  REQUIRE(only<ManifestReady>(sw.take_actions()).size() == 1);
-  sw.begin_download(Bitfield(f.shape.total_chunks), 0);
-  sw.take_actions();
+  REQUIRE(only<ManifestReady>(drain_actions(sw)).size() == 1);
+  sw.handle_resume_done(Bitfield(f.shape.total_chunks), 0);
+  drain_actions(sw);
   return sw;
 }
 
 // Peers first..last join and announce the whole file; returns the requests that planned.
 std::vector<SendRequest> announced_by(Swarm& s, const File& f, PeerId first, PeerId last) {
   for (PeerId p = first; p <= last; ++p) {
-    s.add_peer(p, {}, 0);
-    s.on_message(p, full_announce(f), true, 0);
+    s.handle_peer_open(p, {}, 0);
+    s.handle_message(p, full_announce(f), true, 0);
   }
-  return only<SendRequest>(s.take_actions());
+  return only<SendRequest>(drain_actions(s));
 }
 
 }  // namespace
@@ -77,44 +77,44 @@ TEST_CASE("swarm scheduler: a request is outstanding only once the transport acc
   auto reqs = announced_by(s, f, 1, 1);
   REQUIRE(reqs.size() == kDefaultWindowPerPeer);
   // The transport refused every one: nothing is outstanding, nothing can time out, nobody is charged.
-  for (const auto& r : reqs) s.on_send_result(r.token, false, 10);
+  for (const auto& r : reqs) s.handle_send_result(r.token, false, 10);
   CHECK(s.outstanding() == 0);
   CHECK(s.stats().requests_rejected == kDefaultWindowPerPeer);
-  s.tick(100'000);
+  s.handle_timeout(100'000);
   CHECK(s.stats().timeouts == 0);
   CHECK(s.stats().misses_charged == 0);
   // Accepted ones start their clock at acceptance, not at planning.
-  reqs = only<SendRequest>(s.take_actions());
+  reqs = only<SendRequest>(drain_actions(s));
   REQUIRE(!reqs.empty());
-  for (const auto& r : reqs) s.on_send_result(r.token, true, 100'000 + 5'000);
-  s.tick(100'000 + kTimeoutCeilingMs + 4'999);
+  for (const auto& r : reqs) s.handle_send_result(r.token, true, 100'000 + 5'000);
+  s.handle_timeout(100'000 + kTimeoutCeilingMs + 4'999);
   CHECK(s.stats().timeouts == 0);
-  s.tick(100'000 + kTimeoutCeilingMs + 5'000);
+  s.handle_timeout(100'000 + kTimeoutCeilingMs + 5'000);
   CHECK(s.stats().timeouts == reqs.size());
 }
 
 TEST_CASE("swarm scheduler: timeouts scale with RTT, floor 3 s, ceiling 15 s untimed", "[swarm]") {
   File f = make_file(64);
   Swarm s = downloader(f);
-  s.add_peer(1, {}, 0);
+  s.handle_peer_open(1, {}, 0);
   CHECK(s.timeout_for(1) == kTimeoutCeilingMs);  // not yet timed
-  s.on_message(1, full_announce(f), true, 0);
-  auto reqs = only<SendRequest>(s.take_actions());
-  for (const auto& r : reqs) s.on_send_result(r.token, true, 0);
+  s.handle_message(1, full_announce(f), true, 0);
+  auto reqs = only<SendRequest>(drain_actions(s));
+  for (const auto& r : reqs) s.handle_send_result(r.token, true, 0);
   // Answered in 80 ms: the timeout drops to the floor, not to a few hundred ms.
-  REQUIRE(s.on_chunk(1, reqs[0].index, ByteView(f.chunks[reqs[0].index]), 80) == ChunkOutcome::stored);
+  REQUIRE(s.handle_chunk(1, reqs[0].index, ByteView(f.chunks[reqs[0].index]), 80) == ChunkOutcome::stored);
   CHECK(s.timeout_for(1) == kTimeoutFloorMs);
   // A peer answering in 2.5 s gets more than the floor.
   for (std::size_t k = 1; k < 6; ++k)
-    s.on_chunk(1, reqs[k].index, ByteView(f.chunks[reqs[k].index]), 2'500 * std::int64_t(k));
+    s.handle_chunk(1, reqs[k].index, ByteView(f.chunks[reqs[k].index]), 2'500 * std::int64_t(k));
   CHECK(s.timeout_for(1) > kTimeoutFloorMs);
   CHECK(s.timeout_for(1) <= kTimeoutCeilingMs);
   // Corrupt bytes are refused and re-planned.
   Bytes bad = f.chunks[reqs[7].index];
   bad[5] ^= 1;
-  CHECK(s.on_chunk(1, reqs[7].index, ByteView(bad), 20'000) == ChunkOutcome::bad_hash);
-  CHECK(s.on_chunk(1, reqs[1].index, ByteView(f.chunks[reqs[1].index]), 20'000) == ChunkOutcome::duplicate);
-  CHECK(s.on_chunk(1, 9999, ByteView(bad), 20'000) == ChunkOutcome::unexpected);
+  CHECK(s.handle_chunk(1, reqs[7].index, ByteView(bad), 20'000) == ChunkOutcome::bad_hash);
+  CHECK(s.handle_chunk(1, reqs[1].index, ByteView(f.chunks[reqs[1].index]), 20'000) == ChunkOutcome::duplicate);
+  CHECK(s.handle_chunk(1, 9999, ByteView(bad), 20'000) == ChunkOutcome::unexpected);
 }
 
 TEST_CASE("swarm scheduler: a chunk the host hashed decides exactly as one the core hashes", "[swarm]") {
@@ -122,34 +122,34 @@ TEST_CASE("swarm scheduler: a chunk the host hashed decides exactly as one the c
   Swarm s = downloader(f);
   auto reqs = announced_by(s, f, 1, 1);
   REQUIRE(reqs.size() >= 4);
-  for (const auto& r : reqs) s.on_send_result(r.token, true, 0);
+  for (const auto& r : reqs) s.handle_send_result(r.token, true, 0);
   const auto& c0 = f.chunks[reqs[0].index];
   // The digest of other bytes, or the right digest with the wrong length: refused, re-planned.
   Bytes bad = c0;
   bad[0] ^= 1;
-  CHECK(s.on_chunk_digest(1, reqs[0].index, c0.size(), sha256(ByteView(bad)), 10) == ChunkOutcome::bad_hash);
-  CHECK(s.on_chunk_digest(1, reqs[1].index, f.chunks[reqs[1].index].size() - 1,
+  CHECK(s.handle_chunk_digest(1, reqs[0].index, c0.size(), sha256(ByteView(bad)), 10) == ChunkOutcome::bad_hash);
+  CHECK(s.handle_chunk_digest(1, reqs[1].index, f.chunks[reqs[1].index].size() - 1,
                           sha256(ByteView(f.chunks[reqs[1].index])), 10) == ChunkOutcome::bad_hash);
   CHECK(s.stats().chunks_bad == 2);
   // The right length and digest: stored; again: a duplicate; out of range: unexpected.
   const auto& c2 = f.chunks[reqs[2].index];
-  CHECK(s.on_chunk_digest(1, reqs[2].index, c2.size(), sha256(ByteView(c2)), 20) == ChunkOutcome::stored);
-  CHECK(s.on_chunk_digest(1, reqs[2].index, c2.size(), sha256(ByteView(c2)), 20) == ChunkOutcome::duplicate);
-  CHECK(s.on_chunk(1, reqs[2].index, ByteView(c2), 20) == ChunkOutcome::duplicate);
-  CHECK(s.on_chunk_digest(1, 9999, c2.size(), sha256(ByteView(c2)), 20) == ChunkOutcome::unexpected);
+  CHECK(s.handle_chunk_digest(1, reqs[2].index, c2.size(), sha256(ByteView(c2)), 20) == ChunkOutcome::stored);
+  CHECK(s.handle_chunk_digest(1, reqs[2].index, c2.size(), sha256(ByteView(c2)), 20) == ChunkOutcome::duplicate);
+  CHECK(s.handle_chunk(1, reqs[2].index, ByteView(c2), 20) == ChunkOutcome::duplicate);
+  CHECK(s.handle_chunk_digest(1, 9999, c2.size(), sha256(ByteView(c2)), 20) == ChunkOutcome::unexpected);
   CHECK(s.stats().chunks_stored == 1);
 }
 
 TEST_CASE("swarm scheduler: stored chunks are announced in batches, and at once when the file completes", "[swarm]") {
   File f = make_file(kHaveBatchMax + 8);
   Swarm s = downloader(f);
-  s.add_peer(1, {}, 0);
-  s.on_message(1, full_announce(f), true, 0);
+  s.handle_peer_open(1, {}, 0);
+  s.handle_message(1, full_announce(f), true, 0);
   std::vector<SendRequest> pending;  // requests taken, not yet answered
   // Takes the actions: returns the haves' index lists, keeps the requests for answering.
   auto take = [&]() {
     std::vector<Json> haves;
-    auto acts = s.take_actions();
+    auto acts = drain_actions(s);
     for (const auto& c : only<SendControl>(acts))
       if (c.type == "swarm_have") haves.push_back(Json::parse(c.payload)["indexes"]);
     for (const auto& r : only<SendRequest>(acts)) pending.push_back(r);
@@ -160,8 +160,8 @@ TEST_CASE("swarm scheduler: stored chunks are announced in batches, and at once 
     for (std::size_t k = 0; k < n && !pending.empty(); ++k) {
       SendRequest r = pending.front();
       pending.erase(pending.begin());
-      s.on_send_result(r.token, true, now);
-      REQUIRE(s.on_chunk(1, r.index, ByteView(f.chunks[r.index]), now) == ChunkOutcome::stored);
+      s.handle_send_result(r.token, true, now);
+      REQUIRE(s.handle_chunk(1, r.index, ByteView(f.chunks[r.index]), now) == ChunkOutcome::stored);
       done.push_back(r.index);
     }
     return done;
@@ -170,10 +170,10 @@ TEST_CASE("swarm scheduler: stored chunks are announced in batches, and at once 
   CHECK(take().empty());
   auto three = answer(3, 10);
   CHECK(take().empty());
-  CHECK(s.next_wake_ms() == 10 + kHaveBatchMs);
-  s.tick(10 + kHaveBatchMs - 1);
+  CHECK(s.poll_timeout() == 10 + kHaveBatchMs);
+  s.handle_timeout(10 + kHaveBatchMs - 1);
   CHECK(take().empty());
-  s.tick(10 + kHaveBatchMs);
+  s.handle_timeout(10 + kHaveBatchMs);
   auto first = take();
   REQUIRE(first.size() == 1);
   CHECK(first[0] == Json(three));
@@ -198,19 +198,19 @@ TEST_CASE("swarm scheduler: a silent peer is rebuilt after consecutive misses, a
           "[swarm]") {
   File f = make_file(256);
   Swarm s = downloader(f);
-  s.add_peer(1, {}, 0);
-  s.add_peer(2, {}, 0);
-  s.on_message(1, full_announce(f), true, 0);
-  s.on_message(2, full_announce(f), true, 0);
-  auto reqs = only<SendRequest>(s.take_actions());
-  for (const auto& r : reqs) s.on_send_result(r.token, true, 0);
+  s.handle_peer_open(1, {}, 0);
+  s.handle_peer_open(2, {}, 0);
+  s.handle_message(1, full_announce(f), true, 0);
+  s.handle_message(2, full_announce(f), true, 0);
+  auto reqs = only<SendRequest>(drain_actions(s));
+  for (const auto& r : reqs) s.handle_send_result(r.token, true, 0);
   // Peer 2 answers everything; peer 1 answers nothing (its path is silently dead).
   std::int64_t t = 10;
   for (const auto& r : reqs)
-    if (r.to == 2) s.on_chunk(2, r.index, ByteView(f.chunks[r.index]), t += 10);
-  s.take_actions();
-  s.tick(kTimeoutCeilingMs);  // peer 1 was never timed: the 15 s ceiling
-  auto acts = s.take_actions();
+    if (r.to == 2) s.handle_chunk(2, r.index, ByteView(f.chunks[r.index]), t += 10);
+  drain_actions(s);
+  s.handle_timeout(kTimeoutCeilingMs);  // peer 1 was never timed: the 15 s ceiling
+  auto acts = drain_actions(s);
   auto rebuilds = only<RebuildPeer>(acts);
   REQUIRE(rebuilds.size() == 1);
   CHECK(rebuilds[0].peer == 1);
@@ -222,40 +222,40 @@ TEST_CASE("swarm scheduler: a silent peer is rebuilt after consecutive misses, a
 TEST_CASE("swarm scheduler: our own reconnect abandons everything and holds rebuilds off", "[swarm]") {
   File f = make_file(256);
   Swarm s = downloader(f);
-  s.add_peer(1, {}, 0);
-  s.on_message(1, full_announce(f), true, 0);
-  for (const auto& r : only<SendRequest>(s.take_actions())) s.on_send_result(r.token, true, 0);
+  s.handle_peer_open(1, {}, 0);
+  s.handle_message(1, full_announce(f), true, 0);
+  for (const auto& r : only<SendRequest>(drain_actions(s))) s.handle_send_result(r.token, true, 0);
   REQUIRE(s.outstanding() == kDefaultWindowPerPeer);
-  s.on_transport_down(1'000);
+  s.handle_transport_down(1'000);
   CHECK(s.outstanding() == 0);
   CHECK(s.stats().abandoned_on_reconnect == kDefaultWindowPerPeer);
-  s.tick(2'000);
-  CHECK(only<SendRequest>(s.take_actions()).empty());  // nothing planned while we are away
+  s.handle_timeout(2'000);
+  CHECK(only<SendRequest>(drain_actions(s)).empty());  // nothing planned while we are away
   CHECK(s.stats().timeouts == 0);
-  s.on_transport_up(3'000);
-  auto reqs = only<SendRequest>(s.take_actions());
+  s.handle_transport_up(3'000);
+  auto reqs = only<SendRequest>(drain_actions(s));
   REQUIRE(reqs.size() == kDefaultWindowPerPeer);  // re-planned at once
-  for (const auto& r : reqs) s.on_send_result(r.token, true, 3'000);
+  for (const auto& r : reqs) s.handle_send_result(r.token, true, 3'000);
   // The path stayed dead: every request misses, but the rebuild waits for the grace period.
-  s.tick(3'000 + kTimeoutCeilingMs);
+  s.handle_timeout(3'000 + kTimeoutCeilingMs);
   CHECK(s.stats().misses_charged == kDefaultWindowPerPeer);
   const std::int64_t grace_end = 3'000 + kRebuildGraceMs;
   if (3'000 + kTimeoutCeilingMs < grace_end) {
-    CHECK(only<RebuildPeer>(s.take_actions()).empty());
-    s.tick(grace_end);
+    CHECK(only<RebuildPeer>(drain_actions(s)).empty());
+    s.handle_timeout(grace_end);
   }
-  CHECK(only<RebuildPeer>(s.take_actions()).size() == 1);
+  CHECK(only<RebuildPeer>(drain_actions(s)).size() == 1);
 
   // Within the grace window itself nothing is rebuilt.
   Swarm g = downloader(f);
-  g.add_peer(1, {}, 0);
-  g.on_message(1, full_announce(f), true, 0);
-  for (const auto& r : only<SendRequest>(g.take_actions())) g.on_send_result(r.token, true, 0);
-  g.on_transport_down(14'000);
-  g.on_transport_up(14'500);
-  for (const auto& r : only<SendRequest>(g.take_actions())) g.on_send_result(r.token, true, 14'500);
-  g.tick(14'500 + kTimeoutCeilingMs - 1);
-  CHECK(only<RebuildPeer>(g.take_actions()).empty());
+  g.handle_peer_open(1, {}, 0);
+  g.handle_message(1, full_announce(f), true, 0);
+  for (const auto& r : only<SendRequest>(drain_actions(g))) g.handle_send_result(r.token, true, 0);
+  g.handle_transport_down(14'000);
+  g.handle_transport_up(14'500);
+  for (const auto& r : only<SendRequest>(drain_actions(g))) g.handle_send_result(r.token, true, 14'500);
+  g.handle_timeout(14'500 + kTimeoutCeilingMs - 1);
+  CHECK(only<RebuildPeer>(drain_actions(g)).empty());
 }
 
 TEST_CASE("swarm startup: a bitfield is answered once, only with something the peer lacks", "[swarm]") {
@@ -266,30 +266,30 @@ TEST_CASE("swarm startup: a bitfield is answered once, only with something the p
     return Message{Announce{f.offer.file_id, 16, b.to_wire()}};
   };
   Swarm a = downloader(f);
-  a.add_peer(2, {}, 0);
-  a.take_actions();
+  a.handle_peer_open(2, {}, 0);
+  drain_actions(a);
   // We hold nothing: a broadcast from a peer gets no answer.
-  a.on_message(2, bits({1, 2}), false, 0);
-  CHECK(only<SendControl>(a.take_actions()).empty());
+  a.handle_message(2, bits({1, 2}), false, 0);
+  CHECK(only<SendControl>(drain_actions(a)).empty());
   // Now we hold chunk 5, which the peer lacks: one unicast answer.
-  for (const auto& r : only<SendRequest>(a.take_actions())) a.on_send_result(r.token, true, 0);
-  a.on_chunk(2, 1, ByteView(f.chunks[1]), 10);
-  a.take_actions();
+  for (const auto& r : only<SendRequest>(drain_actions(a))) a.handle_send_result(r.token, true, 0);
+  a.handle_chunk(2, 1, ByteView(f.chunks[1]), 10);
+  drain_actions(a);
   Swarm seeder = Swarm::seed(f.offer, f.hashes, {}).value();
-  seeder.add_peer(3, {}, 0);
-  seeder.take_actions();
-  seeder.on_message(3, bits({}), false, 0);
-  auto sent = only<SendControl>(seeder.take_actions());
+  seeder.handle_peer_open(3, {}, 0);
+  drain_actions(seeder);
+  seeder.handle_message(3, bits({}), false, 0);
+  auto sent = only<SendControl>(drain_actions(seeder));
   REQUIRE(sent.size() == 1);
   CHECK(sent[0].type == "swarm_announce");
   REQUIRE(sent[0].to);
   CHECK(*sent[0].to == 3);
   // A reply (directed) is never answered, so two partial peers cannot ping-pong.
-  seeder.on_message(3, bits({}), true, 0);
-  CHECK(only<SendControl>(seeder.take_actions()).empty());
+  seeder.handle_message(3, bits({}), true, 0);
+  CHECK(only<SendControl>(drain_actions(seeder)).empty());
   // A peer that has everything we have gets no answer.
-  seeder.on_message(3, bits({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}), false, 0);
-  CHECK(only<SendControl>(seeder.take_actions()).empty());
+  seeder.handle_message(3, bits({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}), false, 0);
+  CHECK(only<SendControl>(drain_actions(seeder)).empty());
   CHECK(seeder.stats().startup_replies == 1);
 }
 
@@ -299,7 +299,7 @@ TEST_CASE("swarm manifest: pages are checked against the offer's digest before a
   auto fetched = Swarm::fetch(f.offer, 7, {}, 0);
   REQUIRE(fetched.ok());
   Swarm s = std::move(fetched.value());
-  auto req = only<SendControl>(s.take_actions());
+  auto req = only<SendControl>(drain_actions(s));
   REQUIRE(req.size() == 1);
   CHECK(req[0].type == "swarm_manifest_request");
   CHECK(*req[0].to == 7);
@@ -311,31 +311,41 @@ TEST_CASE("swarm manifest: pages are checked against the offer's digest before a
   // A page of another manifest (different digest) is not stored.
   ManifestPage foreign = page(0);
   foreign.chunk_hashes_hash[0] ^= 1;
-  s.on_message(7, foreign, true, 0);
+  s.handle_message(7, foreign, true, 0);
   // Pages whose hashes were tampered with assemble to the wrong digest: refused, nothing opened.
   ManifestPage tampered = page(1);
   tampered.hashes[3][0] ^= 1;
-  s.on_message(7, page(0), true, 0);
-  s.on_message(7, tampered, true, 0);
-  s.on_message(7, page(2), true, 0);
-  auto acts = s.take_actions();
+  s.handle_message(7, page(0), true, 0);
+  s.handle_message(7, tampered, true, 0);
+  s.handle_message(7, page(2), true, 0);
+  auto acts = drain_actions(s);
   CHECK(only<ManifestReady>(acts).empty());
   auto failed = only<Failed>(acts);
   REQUIRE(failed.size() == 1);
   CHECK(failed[0].code == "manifest_digest_mismatch");
   CHECK_FALSE(s.manifest_ready());
-  // Fetched again honestly, it verifies.
-  s.tick(kTimeoutCeilingMs + 1);
-  for (std::uint32_t p = 0; p < 3; ++p) s.on_message(7, page(p), true, kTimeoutCeilingMs + 2);
-  CHECK(only<ManifestReady>(s.take_actions()).size() == 1);
+  // The liar is never asked again: nobody is, until the host names another source, and pages
+  // from anyone but the source are not taken.
+  CHECK_FALSE(s.manifest_source());
+  s.handle_timeout(kTimeoutCeilingMs + 1);
+  CHECK(only<SendControl>(drain_actions(s)).empty());
+  for (std::uint32_t p = 0; p < 3; ++p) s.handle_message(7, page(p), true, kTimeoutCeilingMs + 2);
+  CHECK(only<ManifestReady>(drain_actions(s)).empty());
+  s.retry_manifest_from(8, kTimeoutCeilingMs + 3);
+  req = only<SendControl>(drain_actions(s));
+  REQUIRE(req.size() == 1);
+  CHECK(*req[0].to == 8);
+  s.handle_message(9, page(0), true, kTimeoutCeilingMs + 4);  // unasked: ignored
+  for (std::uint32_t p = 0; p < 3; ++p) s.handle_message(8, page(p), true, kTimeoutCeilingMs + 4);
+  CHECK(only<ManifestReady>(drain_actions(s)).size() == 1);
   CHECK(s.hashes() == f.hashes);
 
   // A seeder serves pages of at most 256 hashes, each under the smallest SCTP limit.
   Swarm seeder = Swarm::seed(f.offer, f.hashes, {}).value();
-  seeder.add_peer(9, {}, 0);
-  seeder.take_actions();
-  seeder.on_message(9, ManifestRequest{f.offer.file_id, 256, {0, 1, 2, 3}}, true, 0);
-  auto pages = only<SendControl>(seeder.take_actions());
+  seeder.handle_peer_open(9, {}, 0);
+  drain_actions(seeder);
+  seeder.handle_message(9, ManifestRequest{f.offer.file_id, 256, {0, 1, 2, 3}}, true, 0);
+  auto pages = only<SendControl>(drain_actions(seeder));
   CHECK(pages.size() == 3);  // page 3 does not exist
   for (const auto& p : pages) CHECK(p.payload.size() <= max_payload_bytes(kMinSctpMessageSize));
 }
@@ -343,15 +353,15 @@ TEST_CASE("swarm manifest: pages are checked against the offer's digest before a
 TEST_CASE("swarm lanes: the answer format is chosen per request and per peer limit", "[swarm]") {
   File f = make_file(4, 65536);
   Swarm seeder = Swarm::seed(f.offer, f.hashes, {}).value();
-  seeder.add_peer(1, PeerCaps{true, 262'144}, 0);
-  seeder.add_peer(2, PeerCaps{false, 262'144}, 0);
-  seeder.add_peer(3, PeerCaps{true, 65'536}, 0);
-  seeder.take_actions();
-  seeder.on_message(1, Request{f.offer.file_id, 0, true}, true, 0);
-  seeder.on_message(1, Request{f.offer.file_id, 1, false}, true, 0);  // an old peer on a new link
-  seeder.on_message(2, Request{f.offer.file_id, 2, true}, true, 0);   // no binary channel open
-  seeder.on_message(3, Request{f.offer.file_id, 3, true}, true, 0);   // 64 KiB fits neither lane
-  auto served = only<ServeChunk>(seeder.take_actions());
+  seeder.handle_peer_open(1, PeerCaps{true, 262'144}, 0);
+  seeder.handle_peer_open(2, PeerCaps{false, 262'144}, 0);
+  seeder.handle_peer_open(3, PeerCaps{true, 65'536}, 0);
+  drain_actions(seeder);
+  seeder.handle_message(1, Request{f.offer.file_id, 0, true}, true, 0);
+  seeder.handle_message(1, Request{f.offer.file_id, 1, false}, true, 0);  // an old peer on a new link
+  seeder.handle_message(2, Request{f.offer.file_id, 2, true}, true, 0);   // no binary channel open
+  seeder.handle_message(3, Request{f.offer.file_id, 3, true}, true, 0);   // 64 KiB fits neither lane
+  auto served = only<ServeChunk>(drain_actions(seeder));
   REQUIRE(served.size() == 3);
   CHECK(served[0].binary);
   CHECK_FALSE(served[1].binary);
@@ -359,13 +369,13 @@ TEST_CASE("swarm lanes: the answer format is chosen per request and per peer lim
   CHECK(seeder.stats().requests_refused_too_large == 1);
   // The downloader never asks a peer whose limit cannot carry the file's chunks.
   Swarm d = downloader(f);
-  d.add_peer(3, PeerCaps{true, 65'536}, 0);
-  d.on_message(3, full_announce(f), true, 0);
-  CHECK(only<SendRequest>(d.take_actions()).empty());
+  d.handle_peer_open(3, PeerCaps{true, 65'536}, 0);
+  d.handle_message(3, full_announce(f), true, 0);
+  CHECK(only<SendRequest>(drain_actions(d)).empty());
 }
 
 TEST_CASE(
-    "swarm announce: a bitfield travels whole; a peer whose limit cannot carry it gets swarm_have "
+    "swarm announce: a bitfield travels whole, and a peer whose limit cannot carry it gets swarm_have "
     "lists",
     "[swarm]") {
   // A million chunks of 1 KiB: the whole bitfield is 166,668 base64 characters, over what a
@@ -381,8 +391,8 @@ TEST_CASE(
   CHECK_FALSE(announce_fits(kMaxChunks, 65'536));
   CHECK(announce_fits(kMaxChunks, 262'144));
   Swarm seeder = Swarm::seed(o, hashes, {}).value();
-  seeder.add_peer(1, PeerCaps{true, 262'144}, 0);
-  auto whole = only<SendControl>(seeder.take_actions());
+  seeder.handle_peer_open(1, PeerCaps{true, 262'144}, 0);
+  auto whole = only<SendControl>(drain_actions(seeder));
   REQUIRE(whole.size() == 1);
   CHECK(whole[0].type == "swarm_announce");
   CHECK(whole[0].payload.size() == announce_payload_bytes(kMaxChunks));
@@ -392,8 +402,8 @@ TEST_CASE(
   CHECK(std::get<Announce>(m.value()).bits.size() == Bitfield::wire_bytes(kMaxChunks));
   CHECK(j.value.find("firstChunk") == j.value.end());
 
-  seeder.add_peer(2, PeerCaps{true, 65'536}, 0);
-  auto lists = only<SendControl>(seeder.take_actions());
+  seeder.handle_peer_open(2, PeerCaps{true, 65'536}, 0);
+  auto lists = only<SendControl>(drain_actions(seeder));
   REQUIRE(lists.size() == (kMaxChunks + kMaxHaveIndexes - 1) / kMaxHaveIndexes);
   std::uint32_t next = 0;
   for (const auto& l : lists) {
@@ -408,8 +418,8 @@ TEST_CASE(
   }
   CHECK(next == kMaxChunks);
   // The periodic refresh is one whole broadcast; the lists are not repeated every interval.
-  seeder.tick(kAnnounceIntervalMs + 1);
-  auto refresh = only<SendControl>(seeder.take_actions());
+  seeder.handle_timeout(kAnnounceIntervalMs + 1);
+  auto refresh = only<SendControl>(drain_actions(seeder));
   REQUIRE(refresh.size() == 1);
   CHECK(refresh[0].type == "swarm_announce");
   CHECK_FALSE(refresh[0].to);
@@ -454,7 +464,7 @@ TEST_CASE("swarm picker: rarest first, random ties from the seed, index ties for
   CHECK_FALSE(r.pick(one, busy, rng));
 }
 
-TEST_CASE("swarm resume: chunks are credited only when they verify; locks go stale at 5 min", "[swarm]") {
+TEST_CASE("swarm resume: chunks are credited only when they verify, and locks go stale at 5 min", "[swarm]") {
   File f = make_file(8);
   ResumeVerifier v(f.shape, f.hashes);
   CHECK(v.feed(0, ByteView(f.chunks[0])));
@@ -493,13 +503,13 @@ TEST_CASE("swarm scheduler: the window is shared by all of a download's peers", 
     // The first peer to announce got the whole window; the other two got nothing more.
     auto first = announced_by(s, f, 1, 3);
     REQUIRE(first.size() == kDefaultWindowTotal);
-    for (const auto& r : first) s.on_send_result(r.token, true, 1);
+    for (const auto& r : first) s.handle_send_result(r.token, true, 1);
     std::vector<SendRequest> next;
     for (const auto& r : first) {
-      REQUIRE(s.on_chunk(r.to, r.index, ByteView(f.chunks[r.index]), 50) == ChunkOutcome::stored);
-      auto more = only<SendRequest>(s.take_actions());
+      REQUIRE(s.handle_chunk(r.to, r.index, ByteView(f.chunks[r.index]), 50) == ChunkOutcome::stored);
+      auto more = only<SendRequest>(drain_actions(s));
       CHECK(more.size() == 1);  // one slot freed, one request
-      for (const auto& m : more) s.on_send_result(m.token, true, 50);
+      for (const auto& m : more) s.handle_send_result(m.token, true, 50);
       next.insert(next.end(), more.begin(), more.end());
       CHECK(s.outstanding() == kDefaultWindowTotal);
     }

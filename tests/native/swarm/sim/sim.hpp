@@ -172,7 +172,7 @@ class Simulator {
           nodes_[b].dead_to[o.node] = true;
         }
         if (me.swarm) {
-          me.swarm->on_transport_down(now_);
+          me.swarm->handle_transport_down(now_);
           drain(o.node);
         }
       });
@@ -180,7 +180,7 @@ class Simulator {
         Node& me = nodes_[o.node];
         me.transport_down = false;
         if (me.swarm) {
-          me.swarm->on_transport_up(now_);
+          me.swarm->handle_transport_up(now_);
           drain(o.node);
         }
       });
@@ -276,7 +276,7 @@ class Simulator {
       me.swarm = std::make_unique<Swarm>(std::move(Swarm::fetch(o, source, cfg, now_).value()));
     }
     for (std::uint32_t b = 0; b < nodes_.size(); ++b)
-      if (b != i && me.connected[b]) me.swarm->add_peer(b, caps_of(b), now_);
+      if (b != i && me.connected[b]) me.swarm->handle_peer_open(b, caps_of(b), now_);
     drain(i);
     schedule_tick(i);
   }
@@ -299,7 +299,7 @@ class Simulator {
         return;
       }
       if (!n.swarm) return;
-      n.swarm->tick(now_);
+      n.swarm->handle_timeout(now_);
       drain(i);
       if (!all_done()) schedule_tick(i);
     });
@@ -366,7 +366,7 @@ class Simulator {
     Node& me = nodes_[i];
     if (!me.swarm) return;
     for (int rounds = 0; rounds < 64; ++rounds) {
-      auto actions = me.swarm->take_actions();
+      auto actions = drain_actions(*me.swarm);
       if (actions.empty()) break;
       for (auto& a : actions) perform(i, a);
     }
@@ -387,7 +387,7 @@ class Simulator {
       }
     } else if (auto* q = std::get_if<SendRequest>(&a)) {
       const bool accepted = me.connected[q->to] && !me.transport_down;
-      me.swarm->on_send_result(q->token, accepted, now_);
+      me.swarm->handle_send_result(q->token, accepted, now_);
       if (!accepted) return;
       r.requested.push_back(q->index);
       r.requested_ms.push_back(now_);
@@ -422,7 +422,7 @@ class Simulator {
       for (const auto& [index, bytes] : me.spec.part_file)
         if (v.feed(index, ByteView(bytes))) me.stored[index] = sha256(ByteView(bytes));
       r.resumed_chunks = v.verified().count();
-      me.swarm->begin_download(v.verified(), now_);
+      me.swarm->handle_resume_done(v.verified(), now_);
     } else if (auto* rb = std::get_if<RebuildPeer>(&a)) {
       r.rebuild_ms.push_back(now_);
       rebuild(i, rb->peer);
@@ -442,7 +442,7 @@ class Simulator {
     if (!parsed.ok()) return;
     auto m = parse_message(type, parsed.value);
     if (!m) return;
-    me.swarm->on_message(from, m.value(), directed, now_);
+    me.swarm->handle_message(from, m.value(), directed, now_);
     drain(at_node);
   }
 
@@ -451,7 +451,7 @@ class Simulator {
     if (me.spec.ninja) return ninja_chunk(at_node, from, index, data);
     if (!me.swarm) return;
     NodeResult& r = result_.nodes[at_node];
-    const ChunkOutcome out = me.swarm->on_chunk(from, index, data, now_);
+    const ChunkOutcome out = me.swarm->handle_chunk(from, index, data, now_);
     if (out == ChunkOutcome::stored) {
       me.stored[index] = sha256(data);
       if (r.first_chunk_ms < 0) r.first_chunk_ms = now_;
@@ -597,7 +597,7 @@ class Simulator {
     for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}}) {
       nodes_[x].connected[y] = false;
       ++nodes_[x].gen[y];
-      if (nodes_[x].swarm) nodes_[x].swarm->remove_peer(y, now_);
+      if (nodes_[x].swarm) nodes_[x].swarm->handle_peer_closed(y, now_);
     }
     at(now_ + sc_.rebuild_ms, [this, a, b] {
       for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}}) {
@@ -606,7 +606,7 @@ class Simulator {
       }
       for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}})
         if (nodes_[x].swarm) {
-          nodes_[x].swarm->add_peer(y, caps_of(y), now_);
+          nodes_[x].swarm->handle_peer_open(y, caps_of(y), now_);
           drain(x);
         }
     });
