@@ -62,6 +62,9 @@ export class Player {
   #wire;
   playing = false;
   speed = 1;
+  // How many messages at exactly `position` were shown: several may share one log time, and
+  // playing on must skip those and only those.
+  #shownAt = 0;
 
   static async open(file, { wire, decode, emit }) {
     const p = new Player();
@@ -133,6 +136,7 @@ export class Player {
     const wasPlaying = this.playing;
     this.playing = false;
     this.position = position < this.start ? this.start : position > this.end ? this.end : position;
+    this.#shownAt = 0;
     const topics = [...new Set([...this.#channels.values()].map((c) => c.topic))];
     for (const topic of topics) {
       for await (const m of this.#reader.readMessages({
@@ -140,7 +144,10 @@ export class Player {
         endTime: this.position,
         reverse: true,
       })) {
-        if (run === this.#run) this.#deliver(m);
+        if (run === this.#run) {
+          this.#deliver(m);
+          if (m.logTime === this.position) this.#shownAt++;
+        }
         break;
       }
     }
@@ -151,9 +158,12 @@ export class Player {
   play() {
     if (this.playing) return;
     const again = this.position >= this.end;
-    if (again) this.position = this.start;
+    if (again) {
+      this.position = this.start;
+      this.#shownAt = 0;
+    }
     this.playing = true;
-    this.#loop(++this.#run, this.position, again);
+    this.#loop(++this.#run, this.position, this.#shownAt);
   }
 
   pause() {
@@ -169,18 +179,22 @@ export class Player {
     }
   }
 
-  // `inclusive`: play the messages at `from` too; otherwise the seek or the last run showed them.
-  async #loop(run, from, inclusive) {
+  // `skip`: the messages at `from` already shown (by the seek or the last run), in file order.
+  async #loop(run, from, skip) {
     const wall0 = performance.now();
     const gen = this.#reader.readMessages({ startTime: from });
     try {
       for await (const m of gen) {
         if (run !== this.#run) return;
-        if (m.logTime <= from && !inclusive) continue;
+        if (m.logTime === from && skip > 0) {
+          skip--;
+          continue;
+        }
         const due = wall0 + Number(m.logTime - from) / 1e6 / this.speed;
         const wait = due - performance.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         if (run !== this.#run) return;
+        this.#shownAt = m.logTime === this.position ? this.#shownAt + 1 : 1;
         this.position = m.logTime;
         this.#deliver(m);
       }

@@ -32,6 +32,7 @@ export class Recorder {
   #chain = Promise.resolve();
   #queued = 0;
   #failed = null;
+  #lastLogTime = -1n;
   counts = new Map(); // ch -> messages written
   dropped = 0;
   name;
@@ -117,7 +118,11 @@ export class Recorder {
       return;
     }
     this.#queued += data.length;
-    const logTime = BigInt(Math.round(nowMs * 1e6));
+    // Strictly increasing, so the file's order is the order frames arrived in even when two
+    // arrive within the clock's resolution.
+    let logTime = BigInt(Math.round(nowMs * 1e6));
+    if (logTime <= this.#lastLogTime) logTime = this.#lastLogTime + 1n;
+    this.#lastLogTime = logTime;
     const message = {
       channelId: c.id,
       sequence: frame.header.seq >>> 0,
