@@ -7,14 +7,16 @@ BUILD        := build
 NATIVE_DIR   := $(BUILD)/native
 WASM_DIR     := $(BUILD)/wasm
 FUZZ_DIR     := $(BUILD)/fuzz
+SANITIZE_DIR := $(BUILD)/sanitize
 JOBS         ?= 2
-FUZZ_SECONDS ?= 60
+FUZZ_SECONDS ?= 600
+FUZZ_RUNS    ?= 10000000
 FUZZ_SMOKE_SECONDS ?= 20
 NODE_TESTS   := $(shell find tests/node -name '*.test.mjs' 2>/dev/null | sort)
 E2E_TESTS    := $(shell find tests/e2e -name '*.test.mjs' 2>/dev/null | sort)
 
 .PHONY: setup build native wasm cockpit fuzz-build test test-native test-node test-e2e test-package \
-        test-deploy fuzz fuzz-smoke fixtures bench demo edge-dev format clean
+        test-deploy test-sanitize fuzz fuzz-smoke fixtures bench demo edge-dev format clean
 
 setup:
 	@bash tools/setup.sh
@@ -78,11 +80,25 @@ test-deploy:
 	@echo "[test] deploy: wrangler deploy --dry-run (web/edge/wrangler.toml)"
 	@node --test --test-reporter=spec tests/package/wrangler.test.mjs
 
-fuzz-smoke: fuzz-build
-	@bash tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SMOKE_SECONDS)
+# The native Catch2 suite built with clang under ASan + UBSan (its own build dir); any report,
+# leak or undefined behaviour fails the run.
+test-sanitize:
+	@echo "[test] native under ASan + UBSan ($(SANITIZE_DIR))"
+	@CC=clang CXX=clang++ cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DTETHER_SANITIZE=ON >/dev/null
+	@cmake --build $(SANITIZE_DIR) -j $(JOBS) --target tether_tests
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  $(SANITIZE_DIR)/tether_tests --reporter compact --order decl
 
+# Replays every seed and saved corpus input through its harness, then fuzzes each briefly.
+fuzz-smoke: fuzz-build
+	@bash tests/fuzz/run.sh smoke $(FUZZ_DIR) $(FUZZ_SMOKE_SECONDS)
+
+# Each harness to FUZZ_RUNS executions or FUZZ_SECONDS, one after another (FUZZ_ONLY="a b" picks
+# harnesses); what it finds is minimised into tests/fuzz/corpus/<name>/ (tests/fuzz/README.md).
 fuzz: setup fuzz-build
-	@bash tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
+	@bash tests/fuzz/run.sh depth $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_RUNS)
 
 # Regenerates the golden vectors from the C++ codec (the only encoder).
 fixtures: native

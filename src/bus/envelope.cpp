@@ -251,6 +251,10 @@ Result<Envelope, BusError> parse_envelope_dom(ByteView text) {
   if (text.size > kMaxFileChunkEnvelopeBytes)
     return err(too_large(text.size, kMaxFileChunkEnvelopeBytes, ""));
   JsonParse p = parse_json(text);
+  if (p.error == JsonError::number_out_of_range)
+    return err(err_of(BusErrorCode::not_json, "",
+                      "the envelope holds a number beyond a double's range, which JSON.parse reads "
+                      "as Infinity and no JSON text can carry; send finite numbers"));
   if (!p.ok())
     return err(err_of(BusErrorCode::not_json, "", std::string("the envelope is not JSON text (") + json_error_name(p.error) + ")"));
   auto e = envelope_from_json(p.value);

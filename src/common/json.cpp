@@ -66,6 +66,7 @@ const char* json_error_name(JsonError e) {
     case JsonError::invalid_utf8: return "invalid_utf8";
     case JsonError::too_deep: return "too_deep";
     case JsonError::invalid_json: return "invalid_json";
+    case JsonError::number_out_of_range: return "number_out_of_range";
   }
   return "invalid_json";
 }
@@ -86,9 +87,80 @@ JsonParse parse_json(ByteView text) {
     r.error = JsonError::too_deep;
   } else {
     r.value = Json::parse(text.data, text.data + text.size, nullptr, /*allow_exceptions=*/false);
-    if (r.value.is_discarded()) r.error = JsonError::invalid_json;
+    if (r.value.is_discarded()) {
+      r.error = JsonError::invalid_json;
+      // Only on the failure path: is a number out of range the one thing wrong with it?
+      std::string rewritten;
+      if (json_overflow_as_null(text.as_chars(), rewritten) &&
+          !Json::parse(rewritten, nullptr, /*allow_exceptions=*/false).is_discarded())
+        r.error = JsonError::number_out_of_range;
+    }
   }
   return r;
+}
+
+namespace {
+// The length of the RFC 8259 number at the start of `t`: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+// (0 when there is none).
+std::size_t json_number_length(std::string_view t) {
+  std::size_t p = 0;
+  auto digit = [&](std::size_t k) { return k < t.size() && t[k] >= '0' && t[k] <= '9'; };
+  if (p < t.size() && t[p] == '-') ++p;
+  if (!digit(p)) return 0;
+  if (t[p] == '0') ++p;
+  else while (digit(p)) ++p;
+  if (p < t.size() && t[p] == '.') {
+    if (!digit(p + 1)) return p;
+    for (++p; digit(p);) ++p;
+  }
+  if (p < t.size() && (t[p] == 'e' || t[p] == 'E')) {
+    std::size_t q = p + 1;
+    if (q < t.size() && (t[q] == '+' || t[q] == '-')) ++q;
+    if (!digit(q)) return p;
+    for (p = q; digit(p);) ++p;
+  }
+  return p;
+}
+}  // namespace
+
+bool json_overflow_as_null(std::string_view t, std::string& out) {
+  out.clear();
+  bool found = false, in_string = false, escaped = false;
+  std::size_t copied = 0;
+  auto number_byte = [](char c) {
+    return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+  };
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const char c = t[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      continue;
+    }
+    if (c != '-' && (c < '0' || c > '9')) continue;
+    std::size_t end = i;
+    bool exponent = false;
+    for (; end < t.size() && number_byte(t[end]); ++end) exponent |= t[end] == 'e' || t[end] == 'E';
+    // Without an exponent, only more than 309 digits can leave a double's range. Only a whole
+    // RFC 8259 number token counts (strtod would also read "01e999", "1.e999" or a prefix).
+    if ((exponent || end - i > 309) && json_number_length(t.substr(i, end - i)) == end - i) {
+      const std::string token(t.substr(i, end - i));
+      if (std::isinf(std::strtod(token.c_str(), nullptr))) {
+        out.append(t.data() + copied, i - copied);
+        out += "null";
+        copied = end;
+        found = true;
+      }
+    }
+    i = end - 1;
+  }
+  if (found) out.append(t.data() + copied, t.size() - copied);
+  return found;
 }
 
 void append_json_string(std::string& out, std::string_view s) { append_escaped(out, s); }

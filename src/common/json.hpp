@@ -20,8 +20,16 @@ using Json = nlohmann::ordered_json;
 // `[[[[...` costs stack in everything that walks the result later.
 constexpr std::size_t kMaxJsonDepth = 64;
 
-enum class JsonError { none, invalid_utf8, too_deep, invalid_json };
+// number_out_of_range: the text is JSON but holds a number beyond a double's range (1e400):
+// JSON.parse reads it as Infinity, which no JSON text can carry back, so the paths that parse
+// with nlohmann refuse it (docs/rooms.md, "Numbers out of range", has the rule on every path).
+enum class JsonError { none, invalid_utf8, too_deep, invalid_json, number_out_of_range };
 const char* json_error_name(JsonError e);
+
+// `text` with every number token outside strings whose value is beyond a double's range written
+// as null, what JSON.stringify(JSON.parse(text)) writes for it; true when one was found. Meant
+// for text already known to be JSON (elsewhere it only rewrites such tokens).
+bool json_overflow_as_null(std::string_view text, std::string& out);
 
 struct JsonParse {
   Json value;

@@ -1,6 +1,8 @@
 // The relay's validating JSON scanner (json_scan.hpp).
 #include "room/json_scan.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -74,6 +76,7 @@ bool JsonScan::parse(std::string_view text, std::size_t max_depth) {
   max_depth_ = max_depth;
   failed_ = false;
   nodes_.clear();
+  overflow_.clear();
   if (text.size() >= kNone) return false;
   if (!is_valid_utf8(ByteView(text))) return false;
   skip_ws();
@@ -242,13 +245,21 @@ std::uint32_t JsonScan::value(std::size_t depth) {
       if (!digit(p)) failed_ = true;
       while (digit(p)) ++p;
     }
+    bool exponent = false;
     if (!failed_ && p < text_.size() && (text_[p] == 'e' || text_[p] == 'E')) {
+      exponent = true;
       ++p;
       if (p < text_.size() && (text_[p] == '+' || text_[p] == '-')) ++p;
       if (!digit(p)) failed_ = true;
       while (digit(p)) ++p;
     }
     pos_ = p;
+    // Beyond a double's range (only with an exponent or over 309 digits, so other numbers cost
+    // nothing here): JSON.parse reads +-Infinity, which number() gives too; json() writes null.
+    if (!failed_ && (exponent || p - nodes_[idx].begin > 309)) {
+      nodes_[idx].end = static_cast<std::uint32_t>(p);
+      if (std::isinf(number(idx))) overflow_.push_back(idx);
+    }
   } else {
     failed_ = true;
   }
@@ -326,6 +337,26 @@ std::uint32_t JsonScan::field(std::uint32_t obj, std::string_view wanted) const 
     }
   }
   return found;
+}
+
+void JsonScan::append_json(std::string& out, std::uint32_t i) const {
+  const Node& n = nodes_[i];
+  auto it = std::lower_bound(overflow_.begin(), overflow_.end(), n.begin,
+                             [&](std::uint32_t o, std::uint32_t at) { return nodes_[o].begin < at; });
+  std::uint32_t copied = n.begin;
+  for (; it != overflow_.end() && nodes_[*it].begin < n.end; ++it) {
+    out.append(text_.data() + copied, nodes_[*it].begin - copied);
+    out += "null";
+    copied = nodes_[*it].end;
+  }
+  out.append(text_.data() + copied, n.end - copied);
+}
+
+std::string_view JsonScan::json(std::uint32_t i, std::string& scratch) const {
+  if (overflow_.empty()) return raw(i);
+  scratch.clear();
+  append_json(scratch, i);
+  return scratch;
 }
 
 double JsonScan::number(std::uint32_t i) const {

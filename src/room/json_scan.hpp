@@ -55,7 +55,15 @@ class JsonScan {
   // A string's content; unescaped into `scratch` only when it holds escapes.
   std::string_view str(std::uint32_t i, std::string& scratch) const;
   std::string_view key(std::uint32_t i, std::string& scratch) const;
+  // A number's value as JSON.parse reads it: +-Infinity beyond a double's range, 0 below it.
   double number(std::uint32_t i) const;
+  // A value as text to send, store or echo: its bytes, except that a number beyond a double's
+  // range is written as null, as JSON.stringify writes the Infinity JSON.parse read (the value
+  // the reference relay's echo carries; docs/rooms.md, "Numbers out of range"). json() is raw()
+  // when the message holds no such number, which is every message but a hostile one.
+  void append_json(std::string& out, std::uint32_t i) const;
+  std::string_view json(std::uint32_t i, std::string& scratch) const;
+  bool has_overflow() const { return !overflow_.empty(); }
   bool is_object(std::uint32_t i) const { return i != kNone && nodes_[i].type == Type::object; }
   bool is_array(std::uint32_t i) const { return i != kNone && nodes_[i].type == Type::array; }
   bool is_string(std::uint32_t i) const { return i != kNone && nodes_[i].type == Type::string; }
@@ -72,6 +80,7 @@ class JsonScan {
   std::size_t max_depth_ = 0;
   bool failed_ = false;
   std::vector<Node> nodes_;
+  std::vector<std::uint32_t> overflow_;  // numbers beyond a double's range, in text order
 };
 
 }  // namespace tether::room

@@ -133,8 +133,10 @@ void RegisterStore::ingest(const JsonScan& scan, const EnvelopeView& env, Origin
     const OpView& op = env.ops[k];
     if (op.depth == 0 && op.kind != OpKind::set) continue;
     auto found = index_.find(op.key);
-    std::uint32_t i =
-        found != index_.end() ? found->second : entry_for(op.key, std::string(scan.raw(op.path)));
+    std::string path_scratch;
+    std::uint32_t i = found != index_.end()
+                          ? found->second
+                          : entry_for(op.key, std::string(scan.json(op.path, path_scratch)));
     if (!slab_[i].has_reg) link_reg(i);
     raise_epoch(i, op.epoch);
     Entry& e = slab_[i];
@@ -169,14 +171,14 @@ void RegisterStore::ingest(const JsonScan& scan, const EnvelopeView& env, Origin
       append_hlc(text, env.hlc);
       text += ",\"epoch\":";
       append_number(text, op.epoch);
-      // Values travel as the bytes the client sent (json_scan.hpp).
+      // Values travel as the bytes the client sent (json_scan.hpp, json()).
       if (op.next != JsonScan::kNone) {
         text += ",\"value\":";
-        text += scan.raw(op.next);
+        scan.append_json(text, op.next);
       }
       if (op.prev != JsonScan::kNone) {
         text += ",\"prev\":";
-        text += scan.raw(op.prev);
+        scan.append_json(text, op.prev);
       }
       text += '}';
       if (best) {

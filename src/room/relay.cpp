@@ -479,7 +479,7 @@ void RoomRelay::dispatch(ConnId conn, TimeMs now_ms) {
       std::uint32_t data = scan.field(msg, "data");
       if (data != JsonScan::kNone) {
         out += ",\"data\":";
-        out += scan.raw(data);
+        scan.append_json(out, data);
       }
       out += '}';
       send(members_[id].conn, share(std::move(out)));
@@ -492,7 +492,7 @@ void RoomRelay::dispatch(ConnId conn, TimeMs now_ms) {
     std::uint32_t data = scan.field(msg, "data");
     if (data != JsonScan::kNone) {
       peer += ",\"data\":";
-      peer += scan.raw(data);
+      scan.append_json(peer, data);
     }
     peer += '}';
     std::string out = "{\"t\":\"presence\",\"room\":" + room.name_json + ",\"peer\":" + peer + "}";
@@ -589,7 +589,11 @@ void RoomRelay::hello(ConnId conn, Connection& c, std::uint32_t msg, const std::
   append_number(head, room.seq);
   head += ",\"instance\":" + json_quoted(room.instance) + ",\"schemaVersion\":";
   append_number(head, room.schema_version);
-  std::optional<double> client_seq = read_number(scan, scan.field(msg, "seq"));
+  // Infinity included (a seq beyond a double's range): JSON.parse gives the reference that, and
+  // it answers with an empty delta.
+  std::uint32_t seq_node = scan.field(msg, "seq");
+  std::optional<double> client_seq =
+      scan.is_number(seq_node) ? std::optional<double>(scan.number(seq_node)) : std::nullopt;
   if (room.seq == 0 || (client_seq && *client_seq == room.seq)) {
     head += ",\"mode\":\"up-to-date\"";
   } else if (client_seq && !room.journal.empty() && *client_seq >= room.journal.front().seq - 1) {
@@ -1034,7 +1038,8 @@ std::string RoomRelay::seq_envelope(const JsonScan& scan, std::uint32_t env, dou
   std::string out;
   std::uint32_t existing = scan.field(env, "seq");
   if (existing == JsonScan::kNone) {
-    std::string_view raw = scan.raw(env);
+    std::string scratch;
+    std::string_view raw = scan.json(env, scratch);
     out.reserve(raw.size() + 24);
     out.append(raw.data(), raw.size() - 1);  // all but the closing brace
     out += scan.node(env).count ? ",\"seq\":" : "\"seq\":";
@@ -1061,7 +1066,7 @@ std::string RoomRelay::seq_envelope(const JsonScan& scan, std::uint32_t env, dou
     out += '"';
     out += scan.key_raw(c);
     out += "\":";
-    out += scan.raw(c);
+    scan.append_json(out, c);
   }
   out += '}';
   return out;
@@ -1085,7 +1090,7 @@ std::string replay_message(std::string_view room, std::string_view seq_env_json)
     out += '"';
     out += scan.key_raw(c);
     out += "\":";
-    out += scan.raw(c);
+    scan.append_json(out, c);
   }
   out += "}}";
   return out;
@@ -1377,7 +1382,9 @@ bool RoomRelay::hydrate(const std::string& name, std::string_view snapshot_json,
   }
   std::optional<double> schema;
   if (const Json* sv = field(snap, "schemaVersion")) {
-    schema = read_number(*sv);
+    // null is what a schema raised to Infinity (an envelope's 1e999) was written as; nothing else
+    // the relay writes there is null, so it reads back as Infinity.
+    schema = sv->is_null() ? std::optional<double>(HUGE_VAL) : read_number(*sv);
     if (!schema) return false;
   }
   std::vector<Room::JournalEntry> journal;

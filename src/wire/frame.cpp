@@ -237,7 +237,8 @@ Result<FrameHeader, FrameError> parse_header_any_form(ByteView header_json) {
     case JsonError::none: break;
     case JsonError::invalid_utf8: return err(FrameError::invalid_utf8);
     case JsonError::too_deep: return err(FrameError::too_deep);
-    case JsonError::invalid_json: return err(FrameError::invalid_json);
+    case JsonError::invalid_json:
+    case JsonError::number_out_of_range: return err(FrameError::invalid_json);
   }
   Json& j = parsed.value;
   if (!j.is_object()) return err(FrameError::invalid_header);

@@ -332,6 +332,9 @@ Result<Message, Drop> parse_message(ByteView json, Sender from) {
       return drop(DropReason::too_deep, "", "the message nests deeper than 64 levels");
     case JsonError::invalid_json:
       return drop(DropReason::invalid_json, "", "the message is not valid JSON");
+    case JsonError::number_out_of_range:
+      return drop(DropReason::invalid_json, "",
+                  "the message holds a number beyond a double's range; send finite numbers");
   }
   return validate_message(std::move(parsed.value), from);
 }

@@ -77,6 +77,33 @@ TEST_CASE("JSON: invalid UTF-8, depth and syntax come back as values") {
   CHECK(parse_json(ByteView(std::string_view(in_string))).ok());
 }
 
+TEST_CASE("JSON: a number beyond a double's range is refused, and named") {
+  // nlohmann refuses it ("number overflow"); JSON.parse would read Infinity, which no JSON text
+  // can carry on. The error says so when that is the only thing wrong with the text.
+  for (const char* text : {"1e400", "[-1e309]", "{\"a\":66665E666666666}", "[1.5e+99999999999999999999]"})
+    CHECK(parse_json(ByteView(std::string_view(text))).error == JsonError::number_out_of_range);
+  const std::string digits = "[" + std::string(310, '9') + "]";
+  CHECK(parse_json(ByteView(std::string_view(digits))).error == JsonError::number_out_of_range);
+  CHECK(std::string(json_error_name(JsonError::number_out_of_range)) == "number_out_of_range");
+  // Something else wrong as well: plain invalid_json. Not a JSON number token either (a second
+  // exponent, a leading zero, a bare point), even when strtod would read Infinity from it; the
+  // first was found by fuzz_json_differential.
+  for (const char* text : {"[1e400,]", "{\"a\":1e9991e999}", "[01e999]", "[1.e999]", "[-.5e999]"})
+    CHECK(parse_json(ByteView(std::string_view(text))).error == JsonError::invalid_json);
+  // In range: the largest double, and underflow to zero, as JSON.parse reads them.
+  auto max = parse_json(ByteView(std::string_view("[1.7976931348623157e308,1e-400,-1e-400]")));
+  REQUIRE(max.ok());
+  CHECK(max.value[0].get<double>() == 1.7976931348623157e308);
+  CHECK(max.value[1].get<double>() == 0.0);
+  // The rewrite JSON.stringify(JSON.parse(text)) does; tokens in strings are left alone.
+  std::string out;
+  CHECK(json_overflow_as_null(R"({"1e400":[1e400,-2E+999,1e308,"1e999"],"b":1e-999})", out));
+  CHECK(out == R"({"1e400":[null,null,1e308,"1e999"],"b":1e-999})");
+  CHECK(json_overflow_as_null(R"(["\"",1e999])", out));
+  CHECK(out == R"(["\"",null])");
+  CHECK_FALSE(json_overflow_as_null("[1e308,0.5e-7,12345]", out));
+}
+
 TEST_CASE("JSON numbers are written as JavaScript's JSON.stringify writes them") {
   auto js = [](double v) {
     std::string s;

@@ -8,6 +8,7 @@ import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 
+import * as reference from '@mmstack/mesh-protocol';
 import { createRelay } from '@tether-rt/tether/relay';
 import { mintTicket, verifyTicket } from '../../web/edge/tickets.js';
 import { createRoomMember } from '../../web/glue/room-member.js';
@@ -132,8 +133,8 @@ test('room fixtures: every member session replays step by step through the glue'
   }
 });
 
-test('room fixtures: the relay transcript replays message for message through tether/relay', () => {
-  const f = fixture('messages.json');
+// Replays a relay transcript (room "doc") through tether/relay's JSON-text path.
+function replayTranscript(f) {
   let clock = 0;
   let out = [];
   let events = [];
@@ -151,6 +152,9 @@ test('room fixtures: the relay transcript replays message for message through te
   });
   const conns = [];
   const instance = () => relay.room('doc')?.instance ?? '';
+  // The observers get objects (JSON.parse of the client's text, as the reference's do); compared
+  // as JSON, where an Infinity reads as null.
+  const asJson = (v) => JSON.parse(JSON.stringify(v));
   f.steps.forEach((step, k) => {
     const i = step.input;
     const where = `step ${k}: ${JSON.stringify(i)}`;
@@ -186,7 +190,7 @@ test('room fixtures: the relay transcript replays message for message through te
     );
     assert.deepEqual(got, want, where);
     const wantEvents = step.events.map((e) =>
-      e.kind === 'drop' || e.kind === 'violation' ? { ...e, text: JSON.parse(e.text) } : e,
+      e.kind === 'drop' || e.kind === 'violation' ? { ...e, text: asJson(JSON.parse(e.text)) } : e,
     );
     const gotEvents = events.map((e) =>
       e.kind === 'drop' ? { ...e, text: JSON.parse(norm(JSON.stringify(e.text))) } : e,
@@ -194,5 +198,55 @@ test('room fixtures: the relay transcript replays message for message through te
     assert.deepEqual(gotEvents, wantEvents, where);
     // The core names errors with dashes (its receive_error_name); the fixture pins them.
     assert.equal(result, step.result ?? null, where);
+  });
+  return f.steps.length;
+}
+
+test('room fixtures: the relay transcript replays message for message through tether/relay', () => {
+  assert.ok(replayTranscript(fixture('messages.json')) > 15);
+});
+
+test("room fixtures: numbers beyond a double's range replay through tether/relay", () => {
+  assert.ok(replayTranscript(fixture('numbers.json')) > 10);
+});
+
+// Differential: the reference relay behind its README's adapter (JSON.parse in, JSON.stringify
+// out) sends the same messages, compared as values, for the numbers transcript: it reads such a
+// number as Infinity and writes null, as tether does.
+test('room fixtures: the reference relay sends the same values for numbers beyond range', () => {
+  const f = fixture('numbers.json');
+  const relay = reference.createRelay({
+    policyVersion: f.options.policyVersion,
+    journalLimit: f.options.journalLimit,
+  });
+  const conns = [];
+  let out = [];
+  const instance = () => relay.room('doc')?.instance ?? '';
+  const values = (sent, inst) =>
+    sent
+      .filter((x) => x.commit === undefined)
+      .map((x) =>
+        x.text === undefined
+          ? x
+          : { to: x.to, msg: JSON.parse(inst ? x.text.replaceAll(inst, '$I') : x.text) },
+      );
+  f.steps.forEach((step, k) => {
+    const i = step.input;
+    out = [];
+    const before = instance();
+    if (i.connect !== undefined) {
+      const idx = conns.length;
+      const socket = {
+        send: (m) => out.push({ to: idx, text: JSON.stringify(m) }),
+        close: () => out.push({ close: idx }),
+      };
+      conns.push(relay.connect(socket, { writer: i.connect }));
+    } else if (i.disconnect !== undefined) {
+      conns[i.disconnect].disconnect();
+    } else {
+      conns[i.from].receive(JSON.parse(i.text.replaceAll('$I', before)));
+    }
+    const inst = instance() || before;
+    assert.deepEqual(values(out, inst), values(step.sent, ''), `step ${k}: ${JSON.stringify(i)}`);
   });
 });

@@ -153,3 +153,22 @@ TEST_CASE("bus envelope: json_string_bytes counts JSON.stringify's UTF-8 bytes")
   CHECK(json_string_bytes(std::string("\x01", 1)) == 8);
   CHECK(json_string_bytes("\xC3\xA9") == 4);  // é: two UTF-8 bytes
 }
+
+TEST_CASE("bus envelope: a number beyond a double's range is refused as not JSON, whole") {
+  // Python's json.loads and JSON.parse read 1e400 as infinity; nlohmann refuses it, and so does
+  // the bus: no JSON text can carry the value on, so the envelope is refused rather than changed.
+  const std::string numbers[] = {"1e400", "-66665E666666666", "1" + std::string(400, '0')};
+  for (const std::string& number : numbers) {
+    for (const std::string& text :
+         {with(R"({"text":"hi"})", "{\"n\":" + number + "}"), with("1700000000000", number)}) {
+      auto r = parse_envelope(ByteView(std::string_view(text)));
+      REQUIRE_FALSE(r.ok());
+      CHECK(r.error().code == BusErrorCode::not_json);
+      CHECK(r.error().detail.find("beyond a double's range") != std::string::npos);
+    }
+  }
+  // Tiny numbers are in range: they read as 0, as JSON.parse reads them.
+  auto tiny = parse_envelope(ByteView(std::string_view(with(R"({"text":"hi"})", R"({"n":1e-400})"))));
+  REQUIRE(tiny.ok());
+  CHECK(tiny->payload_value()["n"].get<double>() == 0.0);
+}

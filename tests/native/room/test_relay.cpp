@@ -477,6 +477,28 @@ TEST_CASE("relay: a migration mints a generation, drops evidence and re-welcomes
   CHECK(h.last(b) == R"({"t":"drop","room":"r","origin":"ob","version":1,"reason":"schema"})");
 }
 
+TEST_CASE("relay: a schema raised to Infinity is written as null and hydrates back") {
+  // docs/rooms.md, "Numbers out of range": an envelope's schemaVersion of 1e999 compares as
+  // Infinity (the reference's JSON.parse reads that), so it raises the room's schema; the state
+  // writes it as JSON.stringify does, and hydrate reads that null back as Infinity.
+  Harness h;
+  ConnId a = h.relay.connect("w1");
+  h.hello(a, "oa");
+  h.rx(a, h.env("oa", "w1", 1, 10, R"([{"kind":"set","path":["x"],"next":1e999,"cites":[],"epoch":0}])",
+                R"(,"schemaVersion":1e999)"));
+  CHECK(has(h.last(a), R"("schemaVersion":null,"mode":"snapshot")"));
+  CHECK(has(h.last(a), R"("value":null)"));
+  const std::string state = h.relay.state_json("r");
+  CHECK(has(state, R"("schemaVersion":null)"));
+  CHECK(parse_json(ByteView(std::string_view(state))).ok());
+  Harness again;
+  REQUIRE(again.relay.hydrate("r", state, 0));
+  CHECK(again.relay.state_json("r") == state);
+  ConnId b = again.relay.connect("w2");
+  again.rx(b, R"({"t":"hello","room":"r","origin":"ob","proto":3,"policyVersion":0,"schemaVersion":5})");
+  CHECK(again.last(b) == R"({"t":"reject","room":"r","reason":"schema","expected":null})");
+}
+
 TEST_CASE("relay: presence, gone, signal routing and membership") {
   Harness h;
   ConnId a = h.relay.connect("w1"), b = h.relay.connect("w2");
