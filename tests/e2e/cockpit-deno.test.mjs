@@ -21,7 +21,7 @@ test('cockpit: latest and reliable frames arrive; subs snapshots reach the robot
   assert.equal(r.ok, true, r.error);
   assert.deepEqual(r.robots, [{ id: 'demo-1', name: 'Demo rover', model: 'tether-sim' }]);
   // Every known kind, plus one no cockpit knows (it must still render).
-  assert.deepEqual(r.panelKinds, ['video', 'map2d', 'map3d', 'teleop', 'chat', 'stats', 'event-log']);
+  assert.deepEqual(r.panelKinds, ['video', 'map2d', 'map3d', 'teleop', 'chat', 'stats', 'event-log', 'plot']);
   for (const f of r.camera) {
     assert.deepEqual(f.soi, [0xff, 0xd8], 'a JPEG starts with SOI');
     assert.deepEqual(f.eoi, [0xff, 0xd9], 'and ends with EOI');

@@ -26,6 +26,8 @@ const result = await build({
   outdir: out,
   logLevel: 'warning',
   metafile: true,
+  // Stylesheets a lazily loaded panel brings (uPlot's) are injected by that panel as text.
+  loader: { '.css': 'text' },
 });
 copyFileSync(join(root, 'build/wasm/tether-cockpit.wasm'), join(out, 'tether-cockpit.wasm'));
 copyFileSync(join(here, 'index.html'), join(out, 'index.html'));

@@ -10,6 +10,7 @@
 // Run: deno run -A --unstable-net web/host/demo-robot.js [--relay http://127.0.0.1:7780]
 //        [--id demo-1] [--name "Demo rover"] [--token T] [--camera-hz 10] [--log-hz 2 --log-bytes 64]
 //        [--corrupt-costmap-every N]   (fault injection: every Nth costmap is cut short mid-stream)
+//        [--future-panel KIND]   (adds a page with a panel kind the cockpit does not know)
 //        [--ws]   (use the relay's WebSocket twin even where WebTransport is offered)
 //        [--webrtc [--webrtc-size 640x480] [--webrtc-fps 30] [--track-timeout-ms 30000]]
 //        [--control-stdin]   (test hook: lines "pause front" / "resume front" stop and restart
@@ -90,14 +91,25 @@ const manifest = {
     },
     { id: 'talk', kind: 'chat', title: 'Chat', channels: ['say', 'chat', 'agent_state', 'audio'] },
     { id: 'health', kind: 'stats', title: 'Stats', channels: ['stats'] },
-    // A kind no cockpit knows yet: it must still render (cockpit-wire-protocol.md § Manifest).
     { id: 'events', kind: 'event-log', title: 'Events', channels: ['log'] },
+    {
+      id: 'plot',
+      kind: 'plot',
+      title: 'Plot',
+      channels: ['pose', 'stats'],
+      params: { paths: ['pose.x', 'pose.y', 'stats.teleop.vx'] },
+    },
+    // --future-panel KIND: a kind no cockpit knows yet, which must still render
+    // (cockpit-wire-protocol.md § Manifest).
+    ...(flags.futurePanel
+      ? [{ id: 'future', kind: flags.futurePanel, title: 'Future', channels: ['log'] }]
+      : []),
   ],
   layout: {
     row: [{ col: ['cam', 'drive'], shares: [3, 1] }, 'map', { col: ['talk', 'health'] }],
     shares: [2, 3, 1],
   },
-  pages: ['world', 'events'],
+  pages: ['world', 'events', 'plot', ...(flags.futurePanel ? ['future'] : [])],
 };
 const [webrtcW, webrtcH] = flags.webrtcSize.split('x').map(Number);
 if (flags.webrtc) {
@@ -269,13 +281,20 @@ setInterval(() => {
   send('voxels', voxels, { n: voxelRecords.length, res: RES * 2, origin: ORIGIN });
 }, 1000);
 
-// A reliable event log; --log-hz and --log-bytes turn it into a load generator.
+// A reliable event log with levels (the cockpit's event-log panel filters on them); --log-hz and
+// --log-bytes turn it into a load generator. Every 5th entry is a warning and every 10th an error.
 let logN = 0;
-const logPad = 'x'.repeat(Math.max(0, flags.logBytes - 40));
-setInterval(
-  () => send('log', json({ n: logN++, ts: Date.now() / 1000, pad: logPad })),
-  1000 / flags.logHz,
-);
+const logPad = 'x'.repeat(Math.max(0, flags.logBytes - 100));
+function logLine(n) {
+  if (n % 10 === 9) return ['error', `lidar dropout: no scan for 250 ms (#${n})`];
+  if (n % 5 === 4) return ['warn', `battery at ${Math.max(5, 90 - (n % 80))}% (#${n})`];
+  if (n % 3 === 0) return ['debug', `planner tick at x=${pose.x.toFixed(2)} (#${n})`];
+  return ['info', `heartbeat, ${framesSent} frames sent (#${n})`];
+}
+setInterval(() => {
+  const [level, msg] = logLine(logN);
+  send('log', json({ n: logN++, ts: Date.now() / 1000, level, msg, name: 'demo', pad: logPad }));
+}, 1000 / flags.logHz);
 
 // Camera: a rendered horizon that turns with the robot's yaw, encoded as a real JPEG.
 const CW = 160;
@@ -314,6 +333,7 @@ function parseFlags(args) {
     logHz: 2,
     logBytes: 64,
     corruptCostmapEvery: 0,
+    futurePanel: '',
     ws: false,
     webrtc: false,
     webrtcSize: '640x480',
@@ -332,6 +352,7 @@ function parseFlags(args) {
     else if (a === '--log-hz') f.logHz = Number(v);
     else if (a === '--log-bytes') f.logBytes = Number(v);
     else if (a === '--corrupt-costmap-every') f.corruptCostmapEvery = Number(v);
+    else if (a === '--future-panel') f.futurePanel = v;
     else if (a === '--webrtc-size') f.webrtcSize = v;
     else if (a === '--webrtc-fps') f.webrtcFps = Number(v);
     else if (a === '--track-timeout-ms') f.trackTimeoutMs = Number(v);
@@ -340,7 +361,7 @@ function parseFlags(args) {
       continue;
     } else {
       console.error(
-        `demo robot: unknown flag ${a}; flags: --relay URL --id ID --name NAME --token T --camera-hz N --log-hz N --log-bytes N --corrupt-costmap-every N --ws --webrtc --webrtc-size WxH --webrtc-fps N --track-timeout-ms N --control-stdin`,
+        `demo robot: unknown flag ${a}; flags: --relay URL --id ID --name NAME --token T --camera-hz N --log-hz N --log-bytes N --corrupt-costmap-every N --future-panel KIND --ws --webrtc --webrtc-size WxH --webrtc-fps N --track-timeout-ms N --control-stdin`,
       );
       Deno.exit(2);
     }

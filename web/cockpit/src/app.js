@@ -8,7 +8,7 @@ import { ViewerSession } from './session.js';
 import { renderLayout, tabsFor, panelsOnTab } from './layout.js';
 import { createPanel } from './panels/index.js';
 import { ChannelStats } from './channel-stats.js';
-import { RawView } from './raw-view.js';
+import { LayoutOwner } from './layout-owner.js';
 
 const $ = (sel) => document.querySelector(sel);
 const encoder = new TextEncoder();
@@ -32,6 +32,9 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
     stats: new Map(), // channel -> ChannelStats (every subscribed channel)
     tab: '__main',
     manifestKey: null,
+    taps: new Set(), // (frame) => void: the recorder, tests
+    recording: [], // channels a recording needs subscribed
+    replay: null, // the manifest being replayed; live frames are ignored meanwhile
   };
 
   const session = new ViewerSession({
@@ -40,7 +43,7 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
     info,
     token,
     listener: (state, event) => onSession(state, event),
-    onFrame: (f) => onFrame(f),
+    onFrame: (f) => ui.replay || onFrame(f),
   });
 
   const ctxBase = {
@@ -51,9 +54,12 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
       session.publish(ch, encoder.encode(JSON.stringify(value)), id) === 'sent',
     /** The protocol's bound on one published value, from the wire core. */
     maxPublishBytes: wire.limits.maxPublishBytes,
+    /** A panel's wanted channels changed (a plot gained a series). */
+    rewant: () => updateWanted(),
   };
 
   function onFrame(frame) {
+    for (const tap of ui.taps) tap(frame);
     const ch = frame.header.ch;
     if (!ui.stats.has(ch)) ui.stats.set(ch, new ChannelStats());
     ui.stats.get(ch).record(frame.header.seq, performance.now());
@@ -64,7 +70,7 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
   function onSession(state, event) {
     renderRobots(state);
     const key = state.manifest ? JSON.stringify(state.manifest) : null;
-    if (key !== ui.manifestKey) {
+    if (key !== ui.manifestKey && !ui.replay) {
       ui.manifestKey = key;
       ui.tab = '__main';
       renderManifest(state.manifest);
@@ -98,7 +104,19 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
     if (!state.robotId && state.robots.length === 1) session.watch(state.robots[0].id);
   }
 
-  function renderManifest(manifest) {
+  const owner = new LayoutOwner({
+    validate: (m) => wire.validateManifest(m),
+    kindOf: (e) => decode.encodingKind(e),
+    rerender: () => renderManifest(ui.replay ?? session.state.manifest),
+  });
+
+  function renderManifest(robotManifest) {
+    // The main tab shows the operator's own layout when there is one (layout-owner.js).
+    const manifest =
+      robotManifest && !ui.replay
+        ? owner.effective(robotManifest, session.state.robotId)
+        : robotManifest;
+    $('#layout-note').textContent = owner.note;
     for (const p of ui.panels.values()) p.destroy();
     ui.panels.clear();
     for (const r of ui.raw.values()) r.destroy();
@@ -135,10 +153,12 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
       const spec = manifest.panels.find((p) => p.id === id);
       const panel = createPanel({ ...ctxBase, panel: spec, manifest });
       ui.panels.set(id, panel);
+      if (owner.editing && ui.tab === '__main') owner.decorate(panel.el, id);
       return panel.el;
     };
+    const gap = owner.editing ? (...a) => owner.resizer(...a) : null;
     main.append(
-      ui.tab === '__main' ? renderLayout(manifest.layout, mount) : mount([...visible][0]),
+      ui.tab === '__main' ? renderLayout(manifest.layout, mount, gap) : mount([...visible][0]),
     );
     updateWanted();
   }
@@ -147,7 +167,8 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
     const wanted = new Set();
     for (const p of ui.panels.values()) for (const ch of p.wantedChannels()) wanted.add(ch);
     for (const ch of ui.raw.keys()) wanted.add(ch);
-    session.want([...wanted]);
+    for (const ch of ui.recording) wanted.add(ch);
+    session.want(ui.replay ? ui.recording : [...wanted]);
   }
 
   function renderChannelList(manifest) {
@@ -159,14 +180,31 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
       b.type = 'button';
       b.textContent = `${c.ch} · ${c.encoding} · ${c.dir}`;
       b.disabled = c.dir !== 'rx';
-      b.addEventListener('click', () => {
+      // Media tracks (video.webrtc.v1) carry no frames to record.
+      if (c.dir === 'rx' && !ui.replay && decode.encodingKind(c.encoding) !== 'track') {
+        const pick = Object.assign(document.createElement('input'), {
+          type: 'checkbox',
+          checked: true,
+          className: 'rec-pick',
+        });
+        pick.dataset.ch = c.ch;
+        pick.setAttribute('aria-label', `record ${c.ch}`);
+        li.append(pick);
+      }
+      b.addEventListener('click', async () => {
         if (ui.raw.has(c.ch)) {
           ui.raw.get(c.ch).destroy();
           ui.raw.delete(c.ch);
         } else {
-          const view = new RawView(c, () => {
-            ui.raw.delete(c.ch);
-            updateWanted();
+          // The inspector loads on first use.
+          const { RawView } = await import('./raw-view.js');
+          if (ui.raw.has(c.ch)) return; // opened by a click while it loaded
+          const view = new RawView(c, {
+            decode,
+            onClose: () => {
+              ui.raw.delete(c.ch);
+              updateWanted();
+            },
           });
           ui.raw.set(c.ch, view);
           $('#raw').append(view.el);
@@ -174,6 +212,16 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
         updateWanted();
       });
       li.append(b);
+      if (owner.editing && c.dir === 'rx') {
+        const add = Object.assign(document.createElement('button'), {
+          type: 'button',
+          textContent: '+',
+        });
+        add.className = 'panel-add';
+        add.setAttribute('aria-label', `add a panel for ${c.ch}`);
+        add.addEventListener('click', () => owner.add(c));
+        li.append(add);
+      }
       list.append(li);
     }
   }
@@ -219,9 +267,75 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
   }
 
   $('#robot').addEventListener('change', (e) => e.target.value && session.watch(e.target.value));
+  $('#layout-edit').addEventListener('click', async (e) => {
+    if (owner.editing) owner.editing = false;
+    else await owner.startEditing();
+    $('#layout-link').hidden = true;
+    e.target.setAttribute('aria-pressed', String(owner.editing));
+    e.target.textContent = owner.editing ? 'Done' : 'Edit layout';
+    document.body.classList.toggle('editing-layout', owner.editing);
+    ui.tab = '__main';
+    renderManifest(ui.replay ?? session.state.manifest);
+  });
+  $('#layout-share').addEventListener('click', () => {
+    const url = owner.shareUrl();
+    $('#layout-link').value = url;
+    $('#layout-link').hidden = false;
+    navigator.clipboard?.writeText(url).catch(() => {});
+  });
+  $('#layout-reset').addEventListener('click', () => {
+    $('#layout-link').hidden = true; // the link named the layout just dropped
+    owner.reset();
+  });
+  let fleet = null;
+  $('#fleet-toggle').addEventListener('click', async () => {
+    if (!fleet) {
+      const { FleetView } = await import('./fleet.js');
+      fleet ??= new FleetView({
+        session,
+        taps: ui.taps,
+        stats: () => [...ui.stats.values()].map((s) => s.snapshot(performance.now())),
+        kindOf: (e) => decode.encodingKind(e),
+      });
+    }
+    fleet.toggle();
+  });
+  // Record and replay (record/controls.js) load on first use.
+  const recordHost = {
+    wire,
+    decode,
+    manifest: () => session.state.manifest,
+    robotId: () => session.state.robotId,
+    replaying: () => ui.replay !== null,
+    addTap: (fn) => (ui.taps.add(fn), () => ui.taps.delete(fn)),
+    setRecording: (chs) => ((ui.recording = chs), updateWanted()),
+    feed: (frame) => onFrame(frame),
+    enterReplay: (manifest) => {
+      ui.replay = manifest;
+      ui.stats.clear(); // rates and loss of the replay, not mixed with the live link's
+      ui.tab = '__main';
+      renderManifest(manifest);
+    },
+    leaveReplay: () => {
+      ui.replay = null;
+      ui.stats.clear();
+      ui.manifestKey = null;
+      onSession(session.state);
+    },
+  };
+  const controls = () => import('./record/controls.js');
+  $('#record').addEventListener('click', () =>
+    controls().then((c) => c.toggleRecording(recordHost)),
+  );
+  $('#open-mcap').addEventListener('change', (e) => {
+    const file = e.target.files?.[0];
+    e.target.value = '';
+    if (file) controls().then((c) => c.openRecording(recordHost, file));
+  });
   setInterval(() => {
     const now = performance.now();
     for (const p of ui.panels.values()) p.onTick(now);
+    for (const r of ui.raw.values()) r.onTick(now);
     renderStatus();
   }, 500);
   window.addEventListener('pagehide', () => {

@@ -4,9 +4,11 @@
 
 /**
  * Builds the DOM for a layout node; `mount(panelId)` returns the element for a panel. A null layout
- * (nothing left to place) is an empty row.
+ * (nothing left to place) is an empty row. While the layout is edited, `gap(path, i, box,
+ * horizontal)` makes the handle between cells i and i + 1 of the container at `path` (child indexes
+ * from the root).
  */
-export function renderLayout(node, mount) {
+export function renderLayout(node, mount, gap = null, path = []) {
   if (node === null) node = { row: [] };
   if (typeof node === 'string') return mount(node);
   const horizontal = Array.isArray(node.row);
@@ -14,10 +16,11 @@ export function renderLayout(node, mount) {
   const box = document.createElement('div');
   box.className = horizontal ? 'layout-row' : 'layout-col';
   items.forEach((child, i) => {
+    if (gap && i > 0) box.append(gap(path, i - 1, box, horizontal));
     const cell = document.createElement('div');
     cell.className = 'layout-cell';
     cell.style.flex = `${node.shares ? node.shares[i] : 1} 1 0`;
-    cell.append(renderLayout(child, mount));
+    cell.append(renderLayout(child, mount, gap, [...path, i]));
     box.append(cell);
   });
   return box;

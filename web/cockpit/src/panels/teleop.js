@@ -3,8 +3,10 @@
 // viewer core, which resends it well inside the robot's watchdog while it stands and stops when
 // the lease or the link goes (src/cockpit/viewer_session.hpp). The panel's part of the safety
 // chain: the command is zeroed on key release, Esc, window blur, a hidden tab, unmount and
-// disconnect.
+// disconnect. A gamepad (gamepad.js) drives only while its deadman is held; releasing it or
+// losing the pad zeroes the command the same way.
 import { Panel } from './panel.js';
+import { GAMEPAD_HELP, readGamepad } from './gamepad.js';
 
 const KEYS = {
   w: [1, 0, 0],
@@ -23,6 +25,10 @@ export class TeleopPanel extends Panel {
   #button = document.createElement('button');
   #readout = document.createElement('output');
   #unbind = [];
+  #pad = document.createElement('p');
+  #padDriving = false;
+  #padLast = '';
+  #raf = 0;
 
   constructor(ctx) {
     super(ctx);
@@ -38,7 +44,17 @@ export class TeleopPanel extends Panel {
     help.className = 'hint';
     help.textContent =
       'W/S forward, A/D turn, Q/E strafe, Shift boost, Space stop, Esc release keys';
-    this.body.append(this.#button, this.#status, this.#readout, help);
+    const padHelp = document.createElement('p');
+    padHelp.className = 'hint';
+    padHelp.textContent = GAMEPAD_HELP;
+    this.#pad.className = 'gamepad-status';
+    this.el.dataset.gamepad = '';
+    this.body.append(this.#button, this.#status, this.#readout, help, padHelp, this.#pad);
+    const poll = () => {
+      this.#pollGamepad();
+      this.#raf = requestAnimationFrame(poll);
+    };
+    this.#raf = requestAnimationFrame(poll);
     this.#bind(window, 'keydown', (e) => this.#onKey(e, true));
     this.#bind(window, 'keyup', (e) => this.#onKey(e, false));
     this.#bind(window, 'blur', () => this.zero('blur'));
@@ -114,6 +130,38 @@ export class TeleopPanel extends Panel {
     else this.#send();
   }
 
+  /** One reading per animation frame: drive while the deadman is held, zero when it is let go. */
+  #pollGamepad() {
+    const g = readGamepad();
+    const state = !g ? 'none' : g.deadman ? 'deadman' : 'connected';
+    if (this.el.dataset.gamepad !== state) {
+      this.el.dataset.gamepad = state;
+      this.#pad.textContent = !g
+        ? 'No gamepad (press a button on one to connect it)'
+        : `${g.id}: ${g.deadman ? 'deadman held, driving' : 'deadman released'}`;
+    }
+    if (!g || !g.deadman || this.#lease !== 'held' || document.hidden) {
+      if (this.#padDriving) {
+        this.#padDriving = false;
+        this.#padLast = '';
+        this.zero(g ? 'deadman' : 'gamepad');
+      }
+      return;
+    }
+    const gain = g.boost ? 2 : 1;
+    const c = {
+      vx: g.vx * this.maxV * gain,
+      vy: g.vy * this.maxV * gain,
+      wz: g.wz * this.maxW * gain,
+    };
+    const sig = `${c.vx},${c.vy},${c.wz}`;
+    this.#padDriving = true;
+    // The core repeats the command inside the watchdog; only a change is handed over.
+    if (sig === this.#padLast) return;
+    this.#padLast = sig;
+    this.#twist(c.vx, c.vy, c.wz);
+  }
+
   #command() {
     let [vx, vy, wz] = [0, 0, 0];
     for (const k of this.#held) {
@@ -154,6 +202,7 @@ export class TeleopPanel extends Panel {
   }
 
   destroy() {
+    cancelAnimationFrame(this.#raf);
     this.zero('unmount');
     for (const u of this.#unbind) u();
     super.destroy();

@@ -1,0 +1,88 @@
+// The fleet view with two demo robots: both are listed by name, the watched one marked, with its
+// link and a thumbnail of its camera; Watch switches the cockpit to the other robot, whose camera
+// then shows in its card while the first keeps its last frame.
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { chromium } from 'playwright-core';
+import { killAll, startRelay, startRobot } from './lib/cockpit_procs.mjs';
+import { LAUNCH, artifacts, openCockpit } from './lib/cockpit_page.mjs';
+
+let relay;
+let browser;
+
+before(async () => {
+  mkdirSync(artifacts, { recursive: true });
+  relay = await startRelay();
+  await startRobot(relay.http);
+  await startRobot(relay.http, ['--id', 'demo-2', '--name', 'Second rover']);
+  browser = await chromium.launch(LAUNCH);
+});
+
+after(async () => {
+  await browser?.close().catch(() => {});
+  killAll();
+});
+
+const card = (page, id) => page.locator(`.fleet-card[data-robot="${id}"]`);
+const thumbWidth = (page, id) =>
+  page.$eval(`.fleet-card[data-robot="${id}"] img`, (i) => (i.complete ? i.naturalWidth : 0));
+
+test('the fleet view lists two demo robots and switches between them', async () => {
+  const { context, page, problems } = await openCockpit(browser, relay.http, { robot: 'demo-1' });
+  await page.click('#fleet-toggle');
+  await page.waitForFunction(() => document.querySelectorAll('.fleet-card').length === 2, null, {
+    timeout: 20000,
+  });
+  // Frames seen from the moment the view loaded count; the card refreshes every second.
+  await page.waitForFunction(
+    () =>
+      /last frame \d+ s ago/.test(
+        document.querySelector('.fleet-card[data-robot="demo-1"]').textContent,
+      ),
+    null,
+    { timeout: 20000 },
+  );
+  assert.match(
+    await card(page, 'demo-1').textContent(),
+    /Demo rover \(tether-sim\)demo-1 · watching · last frame \d+ s ago · link: rtt \d+ ms, loss \d+\.\d%/,
+  );
+  assert.match(
+    await card(page, 'demo-2').textContent(),
+    /Second rover \(tether-sim\)demo-2 · online · last frame no frame yet · link: not watched/,
+  );
+  // The watched robot's camera (160x120 JPEGs) becomes its thumbnail.
+  await page.waitForFunction(
+    () => document.querySelector('.fleet-card[data-robot="demo-1"] img')?.naturalWidth === 160,
+    null,
+    { timeout: 20000 },
+  );
+
+  await card(page, 'demo-2').getByRole('button', { name: 'Watch' }).click();
+  await page.waitForFunction(() => document.querySelector('#robot').value === 'demo-2', null, {
+    timeout: 20000,
+  });
+  await page.waitForFunction(
+    () => document.querySelector('.fleet-card[data-robot="demo-2"]')?.dataset.watching === 'true',
+    null,
+    { timeout: 20000 },
+  );
+  await page.waitForFunction(
+    () => document.querySelector('.fleet-card[data-robot="demo-2"] img')?.naturalWidth === 160,
+    null,
+    { timeout: 20000 },
+  );
+  assert.equal(await card(page, 'demo-1').getAttribute('data-watching'), 'false');
+  assert.equal(await thumbWidth(page, 'demo-1'), 160); // its last frame stays
+  assert.match(
+    await card(page, 'demo-1').textContent(),
+    /demo-1 · online · last frame \d+ s ago · link: not watched/,
+  );
+  // The panels are the second robot's: its map draws.
+  await page.waitForFunction(() => document.querySelector('.panel-map2d')?.dataset.poseX, null, {
+    timeout: 20000,
+  });
+  await page.locator('#fleet').screenshot({ path: `${artifacts}cockpit-fleet.png` });
+  assert.deepEqual(problems, []);
+  await context.close();
+});
