@@ -180,7 +180,8 @@ test('two agents through tether mcp: send, read, broadcast, peers, history, a ha
   assert.equal(got.path, path.join(dest, 'weights.bin'));
   assert.ok(fs.readFileSync(got.path).equals(data), 'the fetched bytes are the offered file');
   // Progress is what arrived before the result (the SDK's client drops a notification it reads
-  // together with the result; fetchProgress's own test covers every step): forward, in chunks.
+  // together with the result, so a fast fetch may show none; fetchProgress's own test covers every
+  // step): forward, in chunks.
   const chunks = Math.ceil(data.length / 65536);
   const steps = progress.map((p) => p.progress);
   assert.ok(
@@ -192,7 +193,6 @@ test('two agents through tether mcp: send, read, broadcast, peers, history, a ha
       (p) => p.total === chunks && /^weights\.bin: \d+\/700000 bytes$/.test(p.message),
     ),
   );
-  assert.equal(progress.at(-1).total, Math.ceil(data.length / 65536));
   assert.equal((await bob.ok('swarm_status', { file_id: sha })).state, 'done');
 
   // The inbox resource: listed, read without consuming, and a subscriber hears of new mail.
