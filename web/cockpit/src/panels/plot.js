@@ -39,6 +39,8 @@ export class PlotPanel extends Panel {
   #paused = false;
   #zoomed = false;
   #dirty = false;
+  /** A drag to zoom is under way: new data waits, since a redraw mid-drag cancels the selection. */
+  #dragging = false;
   #ts = 0;
   #resize;
 
@@ -175,7 +177,7 @@ export class PlotPanel extends Panel {
   }
 
   #draw() {
-    if (!this.#plot || this.#paused) return;
+    if (!this.#plot || this.#paused || this.#dragging) return;
     const data = this.#data();
     this.#plot.setData(data, !this.#zoomed);
     const shown = this.#series.map((s, i) => {
@@ -224,6 +226,19 @@ export class PlotPanel extends Panel {
       this.#chart,
     );
     this.#plot.over.addEventListener('dblclick', () => this.#unzoom());
+    this.#plot.over.addEventListener('mousedown', () => {
+      this.#dragging = true;
+      // After uPlot's own mouseup handler has applied the selection, draw what arrived meanwhile.
+      window.addEventListener(
+        'mouseup',
+        () =>
+          setTimeout(() => {
+            this.#dragging = false;
+            this.#draw();
+          }),
+        { once: true },
+      );
+    });
     this.#draw();
   }
 
