@@ -11,7 +11,31 @@ import { loadBus } from '@tether-rt/tether/bus';
 
 const api = await loadBus();
 const L = api.limits;
-const TYPES = new Set(['chat', 'announce', 'skill_update', 'command', 'command_response', 'file_offer', 'file_chunk', 'file_complete', 'file_ack', 'event', 'ping', 'pong', 'ack', 'history_replay', 'history_request', 'handoff', 'swarm_offer', 'swarm_manifest_request', 'swarm_manifest_page', 'swarm_announce', 'swarm_request', 'swarm_chunk', 'swarm_have']);
+const TYPES = new Set([
+  'chat',
+  'announce',
+  'skill_update',
+  'command',
+  'command_response',
+  'file_offer',
+  'file_chunk',
+  'file_complete',
+  'file_ack',
+  'event',
+  'ping',
+  'pong',
+  'ack',
+  'history_replay',
+  'history_request',
+  'handoff',
+  'swarm_offer',
+  'swarm_manifest_request',
+  'swarm_manifest_page',
+  'swarm_announce',
+  'swarm_request',
+  'swarm_chunk',
+  'swarm_have',
+]);
 const KEYS = new Set(['v', 'id', 'type', 'from', 'to', 'topic', 'ts', 'payload']);
 const FROM_KEYS = new Set(['streamId', 'role', 'name', 'instanceId']);
 
@@ -24,37 +48,83 @@ function str(v, max, field) {
   return null;
 }
 function plainParse(text) {
-  if (text.length > L.maxEnvelopeBytes && Buffer.byteLength(text) > L.maxEnvelopeBytes) return { ok: false, code: 'too_large' };
+  if (text.length > L.maxEnvelopeBytes && Buffer.byteLength(text) > L.maxEnvelopeBytes)
+    return { ok: false, code: 'too_large' };
   let e;
   try {
     e = JSON.parse(text);
   } catch {
     return { ok: false, code: 'not_json' };
   }
-  if (typeof e !== 'object' || e === null || Array.isArray(e)) return { ok: false, code: 'not_object' };
+  if (typeof e !== 'object' || e === null || Array.isArray(e))
+    return { ok: false, code: 'not_object' };
   for (const k of Object.keys(e)) if (!KEYS.has(k)) return { ok: false, code: 'unknown_field' };
   if (e.v !== 1) return { ok: false, code: 'bad_version' };
   let err = str(e.id, L.maxIdChars, 'id') ?? str(e.type, L.maxTypeChars, 'type');
   if (err) return { ok: false, code: 'bad_field', detail: err };
   if (!TYPES.has(e.type)) return { ok: false, code: 'unknown_type' };
   const f = e.from;
-  if (typeof f !== 'object' || f === null || Array.isArray(f)) return { ok: false, code: 'bad_field' };
-  for (const k of Object.keys(f)) if (!FROM_KEYS.has(k)) return { ok: false, code: 'unknown_field' };
-  err = str(f.streamId, L.maxStreamIdChars, 'from.streamId') ?? str(f.role, L.maxRoleChars, 'from.role') ?? str(f.name, L.maxNameChars, 'from.name') ?? str(f.instanceId, L.maxInstanceIdChars, 'from.instanceId');
+  if (typeof f !== 'object' || f === null || Array.isArray(f))
+    return { ok: false, code: 'bad_field' };
+  for (const k of Object.keys(f))
+    if (!FROM_KEYS.has(k)) return { ok: false, code: 'unknown_field' };
+  err =
+    str(f.streamId, L.maxStreamIdChars, 'from.streamId') ??
+    str(f.role, L.maxRoleChars, 'from.role') ??
+    str(f.name, L.maxNameChars, 'from.name') ??
+    str(f.instanceId, L.maxInstanceIdChars, 'from.instanceId');
   if (err) return { ok: false, code: 'bad_field', detail: err };
-  if (e.to != null && (err = str(e.to, L.maxToChars, 'to'))) return { ok: false, code: 'bad_field', detail: err };
-  if (e.topic != null && (err = str(e.topic, L.maxTopicChars, 'topic'))) return { ok: false, code: 'bad_field', detail: err };
+  if (e.to != null && (err = str(e.to, L.maxToChars, 'to')))
+    return { ok: false, code: 'bad_field', detail: err };
+  if (e.topic != null && (err = str(e.topic, L.maxTopicChars, 'topic')))
+    return { ok: false, code: 'bad_field', detail: err };
   if (typeof e.ts !== 'number' || !Number.isFinite(e.ts)) return { ok: false, code: 'not_finite' };
-  return { ok: true, envelope: { v: 1, id: e.id, type: e.type, from: f, to: e.to ?? null, topic: e.topic ?? null, ts: e.ts, payload: e.payload ?? null } };
+  return {
+    ok: true,
+    envelope: {
+      v: 1,
+      id: e.id,
+      type: e.type,
+      from: f,
+      to: e.to ?? null,
+      topic: e.topic ?? null,
+      ts: e.ts,
+      payload: e.payload ?? null,
+    },
+  };
 }
 
 const from = { streamId: 'agent-7', role: 'agent', name: 'Builder', instanceId: 'f3a9c1' };
-const mk = (type, to, payload, i = 0) => JSON.stringify({ v: 1, id: `m${i}-abcdefghijkl`, type, from, to, topic: null, ts: 1700000000000 + i, payload });
+const mk = (type, to, payload, i = 0) =>
+  JSON.stringify({
+    v: 1,
+    id: `m${i}-abcdefghijkl`,
+    type,
+    from,
+    to,
+    topic: null,
+    ts: 1700000000000 + i,
+    payload,
+  });
 const inputs = [
   ['chat (~200 B)', mk('chat', null, { text: 'build finished, 3 warnings; see the log' })],
-  ['command (~1 KB)', mk('command', 'me', { run: 'make test', env: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`K${i}`, 'v'.repeat(30)])) })],
+  [
+    'command (~1 KB)',
+    mk('command', 'me', {
+      run: 'make test',
+      env: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`K${i}`, 'v'.repeat(30)])),
+    }),
+  ],
   ['swarm_have (~150 B)', mk('swarm_have', 'me', { fileId: 'a'.repeat(64), indexes: [1, 2, 3] })],
-  ['file_chunk (64 KiB base64)', mk('file_chunk', 'me', { transferId: 't1', index: 3, totalChunks: 9, data: Buffer.alloc(65536, 7).toString('base64') })],
+  [
+    'file_chunk (64 KiB base64)',
+    mk('file_chunk', 'me', {
+      transferId: 't1',
+      index: 3,
+      totalChunks: 9,
+      data: Buffer.alloc(65536, 7).toString('base64'),
+    }),
+  ],
 ];
 
 const ROUNDS = Number(process.env.BUS_BENCH_ROUNDS ?? 9);
@@ -78,7 +148,7 @@ function round(fn) {
 
 // Alternating rounds of both sides; each side's best.
 function race(a, b) {
-  for (let i = 0; i < 300; i++) a(), b(); // warm-up
+  for (let i = 0; i < 300; i++) (a(), b()); // warm-up
   let bestA = 0;
   let bestB = 0;
   for (let r = 0; r < ROUNDS; r++) {
@@ -88,12 +158,14 @@ function race(a, b) {
   return [bestA, bestB];
 }
 
-const fmt = (n, d = 0) => Number(n).toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+const fmt = (n, d = 0) =>
+  Number(n).toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const rows = [];
 for (const [name, text] of inputs) {
   const a = api.parseEnvelope(text);
   const b = plainParse(text);
-  if (!a.ok || !b.ok || JSON.stringify(a.envelope) !== JSON.stringify(b.envelope)) throw new Error(`bus bench: implementations disagree on ${name}`);
+  if (!a.ok || !b.ok || JSON.stringify(a.envelope) !== JSON.stringify(b.envelope))
+    throw new Error(`bus bench: implementations disagree on ${name}`);
   const [w, j] = race(
     () => api.parseEnvelope(text),
     () => plainParse(text),
@@ -129,12 +201,21 @@ const bus = api.createBus({
 });
 let plainDelivered = 0;
 const onMsg = () => plainDelivered++;
-const command4k = mk('command', 'me', { run: 'make test', env: Object.fromEntries(Array.from({ length: 90 }, (_, i) => [`KEY_${i}`, 'v'.repeat(36)])) });
+const command4k = mk('command', 'me', {
+  run: 'make test',
+  env: Object.fromEntries(Array.from({ length: 90 }, (_, i) => [`KEY_${i}`, 'v'.repeat(36)])),
+});
 // An ack the core reads (correlation by messageId) and so still parses into a DOM.
 const ack = mk('ack', 'me', { messageId: 'm-unknown', ok: true });
-for (const [name, live] of [['chat', inputs[0][1]], ['command 4 KiB', command4k], ['ack (read by the core)', ack], ['file_chunk 64 KiB', inputs[3][1]]]) {
+for (const [name, live] of [
+  ['chat', inputs[0][1]],
+  ['command 4 KiB', command4k],
+  ['ack (read by the core)', ack],
+  ['file_chunk 64 KiB', inputs[3][1]],
+]) {
   handlers[0].text('peer-origin', live);
-  if (JSON.stringify(lastDelivered) !== JSON.stringify(plainParse(live).envelope)) throw new Error(`bus bench: the bus delivered another envelope for ${name}`);
+  if (JSON.stringify(lastDelivered) !== JSON.stringify(plainParse(live).envelope))
+    throw new Error(`bus bench: the bus delivered another envelope for ${name}`);
   const [recv, recvJs] = race(
     () => handlers[0].text('peer-origin', live),
     () => {
@@ -143,14 +224,23 @@ for (const [name, live] of [['chat', inputs[0][1]], ['command 4 KiB', command4k]
     },
   );
   // The target (issue 20): a bus receive at least as fast as plain JS's parse-and-check.
-  rows.push([`receive ${name} via bus (bind, history, deliver)`, fmt(recv), fmt(recvJs), fmt(recv / recvJs, 2), '>= 1.00']);
+  rows.push([
+    `receive ${name} via bus (bind, history, deliver)`,
+    fmt(recv),
+    fmt(recvJs),
+    fmt(recv / recvJs, 2),
+    '>= 1.00',
+  ]);
 }
 bus.close();
 if (delivered === 0 || plainDelivered === 0) throw new Error('bus bench: nothing was delivered');
 
 const head = ['measure (ops per CPU-s)', 'tether (WASM)', 'plain JS', 'ratio', 'target'];
 const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
-const line = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ');
+const line = (cells) =>
+  cells
+    .map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i])))
+    .join('  ');
 console.log(
   `\nbus envelopes (Node, one run, best of ${ROUNDS} alternating rounds in CPU time; plain JS applies the same checks without the state machine)`,
 );

@@ -19,11 +19,18 @@ const MILESTONES = () => {
   const marks = {};
   const check = () => {
     const t = performance.now();
-    if (!marks.linkOpen && document.querySelector('#status-link')?.dataset.state === 'open') marks.linkOpen = t;
-    if (!marks.firstMap && document.querySelector('.panel-map2d canvas')?.dataset.transform) marks.firstMap = t;
-    if (!marks.firstVideo && document.querySelector('.video-canvas')?.width > 0) marks.firstVideo = t;
+    if (!marks.linkOpen && document.querySelector('#status-link')?.dataset.state === 'open')
+      marks.linkOpen = t;
+    if (!marks.firstMap && document.querySelector('.panel-map2d canvas')?.dataset.transform)
+      marks.firstMap = t;
+    if (!marks.firstVideo && document.querySelector('.video-canvas')?.width > 0)
+      marks.firstVideo = t;
   };
-  new MutationObserver(check).observe(document, { subtree: true, childList: true, attributes: true });
+  new MutationObserver(check).observe(document, {
+    subtree: true,
+    childList: true,
+    attributes: true,
+  });
   window.__marks = marks;
 };
 
@@ -39,7 +46,9 @@ try {
     const page = await context.newPage();
     await page.addInitScript(MILESTONES);
     await page.goto(`${relay.http}/`);
-    await page.waitForFunction(() => window.__marks?.firstMap && window.__marks?.firstVideo, null, { timeout: 60000 });
+    await page.waitForFunction(() => window.__marks?.firstMap && window.__marks?.firstVideo, null, {
+      timeout: 60000,
+    });
     samples.push(
       await page.evaluate(() => ({
         fcp: performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? NaN,
@@ -54,7 +63,10 @@ try {
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-console.log('\ncockpit first paint: %d cold loads against the demo robot, ms from navigation start', RUNS);
+console.log(
+  '\ncockpit first paint: %d cold loads against the demo robot, ms from navigation start',
+  RUNS,
+);
 console.log('milestone                      median      worst');
 for (const [key, label] of [
   ['fcp', 'first contentful paint'],
@@ -63,10 +75,16 @@ for (const [key, label] of [
   ['firstVideo', 'first camera frame drawn'],
 ]) {
   const xs = samples.map((s) => s[key]);
-  console.log(`${label.padEnd(28)}${median(xs).toFixed(0).padStart(8)}${Math.max(...xs).toFixed(0).padStart(11)}`);
+  console.log(
+    `${label.padEnd(28)}${median(xs).toFixed(0).padStart(8)}${Math.max(...xs)
+      .toFixed(0)
+      .padStart(11)}`,
+  );
 }
 const size = (f) => statSync(join(root, 'build/cockpit', f)).size;
 const gz = (f) => gzipSync(readFileSync(join(root, 'build/cockpit', f))).length;
 const total = size('cockpit.js') + size('tether.wasm');
 const totalGz = gz('cockpit.js') + gz('tether.wasm');
-console.log(`shipped: JS + WASM ${(total / 1024).toFixed(0)} KiB (${(totalGz / 1024).toFixed(0)} KiB gzip)`);
+console.log(
+  `shipped: JS + WASM ${(total / 1024).toFixed(0)} KiB (${(totalGz / 1024).toFixed(0)} KiB gzip)`,
+);

@@ -10,9 +10,21 @@ let relay;
 try {
   relay = await startRelay();
   for (const size of [1024, 256 * 1024]) {
-    const echo = await runClient('bench/cockpit_bench_client.js', [relay.http, 'echo', String(size), String(seconds), '8']);
+    const echo = await runClient('bench/cockpit_bench_client.js', [
+      relay.http,
+      'echo',
+      String(size),
+      String(seconds),
+      '8',
+    ]);
     for (const mode of ['wt', 'ws']) {
-      const r = await runClient('bench/cockpit_bench_client.js', [relay.http, mode, String(size), String(seconds), '8']);
+      const r = await runClient('bench/cockpit_bench_client.js', [
+        relay.http,
+        mode,
+        String(size),
+        String(seconds),
+        '8',
+      ]);
       rows.push({ size, mode, ...r, echoFps: echo.fps, echoP50: echo.p50 });
     }
   }
@@ -22,8 +34,12 @@ try {
 
 const kib = (n) => `${n / 1024} KiB`;
 const f1 = (n) => (Number.isFinite(n) ? n.toFixed(1) : '-');
-console.log('\ncockpit relay: 1 robot -> 8 viewers, reliable channel (per-viewer fps; latency robot -> viewer)');
-console.log('size     lane          fps/viewer   p50 ms   p99 ms   MB/s out   | raw WT echo fps   p50 ms   relay/echo fps');
+console.log(
+  '\ncockpit relay: 1 robot -> 8 viewers, reliable channel (per-viewer fps; latency robot -> viewer)',
+);
+console.log(
+  'size     lane          fps/viewer   p50 ms   p99 ms   MB/s out   | raw WT echo fps   p50 ms   relay/echo fps',
+);
 for (const r of rows) {
   const mbs = (r.fps * 8 * r.size) / 1e6;
   console.log(

@@ -17,7 +17,9 @@ const RUNS = Number(process.env.TETHER_BENCH_RUNS ?? 12);
 const ROUNDS = Number(process.env.TETHER_BENCH_ROUNDS ?? 5);
 const root = new URL('..', import.meta.url).pathname;
 const status = (s) =>
-  process.stderr.isTTY ? process.stderr.write(`\r[bench decode] ${s.padEnd(60)}`) : console.error(`[bench decode] ${s}`);
+  process.stderr.isTTY
+    ? process.stderr.write(`\r[bench decode] ${s.padEnd(60)}`)
+    : console.error(`[bench decode] ${s}`);
 
 function best(runs, fn) {
   let min = Infinity;
@@ -44,14 +46,24 @@ const vdec = new decode.ChannelDecoder('voxels.zlib.v1');
 results.native = { costmap: Infinity, voxels: Infinity };
 results.wasmNode = { costmap: Infinity, voxels: Infinity };
 for (let round = 0; round < ROUNDS; round++) {
-  const native = execFileSync(join(root, 'build/native/tether_bench_decode_native'), [String(RUNS)], { encoding: 'utf8' })
+  const native = execFileSync(
+    join(root, 'build/native/tether_bench_decode_native'),
+    [String(RUNS)],
+    { encoding: 'utf8' },
+  )
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l));
   results.native.costmap = Math.min(results.native.costmap, native[0].ms);
   results.native.voxels = Math.min(results.native.voxels, native[1].ms);
-  results.wasmNode.costmap = Math.min(results.wasmNode.costmap, best(RUNS, () => cdec.decode(costmapMeta, costmap)));
-  results.wasmNode.voxels = Math.min(results.wasmNode.voxels, best(RUNS, () => vdec.decode(voxelMeta, voxels)));
+  results.wasmNode.costmap = Math.min(
+    results.wasmNode.costmap,
+    best(RUNS, () => cdec.decode(costmapMeta, costmap)),
+  );
+  results.wasmNode.voxels = Math.min(
+    results.wasmNode.voxels,
+    best(RUNS, () => vdec.decode(voxelMeta, voxels)),
+  );
 }
 
 status('plain JS (fflate)');
@@ -67,7 +79,12 @@ const palette = makePalette((v) => {
 });
 const ramp = new Float32Array(256 * 3).map((_, i) => ((i % 3) + 1) / 4);
 const jsMap = decodeCostmapJs(costmap, costmapMeta, palette);
-if (Buffer.compare(Buffer.from(jsMap.buffer), Buffer.from(rgbaRef.buffer, rgbaRef.byteOffset, rgbaRef.length)) !== 0)
+if (
+  Buffer.compare(
+    Buffer.from(jsMap.buffer),
+    Buffer.from(rgbaRef.buffer, rgbaRef.byteOffset, rgbaRef.length),
+  ) !== 0
+)
   throw new Error('the JS baseline and the WASM decoder disagree on the costmap image');
 results.js = {
   costmap: best(RUNS, () => decodeCostmapJs(costmap, costmapMeta, palette)),
@@ -115,9 +132,14 @@ console.log(
   '\ndecode core: best of %d rounds x %d runs, milliseconds (lower is better); load average %s',
   ROUNDS,
   RUNS,
-  os.loadavg().map((l) => l.toFixed(1)).join(' '),
+  os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' '),
 );
-console.log('case                 native  wasm-node  wasm-chromium   js(fflate)  js/wasm-node  wasm-node/native');
+console.log(
+  'case                 native  wasm-node  wasm-chromium   js(fflate)  js/wasm-node  wasm-node/native',
+);
 for (const c of ['costmap', 'voxels']) {
   const label = c === 'costmap' ? 'costmap 2048x2048' : 'voxels 1M';
   const r = (k) => results[k][c];

@@ -54,16 +54,20 @@ int main(int argc, char** argv) {
   const std::uint32_t n = 1u << 20;
   Bytes records(std::size_t(n) * 7);
   for (std::uint32_t i = 0; i < n; ++i) {
-    const std::uint16_t ix = std::uint16_t(i % 128), iy = std::uint16_t((i / 128) % 128), iz = std::uint16_t(i / 16384);
+    const std::uint16_t ix = std::uint16_t(i % 128), iy = std::uint16_t((i / 128) % 128),
+                        iz = std::uint16_t(i / 16384);
     std::uint8_t* r = &records[std::size_t(i) * 7];
-    r[0] = std::uint8_t(ix), r[1] = std::uint8_t(ix >> 8), r[2] = std::uint8_t(iy), r[3] = std::uint8_t(iy >> 8);
+    r[0] = std::uint8_t(ix), r[1] = std::uint8_t(ix >> 8), r[2] = std::uint8_t(iy),
+    r[3] = std::uint8_t(iy >> 8);
     r[4] = std::uint8_t(iz), r[5] = std::uint8_t(iz >> 8), r[6] = std::uint8_t(i * 13);
   }
   const Bytes voxels = compress(records);
   const Json vmeta = {{"n", n}, {"res", 0.1}, {"origin", {0.0, 0.0, 0.0}}};
   VoxelDecoder vdec;
   const double vms = best_ms(runs, [&] { vdec.decode(vmeta, ByteView(voxels)); });
-  std::printf("{\"impl\":\"native\",\"case\":\"costmap 2048x2048\",\"ms\":%.2f,\"bytes\":%zu}\n", cms, costmap.size());
-  std::printf("{\"impl\":\"native\",\"case\":\"voxels 1M\",\"ms\":%.2f,\"bytes\":%zu}\n", vms, voxels.size());
+  std::printf("{\"impl\":\"native\",\"case\":\"costmap 2048x2048\",\"ms\":%.2f,\"bytes\":%zu}\n",
+              cms, costmap.size());
+  std::printf("{\"impl\":\"native\",\"case\":\"voxels 1M\",\"ms\":%.2f,\"bytes\":%zu}\n", vms,
+              voxels.size());
   return 0;
 }

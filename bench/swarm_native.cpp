@@ -50,7 +50,8 @@ Decisions decisions() {
   for (std::uint32_t p = 0; p < offer.pages; ++p) {
     ManifestPage page{id, p, offer.pages, offer.page_size, *offer.chunk_hashes_hash, {}};
     const std::uint32_t first = p * offer.page_size;
-    for (std::uint32_t i = first; i < std::min(n, first + offer.page_size); ++i) page.hashes.push_back(hashes[i]);
+    for (std::uint32_t i = first; i < std::min(n, first + offer.page_size); ++i)
+      page.hashes.push_back(hashes[i]);
     s.handle_message(0, page, true, 0);
   }
   drain_actions(s);
@@ -138,18 +139,26 @@ std::int64_t done_ms(const sim::SimResult& r) {
 int main() {
   const Decisions d = decisions();
   std::printf("{\n");
-  std::printf("  \"decisions\": {\"chunks\": %u, \"peers\": 16, \"picks_per_s\": %.0f, \"scheduler_decisions_per_s\": %.0f, "
-              "\"setup_s\": %.2f},\n", kMaxChunks, d.picks_per_s, d.scheduler_per_s, d.setup_s);
-  std::printf("  \"memory\": {\"bytes_per_tracked_chunk\": %.1f, \"bytes_per_peer\": %.0f},\n", d.bytes_per_chunk, d.bytes_per_peer);
+  std::printf(
+      "  \"decisions\": {\"chunks\": %u, \"peers\": 16, \"picks_per_s\": %.0f, "
+      "\"scheduler_decisions_per_s\": %.0f, "
+      "\"setup_s\": %.2f},\n",
+      kMaxChunks, d.picks_per_s, d.scheduler_per_s, d.setup_s);
+  std::printf("  \"memory\": {\"bytes_per_tracked_chunk\": %.1f, \"bytes_per_peer\": %.0f},\n",
+              d.bytes_per_chunk, d.bytes_per_peer);
 
   // 250 MB at 64 KiB chunks: the offer the spec says used to be ~275 KB.
   {
     const std::uint64_t size = 250'000'000;
     const std::uint32_t chunks = std::uint32_t((size + 65535) / 65536);
     std::vector<ChunkHash> h(chunks, sha256(ByteView()));
-    Offer o = make_offer(sha256(ByteView()), "big.bin", "application/octet-stream", FileShape{size, 65536, chunks}, h).value();
-    std::printf("  \"offer_250mb\": {\"chunks\": %u, \"offer_payload_bytes\": %zu, \"inline_list_bytes\": %zu, \"pages\": %u},\n",
-                chunks, encode_payload(o).size(), std::size_t(chunks) * 67, o.pages);
+    Offer o = make_offer(sha256(ByteView()), "big.bin", "application/octet-stream",
+                         FileShape{size, 65536, chunks}, h)
+                  .value();
+    std::printf(
+        "  \"offer_250mb\": {\"chunks\": %u, \"offer_payload_bytes\": %zu, \"inline_list_bytes\": "
+        "%zu, \"pages\": %u},\n",
+        chunks, encode_payload(o).size(), std::size_t(chunks) * 67, o.pages);
   }
   // Spec: one downloader 7.8 MB/s; three downloaders 14.1 MB/s aggregate. Links at 7.8 MB/s up.
   const double up = 7'800;  // bytes per simulated ms
@@ -171,20 +180,34 @@ int main() {
   const auto cut60_3 = sim::simulate(cut3);
   const auto clean60_3 = sim::simulate(scenario(60'000'000, 3, 1, up60 / 3));
   const double sim_wall = seconds_since(t0);
-  auto mbps = [](std::uint64_t bytes, std::int64_t ms) { return ms > 0 ? double(bytes) / 1e3 / double(ms) : 0.0; };
+  auto mbps = [](std::uint64_t bytes, std::int64_t ms) {
+    return ms > 0 ? double(bytes) / 1e3 / double(ms) : 0.0;
+  };
   std::printf("  \"sim\": {\n");
-  std::printf("    \"mb250_one_downloader\": {\"ms\": %lld, \"mb_per_s\": %.2f, \"complete\": %s},\n",
-              (long long)done_ms(one), mbps(250'000'000, done_ms(one)), one.all_complete ? "true" : "false");
-  std::printf("    \"mb250_three_random\": {\"ms\": %lld, \"aggregate_mb_per_s\": %.2f, \"complete\": %s},\n",
-              (long long)done_ms(three), mbps(750'000'000, done_ms(three)), three.all_complete ? "true" : "false");
-  std::printf("    \"mb250_three_index\": {\"ms\": %lld, \"aggregate_mb_per_s\": %.2f, \"complete\": %s},\n",
-              (long long)done_ms(three_index), mbps(750'000'000, done_ms(three_index)), three_index.all_complete ? "true" : "false");
+  std::printf(
+      "    \"mb250_one_downloader\": {\"ms\": %lld, \"mb_per_s\": %.2f, \"complete\": %s},\n",
+      (long long)done_ms(one), mbps(250'000'000, done_ms(one)),
+      one.all_complete ? "true" : "false");
+  std::printf(
+      "    \"mb250_three_random\": {\"ms\": %lld, \"aggregate_mb_per_s\": %.2f, \"complete\": "
+      "%s},\n",
+      (long long)done_ms(three), mbps(750'000'000, done_ms(three)),
+      three.all_complete ? "true" : "false");
+  std::printf(
+      "    \"mb250_three_index\": {\"ms\": %lld, \"aggregate_mb_per_s\": %.2f, \"complete\": "
+      "%s},\n",
+      (long long)done_ms(three_index), mbps(750'000'000, done_ms(three_index)),
+      three_index.all_complete ? "true" : "false");
   std::printf("    \"mb60_clean\": {\"ms\": %lld},\n", (long long)done_ms(clean60));
-  std::printf("    \"mb60_cut_at_30pct\": {\"ms\": %lld, \"rebuilds\": %llu, \"complete\": %s},\n", (long long)done_ms(cut60),
-              (unsigned long long)cut60.nodes[1].stats.rebuilds, cut60.all_complete ? "true" : "false");
+  std::printf("    \"mb60_cut_at_30pct\": {\"ms\": %lld, \"rebuilds\": %llu, \"complete\": %s},\n",
+              (long long)done_ms(cut60), (unsigned long long)cut60.nodes[1].stats.rebuilds,
+              cut60.all_complete ? "true" : "false");
   std::printf("    \"mb60_three_seeders_clean\": {\"ms\": %lld},\n", (long long)done_ms(clean60_3));
-  std::printf("    \"mb60_three_seeders_cut_at_30pct\": {\"ms\": %lld, \"rebuilds\": %llu, \"complete\": %s},\n",
-              (long long)done_ms(cut60_3), (unsigned long long)cut60_3.nodes[3].stats.rebuilds, cut60_3.all_complete ? "true" : "false");
+  std::printf(
+      "    \"mb60_three_seeders_cut_at_30pct\": {\"ms\": %lld, \"rebuilds\": %llu, \"complete\": "
+      "%s},\n",
+      (long long)done_ms(cut60_3), (unsigned long long)cut60_3.nodes[3].stats.rebuilds,
+      cut60_3.all_complete ? "true" : "false");
   std::printf("    \"wall_s\": %.2f\n  }\n}\n", sim_wall);
   return 0;
 }

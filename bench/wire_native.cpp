@@ -59,8 +59,10 @@ int main(int argc, char** argv) {
       m *= 4;
     }
     const double dec_mbs = double(m) * double(encoded.size()) / t / 1e6;
-    std::printf("{\"impl\":\"native\",\"payload\":%zu,\"frame\":%zu,\"encodeMBs\":%.1f,\"decodeMBs\":%.1f}\n",
-                size, encoded.size(), enc_mbs, dec_mbs);
+    std::printf(
+        "{\"impl\":\"native\",\"payload\":%zu,\"frame\":%zu,\"encodeMBs\":%.1f,\"decodeMBs\":%.1f}"
+        "\n",
+        size, encoded.size(), enc_mbs, dec_mbs);
   }
   return 0;
 }

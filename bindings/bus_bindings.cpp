@@ -37,7 +37,8 @@ Json parse(const std::string& s) {
 
 std::string sent_text(const Result<Sent, BusError>& r) {
   if (!r) return text(error_json(r.error()));
-  return text(Json{{"ok", true}, {"id", r->envelope.id}, {"envelope", envelope_to_json(r->envelope)}});
+  return text(
+      Json{{"ok", true}, {"id", r->envelope.id}, {"envelope", envelope_to_json(r->envelope)}});
 }
 
 std::optional<std::string> opt(const std::string& s, bool present) {
@@ -46,7 +47,8 @@ std::optional<std::string> opt(const std::string& s, bool present) {
 }
 
 std::string bad_type(const std::string& type) {
-  return text(error_json(bus_error(BusErrorCode::unknown_type, "type", "\"" + type + "\" is not a bus message type")));
+  return text(error_json(
+      bus_error(BusErrorCode::unknown_type, "type", "\"" + type + "\" is not a bus message type")));
 }
 
 // Received text crosses as bytes: JS encodes it straight into this staging buffer
@@ -58,7 +60,9 @@ std::string bad_type(const std::string& type) {
 // JS UTF-8 loop each. One inbox serves every caller (JS is single-threaded and every call consumes
 // the staged bytes before it returns); each BusCore has its own record, and so has the inbox's
 // parse, so a loopback that delivers to another bus in the middle of a drain overwrites nothing.
-double address_of(const void* p) { return double(reinterpret_cast<std::uintptr_t>(p)); }
+double address_of(const void* p) {
+  return double(reinterpret_cast<std::uintptr_t>(p));
+}
 
 enum Slot : std::size_t {
   // Written after every call into a BusCore: what the host may poll.
@@ -111,8 +115,10 @@ void put_spans(double* r, const ScannedEnvelope& v, const Tape& tape) {
     r[at + 1] = s.end;
   };
   const auto put_opt = [&](std::size_t at, const std::optional<Span>& s) {
-    if (s) put(at, *s);
-    else r[at] = r[at + 1] = -1;
+    if (s)
+      put(at, *s);
+    else
+      r[at] = r[at + 1] = -1;
   };
   put(kIdBegin, v.id_span);
   put(kStreamBegin, v.stream_id_span);
@@ -121,8 +127,10 @@ void put_spans(double* r, const ScannedEnvelope& v, const Tape& tape) {
   put(kInstanceBegin, v.instance_id_span);
   put_opt(kToBegin, v.to_span);
   put_opt(kTopicBegin, v.topic_span);
-  if (v.payload.empty()) r[kPayloadBegin] = r[kPayloadEnd] = -1;
-  else put(kPayloadBegin, v.payload_span);
+  if (v.payload.empty())
+    r[kPayloadBegin] = r[kPayloadEnd] = -1;
+  else
+    put(kPayloadBegin, v.payload_span);
   r[kTapeAt] = address_of(tape.data());
   r[kTapeWords] = double(tape.size());
 }
@@ -134,7 +142,9 @@ class Inbox {
     if (n > bytes_.size()) bytes_.resize(n);
     return address_of(bytes_.data());
   }
-  ByteView staged(std::size_t n) const { return ByteView(bytes_.data(), std::min(n, bytes_.size())); }
+  ByteView staged(std::size_t n) const {
+    return ByteView(bytes_.data(), std::min(n, bytes_.size()));
+  }
   double outbox() const { return address_of(outbox_); }
   double record() const { return address_of(record_); }
   // The scanner's verdict on the staged bytes: true with the spans in the record (read them
@@ -156,8 +166,11 @@ class Inbox {
       append_scanned_result(out_, *s);  // one pass, payload text verbatim
     } else {
       auto e = parse_envelope_dom(in);  // every refusal, and the shapes the scanner leaves
-      if (!e) append_json(out_, error_json(e.error()), JsonNumbers::js_double);
-      else append_json(out_, Json{{"ok", true}, {"envelope", envelope_to_json(e.value())}}, JsonNumbers::js_double);
+      if (!e)
+        append_json(out_, error_json(e.error()), JsonNumbers::js_double);
+      else
+        append_json(out_, Json{{"ok", true}, {"envelope", envelope_to_json(e.value())}},
+                    JsonNumbers::js_double);
     }
     outbox_[0] = address_of(out_.data());
     outbox_[1] = double(out_.size());
@@ -213,7 +226,8 @@ class BusCore {
     Json j = parse(numbers_json);
     if (j.is_array())
       for (const auto& n : j)
-        if (auto i = json_integer(n, 0, std::int64_t(names_.size()) - 1)) v.push_back(names_[std::size_t(*i)]);
+        if (auto i = json_integer(n, 0, std::int64_t(names_.size()) - 1))
+          v.push_back(names_[std::size_t(*i)]);
     bus_->handle_roster(v, TimeMs(now));
     settle();
   }
@@ -226,7 +240,8 @@ class BusCore {
   // (kBitEventInRecord), so an ordinary message costs this one call.
   void receive(std::uint32_t c, double len, double now, double tag) {
     if (c < names_.size())
-      bus_->handle_text(names_[c], inbox().staged(std::size_t(len)), TimeMs(now), std::uint64_t(tag));
+      bus_->handle_text(names_[c], inbox().staged(std::size_t(len)), TimeMs(now),
+                        std::uint64_t(tag));
     if (!(int(record_[kStatus]) & kBitEventInRecord) && bus_->has_events()) {
       auto e = bus_->poll_event();
       put_event(*e);
@@ -272,22 +287,25 @@ class BusCore {
   }
 
   bool is_open(const std::string& id) const { return bus_->is_open(id); }
-  std::string send(const std::string& to, const std::string& type, const std::string& payload, const std::string& topic,
-                   bool has_topic, double now) {
+  std::string send(const std::string& to, const std::string& type, const std::string& payload,
+                   const std::string& topic, bool has_topic, double now) {
     auto t = message_type_from_name(type);
     if (!t) return bad_type(type);
-    return settled(sent_text(bus_->send(to, *t, parse(payload), opt(topic, has_topic), std::int64_t(now))));
+    return settled(
+        sent_text(bus_->send(to, *t, parse(payload), opt(topic, has_topic), std::int64_t(now))));
   }
-  std::string broadcast(const std::string& type, const std::string& payload, const std::string& topic, bool has_topic,
-                        double now) {
+  std::string broadcast(const std::string& type, const std::string& payload,
+                        const std::string& topic, bool has_topic, double now) {
     auto t = message_type_from_name(type);
     if (!t) return bad_type(type);
-    return settled(sent_text(bus_->broadcast(*t, parse(payload), opt(topic, has_topic), std::int64_t(now))));
+    return settled(
+        sent_text(bus_->broadcast(*t, parse(payload), opt(topic, has_topic), std::int64_t(now))));
   }
   std::string request_history(const std::string& to, const std::string& count, double now) {
     return settled(sent_text(bus_->request_history(to, parse(count), std::int64_t(now))));
   }
-  std::string reply(bool command, const std::string& envelope, const std::string& extra, double now) {
+  std::string reply(bool command, const std::string& envelope, const std::string& extra,
+                    double now) {
     auto e = parse_envelope(ByteView(std::string_view(envelope)));
     if (!e) return text(error_json(e.error()));
     return settled(sent_text(command ? bus_->respond(e.value(), parse(extra), std::int64_t(now))
@@ -304,13 +322,18 @@ class BusCore {
   std::string send_result(const std::string& id, bool transient) {
     auto r = bus_->send_result(id, transient);
     if (!r) return text(error_json(r.error()));
-    return r.value() == SendStatus::sent ? R"({"ok":true,"status":"sent"})" : R"({"ok":true,"status":"queued"})";
+    return r.value() == SendStatus::sent ? R"({"ok":true,"status":"sent"})"
+                                         : R"({"ok":true,"status":"queued"})";
   }
-  std::string conn_name(std::uint32_t c) const { return c < names_.size() ? names_[c] : std::string(); }
+  std::string conn_name(std::uint32_t c) const {
+    return c < names_.size() ? names_[c] : std::string();
+  }
   std::string last_broadcast() {
-    return text(Json{{"sentTo", bus_->last_broadcast_accepted()}, {"rejectedBy", bus_->last_broadcast_rejected()}});
+    return text(Json{{"sentTo", bus_->last_broadcast_accepted()},
+                     {"rejectedBy", bus_->last_broadcast_rejected()}});
   }
-  std::string handoff(const std::string& to, const std::string& request, double expires_at, double now) {
+  std::string handoff(const std::string& to, const std::string& request, double expires_at,
+                      double now) {
     auto h = bus_->handoff(to, request, std::int64_t(expires_at), std::int64_t(now));
     if (!h) return settled(text(error_json(h.error())));
     return settled(text(Json{{"ok", true}, {"handoff", outgoing_handoff_json(h.value())}}));
@@ -352,10 +375,13 @@ class BusCore {
     for (const auto& p : bus_->peers()) a.push_back(peer_json(p));
     return text(a);
   }
-  double queued(const std::string& stream) { return double(stream.empty() ? bus_->queued_total() : bus_->queued(stream)); }
+  double queued(const std::string& stream) {
+    return double(stream.empty() ? bus_->queued_total() : bus_->queued(stream));
+  }
   std::string history(double count, const std::string& for_stream) {
     Json a = Json::array();
-    for (const auto& e : bus_->history(count < 0 ? kHistoryCapacity : std::size_t(count), for_stream))
+    for (const auto& e :
+         bus_->history(count < 0 ? kHistoryCapacity : std::size_t(count), for_stream))
       a.push_back(envelope_to_json(e));
     return text(a);
   }
@@ -365,8 +391,9 @@ class BusCore {
   void settle() {
     double* r = record_;
     const int kept = int(r[kStatus]) & kBitEventInRecord;
-    r[kStatus] = double((bus_->may_transmit() ? kBitTransmit : 0) | (bus_->has_events() ? kBitEvents : 0) |
-                        (status_bits_ ? status_bits_ : kept));
+    r[kStatus] =
+        double((bus_->may_transmit() ? kBitTransmit : 0) | (bus_->has_events() ? kBitEvents : 0) |
+               (status_bits_ ? status_bits_ : kept));
     status_bits_ = 0;
     const Timeout t = bus_->poll_timeout();
     r[kTimeout] = t ? double(*t) : -1.0;
@@ -411,13 +438,13 @@ class BusCore {
 // the tape's token kinds, in the core's own order.
 val record_layout() {
   val o = val::object();
-  static const char* kSlots[] = {"status",       "timeout",     "txToken",     "txConn",     "txSerial",
-                                 "txAt",         "txLen",       "evKind",      "evConn",     "evFlags",
-                                 "evTag",        "evType",      "evTs",        "idBegin",    "idEnd",
-                                 "streamBegin",  "streamEnd",   "roleBegin",   "roleEnd",    "nameBegin",
-                                 "nameEnd",      "instanceBegin", "instanceEnd", "toBegin",  "toEnd",
-                                 "topicBegin",   "topicEnd",    "payloadBegin", "payloadEnd", "tapeAt",
-                                 "tapeWords",    "jsonAt",      "jsonLen"};
+  static const char* kSlots[] = {
+      "status",    "timeout",    "txToken",  "txConn",        "txSerial",    "txAt",
+      "txLen",     "evKind",     "evConn",   "evFlags",       "evTag",       "evType",
+      "evTs",      "idBegin",    "idEnd",    "streamBegin",   "streamEnd",   "roleBegin",
+      "roleEnd",   "nameBegin",  "nameEnd",  "instanceBegin", "instanceEnd", "toBegin",
+      "toEnd",     "topicBegin", "topicEnd", "payloadBegin",  "payloadEnd",  "tapeAt",
+      "tapeWords", "jsonAt",     "jsonLen"};
   static_assert(sizeof(kSlots) / sizeof(kSlots[0]) == kRecordSize, "a name per slot");
   for (std::size_t i = 0; i < kRecordSize; ++i) o.set(kSlots[i], double(i));
   o.set("size", double(kRecordSize));
@@ -430,15 +457,18 @@ val record_layout() {
 val names_table() {
   val o = val::object();
   val kinds = val::array();
-  static const char* kKinds[] = {"message", "rejected", "handoff", "handoffStored", "handoffExpired", "confirmation", "peer"};
+  static const char* kKinds[] = {"message",        "rejected",     "handoff", "handoffStored",
+                                 "handoffExpired", "confirmation", "peer"};
   for (int i = 0; i < 7; ++i) kinds.set(i, std::string(kKinds[i]));
   o.set("eventKinds", kinds);
   val types = val::array();
-  for (int i = 0; i < kMessageTypeCount; ++i) types.set(i, std::string(message_type_name(MessageType(i))));
+  for (int i = 0; i < kMessageTypeCount; ++i)
+    types.set(i, std::string(message_type_name(MessageType(i))));
   o.set("messageTypes", types);
   val tape = val::object();
-  static const char* kTape[] = {"objectBegin", "objectEnd", "arrayBegin", "arrayEnd", "key", "keyEscaped",
-                                "string", "stringEscaped", "number", "true", "false", "null"};
+  static const char* kTape[] = {"objectBegin", "objectEnd",  "arrayBegin", "arrayEnd",
+                                "key",         "keyEscaped", "string",     "stringEscaped",
+                                "number",      "true",       "false",      "null"};
   for (int i = 0; i < 12; ++i) tape.set(kTape[i], i);
   o.set("tapeKinds", tape);
   return o;
@@ -452,14 +482,19 @@ class FilePlan {
     bytes_.resize(n);
     return val(emscripten::typed_memory_view(n, bytes_.data()));
   }
-  std::string plan(const std::string& name, const std::string& mime, const std::string& kind, double chunk_size,
-                   const std::string& transfer_id, double seed) {
-    auto p = plan_file_send(ByteView(bytes_), name, mime, kind, std::uint32_t(chunk_size), transfer_id, std::uint64_t(seed));
+  std::string plan(const std::string& name, const std::string& mime, const std::string& kind,
+                   double chunk_size, const std::string& transfer_id, double seed) {
+    auto p = plan_file_send(ByteView(bytes_), name, mime, kind, std::uint32_t(chunk_size),
+                            transfer_id, std::uint64_t(seed));
     if (!p) return text(error_json(p.error()));
     offer_ = p->offer;
-    return text(Json{{"ok", true}, {"offer", file_offer_json(offer_)}, {"complete", file_complete_payload(offer_)}});
+    return text(Json{{"ok", true},
+                     {"offer", file_offer_json(offer_)},
+                     {"complete", file_complete_payload(offer_)}});
   }
-  std::string chunk(std::uint32_t index) { return text(file_chunk_payload(offer_, ByteView(bytes_), index)); }
+  std::string chunk(std::uint32_t index) {
+    return text(file_chunk_payload(offer_, ByteView(bytes_), index));
+  }
 
  private:
   Bytes bytes_;
@@ -469,7 +504,8 @@ class FilePlan {
 class FileReceiverCore {
  public:
   FileReceiverCore(double max_file, double max_incomplete, double max_promised)
-      : rx_(ReceiverLimits{std::uint64_t(max_file), std::size_t(max_incomplete), std::uint64_t(max_promised)}) {}
+      : rx_(ReceiverLimits{std::uint64_t(max_file), std::size_t(max_incomplete),
+                           std::uint64_t(max_promised)}) {}
   std::string offer(const std::string& from, const std::string& payload) {
     auto o = rx_.offer(from, parse(payload));
     if (!o) return text(error_json(o.error()));
@@ -480,7 +516,8 @@ class FileReceiverCore {
     auto c = rx_.chunk(from, parse(payload));
     if (!c) return text(error_json(c.error()));
     last_ = std::move(c->data);
-    return text(Json{{"ok", true}, {"transferId", c->transfer_id}, {"index", c->index}, {"offset", c->offset}});
+    return text(Json{
+        {"ok", true}, {"transferId", c->transfer_id}, {"index", c->index}, {"offset", c->offset}});
   }
   val data() { return val(emscripten::typed_memory_view(last_.size(), last_.data())); }
   std::string complete(const std::string& from, const std::string& payload) {
@@ -510,8 +547,9 @@ bool is_transient_js(const std::string& type) {
   return t && is_transient(*t);
 }
 
-std::string match_receipt_js(const std::string& envelope, const std::string& request_id, const std::string& peer,
-                             const std::string& instance, bool has_instance) {
+std::string match_receipt_js(const std::string& envelope, const std::string& request_id,
+                             const std::string& peer, const std::string& instance,
+                             bool has_instance) {
   auto e = parse_envelope(ByteView(std::string_view(envelope)));
   if (!e) return "null";
   auto r = match_receipt(e.value(), request_id, peer,
@@ -562,7 +600,9 @@ std::string file_ack_received_js(const std::string& offer, const std::string& sa
   return text(Json{{"ok", true}, {"payload", file_ack_received(o.value(), saved_path)}});
 }
 
-std::string limits_js() { return text(limits_json()); }
+std::string limits_js() {
+  return text(limits_json());
+}
 
 }  // namespace
 }  // namespace tether::bus::bindings
@@ -571,9 +611,10 @@ std::string limits_js() { return text(limits_json()); }
 // through Embind's generic invoker (DYNAMIC_EXECUTION=0 forbids a generated one), which costs more
 // than scanning a small envelope (bench/README.md § bus). Numbers only, as BusCore::receive takes
 // them; `core` is BusCore.address().
-extern "C" EMSCRIPTEN_KEEPALIVE void tether_bus_text(double core, std::uint32_t conn, double len, double now,
-                                                    double tag) {
-  reinterpret_cast<tether::bus::bindings::BusCore*>(std::uintptr_t(core))->receive(conn, len, now, tag);
+extern "C" EMSCRIPTEN_KEEPALIVE void tether_bus_text(double core, std::uint32_t conn, double len,
+                                                     double now, double tag) {
+  reinterpret_cast<tether::bus::bindings::BusCore*>(std::uintptr_t(core))
+      ->receive(conn, len, now, tag);
 }
 
 EMSCRIPTEN_BINDINGS(tether_bus) {
@@ -628,11 +669,16 @@ EMSCRIPTEN_BINDINGS(tether_bus) {
       .function("abort", &FileReceiverCore::abort)
       .function("incomplete", &FileReceiverCore::incomplete)
       .function("promised", &FileReceiverCore::promised);
-  function("busInboxReserve", +[](double n) { return inbox().reserve(std::size_t(n)); });
-  function("busInboxOutbox", +[]() { return inbox().outbox(); });
-  function("busInboxParse", +[](double n) { inbox().parse(std::size_t(n)); });
-  function("busInboxScanSpans", +[](double n) { return inbox().scan_spans(std::size_t(n)); });
-  function("busInboxRecord", +[]() { return inbox().record(); });
+  function(
+      "busInboxReserve", +[](double n) { return inbox().reserve(std::size_t(n)); });
+  function(
+      "busInboxOutbox", +[]() { return inbox().outbox(); });
+  function(
+      "busInboxParse", +[](double n) { inbox().parse(std::size_t(n)); });
+  function(
+      "busInboxScanSpans", +[](double n) { return inbox().scan_spans(std::size_t(n)); });
+  function(
+      "busInboxRecord", +[]() { return inbox().record(); });
   function("busRecordLayout", &record_layout);
   function("busNames", &names_table);
   function("busSerializeEnvelope", &serialize_envelope_js);
@@ -643,5 +689,6 @@ EMSCRIPTEN_BINDINGS(tether_bus) {
   function("busShareCommandPayload", &share_command_payload_js);
   function("busFileAckRefusal", &file_ack_refusal_js);
   function("busFileAckReceived", &file_ack_received_js);
-  function("busEnvelopeVersion", +[]() { return tether::bus::kEnvelopeVersion; });
+  function(
+      "busEnvelopeVersion", +[]() { return tether::bus::kEnvelopeVersion; });
 }

@@ -82,7 +82,9 @@ class DecodeChannel {
   Bytes staging_;
 };
 
-std::string kind_of(const std::string& encoding) { return std::string(encoding_kind_name(encoding_kind(encoding))); }
+std::string kind_of(const std::string& encoding) {
+  return std::string(encoding_kind_name(encoding_kind(encoding)));
+}
 
 val error_texts() {
   val o = val::object();

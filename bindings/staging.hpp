@@ -12,7 +12,9 @@
 
 namespace tether::bindings {
 
-inline double address_of(const void* p) { return double(reinterpret_cast<std::uintptr_t>(p)); }
+inline double address_of(const void* p) {
+  return double(reinterpret_cast<std::uintptr_t>(p));
+}
 
 // A growable buffer that JS fills before a call. It moves only in reserve(), which hands JS the
 // new address.

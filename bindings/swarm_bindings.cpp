@@ -19,7 +19,9 @@ namespace {
 
 using emscripten::val;
 
-val view(const std::uint8_t* p, std::size_t n) { return val(emscripten::typed_memory_view(n, p)); }
+val view(const std::uint8_t* p, std::size_t n) {
+  return val(emscripten::typed_memory_view(n, p));
+}
 
 val refusal_value(const Refusal& r) {
   val o = val::object();
@@ -57,14 +59,18 @@ SwarmConfig config_from(const std::string& json) {
   SwarmConfig c;
   auto j = parse_object(json);
   if (!j || !j->is_object()) return c;
-  if (auto v = j->find("seed"); v != j->end()) c.seed = std::uint64_t(json_integer(*v, 0, kMaxSafeInteger).value_or(1));
+  if (auto v = j->find("seed"); v != j->end())
+    c.seed = std::uint64_t(json_integer(*v, 0, kMaxSafeInteger).value_or(1));
   if (auto v = j->find("windowPerPeer"); v != j->end())
     c.window_per_peer = std::uint32_t(json_integer(*v, 1, 1024).value_or(kDefaultWindowPerPeer));
   if (auto v = j->find("windowTotal"); v != j->end())
     c.window_total = std::uint32_t(json_integer(*v, 1, 4096).value_or(kDefaultWindowTotal));
-  if (auto v = j->find("binaryLane"); v != j->end() && v->is_boolean()) c.binary_lane = v->get<bool>();
-  if (auto v = j->find("startupReply"); v != j->end() && v->is_boolean()) c.startup_reply = v->get<bool>();
-  if (auto v = j->find("indexTies"); v != j->end() && v->is_boolean() && v->get<bool>()) c.ties = TieBreak::index;
+  if (auto v = j->find("binaryLane"); v != j->end() && v->is_boolean())
+    c.binary_lane = v->get<bool>();
+  if (auto v = j->find("startupReply"); v != j->end() && v->is_boolean())
+    c.startup_reply = v->get<bool>();
+  if (auto v = j->find("indexTies"); v != j->end() && v->is_boolean() && v->get<bool>())
+    c.ties = TieBreak::index;
   return c;
 }
 
@@ -118,18 +124,22 @@ class SwarmSession {
   }
 
   // hashes_json: ["<hex>", ...] in chunk order.
-  val seed(const std::string& offer_payload, const std::string& hashes_json, const std::string& config) {
+  val seed(const std::string& offer_payload, const std::string& hashes_json,
+           const std::string& config) {
     auto m = parse_typed("swarm_offer", offer_payload);
     if (!m) return refusal_value(m.error());
     auto hj = parse_object(hashes_json);
     if (!hj || !hj->is_array() || hj->size() > kMaxChunks)
-      return refusal_value({MessageError::bad_field, "hashes", "pass the chunk hashes as a JSON array of hex strings"});
+      return refusal_value({MessageError::bad_field, "hashes",
+                            "pass the chunk hashes as a JSON array of hex strings"});
     std::vector<ChunkHash> hashes;
     hashes.reserve(hj->size());
     for (const auto& h : *hj) {
       auto s = json_string(h);
       auto d = s ? parse_sha256_hex(*s) : std::nullopt;
-      if (!d) return refusal_value({MessageError::bad_hash, "hashes", "each hash is 64 lowercase hex characters"});
+      if (!d)
+        return refusal_value(
+            {MessageError::bad_hash, "hashes", "each hash is 64 lowercase hex characters"});
       hashes.push_back(*d);
     }
     auto s = Swarm::seed(std::get<Offer>(m.value()), std::move(hashes), config_from(config));
@@ -139,10 +149,12 @@ class SwarmSession {
     return ok();
   }
 
-  val fetch(const std::string& offer_payload, std::uint32_t offered_by, const std::string& config, double now) {
+  val fetch(const std::string& offer_payload, std::uint32_t offered_by, const std::string& config,
+            double now) {
     auto m = parse_typed("swarm_offer", offer_payload);
     if (!m) return refusal_value(m.error());
-    auto s = Swarm::fetch(std::get<Offer>(m.value()), offered_by, config_from(config), std::int64_t(now));
+    auto s = Swarm::fetch(std::get<Offer>(m.value()), offered_by, config_from(config),
+                          std::int64_t(now));
     if (!s) return refusal_value(s.error());
     resume_.reset();
     swarm_.emplace(std::move(s.value()));
@@ -177,13 +189,15 @@ class SwarmSession {
   }
 
   void handle_peer_open(std::uint32_t peer, bool binary_lane, double max_message_size, double now) {
-    if (swarm_) swarm_->handle_peer_open(peer, PeerCaps{binary_lane, std::size_t(max_message_size)}, std::int64_t(now));
+    if (swarm_)
+      swarm_->handle_peer_open(peer, PeerCaps{binary_lane, std::size_t(max_message_size)},
+                               std::int64_t(now));
   }
   void handle_peer_closed(std::uint32_t peer, double now) {
     if (swarm_) swarm_->handle_peer_closed(peer, std::int64_t(now));
   }
-  val handle_message(std::uint32_t peer, const std::string& type, const std::string& payload, bool directed,
-                     double now) {
+  val handle_message(std::uint32_t peer, const std::string& type, const std::string& payload,
+                     bool directed, double now) {
     auto m = parse_typed(type, payload);
     if (!m) return refusal_value(m.error());
     if (swarm_) swarm_->handle_message(peer, m.value(), directed, std::int64_t(now));
@@ -191,15 +205,16 @@ class SwarmSession {
   }
   std::string handle_chunk(std::uint32_t peer, std::uint32_t index, std::size_t n, double now) {
     if (!swarm_) return "unexpected";
-    return outcome_name(
-        swarm_->handle_chunk(peer, index, ByteView(in_.data(), std::min(n, in_.size())), std::int64_t(now)));
+    return outcome_name(swarm_->handle_chunk(
+        peer, index, ByteView(in_.data(), std::min(n, in_.size())), std::int64_t(now)));
   }
   std::string handle_chunk_digest(std::uint32_t peer, std::uint32_t index, double length,
                                   const std::string& digest_hex, double now) {
     if (!swarm_ || !(length >= 0)) return "unexpected";  // a host bug, never the peer's
     // A chunk the core would not hash needs no digest: its verdict is the same with any.
     std::optional<Sha256Digest> digest = Sha256Digest{};
-    if (!digest_hex.empty() || swarm_->wants_chunk(index, std::size_t(length))) digest = parse_sha256_hex(digest_hex);
+    if (!digest_hex.empty() || swarm_->wants_chunk(index, std::size_t(length)))
+      digest = parse_sha256_hex(digest_hex);
     if (!digest) return "unexpected";
     return outcome_name(
         swarm_->handle_chunk_digest(peer, index, std::size_t(length), *digest, std::int64_t(now)));
@@ -280,7 +295,8 @@ class SwarmSession {
   // A base64 swarm_chunk payload for a staged chunk (the answer to a request without `bin`).
   std::string chunk_payload(std::uint32_t index, std::size_t n) {
     if (!swarm_) return {};
-    return encode_payload(ChunkMessage{swarm_->file_id(), index, Bytes(in_.begin(), in_.begin() + std::min(n, in_.size()))});
+    return encode_payload(ChunkMessage{swarm_->file_id(), index,
+                                       Bytes(in_.begin(), in_.begin() + std::min(n, in_.size()))});
   }
 
   val status() const {
@@ -321,24 +337,29 @@ class SwarmSession {
 };
 
 // An offer payload for a file we hold: inline or paged (make_offer).
-val make_offer_js(const std::string& file_id_hex, const std::string& name, const std::string& mime, double size,
-                  std::uint32_t chunk_size, const std::string& hashes_json) {
+val make_offer_js(const std::string& file_id_hex, const std::string& name, const std::string& mime,
+                  double size, std::uint32_t chunk_size, const std::string& hashes_json) {
   auto id = parse_sha256_hex(file_id_hex);
   if (!id) return refusal_value({MessageError::bad_hash, "fileId", "64 lowercase hex characters"});
   auto hj = parse_object(hashes_json);
   if (!hj || !hj->is_array() || hj->size() > kMaxChunks)
-    return refusal_value({MessageError::bad_field, "hashes", "pass the chunk hashes as a JSON array of hex strings"});
+    return refusal_value({MessageError::bad_field, "hashes",
+                          "pass the chunk hashes as a JSON array of hex strings"});
   std::vector<ChunkHash> hashes;
   for (const auto& h : *hj) {
     auto s = json_string(h);
     auto d = s ? parse_sha256_hex(*s) : std::nullopt;
-    if (!d) return refusal_value({MessageError::bad_hash, "hashes", "each hash is 64 lowercase hex characters"});
+    if (!d)
+      return refusal_value(
+          {MessageError::bad_hash, "hashes", "each hash is 64 lowercase hex characters"});
     hashes.push_back(*d);
   }
   if (!(size >= 0 && size <= double(kMaxSafeInteger)))
     return refusal_value({MessageError::out_of_range, "size", "a non-negative safe integer"});
   FileShape shape{std::uint64_t(size), chunk_size,
-                  chunk_size ? std::uint32_t(std::min<std::uint64_t>((std::uint64_t(size) + chunk_size - 1) / chunk_size, UINT32_MAX)) : 0};
+                  chunk_size ? std::uint32_t(std::min<std::uint64_t>(
+                                   (std::uint64_t(size) + chunk_size - 1) / chunk_size, UINT32_MAX))
+                             : 0};
   auto o = make_offer(*id, name, mime, shape, hashes);
   if (!o) return refusal_value(o.error());
   val out = val::object();
@@ -419,7 +440,8 @@ val limits() {
   return o;
 }
 
-val decide_lock_js(const std::string& owner, double updated_ms, bool exists, const std::string& us, double now) {
+val decide_lock_js(const std::string& owner, double updated_ms, bool exists, const std::string& us,
+                   double now) {
   std::optional<LockRecord> rec;
   if (exists) rec = LockRecord{owner, std::int64_t(updated_ms)};
   const LockDecision d = decide_lock(rec, us, std::int64_t(now));
@@ -430,7 +452,8 @@ val decide_lock_js(const std::string& owner, double updated_ms, bool exists, con
   return o;
 }
 
-std::string part_file_name_js(const std::string& file_id_hex, const std::string& digest_hex, const std::string& dest) {
+std::string part_file_name_js(const std::string& file_id_hex, const std::string& digest_hex,
+                              const std::string& dest) {
   auto id = parse_sha256_hex(file_id_hex);
   auto d = parse_sha256_hex(digest_hex);
   if (!id || !d) return {};

@@ -15,8 +15,10 @@ namespace {
 std::string base64url(const std::uint8_t* p, std::size_t n) {
   std::string s = base64_encode(ByteView(p, n));
   for (char& c : s) {
-    if (c == '+') c = '-';
-    else if (c == '/') c = '_';
+    if (c == '+')
+      c = '-';
+    else if (c == '/')
+      c = '_';
   }
   while (!s.empty() && s.back() == '=') s.pop_back();
   return s;
@@ -54,7 +56,8 @@ std::string handoff_key_text(const HandoffKey& k) {
 }
 
 std::optional<HandoffKey> parse_handoff_key(std::string_view text) {
-  if (text.size() > 4 * (kMaxStreamIdChars + kMaxInstanceIdChars + kMaxIdChars) * 2) return std::nullopt;
+  if (text.size() > 4 * (kMaxStreamIdChars + kMaxInstanceIdChars + kMaxIdChars) * 2)
+    return std::nullopt;
   JsonParse p = parse_json(ByteView(text));
   if (!p.ok() || !p.value.is_array() || p.value.size() != 3) return std::nullopt;
   HandoffKey k;
@@ -70,32 +73,43 @@ std::optional<HandoffKey> parse_handoff_key(std::string_view text) {
 Result<HandoffPayload, BusError> check_handoff(const Envelope& e) {
   if (e.type != MessageType::handoff)
     return err(bus_error(BusErrorCode::bad_field, "type", "a handoff has type \"handoff\""));
-  if (!e.to) return err(bus_error(BusErrorCode::bad_field, "to", "a handoff is direct: set `to` to the recipient's streamId"));
-  if (e.topic) return err(bus_error(BusErrorCode::bad_field, "topic", "a handoff has a null topic"));
+  if (!e.to)
+    return err(bus_error(BusErrorCode::bad_field, "to",
+                         "a handoff is direct: set `to` to the recipient's streamId"));
+  if (e.topic)
+    return err(bus_error(BusErrorCode::bad_field, "topic", "a handoff has a null topic"));
   Json scratch;
   const Json& p = e.payload_dom(scratch);
   if (!p.is_object() || p.size() != 2 || !p.contains("request") || !p.contains("expiresAt"))
-    return err(bus_error(BusErrorCode::bad_payload, "payload", "a handoff payload is exactly {request, expiresAt}"));
+    return err(bus_error(BusErrorCode::bad_payload, "payload",
+                         "a handoff payload is exactly {request, expiresAt}"));
   auto request = json_string(p["request"]);
   if (!request || request->empty())
-    return err(bus_error(BusErrorCode::bad_payload, "payload.request", "payload.request must be non-empty text"));
+    return err(bus_error(BusErrorCode::bad_payload, "payload.request",
+                         "payload.request must be non-empty text"));
   const std::size_t bytes = json_string_bytes(*request);
   if (bytes > kHandoffMaxRequestBytes)
     return err(bus_error(BusErrorCode::handoff_too_large, "payload.request",
-                         "the request is " + std::to_string(bytes) + " bytes as a JSON string; the limit is " +
-                             std::to_string(kHandoffMaxRequestBytes) + " (share a file and hand off its name instead)"));
+                         "the request is " + std::to_string(bytes) +
+                             " bytes as a JSON string; the limit is " +
+                             std::to_string(kHandoffMaxRequestBytes) +
+                             " (share a file and hand off its name instead)"));
   auto exp = json_integer(p["expiresAt"], 0, kMaxSafeInteger);
   if (!exp)
     return err(bus_error(BusErrorCode::bad_payload, "payload.expiresAt",
                          "payload.expiresAt must be an integer Unix time in milliseconds"));
   if (double(*exp) <= e.ts || double(*exp) > e.ts + double(kHandoffMaxTtlMs))
-    return err(bus_error(BusErrorCode::handoff_expiry, "payload.expiresAt",
-                         "payload.expiresAt must be after the envelope's ts and at most 24 hours later"));
+    return err(
+        bus_error(BusErrorCode::handoff_expiry, "payload.expiresAt",
+                  "payload.expiresAt must be after the envelope's ts and at most 24 hours later"));
   return HandoffPayload{std::string(*request), *exp};
 }
 
 Json handoff_receipt_payload(const Envelope& h) {
-  return Json{{"messageId", h.id}, {"senderInstanceId", h.from.instance_id}, {"forType", "handoff"}, {"receipt", "stored"}};
+  return Json{{"messageId", h.id},
+              {"senderInstanceId", h.from.instance_id},
+              {"forType", "handoff"},
+              {"receipt", "stored"}};
 }
 
 std::optional<std::string> confirmed_id(const Envelope& e) {
@@ -107,7 +121,8 @@ std::optional<std::string> confirmed_id(const Envelope& e) {
   return string_member(p, "messageId");
 }
 
-std::optional<Receipt> match_receipt(const Envelope& e, std::string_view request_id, std::string_view peer,
+std::optional<Receipt> match_receipt(const Envelope& e, std::string_view request_id,
+                                     std::string_view peer,
                                      std::optional<std::string_view> sender_instance) {
   if (e.type != MessageType::ack && e.type != MessageType::command_response) return std::nullopt;
   if (e.from.stream_id != peer) return std::nullopt;
@@ -143,8 +158,8 @@ std::string Bus::new_id() {
   return base64url(b, kIdRandomBytes);
 }
 
-Envelope Bus::make_envelope(MessageType type, std::optional<std::string> to, std::optional<std::string> topic,
-                            Json payload, std::int64_t now_ms) {
+Envelope Bus::make_envelope(MessageType type, std::optional<std::string> to,
+                            std::optional<std::string> topic, Json payload, std::int64_t now_ms) {
   Envelope e;
   e.id = new_id();
   e.type = type;
@@ -195,7 +210,9 @@ void Bus::peer_event(const ConnId& conn) {
 
 Json Bus::announce_payload() const {
   Json a = config_.announce.is_object() ? config_.announce
-                                        : Json{{"skills", Json::array()}, {"status", "online"}, {"version", "tether"},
+                                        : Json{{"skills", Json::array()},
+                                               {"status", "online"},
+                                               {"version", "tether"},
                                                {"topics", Json::array()}};
   if (!a.contains("skills") || !a["skills"].is_array()) a["skills"] = Json::array();
   if (config_.accept_handoffs) {
@@ -215,10 +232,15 @@ Json Bus::announce_payload() const {
 void Bus::opened(const ConnId& conn, const Conn& c, std::int64_t now_ms) {
   // Initial announcements go to the connection without a stream route: the remote stream id may
   // not be known yet (§ Compatibility).
-  Envelope a = make_envelope(MessageType::announce, std::nullopt, std::nullopt, announce_payload(), now_ms);
+  Envelope a =
+      make_envelope(MessageType::announce, std::nullopt, std::nullopt, announce_payload(), now_ms);
   auto text = encode_envelope(a);
   if (text)
-    immediate_.push_back(Pending{TxKind::immediate, conn, std::make_shared<const std::string>(std::move(text.value())), a.id, {}});
+    immediate_.push_back(Pending{TxKind::immediate,
+                                 conn,
+                                 std::make_shared<const std::string>(std::move(text.value())),
+                                 a.id,
+                                 {}});
   if (c.stream) {
     auto it = streams_.find(*c.stream);
     if (it != streams_.end()) {
@@ -263,7 +285,8 @@ void Bus::unbind(const ConnId& conn, Conn& c) {
     s->second.handoff_capable = false;
     s->second.announce = nullptr;
     const bool keep = !s->second.queue.empty() ||
-                      std::any_of(outgoing_.begin(), outgoing_.end(), [&](const auto& h) { return h.second.to == s->first; });
+                      std::any_of(outgoing_.begin(), outgoing_.end(),
+                                  [&](const auto& h) { return h.second.to == s->first; });
     if (!keep) streams_.erase(s);
   }
   c.stream.reset();
@@ -315,8 +338,12 @@ void Bus::handle_signaling_restored(TimeMs now_ms) {
 
 namespace {
 
-IdentityView view_of(const Identity& i) { return {i.stream_id, i.role, i.name, i.instance_id}; }
-IdentityView view_of(const ScannedEnvelope& e) { return {e.stream_id, e.role, e.name, e.instance_id}; }
+IdentityView view_of(const Identity& i) {
+  return {i.stream_id, i.role, i.name, i.instance_id};
+}
+IdentityView view_of(const ScannedEnvelope& e) {
+  return {e.stream_id, e.role, e.name, e.instance_id};
+}
 
 std::optional<std::string_view> view_of(const std::optional<std::string>& s) {
   if (!s) return std::nullopt;
@@ -368,7 +395,8 @@ void Bus::handle_text(const ConnId& conn, ByteView text, TimeMs now_ms, std::uin
     if (!bus_reads_payload(v.type)) {
       if (is_kept_in_history(v.type)) {
         remember_seen(v.stream_id, v.id);
-        record_history(v.type, v.stream_id, v.to, std::make_shared<const std::string>(text.as_chars()));
+        record_history(v.type, v.stream_id, v.to,
+                       std::make_shared<const std::string>(text.as_chars()));
       }
       events_.push(std::move(ev));
       return;
@@ -405,8 +433,9 @@ Bus::Stream* Bus::admit(const ConnId& conn, const IdentityView& from, MessageTyp
     return nullptr;
   }
   if (config_.conn_is_stream && sid != conn) {
-    reject(conn, bus_error(BusErrorCode::forged_identity, "from.streamId",
-                           "this connection is peer \"" + conn + "\" and cannot send as " + quoted(sid)));
+    reject(conn,
+           bus_error(BusErrorCode::forged_identity, "from.streamId",
+                     "this connection is peer \"" + conn + "\" and cannot send as " + quoted(sid)));
     return nullptr;
   }
   auto cit = conns_.find(conn);
@@ -414,8 +443,8 @@ Bus::Stream* Bus::admit(const ConnId& conn, const IdentityView& from, MessageTyp
   Conn& c = cit->second;
   if (c.stream && *c.stream != sid) {
     reject(conn, bus_error(BusErrorCode::forged_identity, "from.streamId",
-                           "this connection is bound to stream \"" + *c.stream + "\" and cannot send as " +
-                               quoted(sid)));
+                           "this connection is bound to stream \"" + *c.stream +
+                               "\" and cannot send as " + quoted(sid)));
     return nullptr;
   }
   auto existing = streams_.find(std::string(sid));
@@ -423,7 +452,8 @@ Bus::Stream* Bus::admit(const ConnId& conn, const IdentityView& from, MessageTyp
     auto other = conns_.find(*existing->second.conn);
     if (other != conns_.end() && other->second.reachable()) {
       reject(conn, bus_error(BusErrorCode::forged_identity, "from.streamId",
-                             "stream " + quoted(sid) + " is established on another open connection; refused"));
+                             "stream " + quoted(sid) +
+                                 " is established on another open connection; refused"));
       return nullptr;
     }
   }
@@ -462,17 +492,18 @@ Bus::Stream* Bus::admit(const ConnId& conn, const IdentityView& from, MessageTyp
   return &s;
 }
 
-void Bus::on_envelope(const ConnId& conn, Stream& s, Envelope e, TimeMs now_ms, Event ev, ByteView text) {
+void Bus::on_envelope(const ConnId& conn, Stream& s, Envelope e, TimeMs now_ms, Event ev,
+                      ByteView text) {
   switch (e.type) {
-    case MessageType::history_request:
-      return on_history_request(s, e, now_ms);
-    case MessageType::history_replay:
-      return on_history_replay(conn, s, e, now_ms);
-    case MessageType::handoff:
-      return on_handoff(conn, e, now_ms);
+    case MessageType::history_request: return on_history_request(s, e, now_ms);
+    case MessageType::history_replay: return on_history_replay(conn, s, e, now_ms);
+    case MessageType::handoff: return on_handoff(conn, e, now_ms);
     case MessageType::announce:
       if (Json scratch; !e.payload_dom(scratch).is_object())
-        return reject(conn, bus_error(BusErrorCode::bad_payload, "payload", "an announce payload is an object {skills[], status, version, topics[]}"));
+        return reject(
+            conn,
+            bus_error(BusErrorCode::bad_payload, "payload",
+                      "an announce payload is an object {skills[], status, version, topics[]}"));
       on_announce(s, e);
       // An announce is a retry point for a failed flush (§ Delivery semantics).
       start_flush(s);
@@ -480,17 +511,15 @@ void Bus::on_envelope(const ConnId& conn, Stream& s, Envelope e, TimeMs now_ms, 
       peer_event(conn);
       break;
     case MessageType::ack:
-    case MessageType::command_response:
-      on_confirmation(e);
-      break;
+    case MessageType::command_response: on_confirmation(e); break;
     case MessageType::ping: on_ping(conn, e, now_ms); break;
-    default:
-      break;
+    default: break;
   }
   // Only what history keeps can come back in a replay, so only that needs remembering.
   if (is_kept_in_history(e.type)) {
     remember_seen(e.from.stream_id, e.id);
-    record_history(e.type, e.from.stream_id, view_of(e.to), std::make_shared<const std::string>(text.as_chars()));
+    record_history(e.type, e.from.stream_id, view_of(e.to),
+                   std::make_shared<const std::string>(text.as_chars()));
   }
   if (!ev.spans) ev.envelope = std::move(e);
   events_.push(std::move(ev));
@@ -520,8 +549,11 @@ void Bus::on_ping(const ConnId& conn, const Envelope& e, std::int64_t now_ms) {
       Json{{"pingId", e.id}, {"pingTs", ping_ts.value_or(e.ts)}, {"pongTs", now_ms}}, now_ms);
   auto text = encode_envelope(pong);
   if (text)
-    immediate_.push_back(
-        Pending{TxKind::immediate, conn, std::make_shared<const std::string>(std::move(text.value())), pong.id, {}});
+    immediate_.push_back(Pending{TxKind::immediate,
+                                 conn,
+                                 std::make_shared<const std::string>(std::move(text.value())),
+                                 pong.id,
+                                 {}});
 }
 
 void Bus::on_confirmation(const Envelope& e) {
@@ -531,7 +563,8 @@ void Bus::on_confirmation(const Envelope& e) {
   if (!mid) return;
   auto h = outgoing_.find(*mid);
   if (h != outgoing_.end() && e.type == MessageType::ack &&
-      match_receipt(e, h->second.id, h->second.to, std::string_view(h->second.envelope.from.instance_id)) &&
+      match_receipt(e, h->second.id, h->second.to,
+                    std::string_view(h->second.envelope.from.instance_id)) &&
       string_member(p, "receipt") == std::optional<std::string>("stored")) {
     Event ev;
     ev.kind = EventKind::handoff_stored;
@@ -559,21 +592,26 @@ void Bus::on_confirmation(const Envelope& e) {
 void Bus::on_handoff(const ConnId& conn, const Envelope& e, std::int64_t now_ms) {
   if (!config_.accept_handoffs)
     return reject(conn, bus_error(BusErrorCode::handoff_unsupported, "type",
-                                  "we do not store handoffs (no handoff-v1 in our announce); send a direct message instead"));
+                                  "we do not store handoffs (no handoff-v1 in our announce); send "
+                                  "a direct message instead"));
   auto p = check_handoff(e);
   if (!p) return reject(conn, p.error());
   if (now_ms >= p->expires_at)
-    return reject(conn, bus_error(BusErrorCode::handoff_expired, "payload.expiresAt", "the handoff expired before it arrived"));
+    return reject(conn, bus_error(BusErrorCode::handoff_expired, "payload.expiresAt",
+                                  "the handoff expired before it arrived"));
   HandoffKey key{e.from.stream_id, e.from.instance_id, e.id};
   if (stored_.count(key)) {
     // Already stored: the sender missed our receipt. Re-ack, never redeliver.
-    (void)send(e.from.stream_id, MessageType::ack, handoff_receipt_payload(e), std::nullopt, now_ms);
+    (void)send(e.from.stream_id, MessageType::ack, handoff_receipt_payload(e), std::nullopt,
+               now_ms);
     return;
   }
-  if (!unconfirmed_.count(key) && unconfirmed_.size() >= kMaxUnconfirmedHandoffs) purge_unconfirmed(now_ms);
   if (!unconfirmed_.count(key) && unconfirmed_.size() >= kMaxUnconfirmedHandoffs)
-    return reject(conn, bus_error(BusErrorCode::queue_full, "",
-                                  "too many handoffs are waiting for storage; confirm stored ones first"));
+    purge_unconfirmed(now_ms);
+  if (!unconfirmed_.count(key) && unconfirmed_.size() >= kMaxUnconfirmedHandoffs)
+    return reject(
+        conn, bus_error(BusErrorCode::queue_full, "",
+                        "too many handoffs are waiting for storage; confirm stored ones first"));
   unconfirmed_[key] = e;
   Event ev;
   ev.kind = EventKind::handoff;
@@ -591,8 +629,8 @@ std::size_t Bus::history_count(const Json& requested) {
   return std::size_t(std::min<std::int64_t>(*n, kHistoryMaxRequest));
 }
 
-void Bus::record_history(MessageType type, std::string_view from, std::optional<std::string_view> to,
-                         SharedText text) {
+void Bus::record_history(MessageType type, std::string_view from,
+                         std::optional<std::string_view> to, SharedText text) {
   if (!is_kept_in_history(type) || !text) return;
   if (history_.size() >= kHistoryCapacity) history_.pop_front();
   history_.push_back(HistoryEntry{std::move(text), std::string(from), owned(to)});
@@ -613,7 +651,8 @@ std::vector<Envelope> Bus::history(std::size_t count, const std::string& for_str
   for (auto it = history_.rbegin(); it != history_.rend() && out.size() < count; ++it) {
     // A replay holds broadcasts and messages to or by the requester, never other peers' directs.
     if (!for_stream.empty() && it->to && *it->to != for_stream && it->from != for_stream) continue;
-    auto e = parse_envelope(ByteView(std::string_view(*it->text)), nullptr, PayloadForm::text_unless_read);
+    auto e = parse_envelope(ByteView(std::string_view(*it->text)), nullptr,
+                            PayloadForm::text_unless_read);
     if (e) out.push_back(std::move(e.value()));  // it was accepted or written by us: it parses
   }
   std::reverse(out.begin(), out.end());
@@ -707,7 +746,8 @@ Result<Sent, BusError> Bus::send_direct(Envelope e, std::int64_t now_ms) {
   (void)now_ms;
   const std::string& to = *e.to;
   if (to == config_.self.stream_id)
-    return err(bus_error(BusErrorCode::bad_field, "to", "cannot send a direct message to ourselves"));
+    return err(
+        bus_error(BusErrorCode::bad_field, "to", "cannot send a direct message to ourselves"));
   auto encoded = encode_envelope(e);
   if (!encoded) return err(encoded.error());
   auto text = std::make_shared<const std::string>(std::move(encoded.value()));
@@ -716,19 +756,24 @@ Result<Sent, BusError> Bus::send_direct(Envelope e, std::int64_t now_ms) {
     auto it = streams_.find(to);
     if (it == streams_.end() || !stream_open(it->second))
       return err(bus_error(BusErrorCode::not_accepted, "to",
-                           "\"" + to + "\" has no open channel; transient messages are never queued (retry after it opens)"));
+                           "\"" + to +
+                               "\" has no open channel; transient messages are never queued (retry "
+                               "after it opens)"));
     immediate_.push_back(Pending{TxKind::transient, *it->second.conn, text, e.id, to});
     return Sent{std::move(e), std::move(text)};
   }
   auto existing = streams_.find(to);
   const bool had_queue = existing != streams_.end() && !existing->second.queue.empty();
-  if (!had_queue && queued_peers_ >= kMaxQueuedPeers && (existing == streams_.end() || !stream_open(existing->second)))
+  if (!had_queue && queued_peers_ >= kMaxQueuedPeers &&
+      (existing == streams_.end() || !stream_open(existing->second)))
     return err(bus_error(BusErrorCode::queue_full, "to",
-                         "messages are already queued for " + std::to_string(kMaxQueuedPeers) + " offline peers; wait for some to connect"));
+                         "messages are already queued for " + std::to_string(kMaxQueuedPeers) +
+                             " offline peers; wait for some to connect"));
   Stream& s = stream_for(to);
   if (s.queue.size() >= kMaxQueuedPerPeer || s.queued_bytes + text->size() > kMaxQueuedBytesPerPeer)
     return err(bus_error(BusErrorCode::queue_full, "to",
-                         "the backlog for \"" + to + "\" is full (" + std::to_string(s.queue.size()) +
+                         "the backlog for \"" + to + "\" is full (" +
+                             std::to_string(s.queue.size()) +
                              " messages); keep the message and retry after the peer connects"));
   if (s.queue.empty()) ++queued_peers_;
   s.queue.push_back(Queued{e.id, e.type, text});
@@ -742,23 +787,27 @@ Result<Sent, BusError> Bus::send_direct(Envelope e, std::int64_t now_ms) {
   return Sent{std::move(e), std::move(text)};
 }
 
-Result<Sent, BusError> Bus::send(const std::string& to, MessageType type, Json payload, std::optional<std::string> topic,
-                                 std::int64_t now_ms) {
+Result<Sent, BusError> Bus::send(const std::string& to, MessageType type, Json payload,
+                                 std::optional<std::string> topic, std::int64_t now_ms) {
   outcomes_.clear();
   if (auto x = check_string(to, kMaxToChars, "to")) return err(*x);
   if (type == MessageType::handoff)
-    return err(bus_error(BusErrorCode::bad_field, "type", "send handoffs with handoff(): they are retried until stored"));
+    return err(bus_error(BusErrorCode::bad_field, "type",
+                         "send handoffs with handoff(): they are retried until stored"));
   if (type == MessageType::history_replay)
-    return err(bus_error(BusErrorCode::bad_field, "type", "history_replay is the bus's own answer to history_request"));
+    return err(bus_error(BusErrorCode::bad_field, "type",
+                         "history_replay is the bus's own answer to history_request"));
   return send_direct(make_envelope(type, to, std::move(topic), std::move(payload), now_ms), now_ms);
 }
 
-Result<Sent, BusError> Bus::broadcast(MessageType type, Json payload, std::optional<std::string> topic, std::int64_t now_ms) {
+Result<Sent, BusError> Bus::broadcast(MessageType type, Json payload,
+                                      std::optional<std::string> topic, std::int64_t now_ms) {
   outcomes_.clear();
   bcast_ok_.clear();
   bcast_no_.clear();
-  if (type == MessageType::handoff || type == MessageType::history_replay || type == MessageType::history_request ||
-      type == MessageType::ack || type == MessageType::command_response)
+  if (type == MessageType::handoff || type == MessageType::history_replay ||
+      type == MessageType::history_request || type == MessageType::ack ||
+      type == MessageType::command_response)
     return err(bus_error(BusErrorCode::bad_field, "type",
                          std::string(message_type_name(type)) + " is always direct; use send()"));
   Envelope e = make_envelope(type, std::nullopt, std::move(topic), std::move(payload), now_ms);
@@ -774,19 +823,25 @@ Result<Sent, BusError> Bus::broadcast(MessageType type, Json payload, std::optio
 
 std::optional<BusError> Bus::note_sent(const Envelope& e) {
   if (e.from.stream_id != config_.self.stream_id)
-    return bus_error(BusErrorCode::bad_field, "from.streamId", "only our own messages can be noted as sent");
-  if (!e.to) return bus_error(BusErrorCode::bad_field, "to", "only direct messages are noted; broadcast() keeps its own");
+    return bus_error(BusErrorCode::bad_field, "from.streamId",
+                     "only our own messages can be noted as sent");
+  if (!e.to)
+    return bus_error(BusErrorCode::bad_field, "to",
+                     "only direct messages are noted; broadcast() keeps its own");
   if (is_transient(e.type))
-    return bus_error(BusErrorCode::bad_field, "type", "transient messages are never kept in history");
+    return bus_error(BusErrorCode::bad_field, "type",
+                     "transient messages are never kept in history");
   record_history(e, nullptr);
   remember_sent_direct(e);
   return std::nullopt;
 }
 
-Result<Sent, BusError> Bus::request_history(const std::string& to, const Json& count, std::int64_t now_ms) {
+Result<Sent, BusError> Bus::request_history(const std::string& to, const Json& count,
+                                            std::int64_t now_ms) {
   outcomes_.clear();
   if (auto x = check_string(to, kMaxToChars, "to")) return err(*x);
-  if (to == config_.self.stream_id) return err(bus_error(BusErrorCode::bad_field, "to", "ask another peer for history"));
+  if (to == config_.self.stream_id)
+    return err(bus_error(BusErrorCode::bad_field, "to", "ask another peer for history"));
   Stream& s = stream_for(to);
   s.history_asked_ms = now_ms;
   s.history_left = history_count(count);
@@ -838,7 +893,8 @@ Result<Json, BusError> command_response_payload(std::string_view request_id, con
 
 Result<Sent, BusError> Bus::set_announce(Json announce, std::int64_t now_ms) {
   if (!announce.is_object())
-    return err(bus_error(BusErrorCode::bad_payload, "announce", "an announce payload is an object {skills[], status, version, topics[]}"));
+    return err(bus_error(BusErrorCode::bad_payload, "announce",
+                         "an announce payload is an object {skills[], status, version, topics[]}"));
   config_.announce = std::move(announce);
   return broadcast(MessageType::announce, announce_payload(), std::nullopt, now_ms);
 }
@@ -852,26 +908,32 @@ std::optional<SendStatus> Bus::outcome(const std::string& id) const {
 Result<SendStatus, BusError> Bus::send_result(const std::string& id, bool transient) const {
   auto o = outcome(id);
   if (transient && o != SendStatus::sent)
-    return err(bus_error(BusErrorCode::not_accepted, "to",
-                         "the transport did not accept it; transient messages are never queued (retry later)"));
+    return err(bus_error(
+        BusErrorCode::not_accepted, "to",
+        "the transport did not accept it; transient messages are never queued (retry later)"));
   return o.value_or(SendStatus::queued);
 }
 
 // --- handoffs (sender) ------------------------------------------------------------------------
 
-Result<OutgoingHandoff, BusError> Bus::handoff(const std::string& to, std::string request, std::int64_t expires_at,
-                                               std::int64_t now_ms) {
+Result<OutgoingHandoff, BusError> Bus::handoff(const std::string& to, std::string request,
+                                               std::int64_t expires_at, std::int64_t now_ms) {
   outcomes_.clear();
   if (auto x = check_string(to, kMaxToChars, "to")) return err(*x);
-  if (to == config_.self.stream_id) return err(bus_error(BusErrorCode::bad_field, "to", "hand work to another peer"));
+  if (to == config_.self.stream_id)
+    return err(bus_error(BusErrorCode::bad_field, "to", "hand work to another peer"));
   auto s = streams_.find(to);
   if (s == streams_.end() || !s->second.handoff_capable)
     return err(bus_error(BusErrorCode::handoff_unsupported, "to",
-                         "\"" + to + "\" has no current handoff-v1 announcement; wait for its announce or send a direct message"));
+                         "\"" + to +
+                             "\" has no current handoff-v1 announcement; wait for its announce or "
+                             "send a direct message"));
   if (outgoing_.size() >= kMaxPendingHandoffs)
-    return err(bus_error(BusErrorCode::queue_full, "", "too many handoffs await receipts; wait for some to be stored or expire"));
-  Envelope e = make_envelope(MessageType::handoff, to, std::nullopt,
-                             Json{{"request", std::move(request)}, {"expiresAt", expires_at}}, now_ms);
+    return err(bus_error(BusErrorCode::queue_full, "",
+                         "too many handoffs await receipts; wait for some to be stored or expire"));
+  Envelope e =
+      make_envelope(MessageType::handoff, to, std::nullopt,
+                    Json{{"request", std::move(request)}, {"expiresAt", expires_at}}, now_ms);
   auto p = check_handoff(e);
   if (!p) return err(p.error());
   auto text = encode_envelope(e);
@@ -889,15 +951,20 @@ Result<OutgoingHandoff, BusError> Bus::handoff(const std::string& to, std::strin
   return h;
 }
 
-Result<OutgoingHandoff, BusError> Bus::resume_handoff(const Envelope& original, std::int64_t now_ms) {
+Result<OutgoingHandoff, BusError> Bus::resume_handoff(const Envelope& original,
+                                                      std::int64_t now_ms) {
   if (original.from.stream_id != config_.self.stream_id)
-    return err(bus_error(BusErrorCode::bad_field, "from.streamId", "only our own handoffs can be resumed"));
+    return err(bus_error(BusErrorCode::bad_field, "from.streamId",
+                         "only our own handoffs can be resumed"));
   auto p = check_handoff(original);
   if (!p) return err(p.error());
-  if (now_ms >= p->expires_at) return err(bus_error(BusErrorCode::handoff_expired, "payload.expiresAt", "the handoff has expired"));
+  if (now_ms >= p->expires_at)
+    return err(
+        bus_error(BusErrorCode::handoff_expired, "payload.expiresAt", "the handoff has expired"));
   if (auto it = outgoing_.find(original.id); it != outgoing_.end()) return it->second;
   if (outgoing_.size() >= kMaxPendingHandoffs)
-    return err(bus_error(BusErrorCode::queue_full, "", "too many handoffs await receipts; wait for some to be stored or expire"));
+    return err(bus_error(BusErrorCode::queue_full, "",
+                         "too many handoffs await receipts; wait for some to be stored or expire"));
   auto text = encode_envelope(original);
   if (!text) return err(text.error());
   OutgoingHandoff h;
@@ -956,15 +1023,21 @@ void Bus::remember_handoff(const HandoffKey& key) {
 
 Result<Sent, BusError> Bus::confirm_handoff(std::string_view key_text, std::int64_t now_ms) {
   auto key = parse_handoff_key(key_text);
-  if (!key) return err(bus_error(BusErrorCode::handoff_unknown, "key", "not a handoff key (use the key from the handoff event)"));
+  if (!key)
+    return err(bus_error(BusErrorCode::handoff_unknown, "key",
+                         "not a handoff key (use the key from the handoff event)"));
   Json receipt;
   if (auto it = unconfirmed_.find(*key); it != unconfirmed_.end()) {
     receipt = handoff_receipt_payload(it->second);
     unconfirmed_.erase(it);
   } else if (stored_.count(*key)) {
-    receipt = Json{{"messageId", key->message_id}, {"senderInstanceId", key->instance_id}, {"forType", "handoff"}, {"receipt", "stored"}};
+    receipt = Json{{"messageId", key->message_id},
+                   {"senderInstanceId", key->instance_id},
+                   {"forType", "handoff"},
+                   {"receipt", "stored"}};
   } else {
-    return err(bus_error(BusErrorCode::handoff_unknown, "key", "no handoff with this key arrived in this run; nothing to confirm"));
+    return err(bus_error(BusErrorCode::handoff_unknown, "key",
+                         "no handoff with this key arrived in this run; nothing to confirm"));
   }
   remember_handoff(*key);
   // Only now, after the app stored it, does the sender learn it is safe to stop retrying.
@@ -978,9 +1051,13 @@ void Bus::purge_unconfirmed(std::int64_t now_ms) {
   for (auto it = unconfirmed_.begin(); it != unconfirmed_.end();) {
     Json scratch;
     const Json& p = it->second.payload_dom(scratch);
-    auto exp = p.is_object() && p.contains("expiresAt") ? json_integer(p["expiresAt"], 0, kMaxSafeInteger) : std::nullopt;
-    if (!exp || now_ms >= *exp) it = unconfirmed_.erase(it);
-    else ++it;
+    auto exp = p.is_object() && p.contains("expiresAt")
+                   ? json_integer(p["expiresAt"], 0, kMaxSafeInteger)
+                   : std::nullopt;
+    if (!exp || now_ms >= *exp)
+      it = unconfirmed_.erase(it);
+    else
+      ++it;
   }
 }
 
@@ -1059,9 +1136,7 @@ void Bus::handle_transmit_result(std::uint32_t token, bool accepted, TimeMs) {
     case TxKind::transient:
       if (accepted) outcomes_[p.id] = SendStatus::sent;
       break;
-    case TxKind::broadcast:
-      (accepted ? bcast_ok_ : bcast_no_).push_back(p.conn);
-      break;
+    case TxKind::broadcast: (accepted ? bcast_ok_ : bcast_no_).push_back(p.conn); break;
     case TxKind::queue_head: {
       auto it = streams_.find(p.stream);
       if (it == streams_.end()) break;

@@ -65,10 +65,12 @@ struct BusConfig {
 struct IdentityView {
   std::string_view stream_id, role, name, instance_id;
   bool operator==(const Identity& o) const {
-    return stream_id == o.stream_id && role == o.role && name == o.name && instance_id == o.instance_id;
+    return stream_id == o.stream_id && role == o.role && name == o.name &&
+           instance_id == o.instance_id;
   }
   Identity owned() const {
-    return Identity{std::string(stream_id), std::string(role), std::string(name), std::string(instance_id)};
+    return Identity{std::string(stream_id), std::string(role), std::string(name),
+                    std::string(instance_id)};
   }
 };
 
@@ -94,7 +96,8 @@ struct HandoffKey {
   std::string instance_id;
   std::string message_id;
   bool operator<(const HandoffKey& o) const {
-    return std::tie(stream_id, instance_id, message_id) < std::tie(o.stream_id, o.instance_id, o.message_id);
+    return std::tie(stream_id, instance_id, message_id) <
+           std::tie(o.stream_id, o.instance_id, o.message_id);
   }
   bool operator==(const HandoffKey& o) const {
     return stream_id == o.stream_id && instance_id == o.instance_id && message_id == o.message_id;
@@ -114,17 +117,25 @@ struct OutgoingHandoff {
   SharedText text;
 };
 
-enum class EventKind { message, rejected, handoff, handoff_stored, handoff_expired, confirmation, peer };
+enum class EventKind {
+  message,
+  rejected,
+  handoff,
+  handoff_stored,
+  handoff_expired,
+  confirmation,
+  peer
+};
 
 struct Event {
   EventKind kind = EventKind::message;
-  ConnId conn;                        // message, rejected, handoff, peer
-  std::optional<Envelope> envelope;   // message, handoff, confirmation, handoff_stored/expired
-  bool replayed = false;              // message
-  BusError error;                     // rejected
-  std::string key;                    // handoff: the dedup key text
-  std::string message_id;             // confirmation, handoff_stored/expired
-  std::string peer_stream;            // confirmation: who confirmed; handoff_*: the recipient
+  ConnId conn;                       // message, rejected, handoff, peer
+  std::optional<Envelope> envelope;  // message, handoff, confirmation, handoff_stored/expired
+  bool replayed = false;             // message
+  BusError error;                    // rejected
+  std::string key;                   // handoff: the dedup key text
+  std::string message_id;            // confirmation, handoff_stored/expired
+  std::string peer_stream;           // confirmation: who confirmed; handoff_*: the recipient
   MessageType for_type = MessageType::chat;  // confirmation: the confirmed message's type
   std::optional<OutgoingHandoff> handoff;    // handoff_stored/expired
   // message, live: the payload's JSON text as received when the one-pass scanner took the
@@ -174,8 +185,9 @@ std::optional<std::string> confirmed_id(const Envelope& e);
 Result<Json, BusError> command_response_payload(std::string_view request_id, const Json& outcome);
 // Does `e` report on request `request_id` that we sent to `peer`? For handoffs, the receipt must
 // also name the original sender instance when one is given.
-std::optional<Receipt> match_receipt(const Envelope& e, std::string_view request_id, std::string_view peer,
-                                     std::optional<std::string_view> sender_instance = std::nullopt);
+std::optional<Receipt> match_receipt(
+    const Envelope& e, std::string_view request_id, std::string_view peer,
+    std::optional<std::string_view> sender_instance = std::nullopt);
 
 class Bus {
  public:
@@ -219,7 +231,8 @@ class Bus {
                               std::optional<std::string> topic, std::int64_t now_ms);
   Result<Sent, BusError> broadcast(MessageType type, Json payload, std::optional<std::string> topic,
                                    std::int64_t now_ms);
-  Result<Sent, BusError> request_history(const std::string& to, const Json& count, std::int64_t now_ms);
+  Result<Sent, BusError> request_history(const std::string& to, const Json& count,
+                                         std::int64_t now_ms);
   Result<Sent, BusError> ack(const Envelope& received, const Json& extra, std::int64_t now_ms);
   // Answers a command: command_response {requestId: command.id, ok: true, result} when `outcome`
   // is {result?} (a missing result is null), {requestId, ok: false, error} when it is {error:
@@ -243,8 +256,8 @@ class Bus {
   const std::vector<ConnId>& last_broadcast_rejected() const { return bcast_no_; }
 
   // --- handoffs ---
-  Result<OutgoingHandoff, BusError> handoff(const std::string& to, std::string request, std::int64_t expires_at,
-                                            std::int64_t now_ms);
+  Result<OutgoingHandoff, BusError> handoff(const std::string& to, std::string request,
+                                            std::int64_t expires_at, std::int64_t now_ms);
   Result<OutgoingHandoff, BusError> resume_handoff(const Envelope& original, std::int64_t now_ms);
   bool cancel_handoff(const std::string& id);
   std::vector<OutgoingHandoff> pending_handoffs() const;
@@ -323,8 +336,8 @@ class Bus {
   };
 
   std::string new_id();
-  Envelope make_envelope(MessageType type, std::optional<std::string> to, std::optional<std::string> topic,
-                         Json payload, std::int64_t now_ms);
+  Envelope make_envelope(MessageType type, std::optional<std::string> to,
+                         std::optional<std::string> topic, Json payload, std::int64_t now_ms);
   Stream& stream_for(const std::string& id);
   Result<Sent, BusError> send_direct(Envelope e, std::int64_t now_ms);
   void start_flush(Stream& s);
@@ -333,13 +346,15 @@ class Bus {
   // addressing); nullptr after a refusal event.
   Stream* admit(const ConnId& conn, const IdentityView& from, MessageType type,
                 std::optional<std::string_view> to, TimeMs now_ms);
-  void on_envelope(const ConnId& conn, Stream& s, Envelope e, TimeMs now_ms, Event ev, ByteView text);
+  void on_envelope(const ConnId& conn, Stream& s, Envelope e, TimeMs now_ms, Event ev,
+                   ByteView text);
   void opened(const ConnId& conn, const Conn& c, std::int64_t now_ms);
   void unbind(const ConnId& conn, Conn& c);
   void peer_event(const ConnId& conn);
   // History keeps each message as its text (one shared string, no envelope copy), with what a
   // replay's filter reads; a replay parses the entries it sends.
-  void record_history(MessageType type, std::string_view from, std::optional<std::string_view> to, SharedText text);
+  void record_history(MessageType type, std::string_view from, std::optional<std::string_view> to,
+                      SharedText text);
   void record_history(const Envelope& e, SharedText text);
   void remember_seen(std::string_view stream, std::string_view id);
   bool seen(const Envelope& e) const;
@@ -387,9 +402,9 @@ class Bus {
   std::unordered_map<std::string, SentDirect> sent_;
 
   std::map<std::string, OutgoingHandoff> outgoing_;  // by message id
-  mutable bool deadline_dirty_ = false;               // outgoing_ changed since deadline_
+  mutable bool deadline_dirty_ = false;              // outgoing_ changed since deadline_
   mutable Timeout deadline_;
-  std::map<HandoffKey, Envelope> unconfirmed_;        // delivered, awaiting confirm_handoff
+  std::map<HandoffKey, Envelope> unconfirmed_;  // delivered, awaiting confirm_handoff
   std::set<HandoffKey> stored_;
   std::deque<HandoffKey> stored_order_;
 

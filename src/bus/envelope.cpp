@@ -13,11 +13,29 @@ namespace tether::bus {
 namespace {
 
 constexpr std::array<std::string_view, kMessageTypeCount> kTypeNames = {
-    "chat",          "announce",       "skill_update",        "command",       "command_response",
-    "file_offer",    "file_chunk",     "file_complete",       "file_ack",      "event",
-    "ping",          "pong",           "ack",                 "history_replay", "history_request",
-    "handoff",       "swarm_offer",    "swarm_manifest_request", "swarm_manifest_page", "swarm_announce",
-    "swarm_request", "swarm_chunk",    "swarm_have",
+    "chat",
+    "announce",
+    "skill_update",
+    "command",
+    "command_response",
+    "file_offer",
+    "file_chunk",
+    "file_complete",
+    "file_ack",
+    "event",
+    "ping",
+    "pong",
+    "ack",
+    "history_replay",
+    "history_request",
+    "handoff",
+    "swarm_offer",
+    "swarm_manifest_request",
+    "swarm_manifest_page",
+    "swarm_announce",
+    "swarm_request",
+    "swarm_chunk",
+    "swarm_have",
 };
 
 BusError err_of(BusErrorCode c, std::string field, std::string detail) {
@@ -25,10 +43,11 @@ BusError err_of(BusErrorCode c, std::string field, std::string detail) {
 }
 
 // A required string member with its bound.
-std::optional<BusError> read_string(const Json& obj, const char* key, std::size_t max, const std::string& field,
-                                    std::string& out) {
+std::optional<BusError> read_string(const Json& obj, const char* key, std::size_t max,
+                                    const std::string& field, std::string& out) {
   auto it = obj.find(key);
-  if (it == obj.end()) return err_of(BusErrorCode::missing_field, field, field + " is required (a string)");
+  if (it == obj.end())
+    return err_of(BusErrorCode::missing_field, field, field + " is required (a string)");
   auto s = json_string(*it);
   if (!s) return err_of(BusErrorCode::bad_field, field, field + " must be a string");
   if (auto e = check_string(*s, max, field)) return e;
@@ -37,8 +56,8 @@ std::optional<BusError> read_string(const Json& obj, const char* key, std::size_
 }
 
 // An optional string-or-null member (to, topic): absent and null both mean "none".
-std::optional<BusError> read_nullable(const Json& obj, const char* key, std::size_t max, const std::string& field,
-                                      std::optional<std::string>& out) {
+std::optional<BusError> read_nullable(const Json& obj, const char* key, std::size_t max,
+                                      const std::string& field, std::optional<std::string>& out) {
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) {
     out.reset();
@@ -53,15 +72,17 @@ std::optional<BusError> read_nullable(const Json& obj, const char* key, std::siz
 
 }  // namespace
 
-std::string_view message_type_name(MessageType t) { return kTypeNames[std::size_t(t)]; }
+std::string_view message_type_name(MessageType t) {
+  return kTypeNames[std::size_t(t)];
+}
 
 std::optional<MessageType> message_type_from_name(std::string_view name) {
   // The first and last letters and the length tell every name apart but one pair, so a received
   // type costs one or two comparisons, not a walk over the list.
   for (std::size_t i = 0; i < kTypeNames.size(); ++i) {
     const std::string_view n = kTypeNames[i];
-    if (n.size() == name.size() && !name.empty() && n.front() == name.front() && n.back() == name.back() &&
-        n == name)
+    if (n.size() == name.size() && !name.empty() && n.front() == name.front() &&
+        n.back() == name.back() && n == name)
       return MessageType(i);
   }
   return std::nullopt;
@@ -78,10 +99,8 @@ bool is_transient(MessageType t) {
     case MessageType::swarm_announce:
     case MessageType::swarm_request:
     case MessageType::swarm_chunk:
-    case MessageType::swarm_have:
-      return true;
-    default:
-      return false;
+    case MessageType::swarm_have: return true;
+    default: return false;
   }
 }
 
@@ -95,8 +114,7 @@ bool bus_reads_payload(MessageType t) {
     case MessageType::history_replay:    // the replayed envelope
     case MessageType::ping:              // ts, for the pong
       return true;
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -124,22 +142,23 @@ bool is_kept_in_history(MessageType t) {
     case MessageType::pong:
     case MessageType::history_replay:
     case MessageType::history_request:
-    case MessageType::handoff:
-      return false;
-    default:
-      return true;
+    case MessageType::handoff: return false;
+    default: return true;
   }
 }
 
-std::optional<BusError> check_string(std::string_view value, std::size_t max_chars, const std::string& field) {
+std::optional<BusError> check_string(std::string_view value, std::size_t max_chars,
+                                     const std::string& field) {
   if (value.empty()) return err_of(BusErrorCode::empty_string, field, field + " must not be empty");
   // Cheap bound first: a UTF-8 string has at least as many bytes as UTF-16 units / ... at most
   // 3 bytes per unit, so a string over 3*max bytes is too long without counting.
   if (value.size() > 3 * max_chars || utf16_units(value) > max_chars)
-    return err_of(BusErrorCode::too_long, field,
-                  field + " is longer than " + std::to_string(max_chars) + " characters; shorten it");
+    return err_of(
+        BusErrorCode::too_long, field,
+        field + " is longer than " + std::to_string(max_chars) + " characters; shorten it");
   if (value.find('\0') != std::string_view::npos)
-    return err_of(BusErrorCode::nul_in_string, field, field + " contains a NUL character; remove it");
+    return err_of(BusErrorCode::nul_in_string, field,
+                  field + " contains a NUL character; remove it");
   return std::nullopt;
 }
 
@@ -152,43 +171,62 @@ std::optional<BusError> check_identity(const Identity& id, const std::string& p)
 }
 
 Result<Envelope, BusError> envelope_from_json(const Json& j) {
-  if (!j.is_object()) return err(err_of(BusErrorCode::not_object, "", "an envelope is a JSON object {v, id, type, from, to, topic, ts, payload}"));
+  if (!j.is_object())
+    return err(err_of(BusErrorCode::not_object, "",
+                      "an envelope is a JSON object {v, id, type, from, to, topic, ts, payload}"));
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& k = it.key();
-    if (k != "v" && k != "id" && k != "type" && k != "from" && k != "to" && k != "topic" && k != "ts" && k != "payload") {
+    if (k != "v" && k != "id" && k != "type" && k != "from" && k != "to" && k != "topic" &&
+        k != "ts" && k != "payload") {
       std::string shown = k.size() > 64 ? k.substr(0, 64) + "..." : k;
-      return err(err_of(BusErrorCode::unknown_field, "", "unknown envelope key \"" + shown +
-                                                             "\"; an envelope has exactly v, id, type, from, to, topic, ts, payload"));
+      return err(
+          err_of(BusErrorCode::unknown_field, "",
+                 "unknown envelope key \"" + shown +
+                     "\"; an envelope has exactly v, id, type, from, to, topic, ts, payload"));
     }
   }
   auto v = j.find("v");
-  if (v == j.end()) return err(err_of(BusErrorCode::missing_field, "v", "v is required (the envelope version, 1)"));
+  if (v == j.end())
+    return err(err_of(BusErrorCode::missing_field, "v", "v is required (the envelope version, 1)"));
   if (json_integer(*v, kEnvelopeVersion, kEnvelopeVersion) != kEnvelopeVersion)
-    return err(err_of(BusErrorCode::bad_version, "v", "only envelope version 1 is understood; upgrade the peer or send v:1"));
+    return err(err_of(BusErrorCode::bad_version, "v",
+                      "only envelope version 1 is understood; upgrade the peer or send v:1"));
   Envelope e;
   if (auto x = read_string(j, "id", kMaxIdChars, "id", e.id)) return err(*x);
   std::string type;
   if (auto x = read_string(j, "type", kMaxTypeChars, "type", type)) return err(*x);
   auto t = message_type_from_name(type);
-  if (!t) return err(err_of(BusErrorCode::unknown_type, "type", "\"" + type + "\" is not a bus message type"));
+  if (!t)
+    return err(
+        err_of(BusErrorCode::unknown_type, "type", "\"" + type + "\" is not a bus message type"));
   e.type = *t;
   auto from = j.find("from");
-  if (from == j.end()) return err(err_of(BusErrorCode::missing_field, "from", "from is required ({streamId, role, name, instanceId})"));
-  if (!from->is_object()) return err(err_of(BusErrorCode::bad_field, "from", "from must be an object {streamId, role, name, instanceId}"));
+  if (from == j.end())
+    return err(err_of(BusErrorCode::missing_field, "from",
+                      "from is required ({streamId, role, name, instanceId})"));
+  if (!from->is_object())
+    return err(err_of(BusErrorCode::bad_field, "from",
+                      "from must be an object {streamId, role, name, instanceId}"));
   for (auto it = from->begin(); it != from->end(); ++it) {
     const std::string& k = it.key();
     if (k != "streamId" && k != "role" && k != "name" && k != "instanceId")
-      return err(err_of(BusErrorCode::unknown_field, "from", "from has exactly streamId, role, name and instanceId"));
+      return err(err_of(BusErrorCode::unknown_field, "from",
+                        "from has exactly streamId, role, name and instanceId"));
   }
-  if (auto x = read_string(*from, "streamId", kMaxStreamIdChars, "from.streamId", e.from.stream_id)) return err(*x);
+  if (auto x = read_string(*from, "streamId", kMaxStreamIdChars, "from.streamId", e.from.stream_id))
+    return err(*x);
   if (auto x = read_string(*from, "role", kMaxRoleChars, "from.role", e.from.role)) return err(*x);
   if (auto x = read_string(*from, "name", kMaxNameChars, "from.name", e.from.name)) return err(*x);
-  if (auto x = read_string(*from, "instanceId", kMaxInstanceIdChars, "from.instanceId", e.from.instance_id)) return err(*x);
+  if (auto x = read_string(*from, "instanceId", kMaxInstanceIdChars, "from.instanceId",
+                           e.from.instance_id))
+    return err(*x);
   if (auto x = read_nullable(j, "to", kMaxToChars, "to", e.to)) return err(*x);
   if (auto x = read_nullable(j, "topic", kMaxTopicChars, "topic", e.topic)) return err(*x);
   auto ts = j.find("ts");
-  if (ts == j.end()) return err(err_of(BusErrorCode::missing_field, "ts", "ts is required (Unix milliseconds)"));
-  if (!ts->is_number()) return err(err_of(BusErrorCode::bad_field, "ts", "ts must be a number (Unix milliseconds)"));
+  if (ts == j.end())
+    return err(err_of(BusErrorCode::missing_field, "ts", "ts is required (Unix milliseconds)"));
+  if (!ts->is_number())
+    return err(err_of(BusErrorCode::bad_field, "ts", "ts must be a number (Unix milliseconds)"));
   auto f = json_finite(*ts);
   if (!f) return err(err_of(BusErrorCode::not_finite, "ts", "ts must be a finite number"));
   e.ts = *f;
@@ -256,7 +294,9 @@ Result<Envelope, BusError> parse_envelope_dom(ByteView text) {
                       "the envelope holds a number beyond a double's range, which JSON.parse reads "
                       "as Infinity and no JSON text can carry; send finite numbers"));
   if (!p.ok())
-    return err(err_of(BusErrorCode::not_json, "", std::string("the envelope is not JSON text (") + json_error_name(p.error) + ")"));
+    return err(
+        err_of(BusErrorCode::not_json, "",
+               std::string("the envelope is not JSON text (") + json_error_name(p.error) + ")"));
   auto e = envelope_from_json(p.value);
   if (e && text.size > max_envelope_bytes(e->type))
     return err(too_large(text.size, max_envelope_bytes(e->type), ""));
@@ -268,7 +308,10 @@ Json envelope_to_json(const Envelope& e) {
   j["v"] = kEnvelopeVersion;
   j["id"] = e.id;
   j["type"] = std::string(message_type_name(e.type));
-  j["from"] = Json{{"streamId", e.from.stream_id}, {"role", e.from.role}, {"name", e.from.name}, {"instanceId", e.from.instance_id}};
+  j["from"] = Json{{"streamId", e.from.stream_id},
+                   {"role", e.from.role},
+                   {"name", e.from.name},
+                   {"instanceId", e.from.instance_id}};
   j["to"] = e.to ? Json(*e.to) : Json(nullptr);
   j["topic"] = e.topic ? Json(*e.topic) : Json(nullptr);
   j["ts"] = e.ts;
@@ -293,11 +336,15 @@ void append_header(std::string& out, const Envelope& e) {
   out += ",\"instanceId\":";
   append_json_string(out, e.from.instance_id);
   out += "},\"to\":";
-  if (e.to) append_json_string(out, *e.to);
-  else out += "null";
+  if (e.to)
+    append_json_string(out, *e.to);
+  else
+    out += "null";
   out += ",\"topic\":";
-  if (e.topic) append_json_string(out, *e.topic);
-  else out += "null";
+  if (e.topic)
+    append_json_string(out, *e.topic);
+  else
+    out += "null";
   out += ",\"ts\":";
   append_js_number(out, e.ts);
   out += ",\"payload\":";
@@ -307,15 +354,20 @@ void append_header(std::string& out, const Envelope& e) {
 
 // Written directly rather than through envelope_to_json: the same bytes (keys in wire order, the
 // same escapes and number format) without building a DOM around the payload first.
-void append_envelope_json(std::string& out, const Envelope& e) { append_envelope_json(out, e, std::string_view()); }
+void append_envelope_json(std::string& out, const Envelope& e) {
+  append_envelope_json(out, e, std::string_view());
+}
 
 void append_envelope_json(std::string& out, const Envelope& e, std::string_view payload_text) {
   append_header(out, e);
-  if (!payload_text.empty()) out += payload_text;
-  else if (e.payload_text.empty()) append_json(out, e.payload, JsonNumbers::js_double);
+  if (!payload_text.empty())
+    out += payload_text;
+  else if (e.payload_text.empty())
+    append_json(out, e.payload, JsonNumbers::js_double);
   // Canonical bytes for a payload kept as text: the text may hold whitespace, \u escapes or
   // number spellings (1.50) that the canonical writer spells otherwise.
-  else append_json(out, e.payload_value(), JsonNumbers::js_double);
+  else
+    append_json(out, e.payload_value(), JsonNumbers::js_double);
   out += '}';
 }
 
@@ -340,7 +392,8 @@ Result<std::string, BusError> encode_envelope(const Envelope& e) {
     if (auto x = check_string(*e.to, kMaxToChars, "to")) return err(*x);
   if (e.topic)
     if (auto x = check_string(*e.topic, kMaxTopicChars, "topic")) return err(*x);
-  if (!std::isfinite(e.ts)) return err(err_of(BusErrorCode::not_finite, "ts", "ts must be a finite number"));
+  if (!std::isfinite(e.ts))
+    return err(err_of(BusErrorCode::not_finite, "ts", "ts must be a finite number"));
   std::string text = serialize_envelope(e);
   if (text.size() > max_envelope_bytes(e.type))
     return err(too_large(text.size(), max_envelope_bytes(e.type), "payload"));
@@ -351,11 +404,14 @@ std::size_t json_string_bytes(std::string_view s) {
   std::size_t n = 2;  // the quotes
   for (unsigned char c : s) {
     switch (c) {
-      case '"': case '\\': case '\b': case '\f': case '\n': case '\r': case '\t':
-        n += 2;
-        break;
-      default:
-        n += c < 0x20 ? 6 : 1;  // \u00XX
+      case '"':
+      case '\\':
+      case '\b':
+      case '\f':
+      case '\n':
+      case '\r':
+      case '\t': n += 2; break;
+      default: n += c < 0x20 ? 6 : 1;  // \u00XX
     }
   }
   return n;

@@ -59,7 +59,8 @@ struct Identity {
   std::string name;
   std::string instance_id;
   bool operator==(const Identity& o) const {
-    return stream_id == o.stream_id && role == o.role && name == o.name && instance_id == o.instance_id;
+    return stream_id == o.stream_id && role == o.role && name == o.name &&
+           instance_id == o.instance_id;
   }
 };
 
@@ -95,7 +96,8 @@ struct Envelope {
 };
 
 // Checks one string field: non-empty, no NUL, at most `max_chars` UTF-16 code units.
-std::optional<BusError> check_string(std::string_view value, std::size_t max_chars, const std::string& field);
+std::optional<BusError> check_string(std::string_view value, std::size_t max_chars,
+                                     const std::string& field);
 // Checks an Identity (the bounds of `from`), naming fields under `prefix` ("from").
 std::optional<BusError> check_identity(const Identity& id, const std::string& prefix);
 
@@ -122,7 +124,8 @@ struct ParseInfo {
   // empty when not scanned or when there is no payload.
   std::string_view raw_payload;
 };
-Result<Envelope, BusError> parse_envelope(ByteView text, ParseInfo* info = nullptr, PayloadForm form = PayloadForm::dom);
+Result<Envelope, BusError> parse_envelope(ByteView text, ParseInfo* info = nullptr,
+                                          PayloadForm form = PayloadForm::dom);
 // The general path: nlohmann DOM, then envelope_from_json. Every refusal comes from here.
 Result<Envelope, BusError> parse_envelope_dom(ByteView text);
 // Validates an already parsed JSON value (history_replay carries envelopes as objects).

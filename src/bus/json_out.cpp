@@ -4,11 +4,17 @@
 namespace tether::bus {
 
 Json error_json(const BusError& e) {
-  return Json{{"ok", false}, {"code", std::string(bus_error_name(e.code))}, {"field", e.field}, {"detail", e.detail}};
+  return Json{{"ok", false},
+              {"code", std::string(bus_error_name(e.code))},
+              {"field", e.field},
+              {"detail", e.detail}};
 }
 
 Json identity_json(const Identity& id) {
-  return Json{{"streamId", id.stream_id}, {"role", id.role}, {"name", id.name}, {"instanceId", id.instance_id}};
+  return Json{{"streamId", id.stream_id},
+              {"role", id.role},
+              {"name", id.name},
+              {"instanceId", id.instance_id}};
 }
 
 Json peer_json(const PeerInfo& p) {
@@ -33,7 +39,10 @@ Json outgoing_handoff_json(const OutgoingHandoff& h) {
 Json event_json(const Event& e, const Bus& bus) {
   switch (e.kind) {
     case EventKind::message:
-      return Json{{"kind", "message"}, {"envelope", envelope_to_json(*e.envelope)}, {"peer", e.conn}, {"replayed", e.replayed}};
+      return Json{{"kind", "message"},
+                  {"envelope", envelope_to_json(*e.envelope)},
+                  {"peer", e.conn},
+                  {"replayed", e.replayed}};
     case EventKind::rejected: {
       Json j = error_json(e.error);
       return Json{{"kind", "rejected"}, {"error", j}, {"peer", e.conn}};
@@ -78,16 +87,24 @@ void append_event_json(std::string& out, const Event& e, const Bus& bus) {
   out += "{\"kind\":\"message\",\"envelope\":";
   // The payload as received: the text kept in the envelope, or the text that came with a DOM
   // one; written from the DOM only when the envelope came through the DOM path.
-  if (!e.payload_text.empty()) append_envelope_json(out, *e.envelope, e.payload_text);
-  else append_envelope_as_received(out, *e.envelope);
+  if (!e.payload_text.empty())
+    append_envelope_json(out, *e.envelope, e.payload_text);
+  else
+    append_envelope_as_received(out, *e.envelope);
   out += ",\"peer\":";
   append_json_string(out, e.conn);
   out += e.replayed ? ",\"replayed\":true}" : ",\"replayed\":false}";
 }
 
-Json receipt_json(const Receipt& r, const Envelope& e, std::string_view request_id, std::string_view peer) {
-  const char* kind = r.kind == Receipt::Kind::ack ? "ack" : r.kind == Receipt::Kind::command_response ? "command_response" : "handoff_stored";
-  return Json{{"kind", kind}, {"requestId", std::string(request_id)}, {"peer", std::string(peer)}, {"ok", r.ok},
+Json receipt_json(const Receipt& r, const Envelope& e, std::string_view request_id,
+                  std::string_view peer) {
+  const char* kind = r.kind == Receipt::Kind::ack                ? "ack"
+                     : r.kind == Receipt::Kind::command_response ? "command_response"
+                                                                 : "handoff_stored";
+  return Json{{"kind", kind},
+              {"requestId", std::string(request_id)},
+              {"peer", std::string(peer)},
+              {"ok", r.ok},
               {"envelope", envelope_to_json(e)}};
 }
 
@@ -96,16 +113,19 @@ std::optional<BusError> check_config(const BusConfig& c) {
   if (c.transport_id)
     if (auto e = check_string(*c.transport_id, kMaxToChars, "transportId")) return e;
   if (!c.announce.is_null() && !c.announce.is_object())
-    return bus_error(BusErrorCode::bad_field, "announce", "announce is an object {skills[], status, version, topics[]}");
+    return bus_error(BusErrorCode::bad_field, "announce",
+                     "announce is an object {skills[], status, version, topics[]}");
   return std::nullopt;
 }
 
 Result<BusConfig, BusError> config_from_json(const Json& j) {
-  if (!j.is_object()) return err(bus_error(BusErrorCode::not_object, "", "options are an object {self, ...}"));
+  if (!j.is_object())
+    return err(bus_error(BusErrorCode::not_object, "", "options are an object {self, ...}"));
   BusConfig c;
   auto self = j.find("self");
   if (self == j.end() || !self->is_object())
-    return err(bus_error(BusErrorCode::missing_field, "self", "self {streamId, role, name, instanceId} is required"));
+    return err(bus_error(BusErrorCode::missing_field, "self",
+                         "self {streamId, role, name, instanceId} is required"));
   auto field = [&](const char* k, std::string& out) {
     auto it = self->find(k);
     if (it != self->end() && it->is_string()) out = it->get<std::string>();
@@ -114,9 +134,12 @@ Result<BusConfig, BusError> config_from_json(const Json& j) {
   field("role", c.self.role);
   field("name", c.self.name);
   field("instanceId", c.self.instance_id);
-  if (auto s = j.find("seed"); s != j.end()) c.seed = std::uint64_t(json_integer(*s, 0, kMaxSafeInteger).value_or(1));
-  if (auto a = j.find("acceptHandoffs"); a != j.end() && a->is_boolean()) c.accept_handoffs = a->get<bool>();
-  if (auto a = j.find("connIsStream"); a != j.end() && a->is_boolean()) c.conn_is_stream = a->get<bool>();
+  if (auto s = j.find("seed"); s != j.end())
+    c.seed = std::uint64_t(json_integer(*s, 0, kMaxSafeInteger).value_or(1));
+  if (auto a = j.find("acceptHandoffs"); a != j.end() && a->is_boolean())
+    c.accept_handoffs = a->get<bool>();
+  if (auto a = j.find("connIsStream"); a != j.end() && a->is_boolean())
+    c.conn_is_stream = a->get<bool>();
   if (auto a = j.find("announce"); a != j.end()) c.announce = *a;
   if (auto a = j.find("transportId"); a != j.end() && a->is_string())
     c.transport_id = a->get<std::string>();

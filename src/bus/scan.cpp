@@ -39,7 +39,8 @@ bool is(std::string_view k, const char (&lit)[N]) {
 
 class Scanner {
  public:
-  Scanner(ByteView t, Tape* tape) : begin_(t.data), p_(t.data), end_(t.data + t.size), tape_(tape) {}
+  Scanner(ByteView t, Tape* tape)
+      : begin_(t.data), p_(t.data), end_(t.data + t.size), tape_(tape) {}
 
   std::optional<ScannedEnvelope> envelope() {
     ws();
@@ -68,7 +69,8 @@ class Scanner {
     }
     ws();
     if (p_ != end_) return std::nullopt;
-    constexpr unsigned kRequired = (1u << kV) | (1u << kId) | (1u << kType) | (1u << kFrom) | (1u << kTs);
+    constexpr unsigned kRequired =
+        (1u << kV) | (1u << kId) | (1u << kType) | (1u << kFrom) | (1u << kTs);
     if ((seen & kRequired) != kRequired) return std::nullopt;
     return e;
   }
@@ -136,9 +138,12 @@ class Scanner {
       int key = -1;
       bool ok = false;
       const std::string_view kr = k.raw;
-      if (is(kr, "streamId")) key = 0, ok = bounded(e.stream_id, e.stream_id_span, kMaxStreamIdChars);
-      else if (is(kr, "role")) key = 1, ok = bounded(e.role, e.role_span, kMaxRoleChars);
-      else if (is(kr, "name")) key = 2, ok = bounded(e.name, e.name_span, kMaxNameChars);
+      if (is(kr, "streamId"))
+        key = 0, ok = bounded(e.stream_id, e.stream_id_span, kMaxStreamIdChars);
+      else if (is(kr, "role"))
+        key = 1, ok = bounded(e.role, e.role_span, kMaxRoleChars);
+      else if (is(kr, "name"))
+        key = 2, ok = bounded(e.name, e.name_span, kMaxNameChars);
       else if (is(kr, "instanceId"))
         key = 3, ok = bounded(e.instance_id, e.instance_id_span, kMaxInstanceIdChars);
       if (!ok || (seen & (1u << key))) return false;
@@ -184,8 +189,9 @@ class Scanner {
   // (bench/README.md). -0 (nlohmann reads "-0" as the integer 0), exponents and longer numbers go
   // to the DOM path.
   bool ts(double& out) {
-    static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                        1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                        1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     const bool negative = eat('-');
     std::uint64_t m = 0;  // 19 digits cannot overflow it
     int digits = 0, frac = 0;
@@ -293,7 +299,9 @@ class Scanner {
 
   // The UTF-16 offset of a position reached by the scan: its byte offset less the bytes that
   // multi-byte sequences before it took beyond their UTF-16 length (only strings hold any).
-  std::uint32_t u16(const std::uint8_t* at) const { return std::uint32_t(std::size_t(at - begin_) - extra_); }
+  std::uint32_t u16(const std::uint8_t* at) const {
+    return std::uint32_t(std::size_t(at - begin_) - extra_);
+  }
 
   // A payload number. Left to the DOM path: exponents, over 300 digits and negative zeros, the
   // only numbers whose value JSON.parse and nlohmann + the canonical writer could disagree on
@@ -377,7 +385,14 @@ class Scanner {
     ++p_;  // the backslash
     if (p_ == end_) return false;
     switch (*p_++) {
-      case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't': return true;
+      case '"':
+      case '\\':
+      case '/':
+      case 'b':
+      case 'f':
+      case 'n':
+      case 'r':
+      case 't': return true;
       case 'u': {
         unsigned u = 0;
         if (!hex4(u)) return false;
@@ -396,10 +411,14 @@ class Scanner {
     for (int i = 0; i < 4; ++i) {
       const std::uint8_t c = *p_++;
       unsigned d;
-      if (c >= '0' && c <= '9') d = c - '0';
-      else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-      else return false;
+      if (c >= '0' && c <= '9')
+        d = c - '0';
+      else if (c >= 'a' && c <= 'f')
+        d = c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F')
+        d = c - 'A' + 10;
+      else
+        return false;
       out = out * 16 + d;
     }
     return true;
@@ -409,15 +428,24 @@ class Scanner {
   int utf8_sequence() {
     const std::uint8_t c = *p_;
     const std::size_t left = std::size_t(end_ - p_);
-    auto cont = [&](std::size_t i, std::uint8_t lo, std::uint8_t hi) { return i < left && p_[i] >= lo && p_[i] <= hi; };
+    auto cont = [&](std::size_t i, std::uint8_t lo, std::uint8_t hi) {
+      return i < left && p_[i] >= lo && p_[i] <= hi;
+    };
     int n = 0;
-    if (c >= 0xC2 && c <= 0xDF) n = cont(1, 0x80, 0xBF) ? 2 : 0;
-    else if (c == 0xE0) n = cont(1, 0xA0, 0xBF) && cont(2, 0x80, 0xBF) ? 3 : 0;
-    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) n = cont(1, 0x80, 0xBF) && cont(2, 0x80, 0xBF) ? 3 : 0;
-    else if (c == 0xED) n = cont(1, 0x80, 0x9F) && cont(2, 0x80, 0xBF) ? 3 : 0;
-    else if (c == 0xF0) n = cont(1, 0x90, 0xBF) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
-    else if (c >= 0xF1 && c <= 0xF3) n = cont(1, 0x80, 0xBF) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
-    else if (c == 0xF4) n = cont(1, 0x80, 0x8F) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
+    if (c >= 0xC2 && c <= 0xDF)
+      n = cont(1, 0x80, 0xBF) ? 2 : 0;
+    else if (c == 0xE0)
+      n = cont(1, 0xA0, 0xBF) && cont(2, 0x80, 0xBF) ? 3 : 0;
+    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
+      n = cont(1, 0x80, 0xBF) && cont(2, 0x80, 0xBF) ? 3 : 0;
+    else if (c == 0xED)
+      n = cont(1, 0x80, 0x9F) && cont(2, 0x80, 0xBF) ? 3 : 0;
+    else if (c == 0xF0)
+      n = cont(1, 0x90, 0xBF) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
+    else if (c >= 0xF1 && c <= 0xF3)
+      n = cont(1, 0x80, 0xBF) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
+    else if (c == 0xF4)
+      n = cont(1, 0x80, 0x8F) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
     p_ += n;
     return n;
   }
@@ -482,16 +510,22 @@ void append_scanned_result(std::string& out, const ScannedEnvelope& e) {
   out += ",\"instanceId\":";
   append_quoted(out, e.instance_id);
   out += "},\"to\":";
-  if (e.to) append_quoted(out, *e.to);
-  else out += "null";
+  if (e.to)
+    append_quoted(out, *e.to);
+  else
+    out += "null";
   out += ",\"topic\":";
-  if (e.topic) append_quoted(out, *e.topic);
-  else out += "null";
+  if (e.topic)
+    append_quoted(out, *e.topic);
+  else
+    out += "null";
   out += ",\"ts\":";
   append_js_number(out, e.ts);
   out += ",\"payload\":";
-  if (e.payload.empty()) out += "null";
-  else out += e.payload;
+  if (e.payload.empty())
+    out += "null";
+  else
+    out += e.payload;
   out += "}}";
 }
 

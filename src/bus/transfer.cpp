@@ -10,7 +10,8 @@ namespace tether::bus {
 
 namespace {
 
-std::optional<BusError> member_string(const Json& p, const char* key, std::size_t max, std::string& out) {
+std::optional<BusError> member_string(const Json& p, const char* key, std::size_t max,
+                                      std::string& out) {
   const std::string field = std::string("payload.") + key;
   auto it = p.find(key);
   if (it == p.end()) return bus_error(BusErrorCode::missing_field, field, field + " is required");
@@ -21,14 +22,16 @@ std::optional<BusError> member_string(const Json& p, const char* key, std::size_
   return std::nullopt;
 }
 
-std::optional<BusError> member_int(const Json& p, const char* key, std::int64_t min, std::int64_t max, std::int64_t& out) {
+std::optional<BusError> member_int(const Json& p, const char* key, std::int64_t min,
+                                   std::int64_t max, std::int64_t& out) {
   const std::string field = std::string("payload.") + key;
   auto it = p.find(key);
   if (it == p.end()) return bus_error(BusErrorCode::missing_field, field, field + " is required");
   auto v = json_integer(*it, min, max);
   if (!v)
     return bus_error(BusErrorCode::bad_field, field,
-                     field + " must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+                     field + " must be an integer in [" + std::to_string(min) + ", " +
+                         std::to_string(max) + "]");
   out = *v;
   return std::nullopt;
 }
@@ -58,33 +61,44 @@ std::string random_id(std::uint64_t seed) {
 }  // namespace
 
 Json file_offer_json(const FileOffer& o) {
-  return Json{{"transferId", o.transfer_id}, {"name", o.name},       {"mimeType", o.mime_type},
-              {"kind", o.kind},              {"size", o.size},       {"sha256", o.sha256},
-              {"chunkSize", o.chunk_size},   {"totalChunks", o.total_chunks}};
+  return Json{{"transferId", o.transfer_id},
+              {"name", o.name},
+              {"mimeType", o.mime_type},
+              {"kind", o.kind},
+              {"size", o.size},
+              {"sha256", o.sha256},
+              {"chunkSize", o.chunk_size},
+              {"totalChunks", o.total_chunks}};
 }
 
 Result<FileOffer, BusError> parse_file_offer(const Json& p, std::uint64_t max_file_bytes) {
   if (!p.is_object())
-    return err(bus_error(BusErrorCode::bad_payload, "payload", "a file_offer payload is an object"));
+    return err(
+        bus_error(BusErrorCode::bad_payload, "payload", "a file_offer payload is an object"));
   FileOffer o;
   if (auto e = member_string(p, "transferId", kMaxTransferIdChars, o.transfer_id)) return err(*e);
   if (auto e = member_string(p, "name", kMaxFileNameChars, o.name)) return err(*e);
   // A bare file name: the receiver picks the folder, and a name must never pick it instead.
-  if (o.name == "." || o.name == ".." || o.name.find('/') != std::string::npos || o.name.find('\\') != std::string::npos)
-    return err(bus_error(BusErrorCode::bad_field, "payload.name", "payload.name must be a bare file name (no / or \\, not . or ..)"));
+  if (o.name == "." || o.name == ".." || o.name.find('/') != std::string::npos ||
+      o.name.find('\\') != std::string::npos)
+    return err(bus_error(BusErrorCode::bad_field, "payload.name",
+                         "payload.name must be a bare file name (no / or \\, not . or ..)"));
   if (auto e = member_string(p, "mimeType", kMaxMimeTypeChars, o.mime_type)) return err(*e);
   if (auto e = member_string(p, "kind", 8, o.kind)) return err(*e);
   if (o.kind != "file" && o.kind != "image")
-    return err(bus_error(BusErrorCode::bad_field, "payload.kind", "payload.kind is \"file\" or \"image\""));
+    return err(bus_error(BusErrorCode::bad_field, "payload.kind",
+                         "payload.kind is \"file\" or \"image\""));
   std::int64_t size = 0, chunk = 0, total = 0;
   if (auto e = member_int(p, "size", 0, kMaxSafeInteger, size)) return err(*e);
   if (std::uint64_t(size) > max_file_bytes)
-    return err(bus_error(BusErrorCode::file_too_large, "payload.size",
-                         "the file is " + std::to_string(size) + " bytes; this receiver takes at most " +
-                             std::to_string(max_file_bytes) + " (use a swarm transfer for large files)"));
+    return err(
+        bus_error(BusErrorCode::file_too_large, "payload.size",
+                  "the file is " + std::to_string(size) + " bytes; this receiver takes at most " +
+                      std::to_string(max_file_bytes) + " (use a swarm transfer for large files)"));
   if (auto e = member_string(p, "sha256", 64, o.sha256)) return err(*e);
   if (!parse_sha256_hex(o.sha256))
-    return err(bus_error(BusErrorCode::bad_field, "payload.sha256", "payload.sha256 must be 64 lowercase hex characters"));
+    return err(bus_error(BusErrorCode::bad_field, "payload.sha256",
+                         "payload.sha256 must be 64 lowercase hex characters"));
   if (auto e = member_int(p, "chunkSize", kFileMinChunkSize, kFileMaxChunkSize, chunk))
     return err(*e);
   if (auto e = member_int(p, "totalChunks", 0, kMaxSafeInteger, total)) return err(*e);
@@ -92,17 +106,20 @@ Result<FileOffer, BusError> parse_file_offer(const Json& p, std::uint64_t max_fi
   o.chunk_size = std::uint32_t(chunk);
   if (std::uint64_t(total) != chunks_for(o.size, o.chunk_size))
     return err(bus_error(BusErrorCode::bad_field, "payload.totalChunks",
-                         "payload.totalChunks must be ceil(size / chunkSize) = " + std::to_string(chunks_for(o.size, o.chunk_size))));
+                         "payload.totalChunks must be ceil(size / chunkSize) = " +
+                             std::to_string(chunks_for(o.size, o.chunk_size))));
   o.total_chunks = std::uint32_t(total);
   return o;
 }
 
-Result<FileSendPlan, BusError> plan_file_send(ByteView bytes, std::string name, std::string mime_type, std::string kind,
+Result<FileSendPlan, BusError> plan_file_send(ByteView bytes, std::string name,
+                                              std::string mime_type, std::string kind,
                                               std::uint32_t chunk_size, std::string transfer_id,
                                               std::uint64_t id_seed) {
   if (bytes.size > kFileMaxBytes)
     return err(bus_error(BusErrorCode::file_too_large, "bytes",
-                         "the file is " + std::to_string(bytes.size) + " bytes; the one-to-one transfer buffers it and stops at " +
+                         "the file is " + std::to_string(bytes.size) +
+                             " bytes; the one-to-one transfer buffers it and stops at " +
                              std::to_string(kFileMaxBytes) + " (use a swarm transfer)"));
   if (chunk_size < kFileMinChunkSize || chunk_size > kFileMaxChunkSize)
     return err(bus_error(BusErrorCode::bad_field, "chunkSize",
@@ -131,12 +148,17 @@ Result<FileSendPlan, BusError> plan_file_send(ByteView bytes, std::string name, 
 Json file_chunk_payload(const FileOffer& o, ByteView bytes, std::uint32_t index) {
   if (index >= o.total_chunks || bytes.size != o.size) return nullptr;
   const std::uint64_t start = std::uint64_t(index) * o.chunk_size;
-  return Json{{"transferId", o.transfer_id}, {"index", index}, {"totalChunks", o.total_chunks},
+  return Json{{"transferId", o.transfer_id},
+              {"index", index},
+              {"totalChunks", o.total_chunks},
               {"data", base64_encode(bytes.sub(start, chunk_length(o, index)))}};
 }
 
 Json file_complete_payload(const FileOffer& o) {
-  return Json{{"transferId", o.transfer_id}, {"totalChunks", o.total_chunks}, {"size", o.size}, {"sha256", o.sha256}};
+  return Json{{"transferId", o.transfer_id},
+              {"totalChunks", o.total_chunks},
+              {"size", o.size},
+              {"sha256", o.sha256}};
 }
 
 Json file_ack_refusal(const Json& payload, std::string_view error) {
@@ -164,14 +186,16 @@ Result<FileOffer, BusError> FileReceiver::offer(const std::string& from, const J
   auto o = parse_file_offer(payload, limits_.max_file_bytes);
   if (!o) return o;
   if (transfers_.count(o->transfer_id))
-    return err(bus_error(BusErrorCode::duplicate_transfer, "payload.transferId", "a transfer with this id is already in progress"));
+    return err(bus_error(BusErrorCode::duplicate_transfer, "payload.transferId",
+                         "a transfer with this id is already in progress"));
   if (transfers_.size() >= limits_.max_incomplete)
-    return err(bus_error(BusErrorCode::too_many_transfers, "", "already " + std::to_string(transfers_.size()) +
-                                                                   " incomplete transfers; finish or abort one first"));
+    return err(bus_error(BusErrorCode::too_many_transfers, "",
+                         "already " + std::to_string(transfers_.size()) +
+                             " incomplete transfers; finish or abort one first"));
   if (promised_ + o->size > limits_.max_promised_bytes)
     return err(bus_error(BusErrorCode::over_promised, "payload.size",
-                         "accepting it would promise " + std::to_string(promised_ + o->size) + " bytes; the limit is " +
-                             std::to_string(limits_.max_promised_bytes)));
+                         "accepting it would promise " + std::to_string(promised_ + o->size) +
+                             " bytes; the limit is " + std::to_string(limits_.max_promised_bytes)));
   Incoming in;
   in.from = from;
   in.offer = o.value();
@@ -180,15 +204,20 @@ Result<FileOffer, BusError> FileReceiver::offer(const std::string& from, const J
   return o;
 }
 
-Result<FileReceiver::Incoming*, BusError> FileReceiver::owned(const std::string& from, const Json& p) {
-  if (!p.is_object()) return err(bus_error(BusErrorCode::bad_payload, "payload", "the payload is an object with a transferId"));
+Result<FileReceiver::Incoming*, BusError> FileReceiver::owned(const std::string& from,
+                                                              const Json& p) {
+  if (!p.is_object())
+    return err(bus_error(BusErrorCode::bad_payload, "payload",
+                         "the payload is an object with a transferId"));
   std::string id;
   if (auto e = member_string(p, "transferId", kMaxTransferIdChars, id)) return err(*e);
   auto it = transfers_.find(id);
   if (it == transfers_.end())
-    return err(bus_error(BusErrorCode::unknown_transfer, "payload.transferId", "no transfer with this id was offered (or it was aborted)"));
+    return err(bus_error(BusErrorCode::unknown_transfer, "payload.transferId",
+                         "no transfer with this id was offered (or it was aborted)"));
   if (it->second.from != from)
-    return err(bus_error(BusErrorCode::not_owner, "payload.transferId", "this transfer belongs to another peer; refused"));
+    return err(bus_error(BusErrorCode::not_owner, "payload.transferId",
+                         "this transfer belongs to another peer; refused"));
   return &it->second;
 }
 
@@ -197,27 +226,36 @@ Result<ChunkAccepted, BusError> FileReceiver::chunk(const std::string& from, con
   if (!in) return err(in.error());
   Incoming& t = *in.value();
   const std::string id = t.offer.transfer_id;
-  auto fail = [&](BusErrorCode c, std::string field, std::string detail) -> Result<ChunkAccepted, BusError> {
+  auto fail = [&](BusErrorCode c, std::string field,
+                  std::string detail) -> Result<ChunkAccepted, BusError> {
     abort(id);
     return err(bus_error(c, std::move(field), std::move(detail) + "; the transfer was aborted"));
   };
   std::int64_t index = 0, total = 0;
-  if (auto e = member_int(p, "index", 0, kMaxSafeInteger, index)) return fail(e->code, e->field, e->detail);
-  if (auto e = member_int(p, "totalChunks", 0, kMaxSafeInteger, total)) return fail(e->code, e->field, e->detail);
+  if (auto e = member_int(p, "index", 0, kMaxSafeInteger, index))
+    return fail(e->code, e->field, e->detail);
+  if (auto e = member_int(p, "totalChunks", 0, kMaxSafeInteger, total))
+    return fail(e->code, e->field, e->detail);
   if (std::uint64_t(total) != t.offer.total_chunks)
-    return fail(BusErrorCode::bad_chunk, "payload.totalChunks", "totalChunks differs from the offer's");
+    return fail(BusErrorCode::bad_chunk, "payload.totalChunks",
+                "totalChunks differs from the offer's");
   if (std::uint64_t(index) != t.next)
-    return fail(BusErrorCode::bad_chunk, "payload.index", "expected chunk " + std::to_string(t.next) + ", got " + std::to_string(index));
+    return fail(BusErrorCode::bad_chunk, "payload.index",
+                "expected chunk " + std::to_string(t.next) + ", got " + std::to_string(index));
   auto d = p.find("data");
   auto text = d == p.end() ? std::nullopt : json_string(*d);
-  if (!text) return fail(BusErrorCode::bad_chunk, "payload.data", "payload.data must be base64 text");
+  if (!text)
+    return fail(BusErrorCode::bad_chunk, "payload.data", "payload.data must be base64 text");
   const std::uint64_t want = chunk_length(t.offer, t.next);
   // Bounded before decoding: base64 of `want` bytes is exactly 4*ceil(want/3) characters.
   if (text->size() != 4 * ((want + 2) / 3))
-    return fail(BusErrorCode::bad_chunk, "payload.data", "chunk " + std::to_string(index) + " must hold " + std::to_string(want) + " bytes");
+    return fail(BusErrorCode::bad_chunk, "payload.data",
+                "chunk " + std::to_string(index) + " must hold " + std::to_string(want) + " bytes");
   auto bytes = base64_decode(*text);
   if (!bytes || bytes->size() != want)
-    return fail(BusErrorCode::bad_chunk, "payload.data", "chunk " + std::to_string(index) + " is not " + std::to_string(want) + " bytes of base64");
+    return fail(
+        BusErrorCode::bad_chunk, "payload.data",
+        "chunk " + std::to_string(index) + " is not " + std::to_string(want) + " bytes of base64");
   t.hash.update(ByteView(*bytes));
   ChunkAccepted a;
   a.transfer_id = id;
@@ -234,23 +272,30 @@ Result<FileOffer, BusError> FileReceiver::complete(const std::string& from, cons
   if (!in) return err(in.error());
   Incoming& t = *in.value();
   const std::string id = t.offer.transfer_id;
-  auto fail = [&](BusErrorCode c, std::string field, std::string detail) -> Result<FileOffer, BusError> {
+  auto fail = [&](BusErrorCode c, std::string field,
+                  std::string detail) -> Result<FileOffer, BusError> {
     abort(id);
-    return err(bus_error(c, std::move(field), std::move(detail) + "; the transfer was aborted (discard the part file)"));
+    return err(bus_error(c, std::move(field),
+                         std::move(detail) + "; the transfer was aborted (discard the part file)"));
   };
   std::int64_t total = 0, size = 0;
   std::string sha;
-  if (auto e = member_int(p, "totalChunks", 0, kMaxSafeInteger, total)) return fail(e->code, e->field, e->detail);
-  if (auto e = member_int(p, "size", 0, kMaxSafeInteger, size)) return fail(e->code, e->field, e->detail);
+  if (auto e = member_int(p, "totalChunks", 0, kMaxSafeInteger, total))
+    return fail(e->code, e->field, e->detail);
+  if (auto e = member_int(p, "size", 0, kMaxSafeInteger, size))
+    return fail(e->code, e->field, e->detail);
   if (auto e = member_string(p, "sha256", 64, sha)) return fail(e->code, e->field, e->detail);
   if (std::uint64_t(total) != t.offer.total_chunks || t.next != t.offer.total_chunks)
     return fail(BusErrorCode::bad_chunk, "payload.totalChunks",
-                "received " + std::to_string(t.next) + " of " + std::to_string(t.offer.total_chunks) + " chunks");
+                "received " + std::to_string(t.next) + " of " +
+                    std::to_string(t.offer.total_chunks) + " chunks");
   if (std::uint64_t(size) != t.offer.size || t.received != t.offer.size)
-    return fail(BusErrorCode::size_mismatch, "payload.size", "the size differs from the offer or from the bytes received");
+    return fail(BusErrorCode::size_mismatch, "payload.size",
+                "the size differs from the offer or from the bytes received");
   const std::string got = to_hex(t.hash.finish());
   if (sha != t.offer.sha256 || got != t.offer.sha256)
-    return fail(BusErrorCode::sha256_mismatch, "payload.sha256", "the received bytes hash to " + got + ", not the offered " + t.offer.sha256);
+    return fail(BusErrorCode::sha256_mismatch, "payload.sha256",
+                "the received bytes hash to " + got + ", not the offered " + t.offer.sha256);
   FileOffer o = t.offer;
   abort(id);
   return o;

@@ -36,7 +36,8 @@ Result<FileOffer, BusError> parse_file_offer(const Json& payload, std::uint64_t 
 struct FileSendPlan {
   FileOffer offer;
 };
-Result<FileSendPlan, BusError> plan_file_send(ByteView bytes, std::string name, std::string mime_type, std::string kind,
+Result<FileSendPlan, BusError> plan_file_send(ByteView bytes, std::string name,
+                                              std::string mime_type, std::string kind,
                                               std::uint32_t chunk_size, std::string transfer_id,
                                               std::uint64_t id_seed = 1);
 // (An empty transfer_id is drawn from a SeededRng(id_seed): pass real entropy as the seed.)

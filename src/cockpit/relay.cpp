@@ -569,8 +569,9 @@ void CockpitRelay::handle_stream_failed(StreamId st, TimeMs now) {
 // --- time ---------------------------------------------------------------------------------------
 
 Timeout CockpitRelay::poll_timeout() const {
-  return earliest(earliest(earliest(delivery_.poll_timeout(), publish_.poll_timeout()), rtc_.poll_timeout()),
-                  liveness_at_);
+  return earliest(
+      earliest(earliest(delivery_.poll_timeout(), publish_.poll_timeout()), rtc_.poll_timeout()),
+      liveness_at_);
 }
 
 void CockpitRelay::sweep_liveness(TimeMs now) {

@@ -38,7 +38,11 @@ inline void append_u32_le(Bytes& out, std::uint32_t v) {
   out.insert(out.end(), b, b + 4);
 }
 
-inline void append(Bytes& out, ByteView v) { out.insert(out.end(), v.data, v.data + v.size); }
-inline void append(Bytes& out, std::string_view s) { append(out, ByteView(s)); }
+inline void append(Bytes& out, ByteView v) {
+  out.insert(out.end(), v.data, v.data + v.size);
+}
+inline void append(Bytes& out, std::string_view s) {
+  append(out, ByteView(s));
+}
 
 }  // namespace tether

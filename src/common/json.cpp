@@ -16,9 +16,12 @@ bool nesting_within(ByteView text, std::size_t limit) {
   for (std::size_t i = 0; i < text.size; ++i) {
     const std::uint8_t c = text.data[i];
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -79,7 +82,8 @@ JsonParse parse_json(ByteView text) {
     // A raw NUL is never valid JSON (inside strings it must be escaped), but nlohmann's lexer
     // treats it as end of input, which would accept "{...}\0garbage".
     r.error = JsonError::invalid_json;
-  } else if (text.size >= 3 && text.data[0] == 0xEF && text.data[1] == 0xBB && text.data[2] == 0xBF) {
+  } else if (text.size >= 3 && text.data[0] == 0xEF && text.data[1] == 0xBB &&
+             text.data[2] == 0xBF) {
     // nlohmann skips a byte-order mark, JSON.parse does not: refuse it so that text we accept is
     // text every JavaScript peer accepts too.
     r.error = JsonError::invalid_json;
@@ -107,8 +111,10 @@ std::size_t json_number_length(std::string_view t) {
   auto digit = [&](std::size_t k) { return k < t.size() && t[k] >= '0' && t[k] <= '9'; };
   if (p < t.size() && t[p] == '-') ++p;
   if (!digit(p)) return 0;
-  if (t[p] == '0') ++p;
-  else while (digit(p)) ++p;
+  if (t[p] == '0')
+    ++p;
+  else
+    while (digit(p)) ++p;
   if (p < t.size() && t[p] == '.') {
     if (!digit(p + 1)) return p;
     for (++p; digit(p);) ++p;
@@ -133,9 +139,12 @@ bool json_overflow_as_null(std::string_view t, std::string& out) {
   for (std::size_t i = 0; i < t.size(); ++i) {
     const char c = t[i];
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') {
@@ -163,7 +172,9 @@ bool json_overflow_as_null(std::string_view t, std::string& out) {
   return found;
 }
 
-void append_json_string(std::string& out, std::string_view s) { append_escaped(out, s); }
+void append_json_string(std::string& out, std::string_view s) {
+  append_escaped(out, s);
+}
 
 void append_js_number(std::string& out, double v) {
   if (!std::isfinite(v)) {
@@ -254,12 +265,16 @@ void append_json(std::string& out, const Json& v, JsonNumbers numbers) {
     case Json::value_t::string: append_escaped(out, v.get_ref<const std::string&>()); break;
     case Json::value_t::boolean: out += v.get<bool>() ? "true" : "false"; break;
     case Json::value_t::number_integer:
-      if (numbers == JsonNumbers::js_double) append_js_number(out, v.get<double>());
-      else out += std::to_string(v.get<std::int64_t>());
+      if (numbers == JsonNumbers::js_double)
+        append_js_number(out, v.get<double>());
+      else
+        out += std::to_string(v.get<std::int64_t>());
       break;
     case Json::value_t::number_unsigned:
-      if (numbers == JsonNumbers::js_double) append_js_number(out, v.get<double>());
-      else out += std::to_string(v.get<std::uint64_t>());
+      if (numbers == JsonNumbers::js_double)
+        append_js_number(out, v.get<double>());
+      else
+        out += std::to_string(v.get<std::uint64_t>());
       break;
     case Json::value_t::number_float: append_js_number(out, v.get<double>()); break;
     default: out += "null"; break;

@@ -42,7 +42,9 @@ class Sha256 {
 
 // Lowercase hex, as the swarm wire writes hashes.
 std::string to_hex(ByteView bytes);
-inline std::string to_hex(const Sha256Digest& d) { return to_hex(ByteView(d.data(), d.size())); }
+inline std::string to_hex(const Sha256Digest& d) {
+  return to_hex(ByteView(d.data(), d.size()));
+}
 // Exactly 64 lowercase hex characters; anything else (uppercase included) is refused.
 std::optional<Sha256Digest> parse_sha256_hex(std::string_view text);
 

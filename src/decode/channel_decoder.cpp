@@ -46,7 +46,8 @@ std::optional<DecodeError> check_jpeg(const Json& meta, ByteView payload, JpegMe
   auto w = json_integer(meta["w"], 1, kMaxImageSide), h = json_integer(meta["h"], 1, kMaxImageSide);
   if (!w || !h) return DecodeError::bad_meta;
   if (payload.size > kMaxCompressedBytes) return DecodeError::payload_too_large;
-  if (payload.size < 3 || payload.data[0] != 0xFF || payload.data[1] != 0xD8 || payload.data[2] != 0xFF)
+  if (payload.size < 3 || payload.data[0] != 0xFF || payload.data[1] != 0xD8 ||
+      payload.data[2] != 0xFF)
     return DecodeError::not_jpeg;
   out = {std::uint32_t(*w), std::uint32_t(*h)};
   return std::nullopt;
@@ -67,7 +68,8 @@ std::optional<DecodeError> ChannelDecoder::decode_kind(const Json& meta, ByteVie
       auto p = decode_pose(payload);
       if (!p) return p.error();
       pose_ = p.value();
-      json_ = Json{{"x", pose_.x}, {"y", pose_.y}, {"z", pose_.z}, {"yaw", pose_.yaw}, {"ts", pose_.ts}};
+      json_ = Json{
+          {"x", pose_.x}, {"y", pose_.y}, {"z", pose_.z}, {"yaw", pose_.yaw}, {"ts", pose_.ts}};
       return std::nullopt;
     }
     case EncodingKind::json: {

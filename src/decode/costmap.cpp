@@ -16,13 +16,14 @@ Palette make_palette() {
   Palette p{};
   const std::uint32_t unknown = rgba(0x5a, 0x63, 0x70);  // slate grey
   for (auto& c : p) c = unknown;
-  p[kCostFree] = rgba(0xf4, 0xf6, 0xf8);                 // near white
+  p[kCostFree] = rgba(0xf4, 0xf6, 0xf8);  // near white
   // Graded cost 1..99: from pale yellow through orange to deep red.
   for (unsigned v = 1; v < kCostLethal; ++v) {
     const double t = double(v - 1) / double(kCostLethal - 2);
-    p[v] = rgba(std::uint8_t(250 - 60 * t), std::uint8_t(230 - 200 * t), std::uint8_t(120 - 100 * t));
+    p[v] =
+        rgba(std::uint8_t(250 - 60 * t), std::uint8_t(230 - 200 * t), std::uint8_t(120 - 100 * t));
   }
-  p[kCostLethal] = rgba(0x14, 0x10, 0x28);               // near black, blue-tinted
+  p[kCostLethal] = rgba(0x14, 0x10, 0x28);  // near black, blue-tinted
   return p;
 }
 
@@ -43,7 +44,8 @@ Result<CostmapMeta, DecodeError> parse_costmap_meta(const Json& meta) {
   auto rv = json_finite(*res);
   if (!wv || !hv || !rv || *rv <= 0) return err(DecodeError::bad_meta);
   if (!origin->is_array() || origin->size() != 3) return err(DecodeError::bad_meta);
-  auto x = json_finite((*origin)[0]), y = json_finite((*origin)[1]), yaw = json_finite((*origin)[2]);
+  auto x = json_finite((*origin)[0]), y = json_finite((*origin)[1]),
+       yaw = json_finite((*origin)[2]);
   if (!x || !y || !yaw) return err(DecodeError::bad_meta);
   m.w = std::uint32_t(*wv);
   m.h = std::uint32_t(*hv);
@@ -54,7 +56,8 @@ Result<CostmapMeta, DecodeError> parse_costmap_meta(const Json& meta) {
   return m;
 }
 
-void colourise_costmap(const std::uint8_t* cells, std::uint32_t w, std::uint32_t h, std::uint8_t* out) {
+void colourise_costmap(const std::uint8_t* cells, std::uint32_t w, std::uint32_t h,
+                       std::uint8_t* out) {
   const std::uint32_t* p = costmap_palette().data();
   for (std::uint32_t row = 0; row < h; ++row) {
     const std::uint8_t* src = cells + std::size_t(h - 1 - row) * w;

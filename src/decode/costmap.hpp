@@ -15,7 +15,7 @@ namespace tether::decode {
 
 struct CostmapMeta {
   std::uint32_t w = 0, h = 0;
-  double res = 0;                   // metres per cell
+  double res = 0;                                     // metres per cell
   double origin_x = 0, origin_y = 0, origin_yaw = 0;  // world pose of cell (0, 0)'s corner
 };
 
@@ -47,6 +47,7 @@ class CostmapDecoder {
 };
 
 // Writes the RGBA image of `cells` (w*h, row 0 at min-y) into `rgba` (w*h*4), flipped north-up.
-void colourise_costmap(const std::uint8_t* cells, std::uint32_t w, std::uint32_t h, std::uint8_t* rgba);
+void colourise_costmap(const std::uint8_t* cells, std::uint32_t w, std::uint32_t h,
+                       std::uint8_t* rgba);
 
 }  // namespace tether::decode

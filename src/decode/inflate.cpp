@@ -19,8 +19,10 @@ struct InflateStream {
 
 }  // namespace
 
-std::optional<DecodeError> inflate_exact(ByteView compressed, std::uint8_t* out, std::size_t expected) {
-  if (compressed.size > std::numeric_limits<uInt>::max() || expected > std::numeric_limits<uInt>::max())
+std::optional<DecodeError> inflate_exact(ByteView compressed, std::uint8_t* out,
+                                         std::size_t expected) {
+  if (compressed.size > std::numeric_limits<uInt>::max() ||
+      expected > std::numeric_limits<uInt>::max())
     return DecodeError::payload_too_large;
   InflateStream s;
   if (!s.ready) return DecodeError::not_zlib;

@@ -14,6 +14,7 @@ namespace tether::decode {
 
 // Inflates `compressed` into out[0..expected). Succeeds only if the stream produces exactly
 // `expected` bytes and ends there.
-std::optional<DecodeError> inflate_exact(ByteView compressed, std::uint8_t* out, std::size_t expected);
+std::optional<DecodeError> inflate_exact(ByteView compressed, std::uint8_t* out,
+                                         std::size_t expected);
 
 }  // namespace tether::decode

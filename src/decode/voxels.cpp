@@ -30,7 +30,8 @@ std::int16_t read_i16_le(const std::uint8_t* p) {
 Result<VoxelMeta, DecodeError> parse_voxel_meta(const Json& meta) {
   if (!meta.is_object()) return err(DecodeError::bad_meta);
   auto n = meta.find("n"), res = meta.find("res"), origin = meta.find("origin");
-  if (n == meta.end() || res == meta.end() || origin == meta.end()) return err(DecodeError::bad_meta);
+  if (n == meta.end() || res == meta.end() || origin == meta.end())
+    return err(DecodeError::bad_meta);
   auto nv = json_integer(*n, 0, kMaxVoxels);
   auto rv = json_finite(*res);
   if (!nv || !rv || *rv <= 0) return err(DecodeError::bad_meta);

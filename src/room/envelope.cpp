@@ -171,8 +171,10 @@ void append_js_string(std::string& out, const JsonScan& scan, std::uint32_t v) {
     case JsonScan::Type::number: {
       // String(x), which differs from JSON.stringify only beyond a double's range.
       const double d = scan.number(v);
-      if (std::isinf(d)) out += d > 0 ? "Infinity" : "-Infinity";
-      else append_js_number(out, d);
+      if (std::isinf(d))
+        out += d > 0 ? "Infinity" : "-Infinity";
+      else
+        append_js_number(out, d);
       return;
     }
   }

@@ -32,7 +32,8 @@ std::size_t next_json_special(std::string_view t, std::size_t pos) {
     const std::uint64_t q = x ^ (kLo * '"');
     const std::uint64_t b = x ^ (kLo * '\\');
     // Zero bytes of q or b, or bytes below 0x20: exact as to whether there is one in the word.
-    const std::uint64_t m = ((q - kLo) & ~q & kHi) | ((b - kLo) & ~b & kHi) | ((x - kLo * 0x20) & ~x & kHi);
+    const std::uint64_t m =
+        ((q - kLo) & ~q & kHi) | ((b - kLo) & ~b & kHi) | ((x - kLo * 0x20) & ~x & kHi);
     if (m == 0) {
       pos += 8;
       continue;
@@ -341,8 +342,9 @@ std::uint32_t JsonScan::field(std::uint32_t obj, std::string_view wanted) const 
 
 void JsonScan::append_json(std::string& out, std::uint32_t i) const {
   const Node& n = nodes_[i];
-  auto it = std::lower_bound(overflow_.begin(), overflow_.end(), n.begin,
-                             [&](std::uint32_t o, std::uint32_t at) { return nodes_[o].begin < at; });
+  auto it =
+      std::lower_bound(overflow_.begin(), overflow_.end(), n.begin,
+                       [&](std::uint32_t o, std::uint32_t at) { return nodes_[o].begin < at; });
   std::uint32_t copied = n.begin;
   for (; it != overflow_.end() && nodes_[*it].begin < n.end; ++it) {
     out.append(text_.data() + copied, nodes_[*it].begin - copied);

@@ -88,7 +88,8 @@ struct Reader {
     auto s = json_string(*v);
     if (!s) return fail(MessageError::bad_field, key, "must be a string");
     auto d = parse_sha256_hex(*s);
-    if (!d) return fail(MessageError::bad_hash, key, "must be 64 lowercase hex characters (SHA-256)");
+    if (!d)
+      return fail(MessageError::bad_hash, key, "must be 64 lowercase hex characters (SHA-256)");
     out = *d;
     return true;
   }
@@ -184,9 +185,10 @@ Result<Message, Refusal> parse_offer(const Json& p) {
                   "not both");
   if (has_inline) {
     if (o.shape.total_chunks > kMaxInlineHashes)
-      return refuse(MessageError::too_many_hashes, "payload.chunkHashes",
-                    "inline lists hold at most " + std::to_string(kMaxInlineHashes) +
-                        " hashes; offer manifestPageSize/manifestPages and chunkHashesHash instead");
+      return refuse(
+          MessageError::too_many_hashes, "payload.chunkHashes",
+          "inline lists hold at most " + std::to_string(kMaxInlineHashes) +
+              " hashes; offer manifestPageSize/manifestPages and chunkHashesHash instead");
     if (!r.hashes("chunkHashes", o.inline_hashes, kMaxInlineHashes)) return err(*r.why);
     if (o.inline_hashes.size() != o.shape.total_chunks)
       return refuse(MessageError::inconsistent_shape, "payload.chunkHashes",
@@ -206,7 +208,8 @@ Result<Message, Refusal> parse_offer(const Json& p) {
   if (!r.u32("manifestPageSize", o.page_size, 1, kMaxPageHashes) ||
       !r.u32("manifestPages", o.pages, 0, kMaxChunks))
     return err(*r.why);
-  const std::uint64_t expected = (std::uint64_t(o.shape.total_chunks) + o.page_size - 1) / o.page_size;
+  const std::uint64_t expected =
+      (std::uint64_t(o.shape.total_chunks) + o.page_size - 1) / o.page_size;
   if (o.pages != expected)
     return refuse(MessageError::inconsistent_shape, "payload.manifestPages",
                   "is " + std::to_string(o.pages) + " but " + std::to_string(o.shape.total_chunks) +
@@ -364,8 +367,8 @@ Result<Message, Refusal> parse_message(std::string_view type, const Json& payloa
 Result<Message, Refusal> parse_message_text(ByteView json_text) {
   JsonParse parsed = parse_json(json_text);
   if (!parsed.ok())
-    return refuse(MessageError::not_json, "", std::string("not a JSON message: ") +
-                                                  json_error_name(parsed.error));
+    return refuse(MessageError::not_json, "",
+                  std::string("not a JSON message: ") + json_error_name(parsed.error));
   if (!parsed.value.is_object())
     return refuse(MessageError::not_object, "", "a message is a JSON object");
   const Json* t = member(parsed.value, "type");
@@ -439,7 +442,9 @@ Json payload_json(const Message& m) {
 
 }  // namespace
 
-std::string encode_payload(const Message& m) { return to_json(payload_json(m)); }
+std::string encode_payload(const Message& m) {
+  return to_json(payload_json(m));
+}
 
 std::string encode_message_text(const Message& m) {
   std::string out = "{\"type\":\"";
@@ -531,7 +536,8 @@ std::optional<ChunkFrame> parse_chunk_frame_head(ByteView head, std::size_t fram
   std::copy(f + 4, f + 36, c.file_id.begin());
   c.index = std::uint32_t(f[36]) << 24 | std::uint32_t(f[37]) << 16 | std::uint32_t(f[38]) << 8 |
             std::uint32_t(f[39]);
-  if (c.index >= kMaxChunks || frame_length - kChunkFrameHeaderBytes > kMaxChunkSize) return std::nullopt;
+  if (c.index >= kMaxChunks || frame_length - kChunkFrameHeaderBytes > kMaxChunkSize)
+    return std::nullopt;
   return c;
 }
 

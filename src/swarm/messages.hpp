@@ -146,7 +146,8 @@ bool announce_fits(std::uint32_t total_chunks, std::size_t sctp_limit);
 
 // --- the binary lane (agent-bus-notes.md § Binary lane chunk frame) ------------------------------
 Bytes encode_chunk_frame(const FileId& file_id, std::uint32_t index, ByteView chunk);
-void encode_chunk_frame_into(Bytes& out, const FileId& file_id, std::uint32_t index, ByteView chunk);
+void encode_chunk_frame_into(Bytes& out, const FileId& file_id, std::uint32_t index,
+                             ByteView chunk);
 struct ChunkFrame {
   FileId file_id{};
   std::uint32_t index = 0;

@@ -109,7 +109,8 @@ std::optional<std::uint32_t> Picker::pick_by_scan(const Bitfield& peer_has, cons
 }
 
 std::size_t Picker::memory_bytes() const {
-  std::size_t n = avail_.capacity() * sizeof(std::uint16_t) + pos_.capacity() * sizeof(std::uint32_t);
+  std::size_t n =
+      avail_.capacity() * sizeof(std::uint16_t) + pos_.capacity() * sizeof(std::uint32_t);
   for (const auto& b : buckets_) n += b.capacity() * sizeof(std::uint32_t);
   return n + buckets_.capacity() * sizeof(std::vector<std::uint32_t>);
 }

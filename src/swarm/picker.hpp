@@ -54,8 +54,8 @@ class Picker {
 
   TieBreak ties_;
   std::uint32_t needed_ = 0;
-  std::vector<std::uint16_t> avail_;               // per chunk
-  std::vector<std::uint32_t> pos_;                 // per chunk: index inside its bucket
+  std::vector<std::uint16_t> avail_;                 // per chunk
+  std::vector<std::uint32_t> pos_;                   // per chunk: index inside its bucket
   std::vector<std::vector<std::uint32_t>> buckets_;  // by availability, 0..kMaxPeersPerFile
 };
 

@@ -9,7 +9,8 @@ bool ResumeVerifier::feed(std::uint32_t index, ByteView bytes) {
   return feed_digest(index, bytes.size, sha256(bytes));
 }
 
-bool ResumeVerifier::feed_digest(std::uint32_t index, std::size_t length, const Sha256Digest& digest) {
+bool ResumeVerifier::feed_digest(std::uint32_t index, std::size_t length,
+                                 const Sha256Digest& digest) {
   if (index >= shape_.total_chunks || index >= hashes_.size()) return false;
   if (length != shape_.chunk_length(index) || digest != hashes_[index]) return false;
   verified_.set(index);

@@ -48,14 +48,14 @@ std::string part_file_name(const FileId& file_id, const Sha256Digest& chunk_hash
 
 // A lock file's contents as the glue read them.
 struct LockRecord {
-  std::string owner;          // who holds it: the process instance id
+  std::string owner;            // who holds it: the process instance id
   std::int64_t updated_ms = 0;  // when the holder last refreshed it
 };
 enum class LockVerdict {
-  acquire,      // no lock: create it (exclusively) and proceed
-  ours,         // we hold it already: refresh it
-  take_over,    // stale (no refresh for kStaleLockMs): replace it and proceed
-  busy,         // another live download of this file into this folder: refuse
+  acquire,    // no lock: create it (exclusively) and proceed
+  ours,       // we hold it already: refresh it
+  take_over,  // stale (no refresh for kStaleLockMs): replace it and proceed
+  busy,       // another live download of this file into this folder: refuse
 };
 struct LockDecision {
   LockVerdict verdict;

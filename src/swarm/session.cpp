@@ -181,7 +181,8 @@ void Swarm::handle_peer_open(PeerId peer, const PeerCaps& caps, std::int64_t now
   p.caps = caps;
   p.has = Bitfield(offer_.shape.total_chunks);
   const std::uint32_t longest = offer_.shape.total_chunks ? offer_.shape.chunk_length(0) : 0;
-  p.binary = config_.binary_lane && caps.binary_lane && chunk_fits_binary(longest, caps.max_message_size);
+  p.binary =
+      config_.binary_lane && caps.binary_lane && chunk_fits_binary(longest, caps.max_message_size);
   p.usable = p.binary || chunk_fits_base64(longest, caps.max_message_size);
   peers_.emplace(peer, std::move(p));
   peer_order_.push_back(peer);
@@ -225,8 +226,10 @@ void Swarm::release(std::uint32_t index) {
 void Swarm::apply_bitfield(Peer& p, ByteView bits) {
   for (std::uint32_t c = 0; c < offer_.shape.total_chunks; ++c) {
     const bool on = Bitfield::wire_test(bits, c);
-    if (on && p.has.set(c)) picker_.increment(c);
-    else if (!on && p.has.reset(c)) picker_.decrement(c);
+    if (on && p.has.set(c))
+      picker_.increment(c);
+    else if (!on && p.has.reset(c))
+      picker_.decrement(c);
   }
 }
 
@@ -245,7 +248,8 @@ void Swarm::send_bitfield_to(PeerId peer) {
   // a partial one: what we hold goes as swarm_have lists instead, each within the limit (an index
   // takes at most 7 digits and a comma; 4,096 of them fit the 65,536 every peer accepts).
   const std::size_t room = max_payload_bytes(p.caps.max_message_size);
-  const std::size_t per = std::clamp<std::size_t>(room > 128 ? (room - 128) / 8 : 1, 1, kMaxHaveIndexes);
+  const std::size_t per =
+      std::clamp<std::size_t>(room > 128 ? (room - 128) / 8 : 1, 1, kMaxHaveIndexes);
   Have h;
   h.file_id = offer_.file_id;
   for (std::uint32_t c = 0; c < offer_.shape.total_chunks; ++c) {
@@ -348,14 +352,14 @@ void Swarm::serve_manifest(PeerId peer, const ManifestRequest& req) {
 }
 
 ChunkOutcome Swarm::handle_chunk(PeerId peer, std::uint32_t index, ByteView data,
-                             std::int64_t now_ms) {
+                                 std::int64_t now_ms) {
   // Hashed only when the digest can decide anything: not for a duplicate or a wrong length.
-  return handle_chunk_digest(peer, index, data.size, wants_chunk(index, data.size) ? sha256(data) : Sha256Digest{},
-                             now_ms);
+  return handle_chunk_digest(peer, index, data.size,
+                             wants_chunk(index, data.size) ? sha256(data) : Sha256Digest{}, now_ms);
 }
 
 ChunkOutcome Swarm::handle_chunk_digest(PeerId peer, std::uint32_t index, std::size_t length,
-                                    const Sha256Digest& digest, std::int64_t now_ms) {
+                                        const Sha256Digest& digest, std::int64_t now_ms) {
   if (!began_ || index >= offer_.shape.total_chunks) return ChunkOutcome::unexpected;
   auto pit = peers_.find(peer);
   auto fit = inflight_.find(index);
@@ -539,7 +543,9 @@ void Swarm::retry_manifest_from(PeerId source, TimeMs now_ms) {
 }
 
 void Swarm::plan(std::int64_t now_ms) {
-  if (!began_ || transport_down_ || requests_held_ || picker_.needed_count() == 0 || peer_order_.empty()) return;
+  if (!began_ || transport_down_ || requests_held_ || picker_.needed_count() == 0 ||
+      peer_order_.empty())
+    return;
   const std::size_t n = peer_order_.size();
   // Round-robin over peers, one request at a time, so no peer is favoured by connection order.
   for (std::uint32_t round = 0; round < config_.window_per_peer; ++round) {

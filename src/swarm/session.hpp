@@ -25,7 +25,7 @@ namespace tether::swarm {
 using PeerId = std::uint32_t;
 
 struct PeerCaps {
-  bool binary_lane = true;                       // the peer's x-bin channel is open
+  bool binary_lane = true;                             // the peer's x-bin channel is open
   std::size_t max_message_size = kMinSctpMessageSize;  // negotiated SCTP limit on this connection
 };
 
@@ -34,8 +34,8 @@ struct SwarmConfig {
   std::uint32_t window_per_peer = kDefaultWindowPerPeer;
   std::uint32_t window_total = kDefaultWindowTotal;  // across all peers of this download
   TieBreak ties = TieBreak::random;
-  bool binary_lane = true;     // we can send and receive raw chunk frames
-  bool startup_reply = true;   // § Startup (off only to measure what it saves)
+  bool binary_lane = true;    // we can send and receive raw chunk frames
+  bool startup_reply = true;  // § Startup (off only to measure what it saves)
   std::int64_t announce_interval_ms = kAnnounceIntervalMs;
 };
 
@@ -77,10 +77,10 @@ using Action = std::variant<SendControl, SendRequest, ServeChunk, ManifestReady,
                             Completed, Failed>;
 
 enum class ChunkOutcome {
-  stored,       // verified: write it at chunk_offset(index); a swarm_have went out
-  duplicate,    // we already hold it (a late answer to a re-planned request): drop it
-  bad_hash,     // failed verification: dropped, the chunk is planned again
-  unexpected,   // not a chunk of this file, or no manifest yet: dropped
+  stored,      // verified: write it at chunk_offset(index); a swarm_have went out
+  duplicate,   // we already hold it (a late answer to a re-planned request): drop it
+  bad_hash,    // failed verification: dropped, the chunk is planned again
+  unexpected,  // not a chunk of this file, or no manifest yet: dropped
 };
 
 struct SwarmStats {
@@ -120,8 +120,8 @@ class Swarm {
   // The same for a host that hashed the bytes itself: `length` and SHA-256 `digest` of the chunk it
   // holds. In the browser SubtleCrypto hashes natively, faster than the WASM hash
   // (bench/peer.bench.mjs); the verdict, the accounting and what follows stay here.
-  ChunkOutcome handle_chunk_digest(PeerId peer, std::uint32_t index, std::size_t length, const Sha256Digest& digest,
-                                   TimeMs now_ms);
+  ChunkOutcome handle_chunk_digest(PeerId peer, std::uint32_t index, std::size_t length,
+                                   const Sha256Digest& digest, TimeMs now_ms);
   // Would a chunk of this index and length be hashed at all? No for a duplicate, a wrong length
   // or before the download began: the verdict then needs no digest (handle_chunk_digest with any).
   bool wants_chunk(std::uint32_t index, std::size_t length) const {
@@ -168,7 +168,7 @@ class Swarm {
     Bitfield has;
     bool usable = true;  // its lane can carry this file's chunks
     bool binary = false;
-    bool down = false;   // being rebuilt
+    bool down = false;  // being rebuilt
     std::uint32_t in_flight = 0;
     bool timed = false;
     double srtt = 0, rttvar = 0;

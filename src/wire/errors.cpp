@@ -26,8 +26,7 @@ constexpr std::array<ErrorCodeInfo, kErrorCodeCount> kErrors = {{
      "another robot holds this id; stop it or pick another id"},
     {E::invalid_control, "invalid_control", false, false,
      "the message was dropped; check it against the v7 message shapes"},
-    {E::control_too_large, "control_too_large", true, false,
-     "control messages are at most 64 KiB"},
+    {E::control_too_large, "control_too_large", true, false, "control messages are at most 64 KiB"},
     {E::carrier_failed, "carrier_failed", true, false,
      "the robot's carrier stream failed; reconnect to re-register"},
     {E::unknown_robot, "unknown_robot", false, false, "watch a robot from the robots list"},
@@ -55,7 +54,9 @@ constexpr std::array<ErrorCodeInfo, kErrorCodeCount> kErrors = {{
 
 }  // namespace
 
-const ErrorCodeInfo& error_info(ErrorCode code) { return kErrors[static_cast<std::size_t>(code)]; }
+const ErrorCodeInfo& error_info(ErrorCode code) {
+  return kErrors[static_cast<std::size_t>(code)];
+}
 
 std::optional<ErrorCode> error_code_from_name(std::string_view name) {
   for (const auto& e : kErrors) {

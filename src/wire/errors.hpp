@@ -51,8 +51,12 @@ struct ErrorCodeInfo {
 
 const ErrorCodeInfo& error_info(ErrorCode code);
 std::optional<ErrorCode> error_code_from_name(std::string_view name);
-inline std::string_view error_name(ErrorCode code) { return error_info(code).name; }
-inline bool is_terminal(ErrorCode code) { return error_info(code).terminal; }
+inline std::string_view error_name(ErrorCode code) {
+  return error_info(code).name;
+}
+inline bool is_terminal(ErrorCode code) {
+  return error_info(code).terminal;
+}
 
 // Why bytes could not become a frame. A framing error fails its own stream and nothing else.
 enum class FrameError {
@@ -62,10 +66,10 @@ enum class FrameError {
   invalid_utf8,
   too_deep,
   invalid_json,
-  invalid_header,     // header JSON that is not {ch, seq, ts, delivery, meta?}
-  truncated,          // the stream ended or was reset inside a frame
+  invalid_header,  // header JSON that is not {ch, seq, ts, delivery, meta?}
+  truncated,       // the stream ended or was reset inside a frame
   empty_message,
-  trailing_bytes,     // a single-frame buffer with bytes after its frame
+  trailing_bytes,  // a single-frame buffer with bytes after its frame
 };
 std::string_view frame_error_name(FrameError e);
 // What went wrong and what to do about it, for logs and thrown-away streams.
@@ -83,7 +87,7 @@ enum class DropReason {
   not_an_object,
   missing_type,
   unknown_type,
-  wrong_sender,   // a valid type that this peer may not send
+  wrong_sender,  // a valid type that this peer may not send
   missing_field,
   unknown_field,
   wrong_type,

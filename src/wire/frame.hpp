@@ -38,7 +38,9 @@ struct DataFrame {
 };
 
 // True for ids that only control frames may use (`@control`, ...); never forwarded to viewers.
-inline bool is_reserved_channel(std::string_view ch) { return !ch.empty() && ch[0] == '@'; }
+inline bool is_reserved_channel(std::string_view ch) {
+  return !ch.empty() && ch[0] == '@';
+}
 
 // Checks a header value before encoding: non-empty channel id of at most 64 characters, seq in
 // range, finite ts, meta an object.

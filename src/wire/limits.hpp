@@ -26,8 +26,8 @@ constexpr std::size_t kMaxSdpBytes = 48 * 1024;
 constexpr std::size_t kMaxRtcTracks = 8;
 
 // Bounds this project adds where the spec is silent; a manifest must still fit in 64 KiB.
-constexpr std::size_t kMaxIdChars = 128;            // robot, panel and request ids
-constexpr std::size_t kMaxShortTextChars = 256;     // names, models, titles, scopes
+constexpr std::size_t kMaxIdChars = 128;         // robot, panel and request ids
+constexpr std::size_t kMaxShortTextChars = 256;  // names, models, titles, scopes
 // Encodings and panel kinds are registry keys; dimos v5, the protocol's predecessor, bounds them
 // (with its ids) at 64 characters, and v7 is silent, so v5 decides.
 constexpr std::size_t kMaxEncodingChars = 64;
@@ -35,7 +35,7 @@ constexpr std::size_t kMaxMessageTextChars = 4096;  // error messages, tokens
 constexpr std::size_t kMaxManifestChannels = 256;
 constexpr std::size_t kMaxManifestPanels = 256;
 constexpr std::size_t kMaxLayoutDepth = 16;
-constexpr std::size_t kMaxListEntries = 1024;       // robots, subs, ice servers
-constexpr std::size_t kMaxManifestErrors = 32;      // errors reported for one manifest
+constexpr std::size_t kMaxListEntries = 1024;   // robots, subs, ice servers
+constexpr std::size_t kMaxManifestErrors = 32;  // errors reported for one manifest
 
 }  // namespace tether::wire

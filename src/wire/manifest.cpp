@@ -51,11 +51,11 @@ class Checker {
       }
     }
     std::string allowed;
-    for (const char* n : names) allowed += std::string(allowed.empty() ? "" : " or ") + "\"" + n + "\"";
+    for (const char* n : names)
+      allowed += std::string(allowed.empty() ? "" : " or ") + "\"" + n + "\"";
     add(C::bad_value, path, path + ": expected " + allowed);
     return false;
   }
-
 };
 
 Json normalise_channel(Checker& c, const Json& in, const std::string& path,
@@ -78,7 +78,8 @@ Json normalise_channel(Checker& c, const Json& in, const std::string& path,
     if (id.empty() || utf8_code_points(id) > kMaxChannelIdChars) {
       c.add(C::bad_channel_id, path + ".ch", path + ".ch: channel ids are 1 to 64 characters");
     } else if (is_reserved_channel(id)) {
-      c.add(C::bad_channel_id, path + ".ch", path + ".ch: ids starting with '@' are reserved for control frames");
+      c.add(C::bad_channel_id, path + ".ch",
+            path + ".ch: ids starting with '@' are reserved for control frames");
     } else if (!ids.insert(id).second) {
       c.add(C::duplicate_channel, path + ".ch", path + ".ch: \"" + id + "\" is declared twice");
     }
@@ -95,7 +96,8 @@ Json normalise_channel(Checker& c, const Json& in, const std::string& path,
   }
   out["encoding"] = f.encoding;
   auto del = in.find("delivery");
-  if (del != in.end() && c.one_of(*del, path + ".delivery", {"latest", "reliable"})) f.delivery = *del;
+  if (del != in.end() && c.one_of(*del, path + ".delivery", {"latest", "reliable"}))
+    f.delivery = *del;
   out["delivery"] = f.delivery;
   auto hz = in.find("maxHz");
   if (hz != in.end()) {
@@ -121,11 +123,13 @@ Json normalise_channel(Checker& c, const Json& in, const std::string& path,
     }
   }
   if (publish && f.dir != "tx")
-    c.add(C::publish_needs_tx, path + ".publish", path + ".publish: only tx channels can be published to");
+    c.add(C::publish_needs_tx, path + ".publish",
+          path + ".publish: only tx channels can be published to");
   out["publish"] = publish;
   f.publish = publish;
   auto scope = in.find("requiredScope");
-  if (scope != in.end() && !scope->is_null() && c.text(*scope, path + ".requiredScope", kMaxShortTextChars, true))
+  if (scope != in.end() && !scope->is_null() &&
+      c.text(*scope, path + ".requiredScope", kMaxShortTextChars, true))
     out["requiredScope"] = *scope;
   facts.push_back(f);
   return out;
@@ -167,8 +171,8 @@ const std::vector<KindRule>& kind_rules() {
 std::string describe(const Slot& s) {
   std::string enc;
   for (const char* e : s.encodings) enc += std::string(enc.empty() ? "" : " or ") + e;
-  return enc + " " + (s.delivery ? std::string(s.delivery) + " " : "") + (s.shared ? "shared " : "") +
-         s.dir;
+  return enc + " " + (s.delivery ? std::string(s.delivery) + " " : "") +
+         (s.shared ? "shared " : "") + s.dir;
 }
 
 void check_kind(Checker& c, const std::string& kind, const std::vector<const ChannelFacts*>& chans,
@@ -179,7 +183,8 @@ void check_kind(Checker& c, const std::string& kind, const std::vector<const Cha
     for (const Slot& s : rule.slots) required += !s.optional;
     if (chans.size() < required || chans.size() > rule.slots.size()) {
       std::string want;
-      for (const Slot& s : rule.slots) want += (want.empty() ? "" : ", ") + describe(s) + (s.optional ? " (optional)" : "");
+      for (const Slot& s : rule.slots)
+        want += (want.empty() ? "" : ", ") + describe(s) + (s.optional ? " (optional)" : "");
       c.add(C::panel_rule, path, path + ": a " + kind + " panel takes " + want);
       return;
     }
@@ -257,8 +262,8 @@ Json check_layout(Checker& c, const Json& node, const std::string& path,
   }
   Json children = Json::array();
   for (std::size_t i = 0; i < items.size() && !c.full(); ++i)
-    children.push_back(
-        check_layout(c, items[i], ipath + "[" + std::to_string(i) + "]", panels, placed, depth + 1));
+    children.push_back(check_layout(c, items[i], ipath + "[" + std::to_string(i) + "]", panels,
+                                    placed, depth + 1));
   out[key] = std::move(children);
   if (shares != node.end()) out["shares"] = *shares;
   return out;
@@ -293,7 +298,8 @@ Result<Json, ManifestErrors> validate_manifest(const Json& in) {
     return err(std::move(c.errors));
   }
   auto version = in.find("version");
-  if (version == in.end() || json_integer(*version, 0, kMaxSafeInteger).value_or(-1) != kManifestVersion) {
+  if (version == in.end() ||
+      json_integer(*version, 0, kMaxSafeInteger).value_or(-1) != kManifestVersion) {
     c.add(C::unsupported_version, "version", "version: this relay reads manifest version 1");
     return err(std::move(c.errors));
   }
@@ -314,7 +320,8 @@ Result<Json, ManifestErrors> validate_manifest(const Json& in) {
     c.add(C::too_many, "channels", "channels: at most 256");
   } else {
     for (std::size_t i = 0; i < ch_in->size(); ++i) {
-      Json ch = normalise_channel(c, (*ch_in)[i], "channels[" + std::to_string(i) + "]", channel_ids, facts);
+      Json ch = normalise_channel(c, (*ch_in)[i], "channels[" + std::to_string(i) + "]",
+                                  channel_ids, facts);
       fact_ids.push_back(ch.value("ch", std::string()));
       channels.push_back(std::move(ch));
     }
@@ -343,7 +350,8 @@ Result<Json, ManifestErrors> validate_manifest(const Json& in) {
         c.add(C::missing_field, path + ".id", path + ".id is required");
       } else if (c.text(*id, path + ".id", kMaxIdChars, true)) {
         if (!panel_ids.insert(*id).second)
-          c.add(C::duplicate_panel, path + ".id", path + ".id: \"" + id->get<std::string>() + "\" is declared twice");
+          c.add(C::duplicate_panel, path + ".id",
+                path + ".id: \"" + id->get<std::string>() + "\" is declared twice");
         else
           panel_order.push_back(*id);
         po["id"] = *id;
@@ -358,12 +366,14 @@ Result<Json, ManifestErrors> validate_manifest(const Json& in) {
       po["kind"] = kind_name;
       auto title = p.find("title");
       po["title"] = po.value("id", std::string());
-      if (title != p.end() && c.text(*title, path + ".title", kMaxShortTextChars, false)) po["title"] = *title;
+      if (title != p.end() && c.text(*title, path + ".title", kMaxShortTextChars, false))
+        po["title"] = *title;
       std::vector<const ChannelFacts*> used;
       Json pch = Json::array();
       auto pc = p.find("channels");
       if (pc != p.end() && !pc->is_array()) {
-        c.add(C::wrong_type, path + ".channels", path + ".channels: expected an array of channel ids");
+        c.add(C::wrong_type, path + ".channels",
+              path + ".channels: expected an array of channel ids");
       } else if (pc != p.end()) {
         bool all_known = true;
         for (std::size_t k = 0; k < pc->size(); ++k) {
@@ -416,8 +426,10 @@ Result<Json, ManifestErrors> validate_manifest(const Json& in) {
       if (!panel_ids.count(id))
         c.add(C::unknown_panel, path, path + ": no panel has id " + (*pg)[i].dump());
       else if (!placed.insert(id).second)
-        c.add(C::bad_layout, path, path + ": panel \"" + id + "\" is placed twice (a panel is "
-              "placed once, in the layout or in the pages)");
+        c.add(C::bad_layout, path,
+              path + ": panel \"" + id +
+                  "\" is placed twice (a panel is "
+                  "placed once, in the layout or in the pages)");
       pages.push_back((*pg)[i]);
     }
   }

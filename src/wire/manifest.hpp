@@ -23,15 +23,15 @@ enum class ManifestErrorCode {
   unsupported_version,  // the SDK reports this as manifestUnsupported
   missing_field,
   wrong_type,
-  bad_channel_id,       // empty, over 64 characters, or starting with '@'
+  bad_channel_id,  // empty, over 64 characters, or starting with '@'
   duplicate_channel,
-  bad_value,            // dir, delivery, maxHz, encoding, kind, scope out of their domain
+  bad_value,  // dir, delivery, maxHz, encoding, kind, scope out of their domain
   publish_needs_tx,
   duplicate_panel,
-  unknown_channel,      // a panel names a channel the manifest does not declare
-  panel_rule,           // a known panel kind whose channels break its rule
-  bad_layout,           // a malformed node, an empty row or column, a panel placed twice
-  unknown_panel,        // layout or pages name a panel the manifest does not declare
+  unknown_channel,  // a panel names a channel the manifest does not declare
+  panel_rule,       // a known panel kind whose channels break its rule
+  bad_layout,       // a malformed node, an empty row or column, a panel placed twice
+  unknown_panel,    // layout or pages name a panel the manifest does not declare
   too_many,
 };
 constexpr std::size_t kManifestErrorCodeCount = 14;

@@ -12,7 +12,9 @@ namespace tether::wire {
 namespace {
 
 enum SenderMask : std::uint8_t { kRobot = 1, kViewer = 2, kRelay = 4, kAny = 7 };
-std::uint8_t mask_of(Sender s) { return std::uint8_t(1u << static_cast<unsigned>(s)); }
+std::uint8_t mask_of(Sender s) {
+  return std::uint8_t(1u << static_cast<unsigned>(s));
+}
 
 // The shapes a field may take. Bounds come from limits.hpp.
 enum class Kind {
@@ -48,16 +50,24 @@ struct Schema {
   std::vector<Field> fields;
 };
 
-Field req(const char* n, Kind k, std::uint8_t from = kAny) { return {n, k, from, from, 0}; }
-Field opt(const char* n, Kind k, std::uint8_t from = kAny) { return {n, k, 0, from, 0}; }
+Field req(const char* n, Kind k, std::uint8_t from = kAny) {
+  return {n, k, from, from, 0};
+}
+Field opt(const char* n, Kind k, std::uint8_t from = kAny) {
+  return {n, k, 0, from, 0};
+}
 // The lease generation: the relay stamps it, and a viewer's own value is discarded
 // (cockpit-wire-v7-notes.md § Teleop: "The relay never trusts a viewer-authored gen").
-Field gen() { return {"gen", Kind::counter, kRelay, kRelay | kViewer, kViewer}; }
+Field gen() {
+  return {"gen", Kind::counter, kRelay, kRelay | kViewer, kViewer};
+}
 
 using M = MessageType;
 const std::array<Schema, kMessageTypeCount>& schemas() {
   static const std::array<Schema, kMessageTypeCount> table = {{
-      {M::hello, "hello", kRobot | kViewer,
+      {M::hello,
+       "hello",
+       kRobot | kViewer,
        {req("v", Kind::version), req("role", Kind::short_text), opt("token", Kind::long_text),
         opt("robot", Kind::robot_hello), opt("manifest", Kind::object)}},
       {M::welcome, "welcome", kRelay, {req("v", Kind::version)}},
@@ -73,28 +83,40 @@ const std::array<Schema, kMessageTypeCount>& schemas() {
       {M::teleop_start, "teleop_start", kViewer | kRelay, {gen()}},
       {M::teleop_started, "teleop_started", kRelay, {}},
       {M::teleop_stop, "teleop_stop", kViewer | kRelay, {gen()}},
-      {M::twist, "twist", kViewer | kRelay,
+      {M::twist,
+       "twist",
+       kViewer | kRelay,
        {req("vx", Kind::number), req("vy", Kind::number), req("wz", Kind::number),
         req("seq", Kind::counter), req("ts", Kind::number), gen()}},
-      {M::stop, "stop", kViewer | kRelay,
+      {M::stop,
+       "stop",
+       kViewer | kRelay,
        {req("seq", Kind::counter), req("ts", Kind::number), gen()}},
       // Publish answers: the robot acks or nacks the request id it got in the tx frame's
       // meta.id; the relay maps the answer back to the publishing viewer.
       {M::pub_ack, "pub_ack", kRobot | kRelay, {req("ch", Kind::channel), req("id", Kind::id)}},
-      {M::pub_nack, "pub_nack", kRobot | kRelay,
+      {M::pub_nack,
+       "pub_nack",
+       kRobot | kRelay,
        {req("ch", Kind::channel), req("id", Kind::id), opt("code", Kind::short_text),
         opt("message", Kind::long_text)}},
       {M::rtc_ice, "rtc_ice", kRelay, {req("iceServers", Kind::ice_servers)}},
-      {M::rtc_offer, "rtc_offer", kAny,
+      {M::rtc_offer,
+       "rtc_offer",
+       kAny,
        {req("sdp", Kind::sdp), opt("tracks", Kind::tracks), opt("robotId", Kind::id, kRelay)}},
-      {M::rtc_answer, "rtc_answer", kRelay | kViewer,
+      {M::rtc_answer,
+       "rtc_answer",
+       kRelay | kViewer,
        {req("sdp", Kind::sdp), opt("robotId", Kind::id)}},
       {M::rtc_stalled, "rtc_stalled", kRobot, {req("ch", Kind::channel)}},
   }};
   return table;
 }
 
-const Schema& schema_of(MessageType t) { return schemas()[static_cast<std::size_t>(t)]; }
+const Schema& schema_of(MessageType t) {
+  return schemas()[static_cast<std::size_t>(t)];
+}
 
 Err<Drop> drop(DropReason r, std::string field, std::string detail) {
   return err(Drop{r, std::move(field), std::move(detail)});
@@ -150,11 +172,13 @@ Drop unknown(const std::string& path) {
 
 std::optional<Drop> check_robot(const Json& v, const std::string& path, bool need_id) {
   return check_object(
-      v, path, need_id ? std::initializer_list<const char*>{"id", "name", "model"}
-                       : std::initializer_list<const char*>{},
+      v, path,
+      need_id ? std::initializer_list<const char*>{"id", "name", "model"}
+              : std::initializer_list<const char*>{},
       [&](const std::string& key, const Json& value, const std::string& p) -> std::optional<Drop> {
         if (key == "id") return check_string(value, p, kMaxIdChars, need_id);
-        if (key == "name" || key == "model") return check_string(value, p, kMaxShortTextChars, false);
+        if (key == "name" || key == "model")
+          return check_string(value, p, kMaxShortTextChars, false);
         return unknown(p);
       });
 }
@@ -223,32 +247,33 @@ std::optional<Drop> check_field(Kind kind, const Json& v, const std::string& pat
       return std::nullopt;
     case Kind::tracks:
       return check_array(v, path, kMaxRtcTracks, [](const Json& item, const std::string& p) {
-        return check_object(
-            item, p, {"mid", "ch"},
-            [](const std::string& key, const Json& value,
-               const std::string& kp) -> std::optional<Drop> {
-              if (key == "mid") return check_string(value, kp, kMaxShortTextChars, true);
-              if (key == "ch") return check_channel(value, kp);
-              return unknown(kp);
-            });
+        return check_object(item, p, {"mid", "ch"},
+                            [](const std::string& key, const Json& value,
+                               const std::string& kp) -> std::optional<Drop> {
+                              if (key == "mid")
+                                return check_string(value, kp, kMaxShortTextChars, true);
+                              if (key == "ch") return check_channel(value, kp);
+                              return unknown(kp);
+                            });
       });
     case Kind::ice_servers:
       return check_array(v, path, kMaxListEntries, [](const Json& item, const std::string& p) {
-        return check_object(
-            item, p, {"urls"},
-            [](const std::string& key, const Json& value,
-               const std::string& kp) -> std::optional<Drop> {
-              if (key == "urls") {
-                if (value.is_string()) return check_string(value, kp, kMaxMessageTextChars, true);
-                return check_array(value, kp, kMaxListEntries,
-                                   [](const Json& u, const std::string& up) {
-                                     return check_string(u, up, kMaxMessageTextChars, true);
-                                   });
-              }
-              if (key == "username" || key == "credential")
-                return check_string(value, kp, kMaxMessageTextChars, false);
-              return unknown(kp);
-            });
+        return check_object(item, p, {"urls"},
+                            [](const std::string& key, const Json& value,
+                               const std::string& kp) -> std::optional<Drop> {
+                              if (key == "urls") {
+                                if (value.is_string())
+                                  return check_string(value, kp, kMaxMessageTextChars, true);
+                                return check_array(value, kp, kMaxListEntries,
+                                                   [](const Json& u, const std::string& up) {
+                                                     return check_string(
+                                                         u, up, kMaxMessageTextChars, true);
+                                                   });
+                              }
+                              if (key == "username" || key == "credential")
+                                return check_string(value, kp, kMaxMessageTextChars, false);
+                              return unknown(kp);
+                            });
       });
   }
   return std::nullopt;
@@ -265,7 +290,9 @@ std::string_view sender_name(Sender s) {
   return "relay";
 }
 
-std::string_view message_type_name(MessageType t) { return schema_of(t).name; }
+std::string_view message_type_name(MessageType t) {
+  return schema_of(t).name;
+}
 
 std::optional<MessageType> message_type_from_name(std::string_view name) {
   for (const auto& s : schemas()) {
@@ -339,7 +366,9 @@ Result<Message, Drop> parse_message(ByteView json, Sender from) {
   return validate_message(std::move(parsed.value), from);
 }
 
-std::string encode_message(const Message& m) { return to_json(m.body); }
+std::string encode_message(const Message& m) {
+  return to_json(m.body);
+}
 
 std::optional<ErrorCode> check_hello(const Message& hello, Role endpoint) {
   if (hello.type != MessageType::hello) return ErrorCode::hello_required;
@@ -350,7 +379,8 @@ std::optional<ErrorCode> check_hello(const Message& hello, Role endpoint) {
   if (role != (endpoint == Role::robot ? "robot" : "viewer")) return ErrorCode::role_mismatch;
   if (endpoint == Role::robot) {
     auto robot = b.find("robot");
-    if (robot == b.end() || !robot->contains("id") || (*robot)["id"].get_ref<const std::string&>().empty())
+    if (robot == b.end() || !robot->contains("id") ||
+        (*robot)["id"].get_ref<const std::string&>().empty())
       return ErrorCode::missing_robot_id;
     if (!b.contains("manifest")) return ErrorCode::invalid_manifest;
   }

@@ -10,7 +10,6 @@ import { assertAllVectors, loadSets, nodeReference, repoDir } from './lib/fixtur
 import { startStaticServer } from './lib/static_server.mjs';
 import { LAUNCH } from './lib/chromium.mjs';
 
-
 let server;
 let browser;
 // A file outside the served root, reachable only through its named route.
@@ -77,6 +76,10 @@ test('static server: GET only, nothing outside the repo but the named route', as
   // URL parsing removes literal and %2e '..' segments before the server sees them; an encoded
   // slash survives it, so this is the request that reaches the server's own root check.
   const up = '..%2f'.repeat(repoDir.split('/').length);
-  assert.equal((await get(`/${up}${outsideDir.slice(1).replaceAll('/', '%2f')}%2f${basename(outsideFile)}`)).status, 404);
+  assert.equal(
+    (await get(`/${up}${outsideDir.slice(1).replaceAll('/', '%2f')}%2f${basename(outsideFile)}`))
+      .status,
+    404,
+  );
   assert.equal((await get('/web/..%2f..%2f..%2f..%2fetc%2fpasswd')).status, 404);
 });

@@ -21,7 +21,16 @@ test('cockpit: latest and reliable frames arrive; subs snapshots reach the robot
   assert.equal(r.ok, true, r.error);
   assert.deepEqual(r.robots, [{ id: 'demo-1', name: 'Demo rover', model: 'tether-sim' }]);
   // Every known kind, plus one no cockpit knows (it must still render).
-  assert.deepEqual(r.panelKinds, ['video', 'map2d', 'map3d', 'teleop', 'chat', 'stats', 'event-log', 'plot']);
+  assert.deepEqual(r.panelKinds, [
+    'video',
+    'map2d',
+    'map3d',
+    'teleop',
+    'chat',
+    'stats',
+    'event-log',
+    'plot',
+  ]);
   for (const f of r.camera) {
     assert.deepEqual(f.soi, [0xff, 0xd8], 'a JPEG starts with SOI');
     assert.deepEqual(f.eoi, [0xff, 0xd9], 'and ends with EOI');
@@ -32,8 +41,12 @@ test('cockpit: latest and reliable frames arrive; subs snapshots reach the robot
   assert.deepEqual(r.costmap.meta, { w: 200, h: 200, res: 0.1, origin: [-10, -10, 0] });
   assert.deepEqual(r.statsSubs, ['camera', 'chat', 'costmap', 'pose', 'stats']);
   assert.ok(r.subsNAfterUnsub > r.statsSubsN, 'n grows with every snapshot');
-  for (let i = 0; i < 3; i++) assert.deepEqual(r[`ack${i}`], { t: 'pub_ack', ch: 'say', id: `m${i}` });
-  assert.deepEqual(r.chat.map((c) => c.text), ['echo: hello 0', 'echo: hello 1', 'echo: hello 2']);
+  for (let i = 0; i < 3; i++)
+    assert.deepEqual(r[`ack${i}`], { t: 'pub_ack', ch: 'say', id: `m${i}` });
+  assert.deepEqual(
+    r.chat.map((c) => c.text),
+    ['echo: hello 0', 'echo: hello 1', 'echo: hello 2'],
+  );
   assert.ok(r.chat.every((c) => c.delivery === 'reliable'));
   assert.equal(r.notPublishable.code, 'not_publishable');
 });
@@ -76,19 +89,28 @@ test('cockpit: the WebSocket twin /ws/viewer speaks the same protocol, one frame
     waiting?.();
   });
   const until = async (fn) => {
-    for (let i = 0; i < 300 && !fn(); i++) await new Promise((r) => ((waiting = r), setTimeout(r, 50)));
+    for (let i = 0; i < 300 && !fn(); i++)
+      await new Promise((r) => ((waiting = r), setTimeout(r, 50)));
     return fn();
   };
   await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
   let seq = 0;
   const send = (m) =>
-    ws.send(wire.encodeDataFrame({ ch: '@control', seq: seq++, ts: 0, delivery: 'reliable' }, new TextEncoder().encode(JSON.stringify(m))).bytes);
+    ws.send(
+      wire.encodeDataFrame(
+        { ch: '@control', seq: seq++, ts: 0, delivery: 'reliable' },
+        new TextEncoder().encode(JSON.stringify(m)),
+      ).bytes,
+    );
   try {
     send({ t: 'hello', v: 7, role: 'viewer' });
     assert.ok(await until(() => messages.some((m) => m.t === 'robots' && m.robots.length)));
     send({ t: 'watch', robotId: 'demo-1' });
     send({ t: 'sub', ch: 'pose' });
-    assert.ok(await until(() => frames.length >= 3), `pose frames over WebSocket: ${frames.length}`);
+    assert.ok(
+      await until(() => frames.length >= 3),
+      `pose frames over WebSocket: ${frames.length}`,
+    );
     assert.deepEqual(messages.slice(0, 1), [{ t: 'welcome', v: 7 }]);
     const pose = JSON.parse(new TextDecoder().decode(frames[0].payload));
     assert.deepEqual(Object.keys(pose).sort(), ['ts', 'x', 'y', 'yaw', 'z']);

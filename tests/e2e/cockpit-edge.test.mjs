@@ -8,7 +8,18 @@ import { mkdirSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import { killAll, startRobot } from './lib/cockpit_procs.mjs';
-import { LAUNCH, artifacts, cells, driving, mapPixels, openCockpit as openCockpitAt, palette, poseX, restingPoseX, stoppedByRobot } from './lib/cockpit_page.mjs';
+import {
+  LAUNCH,
+  artifacts,
+  cells,
+  driving,
+  mapPixels,
+  openCockpit as openCockpitAt,
+  palette,
+  poseX,
+  restingPoseX,
+  stoppedByRobot,
+} from './lib/cockpit_page.mjs';
 import { startEdge } from './lib/edge.mjs';
 
 let edgeRuntime;
@@ -36,7 +47,10 @@ test('edge: /api/info offers only WebSocket, and the robot is welcomed over /ws/
   assert.deepEqual(Object.keys(info).sort(), ['version', 'wsUrl']);
   assert.equal(info.wsUrl, edge.replace('http:', 'ws:'));
   const stats = await (await fetch(`${edge}/api/stats`)).json();
-  assert.deepEqual(stats.robots.map((r) => r.id), ['demo-1']);
+  assert.deepEqual(
+    stats.robots.map((r) => r.id),
+    ['demo-1'],
+  );
   const plain = await fetch(`${edge}/ws/viewer`);
   assert.equal(plain.status, 426, 'a plain GET on a WebSocket endpoint says how to connect');
 });
@@ -44,7 +58,10 @@ test('edge: /api/info offers only WebSocket, and the robot is welcomed over /ws/
 test('edge: the cockpit connects over WebSocket and draws the costmap', async () => {
   const { context, page, problems } = await openCockpit();
   assert.match(await page.textContent('#status-link'), /connected \(websocket\)/);
-  assert.deepEqual(await mapPixels(page, cells), cells.map(([, , v]) => palette[v]));
+  assert.deepEqual(
+    await mapPixels(page, cells),
+    cells.map(([, , v]) => palette[v]),
+  );
   await page.screenshot({ path: `${artifacts}cockpit-edge.png` });
   assert.deepEqual(problems, []);
   await context.close();
@@ -53,12 +70,20 @@ test('edge: the cockpit connects over WebSocket and draws the costmap', async ()
 test('edge: holding W drives the robot over WebSocket; Space stops it', async () => {
   const { context, page } = await openCockpit();
   await page.click('.panel-teleop .lease-button');
-  await page.waitForFunction(() => document.querySelector('.panel-teleop').dataset.lease === 'held', null, { timeout: 10000 });
+  await page.waitForFunction(
+    () => document.querySelector('.panel-teleop').dataset.lease === 'held',
+    null,
+    { timeout: 10000 },
+  );
   const start = await poseX(page);
   await page.click('.top h1');
   await page.keyboard.down('w');
   await driving(page);
-  await page.waitForFunction((x0) => Number(document.querySelector('.panel-map2d').dataset.poseX) > x0 + 2, start, { timeout: 20000 });
+  await page.waitForFunction(
+    (x0) => Number(document.querySelector('.panel-map2d').dataset.poseX) > x0 + 2,
+    start,
+    { timeout: 20000 },
+  );
   await page.keyboard.press(' ');
   await page.keyboard.up('w');
   assert.equal(await page.$eval('.panel-teleop', (e) => e.dataset.twist), '0,0,0');

@@ -168,31 +168,35 @@ test(
   },
 );
 
-test('edge: ROOM_POLICY rules from configuration gate writes by principal kind', { timeout: 60_000 }, async () => {
-  const policy = {
-    rules: [
-      { prefix: ['notes'], allow: ['human', 'agent'] },
-      { prefix: ['plan'], allow: ['human'] },
-    ],
-    agentRoot: 'never',
-  };
-  const own = await startEdge({ bindings: { ROOM_POLICY: JSON.stringify(policy) } });
-  try {
-    const room = 'configured';
-    const human = new Peer(own.wsUrl, room, { writer: 'hana' });
-    const agent = new Peer(own.wsUrl, room, { writer: 'bot', kind: 'agent' });
-    await until(() => human.client.welcomed && agent.client.welcomed, 'welcomes');
-    human.write([{ kind: 'set', path: ['plan'], next: 'human plan' }]);
-    agent.write([{ kind: 'set', path: ['notes'], next: 'agent note' }]);
-    await until(() => human.client.unacked === 0 && agent.client.unacked === 0, 'allowed writes');
-    agent.write([{ kind: 'set', path: ['plan'], next: 'agent plan' }]);
-    await until(() => agent.closed, 'agent ejected');
-    assert.equal(agent.closed.code, 1008);
-    assert.ok(agent.messages.some((m) => m.t === 'eject' && m.reason === 'can-write'));
-    await until(() => human.client.value()?.notes === 'agent note', 'human sees the note');
-    assert.deepEqual(human.client.value(), { plan: 'human plan', notes: 'agent note' });
-    await human.close();
-  } finally {
-    await own.stop();
-  }
-});
+test(
+  'edge: ROOM_POLICY rules from configuration gate writes by principal kind',
+  { timeout: 60_000 },
+  async () => {
+    const policy = {
+      rules: [
+        { prefix: ['notes'], allow: ['human', 'agent'] },
+        { prefix: ['plan'], allow: ['human'] },
+      ],
+      agentRoot: 'never',
+    };
+    const own = await startEdge({ bindings: { ROOM_POLICY: JSON.stringify(policy) } });
+    try {
+      const room = 'configured';
+      const human = new Peer(own.wsUrl, room, { writer: 'hana' });
+      const agent = new Peer(own.wsUrl, room, { writer: 'bot', kind: 'agent' });
+      await until(() => human.client.welcomed && agent.client.welcomed, 'welcomes');
+      human.write([{ kind: 'set', path: ['plan'], next: 'human plan' }]);
+      agent.write([{ kind: 'set', path: ['notes'], next: 'agent note' }]);
+      await until(() => human.client.unacked === 0 && agent.client.unacked === 0, 'allowed writes');
+      agent.write([{ kind: 'set', path: ['plan'], next: 'agent plan' }]);
+      await until(() => agent.closed, 'agent ejected');
+      assert.equal(agent.closed.code, 1008);
+      assert.ok(agent.messages.some((m) => m.t === 'eject' && m.reason === 'can-write'));
+      await until(() => human.client.value()?.notes === 'agent note', 'human sees the note');
+      assert.deepEqual(human.client.value(), { plan: 'human plan', notes: 'agent note' });
+      await human.close();
+    } finally {
+      await own.stop();
+    }
+  },
+);

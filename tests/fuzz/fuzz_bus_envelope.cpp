@@ -52,7 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!dom) __builtin_trap();
     std::string result;
     append_scanned_result(result, *s);
-    if (js_text(parse_unbounded(result)) != js_text(Json{{"ok", true}, {"envelope", envelope_to_json(dom.value())}}))
+    if (js_text(parse_unbounded(result)) !=
+        js_text(Json{{"ok", true}, {"envelope", envelope_to_json(dom.value())}}))
       __builtin_trap();
   }
   // The form the Bus receives in: same verdict, same values, same canonical bytes; text only for
@@ -63,13 +64,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (lazy) {
     if (serialize_envelope(lazy.value()) != serialize_envelope(dom.value())) __builtin_trap();
     if (js_text(lazy->payload_value()) != js_text(dom->payload)) __builtin_trap();
-    if (js_text(envelope_to_json(lazy.value())) != js_text(envelope_to_json(dom.value()))) __builtin_trap();
+    if (js_text(envelope_to_json(lazy.value())) != js_text(envelope_to_json(dom.value())))
+      __builtin_trap();
     if (!lazy->payload_text.empty()) {
-      if (!s || bus_reads_payload(lazy->type) || !lazy->payload.is_null() || lazy->payload_text != s->payload)
+      if (!s || bus_reads_payload(lazy->type) || !lazy->payload.is_null() ||
+          lazy->payload_text != s->payload)
         __builtin_trap();
       std::string as_received;
       append_envelope_as_received(as_received, lazy.value());
-      if (js_text(parse_unbounded(as_received)) != js_text(envelope_to_json(dom.value()))) __builtin_trap();
+      if (js_text(parse_unbounded(as_received)) != js_text(envelope_to_json(dom.value())))
+        __builtin_trap();
     }
   }
   if (!e) {
@@ -105,7 +109,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     std::string text;
     append_event_json(text, ev, bus);
-    if (js_text(parse_unbounded(text)["envelope"]) != js_text(envelope_to_json(dom.value()))) __builtin_trap();
+    if (js_text(parse_unbounded(text)["envelope"]) != js_text(envelope_to_json(dom.value())))
+      __builtin_trap();
   }
   if (e) {
     // Replayed, after asking its sender for history.
@@ -123,7 +128,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // Whatever it was, answer, confirm and retry as an app would.
     for (const auto& ev : drain_events(bus)) {
       if (ev.kind == EventKind::handoff) (void)bus.confirm_handoff(ev.key, now);
-      if (ev.kind == EventKind::message && ev.envelope) (void)bus.ack(*ev.envelope, Json::object(), now);
+      if (ev.kind == EventKind::message && ev.envelope)
+        (void)bus.ack(*ev.envelope, Json::object(), now);
     }
     FileReceiver rx(ReceiverLimits{1 << 20, 2, 2 << 20});
     const Json p = e->payload_value();
@@ -150,7 +156,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (int i = 0; i < 1000; ++i) {
     auto t = bus.poll_transmit();
     if (!t) break;
-    if (!parse_envelope(ByteView(std::string_view(*t->text)))) __builtin_trap();  // we only emit valid envelopes
+    if (!parse_envelope(ByteView(std::string_view(*t->text))))
+      __builtin_trap();  // we only emit valid envelopes
     bus.handle_transmit_result(t->token, (i + size) % 3 != 0, 0);
   }
   bus.handle_timeout(now + 3'600'000);

@@ -12,8 +12,9 @@ using namespace tether::decode;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 4) return 0;
-  static const char* kEncodings[] = {"costmap.zlib.v1", "voxels.zlib.v1", "jpeg.v1", "pose.json.v1",
-                                     "stats.json.v1", "other.json.v2", "pointcloud.v9"};
+  static const char* kEncodings[] = {"costmap.zlib.v1", "voxels.zlib.v1", "jpeg.v1",
+                                     "pose.json.v1",    "stats.json.v1",  "other.json.v2",
+                                     "pointcloud.v9"};
   const char* encoding = kEncodings[data[0] % 7];
   // Small sides keep each run fast; the bounds themselves are covered by unit tests.
   const std::uint32_t w = 1 + data[1] % 64, h = 1 + data[2] % 64;
@@ -31,12 +32,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (dec.costmap().cells().size != std::size_t(w) * h) __builtin_trap();
     if (dec.costmap().rgba().size != std::size_t(w) * h * 4) __builtin_trap();
   }
-  if (!first && dec.kind() == EncodingKind::voxels && dec.voxels().positions().size() != std::size_t(w) * h * 3)
+  if (!first && dec.kind() == EncodingKind::voxels &&
+      dec.voxels().positions().size() != std::size_t(w) * h * 3)
     __builtin_trap();
   // Feed the same decoder a corrupt frame: the last good value must not change.
-  const std::string before = dec.kind() == EncodingKind::costmap ? std::string(dec.costmap().rgba().as_chars()) : "";
+  const std::string before =
+      dec.kind() == EncodingKind::costmap ? std::string(dec.costmap().rgba().as_chars()) : "";
   const std::uint8_t junk[3] = {0x78, 0x9c, 0xff};
   if (!dec.decode(meta, ByteView(junk, 3)) && dec.kind() == EncodingKind::costmap) __builtin_trap();
-  if (dec.kind() == EncodingKind::costmap && std::string(dec.costmap().rgba().as_chars()) != before) __builtin_trap();
+  if (dec.kind() == EncodingKind::costmap && std::string(dec.costmap().rgba().as_chars()) != before)
+    __builtin_trap();
   return 0;
 }

@@ -52,7 +52,8 @@ void same(const JsonScan& s, std::uint32_t i, const Json& j, bool inf_is_null) {
     case JsonScan::Type::array: {
       check(j.is_array() && j.size() == n.count);
       std::size_t k = 0;
-      for (std::uint32_t c = n.first; c != JsonScan::kNone; c = s.node(c).next) same(s, c, j[k++], inf_is_null);
+      for (std::uint32_t c = n.first; c != JsonScan::kNone; c = s.node(c).next)
+        same(s, c, j[k++], inf_is_null);
       return;
     }
     case JsonScan::Type::object: {
@@ -83,7 +84,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(scanned && !scan.has_overflow());
     same(scan, 0, dom.value, false);
     std::string scratch;
-    check(scan.json(0, scratch) == text.substr(scan.node(0).begin, scan.node(0).end - scan.node(0).begin));
+    check(scan.json(0, scratch) ==
+          text.substr(scan.node(0).begin, scan.node(0).end - scan.node(0).begin));
     return 0;
   }
   if (dom.error != JsonError::number_out_of_range) {

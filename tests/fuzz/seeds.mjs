@@ -14,12 +14,16 @@ const helpers = {
 };
 
 const dir = new URL('./seeds/', import.meta.url);
-for (const file of readdirSync(dir).filter((f) => f.endsWith('.mjs')).sort()) {
+for (const file of readdirSync(dir)
+  .filter((f) => f.endsWith('.mjs'))
+  .sort()) {
   const harness = file.slice(0, -4);
   const { default: seeds } = await import(new URL(file, dir));
   const list = await seeds(helpers);
   const target = join(out, harness);
   mkdirSync(target, { recursive: true });
-  list.forEach((bytes, i) => writeFileSync(join(target, `seed-${String(i).padStart(4, '0')}`), bytes));
+  list.forEach((bytes, i) =>
+    writeFileSync(join(target, `seed-${String(i).padStart(4, '0')}`), bytes),
+  );
   console.log(`[fuzz] ${list.length} seeds for ${harness}`);
 }

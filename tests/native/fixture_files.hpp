@@ -24,8 +24,12 @@ inline Json load_json_file(const std::string& path) {
   return parsed.value;
 }
 
-inline Json fixture(const std::string& name) { return load_json_file(std::string(TETHER_FIXTURES_DIR) + "/" + name); }
-inline Json compat(const std::string& name) { return load_json_file(std::string(TETHER_COMPAT_DIR) + "/" + name); }
+inline Json fixture(const std::string& name) {
+  return load_json_file(std::string(TETHER_FIXTURES_DIR) + "/" + name);
+}
+inline Json compat(const std::string& name) {
+  return load_json_file(std::string(TETHER_COMPAT_DIR) + "/" + name);
+}
 
 inline Bytes b64(const Json& v) {
   auto r = base64_decode(v.get<std::string>());
@@ -33,6 +37,8 @@ inline Bytes b64(const Json& v) {
   return *r;
 }
 
-inline std::string as_string(const Bytes& b) { return std::string(b.begin(), b.end()); }
+inline std::string as_string(const Bytes& b) {
+  return std::string(b.begin(), b.end());
+}
 
 }  // namespace tether::testing

@@ -10,22 +10,24 @@
 
 using namespace tether;
 
-static bool utf8(std::string_view s) { return is_valid_utf8(ByteView(s)); }
+static bool utf8(std::string_view s) {
+  return is_valid_utf8(ByteView(s));
+}
 
 TEST_CASE("UTF-8: accepts well-formed text of every length class") {
   CHECK(utf8(""));
   CHECK(utf8("plain ascii, longer than eight bytes"));
-  CHECK(utf8("\xce\xb2"));              // U+03B2
-  CHECK(utf8("\xe2\x98\x83"));          // U+2603
-  CHECK(utf8("\xef\xbf\xbf"));          // U+FFFF
-  CHECK(utf8("\xf0\x9f\x98\x80"));      // U+1F600
-  CHECK(utf8("\xf4\x8f\xbf\xbf"));      // U+10FFFF, the last code point
+  CHECK(utf8("\xce\xb2"));          // U+03B2
+  CHECK(utf8("\xe2\x98\x83"));      // U+2603
+  CHECK(utf8("\xef\xbf\xbf"));      // U+FFFF
+  CHECK(utf8("\xf0\x9f\x98\x80"));  // U+1F600
+  CHECK(utf8("\xf4\x8f\xbf\xbf"));  // U+10FFFF, the last code point
   CHECK(utf8("abcdefgh\xce\xb2ijklmnop"));
 }
 
 TEST_CASE("UTF-8: rejects overlongs, surrogates, out-of-range and truncated sequences") {
-  CHECK_FALSE(utf8("\x80"));              // lone continuation
-  CHECK_FALSE(utf8("\xc0\xaf"));          // overlong '/'
+  CHECK_FALSE(utf8("\x80"));      // lone continuation
+  CHECK_FALSE(utf8("\xc0\xaf"));  // overlong '/'
   CHECK_FALSE(utf8("\xc1\xbf"));
   CHECK_FALSE(utf8("\xe0\x80\xaf"));      // overlong, three bytes
   CHECK_FALSE(utf8("\xf0\x80\x80\xaf"));  // overlong, four bytes
@@ -54,19 +56,22 @@ TEST_CASE("base64 round-trips and refuses malformed text") {
   }
   CHECK(base64_encode(ByteView(std::string_view("foobar"))) == "Zm9vYmFy");
   CHECK(base64_encode(ByteView(std::string_view("fo"))) == "Zm8=");
-  CHECK_FALSE(base64_decode("Zm9"));     // not a multiple of four
-  CHECK_FALSE(base64_decode("Zm=v"));    // padding in the middle
+  CHECK_FALSE(base64_decode("Zm9"));   // not a multiple of four
+  CHECK_FALSE(base64_decode("Zm=v"));  // padding in the middle
   CHECK_FALSE(base64_decode("Zm9v!A=="));
   CHECK_FALSE(base64_decode("=AAA"));
 }
 
 TEST_CASE("JSON: invalid UTF-8, depth and syntax come back as values") {
-  CHECK(parse_json(ByteView(std::string_view("{\"a\":\"\xff\"}"))).error == JsonError::invalid_utf8);
+  CHECK(parse_json(ByteView(std::string_view("{\"a\":\"\xff\"}"))).error ==
+        JsonError::invalid_utf8);
   CHECK(parse_json(ByteView(std::string_view("{\"a\":"))).error == JsonError::invalid_json);
   CHECK(parse_json(ByteView(std::string_view(""))).error == JsonError::invalid_json);
-  CHECK(parse_json(ByteView()).error == JsonError::invalid_json);  // null data, zero size (found by fuzzing)
+  CHECK(parse_json(ByteView()).error ==
+        JsonError::invalid_json);  // null data, zero size (found by fuzzing)
   // nlohmann stops at a NUL; JSON.parse refuses it. We refuse it too, wherever it is.
-  CHECK(parse_json(ByteView(std::string_view("{\"a\":1}\0garbage", 16))).error == JsonError::invalid_json);
+  CHECK(parse_json(ByteView(std::string_view("{\"a\":1}\0garbage", 16))).error ==
+        JsonError::invalid_json);
   CHECK(parse_json(ByteView(std::string_view("[\"a\0b\"]", 7))).error == JsonError::invalid_json);
   const std::string deep = std::string(65, '[') + std::string(65, ']');
   CHECK(parse_json(ByteView(std::string_view(deep))).error == JsonError::too_deep);
@@ -80,7 +85,8 @@ TEST_CASE("JSON: invalid UTF-8, depth and syntax come back as values") {
 TEST_CASE("JSON: a number beyond a double's range is refused, and named") {
   // nlohmann refuses it ("number overflow"); JSON.parse would read Infinity, which no JSON text
   // can carry on. The error says so when that is the only thing wrong with the text.
-  for (const char* text : {"1e400", "[-1e309]", "{\"a\":66665E666666666}", "[1.5e+99999999999999999999]"})
+  for (const char* text :
+       {"1e400", "[-1e309]", "{\"a\":66665E666666666}", "[1.5e+99999999999999999999]"})
     CHECK(parse_json(ByteView(std::string_view(text))).error == JsonError::number_out_of_range);
   const std::string digits = "[" + std::string(310, '9') + "]";
   CHECK(parse_json(ByteView(std::string_view(digits))).error == JsonError::number_out_of_range);
@@ -132,9 +138,11 @@ TEST_CASE("JSON numbers are written as JavaScript's JSON.stringify writes them")
 }
 
 TEST_CASE("JSON: serialisation keeps key order and escapes like JSON.stringify") {
-  auto parsed = parse_json(ByteView(std::string_view(R"({"z":1,"a":[true,null,"\u0001\n\"é"],"m":2.50})")));
+  auto parsed =
+      parse_json(ByteView(std::string_view(R"({"z":1,"a":[true,null,"\u0001\n\"é"],"m":2.50})")));
   REQUIRE(parsed.ok());
-  CHECK(to_json(parsed.value) == "{\"z\":1,\"a\":[true,null,\"\\u0001\\n\\\"\xc3\xa9\"],\"m\":2.5}");
+  CHECK(to_json(parsed.value) ==
+        "{\"z\":1,\"a\":[true,null,\"\\u0001\\n\\\"\xc3\xa9\"],\"m\":2.5}");
 }
 
 TEST_CASE("JSON numbers as JS doubles: integers past 2^53 round the way JavaScript rounds them") {

@@ -35,9 +35,8 @@ void check_header(const FrameHeader& got, const Json& want) {
 }
 
 // Decodes `bytes` fed in pieces of the given sizes (cycled) and returns frames as strings.
-std::vector<std::pair<FrameHeader, std::string>> decode_chunked(DataStreamDecoder& dec,
-                                                                const Bytes& bytes,
-                                                                const std::vector<std::size_t>& sizes) {
+std::vector<std::pair<FrameHeader, std::string>> decode_chunked(
+    DataStreamDecoder& dec, const Bytes& bytes, const std::vector<std::size_t>& sizes) {
   std::vector<std::pair<FrameHeader, std::string>> out;
   std::size_t pos = 0, k = 0;
   while (pos < bytes.size()) {
@@ -53,7 +52,8 @@ std::vector<std::pair<FrameHeader, std::string>> decode_chunked(DataStreamDecode
 
 }  // namespace
 
-TEST_CASE("the spec's worked example: odom seq 7 with 'payload' is 67 bytes, prefix 3400000007000000") {
+TEST_CASE(
+    "the spec's worked example: odom seq 7 with 'payload' is 67 bytes, prefix 3400000007000000") {
   FrameHeader h{"odom", 7, 1.5, Delivery::reliable, std::nullopt};
   auto frame = encode_data_frame(h, ByteView(std::string_view("payload")));
   REQUIRE(frame);
@@ -96,7 +96,8 @@ TEST_CASE("compat: every dimos-v5 control frame and datagram splits into its mes
     std::vector<std::string> expected;
     for (const auto& v : vectors) {
       const Bytes bytes = b64(v["b64"]);
-      const std::string text = prefixed ? as_string(Bytes(bytes.begin() + 4, bytes.end())) : as_string(bytes);
+      const std::string text =
+          prefixed ? as_string(Bytes(bytes.begin() + 4, bytes.end())) : as_string(bytes);
       expected.push_back(text);
       // The message inside is exactly the vector's message, and v5 messages still parse.
       auto parsed = parse_json(ByteView(std::string_view(text)));
@@ -167,7 +168,8 @@ TEST_CASE("stream decoder: any chunking gives the same frames, down to one byte 
   for (int i = 0; i < 40; ++i) {
     std::string payload(std::size_t(i * 37 % 300), char('a' + i % 26));
     payloads.push_back(payload);
-    FrameHeader h{i % 3 ? "camera" : "@control", i, 0.5 * i, i % 2 ? Delivery::latest : Delivery::reliable,
+    FrameHeader h{i % 3 ? "camera" : "@control", i, 0.5 * i,
+                  i % 2 ? Delivery::latest : Delivery::reliable,
                   i % 5 ? std::nullopt : std::optional<Json>(Json{{"i", i}})};
     REQUIRE_FALSE(append_data_frame(stream, h, ByteView(std::string_view(payload))));
   }
@@ -192,8 +194,10 @@ TEST_CASE("stream decoder: any chunking gives the same frames, down to one byte 
 
 TEST_CASE("stream decoder: views stay valid until the next feed") {
   Bytes stream;
-  append_data_frame(stream, {"a", 1, 1, Delivery::latest, std::nullopt}, ByteView(std::string_view("first")));
-  append_data_frame(stream, {"a", 2, 1, Delivery::latest, std::nullopt}, ByteView(std::string_view("second")));
+  append_data_frame(stream, {"a", 1, 1, Delivery::latest, std::nullopt},
+                    ByteView(std::string_view("first")));
+  append_data_frame(stream, {"a", 2, 1, Delivery::latest, std::nullopt},
+                    ByteView(std::string_view("second")));
   Bytes tail(stream.end() - 3, stream.end());
   stream.resize(stream.size() - 3);
   DataStreamDecoder dec;
@@ -215,7 +219,8 @@ TEST_CASE("stream decoder: an absurd length fails at the prefix, before anything
   CHECK(dec.buffered() == 0);
   // Sticky: more bytes are ignored and the error stays.
   const Bytes more(1000, 'x');
-  CHECK(dec.feed(ByteView(more), [](const DataFrame&) { FAIL("no frame expected"); }) == FrameError::header_too_large);
+  CHECK(dec.feed(ByteView(more), [](const DataFrame&) { FAIL("no frame expected"); }) ==
+        FrameError::header_too_large);
   CHECK(dec.buffered() == 0);
 
   DataStreamDecoder big;
@@ -254,7 +259,8 @@ TEST_CASE("stream decoder: a frame at exactly the bounds is accepted") {
 }
 
 TEST_CASE("stream decoder: a reset mid-frame reports truncated, a clean end does not") {
-  auto frame = encode_data_frame({"odom", 1, 1, Delivery::latest, std::nullopt}, ByteView(std::string_view("abcdef")));
+  auto frame = encode_data_frame({"odom", 1, 1, Delivery::latest, std::nullopt},
+                                 ByteView(std::string_view("abcdef")));
   REQUIRE(frame);
   for (std::size_t cut = 1; cut < frame->size(); ++cut) {
     DataStreamDecoder dec;
@@ -269,12 +275,14 @@ TEST_CASE("stream decoder: a reset mid-frame reports truncated, a clean end does
 }
 
 TEST_CASE("corrupt framing fails only its own stream") {
-  auto good = encode_data_frame({"odom", 1, 1, Delivery::latest, std::nullopt}, ByteView(std::string_view("ok")));
+  auto good = encode_data_frame({"odom", 1, 1, Delivery::latest, std::nullopt},
+                                ByteView(std::string_view("ok")));
   REQUIRE(good);
   Bytes corrupt = {3, 0, 0, 0, 0, 0, 0, 0, 'x', 'y', 'z'};
   DataStreamDecoder a, b;
   int a_frames = 0, b_frames = 0;
-  CHECK(a.feed(ByteView(corrupt), [&](const DataFrame&) { ++a_frames; }) == FrameError::invalid_json);
+  CHECK(a.feed(ByteView(corrupt), [&](const DataFrame&) { ++a_frames; }) ==
+        FrameError::invalid_json);
   CHECK_FALSE(b.feed(ByteView(good.value()), [&](const DataFrame&) { ++b_frames; }));
   CHECK(a_frames == 0);
   CHECK(b_frames == 1);
@@ -293,7 +301,8 @@ TEST_CASE("control frames: encode, bounds, and an empty message that is dropped,
   CHECK(f->size() == 24);
   CHECK(encode_control_frame("").error() == FrameError::empty_message);
   CHECK(encode_control_frame(std::string(kMaxControlBytes, ' ')).ok());
-  CHECK(encode_control_frame(std::string(kMaxControlBytes + 1, ' ')).error() == FrameError::control_too_large);
+  CHECK(encode_control_frame(std::string(kMaxControlBytes + 1, ' ')).error() ==
+        FrameError::control_too_large);
   ControlStreamDecoder dec;
   Bytes stream = {0, 0, 0, 0};
   append(stream, ByteView(f.value()));
@@ -307,16 +316,18 @@ TEST_CASE("control frames: encode, bounds, and an empty message that is dropped,
 
 TEST_CASE("header checks before encoding") {
   CHECK(check_header({"", 1, 1, Delivery::latest, std::nullopt}) == FrameError::invalid_header);
-  CHECK(check_header({std::string(65, 'c'), 1, 1, Delivery::latest, std::nullopt}) == FrameError::invalid_header);
+  CHECK(check_header({std::string(65, 'c'), 1, 1, Delivery::latest, std::nullopt}) ==
+        FrameError::invalid_header);
   CHECK_FALSE(check_header({std::string(64, 'c'), 1, 1, Delivery::latest, std::nullopt}));
   // 64 characters, more than 64 bytes: the bound counts characters.
   std::string greek;
   for (int i = 0; i < 64; ++i) greek += "\xce\xb2";
   CHECK_FALSE(check_header({greek, 1, 1, Delivery::latest, std::nullopt}));
   CHECK(check_header({"c", -1, 1, Delivery::latest, std::nullopt}) == FrameError::invalid_header);
-  CHECK(check_header({"c", kMaxSafeInteger + 1, 1, Delivery::latest, std::nullopt}) == FrameError::invalid_header);
-  CHECK(check_header({"c", 1, std::numeric_limits<double>::quiet_NaN(), Delivery::latest, std::nullopt}) ==
+  CHECK(check_header({"c", kMaxSafeInteger + 1, 1, Delivery::latest, std::nullopt}) ==
         FrameError::invalid_header);
+  CHECK(check_header({"c", 1, std::numeric_limits<double>::quiet_NaN(), Delivery::latest,
+                      std::nullopt}) == FrameError::invalid_header);
   CHECK(check_header({"c", 1, 1, Delivery::latest, Json::array()}) == FrameError::invalid_header);
   CHECK(check_header({"\xff", 1, 1, Delivery::latest, std::nullopt}) == FrameError::invalid_header);
   CHECK(is_reserved_channel("@control"));

@@ -37,7 +37,8 @@ TEST_CASE("golden: manifests validate to their normal form or their errors") {
 }
 
 TEST_CASE("normal form fills every default") {
-  auto r = check(R"({"version":1,"channels":[{"ch":"cam","encoding":"jpeg.v1"}],"panels":[{"id":"v","kind":"video","channels":["cam"]}]})");
+  auto r = check(
+      R"({"version":1,"channels":[{"ch":"cam","encoding":"jpeg.v1"}],"panels":[{"id":"v","kind":"video","channels":["cam"]}]})");
   REQUIRE(r);
   const Json& ch = r.value()["channels"][0];
   CHECK(ch["dir"] == "rx");
@@ -51,13 +52,19 @@ TEST_CASE("normal form fills every default") {
 }
 
 TEST_CASE("panel kinds are validated by their channels, unknown kinds pass through") {
-  CHECK(check(R"({"version":1,"channels":[{"ch":"m","encoding":"costmap.zlib.v1"}],"panels":[{"id":"p","kind":"map2d","channels":["m"]}]})"));
-  CHECK(check(R"({"version":1,"channels":[{"ch":"m","encoding":"costmap.zlib.v1"},{"ch":"p","encoding":"pose.json.v1","delivery":"reliable"}],"panels":[{"id":"p","kind":"map2d","channels":["m","p"]}]})"));
+  CHECK(check(
+      R"({"version":1,"channels":[{"ch":"m","encoding":"costmap.zlib.v1"}],"panels":[{"id":"p","kind":"map2d","channels":["m"]}]})"));
+  CHECK(check(
+      R"({"version":1,"channels":[{"ch":"m","encoding":"costmap.zlib.v1"},{"ch":"p","encoding":"pose.json.v1","delivery":"reliable"}],"panels":[{"id":"p","kind":"map2d","channels":["m","p"]}]})"));
   // map2d's optional pose must be a pose.
-  CHECK_FALSE(check(R"({"version":1,"channels":[{"ch":"m","encoding":"costmap.zlib.v1"},{"ch":"x","encoding":"json.v1"}],"panels":[{"id":"p","kind":"map2d","channels":["m","x"]}]})"));
-  CHECK(check(R"({"version":1,"channels":[{"ch":"v","encoding":"video.webrtc.v1"}],"panels":[{"id":"p","kind":"video","channels":["v"]}]})"));
-  CHECK_FALSE(check(R"({"version":1,"channels":[{"ch":"v","encoding":"jpeg.v1"},{"ch":"w","encoding":"jpeg.v1"}],"panels":[{"id":"p","kind":"video","channels":["v","w"]}]})"));
-  CHECK(check(R"({"version":1,"channels":[{"ch":"x","encoding":"anything.v1"}],"panels":[{"id":"p","kind":"sparkline","channels":["x","x"]}]})"));
+  CHECK_FALSE(check(
+      R"({"version":1,"channels":[{"ch":"m","encoding":"costmap.zlib.v1"},{"ch":"x","encoding":"json.v1"}],"panels":[{"id":"p","kind":"map2d","channels":["m","x"]}]})"));
+  CHECK(check(
+      R"({"version":1,"channels":[{"ch":"v","encoding":"video.webrtc.v1"}],"panels":[{"id":"p","kind":"video","channels":["v"]}]})"));
+  CHECK_FALSE(check(
+      R"({"version":1,"channels":[{"ch":"v","encoding":"jpeg.v1"},{"ch":"w","encoding":"jpeg.v1"}],"panels":[{"id":"p","kind":"video","channels":["v","w"]}]})"));
+  CHECK(check(
+      R"({"version":1,"channels":[{"ch":"x","encoding":"anything.v1"}],"panels":[{"id":"p","kind":"sparkline","channels":["x","x"]}]})"));
 }
 
 TEST_CASE("errors are collected in document order, and capped") {
@@ -79,7 +86,9 @@ TEST_CASE("hostile manifests are refused with a reason, never a crash") {
   CHECK_FALSE(check(R"({"version":1.5,"channels":[]})"));
   CHECK(check(R"({"version":1.0,"channels":[]})"));
   std::string lots = R"({"version":1,"channels":[)";
-  for (int i = 0; i < 300; ++i) lots += std::string(i ? "," : "") + R"({"ch":"c)" + std::to_string(i) + R"(","encoding":"json.v1"})";
+  for (int i = 0; i < 300; ++i)
+    lots += std::string(i ? "," : "") + R"({"ch":"c)" + std::to_string(i) +
+            R"(","encoding":"json.v1"})";
   lots += "]}";
   auto r = check(lots.c_str());
   REQUIRE_FALSE(r);
@@ -91,17 +100,20 @@ TEST_CASE("hostile manifests are refused with a reason, never a crash") {
 TEST_CASE("v5 judgement: encodings and kinds are bounded at 64 characters") {
   const std::string enc64(64, 'e'), enc65(65, 'e');
   CHECK(check((R"({"version":1,"channels":[{"ch":"a","encoding":")" + enc64 + R"("}]})").c_str()));
-  auto r = check((R"({"version":1,"channels":[{"ch":"a","encoding":")" + enc65 + R"("}]})").c_str());
+  auto r =
+      check((R"({"version":1,"channels":[{"ch":"a","encoding":")" + enc65 + R"("}]})").c_str());
   REQUIRE_FALSE(r);
   CHECK(r.error()[0].path == "channels[0].encoding");
   CHECK(r.error()[0].code == ManifestErrorCode::bad_value);
-  auto k = check((R"({"version":1,"channels":[],"panels":[{"id":"p","kind":")" + enc65 + R"("}]})").c_str());
+  auto k = check(
+      (R"({"version":1,"channels":[],"panels":[{"id":"p","kind":")" + enc65 + R"("}]})").c_str());
   REQUIRE_FALSE(k);
   CHECK(k.error()[0].path == "panels[0].kind");
 }
 
 TEST_CASE("v5 judgement: a row or column has at least one child") {
-  auto r = check(R"({"version":1,"channels":[],"panels":[{"id":"a","kind":"note"}],"layout":{"row":["a",{"col":[]}]}})");
+  auto r = check(
+      R"({"version":1,"channels":[],"panels":[{"id":"a","kind":"note"}],"layout":{"row":["a",{"col":[]}]}})");
   REQUIRE_FALSE(r);
   CHECK(r.error()[0].code == ManifestErrorCode::bad_layout);
   CHECK(r.error()[0].path == "layout.row[1].col");
@@ -116,8 +128,11 @@ TEST_CASE("v5 judgement: a row or column has at least one child") {
 }
 
 TEST_CASE("v5 judgement: a panel is placed at most once across the layout and the pages") {
-  const char* panels = R"("channels":[],"panels":[{"id":"a","kind":"note"},{"id":"b","kind":"note"}])";
-  auto both = check((std::string(R"({"version":1,)") + panels + R"(,"layout":{"row":["a","b"]},"pages":["b"]})").c_str());
+  const char* panels =
+      R"("channels":[],"panels":[{"id":"a","kind":"note"},{"id":"b","kind":"note"}])";
+  auto both = check(
+      (std::string(R"({"version":1,)") + panels + R"(,"layout":{"row":["a","b"]},"pages":["b"]})")
+          .c_str());
   REQUIRE_FALSE(both);
   CHECK(both.error()[0].path == "pages[0]");
   CHECK(both.error()[0].code == ManifestErrorCode::bad_layout);
@@ -148,12 +163,14 @@ TEST_CASE("the chat rule: its shared tx channels must be publishable") {
   const std::string chans =
       R"({"ch":"c","encoding":"chat.json.v1","delivery":"reliable"},{"ch":"j","encoding":"json.v1"})";
   auto with = [&](bool text_pub, bool audio_pub) {
-    return check((std::string(R"({"version":1,"channels":[{"ch":"s","dir":"tx","encoding":"text.json.v1","delivery":"reliable","publish":)") +
-                  (text_pub ? "true" : "false") + "}," + chans +
-                  R"(,{"ch":"a","dir":"tx","encoding":"audio.json.v1","delivery":"reliable","publish":)" +
-                  (audio_pub ? "true" : "false") +
-                  R"(}],"panels":[{"id":"t","kind":"chat","channels":["s","c","j","a"]}]})")
-                     .c_str());
+    return check(
+        (std::string(
+             R"({"version":1,"channels":[{"ch":"s","dir":"tx","encoding":"text.json.v1","delivery":"reliable","publish":)") +
+         (text_pub ? "true" : "false") + "}," + chans +
+         R"(,{"ch":"a","dir":"tx","encoding":"audio.json.v1","delivery":"reliable","publish":)" +
+         (audio_pub ? "true" : "false") +
+         R"(}],"panels":[{"id":"t","kind":"chat","channels":["s","c","j","a"]}]})")
+            .c_str());
   };
   CHECK(with(true, true));
   auto text = with(false, true);

@@ -20,7 +20,9 @@ Sender sender_of(const Json& v) {
   return s == "robot" ? Sender::robot : s == "viewer" ? Sender::viewer : Sender::relay;
 }
 
-Result<Message, Drop> parse(std::string_view text, Sender from) { return parse_message(ByteView(text), from); }
+Result<Message, Drop> parse(std::string_view text, Sender from) {
+  return parse_message(ByteView(text), from);
+}
 
 }  // namespace
 
@@ -90,12 +92,15 @@ TEST_CASE("canonical JSON puts t first whatever order the sender used") {
 }
 
 TEST_CASE("messages built in code are validated like received ones") {
-  Json twist = {{"t", "twist"}, {"vx", 0.5}, {"vy", 0}, {"wz", 0}, {"seq", 1}, {"ts", 2.5}, {"gen", 3}};
+  Json twist = {{"t", "twist"}, {"vx", 0.5}, {"vy", 0}, {"wz", 0},
+                {"seq", 1},     {"ts", 2.5}, {"gen", 3}};
   auto m = validate_message(twist, Sender::relay);
   REQUIRE(m);
-  CHECK(encode_message(m.value()) == R"({"t":"twist","vx":0.5,"vy":0,"wz":0,"seq":1,"ts":2.5,"gen":3})");
+  CHECK(encode_message(m.value()) ==
+        R"({"t":"twist","vx":0.5,"vy":0,"wz":0,"seq":1,"ts":2.5,"gen":3})");
   CHECK_FALSE(validate_message(Json::array(), Sender::relay));
-  CHECK(validate_message(Json{{"t", "welcome"}, {"v", 7}}, Sender::robot).error().reason == DropReason::wrong_sender);
+  CHECK(validate_message(Json{{"t", "welcome"}, {"v", 7}}, Sender::robot).error().reason ==
+        DropReason::wrong_sender);
 }
 
 TEST_CASE("every message type round-trips through its name") {
@@ -108,11 +113,13 @@ TEST_CASE("every message type round-trips through its name") {
 
 TEST_CASE("every error code of the spec is an enumerated constant with its flags") {
   const char* spec_codes[] = {
-      "hello_required", "version_mismatch", "role_mismatch", "missing_robot_id", "auth_failed",
-      "invalid_manifest", "rtc_unavailable", "hello_mismatch", "robot_id_conflict", "invalid_control",
-      "control_too_large", "carrier_failed", "unknown_robot", "unknown_channel", "no_watch",
-      "teleop_held", "duplicate_request", "publish_too_large", "not_publishable", "pending_limit",
-      "rate_limited", "publish_timeout", "robot_disconnected", "rtc_failed", "rtc_session_gone"};
+      "hello_required",    "version_mismatch",  "role_mismatch",      "missing_robot_id",
+      "auth_failed",       "invalid_manifest",  "rtc_unavailable",    "hello_mismatch",
+      "robot_id_conflict", "invalid_control",   "control_too_large",  "carrier_failed",
+      "unknown_robot",     "unknown_channel",   "no_watch",           "teleop_held",
+      "duplicate_request", "publish_too_large", "not_publishable",    "pending_limit",
+      "rate_limited",      "publish_timeout",   "robot_disconnected", "rtc_failed",
+      "rtc_session_gone"};
   CHECK(std::size(spec_codes) == kErrorCodeCount);
   for (const char* name : spec_codes) {
     INFO(name);
@@ -138,11 +145,15 @@ TEST_CASE("hostile messages: huge arrays, deep nesting and odd numbers are dropp
   auto m = parse(many, Sender::relay);
   REQUIRE_FALSE(m);
   CHECK(m.error().reason == DropReason::out_of_range);
-  CHECK(parse(R"({"t":"ping","n":1e400,"ts":1})", Sender::robot).error().reason == DropReason::invalid_json);
-  CHECK(parse(R"({"t":"ping","n":1,"ts":1,"t":"ping"})", Sender::robot).ok());  // last duplicate wins, as in JSON.parse
-  CHECK(parse("\xef\xbb\xbf{\"t\":\"teleop_start\"}", Sender::viewer).error().reason == DropReason::invalid_json);
-  CHECK(parse(R"({"t":"twist","vx":0,"vy":0,"wz":0,"seq":1,"ts":1,"gen":-1})", Sender::relay).error().reason ==
-        DropReason::wrong_type);
+  CHECK(parse(R"({"t":"ping","n":1e400,"ts":1})", Sender::robot).error().reason ==
+        DropReason::invalid_json);
+  CHECK(parse(R"({"t":"ping","n":1,"ts":1,"t":"ping"})", Sender::robot)
+            .ok());  // last duplicate wins, as in JSON.parse
+  CHECK(parse("\xef\xbb\xbf{\"t\":\"teleop_start\"}", Sender::viewer).error().reason ==
+        DropReason::invalid_json);
+  CHECK(parse(R"({"t":"twist","vx":0,"vy":0,"wz":0,"seq":1,"ts":1,"gen":-1})", Sender::relay)
+            .error()
+            .reason == DropReason::wrong_type);
 }
 
 TEST_CASE("a message built in code with a string that is not UTF-8 is refused, never sent") {

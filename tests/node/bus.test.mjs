@@ -9,7 +9,8 @@ import { test } from 'node:test';
 import { loadBus } from '@tether-rt/tether/bus';
 import { LoopNet } from './lib/loop_transport.mjs';
 
-const fixture = (name) => JSON.parse(readFileSync(new URL(`../../fixtures/bus/${name}`, import.meta.url), 'utf8'));
+const fixture = (name) =>
+  JSON.parse(readFileSync(new URL(`../../fixtures/bus/${name}`, import.meta.url), 'utf8'));
 const api = await loadBus();
 const T0 = 1_700_000_000_000;
 
@@ -25,7 +26,14 @@ function room(names, { handoffs = [] } = {}) {
   const nodes = {};
   for (const name of names) {
     const ep = net.endpoint(`origin-${name}`);
-    const log = { messages: [], rejected: [], handoffs: [], stored: [], expired: [], confirmations: [] };
+    const log = {
+      messages: [],
+      rejected: [],
+      handoffs: [],
+      stored: [],
+      expired: [],
+      confirmations: [],
+    };
     const bus = api.createBus({
       self: { streamId: name, role: 'agent', name: `Agent ${name}`, instanceId: `${name}-1` },
       transport: ep,
@@ -34,7 +42,13 @@ function room(names, { handoffs = [] } = {}) {
       autoTick: false,
       acceptHandoffs: handoffs.includes(name),
       // The delivery info rides along non-enumerably, so the envelope still serialises as received.
-      message: (e, info) => log.messages.push(Object.defineProperties(e, { replayed: { value: info.replayed }, via: { value: info.peer } })),
+      message: (e, info) =>
+        log.messages.push(
+          Object.defineProperties(e, {
+            replayed: { value: info.replayed },
+            via: { value: info.peer },
+          }),
+        ),
       rejected: (err, peer) => log.rejected.push({ ...err, peer }),
       handoff: (h) => log.handoffs.push(h),
       handoffStored: (h) => log.stored.push(h),
@@ -51,7 +65,10 @@ function room(names, { handoffs = [] } = {}) {
   return { net, clock, nodes, link };
 }
 
-const chats = (log) => log.messages.filter((m) => m.type === 'chat').map((m) => m.payload.text + (m.replayed ? '*' : ''));
+const chats = (log) =>
+  log.messages
+    .filter((m) => m.type === 'chat')
+    .map((m) => m.payload.text + (m.replayed ? '*' : ''));
 
 test('bus: golden envelopes parse to their canonical form or their refusal', () => {
   const f = fixture('envelopes.json');
@@ -78,13 +95,17 @@ test('bus: golden envelopes parse to their canonical form or their refusal', () 
   assert.equal(api.limits.handoffMaxRequestBytes, 32000);
 });
 
-test('bus: parseEnvelope through the staged inbox gives JSON.parse\'s values and the core\'s refusals', () => {
+test("bus: parseEnvelope through the staged inbox gives JSON.parse's values and the core's refusals", () => {
   const from = { streamId: 's', role: 'agent', name: 'Ünï 😀', instanceId: 'i' };
   const base = { v: 1, id: 'm-1', type: 'chat', from, to: null, topic: null, ts: T0 };
   // The scanner's shapes (payload text handed over verbatim) and the DOM path's (escaped header,
   // exponents, -0) must come out as the same values.
   const payloads = [
-    { text: 'caf\u00e9 😀 "q" \\ \n \u2028', n: [0, -1.5, 12345678901234, 0.001, 1e21], deep: [[[[{}]]]] },
+    {
+      text: 'caf\u00e9 😀 "q" \\ \n \u2028',
+      n: [0, -1.5, 12345678901234, 0.001, 1e21],
+      deep: [[[[{}]]]],
+    },
     'x'.repeat(200000),
     null,
   ];
@@ -96,7 +117,10 @@ test('bus: parseEnvelope through the staged inbox gives JSON.parse\'s values and
   }
   const escaped = JSON.stringify({ ...base, payload: 1 }).replace('"m-1"', '"m\\u002d1"');
   assert.deepEqual(api.parseEnvelope(escaped).envelope, { ...base, payload: 1 });
-  const minusZero = JSON.stringify({ ...base, payload: 1 }).replace('"payload":1', '"payload":[-0,1e2]');
+  const minusZero = JSON.stringify({ ...base, payload: 1 }).replace(
+    '"payload":1',
+    '"payload":[-0,1e2]',
+  );
   assert.deepEqual(api.parseEnvelope(minusZero).envelope.payload, [0, 100]);
   // A lone surrogate (JSON.parse would take it) is refused, in the text and in an escape.
   const lone = JSON.stringify({ ...base, payload: 1 }).replace('"m-1"', '"m\ud800"');
@@ -107,7 +131,10 @@ test('bus: parseEnvelope through the staged inbox gives JSON.parse\'s values and
   const r = api.parseEnvelope(big);
   assert.equal(r.code, 'too_large');
   assert.match(r.detail, new RegExp(`${Buffer.byteLength(big)} bytes`));
-  assert.equal(api.parseEnvelope(JSON.stringify({ ...base, payload: 'x'.repeat(300000) })).code, 'too_large');
+  assert.equal(
+    api.parseEnvelope(JSON.stringify({ ...base, payload: 'x'.repeat(300000) })).code,
+    'too_large',
+  );
   // Small after large: the staging buffer is reused, nothing of the last message leaks in.
   assert.equal(api.parseEnvelope('{}').code, 'missing_field');
   assert.equal(api.parseEnvelope('').code, 'not_json');
@@ -132,7 +159,10 @@ test('bus: direct messages, broadcasts and their envelopes cross real PeerTransp
   assert.equal(got.topic, 'work');
   assert.deepEqual(got.from, { streamId: 'A', role: 'agent', name: 'Agent A', instanceId: 'A-1' });
   const peers = nodes.A.bus.peers();
-  assert.deepEqual(peers.map((p) => [p.peer, p.streamId, p.open]).sort(), [['origin-B', 'B', true], ['origin-C', 'C', true]]);
+  assert.deepEqual(peers.map((p) => [p.peer, p.streamId, p.open]).sort(), [
+    ['origin-B', 'B', true],
+    ['origin-C', 'C', true],
+  ]);
 });
 
 test('bus: peerConnected before the channel opens: rejected sends queue and flush in order on open', () => {
@@ -140,7 +170,8 @@ test('bus: peerConnected before the channel opens: rejected sends queue and flus
   link('A', 'B');
   net.close('origin-A', 'origin-B');
   // B is offline; A keeps sending. Nothing is lost, nothing reorders.
-  for (const t of ['one', 'two', 'three']) assert.equal(nodes.A.bus.send('B', 'chat', { text: t }).status, 'queued');
+  for (const t of ['one', 'two', 'three'])
+    assert.equal(nodes.A.bus.send('B', 'chat', { text: t }).status, 'queued');
   assert.equal(nodes.A.bus.queued('B'), 3);
   // The channel reports open but the first send is rejected (closed again meanwhile).
   nodes.A.ep.rejectNext = 2; // the announce and the first replay
@@ -164,7 +195,8 @@ test('bus: a peer the roster dropped is queued for even while its dead channel s
   link('A', 'B');
   // B's tab closed: the relay dropped it, but A's channel has not noticed and would swallow sends.
   net.unlist('origin-A', 'origin-B', { dead: true });
-  for (const t of ['one', 'two']) assert.equal(nodes.A.bus.send('B', 'chat', { text: t }).status, 'queued');
+  for (const t of ['one', 'two'])
+    assert.equal(nodes.A.bus.send('B', 'chat', { text: t }).status, 'queued');
   // B is back on the roster; the old channel still looks open but carries nothing: still held.
   net.relist('origin-A', 'origin-B');
   assert.equal(nodes.A.bus.send('B', 'chat', { text: 'three' }).status, 'queued');
@@ -199,7 +231,7 @@ test('bus: after a signaling blip the live channel is used again once it carries
   assert.deepEqual(chats(nodes.B.log), ['during', 'after']);
 });
 
-test('bus: a late joiner gets broadcasts and its own directs from history, never other peers\' directs', () => {
+test("bus: a late joiner gets broadcasts and its own directs from history, never other peers' directs", () => {
   const { net, nodes, link } = room(['A', 'B', 'C']);
   link('A', 'B');
   nodes.A.bus.broadcast('chat', { text: 'room news' });
@@ -213,7 +245,10 @@ test('bus: a late joiner gets broadcasts and its own directs from history, never
   net.deliver();
   assert.deepEqual(chats(nodes.C.log), ['for C (queued)', 'room news*']);
   assert.ok(!nodes.C.log.messages.some((m) => m.payload.text === 'secret for B'));
-  assert.deepEqual(nodes.A.bus.history(10, 'C').map((e) => e.payload.text), ['room news', 'for C (queued)']);
+  assert.deepEqual(
+    nodes.A.bus.history(10, 'C').map((e) => e.payload.text),
+    ['room news', 'for C (queued)'],
+  );
 });
 
 test('bus: a hostile peer (junk, forged identity, misaddressed) is refused and the room keeps working', () => {
@@ -222,23 +257,56 @@ test('bus: a hostile peer (junk, forged identity, misaddressed) is refused and t
   const evil = net.endpoint('origin-evil');
   net.connect('origin-evil', 'origin-B');
   net.open('origin-evil', 'origin-B');
-  const env = (over) => JSON.stringify({ v: 1, id: 'e1', type: 'chat', from: { streamId: 'evil', role: 'x', name: 'E', instanceId: 'e' }, to: null, topic: null, ts: T0, payload: {}, ...over });
-  const junk = ['{"v":1,', 'x'.repeat(api.limits.maxFileChunkEnvelopeBytes + 1), '[]', env({ v: 2 }), env({ id: 'a\u0000b' }), env({ type: 'rm -rf' })];
+  const env = (over) =>
+    JSON.stringify({
+      v: 1,
+      id: 'e1',
+      type: 'chat',
+      from: { streamId: 'evil', role: 'x', name: 'E', instanceId: 'e' },
+      to: null,
+      topic: null,
+      ts: T0,
+      payload: {},
+      ...over,
+    });
+  const junk = [
+    '{"v":1,',
+    'x'.repeat(api.limits.maxFileChunkEnvelopeBytes + 1),
+    '[]',
+    env({ v: 2 }),
+    env({ id: 'a\u0000b' }),
+    env({ type: 'rm -rf' }),
+  ];
   for (const text of junk) evil.send('origin-B', text);
   evil.send('origin-B', env({ type: 'ping' })); // binds origin-evil to stream "evil"
-  evil.send('origin-B', env({ from: { streamId: 'A', role: 'agent', name: 'Agent A', instanceId: 'A-1' } })); // then claims to be A
+  evil.send(
+    'origin-B',
+    env({ from: { streamId: 'A', role: 'agent', name: 'Agent A', instanceId: 'A-1' } }),
+  ); // then claims to be A
   evil.send('origin-B', env({ to: 'someone-else' }));
   net.deliver();
   const codes = nodes.B.log.rejected.map((r) => r.code);
-  assert.deepEqual(codes, ['not_json', 'too_large', 'not_object', 'bad_version', 'nul_in_string', 'unknown_type', 'forged_identity', 'not_for_us']);
+  assert.deepEqual(codes, [
+    'not_json',
+    'too_large',
+    'not_object',
+    'bad_version',
+    'nul_in_string',
+    'unknown_type',
+    'forged_identity',
+    'not_for_us',
+  ]);
   assert.ok(nodes.B.log.rejected.every((r) => r.peer === 'origin-evil' && r.detail.length > 0));
   nodes.A.bus.send('B', 'chat', { text: 'still fine' });
   net.deliver();
   assert.deepEqual(chats(nodes.B.log), ['still fine']);
-  assert.equal(nodes.B.log.messages.filter((m) => m.from.streamId === 'A' && m.via === 'origin-evil').length, 0);
+  assert.equal(
+    nodes.B.log.messages.filter((m) => m.from.streamId === 'A' && m.via === 'origin-evil').length,
+    0,
+  );
 });
 
-test('bus: a received message reaches the handler with parseEnvelope\'s values, whichever path delivered it', () => {
+test("bus: a received message reaches the handler with parseEnvelope's values, whichever path delivered it", () => {
   // The first message from a peer comes with a peer event (the core's event text); later ones
   // the core hands back as the text the glue passed (read by JSON.parse, canonical key order);
   // an exponent in the payload is left to the core's DOM path. All must look the same.
@@ -264,15 +332,29 @@ test('bus: a received message reaches the handler with parseEnvelope\'s values, 
     texts.map((t) => JSON.stringify(api.parseEnvelope(t).envelope)),
   );
   assert.ok(got.every((m) => m.replayed === false && m.via === 'origin-C'));
-  assert.deepEqual(Object.keys(got[2]), ['v', 'id', 'type', 'from', 'to', 'topic', 'ts', 'payload']);
+  assert.deepEqual(Object.keys(got[2]), [
+    'v',
+    'id',
+    'type',
+    'from',
+    'to',
+    'topic',
+    'ts',
+    'payload',
+  ]);
   assert.equal(got[2].payload, null);
   assert.equal(got[3].payload.n, 100);
   // Kept in history as received text (file_chunk is transient), replayed with the same values.
   const history = nodes.B.bus.history(10, 'C').filter((e) => e.from.streamId === 'C');
-  assert.deepEqual(history.map((e) => e.id), ['c-1', 'c-3', 'c-4', 'c-5']);
+  assert.deepEqual(
+    history.map((e) => e.id),
+    ['c-1', 'c-3', 'c-4', 'c-5'],
+  );
   assert.deepEqual(history[0], api.parseEnvelope(texts[0]).envelope);
   // A handler that sends while handling a delivered message: its send goes out and arrives.
-  nodes.B.bus.subscribe({ message: (e) => e.id === 'c-6' && nodes.B.bus.send('A', 'chat', { text: 'reply to c-6' }) });
+  nodes.B.bus.subscribe({
+    message: (e) => e.id === 'c-6' && nodes.B.bus.send('A', 'chat', { text: 'reply to c-6' }),
+  });
   src.send('origin-B', `{"v":1,"id":"c-6","type":"chat",${from},"ts":5,"payload":{"text":"ping"}}`);
   net.deliver();
   assert.deepEqual(chats(nodes.A.log), ['reply to c-6']);
@@ -295,7 +377,17 @@ test('bus: with peerIdsAreStreams a peer id can only speak for its own stream, f
   const mallory = net.endpoint('mallory');
   net.connect('mallory', 'B');
   net.open('mallory', 'B');
-  const env = (streamId) => JSON.stringify({ v: 1, id: `m-${streamId}`, type: 'chat', from: { streamId, role: 'x', name: 'M', instanceId: 'm' }, to: null, topic: null, ts: T0, payload: {} });
+  const env = (streamId) =>
+    JSON.stringify({
+      v: 1,
+      id: `m-${streamId}`,
+      type: 'chat',
+      from: { streamId, role: 'x', name: 'M', instanceId: 'm' },
+      to: null,
+      topic: null,
+      ts: T0,
+      payload: {},
+    });
   mallory.send('B', env('alice')); // a first message under someone else's name: refused
   mallory.send('B', env('mallory'));
   net.deliver();
@@ -381,7 +473,10 @@ test('bus: handoffs need handoff-v1, bound their text and expire on time', () =>
     clock.t = nodes.S.bus.nextWakeMs();
     nodes.S.bus.tick();
   }
-  assert.deepEqual(nodes.S.log.expired.map((e) => e.id), [h.handoff.id]);
+  assert.deepEqual(
+    nodes.S.log.expired.map((e) => e.id),
+    [h.handoff.id],
+  );
   assert.equal(clock.t, T0 + 10_000);
   assert.equal(nodes.S.bus.pendingHandoffs().length, 1); // the 24 h one is still retrying
 });
@@ -404,7 +499,11 @@ test('bus: one-to-one transfer plan and receiver verify a file end to end', () =
   }
   assert.equal(rx.complete('S', plan.complete).ok, true);
   assert.deepEqual(Buffer.from(out), Buffer.from(bytes));
-  assert.equal(rx.offer('S', { ...plan.offer, size: api.limits.fileBrowserMaxBytes + 1, totalChunks: 1025 }).code, 'file_too_large');
+  assert.equal(
+    rx.offer('S', { ...plan.offer, size: api.limits.fileBrowserMaxBytes + 1, totalChunks: 1025 })
+      .code,
+    'file_too_large',
+  );
   plan.dispose();
   rx.dispose();
 });
@@ -414,12 +513,16 @@ test('bus: tsc type-checks a consumer of tether/bus', async () => {
   const { fileURLToPath } = await import('node:url');
   const repoDir = fileURLToPath(new URL('../../', import.meta.url));
   // A hang guard, not a performance assertion.
-  const r = spawnSync(process.execPath, [`${repoDir}node_modules/.bin/tsc`, '--noEmit', '-p', 'tests/node/tsconfig.bus-types.json'], {
-    cwd: repoDir,
-    encoding: 'utf8',
-    timeout: 120_000,
-    killSignal: 'SIGKILL',
-  });
+  const r = spawnSync(
+    process.execPath,
+    [`${repoDir}node_modules/.bin/tsc`, '--noEmit', '-p', 'tests/node/tsconfig.bus-types.json'],
+    {
+      cwd: repoDir,
+      encoding: 'utf8',
+      timeout: 120_000,
+      killSignal: 'SIGKILL',
+    },
+  );
   assert.equal(r.status, 0, `tsc failed:\n${r.stdout}${r.stderr}`);
 });
 
@@ -475,7 +578,13 @@ test('bus: exchanges with a ninja-p2p peer replay to the recorded answers throug
   for (const x of f.exchanges) {
     const got = replayExchange(x);
     x.steps.forEach((s, i) => {
-      const want = { out: s.out, delivered: s.delivered, rejected: s.rejected, confirmed: s.confirmed, ...(s.error ? { error: s.error } : {}) };
+      const want = {
+        out: s.out,
+        delivered: s.delivered,
+        rejected: s.rejected,
+        confirmed: s.confirmed,
+        ...(s.error ? { error: s.error } : {}),
+      };
       assert.deepEqual(got[i], want, `${x.name}, step ${i} (${s.do})`);
     });
   }
@@ -485,16 +594,29 @@ test('bus: the ninja-p2p shared-folder and file shapes through the WASM build', 
   const x = Object.fromEntries(fixture('ninja.json').exchanges.map((e) => [e.name, e]));
   // get-file as we ask for it.
   const ask = x.get_file_pulled.steps.find((s) => s.do === 'send' && s.type === 'command');
-  assert.deepEqual(api.shareCommandPayload({ command: 'get-file', share: 'docs', path: 'guide.md' }), { ok: true, payload: ask.payload });
-  assert.deepEqual(api.shareCommandPayload({ command: 'list-files', share: 'docs' }).payload, { command: 'list-files', args: { share: 'docs' } });
+  assert.deepEqual(
+    api.shareCommandPayload({ command: 'get-file', share: 'docs', path: 'guide.md' }),
+    { ok: true, payload: ask.payload },
+  );
+  assert.deepEqual(api.shareCommandPayload({ command: 'list-files', share: 'docs' }).payload, {
+    command: 'list-files',
+    args: { share: 'docs' },
+  });
   assert.equal(api.shareCommandPayload({ command: 'get-file', share: 'docs' }).ok, false);
   // get-file as a ninja-p2p peer asks us for it, and the refusal of a bad one.
   for (const c of x.get_file_served.commands) {
     const r = api.parseShareCommand(c.text);
     if (c.parsed) assert.deepEqual(r, { ok: true, ...c.parsed });
-    else assert.deepEqual([r.ok, r.code, r.field, r.detail], [false, c.error.code, c.error.field, c.error.detail]);
+    else
+      assert.deepEqual(
+        [r.ok, r.code, r.field, r.detail],
+        [false, c.error.code, c.error.field, c.error.detail],
+      );
   }
-  assert.equal(api.parseShareCommand(x.command_response.steps.find((s) => s.do === 'respond').command), null);
+  assert.equal(
+    api.parseShareCommand(x.command_response.steps.find((s) => s.do === 'respond').command),
+    null,
+  );
   // Its untagged offer and 12,000-byte chunks verify to the recorded bytes; our ack is recorded.
   const rx = api.createFileReceiver();
   const parts = [];
@@ -509,11 +631,18 @@ test('bus: the ninja-p2p shared-folder and file shapes through the WASM build', 
   const ack = x.get_file_pulled.steps.at(-1);
   assert.deepEqual(api.fileAckReceived(offer, 'guide.md'), { ok: true, payload: ack.payload });
   // An unsolicited offer over the caps: the recorded refusal.
-  const big = x.unsolicited_offer_refused.steps.find((s) => s.do === 'receive' && s.text.includes('file_offer'));
+  const big = x.unsolicited_offer_refused.steps.find(
+    (s) => s.do === 'receive' && s.text.includes('file_offer'),
+  );
   const refusal = x.unsolicited_offer_refused.steps.at(-1).payload;
-  const why = api.createFileReceiver().offer('ninja-worker', api.parseEnvelope(big.text).envelope.payload);
+  const why = api
+    .createFileReceiver()
+    .offer('ninja-worker', api.parseEnvelope(big.text).envelope.payload);
   assert.equal(why.ok, false);
-  assert.deepEqual(api.fileAckRefusal(api.parseEnvelope(big.text).envelope.payload, why.detail), refusal);
+  assert.deepEqual(
+    api.fileAckRefusal(api.parseEnvelope(big.text).envelope.payload, why.detail),
+    refusal,
+  );
   assert.equal(api.fileAckRefusal({ transferId: 7 }, 'x').transferId, 'invalid');
   // The sizes it sends.
   assert.equal(api.limits.fileMinChunkSize, 1024);
@@ -524,15 +653,31 @@ test('bus: the ninja-p2p shared-folder and file shapes through the WASM build', 
 test('bus: one-to-one chunks of 1 MiB (what the public implementation may send) cross and verify', () => {
   const { net, nodes, link } = room(['A', 'B']);
   link('A', 'B');
-  const bytes = new Uint8Array(3 * api.limits.fileMaxChunkSize - 7).map((_, i) => (i * 29 + (i >> 9)) & 255);
-  assert.equal(api.planFileSend({ bytes, name: 'x.bin', chunkSize: api.limits.fileMaxChunkSize + 1 }).ok, false);
-  assert.equal(api.planFileSend({ bytes, name: 'x.bin', chunkSize: api.limits.fileMinChunkSize - 1 }).ok, false);
-  const { plan } = api.planFileSend({ bytes, name: 'x.bin', chunkSize: api.limits.fileMaxChunkSize });
+  const bytes = new Uint8Array(3 * api.limits.fileMaxChunkSize - 7).map(
+    (_, i) => (i * 29 + (i >> 9)) & 255,
+  );
+  assert.equal(
+    api.planFileSend({ bytes, name: 'x.bin', chunkSize: api.limits.fileMaxChunkSize + 1 }).ok,
+    false,
+  );
+  assert.equal(
+    api.planFileSend({ bytes, name: 'x.bin', chunkSize: api.limits.fileMinChunkSize - 1 }).ok,
+    false,
+  );
+  const { plan } = api.planFileSend({
+    bytes,
+    name: 'x.bin',
+    chunkSize: api.limits.fileMaxChunkSize,
+  });
   assert.equal(nodes.A.bus.send('B', 'file_offer', plan.offer).ok, true);
-  for (let i = 0; i < plan.offer.totalChunks; i++) assert.equal(nodes.A.bus.send('B', 'file_chunk', plan.chunk(i)).ok, true);
+  for (let i = 0; i < plan.offer.totalChunks; i++)
+    assert.equal(nodes.A.bus.send('B', 'file_chunk', plan.chunk(i)).ok, true);
   assert.equal(nodes.A.bus.send('B', 'file_complete', plan.complete).ok, true);
   plan.dispose();
-  assert.ok(nodes.A.ep.sent.some((s) => s.text.length > api.limits.maxEnvelopeBytes), 'the chunks are over the ordinary bound');
+  assert.ok(
+    nodes.A.ep.sent.some((s) => s.text.length > api.limits.maxEnvelopeBytes),
+    'the chunks are over the ordinary bound',
+  );
   net.deliver();
   assert.deepEqual(nodes.B.log.rejected, []);
   const rx = api.createFileReceiver();

@@ -9,7 +9,8 @@ import { loadDecode } from '@tether-rt/tether/decode';
 const repo = new URL('../../', import.meta.url);
 const read = (path) => JSON.parse(readFileSync(new URL(path, repo), 'utf8'));
 const b64 = (s) => new Uint8Array(Buffer.from(s, 'base64'));
-const hex = (bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+const hex = (bytes) =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
 const vectors = read('fixtures/decode/vectors.json');
 
 let decode;

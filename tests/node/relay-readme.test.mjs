@@ -10,7 +10,14 @@ import { WebSocket, WebSocketServer } from 'ws';
 
 import { createRelay, pathPrefixAcl } from '@tether-rt/tether/relay';
 
-const hello = (room, origin, extra = {}) => ({ t: 'hello', room, origin, proto: 3, policyVersion: 0, ...extra });
+const hello = (room, origin, extra = {}) => ({
+  t: 'hello',
+  room,
+  origin,
+  proto: 3,
+  policyVersion: 0,
+  ...extra,
+});
 const op = (path, next, extra = {}) => ({ kind: 'set', path, next, cites: [], epoch: 0, ...extra });
 function envelope(relay, room, origin, writer, version, ops, extra = {}) {
   return {
@@ -31,7 +38,10 @@ function envelope(relay, room, origin, writer, version, ops, extra = {}) {
 }
 function pair(relay, writer, kind) {
   const inbox = [];
-  const conn = relay.connect({ send: (m) => inbox.push(m), close: () => inbox.push('closed') }, { writer, kind });
+  const conn = relay.connect(
+    { send: (m) => inbox.push(m), close: () => inbox.push('closed') },
+    { writer, kind },
+  );
   return { inbox, conn, last: () => inbox.at(-1) };
 }
 
@@ -41,7 +51,10 @@ test('README: the Node ws adapter recipe, over a real socket on 127.0.0.1', asyn
   await new Promise((resolve) => wss.once('listening', resolve));
   wss.on('connection', (ws, req) => {
     const writer = new URL(req.url, 'http://x').searchParams.get('writer'); // stands in for auth
-    const conn = relay.connect({ send: (m) => ws.send(JSON.stringify(m)), close: () => ws.close() }, { writer });
+    const conn = relay.connect(
+      { send: (m) => ws.send(JSON.stringify(m)), close: () => ws.close() },
+      { writer },
+    );
     ws.on('message', (data) => conn.receive(JSON.parse(String(data))));
     ws.on('close', () => conn.disconnect());
   });
@@ -58,13 +71,21 @@ test('README: the Node ws adapter recipe, over a real socket on 127.0.0.1', asyn
       return messages[n - 1];
     };
     await new Promise((resolve) => client.once('open', resolve));
-    client.send(JSON.stringify({ t: 'hello', room: 'doc', origin: 'tab-1', proto: 3, policyVersion: 1 }));
+    client.send(
+      JSON.stringify({ t: 'hello', room: 'doc', origin: 'tab-1', proto: 3, policyVersion: 1 }),
+    );
     const welcome = await next(1);
     assert.equal(welcome.t, 'welcome');
     assert.equal(welcome.mode, 'up-to-date');
     const env = {
-      proto: 3, instance: welcome.instance, origin: 'tab-1', writer: 'alice', version: 1,
-      hlc: { p: 1, l: 0 }, policyVersion: 1, ops: [op([], { title: 'hi' })],
+      proto: 3,
+      instance: welcome.instance,
+      origin: 'tab-1',
+      writer: 'alice',
+      version: 1,
+      hlc: { p: 1, l: 0 },
+      policyVersion: 1,
+      ops: [op([], { title: 'hi' })],
     };
     client.send(JSON.stringify({ t: 'env', room: 'doc', env }));
     assert.deepEqual(await next(2), { t: 'env', room: 'doc', env: { ...env, seq: 1 } });
@@ -91,7 +112,12 @@ test('README: pathPrefixAcl grants by prefix and principal, deny by default', ()
   agent.conn.receive(envelope(relay, 'r', 'a1', 'bot', 1, [op(['notes', 'n1'], 'ok')]));
   assert.equal(relay.room('r').seq, 2);
   agent.conn.receive(envelope(relay, 'r', 'a1', 'bot', 2, [op(['cases', 7, 'plan'], 'override')]));
-  assert.deepEqual(agent.inbox.at(-2), { t: 'eject', room: 'r', writer: 'bot', reason: 'can-write' });
+  assert.deepEqual(agent.inbox.at(-2), {
+    t: 'eject',
+    room: 'r',
+    writer: 'bot',
+    reason: 'can-write',
+  });
   assert.equal(agent.last(), 'closed');
   assert.equal(relay.room('r').seq, 2);
 });
@@ -99,7 +125,10 @@ test('README: pathPrefixAcl grants by prefix and principal, deny by default', ()
 test('README: the root rule sees info.seq, so an agent may seed an empty room but not flatten a live one', () => {
   const violations = [];
   const relay = createRelay({
-    policy: { canWrite: (ctx, path, room, info) => path.length > 0 || ctx.kind !== 'agent' || info?.seq === 0 },
+    policy: {
+      canWrite: (ctx, path, room, info) =>
+        path.length > 0 || ctx.kind !== 'agent' || info?.seq === 0,
+    },
     onViolation: (room, v) => violations.push(v),
   });
   const agent = pair(relay, 'bot', 'agent');
@@ -122,22 +151,35 @@ test('README: onCommit with checkpoints, then hydrate after a restart answers a 
   const first = createRelay(options);
   const a = pair(first, 'alice');
   a.conn.receive(hello('doc', 'tab'));
-  for (let v = 1; v <= 5; v++) a.conn.receive(envelope(first, 'doc', 'tab', 'alice', v, [op(['k', v], v)]));
+  for (let v = 1; v <= 5; v++)
+    a.conn.receive(envelope(first, 'doc', 'tab', 'alice', v, [op(['k', v], v)]));
   assert.equal(saved.seq, 4);
   assert.deepEqual(saved.ranges, { tab: [[1, 4]] });
   const instance = first.room('doc').instance;
 
   const second = createRelay(options);
-  assert.equal(second.hydrate('doc', { ...saved, journal: journal.filter((e) => e.seq <= saved.seq) }), true);
+  assert.equal(
+    second.hydrate('doc', { ...saved, journal: journal.filter((e) => e.seq <= saved.seq) }),
+    true,
+  );
   assert.equal(second.room('doc').instance, instance);
   const b = pair(second, 'alice');
   b.conn.receive(hello('doc', 'tab', { seq: 2 }));
   const welcome = b.last();
   assert.equal(welcome.mode, 'delta');
-  assert.deepEqual(welcome.envs.map((e) => e.seq), [3, 4]);
+  assert.deepEqual(
+    welcome.envs.map((e) => e.seq),
+    [3, 4],
+  );
   // The resend of version 5, lost with the old process, is sequenced again; 4 is an ack.
   b.conn.receive(envelope(second, 'doc', 'tab', 'alice', 4, [op(['k', 4], 4)]));
-  assert.deepEqual(b.last(), { t: 'drop', room: 'doc', origin: 'tab', version: 4, reason: 'duplicate' });
+  assert.deepEqual(b.last(), {
+    t: 'drop',
+    room: 'doc',
+    origin: 'tab',
+    version: 4,
+    reason: 'duplicate',
+  });
   b.conn.receive(envelope(second, 'doc', 'tab', 'alice', 5, [op(['k', 5], 5)]));
   assert.equal(b.last().env.seq, 5);
   assert.equal(second.hydrate('doc', saved), false); // refused once the room has state
@@ -176,14 +218,19 @@ test('the JSON-text fast path sends the same messages as the object API', () => 
   const o = relay.connect({ send: (m) => objects.push(m) }, { writer: 'w2' });
   assert.equal(t.receive(JSON.stringify(hello('r', 'a'))), null);
   o.receive(hello('r', 'b'));
-  for (let v = 1; v <= 3; v++) t.receive(JSON.stringify(envelope(relay, 'r', 'a', 'w', v, [op(['k'], v)])));
+  for (let v = 1; v <= 3; v++)
+    t.receive(JSON.stringify(envelope(relay, 'r', 'a', 'w', v, [op(['k'], v)])));
   // After each side's own welcome (and the text side's member notice), the streams are equal.
-  assert.deepEqual(texts.slice(2).map((s) => JSON.parse(s)), objects.slice(1));
+  assert.deepEqual(
+    texts.slice(2).map((s) => JSON.parse(s)),
+    objects.slice(1),
+  );
   assert.equal(objects.filter((m) => m.t === 'settled').length, 1);
   assert.ok(texts.every((s) => typeof s === 'string'));
   assert.deepEqual(t.receive('{"t":"hel'), {
     reason: 'unparseable',
-    message: 'the message is not UTF-8 JSON within the size and depth limits; send one JSON object per frame',
+    message:
+      'the message is not UTF-8 JSON within the size and depth limits; send one JSON object per frame',
   });
 });
 
@@ -193,7 +240,10 @@ test('pinned: disconnect removes a member its connection displaced (the referenc
   // README: welcome `members` are the origins currently in the room. In the reference, a
   // connection that says hello to the same room under a second origin leaves its first member
   // in the room after it disconnects, listed in every later welcome.
-  for (const [lib, ghost] of [[reference, true], [{ createRelay }, false]]) {
+  for (const [lib, ghost] of [
+    [reference, true],
+    [{ createRelay }, false],
+  ]) {
     const relay = lib.createRelay();
     const a = pair(relay, 'alice');
     a.conn.receive(hello('r', 'first'));
@@ -225,14 +275,22 @@ test('pinned: ids beyond 512 bytes are malformed ("bounds"); the reference retai
   const refRelay = reference.createRelay();
   const r = pair(refRelay, 'alice');
   r.conn.receive(hello('r', 'o'));
-  r.conn.receive(envelope(refRelay, 'r', 'o', 'alice', 1, [op(['k'], 1, { cites: [{ origin: long, hlc: { p: 1, l: 0 } }] })]));
+  r.conn.receive(
+    envelope(refRelay, 'r', 'o', 'alice', 1, [
+      op(['k'], 1, { cites: [{ origin: long, hlc: { p: 1, l: 0 } }] }),
+    ]),
+  );
   assert.equal(refRelay.room('r').seq, 1);
 
   const violations = [];
   const relay = createRelay({ onViolation: (room, v) => violations.push(v) });
   const a = pair(relay, 'alice');
   a.conn.receive(hello('r', 'o'));
-  a.conn.receive(envelope(relay, 'r', 'o', 'alice', 1, [op(['k'], 1, { cites: [{ origin: long, hlc: { p: 1, l: 0 } }] })]));
+  a.conn.receive(
+    envelope(relay, 'r', 'o', 'alice', 1, [
+      op(['k'], 1, { cites: [{ origin: long, hlc: { p: 1, l: 0 } }] }),
+    ]),
+  );
   assert.equal(relay.room('r').seq, 0);
   assert.equal(violations[0].reason, 'malformed');
 });

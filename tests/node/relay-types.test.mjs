@@ -10,12 +10,16 @@ const repoDir = fileURLToPath(new URL('../../', import.meta.url));
 
 test('tsc: a consumer of tether/relay type-checks', () => {
   // A hang guard, not a performance assertion: spawnSync kills the child after it.
-  const r = spawnSync(process.execPath, [join(repoDir, 'node_modules/.bin/tsc'), '-p', 'tests/node/tsconfig.relay-types.json'], {
-    cwd: repoDir,
-    encoding: 'utf8',
-    timeout: 120_000,
-    killSignal: 'SIGKILL',
-  });
+  const r = spawnSync(
+    process.execPath,
+    [join(repoDir, 'node_modules/.bin/tsc'), '-p', 'tests/node/tsconfig.relay-types.json'],
+    {
+      cwd: repoDir,
+      encoding: 'utf8',
+      timeout: 120_000,
+      killSignal: 'SIGKILL',
+    },
+  );
   assert.equal(r.error, undefined, `tsc did not run: ${r.error}`);
   assert.equal(r.status, 0, `tsc failed:\n${r.stdout}${r.stderr}`);
 });

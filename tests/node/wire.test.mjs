@@ -113,7 +113,11 @@ test('golden manifests: normal forms and errors', () => {
       assert.deepEqual(r.manifest, v.normal, v.name);
     } else {
       assert.equal(r.ok, false, v.name);
-      assert.deepEqual(r.errors.map(({ code, path }) => ({ code, path })), v.errors, v.name);
+      assert.deepEqual(
+        r.errors.map(({ code, path }) => ({ code, path })),
+        v.errors,
+        v.name,
+      );
     }
   }
 });
@@ -134,7 +138,8 @@ function senderOf(m) {
   if (m.t === 'hello') return m.role;
   if (['ping'].includes(m.t)) return 'robot';
   if (['watch', 'sub', 'unsub'].includes(m.t)) return 'viewer';
-  if (['teleop_start', 'teleop_stop', 'twist', 'stop'].includes(m.t)) return 'gen' in m ? 'relay' : 'viewer';
+  if (['teleop_start', 'teleop_stop', 'twist', 'stop'].includes(m.t))
+    return 'gen' in m ? 'relay' : 'viewer';
   return 'relay';
 }
 
@@ -161,7 +166,8 @@ test('compat: every dimos-v5 datagram parses as the message it carries; v5 hello
     const r = wire.parseMessage(b64(v.b64), senderOf(v.message));
     assert.ok(r.ok, v.name);
     assert.deepEqual(r.message, v.message, v.name);
-    if (v.message.t === 'hello') assert.equal(wire.checkHello(b64(v.b64), v.message.role), 'version_mismatch');
+    if (v.message.t === 'hello')
+      assert.equal(wire.checkHello(b64(v.b64), v.message.role), 'version_mismatch');
   }
 });
 
@@ -177,14 +183,29 @@ test('error codes carry their terminal flags and a fix', () => {
 
 test('hostile input through the binding: lone surrogates, bad senders, huge payloads', () => {
   // Embind's UTF-8 conversion mangles a lone surrogate; either way it must be refused, never repaired.
-  assert.match(wire.parseMessage('{"t":"sub","ch":"\ud800"}', 'viewer').drop.reason, /^invalid_(utf8|json)$/);
+  assert.match(
+    wire.parseMessage('{"t":"sub","ch":"\ud800"}', 'viewer').drop.reason,
+    /^invalid_(utf8|json)$/,
+  );
   assert.equal(wire.parseMessage({ t: 'sub', ch: '\ud800' }, 'viewer').ok, false);
   assert.equal(wire.parseMessage('{"t":"sub","ch":"a"}', 'martian').drop.reason, 'bad_sender');
-  const enc = wire.encodeDataFrame({ ch: 'x', seq: 1.5, ts: 1, delivery: 'latest' }, new Uint8Array(1));
+  const enc = wire.encodeDataFrame(
+    { ch: 'x', seq: 1.5, ts: 1, delivery: 'latest' },
+    new Uint8Array(1),
+  );
   assert.equal(enc.error.reason, 'invalid_header');
-  assert.equal(wire.encodeDataFrame({ ch: 'x', seq: 1, ts: 1, delivery: 'soon' }).error.reason, 'invalid_header');
-  assert.equal(wire.encodeDataFrame({ ch: 'x', seq: 1, ts: 1, delivery: 'latest', meta: [1] }).error.reason, 'invalid_header');
-  const big = wire.encodeDataFrame({ ch: 'x', seq: 1, ts: 1, delivery: 'latest' }, new Uint8Array(64 * 1024 * 1024));
+  assert.equal(
+    wire.encodeDataFrame({ ch: 'x', seq: 1, ts: 1, delivery: 'soon' }).error.reason,
+    'invalid_header',
+  );
+  assert.equal(
+    wire.encodeDataFrame({ ch: 'x', seq: 1, ts: 1, delivery: 'latest', meta: [1] }).error.reason,
+    'invalid_header',
+  );
+  const big = wire.encodeDataFrame(
+    { ch: 'x', seq: 1, ts: 1, delivery: 'latest' },
+    new Uint8Array(64 * 1024 * 1024),
+  );
   assert.equal(big.error.reason, 'frame_too_large');
   assert.equal(wire.validateManifest('{"version":').errors[0].code, 'not_an_object');
 });

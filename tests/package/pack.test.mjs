@@ -211,7 +211,10 @@ test('node: every subpath imported from the installed package and used', async (
   const { stdout } = await run(process.execPath, ['main.mjs'], { cwd: app });
   const r = JSON.parse(stdout);
   assert.ok(r.resolved.startsWith(`file://${installed}/`), `resolved ${r.resolved}`);
-  assert.ok(r.resolved.endsWith('/web/glue/full/wire.js'), `node gets the full module: ${r.resolved}`);
+  assert.ok(
+    r.resolved.endsWith('/web/glue/full/wire.js'),
+    `node gets the full module: ${r.resolved}`,
+  );
   assert.deepEqual(r.modules, ['tether'], 'node loaded the full module and no other');
   checkUsage(r);
 });
@@ -274,7 +277,10 @@ test('deno: the installed package imports and runs', async () => {
   const r = JSON.parse(stdout);
   assert.match(r.runtime, /^deno /);
   assert.ok(r.resolved.startsWith(`file://${installed}/`), `resolved ${r.resolved}`);
-  assert.ok(r.resolved.endsWith('/web/glue/full/wire.js'), `deno gets the full module: ${r.resolved}`);
+  assert.ok(
+    r.resolved.endsWith('/web/glue/full/wire.js'),
+    `deno gets the full module: ${r.resolved}`,
+  );
   assert.deepEqual(r.modules, ['tether'], 'deno loaded the full module and no other');
   checkUsage(r);
 });
@@ -295,7 +301,11 @@ test(
       logLevel: 'warning',
       metafile: true,
     });
-    assert.deepEqual(modulesIn(bundled.metafile), ['tether'], 'a browser bundle holds the full module');
+    assert.deepEqual(
+      modulesIn(bundled.metafile),
+      ['tether'],
+      'a browser bundle holds the full module',
+    );
     writeFileSync(
       join(dist, 'index.html'),
       '<!doctype html><script type="module" src="/page.js"></script>',
@@ -340,7 +350,11 @@ test(
       metafile: true,
     });
     // The workerd condition: the edge module's JS and its .wasm, and nothing of the full module.
-    assert.deepEqual(modulesIn(bundled.metafile), ['tether-edge'], 'a Worker bundle holds the edge module only');
+    assert.deepEqual(
+      modulesIn(bundled.metafile),
+      ['tether-edge'],
+      'a Worker bundle holds the edge module only',
+    );
     const wasmInputs = Object.keys(bundled.metafile.inputs).filter((f) => f.endsWith('.wasm'));
     assert.ok(
       wasmInputs.length > 0 && wasmInputs.every((f) => f.endsWith('build/wasm/tether-edge.wasm')),

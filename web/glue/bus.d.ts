@@ -10,7 +10,8 @@ import type { PeerId, PeerTransport } from '../peer/transport.js';
 export type { LoadOptions } from './load.js';
 export type { PeerId, PeerTransport } from '../peer/transport.js';
 
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonValue =
+  null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 /** Who sent an envelope. Self-asserted: the room is not a trust boundary. */
 export interface BusIdentity {
@@ -165,12 +166,12 @@ export interface BusError {
 /** `sent`: the transport accepted it now. `queued`: kept in that peer's ordered backlog. */
 export type SendStatus = 'sent' | 'queued';
 
-export type SendResult = { ok: true; id: string; status: SendStatus; envelope: Envelope } | BusError;
+export type SendResult =
+  { ok: true; id: string; status: SendStatus; envelope: Envelope } | BusError;
 
 /** Broadcasts are best-effort: offered to every open peer once, never queued. */
 export type BroadcastResult =
-  | { ok: true; id: string; envelope: Envelope; sentTo: PeerId[]; rejectedBy: PeerId[] }
-  | BusError;
+  { ok: true; id: string; envelope: Envelope; sentTo: PeerId[]; rejectedBy: PeerId[] } | BusError;
 
 export interface SendOptions {
   topic?: string | null;
@@ -264,7 +265,14 @@ export interface BusOptions extends BusHandlers {
   /** Clock in Unix ms (default Date.now). */
   now?: () => number;
   /** Our announce payload, sent to every peer when its control lane opens. `handoff-v1` is added to skills when `acceptHandoffs`. */
-  announce?: { skills?: string[]; status?: string; statusDetail?: string; version?: string; topics?: string[]; agent?: JsonValue };
+  announce?: {
+    skills?: string[];
+    status?: string;
+    statusDetail?: string;
+    version?: string;
+    topics?: string[];
+    agent?: JsonValue;
+  };
   /** We store handoffs (announce `handoff-v1`). Default false. */
   acceptHandoffs?: boolean;
   /**
@@ -311,7 +319,11 @@ export interface Bus {
    * Fails with `handoff_unsupported` unless `to`'s current instance announced `handoff-v1`.
    * `ttlMs` defaults to the maximum, 24 h.
    */
-  handoff(to: string, request: string, options?: { ttlMs?: number; expiresAt?: number }): { ok: true; handoff: OutgoingHandoff } | BusError;
+  handoff(
+    to: string,
+    request: string,
+    options?: { ttlMs?: number; expiresAt?: number },
+  ): { ok: true; handoff: OutgoingHandoff } | BusError;
   /** Resumes retrying a handoff we sent before a restart (its original envelope, same id and instance). */
   resumeHandoff(envelope: Envelope): { ok: true; handoff: OutgoingHandoff } | BusError;
   /**
@@ -382,7 +394,10 @@ export interface FileReceiver {
   /** Validates an offer from `from` (streamId) and reserves its promised bytes. */
   offer(from: string, payload: JsonValue): { ok: true; offer: FileOffer } | BusError;
   /** Validates the next chunk (in order); returns its bytes and where they go. */
-  chunk(from: string, payload: JsonValue): { ok: true; transferId: string; index: number; offset: number; data: Uint8Array } | BusError;
+  chunk(
+    from: string,
+    payload: JsonValue,
+  ): { ok: true; transferId: string; index: number; offset: number; data: Uint8Array } | BusError;
   /** Validates the completion against everything received (size, chunk count, SHA-256). Only then move the file into place, exclusively. */
   complete(from: string, payload: JsonValue): { ok: true; offer: FileOffer } | BusError;
   /** Drops an incomplete transfer (the app gave up or the peer left). */
@@ -405,8 +420,18 @@ export interface BusApi {
   serializeEnvelope(envelope: Envelope): { ok: true; text: string } | BusError;
   isTransient(type: string): boolean;
   /** Does `envelope` report on request `requestId` sent to `peer`? null when it does not. */
-  matchReceipt(envelope: Envelope | string, request: { requestId: string; peer: string; senderInstanceId?: string }): Receipt | null;
-  planFileSend(file: { bytes: Uint8Array; name: string; mimeType?: string; kind?: 'file' | 'image'; chunkSize?: number; transferId?: string }): { ok: true; plan: FileSendPlan } | BusError;
+  matchReceipt(
+    envelope: Envelope | string,
+    request: { requestId: string; peer: string; senderInstanceId?: string },
+  ): Receipt | null;
+  planFileSend(file: {
+    bytes: Uint8Array;
+    name: string;
+    mimeType?: string;
+    kind?: 'file' | 'image';
+    chunkSize?: number;
+    transferId?: string;
+  }): { ok: true; plan: FileSendPlan } | BusError;
   createFileReceiver(options?: FileReceiverOptions): FileReceiver;
   /**
    * A shared-folder command (`command {command: "shares" | "list-files" | "get-file", args?}`):
@@ -415,11 +440,21 @@ export interface BusApi {
    */
   parseShareCommand(envelope: Envelope | string): ShareCommand | BusError | null;
   /** The command payload asking a peer for `shares`, `list-files {share, path?}` or `get-file {share, path}`. */
-  shareCommandPayload(c: { command: ShareCommand['command']; share?: string; path?: string }): { ok: true; payload: JsonValue } | BusError;
+  shareCommandPayload(c: {
+    command: ShareCommand['command'];
+    share?: string;
+    path?: string;
+  }): { ok: true; payload: JsonValue } | BusError;
   /** `file_ack {transferId, ok: false, error}` refusing the offer, chunk or completion `payload`. */
-  fileAckRefusal(payload: JsonValue, error: string): { transferId: string; ok: false; error: string };
+  fileAckRefusal(
+    payload: JsonValue,
+    error: string,
+  ): { transferId: string; ok: false; error: string };
   /** `file_ack {transferId, ok: true, name, mimeType, kind, size, sha256, savedPath?}` for a verified offer. */
-  fileAckReceived(offer: FileOffer, savedPath?: string): { ok: true; payload: JsonValue } | BusError;
+  fileAckReceived(
+    offer: FileOffer,
+    savedPath?: string,
+  ): { ok: true; payload: JsonValue } | BusError;
 }
 
 export interface ShareCommand {

@@ -54,7 +54,8 @@ function createInbox(mod, maxEnvelopeBytes) {
       size = n;
       view = null;
     }
-    if (view === null || view.buffer !== mod.HEAPU8.buffer) view = mod.HEAPU8.subarray(at, at + size);
+    if (view === null || view.buffer !== mod.HEAPU8.buffer)
+      view = mod.HEAPU8.subarray(at, at + size);
     return view;
   }
   return {
@@ -119,7 +120,13 @@ function heapViews(mod) {
 
 function setMember(obj, key, value) {
   // JSON.parse makes "__proto__" an own property; an assignment would set the prototype instead.
-  if (key === '__proto__') Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(obj, key, {
+      value,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
   else obj[key] = value;
 }
 
@@ -229,7 +236,12 @@ function readSpans(text, f, r, heap, T) {
   };
 }
 
-const notJson = (field) => ({ ok: false, code: 'bad_payload', field, detail: `${field} cannot be written as JSON (cycles or BigInt?)` });
+const notJson = (field) => ({
+  ok: false,
+  code: 'bad_payload',
+  field,
+  detail: `${field} cannot be written as JSON (cycles or BigInt?)`,
+});
 
 /** Wraps a loaded module. */
 export function createBusApi(mod) {
@@ -387,7 +399,13 @@ export function createBusApi(mod) {
           emit('rejected', ev.error, ev.peer);
           break;
         case 'handoff':
-          emit('handoff', { envelope: ev.envelope, request: ev.request, expiresAt: ev.expiresAt, key: ev.key, peer: ev.peer });
+          emit('handoff', {
+            envelope: ev.envelope,
+            request: ev.request,
+            expiresAt: ev.expiresAt,
+            key: ev.key,
+            peer: ev.peer,
+          });
           break;
         case 'handoffStored':
           emit('handoffStored', ev.handoff);
@@ -417,14 +435,21 @@ export function createBusApi(mod) {
     function receive(t) {
       const text = received;
       // The previous text may still be read by an event it made that is not polled yet.
-      if (lastTag !== 0 && heap.f64()[STATUS] & (BIT_EVENTS | BIT_IN_RECORD)) texts.set(lastTag, lastText);
+      if (lastTag !== 0 && heap.f64()[STATUS] & (BIT_EVENTS | BIT_IN_RECORD))
+        texts.set(lastTag, lastText);
       lastTag = ++nextTag;
       lastText = text;
       mod._tether_bus_text(address, receivedFrom, inbox.stage(text), t, lastTag);
     }
 
     function sent(call, transient) {
-      if (closed) return { ok: false, code: 'closed', field: '', detail: 'this bus was closed; create a new one' };
+      if (closed)
+        return {
+          ok: false,
+          code: 'closed',
+          field: '',
+          detail: 'this bus was closed; create a new one',
+        };
       return driver.input((t) => {
         const r = JSON.parse(call(t));
         if (!r.ok) return r;
@@ -435,7 +460,13 @@ export function createBusApi(mod) {
       });
     }
     function broadcastResult(call) {
-      if (closed) return { ok: false, code: 'closed', field: '', detail: 'this bus was closed; create a new one' };
+      if (closed)
+        return {
+          ok: false,
+          code: 'closed',
+          field: '',
+          detail: 'this bus was closed; create a new one',
+        };
       return driver.input((t) => {
         const r = JSON.parse(call(t));
         if (!r.ok) return r;
@@ -480,7 +511,10 @@ export function createBusApi(mod) {
         const p = json(payload);
         if (p === null) return notJson('payload');
         const topic = opts.topic ?? null;
-        return sent((t) => core.send(to, type, p, topic ?? '', topic !== null, t), mod.busIsTransient(String(type)));
+        return sent(
+          (t) => core.send(to, type, p, topic ?? '', topic !== null, t),
+          mod.busIsTransient(String(type)),
+        );
       },
       broadcast(type, payload, opts = {}) {
         const p = json(payload);
@@ -492,7 +526,9 @@ export function createBusApi(mod) {
         return sent((t) => core.requestHistory(to, json(count) ?? 'null', t), false);
       },
       history(count, forPeer) {
-        return JSON.parse(core.history(typeof count === 'number' && count >= 0 ? count : -1, forPeer ?? ''));
+        return JSON.parse(
+          core.history(typeof count === 'number' && count >= 0 ? count : -1, forPeer ?? ''),
+        );
       },
       ack(envelope, extra = {}) {
         const e = json(envelope);
@@ -510,7 +546,12 @@ export function createBusApi(mod) {
         const t0 = now();
         const expiresAt = opts.expiresAt ?? t0 + (opts.ttlMs ?? limits.handoffMaxTtlMs);
         if (typeof request !== 'string' || !Number.isFinite(expiresAt))
-          return { ok: false, code: 'bad_payload', field: 'payload', detail: 'a handoff needs request text and a finite expiry' };
+          return {
+            ok: false,
+            code: 'bad_payload',
+            field: 'payload',
+            detail: 'a handoff needs request text and a finite expiry',
+          };
         return input((t) => JSON.parse(core.handoff(to, request, expiresAt, t)));
       },
       resumeHandoff(envelope) {
@@ -576,7 +617,8 @@ export function createBusApi(mod) {
       // The core's one-pass scanner accepted it: the envelope is read from the text we already
       // hold, through the spans it reported (escape-free header strings, numbers whose value
       // JSON.parse and the core agree on: src/bus/scan.hpp), so nothing but numbers comes back.
-      if (mod.busInboxScanSpans(n)) return { ok: true, envelope: readSpans(text, heap.f64(), inboxRecord, heap, T) };
+      if (mod.busInboxScanSpans(n))
+        return { ok: true, envelope: readSpans(text, heap.f64(), inboxRecord, heap, T) };
       mod.busInboxParse(n); // everything else: the core's DOM path, its result or its refusal
       return inbox.result();
     },
@@ -593,19 +635,41 @@ export function createBusApi(mod) {
     },
     shareCommandPayload: ({ command, share = '', path = '' }) =>
       JSON.parse(mod.busShareCommandPayload(String(command), String(share), String(path))),
-    fileAckRefusal: (payload, error) => JSON.parse(mod.busFileAckRefusal(json(payload) ?? 'null', String(error ?? ''))),
-    fileAckReceived: (offer, savedPath = '') => JSON.parse(mod.busFileAckReceived(json(offer) ?? 'null', String(savedPath))),
+    fileAckRefusal: (payload, error) =>
+      JSON.parse(mod.busFileAckRefusal(json(payload) ?? 'null', String(error ?? ''))),
+    fileAckReceived: (offer, savedPath = '') =>
+      JSON.parse(mod.busFileAckReceived(json(offer) ?? 'null', String(savedPath))),
     matchReceipt(envelope, { requestId, peer, senderInstanceId }) {
       const t = typeof envelope === 'string' ? envelope : json(envelope);
       if (t === null) return null;
-      return JSON.parse(mod.busMatchReceipt(t, requestId, peer, senderInstanceId ?? '', senderInstanceId !== undefined));
+      return JSON.parse(
+        mod.busMatchReceipt(
+          t,
+          requestId,
+          peer,
+          senderInstanceId ?? '',
+          senderInstanceId !== undefined,
+        ),
+      );
     },
-    planFileSend({ bytes, name, mimeType = '', kind = 'file', chunkSize = limits.fileDefaultChunkSize, transferId = '' }) {
+    planFileSend({
+      bytes,
+      name,
+      mimeType = '',
+      kind = 'file',
+      chunkSize = limits.fileDefaultChunkSize,
+      transferId = '',
+    }) {
       const p = new mod.BusFilePlan();
       const view = p.input(bytes.length);
       if (view === null) {
         p.delete();
-        return { ok: false, code: 'file_too_large', field: 'bytes', detail: `the one-to-one transfer stops at ${limits.fileMaxBytes} bytes (use a swarm transfer)` };
+        return {
+          ok: false,
+          code: 'file_too_large',
+          field: 'bytes',
+          detail: `the one-to-one transfer stops at ${limits.fileMaxBytes} bytes (use a swarm transfer)`,
+        };
       }
       view.set(bytes);
       const r = JSON.parse(p.plan(name, mimeType, kind, chunkSize, transferId, randomSeed()));

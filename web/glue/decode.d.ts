@@ -1,6 +1,7 @@
 import type { LoadOptions } from './load.js';
 
-export type EncodingKind = 'jpeg' | 'costmap' | 'voxels' | 'pose' | 'json' | 'track' | 'unsupported';
+export type EncodingKind =
+  'jpeg' | 'costmap' | 'voxels' | 'pose' | 'json' | 'track' | 'unsupported';
 export type DecodeErrorCode =
   | 'bad_meta'
   | 'payload_too_large'
@@ -12,7 +13,8 @@ export type DecodeErrorCode =
   | 'invalid_json'
   | 'bad_shape';
 
-export type DecodeResult = { ok: true } | { ok: false; error: { code: DecodeErrorCode; message: string } };
+export type DecodeResult =
+  { ok: true } | { ok: false; error: { code: DecodeErrorCode; message: string } };
 
 export interface CostmapValue {
   meta: { w: number; h: number; res: number; origin: [number, number, number] };

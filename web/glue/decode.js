@@ -27,7 +27,10 @@ export function createDecode(mod) {
     decode(meta, payload) {
       const staged = this.#inner.input(payload.length);
       staged.set(payload);
-      const e = this.#inner.decode(meta === undefined || meta === null ? '' : JSON.stringify(meta), payload.length);
+      const e = this.#inner.decode(
+        meta === undefined || meta === null ? '' : JSON.stringify(meta),
+        payload.length,
+      );
       return e ? { ok: false, error: { code: e, message: errorTexts[e] } } : { ok: true };
     }
     get frames() {

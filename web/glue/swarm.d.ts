@@ -68,7 +68,14 @@ export type SwarmMessageType =
 
 export type SwarmAction =
   | { kind: 'control'; to: number | null; type: SwarmMessageType; payload: string }
-  | { kind: 'request'; to: number; index: number; token: number; type: 'swarm_request'; payload: string }
+  | {
+      kind: 'request';
+      to: number;
+      index: number;
+      token: number;
+      type: 'swarm_request';
+      payload: string;
+    }
   | { kind: 'serve'; to: number; index: number; binary: boolean; offset: number; length: number }
   | { kind: 'manifestReady' }
   | { kind: 'rebuild'; peer: number }
@@ -109,7 +116,11 @@ export interface SwarmSession {
   resumed(): number[];
   /** The resume pass is over: the download starts. Returns how many chunks verified. */
   handleResumeDone(nowMs: number): number;
-  handlePeerOpen(peer: number, caps?: { binaryLane?: boolean; maxMessageSize?: number }, nowMs?: number): void;
+  handlePeerOpen(
+    peer: number,
+    caps?: { binaryLane?: boolean; maxMessageSize?: number },
+    nowMs?: number,
+  ): void;
   handlePeerClosed(peer: number, nowMs: number): void;
   handleMessage(
     peer: number,
@@ -120,7 +131,13 @@ export interface SwarmSession {
   ): { ok: true } | SwarmRefusal;
   handleChunk(peer: number, index: number, bytes: Uint8Array, nowMs: number): ChunkOutcome;
   /** A chunk the host hashed itself (SubtleCrypto): length and SHA-256 hex (none when wantsChunk said no). */
-  handleChunkDigest(peer: number, index: number, length: number, sha256Hex: string | null, nowMs: number): ChunkOutcome;
+  handleChunkDigest(
+    peer: number,
+    index: number,
+    length: number,
+    sha256Hex: string | null,
+    nowMs: number,
+  ): ChunkOutcome;
   /** Whether a chunk of this index and length would be hashed at all. */
   wantsChunk(index: number, length: number): boolean;
   handleSendResult(token: number, accepted: boolean, nowMs: number): void;
@@ -152,7 +169,9 @@ export interface LockDecision {
 
 export interface Swarm {
   limits: SwarmLimits;
-  parseMessage(input: string | object): { ok: true; type: SwarmMessageType; payload: string } | SwarmRefusal;
+  parseMessage(
+    input: string | object,
+  ): { ok: true; type: SwarmMessageType; payload: string } | SwarmRefusal;
   makeOffer(file: {
     fileId: string;
     name: string;
@@ -162,17 +181,35 @@ export interface Swarm {
     hashes: string[];
   }): { ok: true; payload: string } | SwarmRefusal;
   seed(offerPayload: string | object, hashes: string[], config?: SwarmConfig): Opened;
-  fetch(offerPayload: string | object, offeredBy: number, config?: SwarmConfig, nowMs?: number): Opened;
+  fetch(
+    offerPayload: string | object,
+    offeredBy: number,
+    config?: SwarmConfig,
+    nowMs?: number,
+  ): Opened;
   /** The chunks a swarm_announce says its sender holds, as the core reads the bitfield (LSB first). */
-  announceHeld(input: string | object): { ok: true; totalChunks: number; held: number[] } | SwarmRefusal;
+  announceHeld(
+    input: string | object,
+  ): { ok: true; totalChunks: number; held: number[] } | SwarmRefusal;
   /** The swarm_announce payload (JSON text) the core writes for a peer holding `held`. */
-  announcePayload(bitfield: { fileId: string; totalChunks: number; held: Iterable<number> }): { ok: true; payload: string } | SwarmRefusal;
+  announcePayload(bitfield: {
+    fileId: string;
+    totalChunks: number;
+    held: Iterable<number>;
+  }): { ok: true; payload: string } | SwarmRefusal;
   encodeChunkFrame(fileId: string, index: number, bytes: Uint8Array): Uint8Array | null;
   parseChunkFrame(frame: Uint8Array): { fileId: string; index: number; data: Uint8Array } | null;
   sha256Hex(bytes: Uint8Array): string;
   partFileName(fileId: string, chunkHashesHash: string, destination: string): string;
-  decideLock(existing: { owner: string; updatedMs: number } | null, owner: string, nowMs: number): LockDecision;
+  decideLock(
+    existing: { owner: string; updatedMs: number } | null,
+    owner: string,
+    nowMs: number,
+  ): LockDecision;
 }
 
-export function loadSwarm(options?: { wasmModule?: WebAssembly.Module; wasmBinary?: Uint8Array }): Promise<Swarm>;
+export function loadSwarm(options?: {
+  wasmModule?: WebAssembly.Module;
+  wasmBinary?: Uint8Array;
+}): Promise<Swarm>;
 export function createSwarm(mod: unknown): Swarm;

@@ -45,7 +45,11 @@ export function createSwarm(mod) {
     handleResumeDone(nowMs) {
       return this.#inner.handleResumeDone(nowMs);
     }
-    handlePeerOpen(peer, { binaryLane = true, maxMessageSize = limits.minSctpMessageSize } = {}, nowMs = 0) {
+    handlePeerOpen(
+      peer,
+      { binaryLane = true, maxMessageSize = limits.minSctpMessageSize } = {},
+      nowMs = 0,
+    ) {
       this.#inner.handlePeerOpen(peer, binaryLane, maxMessageSize, nowMs);
     }
     handlePeerClosed(peer, nowMs) {
@@ -156,11 +160,22 @@ export function createSwarm(mod) {
     parseChunkFrame(frame) {
       const f = codec.parseFrame(stage(codec, frame));
       if (f === null) return null;
-      return { fileId: f.fileId, index: f.index, data: frame.subarray(f.offset, f.offset + f.length) };
+      return {
+        fileId: f.fileId,
+        index: f.index,
+        data: frame.subarray(f.offset, f.offset + f.length),
+      };
     },
     sha256Hex: (bytes) => codec.sha256Hex(stage(codec, bytes)),
-    partFileName: (fileId, chunkHashesHash, destination) => mod.swarmPartFileName(fileId, chunkHashesHash, destination),
+    partFileName: (fileId, chunkHashesHash, destination) =>
+      mod.swarmPartFileName(fileId, chunkHashesHash, destination),
     decideLock: (existing, owner, nowMs) =>
-      mod.swarmDecideLock(existing?.owner ?? '', existing?.updatedMs ?? 0, existing != null, owner, nowMs),
+      mod.swarmDecideLock(
+        existing?.owner ?? '',
+        existing?.updatedMs ?? 0,
+        existing != null,
+        owner,
+        nowMs,
+      ),
   };
 }

@@ -5,7 +5,11 @@ export async function makeCertificate() {
   const dir = await Deno.makeTempDir({ prefix: 'tether-cert-' });
   try {
     const run = async (args) => {
-      const out = await new Deno.Command('openssl', { args, stdout: 'null', stderr: 'piped' }).output();
+      const out = await new Deno.Command('openssl', {
+        args,
+        stdout: 'null',
+        stderr: 'piped',
+      }).output();
       if (!out.success) {
         throw new Error(
           `openssl ${args[0]} failed: ${new TextDecoder().decode(out.stderr)}; install openssl (tools/setup.sh)`,
@@ -13,10 +17,23 @@ export async function makeCertificate() {
       }
     };
     await run([
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-      '-days', '10', '-subj', '/CN=tether-local-relay',
-      '-addext', 'subjectAltName=IP:127.0.0.1,IP:::1',
-      '-keyout', `${dir}/key.pem`, '-out', `${dir}/cert.pem`,
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '10',
+      '-subj',
+      '/CN=tether-local-relay',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,IP:::1',
+      '-keyout',
+      `${dir}/key.pem`,
+      '-out',
+      `${dir}/cert.pem`,
     ]);
     await run(['x509', '-in', `${dir}/cert.pem`, '-outform', 'DER', '-out', `${dir}/cert.der`]);
     const cert = await Deno.readTextFile(`${dir}/cert.pem`);

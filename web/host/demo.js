@@ -9,7 +9,16 @@ const portAt = args.indexOf('--port');
 const port = portAt >= 0 ? args[portAt + 1] : '7780';
 const webrtc = !args.includes('--no-webrtc');
 const here = new URL('.', import.meta.url).pathname;
-const perms = ['--no-lock', '--unstable-net', '--allow-net=127.0.0.1', '--allow-read', '--allow-write=/tmp', '--allow-run=openssl,ffmpeg', '--allow-sys=networkInterfaces', '--allow-env'];
+const perms = [
+  '--no-lock',
+  '--unstable-net',
+  '--allow-net=127.0.0.1',
+  '--allow-read',
+  '--allow-write=/tmp',
+  '--allow-run=openssl,ffmpeg',
+  '--allow-sys=networkInterfaces',
+  '--allow-env',
+];
 const children = [];
 const rtcFile = `/tmp/tether-demo-rtc-${Deno.pid}.json`;
 
@@ -18,7 +27,8 @@ function spawn(command, args) {
   children.push(child);
   return child;
 }
-const start = (script, args) => spawn(Deno.execPath(), ['run', ...perms, `${here}${script}`, ...args]);
+const start = (script, args) =>
+  spawn(Deno.execPath(), ['run', ...perms, `${here}${script}`, ...args]);
 
 async function waitFor(child, pattern) {
   const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
@@ -53,13 +63,20 @@ function stopAll() {
     Deno.removeSync(rtcFile);
   } catch {}
 }
-for (const sig of ['SIGINT', 'SIGTERM']) Deno.addSignalListener(sig, () => (stopAll(), Deno.exit(0)));
+for (const sig of ['SIGINT', 'SIGTERM'])
+  Deno.addSignalListener(sig, () => (stopAll(), Deno.exit(0)));
 
 try {
   const relayArgs = ['--port', port];
   if (webrtc) {
     // The SFU makes up its app's credentials and writes them in the relay's --rtc-file shape.
-    const sfu = spawn('node', [`${here}../sfu/server.js`, '--port', '0', '--rtc-file-out', rtcFile]);
+    const sfu = spawn('node', [
+      `${here}../sfu/server.js`,
+      '--port',
+      '0',
+      '--rtc-file-out',
+      rtcFile,
+    ]);
     await waitFor(sfu, /tether sfu ready: (http:\/\/\S+)/);
     relayArgs.push('--rtc-file', rtcFile);
   }

@@ -5,10 +5,17 @@ import { makeCertificate, pinnedHashes } from './cert.js';
 
 const { cert, key, hex } = await makeCertificate();
 const endpoint = new Deno.QuicEndpoint({ hostname: '127.0.0.1', port: 0 });
-const listener = endpoint.listen({ cert, key, alpnProtocols: ['h3'], maxIdleTimeout: 5000, keepAliveInterval: 1000 });
+const listener = endpoint.listen({
+  cert,
+  key,
+  alpnProtocols: ['h3'],
+  maxIdleTimeout: 5000,
+  keepAliveInterval: 1000,
+});
 const port = endpoint.addr.port;
 const results = {};
-const withTimeout = (p, ms) => Promise.race([p, new Promise((r) => setTimeout(() => r('timeout'), ms))]);
+const withTimeout = (p, ms) =>
+  Promise.race([p, new Promise((r) => setTimeout(() => r('timeout'), ms))]);
 
 const serverSide = (async () => {
   const wt = await Deno.upgradeWebTransport(await (await listener.incoming()).accept());
@@ -21,7 +28,10 @@ const serverSide = (async () => {
   else {
     const r = uni.value.getReader();
     const got = await withTimeout(r.read(), 3000);
-    results.w1 = got === 'timeout' ? 'payload never delivered (still needed)' : `payload delivered (${got.value?.length} bytes)`;
+    results.w1 =
+      got === 'timeout'
+        ? 'payload never delivered (still needed)'
+        : `payload delivered (${got.value?.length} bytes)`;
   }
   // 8: default reader on an incoming bidirectional stream.
   const biReader = wt.incomingBidirectionalStreams.getReader();
@@ -29,7 +39,10 @@ const serverSide = (async () => {
   if (bi === 'timeout') results.w8 = 'no stream';
   else {
     const got = await withTimeout(bi.value.readable.getReader().read(), 3000);
-    results.w8 = got === 'timeout' ? 'default reader never delivers (still needed)' : 'default reader delivers';
+    results.w8 =
+      got === 'timeout'
+        ? 'default reader never delivers (still needed)'
+        : 'default reader delivers';
   }
   // 2: FIN after writer.close() on a server-opened unidirectional stream.
   const s = await wt.createUnidirectionalStream();
@@ -43,20 +56,37 @@ const serverSide = (async () => {
       const next = await biReader.read().catch((e) => ({ error: e }));
       if (next.error) return `accept loop died: ${next.error?.message ?? next.error}`;
       if (next.done) return 'accept loop ended';
-      next.value.readable.getReader({ mode: 'byob' }).read(new Uint8Array(64)).then((r) => {
-        if (r.value?.[0] === 42) good = true;
-      }, () => {});
+      next.value.readable
+        .getReader({ mode: 'byob' })
+        .read(new Uint8Array(64))
+        .then(
+          (r) => {
+            if (r.value?.[0] === 42) good = true;
+          },
+          () => {},
+        );
     }
   })();
-  const verdict = await withTimeout(new Promise((r) => {
-    const t = setInterval(() => { if (good) { clearInterval(t); r('ok'); } }, 20);
-  }), 8000);
-  results.w10 = verdict === 'ok' ? 'accept loop survived 50 raced resets' : await withTimeout(loop, 100);
+  const verdict = await withTimeout(
+    new Promise((r) => {
+      const t = setInterval(() => {
+        if (good) {
+          clearInterval(t);
+          r('ok');
+        }
+      }, 20);
+    }),
+    8000,
+  );
+  results.w10 =
+    verdict === 'ok' ? 'accept loop survived 50 raced resets' : await withTimeout(loop, 100);
   await new Promise((r) => setTimeout(r, 500));
   return wt;
 })();
 
-const client = new WebTransport(`https://127.0.0.1:${port}/viewer`, { serverCertificateHashes: pinnedHashes(hex) });
+const client = new WebTransport(`https://127.0.0.1:${port}/viewer`, {
+  serverCertificateHashes: pinnedHashes(hex),
+});
 await client.ready;
 const u = await client.createUnidirectionalStream();
 const uw = u.getWriter();
@@ -69,9 +99,12 @@ const rr = inc.value.getReader();
 const first = await rr.read();
 const t0 = Date.now();
 const end = await withTimeout(rr.read(), 3000);
-results.w2 = end === 'timeout'
-  ? 'writer.close() sent no FIN within 3 s (still needed)'
-  : end.done ? `FIN arrived after ${Date.now() - t0} ms` : 'more data';
+results.w2 =
+  end === 'timeout'
+    ? 'writer.close() sent no FIN within 3 s (still needed)'
+    : end.done
+      ? `FIN arrived after ${Date.now() - t0} ms`
+      : 'more data';
 results.w2 += ` (first read ${first.value?.length} bytes)`;
 for (let i = 0; i < 50; i++) {
   const s = await client.createBidirectionalStream();

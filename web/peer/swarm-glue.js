@@ -339,7 +339,9 @@ export function createSwarmPeer(options) {
     }
     stats.controlReceived++;
     // Manifest pages from anyone but the peer the core asked are dropped by the core.
-    const r = input(e, (t) => e.session.handleMessage(num, parsed.type, parsed.payload, { directed }, t));
+    const r = input(e, (t) =>
+      e.session.handleMessage(num, parsed.type, parsed.payload, { directed }, t),
+    );
     if (r && !r.ok) refuse(peer, r.code, `${r.field}: ${r.detail}`);
   }
 
@@ -561,7 +563,11 @@ export function createSwarmPeer(options) {
    * Rejects at once with a clear message when another download of this file into this folder is
    * running (here or in another process/page).
    */
-  async function fetchFile(fileId, storage, { waitForOfferMs = L.defaultOfferWaitMs, from = null } = {}) {
+  async function fetchFile(
+    fileId,
+    storage,
+    { waitForOfferMs = L.defaultOfferWaitMs, from = null } = {},
+  ) {
     if (files.has(fileId)) throw new Error(`already transferring ${fileId} in this peer`);
     if (!offers.has(fileId)) {
       await new Promise((resolve, reject) => {

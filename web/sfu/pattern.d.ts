@@ -12,7 +12,9 @@ export interface PatternLayout {
 export declare function patternLayout(width: number, height: number): PatternLayout;
 export declare function barX(layout: PatternLayout, counter: number): number;
 /** A drawer: draw(counter, stampMs) gives the yuv420p frame (one reused buffer). */
-export declare function createDrawer(layout: PatternLayout): (counter: number, stampMs: number) => Uint8Array;
+export declare function createDrawer(
+  layout: PatternLayout,
+): (counter: number, stampMs: number) => Uint8Array;
 export declare function readPattern(
   rgba: Uint8ClampedArray | Uint8Array,
   width: number,

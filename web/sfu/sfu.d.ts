@@ -5,7 +5,8 @@ export declare const TRACK_TIMEOUT_MS: number;
 export declare const SESSION_IDLE_MS: number;
 export declare const MAX_TURN_TTL_S: number;
 
-export type SfuOp = 'sessions/new' | 'tracks/new' | 'renegotiate' | 'tracks/close' | 'session' | 'turn';
+export type SfuOp =
+  'sessions/new' | 'tracks/new' | 'renegotiate' | 'tracks/close' | 'session' | 'turn';
 
 export interface Fault {
   op: SfuOp;
@@ -27,7 +28,12 @@ export interface Sfu {
   failNext(fault: Fault): void;
   /** Removes a session as if Cloudflare had lost it (later calls answer 410 session_error). */
   deleteSession(sessionId: string): Promise<boolean>;
-  stats(): { sessions: object[]; collected: number; expired: number; faults: { op: SfuOp; location?: string; count: number }[] };
+  stats(): {
+    sessions: object[];
+    collected: number;
+    expired: number;
+    faults: { op: SfuOp; location?: string; count: number }[];
+  };
 }
 
 export interface SfuOptions {

@@ -16,5 +16,9 @@ export const LAUNCH = {
 // WebRTC between pages on loopback (TOOLCHAIN.md § WebRTC): only ever inside `unshare -n`.
 export const LAUNCH_WEBRTC = {
   ...LAUNCH,
-  args: [...LAUNCH.args, '--allow-loopback-in-peer-connection', '--disable-features=WebRtcHideLocalIpsWithMdns'],
+  args: [
+    ...LAUNCH.args,
+    '--allow-loopback-in-peer-connection',
+    '--disable-features=WebRtcHideLocalIpsWithMdns',
+  ],
 };

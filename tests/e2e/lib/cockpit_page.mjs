@@ -5,25 +5,42 @@ import { readFileSync } from 'node:fs';
 export { LAUNCH } from './chromium.mjs';
 
 export const artifacts = new URL('../../../build/e2e-artifacts/', import.meta.url).pathname;
-export const palette = JSON.parse(readFileSync(new URL('../../../fixtures/decode/vectors.json', import.meta.url))).palette;
+export const palette = JSON.parse(
+  readFileSync(new URL('../../../fixtures/decode/vectors.json', import.meta.url)),
+).palette;
 
 /** Opens the cockpit at `base` in a fresh context; resolves once the link is open and the map drawn. */
-export async function openCockpit(browser, base, { viewport = { width: 1280, height: 800 }, robot } = {}) {
+export async function openCockpit(
+  browser,
+  base,
+  { viewport = { width: 1280, height: 800 }, robot } = {},
+) {
   const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   const problems = [];
   page.on('pageerror', (e) => problems.push(e.message));
   await page.goto(`${base}/`);
-  await page.waitForFunction(() => document.querySelector('#status-link')?.dataset.state === 'open', null, { timeout: 30000 });
+  await page.waitForFunction(
+    () => document.querySelector('#status-link')?.dataset.state === 'open',
+    null,
+    { timeout: 30000 },
+  );
   if (robot) {
-    await page.waitForSelector(`#robot option[value="${robot}"]`, { state: 'attached', timeout: 30000 });
+    await page.waitForSelector(`#robot option[value="${robot}"]`, {
+      state: 'attached',
+      timeout: 30000,
+    });
     await page.selectOption('#robot', robot);
   }
   // The map has drawn once the canvas exposes its transform and the pose arrow.
-  await page.waitForFunction(() => {
-    const m = document.querySelector('.panel-map2d');
-    return m?.querySelector('canvas')?.dataset.transform && m.dataset.poseX;
-  }, null, { timeout: 30000 });
+  await page.waitForFunction(
+    () => {
+      const m = document.querySelector('.panel-map2d');
+      return m?.querySelector('canvas')?.dataset.transform && m.dataset.poseX;
+    },
+    null,
+    { timeout: 30000 },
+  );
   return { context, page, problems };
 }
 
@@ -54,11 +71,22 @@ export function mapPixels(page, cells) {
 }
 
 export const lease = (page) => page.$eval('.panel-teleop', (e) => e.dataset.lease);
-export const poseX = async (page) => Number(await page.$eval('.panel-map2d', (e) => e.dataset.poseX));
+export const poseX = async (page) =>
+  Number(await page.$eval('.panel-map2d', (e) => e.dataset.poseX));
 
 export const stats = (page) => page.$eval('.stats-list', (e) => e.textContent.replace(/\s/g, ''));
-export const driving = (page) => page.waitForFunction(() => /teleop\.vx1/.test(document.querySelector('.stats-list').textContent.replace(/\s/g, '')), null, { timeout: 20000 });
-export const stoppedByRobot = (page) => page.waitForFunction(() => /teleop\.vx0/.test(document.querySelector('.stats-list').textContent.replace(/\s/g, '')), null, { timeout: 20000 });
+export const driving = (page) =>
+  page.waitForFunction(
+    () => /teleop\.vx1/.test(document.querySelector('.stats-list').textContent.replace(/\s/g, '')),
+    null,
+    { timeout: 20000 },
+  );
+export const stoppedByRobot = (page) =>
+  page.waitForFunction(
+    () => /teleop\.vx0/.test(document.querySelector('.stats-list').textContent.replace(/\s/g, '')),
+    null,
+    { timeout: 20000 },
+  );
 
 /**
  * Resolves with the map's pose x once it holds still for `quietMs`; throws if the robot is still

@@ -6,18 +6,44 @@ import { repoDir } from './fixtures.mjs';
 
 const deno = join(repoDir, 'node_modules/.bin/deno'); // the real binary: its PID is Deno's
 const env = { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' };
-const PERMS = ['--no-lock', '--no-prompt', '--unstable-net', '--allow-net=127.0.0.1', `--allow-read=${repoDir},/tmp`, '--allow-write=/tmp', '--allow-run=openssl,ffmpeg', '--allow-sys=networkInterfaces', '--allow-env'];
+const PERMS = [
+  '--no-lock',
+  '--no-prompt',
+  '--unstable-net',
+  '--allow-net=127.0.0.1',
+  `--allow-read=${repoDir},/tmp`,
+  '--allow-write=/tmp',
+  '--allow-run=openssl,ffmpeg',
+  '--allow-sys=networkInterfaces',
+  '--allow-env',
+];
 const children = new Set();
 
 /** Starts a Deno script; resolves once a stdout line matches `ready` (with the match). `stdin: 'pipe'` keeps its stdin open for the test to write to; `env` adds to its environment. */
-export function startDeno(script, args, ready, timeoutMs = 60_000, { stdin = 'ignore', env: extraEnv = {} } = {}) {
-  const child = spawn(deno, ['run', ...PERMS, script, ...args], { cwd: repoDir, env: { ...env, ...extraEnv }, stdio: [stdin, 'pipe', 'pipe'] });
+export function startDeno(
+  script,
+  args,
+  ready,
+  timeoutMs = 60_000,
+  { stdin = 'ignore', env: extraEnv = {} } = {},
+) {
+  const child = spawn(deno, ['run', ...PERMS, script, ...args], {
+    cwd: repoDir,
+    env: { ...env, ...extraEnv },
+    stdio: [stdin, 'pipe', 'pipe'],
+  });
   children.add(child);
   child.output = '';
   child.errors = '';
   child.stderr.on('data', (d) => (child.errors += d));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script} not ready in ${timeoutMs} ms:\n${child.output}\n${child.errors}`)), timeoutMs);
+    const timer = setTimeout(
+      () =>
+        reject(
+          new Error(`${script} not ready in ${timeoutMs} ms:\n${child.output}\n${child.errors}`),
+        ),
+      timeoutMs,
+    );
     child.stdout.on('data', (d) => {
       child.output += d;
       const m = child.output.match(ready);
@@ -30,24 +56,41 @@ export function startDeno(script, args, ready, timeoutMs = 60_000, { stdin = 'ig
     child.on('exit', (code) => {
       children.delete(child);
       clearTimeout(timer);
-      if (!child.matched) reject(new Error(`${script} exited with ${code}:\n${child.output}\n${child.errors}`));
+      if (!child.matched)
+        reject(new Error(`${script} exited with ${code}:\n${child.output}\n${child.errors}`));
     });
   });
 }
 
 export async function startRelay(args = [], extraEnv = {}) {
-  const relay = await startDeno('web/host/relay.js', ['--port', '0', ...args], /tether relay ready: (http:\/\/127\.0\.0\.1:(\d+))/, 60_000, { env: extraEnv });
+  const relay = await startDeno(
+    'web/host/relay.js',
+    ['--port', '0', ...args],
+    /tether relay ready: (http:\/\/127\.0\.0\.1:(\d+))/,
+    60_000,
+    { env: extraEnv },
+  );
   relay.http = relay.matched[1];
   return relay;
 }
 
 export function startRobot(http, args = [], options = {}) {
-  return startDeno('web/host/demo-robot.js', ['--relay', http, ...args], /welcomed by/, 60_000, options);
+  return startDeno(
+    'web/host/demo-robot.js',
+    ['--relay', http, ...args],
+    /welcomed by/,
+    60_000,
+    options,
+  );
 }
 
 /** Runs a Deno client to completion and returns its last stdout line as JSON. */
 export async function runClient(script, args, timeoutMs = 90_000) {
-  const child = spawn(deno, ['run', ...PERMS, script, ...args], { cwd: repoDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(deno, ['run', ...PERMS, script, ...args], {
+    cwd: repoDir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   let out = '';
   let err = '';

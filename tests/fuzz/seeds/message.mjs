@@ -5,7 +5,8 @@ export default function seeds({ read, b64 }) {
     .map((v) => b64(v.text_b64))
     .filter((text) => text.length <= 4096);
   for (const f of ['control_frames.json', 'datagrams.json']) {
-    for (const v of read(`fixtures/compat/dimos-v5/${f}`).vectors) out.push(Buffer.from(JSON.stringify(v.message)));
+    for (const v of read(`fixtures/compat/dimos-v5/${f}`).vectors)
+      out.push(Buffer.from(JSON.stringify(v.message)));
   }
   return out;
 }

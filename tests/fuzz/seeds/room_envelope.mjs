@@ -3,12 +3,44 @@
 // the validator names, drops, presence, signals and hellos.
 export default function seeds() {
   const env = (version, ops, extra = {}) =>
-    JSON.stringify({ t: 'env', room: 'r', env: { proto: 3, instance: '$I', origin: 'oa', writer: 'w', version, hlc: { p: version, l: 0 }, policyVersion: 0, ops, ...extra } });
-  const op = (path, extra = {}) => ({ kind: 'set', path, next: { v: [1, 'x'] }, cites: [], epoch: 0, ...extra });
+    JSON.stringify({
+      t: 'env',
+      room: 'r',
+      env: {
+        proto: 3,
+        instance: '$I',
+        origin: 'oa',
+        writer: 'w',
+        version,
+        hlc: { p: version, l: 0 },
+        policyVersion: 0,
+        ops,
+        ...extra,
+      },
+    });
+  const op = (path, extra = {}) => ({
+    kind: 'set',
+    path,
+    next: { v: [1, 'x'] },
+    cites: [],
+    epoch: 0,
+    ...extra,
+  });
   const valid = [
     env(1, [op([])]),
-    env(2, [op(['a', 1], { cites: [{ origin: 'oa', hlc: { p: 1, l: 0 } }] }), { kind: 'clear', path: ['b'], cites: [], epoch: 1 }]),
-    env(3, [{ kind: 'delete', path: ['a', 1], prev: 2, cites: [{ origin: 'ob', hlc: { p: 9, l: 1 } }], epoch: 2 }]),
+    env(2, [
+      op(['a', 1], { cites: [{ origin: 'oa', hlc: { p: 1, l: 0 } }] }),
+      { kind: 'clear', path: ['b'], cites: [], epoch: 1 },
+    ]),
+    env(3, [
+      {
+        kind: 'delete',
+        path: ['a', 1],
+        prev: 2,
+        cites: [{ origin: 'ob', hlc: { p: 9, l: 1 } }],
+        epoch: 2,
+      },
+    ]),
     env(4, [op(['x'])], { schemaVersion: 1 }),
     env(2, [op(['dup'])]),
     JSON.stringify({ t: 'presence', room: 'r', data: { cursor: [1, 2] } }),

@@ -19,7 +19,8 @@ struct Offer {
 };
 
 // Offers everything the bus wants to send; `accept(conn, text)` plays the transport.
-inline std::vector<Offer> pump(Bus& b, const std::function<bool(const std::string&, const std::string&)>& accept) {
+inline std::vector<Offer> pump(
+    Bus& b, const std::function<bool(const std::string&, const std::string&)>& accept) {
   std::vector<Offer> out;
   for (int guard = 0; guard < 100000; ++guard) {
     auto t = b.poll_transmit();
@@ -49,8 +50,9 @@ inline BusConfig config(const std::string& stream, bool handoffs = false, std::u
   return c;
 }
 
-inline Envelope env(const std::string& id, MessageType type, const Identity& from, std::optional<std::string> to,
-                    Json payload = Json::object(), double ts = 1000) {
+inline Envelope env(const std::string& id, MessageType type, const Identity& from,
+                    std::optional<std::string> to, Json payload = Json::object(),
+                    double ts = 1000) {
   Envelope e;
   e.id = id;
   e.type = type;
@@ -72,7 +74,8 @@ inline Envelope parsed(const std::string& text) {
 }
 
 // The offered envelopes of a type, in order.
-inline std::vector<Envelope> of_type(const std::vector<Offer>& offers, MessageType t, bool accepted_only = true) {
+inline std::vector<Envelope> of_type(const std::vector<Offer>& offers, MessageType t,
+                                     bool accepted_only = true) {
   std::vector<Envelope> v;
   for (const auto& o : offers) {
     if (accepted_only && !o.accepted) continue;

@@ -44,13 +44,15 @@ TEST_CASE("bus envelope: missing to/topic/payload read as null and are written b
   auto r = parse_envelope(ByteView(std::string_view(
       R"({"v":1,"id":"x","type":"ping","from":{"streamId":"s","role":"r","name":"n","instanceId":"i"},"ts":5})")));
   REQUIRE(r.ok());
-  CHECK(serialize_envelope(r.value()) ==
-        R"({"v":1,"id":"x","type":"ping","from":{"streamId":"s","role":"r","name":"n","instanceId":"i"},"to":null,"topic":null,"ts":5,"payload":null})");
+  CHECK(
+      serialize_envelope(r.value()) ==
+      R"({"v":1,"id":"x","type":"ping","from":{"streamId":"s","role":"r","name":"n","instanceId":"i"},"to":null,"topic":null,"ts":5,"payload":null})");
 }
 
 TEST_CASE("bus envelope: truncated and non-JSON input is refused") {
   const std::string g = good();
-  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(10), g.size() / 2, g.size() - 1})
+  for (std::size_t n :
+       {std::size_t(0), std::size_t(1), std::size_t(10), g.size() / 2, g.size() - 1})
     CHECK(code_of(g.substr(0, n)) == BusErrorCode::not_json);
   CHECK(code_of("\xff\xfe") == BusErrorCode::not_json);
   CHECK(code_of("[1,2]") == BusErrorCode::not_object);
@@ -75,8 +77,11 @@ TEST_CASE("bus envelope: version, type and shape") {
   CHECK(code_of(with("\"chat\"", "\"shout\"")) == BusErrorCode::unknown_type);
   CHECK(code_of(with("\"chat\"", "7")) == BusErrorCode::bad_field);
   CHECK(code_of(with("\"v\":1,", "\"v\":1,\"extra\":true,")) == BusErrorCode::unknown_field);
-  CHECK(code_of(with("\"instanceId\":\"i1\"", "\"instanceId\":\"i1\",\"admin\":true")) == BusErrorCode::unknown_field);
-  CHECK(code_of(with("{\"streamId\":\"s1\",\"role\":\"agent\",\"name\":\"A\",\"instanceId\":\"i1\"}", "\"s1\"")) == BusErrorCode::bad_field);
+  CHECK(code_of(with("\"instanceId\":\"i1\"", "\"instanceId\":\"i1\",\"admin\":true")) ==
+        BusErrorCode::unknown_field);
+  CHECK(
+      code_of(with("{\"streamId\":\"s1\",\"role\":\"agent\",\"name\":\"A\",\"instanceId\":\"i1\"}",
+                   "\"s1\"")) == BusErrorCode::bad_field);
   CHECK(code_of(with(",\"role\":\"agent\"", "")) == BusErrorCode::missing_field);
   CHECK(code_of(with("\"to\":null", "\"to\":5")) == BusErrorCode::bad_field);
   CHECK(code_of(with("\"topic\":null", "\"topic\":[]")) == BusErrorCode::bad_field);
@@ -101,17 +106,23 @@ TEST_CASE("bus envelope: every string is non-empty, NUL-free and bounded") {
     INFO(f.key);
     CHECK(code_of(with(f.needle, f.key + "\"\"")) == BusErrorCode::empty_string);
     CHECK(code_of(with(f.needle, f.key + "\"a\\u0000b\"")) == BusErrorCode::nul_in_string);
-    CHECK(code_of(with(f.needle, f.key + "\"" + std::string(f.max + 1, 'a') + "\"")) == BusErrorCode::too_long);
-    CHECK(parse_envelope(ByteView(std::string_view(with(f.needle, f.key + "\"" + std::string(f.max, 'a') + "\"")))).ok());
+    CHECK(code_of(with(f.needle, f.key + "\"" + std::string(f.max + 1, 'a') + "\"")) ==
+          BusErrorCode::too_long);
+    CHECK(parse_envelope(ByteView(std::string_view(
+                             with(f.needle, f.key + "\"" + std::string(f.max, 'a') + "\""))))
+              .ok());
   }
   // Lengths count UTF-16 units, as JavaScript does: an emoji is two.
   std::string emoji = "\xF0\x9F\x98\x80";
   std::string id64;
   for (int i = 0; i < 64; ++i) id64 += emoji;  // 128 units
-  CHECK(parse_envelope(ByteView(std::string_view(with("\"id\":\"abc\"", "\"id\":\"" + id64 + "\"")))).ok());
+  CHECK(
+      parse_envelope(ByteView(std::string_view(with("\"id\":\"abc\"", "\"id\":\"" + id64 + "\""))))
+          .ok());
   CHECK(code_of(with("\"id\":\"abc\"", "\"id\":\"" + id64 + "a\"")) == BusErrorCode::too_long);
   // The type bound applies before the closed-set check.
-  CHECK(code_of(with("\"chat\"", "\"" + std::string(kMaxTypeChars + 1, 'c') + "\"")) == BusErrorCode::too_long);
+  CHECK(code_of(with("\"chat\"", "\"" + std::string(kMaxTypeChars + 1, 'c') + "\"")) ==
+        BusErrorCode::too_long);
 }
 
 TEST_CASE("bus envelope: ts must be a finite number") {
@@ -168,7 +179,8 @@ TEST_CASE("bus envelope: a number beyond a double's range is refused as not JSON
     }
   }
   // Tiny numbers are in range: they read as 0, as JSON.parse reads them.
-  auto tiny = parse_envelope(ByteView(std::string_view(with(R"({"text":"hi"})", R"({"n":1e-400})"))));
+  auto tiny =
+      parse_envelope(ByteView(std::string_view(with(R"({"text":"hi"})", R"({"n":1e-400})"))));
   REQUIRE(tiny.ok());
   CHECK(tiny->payload_value()["n"].get<double>() == 0.0);
 }

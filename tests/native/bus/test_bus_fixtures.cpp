@@ -21,13 +21,15 @@ std::string invalid_text(const Json& v) {
     return std::string(b.begin(), b.end());
   }
   const Json& r = v["repeat"];
-  return r["prefix"].get<std::string>() + std::string(r["count"].get<std::size_t>(), r["char"].get<std::string>()[0]) +
+  return r["prefix"].get<std::string>() +
+         std::string(r["count"].get<std::size_t>(), r["char"].get<std::string>()[0]) +
          r["suffix"].get<std::string>();
 }
 
 }  // namespace
 
-TEST_CASE("bus fixtures: envelopes parse to their canonical form or their refusal", "[bus][fixtures]") {
+TEST_CASE("bus fixtures: envelopes parse to their canonical form or their refusal",
+          "[bus][fixtures]") {
   const Json f = fixture("bus/envelopes.json");
   REQUIRE(f["valid"].size() >= 8);
   for (const auto& v : f["valid"]) {
@@ -51,7 +53,8 @@ TEST_CASE("bus fixtures: envelopes parse to their canonical form or their refusa
     CHECK(bus_error_name(e.error().code) == v["code"].get<std::string>());
     CHECK(e.error().field == v["field"].get<std::string>());
   }
-  for (const auto& v : f["historyCounts"]) CHECK(Bus::history_count(v["count"]) == v["effective"].get<std::size_t>());
+  for (const auto& v : f["historyCounts"])
+    CHECK(Bus::history_count(v["count"]) == v["effective"].get<std::size_t>());
 }
 
 TEST_CASE("bus fixtures: exchanges with a ninja-p2p peer replay to the recorded answers",

@@ -52,11 +52,15 @@ struct Pair {
 TEST_CASE("bus handoff: needs a current handoff-v1 announcement") {
   Bus s(config("S"));
   s.handle_connection_open("c", kT0);
-  deliver(s, "c", env("a", MessageType::announce, ident("R"), std::nullopt, Json{{"skills", Json::array({"chat"})}}));
+  deliver(s, "c",
+          env("a", MessageType::announce, ident("R"), std::nullopt,
+              Json{{"skills", Json::array({"chat"})}}));
   auto r = s.handoff("R", "do it", kT0 + 1000, kT0);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == BusErrorCode::handoff_unsupported);
-  deliver(s, "c", env("b", MessageType::announce, ident("R"), std::nullopt, Json{{"skills", Json::array({"handoff-v1"})}}));
+  deliver(s, "c",
+          env("b", MessageType::announce, ident("R"), std::nullopt,
+              Json{{"skills", Json::array({"handoff-v1"})}}));
   CHECK(s.handoff("R", "do it", kT0 + 1000, kT0).ok());
   // A restart (new instance) makes the old announcement stale until it announces again.
   s.handle_connection_closed("c", 0);
@@ -66,7 +70,8 @@ TEST_CASE("bus handoff: needs a current handoff-v1 announcement") {
 }
 
 TEST_CASE("bus handoff: request and expiry bounds") {
-  Envelope e = env("h", MessageType::handoff, ident("S"), std::string("R"), Json{{"request", "x"}, {"expiresAt", kT0 + 1}}, double(kT0));
+  Envelope e = env("h", MessageType::handoff, ident("S"), std::string("R"),
+                   Json{{"request", "x"}, {"expiresAt", kT0 + 1}}, double(kT0));
   CHECK(check_handoff(e).ok());
   // Exactly 32,000 bytes as a JSON string (30 escaped newlines cost 2 bytes each).
   std::string at = std::string(32000 - 2 - 60, 'a') + std::string(30, '\n');
@@ -117,7 +122,9 @@ TEST_CASE("bus handoff: stored once, acked only after the app confirms storage")
   CHECK_FALSE(p.sender.poll_timeout());
 }
 
-TEST_CASE("bus handoff: a lost receipt makes the sender retry, and the receiver re-acks without redelivery") {
+TEST_CASE(
+    "bus handoff: a lost receipt makes the sender retry, and the receiver re-acks without "
+    "redelivery") {
   Pair p;
   p.dropped_to_sender = 1;
   auto h = p.sender.handoff("R", "task", kT0 + 600'000, kT0);
@@ -185,7 +192,9 @@ TEST_CASE("bus handoff: survives the receiver restarting and is stored exactly o
   CHECK(events_of(drain_events(p.sender), EventKind::handoff_stored).size() == 1);
 }
 
-TEST_CASE("bus handoff: distinct ids with identical text stay distinct work, and hostile handoffs are refused") {
+TEST_CASE(
+    "bus handoff: distinct ids with identical text stay distinct work, and hostile handoffs are "
+    "refused") {
   Pair p;
   auto a = p.sender.handoff("R", "same", kT0 + 60'000, kT0);
   auto b = p.sender.handoff("R", "same", kT0 + 60'000, kT0);
@@ -202,16 +211,20 @@ TEST_CASE("bus handoff: distinct ids with identical text stay distinct work, and
     CHECK(ev[0].error.code == code);
   };
   Json ok_payload = Json{{"request", "x"}, {"expiresAt", kT0 + 1000}};
-  rej(env("h1", MessageType::handoff, ident("S"), std::string("R"), Json{{"request", "x"}, {"expiresAt", kT0 - 1}}, double(kT0 - 5000)),
+  rej(env("h1", MessageType::handoff, ident("S"), std::string("R"),
+          Json{{"request", "x"}, {"expiresAt", kT0 - 1}}, double(kT0 - 5000)),
       BusErrorCode::handoff_expired);
-  rej(env("h2", MessageType::handoff, ident("S"), std::string("R"), Json{{"request", "x"}, {"expiresAt", kT0 + kHandoffMaxTtlMs + 5}}, double(kT0)),
+  rej(env("h2", MessageType::handoff, ident("S"), std::string("R"),
+          Json{{"request", "x"}, {"expiresAt", kT0 + kHandoffMaxTtlMs + 5}}, double(kT0)),
       BusErrorCode::handoff_expiry);
   Envelope bc = env("h3", MessageType::handoff, ident("S"), std::nullopt, ok_payload, double(kT0));
   rej(bc, BusErrorCode::bad_field);
   // A bus that does not store handoffs refuses them instead of acking.
   Bus no(config("N", false));
   no.handle_connection_open("c", kT0);
-  deliver(no, "c", env("h4", MessageType::handoff, ident("S"), std::string("N"), ok_payload, double(kT0)), kT0);
+  deliver(no, "c",
+          env("h4", MessageType::handoff, ident("S"), std::string("N"), ok_payload, double(kT0)),
+          kT0);
   auto ev = drain_events(no);
   REQUIRE(events_of(ev, EventKind::rejected).size() == 1);
   CHECK(of_type(pump_all(no), MessageType::ack).empty());
@@ -223,11 +236,15 @@ TEST_CASE("bus handoff: a forged receipt (wrong peer or instance) does not compl
   REQUIRE(h.ok());
   Json wrong_instance = handoff_receipt_payload(h->envelope);
   wrong_instance["senderInstanceId"] = "other";
-  deliver(p.sender, "toR", env("k1", MessageType::ack, ident("R"), std::string("S"), wrong_instance), kT0);
+  deliver(p.sender, "toR",
+          env("k1", MessageType::ack, ident("R"), std::string("S"), wrong_instance), kT0);
   CHECK(events_of(drain_events(p.sender), EventKind::handoff_stored).empty());
   CHECK(p.sender.pending_handoffs().size() == 1);
   p.sender.handle_connection_open("c3", kT0);
-  deliver(p.sender, "c3", env("k2", MessageType::ack, ident("X"), std::string("S"), handoff_receipt_payload(h->envelope)), kT0);
+  deliver(p.sender, "c3",
+          env("k2", MessageType::ack, ident("X"), std::string("S"),
+              handoff_receipt_payload(h->envelope)),
+          kT0);
   CHECK(events_of(drain_events(p.sender), EventKind::handoff_stored).empty());
   // resume_handoff after a restart keeps the same envelope (id and original instance).
   Bus again(config("S", false, 99));
@@ -236,21 +253,30 @@ TEST_CASE("bus handoff: a forged receipt (wrong peer or instance) does not compl
   CHECK(resumed->envelope.from.instance_id == "i1");
   CHECK(*resumed->text == *h->text);
   CHECK_FALSE(resumed->next_attempt_ms);  // waits for R's handoff-v1 announce
-  CHECK(again.resume_handoff(h->envelope, kT0 + 60'000).error().code == BusErrorCode::handoff_expired);
+  CHECK(again.resume_handoff(h->envelope, kT0 + 60'000).error().code ==
+        BusErrorCode::handoff_expired);
 }
 
 TEST_CASE("bus handoff: unconfirmed incoming handoffs are bounded and freed when they expire") {
   Bus r(config("R", true));
   r.handle_connection_open("c", kT0);
   for (std::size_t i = 0; i < kMaxUnconfirmedHandoffs; ++i)
-    deliver(r, "c", env("h" + std::to_string(i), MessageType::handoff, ident("S"), std::string("R"),
-                        Json{{"request", "x"}, {"expiresAt", kT0 + 1000}}, double(kT0)), kT0);
+    deliver(r, "c",
+            env("h" + std::to_string(i), MessageType::handoff, ident("S"), std::string("R"),
+                Json{{"request", "x"}, {"expiresAt", kT0 + 1000}}, double(kT0)),
+            kT0);
   CHECK(events_of(drain_events(r), EventKind::handoff).size() == kMaxUnconfirmedHandoffs);
-  deliver(r, "c", env("late", MessageType::handoff, ident("S"), std::string("R"), Json{{"request", "x"}, {"expiresAt", kT0 + 5000}}, double(kT0)), kT0);
+  deliver(r, "c",
+          env("late", MessageType::handoff, ident("S"), std::string("R"),
+              Json{{"request", "x"}, {"expiresAt", kT0 + 5000}}, double(kT0)),
+          kT0);
   auto full = events_of(drain_events(r), EventKind::rejected);
   REQUIRE(full.size() == 1);
   CHECK(full[0].error.code == BusErrorCode::queue_full);
   // Once the first batch has expired, the slots are free again.
-  deliver(r, "c", env("later", MessageType::handoff, ident("S"), std::string("R"), Json{{"request", "x"}, {"expiresAt", kT0 + 5000}}, double(kT0)), kT0 + 2000);
+  deliver(r, "c",
+          env("later", MessageType::handoff, ident("S"), std::string("R"),
+              Json{{"request", "x"}, {"expiresAt", kT0 + 5000}}, double(kT0)),
+          kT0 + 2000);
   CHECK(events_of(drain_events(r), EventKind::handoff).size() == 1);
 }

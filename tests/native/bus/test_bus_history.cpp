@@ -33,18 +33,24 @@ TEST_CASE("bus history: count rules (cap 200, invalid or non-positive mean 50)")
   CHECK(Bus::history_count(Json(nullptr)) == 50);
 }
 
-TEST_CASE("bus history: a replay holds broadcasts and messages to or by the requester, never other peers' directs") {
+TEST_CASE(
+    "bus history: a replay holds broadcasts and messages to or by the requester, never other "
+    "peers' directs") {
   Bus hub(config("hub"));
   for (auto c : {"ca", "cb"}) hub.handle_connection_open(c, 0);
   deliver(hub, "ca", env("a0", MessageType::announce, ident("A"), std::nullopt));
   deliver(hub, "cb", env("b0", MessageType::announce, ident("B"), std::nullopt));
-  deliver(hub, "ca", env("a1", MessageType::chat, ident("A"), std::nullopt, Json{{"text", "A to all"}}));
-  deliver(hub, "cb", env("b1", MessageType::chat, ident("B"), std::string("hub"), Json{{"text", "B to hub"}}));
-  deliver(hub, "ca", env("a2", MessageType::chat, ident("A"), std::string("hub"), Json{{"text", "A to hub"}}));
+  deliver(hub, "ca",
+          env("a1", MessageType::chat, ident("A"), std::nullopt, Json{{"text", "A to all"}}));
+  deliver(hub, "cb",
+          env("b1", MessageType::chat, ident("B"), std::string("hub"), Json{{"text", "B to hub"}}));
+  deliver(hub, "ca",
+          env("a2", MessageType::chat, ident("A"), std::string("hub"), Json{{"text", "A to hub"}}));
   REQUIRE(hub.send("B", MessageType::chat, Json{{"text", "hub to B"}}, std::nullopt, 5).ok());
   REQUIRE(hub.send("A", MessageType::chat, Json{{"text", "hub to A"}}, std::nullopt, 6).ok());
   REQUIRE(hub.broadcast(MessageType::event, Json{{"text", "hub to all"}}, std::nullopt, 7).ok());
-  REQUIRE(hub.send("A", MessageType::swarm_have, Json::object(), std::nullopt, 8).ok());  // transient: never kept
+  REQUIRE(hub.send("A", MessageType::swarm_have, Json::object(), std::nullopt, 8)
+              .ok());  // transient: never kept
   pump_all(hub);
   drain_events(hub);
   std::vector<std::string> for_a;
@@ -56,7 +62,9 @@ TEST_CASE("bus history: a replay holds broadcasts and messages to or by the requ
 
   // The same through the wire: A asks, the hub answers with one history_replay per message, each
   // addressed to A and carrying the original envelope as its payload (agent-bus-notes.md).
-  deliver(hub, "ca", env("q1", MessageType::history_request, ident("A"), std::string("hub"), Json{{"count", 500}}));
+  deliver(hub, "ca",
+          env("q1", MessageType::history_request, ident("A"), std::string("hub"),
+              Json{{"count", 500}}));
   auto offers = pump_all(hub);
   auto replays = of_type(offers, MessageType::history_replay);
   REQUIRE(replays.size() == for_a.size());
@@ -76,13 +84,16 @@ TEST_CASE("bus history: a replay holds broadcasts and messages to or by the requ
 
 TEST_CASE("bus history: the ring is bounded") {
   Bus b(config("me"));
-  for (std::size_t i = 0; i < kHistoryCapacity + 10; ++i) REQUIRE(b.broadcast(MessageType::chat, Json{{"n", i}}, std::nullopt, 1).ok());
+  for (std::size_t i = 0; i < kHistoryCapacity + 10; ++i)
+    REQUIRE(b.broadcast(MessageType::chat, Json{{"n", i}}, std::nullopt, 1).ok());
   auto all = b.history(100000, "");
   REQUIRE(all.size() == kHistoryCapacity);
   CHECK(all.front().payload_value()["n"] == 10);
 }
 
-TEST_CASE("bus history: reconnect with queued messages and a replay loses nothing and delivers nothing twice") {
+TEST_CASE(
+    "bus history: reconnect with queued messages and a replay loses nothing and delivers nothing "
+    "twice") {
   Bus a(config("A", false, 1));
   Bus b(config("B", false, 2));
   a.handle_connection_open("toB", 0);
@@ -94,8 +105,12 @@ TEST_CASE("bus history: reconnect with queued messages and a replay loses nothin
   // B goes away; A keeps talking to it and broadcasting.
   a.handle_connection_closed("toB", 0);
   b.handle_connection_closed("toA", 0);
-  for (int i = 0; i < 3; ++i) REQUIRE(a.send("B", MessageType::chat, Json{{"text", "d" + std::to_string(i)}}, std::nullopt, 10 + i).ok());
-  REQUIRE(a.broadcast(MessageType::chat, Json{{"text", "missed broadcast"}}, std::nullopt, 20).ok());
+  for (int i = 0; i < 3; ++i)
+    REQUIRE(a.send("B", MessageType::chat, Json{{"text", "d" + std::to_string(i)}}, std::nullopt,
+                   10 + i)
+                .ok());
+  REQUIRE(
+      a.broadcast(MessageType::chat, Json{{"text", "missed broadcast"}}, std::nullopt, 20).ok());
   CHECK(carry(a, b, "toA", 20).empty());
   // The channel comes back but closes again right after open: the first replay attempt fails.
   a.handle_connection_open("toB", 30);
@@ -111,7 +126,9 @@ TEST_CASE("bus history: reconnect with queued messages and a replay loses nothin
   }
   std::vector<std::string> got;
   for (const auto& e : events_of(drain_events(b), EventKind::message))
-    if (e.envelope->type == MessageType::chat) got.push_back(e.envelope->payload_value()["text"].get<std::string>() + (e.replayed ? "*" : ""));
+    if (e.envelope->type == MessageType::chat)
+      got.push_back(e.envelope->payload_value()["text"].get<std::string>() +
+                    (e.replayed ? "*" : ""));
   // Live flush first, in order; the replay adds only the broadcast B missed (marked *).
   CHECK(got == std::vector<std::string>{"d0", "d1", "d2", "missed broadcast*"});
   CHECK(a.queued("B") == 0);
@@ -120,7 +137,8 @@ TEST_CASE("bus history: reconnect with queued messages and a replay loses nothin
 TEST_CASE("bus history: unsolicited, excess, batched or malformed replays are refused") {
   Bus b(config("me"));
   b.handle_connection_open("c", 0);
-  Json fake = envelope_to_json(env("f1", MessageType::chat, ident("x"), std::nullopt, Json{{"text", "injected"}}));
+  Json fake = envelope_to_json(
+      env("f1", MessageType::chat, ident("x"), std::nullopt, Json{{"text", "injected"}}));
   auto replay = [&](const std::string& id, Json payload, std::int64_t now) {
     deliver(b, "c",
             env(id, MessageType::history_replay, ident("p"), std::string("me"), std::move(payload)),
@@ -195,7 +213,8 @@ TEST_CASE("bus confirmations: ack and command_response correlate by message id a
               Json{{"messageId", cmd->envelope.id}, {"ok", true}}));
   CHECK(events_of(drain_events(b), EventKind::confirmation).size() == 1);
   // An ack for an id we never sent, or from the wrong peer, confirms nothing.
-  deliver(b, "c", env("r2", MessageType::ack, ident("p"), std::string("me"), Json{{"messageId", "nope"}}));
+  deliver(b, "c",
+          env("r2", MessageType::ack, ident("p"), std::string("me"), Json{{"messageId", "nope"}}));
   CHECK(events_of(drain_events(b), EventKind::confirmation).empty());
 
   // match_receipt, as the sidecar's `receipt` uses it over inbox and archive.
@@ -247,13 +266,17 @@ TEST_CASE("bus ack/respond build the confirmation payloads") {
         std::string(kMaxErrorTextBytes - 1, 'x'));
 }
 
-TEST_CASE("bus history: a direct that left through another path is noted: replayed to its peer, correlated with its ack") {
+TEST_CASE(
+    "bus history: a direct that left through another path is noted: replayed to its peer, "
+    "correlated with its ack") {
   Bus me(config("me"));
   me.handle_connection_open("ca", 0);
   deliver(me, "ca", env("a0", MessageType::announce, ident("A"), std::nullopt));
-  Envelope mine = env("m1", MessageType::chat, ident("me"), std::string("A"), Json{{"text", "from the disk outbox"}});
+  Envelope mine = env("m1", MessageType::chat, ident("me"), std::string("A"),
+                      Json{{"text", "from the disk outbox"}});
   REQUIRE_FALSE(me.note_sent(mine).has_value());
-  Envelope other = env("m2", MessageType::chat, ident("me"), std::string("B"), Json{{"text", "to B"}});
+  Envelope other =
+      env("m2", MessageType::chat, ident("me"), std::string("B"), Json{{"text", "to B"}});
   REQUIRE_FALSE(me.note_sent(other).has_value());
   std::vector<std::string> for_a;
   for (const auto& e : me.history(200, "A")) for_a.push_back(e.payload_value().value("text", ""));
@@ -271,7 +294,8 @@ TEST_CASE("bus history: a direct that left through another path is noted: replay
   CHECK(me.history(200, "").size() == 2);
   // A's ack of the noted message correlates with it.
   drain_events(me);
-  deliver(me, "ca", env("a1", MessageType::ack, ident("A"), std::string("me"), Json{{"messageId", "m1"}}));
+  deliver(me, "ca",
+          env("a1", MessageType::ack, ident("A"), std::string("me"), Json{{"messageId", "m1"}}));
   bool confirmed = false;
   for (const auto& ev : drain_events(me))
     if (ev.kind == EventKind::confirmation && ev.message_id == "m1") confirmed = true;

@@ -51,7 +51,8 @@ TEST_CASE("bus ping: every ping gets pong {pingId, pingTs, pongTs} to the pinger
   CHECK(events_of(drain_events(b), EventKind::message).size() == 3);
 }
 
-TEST_CASE("bus announce: one addressed to our transport id is ours, and nothing else so addressed is") {
+TEST_CASE(
+    "bus announce: one addressed to our transport id is ours, and nothing else so addressed is") {
   BusConfig c = config("me");
   c.transport_id = "uuid-of-me";
   Bus b(c);
@@ -105,8 +106,10 @@ TEST_CASE(
   CHECK(list->value().path.empty());
   // The command name's cheap bound (3 bytes per character): past it, not a share command at all.
   const std::string padded = "get-file" + std::string(3 * kMaxCommandNameChars - 8, ' ');
-  CHECK(parse_share_command(cmd(Json{{"command", padded}, {"args", {{"share", "d"}, {"path", "p"}}}})));
-  CHECK_FALSE(parse_share_command(cmd(Json{{"command", padded + " "}, {"args", {{"share", "d"}, {"path", "p"}}}})));
+  CHECK(parse_share_command(
+      cmd(Json{{"command", padded}, {"args", {{"share", "d"}, {"path", "p"}}}})));
+  CHECK_FALSE(parse_share_command(
+      cmd(Json{{"command", padded + " "}, {"args", {{"share", "d"}, {"path", "p"}}}})));
   auto shares = parse_share_command(cmd(Json{{"command", "shares"}}));
   REQUIRE((shares && shares->ok()));
   CHECK(shares->value().kind == ShareCommand::Kind::shares);

@@ -12,13 +12,16 @@ using namespace bus_test;
 
 namespace {
 
-const std::string kFromA = R"("from":{"streamId":"A","role":"agent","name":"Agent A","instanceId":"i1"})";
+const std::string kFromA =
+    R"("from":{"streamId":"A","role":"agent","name":"Agent A","instanceId":"i1"})";
 
 // A payload as a sender may write it: whitespace, a \u escape, a trailing-zero fraction, a
 // non-ASCII string, a duplicate key. Its canonical form differs in every one of those bytes.
-const std::string kOddPayload = R"({ "text" : "h\u0069 \u00e9t\u00e9 😀", "n" : 1.50, "list" : [ 1 , true , null ], "k":1, "k":2 })";
+const std::string kOddPayload =
+    R"({ "text" : "h\u0069 \u00e9t\u00e9 😀", "n" : 1.50, "list" : [ 1 , true , null ], "k":1, "k":2 })";
 
-std::string envelope_text(const std::string& id, const std::string& type, const std::string& to, const std::string& payload) {
+std::string envelope_text(const std::string& id, const std::string& type, const std::string& to,
+                          const std::string& payload) {
   return R"({"v":1,"id":")" + id + R"(","type":")" + type + R"(",)" + kFromA + R"(,"to":)" + to +
          R"(,"topic":null,"ts":1000,"payload":)" + payload + "}";
 }
@@ -40,10 +43,12 @@ std::string event_text(const Event& ev, const Bus& b) {
 }  // namespace
 
 TEST_CASE("bus payload: unread types keep the scanned text, read types keep the DOM") {
-  for (const char* type : {"chat", "file_chunk", "event", "command", "skill_update", "swarm_have"}) {
+  for (const char* type :
+       {"chat", "file_chunk", "event", "command", "skill_update", "swarm_have"}) {
     const std::string text = envelope_text("m1", type, "null", kOddPayload);
     ParseInfo info;
-    auto lazy = parse_envelope(ByteView(std::string_view(text)), &info, PayloadForm::text_unless_read);
+    auto lazy =
+        parse_envelope(ByteView(std::string_view(text)), &info, PayloadForm::text_unless_read);
     REQUIRE(lazy.ok());
     CHECK(lazy->payload_text == kOddPayload);
     CHECK(info.scanned);
@@ -66,22 +71,29 @@ TEST_CASE("bus payload: unread types keep the scanned text, read types keep the 
     CHECK(&lazy->payload_dom(scratch) == &scratch);
     CHECK(&dom->payload_dom(scratch) == &dom->payload);  // a DOM is never copied
   }
-  for (const char* type : {"announce", "ack", "command_response", "handoff", "history_request", "history_replay"}) {
+  for (const char* type :
+       {"announce", "ack", "command_response", "handoff", "history_request", "history_replay"}) {
     const std::string text = envelope_text("m1", type, "null", kOddPayload);
-    auto e = parse_envelope(ByteView(std::string_view(text)), nullptr, PayloadForm::text_unless_read);
+    auto e =
+        parse_envelope(ByteView(std::string_view(text)), nullptr, PayloadForm::text_unless_read);
     REQUIRE(e.ok());
     CHECK(e->payload_text.empty());
-    CHECK(e->payload == Json{{"text", "hi été 😀"}, {"n", 1.5}, {"list", Json::array({1, true, nullptr})}, {"k", 2}});
+    CHECK(e->payload == Json{{"text", "hi été 😀"},
+                             {"n", 1.5},
+                             {"list", Json::array({1, true, nullptr})},
+                             {"k", 2}});
   }
   // No payload, or one the scanner leaves to the DOM path (an exponent): nothing kept as text.
-  auto none = parse_envelope(ByteView(std::string_view(R"({"v":1,"id":"x","type":"chat",)" + kFromA + R"(,"ts":1})")),
-                             nullptr, PayloadForm::text_unless_read);
+  auto none = parse_envelope(
+      ByteView(std::string_view(R"({"v":1,"id":"x","type":"chat",)" + kFromA + R"(,"ts":1})")),
+      nullptr, PayloadForm::text_unless_read);
   REQUIRE(none.ok());
   CHECK(none->payload_text.empty());
   CHECK(none->payload.is_null());
   const std::string exp = envelope_text("x", "chat", "null", R"({"n":1e2})");
   ParseInfo info;
-  auto dom_path = parse_envelope(ByteView(std::string_view(exp)), &info, PayloadForm::text_unless_read);
+  auto dom_path =
+      parse_envelope(ByteView(std::string_view(exp)), &info, PayloadForm::text_unless_read);
   REQUIRE(dom_path.ok());
   CHECK(!info.scanned);
   CHECK(dom_path->payload_text.empty());
@@ -102,19 +114,25 @@ TEST_CASE("bus payload: a received chat, event and file_chunk reach the event te
     CHECK(ev.envelope->payload_text == kOddPayload);
     CHECK(ev.envelope->payload.is_null());
     CHECK(ev.payload_text.empty());  // not a second copy
-    CHECK(event_text(ev, me) == R"({"kind":"message","envelope":)" + text + R"(,"peer":"ca","replayed":false})");
+    CHECK(event_text(ev, me) ==
+          R"({"kind":"message","envelope":)" + text + R"(,"peer":"ca","replayed":false})");
     // The values an app reads are the DOM path's.
-    CHECK(ev.envelope->payload_value() == parse_envelope_dom(ByteView(std::string_view(text)))->payload);
+    CHECK(ev.envelope->payload_value() ==
+          parse_envelope_dom(ByteView(std::string_view(text)))->payload);
   }
   // Kept in history as text (file_chunk is transient: never kept), still the canonical bytes.
   auto kept = me.history(200, "");
   REQUIRE(kept.size() == 2);
   CHECK(kept[0].payload_text == kOddPayload);
-  CHECK(serialize_envelope(kept[0]) == canonical_via_dom(envelope_text("id-chat", "chat", R"("me")", kOddPayload)));
-  CHECK(serialize_envelope(kept[1]) == canonical_via_dom(envelope_text("id-event", "event", R"("me")", kOddPayload)));
+  CHECK(serialize_envelope(kept[0]) ==
+        canonical_via_dom(envelope_text("id-chat", "chat", R"("me")", kOddPayload)));
+  CHECK(serialize_envelope(kept[1]) ==
+        canonical_via_dom(envelope_text("id-event", "event", R"("me")", kOddPayload)));
 }
 
-TEST_CASE("bus payload: a payload kept as text replays with the canonical bytes and arrives with the same values") {
+TEST_CASE(
+    "bus payload: a payload kept as text replays with the canonical bytes and arrives with the "
+    "same values") {
   Bus hub(config("hub"));
   Bus a(config("A"));
   hub.handle_connection_open("ca", 0);
@@ -123,13 +141,17 @@ TEST_CASE("bus payload: a payload kept as text replays with the canonical bytes 
   auto exchange = [&](std::int64_t now) {
     std::vector<std::string> to_hub, to_a;
     pump(a, [&](const std::string&, const std::string& t) { return to_hub.push_back(t), true; });
-    pump(hub, [&](const std::string& c, const std::string& t) { return c == "ca" ? (to_a.push_back(t), true) : false; });
+    pump(hub, [&](const std::string& c, const std::string& t) {
+      return c == "ca" ? (to_a.push_back(t), true) : false;
+    });
     for (const auto& t : to_hub) hub.handle_text("ca", ByteView(std::string_view(t)), now);
     for (const auto& t : to_a) a.handle_text("chub", ByteView(std::string_view(t)), now);
     return to_a;
   };
   exchange(0);
-  const std::string chat = R"({"v":1,"id":"b1","type":"chat","from":{"streamId":"B","role":"agent","name":"Agent B","instanceId":"i1"},"to":null,"topic":"t","ts":900,"payload":)" + kOddPayload + "}";
+  const std::string chat =
+      R"({"v":1,"id":"b1","type":"chat","from":{"streamId":"B","role":"agent","name":"Agent B","instanceId":"i1"},"to":null,"topic":"t","ts":900,"payload":)" +
+      kOddPayload + "}";
   hub.handle_connection_open("cb", 0);
   pump_all(hub);
   hub.handle_text("cb", ByteView(std::string_view(chat)), 900);
@@ -155,7 +177,8 @@ TEST_CASE("bus payload: a payload kept as text replays with the canonical bytes 
   CHECK(msgs[0].replayed);
   CHECK(msgs[0].envelope->id == "b1");
   CHECK(serialize_envelope(*msgs[0].envelope) == canonical);
-  CHECK(msgs[0].envelope->payload_value() == parse_envelope_dom(ByteView(std::string_view(chat)))->payload);
+  CHECK(msgs[0].envelope->payload_value() ==
+        parse_envelope_dom(ByteView(std::string_view(chat)))->payload);
 }
 
 TEST_CASE("bus payload: the types the bus reads still act on their payloads") {
@@ -164,7 +187,10 @@ TEST_CASE("bus payload: the types the bus reads still act on their payloads") {
   pump_all(me);
   drain_events(me);
   // announce: skills are read (handoff-v1 makes the peer a handoff target).
-  me.handle_text("ca", ByteView(std::string_view(envelope_text("a0", "announce", "null", R"({ "skills" : [ "handoff-v1" ] })"))), 1000);
+  me.handle_text("ca",
+                 ByteView(std::string_view(envelope_text("a0", "announce", "null",
+                                                         R"({ "skills" : [ "handoff-v1" ] })"))),
+                 1000);
   REQUIRE(me.peer("ca"));
   CHECK(me.peer("ca")->handoff);
   CHECK(me.peer("ca")->announce == Json{{"skills", Json::array({"handoff-v1"})}});
@@ -173,7 +199,11 @@ TEST_CASE("bus payload: the types the bus reads still act on their payloads") {
   REQUIRE(sent.ok());
   pump_all(me);
   drain_events(me);
-  me.handle_text("ca", ByteView(std::string_view(envelope_text("k1", "ack", R"("me")", R"({ "messageId" : ")" + sent->envelope.id + R"(" })"))), 1000);
+  me.handle_text(
+      "ca",
+      ByteView(std::string_view(envelope_text(
+          "k1", "ack", R"("me")", R"({ "messageId" : ")" + sent->envelope.id + R"(" })"))),
+      1000);
   auto evs = drain_events(me);
   auto conf = events_of(evs, EventKind::confirmation);
   REQUIRE(conf.size() == 1);
@@ -185,7 +215,10 @@ TEST_CASE("bus payload: the types the bus reads still act on their payloads") {
   // The event still hands on the text as received, from the DOM envelope's side copy.
   CHECK(event_text(acks[0], me).find(R"("payload":{ "messageId" : ")") != std::string::npos);
   // handoff: checked and delivered with its request and expiry.
-  me.handle_text("ca", ByteView(std::string_view(envelope_text("h1", "handoff", R"("me")", R"({"request":"review","expiresAt":5000})"))), 1000);
+  me.handle_text("ca",
+                 ByteView(std::string_view(envelope_text(
+                     "h1", "handoff", R"("me")", R"({"request":"review","expiresAt":5000})"))),
+                 1000);
   auto handoffs = events_of(drain_events(me), EventKind::handoff);
   REQUIRE(handoffs.size() == 1);
   CHECK(event_json(handoffs[0], me)["request"] == "review");
@@ -195,7 +228,10 @@ TEST_CASE("bus payload: the types the bus reads still act on their payloads") {
   REQUIRE(me.broadcast(MessageType::chat, Json{{"text", "one"}}, std::nullopt, 1002).ok());
   REQUIRE(me.broadcast(MessageType::chat, Json{{"text", "two"}}, std::nullopt, 1003).ok());
   pump_all(me);
-  me.handle_text("ca", ByteView(std::string_view(envelope_text("q1", "history_request", R"("me")", R"({ "count" : 1 })"))), 1004);
+  me.handle_text("ca",
+                 ByteView(std::string_view(
+                     envelope_text("q1", "history_request", R"("me")", R"({ "count" : 1 })"))),
+                 1004);
   auto replays = of_type(pump_all(me), MessageType::history_replay);
   REQUIRE(replays.size() == 1);
   CHECK(replays[0].payload["payload"]["text"] == "two");
@@ -240,8 +276,10 @@ Json read_spans(const std::string& text, const Event& ev) {
     std::vector<std::string> keys;
     std::optional<Json> done;
     auto put = [&](Json value) {
-      if (stack.empty()) done = std::move(value);
-      else if (stack.back().is_array()) stack.back().push_back(std::move(value));
+      if (stack.empty())
+        done = std::move(value);
+      else if (stack.back().is_array())
+        stack.back().push_back(std::move(value));
       else {
         stack.back()[keys.back()] = std::move(value);
         keys.pop_back();
@@ -261,7 +299,9 @@ Json read_spans(const std::string& text, const Event& ev) {
           break;
         }
         case TapeKind::key: keys.push_back(str(s)); break;
-        case TapeKind::key_escaped: keys.push_back(parse(slice16(text, s.begin - 1, s.end + 1)).get<std::string>()); break;
+        case TapeKind::key_escaped:
+          keys.push_back(parse(slice16(text, s.begin - 1, s.end + 1)).get<std::string>());
+          break;
         case TapeKind::string: put(str(s)); break;
         case TapeKind::string_escaped: put(parse(slice16(text, s.begin - 1, s.end + 1))); break;
         case TapeKind::number: put(parse(str(s))); break;
@@ -289,7 +329,8 @@ Json read_spans(const std::string& text, const Event& ev) {
 
 }  // namespace
 
-TEST_CASE("bus payload: with message_spans_only a scanned message is read from the host's own text") {
+TEST_CASE(
+    "bus payload: with message_spans_only a scanned message is read from the host's own text") {
   BusConfig c = config("me");
   c.message_spans_only = true;
   Bus me(c);
@@ -298,12 +339,14 @@ TEST_CASE("bus payload: with message_spans_only a scanned message is read from t
   drain_events(me);
   // Non-ASCII strings (UTF-16 offsets differ from byte offsets after them), escapes in keys and
   // strings, nesting, every literal; a topic and a direct `to`.
-  const std::string odd = R"({"t\u00e9":"é😀x","n":[1.5,-2,0,{"a":null,"b":true,"c":false}],"s":"a\"b"})";
+  const std::string odd =
+      R"({"t\u00e9":"é😀x","n":[1.5,-2,0,{"a":null,"b":true,"c":false}],"s":"a\"b"})";
   const std::string texts[] = {
       envelope_text("c1", "chat", "null", kOddPayload),
       envelope_text("c2", "chat", R"("me")", odd),
       envelope_text("f1", "file_chunk", R"("me")", R"({"transferId":"t","index":0,"data":"QUJD"})"),
-      R"({"v":1,"id":"é1","type":"event",)" + kFromA + R"(,"to":null,"topic":"tö/pic","ts":1.25,"payload":"x"})",
+      R"({"v":1,"id":"é1","type":"event",)" + kFromA +
+          R"(,"to":null,"topic":"tö/pic","ts":1.25,"payload":"x"})",
       R"({"v":1,"id":"n1","type":"event",)" + kFromA + R"(,"to":null,"topic":null,"ts":7})",
   };
   std::uint64_t tag = 100;
@@ -313,7 +356,8 @@ TEST_CASE("bus payload: with message_spans_only a scanned message is read from t
     REQUIRE(msgs.size() == 1);
     CHECK_FALSE(msgs[0].envelope);
     CHECK(msgs[0].text_tag == tag);
-    CHECK(read_spans(text, msgs[0]) == envelope_to_json(parse_envelope_dom(ByteView(std::string_view(text))).value()));
+    CHECK(read_spans(text, msgs[0]) ==
+          envelope_to_json(parse_envelope_dom(ByteView(std::string_view(text))).value()));
   }
   // More tokens than kMaxTapeTokens: no tape, the payload's span is parsed instead.
   Json big = Json::array();
@@ -325,17 +369,23 @@ TEST_CASE("bus payload: with message_spans_only a scanned message is read from t
   CHECK(msgs[0].tape.empty());
   CHECK(read_spans(long_text, msgs[0])["payload"] == big);
   // Left to the DOM path (an exponent): the event carries the envelope and no spans.
-  me.handle_text("ca", ByteView(std::string_view(envelope_text("c4", "chat", "null", R"({"n":1e2})"))), 1000, 8);
+  me.handle_text("ca",
+                 ByteView(std::string_view(envelope_text("c4", "chat", "null", R"({"n":1e2})"))),
+                 1000, 8);
   msgs = events_of(drain_events(me), EventKind::message);
   REQUIRE(msgs.size() == 1);
   CHECK_FALSE(msgs[0].spans);
   REQUIRE(msgs[0].envelope);
   CHECK(msgs[0].envelope->payload_value() == Json{{"n", 100.0}});
   // History still holds what was delivered by reference: a replay writes it canonically.
-  me.handle_text("ca", ByteView(std::string_view(envelope_text("q1", "history_request", R"("me")", R"({"count":10})"))), 1004);
+  me.handle_text("ca",
+                 ByteView(std::string_view(
+                     envelope_text("q1", "history_request", R"("me")", R"({"count":10})"))),
+                 1004);
   auto replays = of_type(pump_all(me), MessageType::history_replay);
   REQUIRE(replays.size() == 6);  // every message but the transient file_chunk, oldest first
-  CHECK(replays[0].payload == envelope_to_json(parse_envelope_dom(ByteView(std::string_view(texts[0]))).value()));
+  CHECK(replays[0].payload ==
+        envelope_to_json(parse_envelope_dom(ByteView(std::string_view(texts[0]))).value()));
   CHECK(replays[1].payload["payload"] == parse_json(ByteView(std::string_view(odd))).value);
   CHECK(replays[4].payload["payload"] == big);
 }

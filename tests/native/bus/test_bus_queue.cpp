@@ -12,7 +12,9 @@ namespace {
 Bus known_peer(bool open = true) {
   Bus b(config("me"));
   if (open) b.handle_connection_open("c1", 0);
-  deliver(b, "c1", env("a1", MessageType::announce, ident("p"), std::nullopt, Json{{"skills", Json::array()}}));
+  deliver(
+      b, "c1",
+      env("a1", MessageType::announce, ident("p"), std::nullopt, Json{{"skills", Json::array()}}));
   pump_all(b);
   drain_events(b);
   return b;
@@ -55,10 +57,13 @@ TEST_CASE("bus queue: peerConnected before dataChannelOpen: a rejected send is q
   CHECK(b.queued("p") == 0);
 }
 
-TEST_CASE("bus queue: a flush removes only what the transport accepted and keeps the rest in order") {
+TEST_CASE(
+    "bus queue: a flush removes only what the transport accepted and keeps the rest in order") {
   Bus b = known_peer();
   b.handle_connection_closed("c1", 0);
-  for (int i = 0; i < 5; ++i) REQUIRE(b.send("p", MessageType::chat, Json{{"text", std::to_string(i)}}, std::nullopt, i).ok());
+  for (int i = 0; i < 5; ++i)
+    REQUIRE(
+        b.send("p", MessageType::chat, Json{{"text", std::to_string(i)}}, std::nullopt, i).ok());
   CHECK(pump_all(b).empty());  // offline: nothing offered
   CHECK(b.queued("p") == 5);
   b.handle_connection_open("c1", 10);
@@ -91,7 +96,8 @@ TEST_CASE("bus queue: a new ordinary send retries the backlog first and queues b
   CHECK(b.queued("p") == 2);
   // Unblocked by the next send: everything in order.
   REQUIRE(b.send("p", MessageType::chat, Json{{"text", "newer"}}, std::nullopt, 3).ok());
-  CHECK(texts_of(pump_all(b), MessageType::chat) == std::vector<std::string>{"old", "new", "newer"});
+  CHECK(texts_of(pump_all(b), MessageType::chat) ==
+        std::vector<std::string>{"old", "new", "newer"});
 }
 
 TEST_CASE("bus queue: transient traffic bypasses the backlog and is never queued") {
@@ -101,7 +107,9 @@ TEST_CASE("bus queue: transient traffic bypasses the backlog and is never queued
   // The swarm message goes out ahead of the blocked chat.
   auto t = b.send("p", MessageType::swarm_have, Json{{"fileId", "x"}}, std::nullopt, 2);
   REQUIRE(t.ok());
-  auto offers = pump(b, [](const std::string&, const std::string& text) { return parsed(text).type == MessageType::swarm_have; });
+  auto offers = pump(b, [](const std::string&, const std::string& text) {
+    return parsed(text).type == MessageType::swarm_have;
+  });
   REQUIRE(of_type(offers, MessageType::swarm_have).size() == 1);
   CHECK(b.outcome(t->envelope.id) == SendStatus::sent);
   CHECK(b.queued("p") == 1);
@@ -116,8 +124,7 @@ TEST_CASE("bus queue: transient traffic bypasses the backlog and is never queued
   auto v = b.send("p", MessageType::swarm_request, Json::object(), std::nullopt, 4);
   REQUIRE_FALSE(v.ok());
   CHECK(v.error().code == BusErrorCode::not_accepted);
-  for (const auto& e : b.history(500, ""))
-    CHECK_FALSE(is_transient(e.type));
+  for (const auto& e : b.history(500, "")) CHECK_FALSE(is_transient(e.type));
 }
 
 TEST_CASE("bus queue: peers are independent") {
@@ -170,13 +177,15 @@ TEST_CASE("bus identity: a connection is bound to its first stream and cannot se
   CHECK(ev[0].kind == EventKind::rejected);
   CHECK(ev[0].error.code == BusErrorCode::forged_identity);
   // The room lives on: the bound peer still talks.
-  deliver(b, "c1", env("y", MessageType::chat, ident("p"), std::nullopt, Json{{"text", "still here"}}));
+  deliver(b, "c1",
+          env("y", MessageType::chat, ident("p"), std::nullopt, Json{{"text", "still here"}}));
   auto ok = events_of(drain_events(b), EventKind::message);
   REQUIRE(ok.size() == 1);
   CHECK(ok[0].envelope->payload_value()["text"] == "still here");
 }
 
-TEST_CASE("bus identity: with conn_is_stream the very first envelope must come from the peer's own id") {
+TEST_CASE(
+    "bus identity: with conn_is_stream the very first envelope must come from the peer's own id") {
   BusConfig cfg = config("me");
   cfg.conn_is_stream = true;
   Bus b(cfg);
@@ -189,7 +198,8 @@ TEST_CASE("bus identity: with conn_is_stream the very first envelope must come f
   REQUIRE(rejected.size() == 1);
   CHECK(rejected[0].error.code == BusErrorCode::forged_identity);
   CHECK(rejected[0].error.field == "from.streamId");
-  deliver(b, "alice", env("y", MessageType::chat, ident("alice"), std::nullopt, Json{{"text", "me"}}));
+  deliver(b, "alice",
+          env("y", MessageType::chat, ident("alice"), std::nullopt, Json{{"text", "me"}}));
   auto ok = events_of(drain_events(b), EventKind::message);
   REQUIRE(ok.size() == 1);
   CHECK(ok[0].envelope->from.stream_id == "alice");
@@ -246,12 +256,17 @@ TEST_CASE("bus broadcast: offered once to every open connection, never queued") 
 TEST_CASE("bus queue: the peer's announce retries a failed flush") {
   Bus b = known_peer();
   b.handle_connection_closed("c1", 0);
-  for (int i = 0; i < 3; ++i) REQUIRE(b.send("p", MessageType::chat, Json{{"text", std::to_string(i)}}, std::nullopt, i).ok());
+  for (int i = 0; i < 3; ++i)
+    REQUIRE(
+        b.send("p", MessageType::chat, Json{{"text", std::to_string(i)}}, std::nullopt, i).ok());
   b.handle_connection_open("c1", 10);
   auto failed = pump_none(b);  // our announce and the first replay are both rejected
   CHECK(failed.size() == 2);
   CHECK(b.queued("p") == 3);
-  deliver(b, "c1", env("a2", MessageType::announce, ident("p"), std::nullopt, Json{{"skills", Json::array()}}), 11);
+  deliver(
+      b, "c1",
+      env("a2", MessageType::announce, ident("p"), std::nullopt, Json{{"skills", Json::array()}}),
+      11);
   CHECK(texts_of(pump_all(b), MessageType::chat) == std::vector<std::string>{"0", "1", "2"});
   CHECK(b.queued("p") == 0);
 }

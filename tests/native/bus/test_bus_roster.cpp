@@ -15,9 +15,11 @@ namespace {
 int next_id = 0;
 
 // Peer stream `stream` says something on `conn` (an announce: it binds the connection).
-void announce_from(Bus& b, const std::string& conn, const std::string& stream, std::int64_t now = 1000) {
-  deliver(b, conn, env("an" + std::to_string(++next_id), MessageType::announce, ident(stream), std::nullopt,
-                       Json{{"skills", Json::array()}}),
+void announce_from(Bus& b, const std::string& conn, const std::string& stream,
+                   std::int64_t now = 1000) {
+  deliver(b, conn,
+          env("an" + std::to_string(++next_id), MessageType::announce, ident(stream), std::nullopt,
+              Json{{"skills", Json::array()}}),
           now);
 }
 
@@ -62,7 +64,8 @@ bool listed_open(const Bus& b, const std::string& conn) {
 
 }  // namespace
 
-TEST_CASE("bus roster: a peer the roster dropped is queued for while its channel still looks open") {
+TEST_CASE(
+    "bus roster: a peer the roster dropped is queued for while its channel still looks open") {
   Bus b = with_peer();
   REQUIRE(b.is_open("p"));
   b.handle_roster({}, 0);  // its tab closed: the room says so long before the channel dies
@@ -94,7 +97,9 @@ TEST_CASE("bus roster: a peer the roster dropped is queued for while its channel
   CHECK(b.is_open("p"));
 }
 
-TEST_CASE("bus roster: a dropped peer's stream can be claimed by its new connection while the old lingers") {
+TEST_CASE(
+    "bus roster: a dropped peer's stream can be claimed by its new connection while the old "
+    "lingers") {
   Bus b = with_peer();
   b.handle_roster({"c2"}, 0);
   auto ids = sent_ids(b, {"one", "two"});
@@ -106,7 +111,8 @@ TEST_CASE("bus roster: a dropped peer's stream can be claimed by its new connect
   CHECK(b.peer("c2")->stream_id == std::optional<std::string>("p"));
 }
 
-TEST_CASE("bus roster: a re-listed peer whose channel stayed open is held until it carries a message") {
+TEST_CASE(
+    "bus roster: a re-listed peer whose channel stayed open is held until it carries a message") {
   Bus b = with_peer();
   b.handle_roster({}, 0);  // its signaling blipped: the channel is alive, the room briefly lost it
   auto ids = sent_ids(b, {"one", "two"});
@@ -169,7 +175,8 @@ TEST_CASE("bus roster: a held channel is woken by a fresh connection_open") {
   CHECK(b.queued("p") == 0);
 }
 
-TEST_CASE("bus roster: connection_closed while held, then messages do not wake it, and an open does") {
+TEST_CASE(
+    "bus roster: connection_closed while held, then messages do not wake it, and an open does") {
   Bus b = with_peer();
   b.handle_roster({}, 0);
   auto ids = sent_ids(b, {"one"});
@@ -188,7 +195,8 @@ TEST_CASE("bus roster: connection_closed while held, then messages do not wake i
   CHECK(ids_of(of_type(offers, MessageType::chat)) == ids);  // bound by the late message
 }
 
-TEST_CASE("bus roster: a dropped channel that closes is forgotten, and re-listed it is known, not open") {
+TEST_CASE(
+    "bus roster: a dropped channel that closes is forgotten, and re-listed it is known, not open") {
   Bus b = with_peer();
   b.handle_roster({}, 0);
   b.handle_connection_closed("c1", 0);
@@ -230,7 +238,7 @@ TEST_CASE("bus roster: signaling_restored announces to open, listed, unheld conn
   b.handle_roster({"a", "dropped", "held", "never", "closed"}, 0);
   for (const char* c : {"a", "dropped", "held", "closed"}) b.handle_connection_open(c, 0);
   b.handle_connection_closed("closed", 0);
-  b.handle_roster({"a", "never", "closed"}, 0);  // drops "dropped" and "held"
+  b.handle_roster({"a", "never", "closed"}, 0);          // drops "dropped" and "held"
   b.handle_roster({"a", "never", "closed", "held"}, 0);  // "held" is back on its old channel
   pump_all(b);
   drain_events(b);
@@ -246,7 +254,8 @@ TEST_CASE("bus roster: signaling_restored announces to open, listed, unheld conn
   CHECK_FALSE(b.is_open("held"));
 }
 
-TEST_CASE("bus roster: signaling_restored retries a backlog whose last flush the transport refused") {
+TEST_CASE(
+    "bus roster: signaling_restored retries a backlog whose last flush the transport refused") {
   Bus b = with_peer();
   auto r = b.send("p", MessageType::chat, Json{{"text", "one"}}, std::nullopt, 10);
   REQUIRE(r.ok());

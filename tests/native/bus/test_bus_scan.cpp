@@ -19,11 +19,14 @@ namespace {
 const std::string kFrom = R"("from":{"streamId":"s1","role":"agent","name":"A","instanceId":"i1"})";
 
 std::string env(const std::string& payload, const std::string& extra = "") {
-  return R"({"v":1,"id":"abc","type":"chat",)" + kFrom + R"(,"to":null,"topic":null,"ts":1700000000000)" + extra +
+  return R"({"v":1,"id":"abc","type":"chat",)" + kFrom +
+         R"(,"to":null,"topic":null,"ts":1700000000000)" + extra +
          (payload.empty() ? "" : ",\"payload\":" + payload) + "}";
 }
 
-ByteView bv(const std::string& s) { return ByteView(std::string_view(s)); }
+ByteView bv(const std::string& s) {
+  return ByteView(std::string_view(s));
+}
 
 // Checks the property on `text` and returns whether the scanner accepted it.
 bool agree(const std::string& text) {
@@ -49,7 +52,8 @@ bool agree(const std::string& text) {
   REQUIRE_FALSE(parsed.is_discarded());
   std::string got, want;
   append_json(got, parsed, JsonNumbers::js_double);
-  append_json(want, Json{{"ok", true}, {"envelope", envelope_to_json(dom.value())}}, JsonNumbers::js_double);
+  append_json(want, Json{{"ok", true}, {"envelope", envelope_to_json(dom.value())}},
+              JsonNumbers::js_double);
   CHECK(got == want);
   return true;
 }
@@ -67,16 +71,22 @@ TEST_CASE("bus scan: the common shapes are accepted in one pass") {
   CHECK(agree(env("")));  // no payload: null
   CHECK(agree(env("null")));
   CHECK(agree(env(R"([1,-2,3.25,0,0.0,-0.5,true,false,null,"",{},[]])")));
-  CHECK(agree(env(R"({"a":{"b":[{"c":"d"}]},"e":"\"\\\/\b\f\n\r\t\u0041\u00e9\ud83d\ude00\u0000"})")));
-  CHECK(agree(env(R"({"a":1,"a":2})")));  // payload duplicates: last wins in both JSON.parse and the DOM
+  CHECK(agree(
+      env(R"({"a":{"b":[{"c":"d"}]},"e":"\"\\\/\b\f\n\r\t\u0041\u00e9\ud83d\ude00\u0000"})")));
+  CHECK(agree(
+      env(R"({"a":1,"a":2})")));  // payload duplicates: last wins in both JSON.parse and the DOM
   CHECK(agree(env(R"("caf\u00e9 \u2028 😀 é")")));
   CHECK(agree(" \t\r\n" + env("1") + " \n"));
-  CHECK(agree(R"({ "payload" : 7 , "ts" : 5 , "type" : "ping" , "from" : { "instanceId" : "i" , "name" : "n" , "role" : "r" , "streamId" : "s" } , "id" : "x" , "v" : 1 })"));
+  CHECK(agree(
+      R"({ "payload" : 7 , "ts" : 5 , "type" : "ping" , "from" : { "instanceId" : "i" , "name" : "n" , "role" : "r" , "streamId" : "s" } , "id" : "x" , "v" : 1 })"));
   CHECK(agree(R"({"v":1,"id":"x","type":"ping",)" + kFrom + R"(,"ts":5})"));  // to/topic absent
-  CHECK(agree(R"({"v":1,"id":"x","type":"event",)" + kFrom + R"(,"to":"me","topic":"builds","ts":-12.5,"payload":{}})"));
-  CHECK(agree(R"({"v":1,"id":"ünïcødé-😀","type":"chat","from":{"streamId":"流","role":"ロール","name":"名前","instanceId":"é"},"ts":0.001})"));
-  for (const char* ts : {"0", "1", "0.1", "123456789012345", "12345678901234.5", "0.000000000000001", "-1", "-0.1", "1700000000000.123",
-                         "9007199254740992", "0.123456789012345", "1.000000000000002"})
+  CHECK(agree(R"({"v":1,"id":"x","type":"event",)" + kFrom +
+              R"(,"to":"me","topic":"builds","ts":-12.5,"payload":{}})"));
+  CHECK(agree(
+      R"({"v":1,"id":"ünïcødé-😀","type":"chat","from":{"streamId":"流","role":"ロール","name":"名前","instanceId":"é"},"ts":0.001})"));
+  for (const char* ts :
+       {"0", "1", "0.1", "123456789012345", "12345678901234.5", "0.000000000000001", "-1", "-0.1",
+        "1700000000000.123", "9007199254740992", "0.123456789012345", "1.000000000000002"})
     CHECK(agree(R"({"v":1,"id":"x","type":"chat",)" + kFrom + R"(,"ts":)" + ts + "}"));
 }
 
@@ -84,14 +94,18 @@ TEST_CASE("bus scan: header strings are bounded in UTF-16 units, as JavaScript c
   const std::string id_of = R"({"v":1,"type":"chat",)" + kFrom + R"(,"ts":1,"id":")";
   CHECK(agree(id_of + std::string(kMaxIdChars, 'i') + "\"}"));
   CHECK_FALSE(agree(id_of + std::string(kMaxIdChars + 1, 'i') + "\"}"));
-  CHECK(agree(id_of + repeat("é", kMaxIdChars) + "\"}"));           // 2 bytes, 1 unit
+  CHECK(agree(id_of + repeat("é", kMaxIdChars) + "\"}"));  // 2 bytes, 1 unit
   CHECK_FALSE(agree(id_of + repeat("é", kMaxIdChars + 1) + "\"}"));
-  CHECK(agree(id_of + repeat("€", kMaxIdChars) + "\"}"));           // 3 bytes, 1 unit
-  CHECK(agree(id_of + repeat("😀", kMaxIdChars / 2) + "\"}"));       // 4 bytes, 2 units
+  CHECK(agree(id_of + repeat("€", kMaxIdChars) + "\"}"));      // 3 bytes, 1 unit
+  CHECK(agree(id_of + repeat("😀", kMaxIdChars / 2) + "\"}"));  // 4 bytes, 2 units
   CHECK_FALSE(agree(id_of + repeat("😀", kMaxIdChars / 2) + "i\"}"));
   // Every field at and past its bound.
-  struct F { std::string key; std::size_t max; };
-  for (const F& f : {F{"role", kMaxRoleChars}, F{"name", kMaxNameChars}, F{"streamId", kMaxStreamIdChars}, F{"instanceId", kMaxInstanceIdChars}}) {
+  struct F {
+    std::string key;
+    std::size_t max;
+  };
+  for (const F& f : {F{"role", kMaxRoleChars}, F{"name", kMaxNameChars},
+                     F{"streamId", kMaxStreamIdChars}, F{"instanceId", kMaxInstanceIdChars}}) {
     auto with_len = [&](std::size_t n) {
       std::string from = R"("from":{"streamId":"s","role":"r","name":"n","instanceId":"i"})";
       const std::string needle = "\"" + f.key + "\":\"";
@@ -103,10 +117,14 @@ TEST_CASE("bus scan: header strings are bounded in UTF-16 units, as JavaScript c
     CHECK_FALSE(agree(with_len(f.max + 1)));
     CHECK_FALSE(agree(with_len(0)));
   }
-  CHECK_FALSE(agree(R"({"v":1,"id":"x","type":"chat",)" + kFrom + R"(,"to":")" + std::string(kMaxToChars + 1, 't') + R"(","ts":1})"));
-  CHECK(agree(R"({"v":1,"id":"x","type":"chat",)" + kFrom + R"(,"to":")" + std::string(kMaxToChars, 't') + R"(","ts":1})"));
-  CHECK(agree(R"({"v":1,"id":"x","type":"chat",)" + kFrom + R"(,"topic":")" + std::string(kMaxTopicChars, 't') + R"(","ts":1})"));
-  CHECK_FALSE(agree(R"({"v":1,"id":"x","type":"chat",)" + kFrom + R"(,"topic":")" + std::string(kMaxTopicChars + 1, 't') + R"(","ts":1})"));
+  CHECK_FALSE(agree(R"({"v":1,"id":"x","type":"chat",)" + kFrom + R"(,"to":")" +
+                    std::string(kMaxToChars + 1, 't') + R"(","ts":1})"));
+  CHECK(agree(R"({"v":1,"id":"x","type":"chat",)" + kFrom + R"(,"to":")" +
+              std::string(kMaxToChars, 't') + R"(","ts":1})"));
+  CHECK(agree(R"({"v":1,"id":"x","type":"chat",)" + kFrom + R"(,"topic":")" +
+              std::string(kMaxTopicChars, 't') + R"(","ts":1})"));
+  CHECK_FALSE(agree(R"({"v":1,"id":"x","type":"chat",)" + kFrom + R"(,"topic":")" +
+                    std::string(kMaxTopicChars + 1, 't') + R"(","ts":1})"));
   CHECK_FALSE(agree(R"({"v":1,"id":"x","type":"chat",)" + kFrom + R"(,"topic":"","ts":1})"));
 }
 
@@ -147,11 +165,32 @@ TEST_CASE("bus scan: what it leaves to the DOM path still gets the DOM path's ve
   CHECK_FALSE(agree(swap(R"("to":null)", R"("to":nul)")));
   CHECK_FALSE(agree(swap(R"("topic":null)", R"("topic":[])")));
   // ts: everything but short plain decimals goes to the DOM path, whatever its verdict.
-  for (const char* ts : {"-0", "-0.0", "1.0000000000000002", "1e3", "1E3", "1.5e2", "9007199254740993", "12345678901234567890", "0.12345678901234567890", "01", "1.", ".5",
-                         "-", "+1", "\"1\"", "null", "1e400", "-1e400", "NaN", "Infinity", "0x10", "1.5.5"})
+  for (const char* ts : {"-0",
+                         "-0.0",
+                         "1.0000000000000002",
+                         "1e3",
+                         "1E3",
+                         "1.5e2",
+                         "9007199254740993",
+                         "12345678901234567890",
+                         "0.12345678901234567890",
+                         "01",
+                         "1.",
+                         ".5",
+                         "-",
+                         "+1",
+                         "\"1\"",
+                         "null",
+                         "1e400",
+                         "-1e400",
+                         "NaN",
+                         "Infinity",
+                         "0x10",
+                         "1.5.5"})
     CHECK_FALSE(agree(swap("1700000000000", ts)));
   // Payload numbers whose value JSON.parse and the canonical writer could disagree on.
-  for (const char* n : {"-0", "-0.0", "-0.000", "1e2", "1E-7", "-1e400", "1e400", "01", "1.", "-", "+1", ".5", "0x1", "NaN"})
+  for (const char* n : {"-0", "-0.0", "-0.000", "1e2", "1E-7", "-1e400", "1e400", "01", "1.", "-",
+                        "+1", ".5", "0x1", "NaN"})
     CHECK_FALSE(agree(env(std::string("[") + n + "]")));
   CHECK(agree(env("[" + std::string(300, '9') + "]")));
   CHECK_FALSE(agree(env("[" + std::string(301, '9') + "]")));
@@ -179,14 +218,16 @@ TEST_CASE("bus scan: hostile bytes are never accepted") {
     CHECK_FALSE(agree(s));
   }
   // Bad escapes and lone surrogates (JSON.parse takes them; the DOM path does not).
-  for (const char* esc : {R"(\x)", R"(\u12)", R"(\u12g4)", R"(\ud800)", R"(\udc00)", R"(\ud800\u0041)", R"(\ud800x)",
-                          R"(\ud800\ud800)", R"(\udbff)", R"(\)", R"(\U0041)", R"(\')"})
+  for (const char* esc :
+       {R"(\x)", R"(\u12)", R"(\u12g4)", R"(\ud800)", R"(\udc00)", R"(\ud800\u0041)", R"(\ud800x)",
+        R"(\ud800\ud800)", R"(\udbff)", R"(\)", R"(\U0041)", R"(\')"})
     CHECK_FALSE(agree(env(std::string("\"a") + esc + "\"")));
   CHECK(agree(env(R"("\udbff\udfff")")));
   // Ill-formed UTF-8, in the payload and in header strings.
-  for (const char* bad : {"\xC0\x80", "\xC1\xBF", "\xE0\x80\x80", "\xE0\x9F\xBF", "\xED\xA0\x80", "\xED\xBF\xBF",
-                          "\xF0\x80\x80\x80", "\xF0\x8F\xBF\xBF", "\xF4\x90\x80\x80", "\xF5\x80\x80\x80", "\xFF", "\x80",
-                          "\xC3", "\xE2\x82", "\xF0\x9F\x98", "\xC3\x28", "\xE2\x28\xA1"}) {
+  for (const char* bad :
+       {"\xC0\x80", "\xC1\xBF", "\xE0\x80\x80", "\xE0\x9F\xBF", "\xED\xA0\x80", "\xED\xBF\xBF",
+        "\xF0\x80\x80\x80", "\xF0\x8F\xBF\xBF", "\xF4\x90\x80\x80", "\xF5\x80\x80\x80", "\xFF",
+        "\x80", "\xC3", "\xE2\x82", "\xF0\x9F\x98", "\xC3\x28", "\xE2\x28\xA1"}) {
     CHECK_FALSE(agree(env(std::string("\"a") + bad + "b\"")));
     CHECK_FALSE(agree(env(std::string("\"a") + bad)));
     std::string s = g;
@@ -195,8 +236,8 @@ TEST_CASE("bus scan: hostile bytes are never accepted") {
     CHECK_FALSE(agree(env(std::string("[1,") + bad + "]")));  // outside a string
   }
   // Structure.
-  for (const char* p : {"[1,]", "[,1]", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "{a:1}", "{\"a\" 1}", "[1 2]", "tru", "nul",
-                        "falsey", "[", "{", "]", "'a'", "[1]]"})
+  for (const char* p : {"[1,]", "[,1]", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "{a:1}", "{\"a\" 1}",
+                        "[1 2]", "tru", "nul", "falsey", "[", "{", "]", "'a'", "[1]]"})
     CHECK_FALSE(agree(env(p)));
   CHECK_FALSE(agree("[" + g + "]"));
   CHECK_FALSE(agree("\"" + g + "\""));
@@ -241,8 +282,9 @@ TEST_CASE("bus scan: every single-byte change of an envelope gets the DOM path's
       env(R"({"text":"hi","n":[1,2.5,-3],"ok":true,"e":"\u00e9\n"})"),
       R"({"v":1,"id":"é😀","type":"swarm_have","from":{"streamId":"s","role":"r","name":"n","instanceId":"i"},"to":"me","topic":"t","ts":12.5,"payload":{"fileId":"ab","indexes":[1,2,3]}})",
   };
-  const char replacements[] = {'\0', '"', '\\', '{', '}', '[', ']', ',', ':', ' ', '0', '1', '-', '.', 'e', 'n', 'u',
-                               'x', char(0x80), char(0xC3), char(0xFF)};
+  const char replacements[] = {'\0', '"', '\\', '{', '}',        '[',        ']',
+                               ',',  ':', ' ',  '0', '1',        '-',        '.',
+                               'e',  'n', 'u',  'x', char(0x80), char(0xC3), char(0xFF)};
   int accepted = 0;
   for (const std::string& base : bases) {
     for (std::size_t i = 0; i < base.size(); ++i) {

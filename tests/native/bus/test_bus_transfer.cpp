@@ -72,9 +72,11 @@ TEST_CASE("bus transfer: receiver limits (16 incomplete, 512 MiB promised, per-f
   REQUIRE(rx2.offer("S", offer("b", 200ULL << 20)).ok());
   CHECK(rx2.offer("S", offer("c", 100ULL << 20)).error().code == BusErrorCode::over_promised);
   CHECK(rx2.offer("S", offer("a", 1)).error().code == BusErrorCode::duplicate_transfer);
-  CHECK(rx2.offer("S", offer("d", (256ULL << 20) + 1)).error().code == BusErrorCode::file_too_large);
+  CHECK(rx2.offer("S", offer("d", (256ULL << 20) + 1)).error().code ==
+        BusErrorCode::file_too_large);
   FileReceiver browser(ReceiverLimits{kFileBrowserMaxBytes, 16, kFileReceiverMaxPromisedBytes});
-  CHECK(browser.offer("S", offer("e", kFileBrowserMaxBytes + 1)).error().code == BusErrorCode::file_too_large);
+  CHECK(browser.offer("S", offer("e", kFileBrowserMaxBytes + 1)).error().code ==
+        BusErrorCode::file_too_large);
   CHECK(browser.offer("S", offer("e", kFileBrowserMaxBytes)).ok());
 }
 
@@ -99,11 +101,13 @@ TEST_CASE("bus transfer: hostile offers and chunks are refused") {
   FileReceiver rx;
   REQUIRE(rx.offer("S", file_offer_json(o)).ok());
   // Another peer cannot feed or complete it.
-  CHECK(rx.chunk("X", file_chunk_payload(o, ByteView(f), 0)).error().code == BusErrorCode::not_owner);
+  CHECK(rx.chunk("X", file_chunk_payload(o, ByteView(f), 0)).error().code ==
+        BusErrorCode::not_owner);
   CHECK(rx.complete("X", file_complete_payload(o)).error().code == BusErrorCode::not_owner);
   CHECK(rx.chunk("S", Json{{"transferId", "nope"}}).error().code == BusErrorCode::unknown_transfer);
   // Out of order from the owner: refused and the transfer is aborted.
-  CHECK(rx.chunk("S", file_chunk_payload(o, ByteView(f), 1)).error().code == BusErrorCode::bad_chunk);
+  CHECK(rx.chunk("S", file_chunk_payload(o, ByteView(f), 1)).error().code ==
+        BusErrorCode::bad_chunk);
   CHECK(rx.incomplete() == 0);
 
   REQUIRE(rx.offer("S", file_offer_json(o)).ok());
@@ -115,7 +119,8 @@ TEST_CASE("bus transfer: hostile offers and chunks are refused") {
   REQUIRE(rx.offer("S", file_offer_json(o)).ok());
   Bytes tampered = f;
   tampered[4000] ^= 1;
-  for (std::uint32_t i = 0; i < o.total_chunks; ++i) REQUIRE(rx.chunk("S", file_chunk_payload(o, ByteView(tampered), i)).ok());
+  for (std::uint32_t i = 0; i < o.total_chunks; ++i)
+    REQUIRE(rx.chunk("S", file_chunk_payload(o, ByteView(tampered), i)).ok());
   CHECK(rx.complete("S", file_complete_payload(o)).error().code == BusErrorCode::sha256_mismatch);
   CHECK(rx.incomplete() == 0);
 

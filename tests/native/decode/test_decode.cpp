@@ -113,14 +113,15 @@ TEST_CASE("bomb guard: a tiny payload that inflates to 64 MiB is stopped at w*h"
 
 TEST_CASE("bounds: payload over 8 MiB is refused before inflating, 2048x2048 is the largest map") {
   CostmapDecoder dec;
-  CHECK(dec.decode(meta(8, 8), ByteView(Bytes(kMaxCompressedBytes + 1, 0))) == DecodeError::payload_too_large);
+  CHECK(dec.decode(meta(8, 8), ByteView(Bytes(kMaxCompressedBytes + 1, 0))) ==
+        DecodeError::payload_too_large);
   CHECK(dec.decode(meta(2049, 1), ByteView(zlib(Bytes(2049, 0)))) == DecodeError::bad_meta);
   Bytes big(std::size_t(kMaxCostmapSide) * kMaxCostmapSide, 100);
   REQUIRE_FALSE(dec.decode(meta(2048, 2048), ByteView(zlib(big))));
   CHECK(dec.rgba().size == big.size() * 4);
   VoxelDecoder vox;
-  CHECK(vox.decode(Json{{"n", 1}, {"res", 0.1}, {"origin", {0, 0, 0}}}, ByteView(Bytes(kMaxCompressedBytes + 1, 0))) ==
-        DecodeError::payload_too_large);
+  CHECK(vox.decode(Json{{"n", 1}, {"res", 0.1}, {"origin", {0, 0, 0}}},
+                   ByteView(Bytes(kMaxCompressedBytes + 1, 0))) == DecodeError::payload_too_large);
 }
 
 TEST_CASE("a failed frame keeps the last good map and counts the error") {
@@ -159,18 +160,23 @@ TEST_CASE("encodings: known kinds, *.json.vN as JSON, and unknown ones never fai
 
 TEST_CASE("pose and JSON payloads") {
   ChannelDecoder pose("pose.json.v1");
-  REQUIRE_FALSE(pose.decode(Json(nullptr), ByteView(std::string_view(R"({"x":1.5,"y":-2,"yaw":0.25,"ts":10.5})"))));
+  REQUIRE_FALSE(pose.decode(
+      Json(nullptr), ByteView(std::string_view(R"({"x":1.5,"y":-2,"yaw":0.25,"ts":10.5})"))));
   CHECK(pose.pose().x == 1.5);
   CHECK(pose.pose().y == -2);
   CHECK(pose.pose().z == 0);
   CHECK(pose.pose().ts == 10.5);
-  CHECK(pose.decode(Json(nullptr), ByteView(std::string_view(R"({"x":"1","y":0,"yaw":0})"))) == DecodeError::bad_shape);
+  CHECK(pose.decode(Json(nullptr), ByteView(std::string_view(R"({"x":"1","y":0,"yaw":0})"))) ==
+        DecodeError::bad_shape);
   CHECK(pose.pose().x == 1.5);  // kept
   ChannelDecoder stats("stats.json.v1");
-  REQUIRE_FALSE(stats.decode(Json(nullptr), ByteView(std::string_view(R"({"cpu":0.5,"temp":{"c":40}})"))));
+  REQUIRE_FALSE(
+      stats.decode(Json(nullptr), ByteView(std::string_view(R"({"cpu":0.5,"temp":{"c":40}})"))));
   CHECK(stats.json()["temp"]["c"] == 40);
-  CHECK(stats.decode(Json(nullptr), ByteView(Bytes(kMaxJsonPayloadBytes + 1, ' '))) == DecodeError::payload_too_large);
+  CHECK(stats.decode(Json(nullptr), ByteView(Bytes(kMaxJsonPayloadBytes + 1, ' '))) ==
+        DecodeError::payload_too_large);
   JpegMeta jm;
-  CHECK_FALSE(check_jpeg(Json{{"w", 320}, {"h", 240}}, ByteView(Bytes{0xff, 0xd8, 0xff, 0xe0}), jm));
+  CHECK_FALSE(
+      check_jpeg(Json{{"w", 320}, {"h", 240}}, ByteView(Bytes{0xff, 0xd8, 0xff, 0xe0}), jm));
   CHECK(jm.w == 320);
 }

@@ -488,7 +488,8 @@ TEST_CASE("relay: a schema raised to Infinity is written as null and hydrates ba
   Harness h;
   ConnId a = h.relay.connect("w1");
   h.hello(a, "oa");
-  h.rx(a, h.env("oa", "w1", 1, 10, R"([{"kind":"set","path":["x"],"next":1e999,"cites":[],"epoch":0}])",
+  h.rx(a, h.env("oa", "w1", 1, 10,
+                R"([{"kind":"set","path":["x"],"next":1e999,"cites":[],"epoch":0}])",
                 R"(,"schemaVersion":1e999)"));
   CHECK(has(h.last(a), R"("schemaVersion":null,"mode":"snapshot")"));
   CHECK(has(h.last(a), R"("value":null)"));
@@ -499,7 +500,8 @@ TEST_CASE("relay: a schema raised to Infinity is written as null and hydrates ba
   REQUIRE(again.relay.hydrate("r", state, 0));
   CHECK(again.relay.state_json("r") == state);
   ConnId b = again.relay.connect("w2");
-  again.rx(b, R"({"t":"hello","room":"r","origin":"ob","proto":3,"policyVersion":0,"schemaVersion":5})");
+  again.rx(
+      b, R"({"t":"hello","room":"r","origin":"ob","proto":3,"policyVersion":0,"schemaVersion":5})");
   CHECK(again.last(b) == R"({"t":"reject","room":"r","reason":"schema","expected":null})");
 }
 

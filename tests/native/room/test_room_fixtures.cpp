@@ -118,7 +118,7 @@ TEST_CASE("room fixtures: numbers beyond a double's range are read as Infinity a
   bool echoed_null = false;
   for (const auto& step : f["steps"])
     for (const auto& s : step["sent"]) {
-      const std::string text = s.contains("text") ? s["text"].get<std::string>()
+      const std::string text = s.contains("text")     ? s["text"].get<std::string>()
                                : s.contains("commit") ? s["commit"].get<std::string>()
                                                       : std::string("null");
       CHECK(text.find("666666666") == std::string::npos);

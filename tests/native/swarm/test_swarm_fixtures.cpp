@@ -12,7 +12,8 @@ using namespace tether;
 using namespace tether::swarm;
 using tether::testing::fixture;
 
-TEST_CASE("swarm fixtures: messages parse to their canonical form or their refusal", "[swarm][fixtures]") {
+TEST_CASE("swarm fixtures: messages parse to their canonical form or their refusal",
+          "[swarm][fixtures]") {
   const Json f = fixture("swarm/messages.json");
   REQUIRE(f["valid"].size() >= 10);
   for (const auto& v : f["valid"]) {

@@ -36,7 +36,8 @@ std::string hashes_json(std::size_t n, const std::string& h = kHash) {
 
 std::vector<ChunkHash> some_hashes(std::uint32_t n) {
   std::vector<ChunkHash> v;
-  for (std::uint32_t i = 0; i < n; ++i) v.push_back(sha256(ByteView(std::string_view(std::to_string(i)))));
+  for (std::uint32_t i = 0; i < n; ++i)
+    v.push_back(sha256(ByteView(std::string_view(std::to_string(i)))));
   return v;
 }
 
@@ -74,7 +75,8 @@ TEST_CASE("swarm messages: every type round-trips through its canonical JSON", "
     CHECK(encode_message_text(back.value()) == text);
   }
   CHECK(encode_payload(Request{id, 7, false}) == "{\"fileId\":\"" + to_hex(id) + "\",\"index\":7}");
-  CHECK(encode_payload(Request{id, 7, true}) == "{\"fileId\":\"" + to_hex(id) + "\",\"index\":7,\"bin\":1}");
+  CHECK(encode_payload(Request{id, 7, true}) ==
+        "{\"fileId\":\"" + to_hex(id) + "\",\"index\":7,\"bin\":1}");
 }
 
 TEST_CASE("swarm messages: offers with inconsistent or oversized shapes are refused", "[swarm]") {
@@ -142,7 +144,8 @@ TEST_CASE("swarm messages: offers with inconsistent or oversized shapes are refu
                    offer("\"size\":1024,\"chunkSize\":1024,\"totalChunks\":1,\"chunkHashes\":" +
                          hashes_json(1) + ",\"manifestPageSize\":256,\"manifestPages\":1")) ==
         MessageError::inconsistent_shape);
-  CHECK(refusal_of("swarm_offer", "{\"fileId\":\"" + std::string(64, 'A') + "\"}") == MessageError::bad_hash);
+  CHECK(refusal_of("swarm_offer", "{\"fileId\":\"" + std::string(64, 'A') + "\"}") ==
+        MessageError::bad_hash);
   // Names up to 1,024 UTF-16 units (as JavaScript counts: an emoji is two), MIME types up to 256.
   auto named = [&](const std::string& name, const std::string& mime) {
     return "{\"fileId\":\"" + kId + "\",\"name\":\"" + name + "\",\"mimeType\":\"" + mime +
@@ -173,11 +176,13 @@ TEST_CASE("swarm messages: offers with inconsistent or oversized shapes are refu
             .ok());
 }
 
-TEST_CASE("swarm messages: an unsolicited million-chunk offer parses without a manifest", "[swarm]") {
-  const std::string p = "{\"fileId\":\"" + kId +
-                        "\",\"name\":\"big\",\"mimeType\":\"x/y\",\"size\":65536000000,\"chunkSize\":65536,"
-                        "\"totalChunks\":1000000,\"chunkHashesHash\":\"" + kId +
-                        "\",\"manifestPageSize\":256,\"manifestPages\":3907}";
+TEST_CASE("swarm messages: an unsolicited million-chunk offer parses without a manifest",
+          "[swarm]") {
+  const std::string p =
+      "{\"fileId\":\"" + kId +
+      "\",\"name\":\"big\",\"mimeType\":\"x/y\",\"size\":65536000000,\"chunkSize\":65536,"
+      "\"totalChunks\":1000000,\"chunkHashesHash\":\"" +
+      kId + "\",\"manifestPageSize\":256,\"manifestPages\":3907}";
   CHECK(p.size() < 400);  // the offer stays small whatever the file's size
   auto m = parse("swarm_offer", p);
   REQUIRE(m.ok());
@@ -190,26 +195,41 @@ TEST_CASE("swarm messages: hostile manifest pages and requests are refused at pa
   auto page = [](const std::string& fields) {
     return "{\"fileId\":\"" + kId + "\",\"chunkHashesHash\":\"" + kId + "\"," + fields + "}";
   };
-  CHECK(refusal_of("swarm_manifest_page", page("\"page\":0,\"totalPages\":2,\"pageSize\":256,\"hashes\":" + hashes_json(257))) ==
-        MessageError::too_many_hashes);
-  CHECK(refusal_of("swarm_manifest_page", page("\"page\":0,\"totalPages\":2,\"pageSize\":4,\"hashes\":" + hashes_json(5))) ==
-        MessageError::too_many_hashes);
-  CHECK(refusal_of("swarm_manifest_page", page("\"page\":2,\"totalPages\":2,\"pageSize\":4,\"hashes\":" + hashes_json(4))) ==
-        MessageError::out_of_range);
-  CHECK(refusal_of("swarm_manifest_page", page("\"page\":0,\"totalPages\":2,\"pageSize\":4,\"hashes\":" + hashes_json(3))) ==
+  CHECK(refusal_of("swarm_manifest_page",
+                   page("\"page\":0,\"totalPages\":2,\"pageSize\":256,\"hashes\":" +
+                        hashes_json(257))) == MessageError::too_many_hashes);
+  CHECK(refusal_of("swarm_manifest_page",
+                   page("\"page\":0,\"totalPages\":2,\"pageSize\":4,\"hashes\":" +
+                        hashes_json(5))) == MessageError::too_many_hashes);
+  CHECK(refusal_of("swarm_manifest_page",
+                   page("\"page\":2,\"totalPages\":2,\"pageSize\":4,\"hashes\":" +
+                        hashes_json(4))) == MessageError::out_of_range);
+  CHECK(refusal_of("swarm_manifest_page",
+                   page("\"page\":0,\"totalPages\":2,\"pageSize\":4,\"hashes\":" +
+                        hashes_json(3))) == MessageError::inconsistent_shape);
+  CHECK(refusal_of("swarm_manifest_page",
+                   page("\"page\":1,\"totalPages\":2,\"pageSize\":4,\"hashes\":[]")) ==
         MessageError::inconsistent_shape);
-  CHECK(refusal_of("swarm_manifest_page", page("\"page\":1,\"totalPages\":2,\"pageSize\":4,\"hashes\":[]")) ==
-        MessageError::inconsistent_shape);
-  CHECK(refusal_of("swarm_manifest_page", page("\"page\":0,\"totalPages\":1,\"pageSize\":4,\"hashes\":[\"" + kId + "\",7]")) ==
-        MessageError::bad_hash);
-  CHECK(parse("swarm_manifest_page", page("\"page\":1,\"totalPages\":2,\"pageSize\":4,\"hashes\":" + hashes_json(3))).ok());
+  CHECK(refusal_of("swarm_manifest_page",
+                   page("\"page\":0,\"totalPages\":1,\"pageSize\":4,\"hashes\":[\"" + kId +
+                        "\",7]")) == MessageError::bad_hash);
+  CHECK(parse("swarm_manifest_page",
+              page("\"page\":1,\"totalPages\":2,\"pageSize\":4,\"hashes\":" + hashes_json(3)))
+            .ok());
   // A request for more pages than one answer may carry.
-  CHECK(refusal_of("swarm_manifest_request", "{\"fileId\":\"" + kId + "\",\"pageSize\":256,\"pages\":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]}") ==
+  CHECK(
+      refusal_of("swarm_manifest_request",
+                 "{\"fileId\":\"" + kId +
+                     "\",\"pageSize\":256,\"pages\":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]}") ==
+      MessageError::out_of_range);
+  CHECK(refusal_of("swarm_request", "{\"fileId\":\"" + kId + "\",\"index\":1000000}") ==
         MessageError::out_of_range);
-  CHECK(refusal_of("swarm_request", "{\"fileId\":\"" + kId + "\",\"index\":1000000}") == MessageError::out_of_range);
-  CHECK(refusal_of("swarm_request", "{\"fileId\":\"" + kId + "\",\"index\":1,\"bin\":2}") == MessageError::out_of_range);
-  CHECK(refusal_of("swarm_request", "{\"fileId\":\"" + kId + "\",\"index\":\"1\"}") == MessageError::bad_field);
-  CHECK(refusal_of("swarm_have", "{\"fileId\":\"" + kId + "\",\"indexes\":\"1\"}") == MessageError::bad_field);
+  CHECK(refusal_of("swarm_request", "{\"fileId\":\"" + kId + "\",\"index\":1,\"bin\":2}") ==
+        MessageError::out_of_range);
+  CHECK(refusal_of("swarm_request", "{\"fileId\":\"" + kId + "\",\"index\":\"1\"}") ==
+        MessageError::bad_field);
+  CHECK(refusal_of("swarm_have", "{\"fileId\":\"" + kId + "\",\"indexes\":\"1\"}") ==
+        MessageError::bad_field);
   // Up to 4,096 indexes in one swarm_have (what the public implementation sends), refused past it.
   auto have_of = [](std::size_t n) {
     std::string many = "[";
@@ -220,18 +240,25 @@ TEST_CASE("swarm messages: hostile manifest pages and requests are refused at pa
   REQUIRE(at_bound.ok());
   CHECK(std::get<Have>(at_bound.value()).indexes.size() == kMaxHaveIndexes);
   CHECK(refusal_of("swarm_have", have_of(kMaxHaveIndexes + 1)) == MessageError::out_of_range);
-  CHECK(std::get<Have>(parse("swarm_have", "{\"fileId\":\"" + kId + "\",\"index\":5}").value()).indexes ==
-        std::vector<std::uint32_t>{5});
+  CHECK(std::get<Have>(parse("swarm_have", "{\"fileId\":\"" + kId + "\",\"index\":5}").value())
+            .indexes == std::vector<std::uint32_t>{5});
 }
 
 TEST_CASE("swarm messages: bitfields and base64 chunks are bounded before decoding", "[swarm]") {
-  auto ann = [](const std::string& fields) { return "{\"fileId\":\"" + kId + "\"," + fields + "}"; };
-  CHECK(parse("swarm_announce", ann("\"totalChunks\":20,\"chunks\":\"" + base64_encode(Bytes{1, 2, 3}) + "\"")).ok());
-  CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":20,\"chunks\":\"" + base64_encode(Bytes{1, 2}) + "\"")) ==
+  auto ann = [](const std::string& fields) {
+    return "{\"fileId\":\"" + kId + "\"," + fields + "}";
+  };
+  CHECK(parse("swarm_announce",
+              ann("\"totalChunks\":20,\"chunks\":\"" + base64_encode(Bytes{1, 2, 3}) + "\""))
+            .ok());
+  CHECK(refusal_of("swarm_announce",
+                   ann("\"totalChunks\":20,\"chunks\":\"" + base64_encode(Bytes{1, 2}) + "\"")) ==
         MessageError::inconsistent_shape);
-  CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":20,\"chunks\":\"" + base64_encode(Bytes(400, 0)) + "\"")) ==
+  CHECK(refusal_of("swarm_announce",
+                   ann("\"totalChunks\":20,\"chunks\":\"" + base64_encode(Bytes(400, 0)) + "\"")) ==
         MessageError::out_of_range);
-  CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":20,\"chunks\":\"AB$=\"")) == MessageError::bad_field);
+  CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":20,\"chunks\":\"AB$=\"")) ==
+        MessageError::bad_field);
   // A ranged announce (tether's old extension) is not a whole bitfield: refused, as the public
   // implementation refuses it.
   CHECK(refusal_of("swarm_announce",
@@ -249,17 +276,21 @@ TEST_CASE("swarm messages: bitfields and base64 chunks are bounded before decodi
                                          base64_encode(Bytes{0, 0, 0x10}) + "\"")) ==
         MessageError::bad_field);
   CHECK(parse("swarm_announce", ann("\"totalChunks\":0,\"chunks\":\"\"")).ok());
-  CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":1000001,\"chunks\":\"\"")) == MessageError::out_of_range);
-  const std::string huge((std::size_t(kMaxChunkSize) + 2) / 3 * 4 + 4, 'A');
-  CHECK(refusal_of("swarm_chunk", "{\"fileId\":\"" + kId + "\",\"index\":0,\"data\":\"" + huge + "\"}") ==
+  CHECK(refusal_of("swarm_announce", ann("\"totalChunks\":1000001,\"chunks\":\"\"")) ==
         MessageError::out_of_range);
-  CHECK(refusal_of("swarm_chunk", "{\"fileId\":\"" + kId + "\",\"index\":0,\"data\":\"A\"}") == MessageError::bad_field);
+  const std::string huge((std::size_t(kMaxChunkSize) + 2) / 3 * 4 + 4, 'A');
+  CHECK(refusal_of("swarm_chunk", "{\"fileId\":\"" + kId + "\",\"index\":0,\"data\":\"" + huge +
+                                      "\"}") == MessageError::out_of_range);
+  CHECK(refusal_of("swarm_chunk", "{\"fileId\":\"" + kId + "\",\"index\":0,\"data\":\"A\"}") ==
+        MessageError::bad_field);
   // Not ours: another layer's message, or JSON that is not a swarm message at all.
   CHECK(refusal_of("chat", "{}") == MessageError::unknown_type);
   CHECK(refusal_of("swarm_bogus", "{}") == MessageError::unknown_type);
   CHECK(refusal_of("swarm_have", "[]") == MessageError::not_object);
-  CHECK(parse_message_text(ByteView(std::string_view("{\"type\":\"swarm_have\""))).error().code == MessageError::not_json);
-  CHECK(parse_message_text(ByteView(std::string_view("{\"payload\":{}}"))).error().code == MessageError::missing_field);
+  CHECK(parse_message_text(ByteView(std::string_view("{\"type\":\"swarm_have\""))).error().code ==
+        MessageError::not_json);
+  CHECK(parse_message_text(ByteView(std::string_view("{\"payload\":{}}"))).error().code ==
+        MessageError::missing_field);
 }
 
 TEST_CASE("swarm messages: the binary-lane frame", "[swarm]") {
@@ -297,7 +328,8 @@ TEST_CASE("swarm messages: 64 KiB chunks against the negotiated SCTP message lim
   const std::size_t b64 = encode_payload(ChunkMessage{id, 999'999, Bytes(65536, 0)}).size();
   CHECK(b64 == 87'486);
   CHECK(base64_chunk_payload_bytes(65536, 999'999) == b64);
-  CHECK(encode_payload(ChunkMessage{id, 0, Bytes(10, 0)}).size() == base64_chunk_payload_bytes(10, 0));
+  CHECK(encode_payload(ChunkMessage{id, 0, Bytes(10, 0)}).size() ==
+        base64_chunk_payload_bytes(10, 0));
   CHECK_FALSE(chunk_fits_base64(65536, kMinSctpMessageSize));
   CHECK_FALSE(chunk_fits_binary(65536, kMinSctpMessageSize));
   CHECK(encode_chunk_frame(id, 0, ByteView(Bytes(65536, 0))).size() == 65'576);

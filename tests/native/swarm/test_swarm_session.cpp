@@ -32,7 +32,8 @@ File make_file(std::uint32_t chunks, std::uint32_t chunk_size = 1024) {
     f.hashes.push_back(sha256(ByteView(b)));
     f.chunks.push_back(std::move(b));
   }
-  f.offer = make_offer(sha256(ByteView(std::string_view("t"))), "t.bin", "x/y", f.shape, f.hashes).value();
+  f.offer = make_offer(sha256(ByteView(std::string_view("t"))), "t.bin", "x/y", f.shape, f.hashes)
+                .value();
   return f;
 }
 
@@ -71,7 +72,8 @@ std::vector<SendRequest> announced_by(Swarm& s, const File& f, PeerId first, Pee
 
 }  // namespace
 
-TEST_CASE("swarm scheduler: a request is outstanding only once the transport accepted it", "[swarm]") {
+TEST_CASE("swarm scheduler: a request is outstanding only once the transport accepted it",
+          "[swarm]") {
   File f = make_file(64);
   Swarm s = downloader(f);
   auto reqs = announced_by(s, f, 1, 1);
@@ -102,7 +104,8 @@ TEST_CASE("swarm scheduler: timeouts scale with RTT, floor 3 s, ceiling 15 s unt
   auto reqs = only<SendRequest>(drain_actions(s));
   for (const auto& r : reqs) s.handle_send_result(r.token, true, 0);
   // Answered in 80 ms: the timeout drops to the floor, not to a few hundred ms.
-  REQUIRE(s.handle_chunk(1, reqs[0].index, ByteView(f.chunks[reqs[0].index]), 80) == ChunkOutcome::stored);
+  REQUIRE(s.handle_chunk(1, reqs[0].index, ByteView(f.chunks[reqs[0].index]), 80) ==
+          ChunkOutcome::stored);
   CHECK(s.timeout_for(1) == kTimeoutFloorMs);
   // A peer answering in 2.5 s gets more than the floor.
   for (std::size_t k = 1; k < 6; ++k)
@@ -113,11 +116,13 @@ TEST_CASE("swarm scheduler: timeouts scale with RTT, floor 3 s, ceiling 15 s unt
   Bytes bad = f.chunks[reqs[7].index];
   bad[5] ^= 1;
   CHECK(s.handle_chunk(1, reqs[7].index, ByteView(bad), 20'000) == ChunkOutcome::bad_hash);
-  CHECK(s.handle_chunk(1, reqs[1].index, ByteView(f.chunks[reqs[1].index]), 20'000) == ChunkOutcome::duplicate);
+  CHECK(s.handle_chunk(1, reqs[1].index, ByteView(f.chunks[reqs[1].index]), 20'000) ==
+        ChunkOutcome::duplicate);
   CHECK(s.handle_chunk(1, 9999, ByteView(bad), 20'000) == ChunkOutcome::unexpected);
 }
 
-TEST_CASE("swarm scheduler: a chunk the host hashed decides exactly as one the core hashes", "[swarm]") {
+TEST_CASE("swarm scheduler: a chunk the host hashed decides exactly as one the core hashes",
+          "[swarm]") {
   File f = make_file(16);
   Swarm s = downloader(f);
   auto reqs = announced_by(s, f, 1, 1);
@@ -127,20 +132,27 @@ TEST_CASE("swarm scheduler: a chunk the host hashed decides exactly as one the c
   // The digest of other bytes, or the right digest with the wrong length: refused, re-planned.
   Bytes bad = c0;
   bad[0] ^= 1;
-  CHECK(s.handle_chunk_digest(1, reqs[0].index, c0.size(), sha256(ByteView(bad)), 10) == ChunkOutcome::bad_hash);
+  CHECK(s.handle_chunk_digest(1, reqs[0].index, c0.size(), sha256(ByteView(bad)), 10) ==
+        ChunkOutcome::bad_hash);
   CHECK(s.handle_chunk_digest(1, reqs[1].index, f.chunks[reqs[1].index].size() - 1,
-                          sha256(ByteView(f.chunks[reqs[1].index])), 10) == ChunkOutcome::bad_hash);
+                              sha256(ByteView(f.chunks[reqs[1].index])),
+                              10) == ChunkOutcome::bad_hash);
   CHECK(s.stats().chunks_bad == 2);
   // The right length and digest: stored; again: a duplicate; out of range: unexpected.
   const auto& c2 = f.chunks[reqs[2].index];
-  CHECK(s.handle_chunk_digest(1, reqs[2].index, c2.size(), sha256(ByteView(c2)), 20) == ChunkOutcome::stored);
-  CHECK(s.handle_chunk_digest(1, reqs[2].index, c2.size(), sha256(ByteView(c2)), 20) == ChunkOutcome::duplicate);
+  CHECK(s.handle_chunk_digest(1, reqs[2].index, c2.size(), sha256(ByteView(c2)), 20) ==
+        ChunkOutcome::stored);
+  CHECK(s.handle_chunk_digest(1, reqs[2].index, c2.size(), sha256(ByteView(c2)), 20) ==
+        ChunkOutcome::duplicate);
   CHECK(s.handle_chunk(1, reqs[2].index, ByteView(c2), 20) == ChunkOutcome::duplicate);
-  CHECK(s.handle_chunk_digest(1, 9999, c2.size(), sha256(ByteView(c2)), 20) == ChunkOutcome::unexpected);
+  CHECK(s.handle_chunk_digest(1, 9999, c2.size(), sha256(ByteView(c2)), 20) ==
+        ChunkOutcome::unexpected);
   CHECK(s.stats().chunks_stored == 1);
 }
 
-TEST_CASE("swarm scheduler: stored chunks are announced in batches, and at once when the file completes", "[swarm]") {
+TEST_CASE(
+    "swarm scheduler: stored chunks are announced in batches, and at once when the file completes",
+    "[swarm]") {
   File f = make_file(kHaveBatchMax + 8);
   Swarm s = downloader(f);
   s.handle_peer_open(1, {}, 0);
@@ -194,8 +206,9 @@ TEST_CASE("swarm scheduler: stored chunks are announced in batches, and at once 
   CHECK(batches == 2);  // 64 at once, then the final 5
 }
 
-TEST_CASE("swarm scheduler: a silent peer is rebuilt after consecutive misses, a busy one is not charged",
-          "[swarm]") {
+TEST_CASE(
+    "swarm scheduler: a silent peer is rebuilt after consecutive misses, a busy one is not charged",
+    "[swarm]") {
   File f = make_file(256);
   Swarm s = downloader(f);
   s.handle_peer_open(1, {}, 0);
@@ -219,7 +232,8 @@ TEST_CASE("swarm scheduler: a silent peer is rebuilt after consecutive misses, a
   for (const auto& r : only<SendRequest>(acts)) CHECK(r.to == 2);
 }
 
-TEST_CASE("swarm scheduler: our own reconnect abandons everything and holds rebuilds off", "[swarm]") {
+TEST_CASE("swarm scheduler: our own reconnect abandons everything and holds rebuilds off",
+          "[swarm]") {
   File f = make_file(256);
   Swarm s = downloader(f);
   s.handle_peer_open(1, {}, 0);
@@ -253,12 +267,14 @@ TEST_CASE("swarm scheduler: our own reconnect abandons everything and holds rebu
   for (const auto& r : only<SendRequest>(drain_actions(g))) g.handle_send_result(r.token, true, 0);
   g.handle_transport_down(14'000);
   g.handle_transport_up(14'500);
-  for (const auto& r : only<SendRequest>(drain_actions(g))) g.handle_send_result(r.token, true, 14'500);
+  for (const auto& r : only<SendRequest>(drain_actions(g)))
+    g.handle_send_result(r.token, true, 14'500);
   g.handle_timeout(14'500 + kTimeoutCeilingMs - 1);
   CHECK(only<RebuildPeer>(drain_actions(g)).empty());
 }
 
-TEST_CASE("swarm startup: a bitfield is answered once, only with something the peer lacks", "[swarm]") {
+TEST_CASE("swarm startup: a bitfield is answered once, only with something the peer lacks",
+          "[swarm]") {
   File f = make_file(16);
   auto bits = [&](std::initializer_list<std::uint32_t> idx) {
     Bitfield b(16);
@@ -293,7 +309,8 @@ TEST_CASE("swarm startup: a bitfield is answered once, only with something the p
   CHECK(seeder.stats().startup_replies == 1);
 }
 
-TEST_CASE("swarm manifest: pages are checked against the offer's digest before anything opens", "[swarm]") {
+TEST_CASE("swarm manifest: pages are checked against the offer's digest before anything opens",
+          "[swarm]") {
   File f = make_file(600);  // three pages of 256
   REQUIRE(f.offer.paged());
   auto fetched = Swarm::fetch(f.offer, 7, {}, 0);
@@ -305,7 +322,8 @@ TEST_CASE("swarm manifest: pages are checked against the offer's digest before a
   CHECK(*req[0].to == 7);
   auto page = [&](std::uint32_t p) {
     ManifestPage m{f.offer.file_id, p, 3, 256, *f.offer.chunk_hashes_hash, {}};
-    for (std::uint32_t i = p * 256; i < std::min<std::uint32_t>(600, (p + 1) * 256); ++i) m.hashes.push_back(f.hashes[i]);
+    for (std::uint32_t i = p * 256; i < std::min<std::uint32_t>(600, (p + 1) * 256); ++i)
+      m.hashes.push_back(f.hashes[i]);
     return m;
   };
   // A page of another manifest (different digest) is not stored.
@@ -358,9 +376,10 @@ TEST_CASE("swarm lanes: the answer format is chosen per request and per peer lim
   seeder.handle_peer_open(3, PeerCaps{true, 65'536}, 0);
   drain_actions(seeder);
   seeder.handle_message(1, Request{f.offer.file_id, 0, true}, true, 0);
-  seeder.handle_message(1, Request{f.offer.file_id, 1, false}, true, 0);  // an old peer on a new link
-  seeder.handle_message(2, Request{f.offer.file_id, 2, true}, true, 0);   // no binary channel open
-  seeder.handle_message(3, Request{f.offer.file_id, 3, true}, true, 0);   // 64 KiB fits neither lane
+  seeder.handle_message(1, Request{f.offer.file_id, 1, false}, true,
+                        0);  // an old peer on a new link
+  seeder.handle_message(2, Request{f.offer.file_id, 2, true}, true, 0);  // no binary channel open
+  seeder.handle_message(3, Request{f.offer.file_id, 3, true}, true, 0);  // 64 KiB fits neither lane
   auto served = only<ServeChunk>(drain_actions(seeder));
   REQUIRE(served.size() == 3);
   CHECK(served[0].binary);
@@ -375,7 +394,8 @@ TEST_CASE("swarm lanes: the answer format is chosen per request and per peer lim
 }
 
 TEST_CASE(
-    "swarm announce: a bitfield travels whole, and a peer whose limit cannot carry it gets swarm_have "
+    "swarm announce: a bitfield travels whole, and a peer whose limit cannot carry it gets "
+    "swarm_have "
     "lists",
     "[swarm]") {
   // A million chunks of 1 KiB: the whole bitfield is 166,668 base64 characters, over what a
@@ -425,7 +445,8 @@ TEST_CASE(
   CHECK_FALSE(refresh[0].to);
 }
 
-TEST_CASE("swarm picker: rarest first, random ties from the seed, index ties for the baseline", "[swarm]") {
+TEST_CASE("swarm picker: rarest first, random ties from the seed, index ties for the baseline",
+          "[swarm]") {
   Bitfield peer(1000), busy(1000);
   for (std::uint32_t i = 0; i < 1000; ++i) peer.set(i);
   std::set<std::uint32_t> firsts;
@@ -464,27 +485,31 @@ TEST_CASE("swarm picker: rarest first, random ties from the seed, index ties for
   CHECK_FALSE(r.pick(one, busy, rng));
 }
 
-TEST_CASE("swarm resume: chunks are credited only when they verify, and locks go stale at 5 min", "[swarm]") {
+TEST_CASE("swarm resume: chunks are credited only when they verify, and locks go stale at 5 min",
+          "[swarm]") {
   File f = make_file(8);
   ResumeVerifier v(f.shape, f.hashes);
   CHECK(v.feed(0, ByteView(f.chunks[0])));
-  CHECK_FALSE(v.feed(1, ByteView(Bytes(1024, 0))));                 // a gap of zeros
-  CHECK_FALSE(v.feed(2, ByteView(f.chunks[2].data(), 512)));        // an interrupted write
-  CHECK_FALSE(v.feed(3, ByteView(f.chunks[4])));                    // another chunk's bytes
+  CHECK_FALSE(v.feed(1, ByteView(Bytes(1024, 0))));           // a gap of zeros
+  CHECK_FALSE(v.feed(2, ByteView(f.chunks[2].data(), 512)));  // an interrupted write
+  CHECK_FALSE(v.feed(3, ByteView(f.chunks[4])));              // another chunk's bytes
   CHECK_FALSE(v.feed(99, ByteView(f.chunks[0])));
   CHECK(v.verified().count() == 1);
   CHECK_FALSE(v.complete());
   // Part files are keyed by content and destination.
   const auto& d = *f.offer.chunk_hashes_hash;
-  CHECK(part_file_name(f.offer.file_id, d, "/home/a/Downloads") == part_file_name(f.offer.file_id, d, "/home/a/Downloads"));
-  CHECK(part_file_name(f.offer.file_id, d, "/home/a/Downloads") != part_file_name(f.offer.file_id, d, "/tmp"));
+  CHECK(part_file_name(f.offer.file_id, d, "/home/a/Downloads") ==
+        part_file_name(f.offer.file_id, d, "/home/a/Downloads"));
+  CHECK(part_file_name(f.offer.file_id, d, "/home/a/Downloads") !=
+        part_file_name(f.offer.file_id, d, "/tmp"));
   CHECK(part_file_name(f.offer.file_id, d, "/tmp").size() == 32 + 5);
   CHECK(decide_lock(std::nullopt, "me", 0).verdict == LockVerdict::acquire);
   CHECK(decide_lock(LockRecord{"me", 0}, "me", 10).verdict == LockVerdict::ours);
   auto busy = decide_lock(LockRecord{"other", 1'000}, "me", 1'000 + kStaleLockMs - 1);
   CHECK(busy.verdict == LockVerdict::busy);
   CHECK(busy.message.find("same folder") != std::string::npos);
-  CHECK(decide_lock(LockRecord{"other", 1'000}, "me", 1'000 + kStaleLockMs).verdict == LockVerdict::take_over);
+  CHECK(decide_lock(LockRecord{"other", 1'000}, "me", 1'000 + kStaleLockMs).verdict ==
+        LockVerdict::take_over);
 }
 
 TEST_CASE("swarm scheduler: the window is shared by all of a download's peers", "[swarm]") {
@@ -506,7 +531,8 @@ TEST_CASE("swarm scheduler: the window is shared by all of a download's peers", 
     for (const auto& r : first) s.handle_send_result(r.token, true, 1);
     std::vector<SendRequest> next;
     for (const auto& r : first) {
-      REQUIRE(s.handle_chunk(r.to, r.index, ByteView(f.chunks[r.index]), 50) == ChunkOutcome::stored);
+      REQUIRE(s.handle_chunk(r.to, r.index, ByteView(f.chunks[r.index]), 50) ==
+              ChunkOutcome::stored);
       auto more = only<SendRequest>(drain_actions(s));
       CHECK(more.size() == 1);  // one slot freed, one request
       for (const auto& m : more) s.handle_send_result(m.token, true, 50);

@@ -192,7 +192,8 @@ TEST_CASE("swarm sim: resume re-fetches exactly the chunks that fail verificatio
 
   // A part file that is already complete finishes at once, without a single request.
   Scenario full = swarm_of(1, 1, 20u << 20);
-  for (std::uint32_t i = 0; i < 320; ++i) full.nodes[1].part_file[i] = chunk_content(full.seed, shape, i);
+  for (std::uint32_t i = 0; i < 320; ++i)
+    full.nodes[1].part_file[i] = chunk_content(full.seed, shape, i);
   const SimResult f = simulate(full);
   REQUIRE(f.all_complete);
   CHECK(f.nodes[1].requested.empty());
@@ -202,7 +203,7 @@ TEST_CASE("swarm sim: resume re-fetches exactly the chunks that fail verificatio
 TEST_CASE("swarm sim: paged manifests, mixed lanes and message limits in one room",
           "[swarm][sim]") {
   Scenario s = swarm_of(1, 3, 40u << 20);  // 640 chunks: 3 manifest pages
-  s.nodes[2].binary_lane = false;           // an older peer: base64 answers, chosen per request
+  s.nodes[2].binary_lane = false;          // an older peer: base64 answers, chosen per request
   const SimResult r = simulate(s);
   REQUIRE(r.all_complete);
   for (int i = 1; i <= 3; ++i) {

@@ -86,7 +86,9 @@ export class LoopEndpoint {
     for (const h of this.handlers.slice()) h[kind]?.(...args);
   }
   openPeers() {
-    return this.net.roster(this.selfId, { all: true }).filter((p) => this.net.isOpen(this.selfId, p));
+    return this.net
+      .roster(this.selfId, { all: true })
+      .filter((p) => this.net.isOpen(this.selfId, p));
   }
   roster() {
     return this.net.roster(this.selfId);

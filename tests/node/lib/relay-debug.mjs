@@ -10,6 +10,9 @@ const a = JSON.parse((await play(ours, script)).at(-1));
 const b = JSON.parse((await play(reference, script)).at(-1));
 for (const [k, v] of Object.entries({ ours: a, reference: b })) {
   console.log(`== ${k}`);
-  for (const [conn, log] of v.logs) { console.log(` conn ${conn}`); for (const m of log) console.log('   ', JSON.stringify(m).slice(0, 300)); }
+  for (const [conn, log] of v.logs) {
+    console.log(` conn ${conn}`);
+    for (const m of log) console.log('   ', JSON.stringify(m).slice(0, 300));
+  }
   for (const c of v.calls) console.log('  call', JSON.stringify(c).slice(0, 300));
 }

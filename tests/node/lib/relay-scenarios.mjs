@@ -29,8 +29,31 @@ const WRITERS = [
   { writer: 'agent-7', kind: 'agent' },
 ];
 const ORIGINS = ['o1', 'o2', 'o3', 'o4', 'o5'];
-const PATHS = [[], ['notes'], ['notes', 'x'], ['cases', 1, 'plan'], ['cases', '1', 'plan'], ['a'], ['a', 'b'], [0], ['cases', 2]];
-const VALUES = [1, 2.5, -3, 'text', 'forbidden', null, true, { k: [1, 'two'] }, [], 'ünï', 1e21, 0.1];
+const PATHS = [
+  [],
+  ['notes'],
+  ['notes', 'x'],
+  ['cases', 1, 'plan'],
+  ['cases', '1', 'plan'],
+  ['a'],
+  ['a', 'b'],
+  [0],
+  ['cases', 2],
+];
+const VALUES = [
+  1,
+  2.5,
+  -3,
+  'text',
+  'forbidden',
+  null,
+  true,
+  { k: [1, 'two'] },
+  [],
+  'ünï',
+  1e21,
+  0.1,
+];
 
 /** The script for one seed: options and a list of abstract steps. */
 export function scenario(seed, length = 60) {
@@ -76,7 +99,9 @@ export function scenario(seed, length = 60) {
       const kind = path.length === 0 ? 'set' : r.pick(['set', 'set', 'set', 'delete', 'clear']);
       const k = keyOf(path);
       const known = gen.dots.get(k) ?? [];
-      const cites = known.filter(() => r.chance(0.6)).map((d) => ({ origin: d.origin, hlc: { ...d.hlc } }));
+      const cites = known
+        .filter(() => r.chance(0.6))
+        .map((d) => ({ origin: d.origin, hlc: { ...d.hlc } }));
       if (r.chance(0.08)) cites.push({ origin: r.pick(ORIGINS), hlc: { p: 99999, l: r.int(3) } }); // forged
       let epoch = gen.epochs.get(k) ?? 0;
       if (r.chance(0.1)) epoch += 1;
@@ -85,7 +110,10 @@ export function scenario(seed, length = 60) {
       if (kind === 'set') op.next = r.pick(VALUES);
       if (kind !== 'clear' && r.chance(0.4)) op.prev = r.pick(VALUES);
       chosen.push(op);
-      gen.dots.set(k, [...known.filter((d) => d.origin !== origin), { origin, hlc: { ...hlc } }].slice(-4));
+      gen.dots.set(
+        k,
+        [...known.filter((d) => d.origin !== origin), { origin, hlc: { ...hlc } }].slice(-4),
+      );
       gen.epochs.set(k, Math.max(gen.epochs.get(k) ?? 0, epoch));
     }
     return chosen;
@@ -112,7 +140,12 @@ export function scenario(seed, length = 60) {
       else if (v < 0.1) hello.policyVersion = options.policyVersion + 1;
       else if (v < 0.15) hello.schemaVersion = (gen.schema.get(room) ?? 0) - 1;
       else if (v < 0.25) hello.schemaVersion = gen.schema.get(room) ?? 0;
-      steps.push({ t: 'hello', conn, msg: hello, seq: r.pick(['none', 'last', 'last', 'zero', 'far', 'behind']) });
+      steps.push({
+        t: 'hello',
+        conn,
+        msg: hello,
+        seq: r.pick(['none', 'last', 'last', 'zero', 'far', 'behind']),
+      });
     } else if (roll < 0.62) {
       const origin = r.pick(ORIGINS);
       const variant = r.next();
@@ -139,7 +172,15 @@ export function scenario(seed, length = 60) {
         instance = reuse.instance;
       } else {
         const hlc = { p: gen.clock, l: r.int(3) };
-        env = { proto: 3, origin, writer: 'SELF', version, hlc, policyVersion: options.policyVersion, ops: makeOps(origin, hlc) };
+        env = {
+          proto: 3,
+          origin,
+          writer: 'SELF',
+          version,
+          hlc,
+          policyVersion: options.policyVersion,
+          ops: makeOps(origin, hlc),
+        };
         const m = r.next();
         if (m < 0.04) instance = 'stale';
         else if (m < 0.06) instance = 'bogus';
@@ -162,7 +203,11 @@ export function scenario(seed, length = 60) {
     } else if (roll < 0.7) {
       steps.push({ t: 'presence', conn, msg: { t: 'presence', room, data: r.pick(VALUES) } });
     } else if (roll < 0.75) {
-      steps.push({ t: 'signal', conn, msg: { t: 'signal', room, to: r.pick(ORIGINS), data: { sdp: r.pick(VALUES) } } });
+      steps.push({
+        t: 'signal',
+        conn,
+        msg: { t: 'signal', room, to: r.pick(ORIGINS), data: { sdp: r.pick(VALUES) } },
+      });
     } else if (roll < 0.8) {
       alive = alive.filter((c) => c !== conn);
       steps.push({ t: 'disconnect', conn });
@@ -189,20 +234,51 @@ function malform(env, r) {
   const pick = r.int(14);
   const op = env.ops[0];
   switch (pick) {
-    case 0: delete env.hlc; break;
-    case 1: env.version = 0; break;
-    case 2: env.version = 1.5; break;
-    case 3: env.ops = 'nope'; break;
-    case 4: if (op) op.kind = 'move'; break;
-    case 5: if (op) op.path = ['a\u0001']; break;
-    case 6: if (op) op.path = ['__proto__']; break;
-    case 7: if (op) { op.path = []; op.kind = 'delete'; } break;
-    case 8: if (op) op.epoch = -1; break;
-    case 9: if (op) op.cites = 'x'; break;
-    case 10: if (op) op.cites = [{ origin: '', hlc: { p: 1, l: 0 } }]; break;
-    case 11: if (op) env.ops.push({ ...op }); break;
-    case 12: env.instance = 'bad\u0002'; break;
-    case 13: env.origin = ''; break;
+    case 0:
+      delete env.hlc;
+      break;
+    case 1:
+      env.version = 0;
+      break;
+    case 2:
+      env.version = 1.5;
+      break;
+    case 3:
+      env.ops = 'nope';
+      break;
+    case 4:
+      if (op) op.kind = 'move';
+      break;
+    case 5:
+      if (op) op.path = ['a\u0001'];
+      break;
+    case 6:
+      if (op) op.path = ['__proto__'];
+      break;
+    case 7:
+      if (op) {
+        op.path = [];
+        op.kind = 'delete';
+      }
+      break;
+    case 8:
+      if (op) op.epoch = -1;
+      break;
+    case 9:
+      if (op) op.cites = 'x';
+      break;
+    case 10:
+      if (op) op.cites = [{ origin: '', hlc: { p: 1, l: 0 } }];
+      break;
+    case 11:
+      if (op) env.ops.push({ ...op });
+      break;
+    case 12:
+      env.instance = 'bad\u0002';
+      break;
+    case 13:
+      env.origin = '';
+      break;
   }
 }
 
@@ -215,7 +291,9 @@ const POLICIES = {
       { prefix: ['a'], allow: (ctx, room) => room === 'r1' || ctx.kind !== 'agent' },
       { prefix: [0], allow: () => true },
     ]),
-  root: () => ({ canWrite: (ctx, path, room, info) => path.length > 0 || ctx.kind !== 'agent' || info?.seq === 0 }),
+  root: () => ({
+    canWrite: (ctx, path, room, info) => path.length > 0 || ctx.kind !== 'agent' || info?.seq === 0,
+  }),
   validate: () => ({ validate: (op) => !(op.kind === 'set' && op.next === 'forbidden') }),
   bump: () => ({ canBump: (ctx, path, epoch) => ctx.kind !== 'agent' || epoch < 2 }),
   verify: () => ({ verifyCitations: true, canBump: (ctx) => ctx.kind !== 'agent' }),
@@ -244,23 +322,49 @@ export class World {
       policyVersion: o.policyVersion,
       journalLimit: o.journalLimit,
       ejection: o.ejection,
-      limits: { ...(o.maxOps ? { maxOpsPerEnvelope: o.maxOps } : {}), ...(o.rate ? { maxEnvelopesPerSecond: o.rate } : {}) },
+      limits: {
+        ...(o.maxOps ? { maxOpsPerEnvelope: o.maxOps } : {}),
+        ...(o.rate ? { maxEnvelopesPerSecond: o.rate } : {}),
+      },
       now: () => this.clock,
       policy: POLICIES[o.policy](this.lib),
       onViolation: (room, v) => this.calls.push(['violation', room, v]),
-      onDrop: (room, env, reason) => this.calls.push(['drop', room, env.origin, env.version, reason]),
+      onDrop: (room, env, reason) =>
+        this.calls.push(['drop', room, env.origin, env.version, reason]),
       onReject: (...args) => this.calls.push(['reject', args[0], args[1].writer, ...args.slice(2)]),
       onJoin: (room, ctx, origin) => this.calls.push(['join', room, ctx.writer, origin]),
-      onDurabilityFailed: (room, env, cause) => this.calls.push(['durability-failed', room, env.seq, String(cause)]),
+      onDurabilityFailed: (room, env, cause) =>
+        this.calls.push(['durability-failed', room, env.seq, String(cause)]),
     };
     if (o.durability !== 'none') {
       opts.onCommit = (room, env, state) => {
-        this.calls.push(['commit', room, env.seq, state.seq, state.wm, state.ranges, state.settled, state.schemaVersion]);
+        this.calls.push([
+          'commit',
+          room,
+          env.seq,
+          state.seq,
+          state.wm,
+          state.ranges,
+          state.settled,
+          state.schemaVersion,
+        ]);
         const saved = this.persisted.get(room) ?? { journal: [] };
         // A migration cuts the generation: the journal restarts with it.
-        if (env.schemaVersion !== undefined && saved.state && env.schemaVersion > saved.state.schemaVersion) saved.journal = [];
+        if (
+          env.schemaVersion !== undefined &&
+          saved.state &&
+          env.schemaVersion > saved.state.schemaVersion
+        )
+          saved.journal = [];
         saved.journal.push(JSON.parse(JSON.stringify(env)));
-        saved.state = { seq: state.seq, instance: state.instance, registers: state.checkpoint(), ranges: state.ranges, settled: state.settled, schemaVersion: state.schemaVersion };
+        saved.state = {
+          seq: state.seq,
+          instance: state.instance,
+          registers: state.checkpoint(),
+          ranges: state.ranges,
+          settled: state.settled,
+          schemaVersion: state.schemaVersion,
+        };
         this.persisted.set(room, saved);
         if (o.durability === 'sync') return undefined;
         const done = new Promise((resolve, reject) => this.deferreds.push({ resolve, reject }));
@@ -327,9 +431,11 @@ export class World {
         const env = structuredClone(s.env);
         const info = this.relay.room(s.room);
         env.instance =
-          s.instance === 'current' ? info?.instance ?? 'none'
-          : s.instance === 'stale' ? this.instances.find((x) => x !== info?.instance) ?? 'bogus'
-          : 'bogus';
+          s.instance === 'current'
+            ? (info?.instance ?? 'none')
+            : s.instance === 'stale'
+              ? (this.instances.find((x) => x !== info?.instance) ?? 'bogus')
+              : 'bogus';
         if (env.writer === 'SELF') env.writer = this.ctxWriter(s.conn);
         // Keep key order stable: instance right after proto, as a client writes it.
         c.conn.receive({ t: 'env', room: s.room, env });
@@ -364,7 +470,12 @@ export class World {
         for (const d of this.deferreds.splice(0)) d.resolve();
         break;
       case 'unload':
-        this.calls.push(['unload', s.room, s.discard, this.relay.unload(s.room, { discard: s.discard })]);
+        this.calls.push([
+          'unload',
+          s.room,
+          s.discard,
+          this.relay.unload(s.room, { discard: s.discard }),
+        ]);
         break;
       case 'hydrate':
         this.calls.push(['hydrate', s.room, this.relay.hydrate(s.room, this.snapshotOf(s.room))]);
@@ -375,7 +486,8 @@ export class World {
         for (const c of this.conns.values()) c.closed = true;
         this.relay = this.makeRelay();
         for (const name of ROOMS) {
-          if (this.persisted.has(name)) this.calls.push(['hydrate', name, this.relay.hydrate(name, this.snapshotOf(name))]);
+          if (this.persisted.has(name))
+            this.calls.push(['hydrate', name, this.relay.hydrate(name, this.snapshotOf(name))]);
         }
         break;
       }
@@ -452,7 +564,9 @@ export class World {
 /** Plays `script` in a world for `lib`, returning what each step recorded. */
 export async function play(lib, script) {
   const world = new World(lib, script.options);
-  world.ctxs = new Map(script.steps.filter((s) => s.t === 'connect').map((s) => [s.conn, s.ctx.writer]));
+  world.ctxs = new Map(
+    script.steps.filter((s) => s.t === 'connect').map((s) => [s.conn, s.ctx.writer]),
+  );
   const after = [];
   for (const s of script.steps) {
     await world.step(s);

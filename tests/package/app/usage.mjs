@@ -100,7 +100,8 @@ export async function exercise({ load, folder, readSaved, costmapZlib }) {
   cockpit.handleWsMessage(viewer, helloFrame.bytes, 0);
   const replies = [];
   for (let a = cockpit.pollAction(); a; a = cockpit.pollAction()) {
-    if (a.bytes) replies.push(JSON.parse(new TextDecoder().decode(wire.decodeDataFrame(a.bytes).payload)).t);
+    if (a.bytes)
+      replies.push(JSON.parse(new TextDecoder().decode(wire.decodeDataFrame(a.bytes).payload)).t);
   }
   check(replies[0] === 'welcome' && replies[1] === 'robots', `cockpit replies ${replies}`);
   cockpit.dispose();

@@ -28,7 +28,10 @@ export function renderLayout(node, mount, gap = null, path = []) {
 
 /** Tabs: "Main" shows the layout; each page shows one panel on its own. */
 export function tabsFor(manifest) {
-  return [{ id: '__main', title: 'Main' }, ...manifest.pages.map((id) => ({ id, title: titleOf(manifest, id) }))];
+  return [
+    { id: '__main', title: 'Main' },
+    ...manifest.pages.map((id) => ({ id, title: titleOf(manifest, id) })),
+  ];
 }
 
 function titleOf(manifest, id) {

@@ -38,7 +38,7 @@ namespace tether::swarm::sim {
 struct NodeSpec {
   double up_bytes_per_ms = 8000;  // 8 MB/s
   bool seeder = false;
-  std::int64_t start_ms = 0;      // when a downloader asks for the file
+  std::int64_t start_ms = 0;  // when a downloader asks for the file
   bool binary_lane = true;
   std::size_t max_message_size = 262'144;
   // Resume: the part file's chunks as they would read back (absent = never written).
@@ -101,9 +101,9 @@ struct NodeResult {
   std::uint64_t bytes_from_seeders = 0;
   std::uint64_t bytes_from_peers = 0;  // from other downloaders: peer-to-peer exchange
   std::uint64_t bytes_uploaded = 0;
-  std::vector<std::uint32_t> requested;  // chunk indexes, in request order
+  std::vector<std::uint32_t> requested;    // chunk indexes, in request order
   std::vector<std::int64_t> requested_ms;  // when each left
-  std::vector<std::int64_t> rebuild_ms;  // when this node asked for a rebuild
+  std::vector<std::int64_t> rebuild_ms;    // when this node asked for a rebuild
   std::vector<std::string> failures;
   std::uint32_t resumed_chunks = 0;
   bool file_intact = false;  // every stored chunk equals the source
@@ -128,7 +128,8 @@ inline Bytes chunk_content(std::uint64_t seed, const FileShape& shape, std::uint
   std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + index * 0xBF58476D1CE4E5B9ull + 1;
   for (std::size_t i = 0; i < out.size(); i += 8) {
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    for (std::size_t k = 0; k < 8 && i + k < out.size(); ++k) out[i + k] = std::uint8_t(x >> (8 * k));
+    for (std::size_t k = 0; k < 8 && i + k < out.size(); ++k)
+      out[i + k] = std::uint8_t(x >> (8 * k));
   }
   return out;
 }
@@ -246,7 +247,9 @@ class Simulator {
     bool started = false;
   };
 
-  void at(std::int64_t t, std::function<void()> fn) { events_.push(Event{t, seq_++, std::move(fn)}); }
+  void at(std::int64_t t, std::function<void()> fn) {
+    events_.push(Event{t, seq_++, std::move(fn)});
+  }
 
   bool all_done() const {
     for (const auto& n : nodes_) {
@@ -272,7 +275,10 @@ class Simulator {
       const Offer& o = std::get<Offer>(m.value());
       std::uint32_t source = 0;
       for (std::uint32_t k = 0; k < nodes_.size(); ++k)
-        if (nodes_[k].spec.seeder) { source = k; break; }
+        if (nodes_[k].spec.seeder) {
+          source = k;
+          break;
+        }
       me.swarm = std::make_unique<Swarm>(std::move(Swarm::fetch(o, source, cfg, now_).value()));
     }
     for (std::uint32_t b = 0; b < nodes_.size(); ++b)
@@ -312,7 +318,8 @@ class Simulator {
   void send(std::uint32_t from, std::uint32_t to, bool binary, std::size_t bytes,
             std::function<void()> deliver, std::optional<std::uint32_t> chunk = std::nullopt) {
     Node& me = nodes_[from];
-    if (binary) result_.largest_binary_message = std::max(result_.largest_binary_message, bytes);
+    if (binary)
+      result_.largest_binary_message = std::max(result_.largest_binary_message, bytes);
     else {
       ++result_.control_messages;
       result_.largest_control_message = std::max(result_.largest_control_message, bytes);
@@ -400,20 +407,26 @@ class Simulator {
       const std::uint32_t to = s->to, index = s->index;
       if (s->binary) {
         auto frame = std::make_shared<Bytes>(encode_chunk_frame(offer_.file_id, index, data));
-        send(i, to, true, frame->size(), [this, i, to, frame] {
-          auto f = parse_chunk_frame(ByteView(*frame));
-          if (f) receive_chunk(to, i, f->index, f->data);
-        }, index);
+        send(
+            i, to, true, frame->size(),
+            [this, i, to, frame] {
+              auto f = parse_chunk_frame(ByteView(*frame));
+              if (f) receive_chunk(to, i, f->index, f->data);
+            },
+            index);
       } else {
         ChunkMessage cm{offer_.file_id, index, std::move(data)};
         auto payload = std::make_shared<std::string>(encode_payload(Message{std::move(cm)}));
-        send(i, to, false, payload->size() + sc_.envelope_bytes, [this, i, to, payload] {
-          auto parsed = parse_json(ByteView(std::string_view(*payload)));
-          auto m = parse_message("swarm_chunk", parsed.value);
-          if (!m) return;
-          const auto& c = std::get<ChunkMessage>(m.value());
-          receive_chunk(to, i, c.index, ByteView(c.data));
-        }, index);
+        send(
+            i, to, false, payload->size() + sc_.envelope_bytes,
+            [this, i, to, payload] {
+              auto parsed = parse_json(ByteView(std::string_view(*payload)));
+              auto m = parse_message("swarm_chunk", parsed.value);
+              if (!m) return;
+              const auto& c = std::get<ChunkMessage>(m.value());
+              receive_chunk(to, i, c.index, ByteView(c.data));
+            },
+            index);
       }
     } else if (std::get_if<ManifestReady>(&a)) {
       r.manifest_ready_ms = now_;
@@ -446,7 +459,8 @@ class Simulator {
     drain(at_node);
   }
 
-  void receive_chunk(std::uint32_t at_node, std::uint32_t from, std::uint32_t index, ByteView data) {
+  void receive_chunk(std::uint32_t at_node, std::uint32_t from, std::uint32_t index,
+                     ByteView data) {
     Node& me = nodes_[at_node];
     if (me.spec.ninja) return ninja_chunk(at_node, from, index, data);
     if (!me.swarm) return;
@@ -626,6 +640,8 @@ class Simulator {
   SimResult result_;
 };
 
-inline SimResult simulate(Scenario s) { return Simulator(std::move(s)).run(); }
+inline SimResult simulate(Scenario s) {
+  return Simulator(std::move(s)).run();
+}
 
 }  // namespace tether::swarm::sim

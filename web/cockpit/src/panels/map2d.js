@@ -16,7 +16,10 @@ export class Map2dPanel extends Panel {
     this.#canvas.className = 'map-canvas';
     this.#canvas.tabIndex = 0;
     this.#canvas.setAttribute('role', 'img');
-    this.#canvas.setAttribute('aria-label', `${this.spec.title}: drag or arrow keys to pan, wheel or +/- to zoom`);
+    this.#canvas.setAttribute(
+      'aria-label',
+      `${this.spec.title}: drag or arrow keys to pan, wheel or +/- to zoom`,
+    );
     this.body.append(this.#canvas);
     this.#bindControls();
     new ResizeObserver(() => this.#draw()).observe(this.body);
@@ -27,7 +30,9 @@ export class Map2dPanel extends Panel {
       const { meta, rgba } = dec.value;
       this.#image.width = meta.w;
       this.#image.height = meta.h;
-      this.#image.getContext('2d').putImageData(new ImageData(new Uint8ClampedArray(rgba), meta.w, meta.h), 0, 0);
+      this.#image
+        .getContext('2d')
+        .putImageData(new ImageData(new Uint8ClampedArray(rgba), meta.w, meta.h), 0, 0);
       this.#map = meta;
       this.el.dataset.mapW = String(meta.w);
       this.el.dataset.mapH = String(meta.h);
@@ -119,11 +124,17 @@ export class Map2dPanel extends Panel {
     );
     this.#canvas.addEventListener('keydown', (e) => {
       const step = 40;
-      const moves = { ArrowLeft: [step, 0], ArrowRight: [-step, 0], ArrowUp: [0, step], ArrowDown: [0, -step] };
-      if (moves[e.key]) this.#pan = [this.#pan[0] + moves[e.key][0], this.#pan[1] + moves[e.key][1]];
+      const moves = {
+        ArrowLeft: [step, 0],
+        ArrowRight: [-step, 0],
+        ArrowUp: [0, step],
+        ArrowDown: [0, -step],
+      };
+      if (moves[e.key])
+        this.#pan = [this.#pan[0] + moves[e.key][0], this.#pan[1] + moves[e.key][1]];
       else if (e.key === '+' || e.key === '=') this.#zoom = Math.min(40, this.#zoom * 1.25);
       else if (e.key === '-') this.#zoom = Math.max(0.2, this.#zoom / 1.25);
-      else if (e.key === '0') (this.#zoom = 1), (this.#pan = [0, 0]);
+      else if (e.key === '0') ((this.#zoom = 1), (this.#pan = [0, 0]));
       else return;
       e.preventDefault();
       this.#draw();

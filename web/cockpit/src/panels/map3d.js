@@ -24,7 +24,10 @@ export class Map3dPanel extends Panel {
     this.#renderer.setClearColor(0x151922);
     this.#renderer.domElement.className = 'map3d-canvas';
     this.#renderer.domElement.tabIndex = 0;
-    this.#renderer.domElement.setAttribute('aria-label', `${this.spec.title}: drag to orbit, wheel to zoom`);
+    this.#renderer.domElement.setAttribute(
+      'aria-label',
+      `${this.spec.title}: drag to orbit, wheel to zoom`,
+    );
     this.body.append(this.#renderer.domElement);
     this.#camera.position.set(6, -8, 7);
     this.#camera.up.set(0, 0, 1);
@@ -35,7 +38,10 @@ export class Map3dPanel extends Panel {
     sun.position.set(3, -5, 10);
     this.#scene.add(sun);
     this.#scene.add(new THREE.GridHelper(20, 20, 0x3a4252, 0x262c38).rotateX(Math.PI / 2));
-    this.#marker = new THREE.Mesh(new THREE.ConeGeometry(0.15, 0.45, 16), new THREE.MeshStandardMaterial({ color: 0x35c2ff }));
+    this.#marker = new THREE.Mesh(
+      new THREE.ConeGeometry(0.15, 0.45, 16),
+      new THREE.MeshStandardMaterial({ color: 0x35c2ff }),
+    );
     this.#marker.rotation.z = -Math.PI / 2;
     this.#marker.visible = false;
     this.#scene.add(this.#marker);
@@ -57,7 +63,10 @@ export class Map3dPanel extends Panel {
       for (let i = 0; i < n; i++) {
         this.#matrix.makeTranslation(positions[3 * i], positions[3 * i + 1], positions[3 * i + 2]);
         this.#mesh.setMatrixAt(i, this.#matrix);
-        this.#mesh.setColorAt(i, this.#colour.setRGB(colours[3 * i], colours[3 * i + 1], colours[3 * i + 2]));
+        this.#mesh.setColorAt(
+          i,
+          this.#colour.setRGB(colours[3 * i], colours[3 * i + 1], colours[3 * i + 2]),
+        );
       }
       this.#mesh.count = n;
       this.#mesh.instanceMatrix.needsUpdate = true;
@@ -68,7 +77,8 @@ export class Map3dPanel extends Panel {
   }
 
   onFrame(frame) {
-    if (frame.header.meta && typeof frame.header.meta.res === 'number') this.ctx.lastVoxelRes = frame.header.meta.res;
+    if (frame.header.meta && typeof frame.header.meta.res === 'number')
+      this.ctx.lastVoxelRes = frame.header.meta.res;
     super.onFrame(frame);
   }
 

@@ -10,7 +10,9 @@ export class Panel {
     this.ctx = ctx;
     this.spec = ctx.panel;
     this.channels = ctx.panel.channels.map((id) => ctx.manifest.channels.find((c) => c.ch === id));
-    this.decoders = new Map(this.channels.map((c) => [c.ch, new ctx.decode.ChannelDecoder(c.encoding)]));
+    this.decoders = new Map(
+      this.channels.map((c) => [c.ch, new ctx.decode.ChannelDecoder(c.encoding)]),
+    );
     this.stats = new Map(this.channels.map((c) => [c.ch, new ChannelStats()]));
     this.el = document.createElement('section');
     this.el.className = `panel panel-${this.spec.kind}`;
