@@ -15,7 +15,7 @@ FUZZ_SMOKE_SECONDS ?= 20
 NODE_TESTS   := $(shell find tests/node -name '*.test.mjs' 2>/dev/null | sort)
 E2E_TESTS    := $(shell find tests/e2e -name '*.test.mjs' 2>/dev/null | sort)
 
-.PHONY: setup build native wasm cockpit fuzz-build test test-native test-node test-e2e test-package \
+.PHONY: setup build native wasm cockpit fuzz-build test lint test-native test-node test-e2e test-package \
         test-deploy test-sanitize fuzz fuzz-smoke fixtures bench demo edge-dev format clean
 
 setup:
@@ -54,7 +54,7 @@ fuzz-build:
 # Every suite: native, WASM/Node, end-to-end in each runtime, the package from its tarball, the
 # deploy bundle, and a short fuzz smoke.
 test: setup build
-	@$(MAKE) --no-print-directory test-native test-node test-e2e test-package test-deploy fuzz-smoke
+	@$(MAKE) --no-print-directory lint test-native test-node test-e2e test-package test-deploy fuzz-smoke
 
 test-native:
 	@echo "[test] native (ctest)"
@@ -109,6 +109,10 @@ fixtures: native
 bench: setup build
 	@node bench/run.mjs
 	@for b in bench/*.bench.mjs; do echo "[bench] $$b"; node "$$b" || exit 1; done
+
+# The style checks (clang-format, prettier); `make format` fixes what they report.
+lint: setup
+	@bash tools/lint.sh
 
 format:
 	@clang-format -i $$(find src bindings tests bench -name '*.cpp' -o -name '*.hpp')

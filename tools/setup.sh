@@ -10,7 +10,7 @@ step() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 
 debian_packages=(emscripten nlohmann-json3-dev catch2 chromium clang libclang-rt-14-dev
                  zlib1g-dev libmbedtls-dev cmake ninja-build openssl dpkg-dev iproute2 util-linux nodejs
-                 ffmpeg)
+                 ffmpeg clang-format)
 missing=()
 for p in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
