@@ -225,6 +225,7 @@ void HttpMembers::handle_open(std::uint32_t req, std::string_view room, ByteView
   stats_.opened++;
   HttpAction& a = actions_.emplace();
   a.kind = HttpAction::Kind::attach;
+  a.req = req;  // the host attaches the identity its ticket check gave this request
   a.session = token;
   a.room = s.room;
   std::string body = "{\"session\":\"" + token + "\",\"pollWaitMs\":";

@@ -103,7 +103,7 @@ HttpQuery parse_http_query(std::string_view query);
 struct HttpAction {
   enum class Kind : std::uint8_t {
     respond,  // answer request `req` with status, JSON or text body (text when status != 200)
-    attach,   // open the room connection of `session` in `room` (its frames come from deliver)
+    attach,   // open the room connection of `session` in `room` for the open `req` (its identity)
     deliver,  // one frame from `session` to its room connection
     detach,   // the session is gone: close its room connection (code, reason say why)
   };
