@@ -28,7 +28,9 @@ export function createRoomHttp(host) {
     detach(session) {
       const conn = conns.get(session);
       conns.delete(session);
-      conn?.closed();
+      // As a socket's close event would: after the call that closed it (the relay may be inside
+      // its own close of this connection) has returned.
+      if (conn) queueMicrotask(() => conn.closed());
     },
   });
 

@@ -126,10 +126,9 @@ export function createHttpMembers(host) {
   return {
     /** An `open` whose ticket verified: identity is {writer, kind, room}. */
     open(identity) {
+      // The session's randomness (embind takes a Uint8Array as a std::string's bytes).
       const random = crypto.getRandomValues(new Uint8Array(limits.sessionBytes));
-      // Embind takes a std::string of bytes as a latin1 JS string.
-      const bytes = String.fromCharCode(...random);
-      return ask((req, now) => core.open(req, identity.room, bytes, now), identity);
+      return ask((req, now) => core.open(req, identity.room, random, now), identity);
     },
     /** Any other operation: the body is read no further than the core's bound. */
     async request(request, room, op) {
