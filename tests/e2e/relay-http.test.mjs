@@ -94,7 +94,10 @@ for (const kind of ['deno', 'workerd']) {
       await a.t.close();
       await b.t.close();
     });
-    await Promise.all([a.t.ready, b.t.ready]);
+    // Bounded: a member whose hello never reaches the room fails here instead of hanging.
+    await waitFor('both joined', () => a.t.isConnected() && b.t.isConnected(), {
+      timeoutMs: 30_000,
+    });
     assert.equal(a.t.transport, 'http');
     assert.equal(b.t.transport, 'websocket');
     assert.equal(a.t.encrypted, true);
@@ -230,7 +233,10 @@ for (const kind of ['deno', 'workerd']) {
       await a.t.close();
       await b.t.close();
     });
-    await Promise.all([a.t.ready, b.t.ready]);
+    // Bounded: a member whose hello never reaches the room fails here instead of hanging.
+    await waitFor('both joined', () => a.t.isConnected() && b.t.isConnected(), {
+      timeoutMs: 30_000,
+    });
     await waitFor('lanes open', () => a.log.open.includes('bob') && b.log.open.includes('alice'));
     assert.equal(a.t.send('bob', 'still here'), true);
     await waitFor('delivered', () => b.log.text.length === 1);
