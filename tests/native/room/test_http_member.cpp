@@ -88,7 +88,8 @@ TEST_CASE("http member: sends are delivered once and in order, by seq") {
   CHECK(m.stats().delivered == 2);
 }
 
-TEST_CASE("http member: a receive waits, then gets what the relay sent; the cursor acknowledges") {
+TEST_CASE(
+    "http member: a receive waits, then gets what the relay sent, and the cursor acknowledges") {
   HttpMembers m;
   std::string s = open(m, "lab", 1);
   auto as = req(m, 2, "GET", "recv", "session=" + s + "&cursor=0");
