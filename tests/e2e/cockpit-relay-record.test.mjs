@@ -105,14 +105,26 @@ async function recordingRelay(args = []) {
   return { dir, relay, robot, sendLog };
 }
 
-/** Sends log lines until the folder's finished chunks hold line `last` (so the relay has it). */
+/**
+ * Sends lines from..last, then one more at a time until the folder's finished chunks hold line
+ * `last` (so the relay has it); returns the last line sent.
+ */
 async function sendUntilFiled({ dir, sendLog }, from, last) {
   for (let n = from; n <= last; n++) sendLog(n);
   // Padding after `last` pushes the chunk holding it out to disk; it is part of the stream too.
   let n = last;
   await until(() => {
     sendLog(++n);
-    return mcaps(dir).some((p) => logSeqs(streamMessages(p).messages).includes(last));
+    // A file may be deleted (the folder's bound) between the listing and the read.
+    const holds = (p) => {
+      try {
+        return logSeqs(streamMessages(p).messages).includes(last);
+      } catch (e) {
+        if (e.code === 'ENOENT') return false;
+        throw e;
+      }
+    };
+    return mcaps(dir).some(holds);
   }, `line ${last} on disk`);
   return n;
 }
@@ -158,14 +170,18 @@ test('a relay stopped by SIGTERM leaves a valid file holding every frame sent, i
   );
   await close();
 
-  // Every line, once, in the order sent, byte for byte; the counts say the same.
+  // Every line, once, in the order sent, byte for byte, up to the last the relay had taken when
+  // the signal came (at least every line seen on disk before; padding still on its way to the
+  // relay's recorder may miss the file); the counts say the same.
   const lines = filed.filter((m) => m.ch === 'log');
+  const kept = lines.at(-1).seq;
+  assert.ok(kept >= 200 && kept <= sent, `lines 1..${kept} of ${sent} kept`);
   assert.deepEqual(
     lines.map((m) => m.seq),
-    range(1, sent),
+    range(1, kept),
   );
   lines.forEach((m, i) => assert.deepEqual(m.data, logLine(i + 1), `line ${i + 1}`));
-  assert.deepEqual(counts, { log: sent, costmap: 1, voxels: 1 });
+  assert.deepEqual(counts, { log: kept, costmap: 1, voxels: 1 });
   // Log times strictly increase through the file, in arrival order.
   const times = records.filter((r) => r.type === 'Message').map((r) => r.logTime);
   assert.ok(times.every((t, i) => i === 0 || t > times[i - 1]));
@@ -241,7 +257,8 @@ test('files rotate by size without losing or repeating a frame, and the folder k
     seqs.push(...logSeqs(streamMessages(f).messages));
   }
   assert.ok(seqs[0] > 1, 'the oldest lines were deleted with their files');
-  assert.deepEqual(seqs, range(seqs[0], sent));
+  assert.ok(seqs.at(-1) >= 1500 && seqs.at(-1) <= sent, `lines to ${seqs.at(-1)} of ${sent}`);
+  assert.deepEqual(seqs, range(seqs[0], seqs.at(-1)));
 });
 
 test('a relay killed outright leaves a file whose finished chunks read, in order', async () => {
