@@ -138,7 +138,11 @@ async function stop(relay, signal) {
 test('a relay stopped by SIGTERM leaves a valid file holding every frame sent, in order; costmaps and voxels are Foxglove Grid and PointCloud', async () => {
   const ctx = await recordingRelay(['--record-chunk-kib', '1']);
   const { relay, robot } = ctx;
-  assert.match(relay.output, /tether relay: recording every robot to /);
+  // The default bounds (256 MiB files, 60 min, 4 GiB kept), named in the status line.
+  assert.match(
+    relay.output,
+    /tether relay: recording every robot to .* \(a new file each 262144 KiB or 60 min, at most 4194304 KiB kept\)/,
+  );
   await until(() => /tether relay: recording r1 to .*\.mcap/.test(relay.output), 'the status line');
   assert.equal(
     robot.robot.send('costmap', deflateSync(cells), { meta: MAP, ts: 1700000000.25 }),

@@ -19,9 +19,10 @@ export const DEFAULT_FILE_MIB = 256;
 export const DEFAULT_FILE_MINUTES = 60;
 export const DEFAULT_KEEP_MIB = 4096;
 export const DEFAULT_CHUNK_KIB = 1024;
+const MIB = 1024 * 1024; // sizes are plain numbers: 4 GiB overflows the 32-bit shift operators
 // What this recorder names its files: <robot>-<ISO time with - for : and .>.mcap.
 // Frames held while a rotation opens the next file; past this they are dropped and counted.
-const MAX_PENDING_BYTES = 16 << 20;
+const MAX_PENDING_BYTES = 16 * 1024 * 1024;
 const FILE_NAME = /^.+-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z(-\d+)?\.mcap$/;
 
 /** An IWritable over a Deno file: every byte written, in order. */
@@ -58,13 +59,17 @@ export async function startRelayRecorder({
   info,
   dir,
   token = null,
-  fileBytes = DEFAULT_FILE_MIB << 20,
+  fileBytes = DEFAULT_FILE_MIB * MIB,
   fileMs = DEFAULT_FILE_MINUTES * 60_000,
-  keepBytes = DEFAULT_KEEP_MIB << 20,
-  chunkBytes = DEFAULT_CHUNK_KIB << 10,
+  keepBytes = DEFAULT_KEEP_MIB * MIB,
+  chunkBytes = DEFAULT_CHUNK_KIB * 1024,
   log = console.log,
 }) {
   await Deno.mkdir(dir, { recursive: true });
+  log(
+    `tether relay: recording every robot to ${dir} (a new file each ${fileBytes / 1024} KiB or ` +
+      `${fileMs / 60_000} min, at most ${keepBytes / 1024} KiB kept)`,
+  );
   const decode = createDecode(mod);
   const wsInfo = { ...info, wtUrl: undefined }; // the WebSocket twin: one lane, no certificate
   const robots = new Map(); // robot id -> its recorder
@@ -94,6 +99,7 @@ export async function startRelayRecorder({
     let manifest = null;
     let channels = [];
     let watching = false;
+    let stopped = false; // the robot left: no new file for it
     // While the next file opens, frames wait here (copied, bounded) and then fill it, and the
     // ones after it if they overflow: a rotation loses none, and a file that is full takes no more.
     let pending = null; // [{frame, at}] or null
@@ -157,7 +163,7 @@ export async function startRelayRecorder({
     viewer.start();
 
     async function openFile() {
-      if (closing || !manifest) return;
+      if (closing || stopped || !manifest) return;
       const stamp = new Date().toISOString().replace(/[:.]/g, '-');
       let path = `${dir}/${safeName(robotId)}-${stamp}.mcap`;
       for (let n = 1; await exists(path); n++)
@@ -215,6 +221,7 @@ export async function startRelayRecorder({
         return `${robotId} ${file.recording.messages} messages${dropped ? ` (${dropped} dropped)` : ''}`;
       },
       stop() {
+        stopped = true;
         viewer.close();
         return serial(() => finish(file));
       },
@@ -238,7 +245,7 @@ export async function startRelayRecorder({
       if (open.has(f.path)) continue;
       await Deno.remove(f.path).catch(() => {});
       total -= f.size;
-      log(`tether relay: deleted ${f.path} to keep ${dir} under ${keepBytes >> 10} KiB`);
+      log(`tether relay: deleted ${f.path} to keep ${dir} under ${keepBytes / 1024} KiB`);
     }
   }
 

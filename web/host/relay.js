@@ -504,23 +504,18 @@ async function startRecording() {
     );
     Deno.exit(2);
   }
-  const kib = (n) => n * 1024;
-  const r = await startRelayRecorder({
+  const kib = (n) => (n == null ? undefined : n * 1024);
+  return startRelayRecorder({
     mod: await loadTetherModule({}, 'cockpit'),
     wire,
     info,
     dir: flags.record,
     token,
     fileBytes: kib(flags.recordFileKib),
-    fileMs: flags.recordMinutes * 60_000,
+    fileMs: flags.recordMinutes == null ? undefined : flags.recordMinutes * 60_000,
     keepBytes: kib(flags.recordKeepKib),
     chunkBytes: kib(flags.recordChunkKib),
   });
-  console.log(
-    `tether relay: recording every robot to ${flags.record} (a new file each ` +
-      `${flags.recordFileKib} KiB or ${flags.recordMinutes} min, at most ${flags.recordKeepKib} KiB kept)`,
-  );
-  return r;
 }
 
 async function openRooms() {
@@ -549,10 +544,11 @@ function parseFlags(args) {
     roomsDb: '',
     roomsPolicy: '',
     record: '',
-    recordFileKib: 256 * 1024,
-    recordMinutes: 60,
-    recordKeepKib: 4 * 1024 * 1024,
-    recordChunkKib: 1024,
+    // --record's bounds; unset, relay-record.js's defaults apply.
+    recordFileKib: null,
+    recordMinutes: null,
+    recordKeepKib: null,
+    recordChunkKib: null,
   };
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
@@ -591,7 +587,7 @@ function parseFlags(args) {
     ['--record-keep-kib', f.recordKeepKib],
     ['--record-chunk-kib', f.recordChunkKib],
   ])
-    if (!(v > 0) || !Number.isFinite(v)) {
+    if (v !== null && (!(v > 0) || !Number.isFinite(v))) {
       console.error(`tether relay: ${flag} must be a positive number`);
       Deno.exit(2);
     }
