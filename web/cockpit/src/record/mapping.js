@@ -89,6 +89,9 @@ export const DECODED_KINDS = new Set(['pose', 'costmap', 'voxels']);
 /**
  * The MCAP schema, message encoding and conversions for one manifest channel. `messageEncoding`
  * is a replayed file's, so a file written with another mapping (tether.frame costmaps) replays.
+ * @param {any} channel
+ * @param {(encoding: string) => string} encodingKind
+ * @param {{ messageEncoding?: string }} [options]
  */
 export function channelMapping(channel, encodingKind, { messageEncoding } = {}) {
   if (messageEncoding === FRAME_ENCODING) return frameMapping(channel);
