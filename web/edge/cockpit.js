@@ -90,7 +90,7 @@ export class CockpitRelayObject {
   }
 
   async #init() {
-    const mod = await loadTetherModule({ wasmModule }, 'cockpit');
+    const mod = await loadTetherModule({ wasmModule }, 'cockpit_relay');
     let rtc = null;
     if (this.env.COCKPIT_RTC) {
       const parsed = parseRtcFile(this.env.COCKPIT_RTC, { source: 'the COCKPIT_RTC secret' });

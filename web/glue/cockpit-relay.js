@@ -10,7 +10,7 @@ import { loadTetherModule } from './load.js';
  * @param {import('./cockpit-relay.d.ts').RelayOptions & {wasmModule?: WebAssembly.Module, wasmBinary?: Uint8Array}} [options]
  */
 export async function loadCockpitRelay(options = {}) {
-  return createCockpitRelay(await loadTetherModule(options, 'cockpit'), options);
+  return createCockpitRelay(await loadTetherModule(options, 'cockpit_relay'), options);
 }
 
 /**

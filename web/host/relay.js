@@ -506,7 +506,7 @@ async function startRecording() {
   }
   const kib = (n) => (n == null ? undefined : n * 1024);
   return startRelayRecorder({
-    mod: await loadTetherModule({}, 'cockpit'),
+    mod: await loadTetherModule({}, 'cockpit_clients'),
     wire,
     info,
     dir: flags.record,

@@ -18,7 +18,7 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
   if (!wasm.ok)
     throw new Error(`could not fetch tether-cockpit.wasm (${wasm.status}); run \`make cockpit\``);
   const bytes = new Uint8Array(await wasm.arrayBuffer());
-  const mod = await loadTetherModule({ wasmBinary: bytes }, 'cockpit');
+  const mod = await loadTetherModule({ wasmBinary: bytes }, 'cockpit_clients');
   const wire = createWire(mod);
   const decode = createDecode(mod);
   const infoRes = await fetch(infoUrl);
