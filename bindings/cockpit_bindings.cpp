@@ -260,6 +260,7 @@ val relay_limits() {
   o.set("sfuCallTimeoutMs", double(kSfuCallTimeoutMs));
   o.set("maxPullsPerRtcSession", double(kMaxPullsPerRtcSession));
   o.set("maxSfuResultBytes", double(kMaxSfuResultBytes));
+  o.set("maxHandoffQueuedMessages", double(kMaxHandoffQueuedMessages));
   val retry = val::array();
   for (std::size_t i = 0; i < kRtcRetryMs.size(); ++i) retry.set(i, double(kRtcRetryMs[i]));
   o.set("rtcRetryMs", retry);

@@ -29,6 +29,12 @@ enum class FleetPart {
 constexpr std::size_t kMaxTicketBytes = wire::kMaxControlBytes + 1024;
 // Robots the directory remembers as last seen after they left (oldest forgotten first).
 constexpr std::size_t kMaxLastSeen = wire::kMaxListEntries;
+// The directory's robots list as a robot object takes it: kMaxListEntries identities of at most
+// an id, a name and a model each, with room to spare.
+constexpr std::size_t kMaxFleetRobotsBytes = 1024 * 1024;
+// Client messages the switchboard holds while a session moves (one round trip to the old object);
+// past this the client is closed and reconnects.
+constexpr std::size_t kMaxHandoffQueuedMessages = 1024;
 
 // A session moving to the object of `robot_id`. The receiving object replays `hello` (checking it
 // again, token and all) without answering a welcome when `welcomed` (the viewer already has one),

@@ -701,7 +701,7 @@ void CockpitRelay::handle_presence(std::uint64_t link, ByteView report, TimeMs n
 
 void CockpitRelay::handle_fleet_robots(ByteView bytes, TimeMs now) {
   if (part_ != FleetPart::robot) return;
-  JsonParse p = bytes.size <= wire::kMaxControlBytes * 16 ? parse_json(bytes) : JsonParse{};
+  JsonParse p = bytes.size <= kMaxFleetRobotsBytes ? parse_json(bytes) : JsonParse{};
   const Json* list = nullptr;
   if (p.ok() && p.value.is_object()) {
     auto it = p.value.find("robots");

@@ -52,6 +52,11 @@ let wireLimits = null;
 const protocolVersion = async () =>
   (wireLimits ??= (await loadTetherModule({ wasmModule }, 'wire')).wireLimits()).protocolVersion;
 
+// The relay core's bounds (one module instance per isolate, shared with the objects).
+let relayLimits = null;
+const cockpitLimits = async () =>
+  (relayLimits ??= (await loadTetherModule({ wasmModule }, 'cockpit')).cockpitRelayLimits());
+
 /** The object name every cockpit route goes to: one relay per deployment (per `COCKPIT_FLEET`). */
 const fleetName = (env) => env.COCKPIT_FLEET || 'default';
 
@@ -95,12 +100,13 @@ async function upstream(env, robot, role, handoff) {
  * from an object is a handoff ticket its core wrote: the switchboard opens the named robot's
  * object, gives it the ticket, and sends the old object DRAINED; the old object bounces every
  * client message that reached it after the move began, then echoes DRAINED, so nothing the client
- * sent is lost or reordered. Client messages meanwhile wait here, at most maxQueued.
+ * sent is lost or reordered. Client messages meanwhile wait here, at most the core's
+ * maxHandoffQueuedMessages.
  */
-function switchboard(request, env, role) {
+async function switchboard(request, env, role) {
+  const { maxHandoffQueuedMessages: maxQueued } = await cockpitLimits();
   const [client, server] = Object.values(new WebSocketPair());
   server.accept();
-  const maxQueued = 1024; // client messages held during one move (a move takes one round trip)
   let up = null;
   let move = null; // {old, next, bounced: [], drained, again}
   const waiting = [];

@@ -81,6 +81,8 @@ export interface RelayOptions {
 /** The relay's bounds (src/cockpit/*.hpp), for logs and tools; the core enforces them. */
 export interface CockpitLimits {
   latestStaleMs: number;
+  /** Client messages the edge's switchboard holds while a session moves between objects. */
+  maxHandoffQueuedMessages: number;
   reliableMaxFrames: number;
   reliableMaxBytes: number;
   reliableWritesInFlight: number;
