@@ -79,9 +79,16 @@ test(
     assert.equal(b.robot.command().vx, 0, 'rover-b did not move');
 
     // Watching another robot gives up the lease on the first (v7 notes § Viewer session).
+    // The lease request goes right behind the watch, so it reaches rover-a's object after the
+    // move began: the switchboard must bring it to rover-b's object, in order, or it is lost.
     viewer.viewer.watch('rover-b');
+    viewer.viewer.teleopStart();
     await until(() => viewer.manifests.at(-1)?.robotId === 'rover-b', 'the manifest of rover-b');
     await until(() => a.robot.command().active === 0, 'rover-a released when the viewer left it');
+    await until(
+      () => viewer.messages.filter((m) => m.t === 'teleop_started').length === 2,
+      () => `the lease on rover-b from the request sent behind the watch: ${JSON.stringify(viewer.state)}`,
+    );
     await drive(viewer, b, 0.3);
     assert.equal(a.robot.command().vx, 0, 'rover-a stays stopped');
     const sockets = viewer.sockets().length;
