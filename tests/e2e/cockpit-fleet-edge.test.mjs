@@ -87,7 +87,8 @@ test(
     await until(() => a.robot.command().active === 0, 'rover-a released when the viewer left it');
     await until(
       () => viewer.messages.filter((m) => m.t === 'teleop_started').length === 2,
-      () => `the lease on rover-b from the request sent behind the watch: ${JSON.stringify(viewer.state)}`,
+      () =>
+        `the lease on rover-b from the request sent behind the watch: ${JSON.stringify(viewer.state)}`,
     );
     await drive(viewer, b, 0.3);
     assert.equal(a.robot.command().vx, 0, 'rover-a stays stopped');
