@@ -122,3 +122,18 @@ test('layout links: round trip; cut off, oversized and hostile links are refused
     /not readable/,
   );
 });
+
+test('fleet link verdict: stalled past the frame age bound, degraded past loss or rtt, else good', async () => {
+  const { linkVerdict, STALLED_AFTER_MS, DEGRADED_LOSS_PCT, DEGRADED_RTT_MS } =
+    await import('../../web/cockpit/src/fleet.js');
+  const ok = { frameAgeMs: 100, lossPct: 0, rttMs: 20 };
+  assert.equal(linkVerdict(ok), 'good');
+  assert.equal(linkVerdict({ ...ok, frameAgeMs: null }), 'unknown');
+  assert.equal(linkVerdict({ ...ok, frameAgeMs: STALLED_AFTER_MS }), 'good');
+  assert.equal(linkVerdict({ ...ok, frameAgeMs: STALLED_AFTER_MS + 1 }), 'stalled');
+  assert.equal(linkVerdict({ ...ok, lossPct: DEGRADED_LOSS_PCT + 0.1 }), 'degraded');
+  assert.equal(linkVerdict({ ...ok, rttMs: DEGRADED_RTT_MS + 1 }), 'degraded');
+  assert.equal(linkVerdict({ ...ok, rttMs: null }), 'good');
+  // A stall outranks loss: no frames is worse than some lost.
+  assert.equal(linkVerdict({ frameAgeMs: 5000, lossPct: 50, rttMs: 900 }), 'stalled');
+});
