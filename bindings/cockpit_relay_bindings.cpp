@@ -116,6 +116,24 @@ class RelayHandle {
   void timeout(double now) { relay_->handle_timeout(TimeMs(now)); }
   double poll_timeout() const { return timeout_value(relay_->poll_timeout()); }
 
+  // A fleet split over objects (src/cockpit/fleet.hpp): `part` is whole, directory or robot.
+  void set_fleet_part(const std::string& part, const std::string& home_robot) {
+    relay_->set_fleet_part(part == "directory" ? FleetPart::directory
+                           : part == "robot"   ? FleetPart::robot
+                                               : FleetPart::whole,
+                           home_robot);
+  }
+  void handoff(double s, std::size_t n, double now) {
+    relay_->handle_handoff(SessionId(s), staging_.get(n), TimeMs(now));
+  }
+  void presence(double link, std::size_t n, double now) {
+    relay_->handle_presence(std::uint64_t(link), staging_.get(n), TimeMs(now));
+  }
+  void fleet_robots(std::size_t n, double now) {
+    relay_->handle_fleet_robots(staging_.get(n), TimeMs(now));
+  }
+  void directory_lost(double now) { relay_->handle_directory_lost(TimeMs(now)); }
+
   int poll_action() {
     auto a = relay_->poll_action();
     if (!a) return -1;
@@ -130,9 +148,9 @@ class RelayHandle {
     r[kRelayGen] = double(a->gen);
     r[kRelayCall] = double(a->call);
     r[kRelayOp] = double(static_cast<int>(a->op));
-    text_ = a->kind == ActionKind::open_stream ? std::move(a->ch)
-            : a->kind == ActionKind::sfu_call  ? std::move(a->sfu_session)
-                                               : std::move(a->reason);
+    text_ = a->kind == ActionKind::open_stream || a->kind == ActionKind::handoff ? std::move(a->ch)
+            : a->kind == ActionKind::sfu_call ? std::move(a->sfu_session)
+                                              : std::move(a->reason);
     r[kRelayKind] = double(static_cast<int>(a->kind));
     return static_cast<int>(a->kind);
   }
@@ -204,6 +222,7 @@ val relay_limits() {
   o.set("sfuCallTimeoutMs", double(kSfuCallTimeoutMs));
   o.set("maxPullsPerRtcSession", double(kMaxPullsPerRtcSession));
   o.set("maxSfuResultBytes", double(kMaxSfuResultBytes));
+  o.set("maxHandoffQueuedMessages", double(kMaxHandoffQueuedMessages));
   val retry = val::array();
   for (std::size_t i = 0; i < kRtcRetryMs.size(); ++i) retry.set(i, double(kRtcRetryMs[i]));
   o.set("rtcRetryMs", retry);
@@ -231,6 +250,11 @@ EMSCRIPTEN_BINDINGS(tether_cockpit_relay) {
       .function("handleStreamFailed", &RelayHandle::stream_failed)
       .function("handleSfuResult", &RelayHandle::sfu_result)
       .function("handleTimeout", &RelayHandle::timeout)
+      .function("setFleetPart", &RelayHandle::set_fleet_part)
+      .function("handleHandoff", &RelayHandle::handoff)
+      .function("handlePresence", &RelayHandle::presence)
+      .function("handleFleetRobots", &RelayHandle::fleet_robots)
+      .function("handleDirectoryLost", &RelayHandle::directory_lost)
       .function("pollTimeout", &RelayHandle::poll_timeout)
       .function("pollAction", &RelayHandle::poll_action)
       .function("actionText", &RelayHandle::action_text)
