@@ -38,6 +38,8 @@ export function createRoomHttp(host) {
     /**
      * One request to /rooms/<room>/http/<op>, after room-request.js checkHttpRoomRequest: an open
      * carries the identity its ticket gave.
+     * @param {Request} request
+     * @param {any} h  {room, op, identity?} from checkHttpRoomRequest
      */
     async handle(request, { room, op, identity }) {
       if (op === 'open') {

@@ -60,7 +60,7 @@ async function verified(url, room, secret) {
  * `/rooms/<name>/http/<op>`: null when the path is not one, else the room and operation, with the
  * verified identity for an `open` (the only request that carries a ticket; the others carry the
  * session the open returned, which the core checks).
- * @returns {Promise<null | {response: Response} | {room: string, op: string, identity?: object}>}
+ * @returns {Promise<any>} null, {response}, or {room, op, identity?}
  */
 export async function checkHttpRoomRequest(request, secret) {
   const url = new URL(request.url);

@@ -21,7 +21,7 @@ export declare function httpRefusal(code: string): { status: number; body: strin
 export declare function readBoundedText(request: Request, max: number): Promise<string | null>;
 
 export interface HttpMembersHost {
-  attach(session: string, room: string, identity: object | null): void;
+  attach(session: string, room: string, identity: any): void;
   deliver(session: string, text: string): void;
   detach(session: string, code: number, reason: string): void;
 }
