@@ -16,7 +16,7 @@ NODE_TESTS   := $(shell find tests/node -name '*.test.mjs' 2>/dev/null | sort)
 E2E_TESTS    := $(shell find tests/e2e -name '*.test.mjs' 2>/dev/null | sort)
 
 .PHONY: setup build native wasm cockpit fuzz-build test lint test-native test-node test-e2e test-package \
-        test-deploy test-sanitize fuzz fuzz-smoke fixtures bench demo edge-dev format clean
+        test-deploy test-sanitize fuzz fuzz-smoke fuzz-diff fixtures bench demo edge-dev format clean
 
 setup:
 	@bash tools/setup.sh
@@ -99,6 +99,14 @@ fuzz-smoke: fuzz-build
 # harnesses); what it finds is minimised into tests/fuzz/corpus/<name>/ (tests/fuzz/README.md).
 fuzz: setup fuzz-build
 	@bash tests/fuzz/run.sh depth $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_RUNS)
+
+# The WASM build against the native one (tests/fuzz/diff.mjs): every saved corpus input, every
+# seed and whatever `make fuzz` left in $(FUZZ_DIR)/corpus, through both builds' bus and room
+# envelope parsers, compared byte for byte.
+fuzz-diff: native wasm
+	@rm -rf $(BUILD)/fuzz-diff && node tests/fuzz/seeds.mjs $(BUILD)/fuzz-diff/seeds >/dev/null
+	@node tests/fuzz/diff.mjs $(NATIVE_DIR)/tether_fuzz_diff tests/fuzz/corpus $(BUILD)/fuzz-diff/seeds \
+	  $(wildcard $(FUZZ_DIR)/corpus)
 
 # Regenerates the golden vectors from the C++ codec (the only encoder).
 fixtures: native
