@@ -31,5 +31,6 @@ tether_binding(sealed   tether)               # the encrypted relay transport's 
 tether_binding(bus      tether)
 tether_binding(swarm    tether)
 tether_binding(mailbox  tether tether-edge)
+tether_binding(http     tether tether-edge)    # the HTTP relay transport: sessions in the hosts, the link in peers
 
 tether_link_modules()

@@ -162,6 +162,8 @@ export class Sidecar {
       room: this.cfg.room,
       selfId: this.cfg.id,
       WebSocket,
+      // --transport http: the same frames over POST and a long-poll (docs/agent-bus.md).
+      ...(this.cfg.transport === 'http' ? { transport: 'http' } : {}),
       // Sealed end to end when the state dir holds a room secret (docs/agent-bus.md).
       ...(secret ? { secret } : {}),
       // A refused sealed frame (err.code: wrong-secret, tampered, replay...) is a peer's or the
@@ -204,7 +206,7 @@ export class Sidecar {
       pid: process.pid,
       instanceId: this.instanceId,
       transport: this.cfg.transport ?? 'relay',
-      // webrtc: DTLS between the peers; relay: sealed only with a room secret.
+      // webrtc: DTLS between the peers; relay and http: sealed only with a room secret.
       encrypted: t ? (t.encrypted ?? null) : null,
       sealed: t?.stats?.sealed ?? null,
       connected: this.isConnected(),

@@ -14,11 +14,13 @@
 import { CLOSE, resolveLimits } from './limits.js';
 import { parsePolicyConfig } from './policy.js';
 import { createRoomHost } from './room-host.js';
+import { createRoomHttp } from './room-http.js';
 import { RoomStore, durableObjectSql } from './room-store.js';
 
 export const HEADER_WRITER = 'X-Tether-Writer';
 export const HEADER_KIND = 'X-Tether-Kind';
 export const HEADER_ROOM = 'X-Tether-Room';
+export const HEADER_HTTP_OP = 'X-Tether-Http-Op';
 
 function config(env) {
   const limits = resolveLimits(
@@ -70,6 +72,9 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
           }
         },
       });
+      // HTTP members live in memory only: after an eviction their sessions are unknown (404) and
+      // the clients open new ones (docs/agent-bus.md § HTTP relay transport).
+      this.http = createRoomHttp(this.host);
       this.wakes = (this.wakes ?? 0) + 1;
       for (const ws of this.ctx.getWebSockets()) {
         const a = ws.deserializeAttachment();
@@ -115,6 +120,15 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
       const writer = decodeURIComponent(request.headers.get(HEADER_WRITER) ?? '');
       const kind = request.headers.get(HEADER_KIND) ?? '';
       const room = decodeURIComponent(request.headers.get(HEADER_ROOM) ?? '');
+      const op = request.headers.get(HEADER_HTTP_OP);
+      if (op && room) {
+        // The HTTP relay transport: an open carries the identity the Worker verified.
+        return this.http.handle(request, {
+          room,
+          op,
+          identity: op === 'open' && writer ? { writer, kind, room } : undefined,
+        });
+      }
       if (!writer || !room)
         return new Response('the room object is reached through the Worker only\n', {
           status: 403,
@@ -172,6 +186,7 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
             loaded: this.host.loadedRooms(),
             relay: this.host.relay.stats?.() ?? null,
             droppedEphemeral: this.host.droppedEphemeral(),
+            httpMembers: this.http.members(),
           });
         case '/__test/fail-storage':
           this.ctx.storage.sql.exec(

@@ -7,6 +7,8 @@ import { verifyTicket } from './tickets.js';
 /** Where rooms live: `${ROOMS_PATH}<name>` (clients build their URL from this). */
 export const ROOMS_PATH = '/rooms/';
 const ROOM_PATH = /^\/rooms\/([^/]{1,1536})$/;
+// The HTTP form of the relay transport (docs/agent-bus.md § HTTP relay transport).
+const HTTP_PATH = /^\/rooms\/([^/]{1,1536})\/http\/([a-z]{1,16})$/;
 
 const text = (status, body, headers) => ({ response: new Response(body, { status, headers }) });
 
@@ -37,6 +39,10 @@ export async function checkRoomRequest(request, secret) {
   }
   if (request.headers.get('upgrade')?.toLowerCase() !== 'websocket')
     return text(426, 'this endpoint takes a WebSocket upgrade\n', { Upgrade: 'websocket' });
+  return verified(url, room, secret);
+}
+
+async function verified(url, room, secret) {
   if (!secret)
     return text(500, 'the server has no TICKET_SECRET; run `wrangler secret put TICKET_SECRET`\n');
   let v;
@@ -48,4 +54,27 @@ export async function checkRoomRequest(request, secret) {
   }
   if (!v.ok) return text(401, refusalBody(v.reason, v.message));
   return { room, writer: v.writer, kind: v.kind };
+}
+
+/**
+ * `/rooms/<name>/http/<op>`: null when the path is not one, else the room and operation, with the
+ * verified identity for an `open` (the only request that carries a ticket; the others carry the
+ * session the open returned, which the core checks).
+ * @returns {Promise<any>} null, {response}, or {room, op, identity?}
+ */
+export async function checkHttpRoomRequest(request, secret) {
+  const url = new URL(request.url);
+  const m = HTTP_PATH.exec(url.pathname);
+  if (!m) return null;
+  let room;
+  try {
+    room = decodeURIComponent(m[1]);
+  } catch {
+    return text(400, 'the room name is not valid percent-encoding\n');
+  }
+  const op = m[2];
+  if (op !== 'open') return { room, op };
+  if (request.method !== 'POST') return text(405, 'method: open is POST\n');
+  const v = await verified(url, room, secret);
+  return v.response ? v : { room, op, identity: v };
 }

@@ -9,7 +9,8 @@ import { resolveLimits } from '../edge/limits.js';
 import { parsePolicyConfig } from '../edge/policy.js';
 import { createRoomHost } from '../edge/room-host.js';
 import { RoomStore, sqliteSql } from '../edge/room-store.js';
-import { checkRoomRequest } from '../edge/room-request.js';
+import { checkHttpRoomRequest, checkRoomRequest } from '../edge/room-request.js';
+import { createRoomHttp } from '../edge/room-http.js';
 
 /** Why a ticket secret cannot be used, or null. */
 export function ticketSecretProblem(secret) {
@@ -39,10 +40,13 @@ export function createRoomsService({
     policyVersion: 1,
     limits: resolveLimits(limits),
   });
+  const http = createRoomHttp(host); // the HTTP relay transport's members (docs/agent-bus.md)
 
   async function handle(req) {
     const url = new URL(req.url);
     if (testHooks && url.pathname.startsWith('/__test/')) return testHook(url);
+    const h = await checkHttpRoomRequest(req, secret);
+    if (h) return h.response ?? http.handle(req, h);
     const v = await checkRoomRequest(req, secret);
     if (v.response) return v.response;
     const { room } = v;
@@ -81,6 +85,7 @@ export function createRoomsService({
         loaded: host.loadedRooms(),
         relay: host.relay.stats(),
         droppedEphemeral: host.droppedEphemeral(),
+        httpMembers: http.members(),
       });
     if (url.pathname === '/__test/fail-storage') {
       db.exec(

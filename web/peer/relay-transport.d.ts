@@ -11,6 +11,13 @@ export interface RelayTransportOptions {
   selfId: PeerId;
   /** WebSocket constructor; defaults to globalThis.WebSocket (pass `ws` in older Node). */
   WebSocket?: unknown;
+  /**
+   * 'websocket' (default), or 'http': the same frames over POST and a long-poll, where a
+   * WebSocket cannot open (docs/agent-bus.md § HTTP relay transport).
+   */
+  transport?: 'websocket' | 'http';
+  /** fetch for transport 'http'; defaults to globalThis.fetch. */
+  fetch?: typeof fetch;
   policyVersion?: number;
   /** Largest control message accepted by send() (default 256 KiB). */
   maxMessageBytes?: number;
@@ -90,6 +97,8 @@ export interface RelayTransport extends PeerTransport {
   readonly stats: Readonly<RelayTransportStats>;
   /** Whether envelopes are sealed end to end with a room secret (false: the relay reads them). */
   readonly encrypted: boolean;
+  /** How frames reach the relay. */
+  readonly transport: 'websocket' | 'http';
   /** Whether we are in the room right now. */
   isConnected(): boolean;
   /** Every other member of the room (the discovery roster). */

@@ -17,8 +17,14 @@
 // hands up, refusing by name what is forged, replayed or reordered; the relay sees only
 // ciphertext and routing. Without a secret the transport carries plaintext, and says so
 // (`encrypted: false`).
+//
+// With options.transport 'http' the same frames travel over HTTP instead of a WebSocket (POST to
+// send, a long-poll to receive; docs/agent-bus.md § HTTP relay transport), for places where a
+// WebSocket cannot open: web/glue/http-member.js's link has a WebSocket's shape, so everything
+// above, sealing included, runs unchanged over it.
 import { createRoomMember, memberDefaults } from '../glue/room-member.js';
 import { createSealer, sealedMaxPlaintext, sealedSecretError } from '../glue/sealed.js';
+import { createHttpSocket } from '../glue/http-member.js';
 
 const WS_OPEN = 1; // WebSocket.OPEN: the socket takes sends
 const MAX_FAILURE_BODY = 2048; // of a refused upgrade's HTTP body, kept for onFailure
@@ -31,9 +37,20 @@ const AS_TEXT = Object.freeze({ binary: false }); // ws: send these bytes as a t
 export function createRelayTransport(options) {
   const o = { ...options };
   const url = String(o.url ?? '');
-  if (!/^wss?:\/\//.test(url))
-    throw new TypeError(`createRelayTransport: url must be a ws:// or wss:// URL (got '${url}')`);
-  const WS = o.WebSocket ?? globalThis.WebSocket;
+  const overHttp = o.transport === 'http';
+  if (o.transport !== undefined && o.transport !== 'http' && o.transport !== 'websocket')
+    throw new TypeError(
+      `createRelayTransport: transport is 'websocket' (default) or 'http' (got '${o.transport}')`,
+    );
+  if (!(overHttp ? /^(wss?|https?):\/\// : /^wss?:\/\//).test(url))
+    throw new TypeError(
+      `createRelayTransport: url must be a ws:// or wss:// URL${overHttp ? ' (or http(s):// with transport http)' : ''} (got '${url}')`,
+    );
+  const WS = overHttp
+    ? function HttpLink(u) {
+        return createHttpSocket(u, { fetch: o.fetch });
+      }
+    : (o.WebSocket ?? globalThis.WebSocket);
   if (typeof WS !== 'function') {
     throw new TypeError(
       'createRelayTransport: no WebSocket here; pass options.WebSocket (e.g. `import WebSocket from "ws"`)',
@@ -233,8 +250,17 @@ export function createRelayTransport(options) {
         report(
           opened
             ? { stage: 'closed', code, reason: why }
-            : // A browser WebSocket says nothing about a failed upgrade.
-              { stage: 'connect', code: null, message: 'the WebSocket closed before it opened' },
+            : overHttp && code >= 400 && code < 600
+              ? // The HTTP link's open was refused: its status and body, as a refused upgrade's.
+                { stage: 'upgrade', status: code, body: why, retryAfter: null }
+              : overHttp
+                ? { stage: 'connect', code: null, message: why || 'the HTTP link did not open' }
+                : // A browser WebSocket says nothing about a failed upgrade.
+                  {
+                    stage: 'connect',
+                    code: null,
+                    message: 'the WebSocket closed before it opened',
+                  },
         );
       }
       ws = null;
@@ -319,6 +345,8 @@ export function createRelayTransport(options) {
     stats,
     /** Whether envelopes are sealed end to end with a room secret (else the relay reads them). */
     encrypted,
+    /** How frames reach the relay: 'websocket', or 'http' (POST and long-poll). */
+    transport: overHttp ? 'http' : 'websocket',
     isConnected: () => member.joined(),
     roster: () => member.roster(),
     openPeers: () => (member.joined() ? member.roster() : []),

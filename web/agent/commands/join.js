@@ -32,7 +32,7 @@ const SAME = ['id', 'room', 'relay', 'transport'];
 export default {
   name: 'join',
   usage:
-    '--relay ws://HOST:PORT/ --room ROOM --id ID --ticket TICKET [--secret-file FILE] [--name N] [--role R] [--transport relay|webrtc] [--wake CMD] [--wait 15s]',
+    '--relay ws://HOST:PORT/ --room ROOM --id ID --ticket TICKET [--secret-file FILE] [--name N] [--role R] [--transport relay|http|webrtc] [--wake CMD] [--wait 15s]',
   summary: 'start the sidecar and join the room (later joins reuse the saved settings)',
   details: [
     'The ticket comes from $TETHER_TICKET (or --ticket, but a command line shows in `ps` and',
@@ -78,8 +78,10 @@ export default {
     role: { type: 'string', value: 'R', help: 'role announced to peers (default: agent)' },
     transport: {
       type: 'string',
-      value: 'relay|webrtc',
-      help: 'relay: envelopes through the room relay (default); webrtc: data channels',
+      value: 'relay|http|webrtc',
+      help:
+        'relay: envelopes through the room relay over a WebSocket (default); http: the same through ' +
+        'the relay over HTTP POST and long-poll, where a WebSocket cannot open; webrtc: data channels',
     },
     'webrtc-bind': { type: 'string', value: 'ADDR', help: 'local address for --transport webrtc' },
     wake: { type: 'string', value: 'CMD', help: 'shell command run when new mail arrives' },
@@ -144,9 +146,9 @@ function settings({ dir, v, needBus }) {
   if (v['webrtc-bind'] !== undefined) cfg.webrtcBind = v['webrtc-bind'];
   for (const k of ['relay', 'room', 'id', 'name', 'role', 'transport'])
     if (v[k] !== undefined) cfg[k] = v[k];
-  if (cfg.transport !== undefined && cfg.transport !== 'relay' && cfg.transport !== 'webrtc') {
+  if (cfg.transport !== undefined && !['relay', 'http', 'webrtc'].includes(cfg.transport)) {
     fail(
-      `--transport is relay (envelopes through the room relay) or webrtc (data channels); got '${cfg.transport}'`,
+      `--transport is relay (envelopes through the room relay), http (the same over HTTP, where a WebSocket cannot open) or webrtc (data channels); got '${cfg.transport}'`,
     );
   }
   if (!cfg.relay || !cfg.room || !cfg.id)

@@ -1,0 +1,51 @@
+// Types of web/glue/http-member.js: the HTTP relay transport's relay side and peer link.
+
+/** The protocol's bounds (src/room/http_member.hpp). */
+export interface HttpLimits {
+  maxBodyBytes: number;
+  maxQueryBytes: number;
+  pollWaitMs: number;
+  idleMs: number;
+  maxMembersPerRoom: number;
+  maxMembers: number;
+  maxQueueBytes: number;
+  maxQueueFrames: number;
+  maxPollBytes: number;
+  sessionBytes: number;
+  maxRetries: number;
+  retryMs: number;
+  maxLinkQueueBytes: number;
+}
+export declare function httpLimits(): HttpLimits;
+export declare function httpRefusal(code: string): { status: number; body: string } | null;
+export declare function readBoundedText(request: Request, max: number): Promise<string | null>;
+
+export interface HttpMembersHost {
+  attach(session: string, room: string, identity: any): void;
+  deliver(session: string, text: string): void;
+  detach(session: string, code: number, reason: string): void;
+}
+export interface HttpMembers {
+  open(identity: { writer: string; kind: string; room: string }): Promise<Response>;
+  request(request: Request, room: string, op: string): Promise<Response>;
+  outbound(session: string, text: string): void;
+  relayClose(session: string, code?: number, reason?: string): void;
+  queuedBytes(session: string): number;
+  members(): number;
+  membersIn(room: string): number;
+  readonly limits: HttpLimits;
+}
+export declare function createHttpMembers(host: HttpMembersHost): HttpMembers;
+
+/** A WebSocket-shaped HTTP link (what web/peer/relay-transport.js runs over with transport 'http'). */
+export interface HttpSocket {
+  readonly readyState: number;
+  readonly bufferedAmount: number;
+  addEventListener(name: 'open' | 'message' | 'close' | 'error', f: (ev: any) => void): void;
+  send(text: string): void;
+  close(): void;
+}
+export declare function createHttpSocket(
+  url: string,
+  options?: { fetch?: typeof fetch },
+): HttpSocket;
