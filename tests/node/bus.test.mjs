@@ -418,6 +418,19 @@ test('bus: confirmations correlate ack and command_response with the message id'
   assert.equal(api.matchReceipt(resp, { requestId: cmd.id, peer: 'C' }), null);
 });
 
+test('bus: a handoff expiry past int64 is refused by name, not a trap in the module', () => {
+  // A double outside int64's range used to be cast in the binding: a WASM trap, the module gone.
+  const { nodes, link } = room(['S', 'R'], { handoffs: ['R'] });
+  link('S', 'R');
+  for (const expiresAt of [1e300, -1e300, 2 ** 63]) {
+    const h = nodes.S.bus.handoff('R', 'review PR 12', { expiresAt });
+    assert.equal(h.ok, false, `expiresAt ${expiresAt}`);
+    assert.equal(h.field, 'payload.expiresAt');
+  }
+  // The module still works: a sane handoff right after is taken.
+  assert.equal(nodes.S.bus.handoff('R', 'review PR 12', { ttlMs: 60_000 }).ok, true);
+});
+
 test('bus: a handoff is stored once, acked after storage, retried with backoff and survives a lost receipt', () => {
   const { net, clock, nodes, link } = room(['S', 'R'], { handoffs: ['R'] });
   link('S', 'R');
