@@ -49,13 +49,15 @@ const LEASE_GEN_KEY = 'cockpit:leaseGen';
 
 // The protocol version /api/info announces, from the wire core (one instance per isolate).
 let wireLimits = null;
+/** @param {string} binding @returns {Promise<any>} the module's Embind exports */
+const tetherModule = (binding) => loadTetherModule({ wasmModule }, binding);
 const protocolVersion = async () =>
-  (wireLimits ??= (await loadTetherModule({ wasmModule }, 'wire')).wireLimits()).protocolVersion;
+  (wireLimits ??= (await tetherModule('wire')).wireLimits()).protocolVersion;
 
 // The relay core's bounds (one module instance per isolate, shared with the objects).
 let relayLimits = null;
 const cockpitLimits = async () =>
-  (relayLimits ??= (await loadTetherModule({ wasmModule }, 'cockpit_relay')).cockpitRelayLimits());
+  (relayLimits ??= (await tetherModule('cockpit_relay')).cockpitRelayLimits());
 
 /** The object name every cockpit route goes to: one relay per deployment (per `COCKPIT_FLEET`). */
 const fleetName = (env) => env.COCKPIT_FLEET || 'default';

@@ -11,3 +11,10 @@ declare module '*.wasm' {
 declare module 'node:sqlite' {
   export const DatabaseSync: any;
 }
+// workerd's WebSocket additions (the server end of a WebSocketPair, the upgrade response).
+interface WebSocket {
+  accept(): void;
+}
+interface ResponseInit {
+  webSocket?: WebSocket | null;
+}
