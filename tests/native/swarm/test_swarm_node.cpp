@@ -236,7 +236,7 @@ TEST_CASE("swarm node: a connection speaks only as the identity it was opened wi
   CHECK(n.node.known_offer(f.offer.file_id)->offerers == std::vector<std::string>{"alice"});
 }
 
-TEST_CASE("swarm node: a second, different offer under a known id is refused; the first stands",
+TEST_CASE("swarm node: a second, different offer under a known id is refused, the first stands",
           "[swarm][node]") {
   Node n;
   TestFile f = make_file(4);
@@ -343,7 +343,7 @@ TEST_CASE("swarm node: a digest mismatch with nobody else offering fails the fil
 }
 
 TEST_CASE(
-    "swarm node: a request repeated while its serve is queued is served once; the queue is "
+    "swarm node: a request repeated while its serve is queued is served once, the queue is "
     "bounded",
     "[swarm][node]") {
   Node n;
