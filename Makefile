@@ -110,13 +110,13 @@ bench: setup build
 	@node bench/run.mjs
 	@for b in bench/*.bench.mjs; do echo "[bench] $$b"; node "$$b" || exit 1; done
 
-# The style checks (clang-format, prettier); `make format` fixes what they report.
+# The checks make test runs first: clang-format, prettier, eslint, tsc --checkJs (tools/lint.sh).
 lint: setup
 	@bash tools/lint.sh
 
 format:
 	@clang-format -i $$(find src bindings tests bench -name '*.cpp' -o -name '*.hpp')
-	@node_modules/.bin/prettier --log-level warn --write 'web/**/*.{js,mjs,ts}' 'tests/**/*.mjs' 'bench/**/*.mjs'
+	@node_modules/.bin/prettier --log-level warn --write 'web/**/*.{js,mjs,ts}' 'tests/**/*.mjs' 'bench/**/*.mjs' 'tools/**/*.mjs' '*.js'
 
 # The edge relay (web/edge/) under the pinned `wrangler dev`: the real Worker in real workerd from
 # the wrangler.toml that deploys it, Durable Object storage persisted to build/edge-dev/, and a page
