@@ -270,7 +270,8 @@ export interface SwarmNode {
     nowMs: number,
   ): { ok: true } | SwarmRefusal;
   wantOffer(fileId: string, waitMs: number, nowMs: number): void;
-  offers(): Record<string, { payload: Record<string, unknown>; offeredBy: string[] }>;
+  /** fileId -> the offer payload as sent (name, size, chunkSize, ...) and who offered it. */
+  offers(): Record<string, { payload: Record<string, any>; offeredBy: string[] }>;
   partName(fileId: string, destination: string): string;
   fetch(
     fileId: string,

@@ -626,7 +626,10 @@ export function createSwarmPeer(options) {
     identity,
     share,
     fetch: fetchFile,
-    /** Offers seen so far: fileId -> the offer payload plus the peers that offered it. */
+    /**
+     * Offers seen so far: fileId -> the offer payload plus the peers that offered it.
+     * @type {() => Record<string, any>}
+     */
     offers: () =>
       Object.fromEntries(
         Object.entries(node.offers()).map(([k, v]) => [
