@@ -11,6 +11,7 @@
 #include "common/json.hpp"
 #include "swarm/bitfield.hpp"
 #include "swarm/messages.hpp"
+#include "swarm/node.hpp"
 #include "swarm/resume.hpp"
 #include "swarm/session.hpp"
 
@@ -53,6 +54,25 @@ Result<Message, Refusal> parse_typed(const std::string& type, const std::string&
   auto j = parse_object(payload);
   if (!j) return err(Refusal{MessageError::not_json, "payload", "the payload is not JSON text"});
   return parse_message(type, *j);
+}
+
+// ["<hex>", ...] in chunk order.
+Result<std::vector<ChunkHash>, Refusal> hashes_from(const std::string& hashes_json) {
+  auto hj = parse_object(hashes_json);
+  if (!hj || !hj->is_array() || hj->size() > kMaxChunks)
+    return err(Refusal{MessageError::bad_field, "hashes",
+                       "pass the chunk hashes as a JSON array of hex strings"});
+  std::vector<ChunkHash> hashes;
+  hashes.reserve(hj->size());
+  for (const auto& h : *hj) {
+    auto s = json_string(h);
+    auto d = s ? parse_sha256_hex(*s) : std::nullopt;
+    if (!d)
+      return err(
+          Refusal{MessageError::bad_hash, "hashes", "each hash is 64 lowercase hex characters"});
+    hashes.push_back(*d);
+  }
+  return hashes;
 }
 
 SwarmConfig config_from(const std::string& json) {
@@ -128,21 +148,10 @@ class SwarmSession {
            const std::string& config) {
     auto m = parse_typed("swarm_offer", offer_payload);
     if (!m) return refusal_value(m.error());
-    auto hj = parse_object(hashes_json);
-    if (!hj || !hj->is_array() || hj->size() > kMaxChunks)
-      return refusal_value({MessageError::bad_field, "hashes",
-                            "pass the chunk hashes as a JSON array of hex strings"});
-    std::vector<ChunkHash> hashes;
-    hashes.reserve(hj->size());
-    for (const auto& h : *hj) {
-      auto s = json_string(h);
-      auto d = s ? parse_sha256_hex(*s) : std::nullopt;
-      if (!d)
-        return refusal_value(
-            {MessageError::bad_hash, "hashes", "each hash is 64 lowercase hex characters"});
-      hashes.push_back(*d);
-    }
-    auto s = Swarm::seed(std::get<Offer>(m.value()), std::move(hashes), config_from(config));
+    auto hashes = hashes_from(hashes_json);
+    if (!hashes) return refusal_value(hashes.error());
+    auto s =
+        Swarm::seed(std::get<Offer>(m.value()), std::move(hashes.value()), config_from(config));
     if (!s) return refusal_value(s.error());
     resume_.reset();
     swarm_.emplace(std::move(s.value()));
@@ -336,31 +345,343 @@ class SwarmSession {
   Bytes in_;
 };
 
+// The file-set core (swarm/node.hpp): a peer's every file, its envelopes and its offers. Peers are
+// the transport's names, files their hex ids; actions and events come out as plain objects.
+class SwarmNodeBinding {
+ public:
+  // {self: {streamId, role, name, instanceId?}, seed, ...SwarmConfig options}
+  explicit SwarmNodeBinding(const std::string& config_json) : node_(node_config(config_json)) {}
+
+  val input(std::size_t n) {
+    in_.resize(n);
+    return view(in_.data(), n);
+  }
+  val identity() const {
+    const auto& id = node_.identity();
+    val o = val::object();
+    o.set("streamId", id.stream_id);
+    o.set("role", id.role);
+    o.set("name", id.name);
+    o.set("instanceId", id.instance_id);
+    return o;
+  }
+
+  void handle_peer_open(const std::string& peer, bool binary_lane, double max_message_size,
+                        double now) {
+    node_.handle_peer_open(peer, PeerCaps{binary_lane, std::size_t(max_message_size)},
+                           std::int64_t(now));
+  }
+  void handle_peer_closed(const std::string& peer, double now) {
+    node_.handle_peer_closed(peer, std::int64_t(now));
+  }
+  void handle_reconnect(double now) { node_.handle_reconnect(std::int64_t(now)); }
+  // null, or {fileId, index, data} for a base64 chunk to hash (data valid until the next call).
+  val handle_text(const std::string& peer, const std::string& text, double now) {
+    auto c = node_.handle_text(peer, ByteView(std::string_view(text)), std::int64_t(now));
+    if (!c) return val::null();
+    chunk_ = std::move(c->data);
+    val o = val::object();
+    o.set("fileId", to_hex(c->file));
+    o.set("index", c->index);
+    o.set("data", view(chunk_.data(), chunk_.size()));
+    return o;
+  }
+  // The staged frame head (n bytes) of a frame `length` long: {fileId, index, offset, length} or
+  // null.
+  val handle_frame(std::size_t n, double length) {
+    if (!(length >= 0)) return val::null();
+    auto f = node_.handle_frame(ByteView(in_.data(), std::min(n, in_.size())), std::size_t(length));
+    if (!f) return val::null();
+    val o = val::object();
+    o.set("fileId", to_hex(f->file));
+    o.set("index", f->index);
+    o.set("offset", double(f->offset));
+    o.set("length", double(f->length));
+    return o;
+  }
+  bool wants_chunk(const std::string& file, std::uint32_t index, double length) const {
+    auto id = parse_sha256_hex(file);
+    return id && length >= 0 && node_.wants_chunk(*id, index, std::size_t(length));
+  }
+  std::string handle_chunk(const std::string& peer, const std::string& file, std::uint32_t index,
+                           std::size_t n, double now) {
+    auto id = parse_sha256_hex(file);
+    if (!id) return "unexpected";
+    return outcome_name(node_.handle_chunk(
+        peer, *id, index, ByteView(in_.data(), std::min(n, in_.size())), std::int64_t(now)));
+  }
+  std::string handle_chunk_digest(const std::string& peer, const std::string& file,
+                                  std::uint32_t index, double length, const std::string& digest,
+                                  double now) {
+    auto id = parse_sha256_hex(file);
+    if (!id || !(length >= 0)) return "unexpected";
+    return outcome_name(node_.handle_chunk_digest(peer, *id, index, std::size_t(length),
+                                                  parse_sha256_hex(digest), std::int64_t(now)));
+  }
+  void handle_chunk_written(const std::string& file, std::uint32_t index, double now) {
+    if (auto id = parse_sha256_hex(file)) node_.handle_chunk_written(*id, index, std::int64_t(now));
+  }
+  void handle_send_result(double token, bool accepted, double now) {
+    node_.handle_send_result(std::uint64_t(token), accepted, std::int64_t(now));
+  }
+  void handle_serve_done(const std::string& peer, const std::string& file, std::uint32_t index) {
+    if (auto id = parse_sha256_hex(file)) node_.handle_serve_done(peer, *id, index);
+  }
+  std::string chunk_envelope(const std::string& peer, const std::string& file, std::uint32_t index,
+                             std::size_t n, double now) {
+    auto id = parse_sha256_hex(file);
+    if (!id) return {};
+    return node_.chunk_envelope(peer, *id, index, ByteView(in_.data(), std::min(n, in_.size())),
+                                std::int64_t(now));
+  }
+
+  val share(const std::string& offer_payload, const std::string& hashes_json, double now) {
+    auto m = parse_typed("swarm_offer", offer_payload);
+    if (!m) return refusal_value(m.error());
+    auto hashes = hashes_from(hashes_json);
+    if (!hashes) return refusal_value(hashes.error());
+    auto r = node_.share(std::get<Offer>(m.value()), std::move(hashes.value()), std::int64_t(now));
+    if (!r) return refusal_value(r.error());
+    return ok_value();
+  }
+  void want_offer(const std::string& file, double wait_ms, double now) {
+    if (auto id = parse_sha256_hex(file))
+      node_.want_offer(*id, std::int64_t(wait_ms), std::int64_t(now));
+  }
+  // {fileId: {payload (text), offeredBy: [peers]}} as JSON text.
+  std::string offers() const {
+    std::string out = "{";
+    for (const auto& [id, o] : node_.offers()) {
+      if (out.size() > 1) out += ',';
+      append_json_string(out, to_hex(id));
+      out += ":{\"payload\":" + o.payload + ",\"offeredBy\":[";
+      for (std::size_t i = 0; i < o.offerers.size(); ++i) {
+        if (i) out += ',';
+        append_json_string(out, o.offerers[i]);
+      }
+      out += "]}";
+    }
+    return out + "}";
+  }
+  std::string part_name(const std::string& file, const std::string& destination) const {
+    auto id = parse_sha256_hex(file);
+    return id ? node_.part_name(*id, destination) : std::string();
+  }
+  val fetch(const std::string& file, const std::string& from, double now) {
+    auto id = parse_sha256_hex(file);
+    val o = val::object();
+    if (!id) {
+      o.set("ok", false);
+      o.set("message", std::string("a file id is 64 lowercase hex characters"));
+      return o;
+    }
+    auto r = node_.fetch(*id, from.empty() ? std::nullopt : std::optional<std::string>(from),
+                         std::int64_t(now));
+    o.set("ok", bool(r));
+    if (!r) o.set("message", r.error());
+    return o;
+  }
+  void handle_part_opened(const std::string& file, double size, double now) {
+    if (auto id = parse_sha256_hex(file); id && size >= 0)
+      node_.handle_part_opened(*id, std::uint64_t(size), std::int64_t(now));
+  }
+  void handle_resume_chunk(const std::string& file, std::uint32_t index, double length,
+                           const std::string& digest, double now) {
+    if (auto id = parse_sha256_hex(file); id && length >= 0)
+      node_.handle_resume_chunk(*id, index, std::size_t(length), parse_sha256_hex(digest),
+                                std::int64_t(now));
+  }
+  void handle_file_digest(const std::string& file, const std::string& digest, double now) {
+    auto id = parse_sha256_hex(file);
+    if (!id) return;
+    // A digest that is not hex cannot be the file's: the core refuses it as a mismatch.
+    Sha256Digest d{};
+    if (auto parsed = parse_sha256_hex(digest)) d = *parsed;
+    node_.handle_file_digest(*id, d, std::int64_t(now));
+  }
+  void handle_file_saved(const std::string& file, double now) {
+    if (auto id = parse_sha256_hex(file)) node_.handle_file_saved(*id, std::int64_t(now));
+  }
+  void remove_file(const std::string& file) {
+    if (auto id = parse_sha256_hex(file)) node_.remove_file(*id);
+  }
+  void handle_timeout(double now) { node_.handle_timeout(std::int64_t(now)); }
+  val poll_timeout() const {
+    const Timeout t = node_.poll_timeout();
+    return t ? val(double(*t)) : val::null();
+  }
+
+  val poll_action() {
+    auto next = node_.poll_action();
+    if (!next) return val::null();
+    val o = val::object();
+    std::visit(
+        [&](const auto& a) {
+          using T = std::decay_t<decltype(a)>;
+          if constexpr (std::is_same_v<T, NodeSend>) {
+            o.set("kind", std::string("send"));
+            o.set("peer", a.peer);
+            o.set("text", a.text);
+            o.set("token", double(a.token));
+          } else if constexpr (std::is_same_v<T, NodeServe>) {
+            o.set("kind", std::string("serve"));
+            o.set("peer", a.peer);
+            o.set("fileId", to_hex(a.file));
+            o.set("index", a.index);
+            o.set("binary", a.binary);
+            o.set("offset", double(a.offset));
+            o.set("length", a.length);
+          } else if constexpr (std::is_same_v<T, NodeResumeRead>) {
+            o.set("kind", std::string("resumeRead"));
+            o.set("fileId", to_hex(a.file));
+            o.set("index", a.index);
+            o.set("offset", double(a.offset));
+            o.set("length", a.length);
+          } else if constexpr (std::is_same_v<T, NodeRebuild>) {
+            o.set("kind", std::string("rebuild"));
+            o.set("peer", a.peer);
+          } else if constexpr (std::is_same_v<T, NodeFileFailed>) {
+            o.set("kind", std::string("failed"));
+            o.set("fileId", to_hex(a.file));
+            o.set("code", a.code);
+            o.set("message", a.message);
+          } else {
+            o.set("fileId", to_hex(a.file));
+            if constexpr (std::is_same_v<T, NodeOpenPart>) o.set("kind", std::string("openPart"));
+            if constexpr (std::is_same_v<T, NodeVerifyFile>)
+              o.set("kind", std::string("verifyFile"));
+            if constexpr (std::is_same_v<T, NodeSaveFile>) o.set("kind", std::string("saveFile"));
+            if constexpr (std::is_same_v<T, NodeRefreshLock>)
+              o.set("kind", std::string("refreshLock"));
+          }
+        },
+        *next);
+    return o;
+  }
+  val poll_event() {
+    auto next = node_.poll_event();
+    if (!next) return val::null();
+    val o = val::object();
+    std::visit(
+        [&](const auto& e) {
+          using T = std::decay_t<decltype(e)>;
+          o.set("fileId", to_hex(e.file));
+          if constexpr (std::is_same_v<T, OfferReady>) o.set("kind", std::string("offerReady"));
+          if constexpr (std::is_same_v<T, OfferMissing>) {
+            o.set("kind", std::string("offerMissing"));
+            o.set("message", e.message);
+          }
+          if constexpr (std::is_same_v<T, DownloadStarted>) {
+            o.set("kind", std::string("downloadStarted"));
+            o.set("resumed", e.resumed);
+          }
+          if constexpr (std::is_same_v<T, FileComplete>) o.set("kind", std::string("complete"));
+        },
+        *next);
+    return o;
+  }
+
+  // The file's session status plus what the node knows of it, or null.
+  val file(const std::string& file) const {
+    auto id = parse_sha256_hex(file);
+    auto f = id ? node_.file(*id) : std::nullopt;
+    if (!f) return val::null();
+    const Swarm& s = f->session;
+    const auto& st = s.stats();
+    val o = val::object();
+    o.set("fileId", file);
+    o.set("role", std::string(f->role == FileRole::seed ? "seed" : "fetch"));
+    o.set("state", std::string(file_state_name(f->state)));
+    o.set("name", s.offer().name);
+    o.set("size", double(s.shape().size));
+    o.set("chunkSize", s.shape().chunk_size);
+    o.set("resumed", f->resumed);
+    o.set("totalChunks", s.shape().total_chunks);
+    o.set("have", s.have().count());
+    o.set("complete", s.complete());
+    o.set("manifestReady", s.manifest_ready());
+    o.set("outstanding", s.outstanding());
+    o.set("requestsSent", double(st.requests_sent));
+    o.set("timeouts", double(st.timeouts));
+    o.set("rebuilds", double(st.rebuilds));
+    o.set("chunksStored", double(st.chunks_stored));
+    return o;
+  }
+  val resumed_indexes(const std::string& file) const {
+    val out = val::array();
+    auto id = parse_sha256_hex(file);
+    auto f = id ? node_.file(*id) : std::nullopt;
+    if (!f) return out;
+    int n = 0;
+    for (std::uint32_t i : f->resumed_indexes) out.set(n++, i);
+    return out;
+  }
+  val stats() const {
+    const NodeStats& st = node_.stats();
+    val o = val::object();
+    val refused = val::array();
+    int n = 0;
+    for (const auto& r : st.refused) {
+      val x = val::object();
+      x.set("peer", r.peer);
+      x.set("code", r.code);
+      x.set("detail", r.detail);
+      refused.set(n++, x);
+    }
+    o.set("refused", refused);
+    o.set("refusedCount", double(st.refused_count));
+    o.set("forgedIdentity", double(st.forged_identity));
+    o.set("ignoredFrames", double(st.ignored_frames));
+    o.set("badChunks", double(st.bad_chunks));
+    o.set("manifestFailures", double(st.manifest_failures));
+    o.set("controlReceived", double(st.control_received));
+    o.set("sendRejected", double(st.send_rejected));
+    o.set("servesDropped", double(st.serves_dropped));
+    o.set("servesDeduplicated", double(st.serves_deduplicated));
+    o.set("unsolicitedPages", double(st.unsolicited_pages));
+    return o;
+  }
+
+ private:
+  static val ok_value() {
+    val o = val::object();
+    o.set("ok", true);
+    return o;
+  }
+  static NodeConfig node_config(const std::string& json) {
+    NodeConfig c;
+    c.swarm = config_from(json);
+    c.seed = c.swarm.seed;
+    auto j = parse_object(json);
+    if (!j || !j->is_object()) return c;
+    if (auto self = j->find("self"); self != j->end() && self->is_object()) {
+      auto str = [&](const char* k) {
+        auto v = self->find(k);
+        auto s = v == self->end() ? std::nullopt : json_string(*v);
+        return s ? std::string(*s) : std::string();
+      };
+      c.self = bus::Identity{str("streamId"), str("role"), str("name"), str("instanceId")};
+    }
+    return c;
+  }
+  SwarmNode node_;
+  Bytes in_, chunk_;
+};
+
 // An offer payload for a file we hold: inline or paged (make_offer).
 val make_offer_js(const std::string& file_id_hex, const std::string& name, const std::string& mime,
                   double size, std::uint32_t chunk_size, const std::string& hashes_json) {
   auto id = parse_sha256_hex(file_id_hex);
   if (!id) return refusal_value({MessageError::bad_hash, "fileId", "64 lowercase hex characters"});
-  auto hj = parse_object(hashes_json);
-  if (!hj || !hj->is_array() || hj->size() > kMaxChunks)
-    return refusal_value({MessageError::bad_field, "hashes",
-                          "pass the chunk hashes as a JSON array of hex strings"});
-  std::vector<ChunkHash> hashes;
-  for (const auto& h : *hj) {
-    auto s = json_string(h);
-    auto d = s ? parse_sha256_hex(*s) : std::nullopt;
-    if (!d)
-      return refusal_value(
-          {MessageError::bad_hash, "hashes", "each hash is 64 lowercase hex characters"});
-    hashes.push_back(*d);
-  }
+  auto hashes = hashes_from(hashes_json);
+  if (!hashes) return refusal_value(hashes.error());
   if (!(size >= 0 && size <= double(kMaxSafeInteger)))
     return refusal_value({MessageError::out_of_range, "size", "a non-negative safe integer"});
   FileShape shape{std::uint64_t(size), chunk_size,
                   chunk_size ? std::uint32_t(std::min<std::uint64_t>(
                                    (std::uint64_t(size) + chunk_size - 1) / chunk_size, UINT32_MAX))
                              : 0};
-  auto o = make_offer(*id, name, mime, shape, hashes);
+  auto o = make_offer(*id, name, mime, shape, hashes.value());
   if (!o) return refusal_value(o.error());
   val out = val::object();
   out.set("ok", true);
@@ -435,6 +756,8 @@ val limits() {
   o.set("maxUnwrittenChunks", double(kMaxUnwrittenChunks));
   o.set("maxPendingServesPerPeer", double(kMaxPendingServesPerPeer));
   o.set("maxRefusalsKept", double(kMaxRefusalsKept));
+  o.set("serveHighWaterBytes", double(kServeHighWaterBytes));
+  o.set("recentServeBytes", double(kRecentServeBytes));
   // Swarm control messages travel in agent-bus envelopes of this version.
   o.set("envelopeVersion", tether::bus::kEnvelopeVersion);
   return o;
@@ -494,6 +817,39 @@ EMSCRIPTEN_BINDINGS(tether_swarm) {
       .function("chunkPayload", &SwarmSession::chunk_payload)
       .function("status", &SwarmSession::status)
       .function("hashes", &SwarmSession::hashes);
+  class_<SwarmNodeBinding>("SwarmNode")
+      .constructor<std::string>()
+      .function("input", &SwarmNodeBinding::input)
+      .function("identity", &SwarmNodeBinding::identity)
+      .function("handlePeerOpen", &SwarmNodeBinding::handle_peer_open)
+      .function("handlePeerClosed", &SwarmNodeBinding::handle_peer_closed)
+      .function("handleReconnect", &SwarmNodeBinding::handle_reconnect)
+      .function("handleText", &SwarmNodeBinding::handle_text)
+      .function("handleFrame", &SwarmNodeBinding::handle_frame)
+      .function("wantsChunk", &SwarmNodeBinding::wants_chunk)
+      .function("handleChunk", &SwarmNodeBinding::handle_chunk)
+      .function("handleChunkDigest", &SwarmNodeBinding::handle_chunk_digest)
+      .function("handleChunkWritten", &SwarmNodeBinding::handle_chunk_written)
+      .function("handleSendResult", &SwarmNodeBinding::handle_send_result)
+      .function("handleServeDone", &SwarmNodeBinding::handle_serve_done)
+      .function("chunkEnvelope", &SwarmNodeBinding::chunk_envelope)
+      .function("share", &SwarmNodeBinding::share)
+      .function("wantOffer", &SwarmNodeBinding::want_offer)
+      .function("offers", &SwarmNodeBinding::offers)
+      .function("partName", &SwarmNodeBinding::part_name)
+      .function("fetch", &SwarmNodeBinding::fetch)
+      .function("handlePartOpened", &SwarmNodeBinding::handle_part_opened)
+      .function("handleResumeChunk", &SwarmNodeBinding::handle_resume_chunk)
+      .function("handleFileDigest", &SwarmNodeBinding::handle_file_digest)
+      .function("handleFileSaved", &SwarmNodeBinding::handle_file_saved)
+      .function("removeFile", &SwarmNodeBinding::remove_file)
+      .function("handleTimeout", &SwarmNodeBinding::handle_timeout)
+      .function("pollTimeout", &SwarmNodeBinding::poll_timeout)
+      .function("pollAction", &SwarmNodeBinding::poll_action)
+      .function("pollEvent", &SwarmNodeBinding::poll_event)
+      .function("file", &SwarmNodeBinding::file)
+      .function("resumedIndexes", &SwarmNodeBinding::resumed_indexes)
+      .function("stats", &SwarmNodeBinding::stats);
   function("swarmParseMessage", &parse_message_text_js);
   function("swarmMakeOffer", &make_offer_js);
   function("swarmLimits", &limits);

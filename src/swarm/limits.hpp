@@ -100,6 +100,16 @@ constexpr std::uint32_t kMaxUnwrittenChunks = 1024;
 // beyond this many the rest are dropped and their requesters time out and ask again (a peer's
 // own window is kDefaultWindowPerPeer).
 constexpr std::size_t kMaxPendingServesPerPeer = 64;
+// Serving pauses while this much is queued on a peer's binary lane and resumes on its drain.
+// Bytes queued there are latency for every request behind them: at 4 MiB a seeder serving three
+// downloaders on a starved machine answered later than kTimeoutFloorMs, and every timeout is a
+// chunk sent twice. The spec's SDK bounds its send buffer at a 1 MB high-water mark (§ What was
+// measured); so do we, the lane's own low-water mark.
+constexpr std::size_t kServeHighWaterBytes = 1u << 20;
+// Written chunks a download keeps in memory for serving, newest first: other downloaders ask for
+// chunks we announced, and a disk read queues behind every write still waiting (serving peers
+// waited up to 0.5 s per read in a 1 -> 3 bench). Released when the download completes.
+constexpr std::size_t kRecentServeBytes = 16u << 20;
 // Refused messages kept, newest last, for a host to show (the count goes on).
 constexpr std::size_t kMaxRefusalsKept = 64;
 

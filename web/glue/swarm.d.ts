@@ -33,6 +33,10 @@ export interface SwarmLimits {
   maxPendingServesPerPeer: number;
   /** Refused messages kept for display. */
   maxRefusalsKept: number;
+  /** Serving pauses while a peer's binary lane holds this many bytes, until its drain. */
+  serveHighWaterBytes: number;
+  /** Written chunks a download keeps in memory for serving. */
+  recentServeBytes: number;
   /** The agent-bus envelope version swarm control messages travel in. */
   envelopeVersion: number;
 }
@@ -167,8 +171,143 @@ export interface LockDecision {
   message: string;
 }
 
+/** What the file-set core asks its host to do (src/swarm/node.hpp). */
+export type SwarmNodeAction =
+  | { kind: 'send'; peer: string; text: string; token: number }
+  | {
+      kind: 'serve';
+      peer: string;
+      fileId: string;
+      index: number;
+      binary: boolean;
+      offset: number;
+      length: number;
+    }
+  | { kind: 'openPart'; fileId: string }
+  | { kind: 'resumeRead'; fileId: string; index: number; offset: number; length: number }
+  | { kind: 'verifyFile'; fileId: string }
+  | { kind: 'saveFile'; fileId: string }
+  | { kind: 'refreshLock'; fileId: string }
+  | { kind: 'rebuild'; peer: string }
+  | { kind: 'failed'; fileId: string; code: string; message: string };
+
+export type SwarmNodeEvent =
+  | { kind: 'offerReady'; fileId: string }
+  | { kind: 'offerMissing'; fileId: string; message: string }
+  | { kind: 'downloadStarted'; fileId: string; resumed: number }
+  | { kind: 'complete'; fileId: string };
+
+export interface SwarmNodeFile extends SwarmStatus {
+  role: 'seed' | 'fetch';
+  state: 'seeding' | 'manifest' | 'resuming' | 'downloading' | 'verifying' | 'saving' | 'complete';
+  name: string;
+  size: number;
+  chunkSize: number;
+  resumed: number;
+}
+
+export interface SwarmNodeStats {
+  refused: { peer: string; code: string; detail: string }[];
+  refusedCount: number;
+  forgedIdentity: number;
+  ignoredFrames: number;
+  badChunks: number;
+  manifestFailures: number;
+  controlReceived: number;
+  sendRejected: number;
+  servesDropped: number;
+  servesDeduplicated: number;
+  unsolicitedPages: number;
+}
+
+type ChunkVerdict = 'stored' | 'duplicate' | 'bad_hash' | 'unexpected';
+
+/** A peer's set of swarmed files on the one drive contract (web/glue/driver.js). */
+export interface SwarmNode {
+  identity(): { streamId: string; role: string; name: string; instanceId: string };
+  handlePeerOpen(
+    peer: string,
+    caps?: { binaryLane?: boolean; maxMessageSize?: number },
+    nowMs?: number,
+  ): void;
+  handlePeerClosed(peer: string, nowMs: number): void;
+  handleReconnect(nowMs: number): void;
+  handleText(
+    peer: string,
+    text: string,
+    nowMs: number,
+  ): { fileId: string; index: number; data: Uint8Array } | null;
+  handleFrame(frame: Uint8Array): { fileId: string; index: number; data: Uint8Array } | null;
+  wantsChunk(fileId: string, index: number, length: number): boolean;
+  handleChunk(
+    peer: string,
+    fileId: string,
+    index: number,
+    bytes: Uint8Array,
+    nowMs: number,
+  ): ChunkVerdict;
+  handleChunkDigest(
+    peer: string,
+    fileId: string,
+    index: number,
+    length: number,
+    sha256Hex: string | null,
+    nowMs: number,
+  ): ChunkVerdict;
+  handleChunkWritten(fileId: string, index: number, nowMs: number): void;
+  handleSendResult(token: number, accepted: boolean, nowMs: number): void;
+  handleServeDone(peer: string, fileId: string, index: number): void;
+  chunkEnvelope(
+    peer: string,
+    fileId: string,
+    index: number,
+    bytes: Uint8Array,
+    nowMs: number,
+  ): string;
+  share(
+    offerPayload: string | object,
+    hashes: string[],
+    nowMs: number,
+  ): { ok: true } | SwarmRefusal;
+  wantOffer(fileId: string, waitMs: number, nowMs: number): void;
+  /** fileId -> the offer payload as sent (name, size, chunkSize, ...) and who offered it. */
+  offers(): Record<string, { payload: Record<string, any>; offeredBy: string[] }>;
+  partName(fileId: string, destination: string): string;
+  fetch(
+    fileId: string,
+    from: string | null,
+    nowMs: number,
+  ): { ok: true } | { ok: false; message: string };
+  handlePartOpened(fileId: string, size: number, nowMs: number): void;
+  handleResumeChunk(
+    fileId: string,
+    index: number,
+    length: number,
+    sha256Hex: string | null,
+    nowMs: number,
+  ): void;
+  handleFileDigest(fileId: string, sha256Hex: string, nowMs: number): void;
+  handleFileSaved(fileId: string, nowMs: number): void;
+  removeFile(fileId: string): void;
+  handleTimeout(nowMs: number): void;
+  pollTimeout(): number | null;
+  pollAction(): SwarmNodeAction | null;
+  pollEvent(): SwarmNodeEvent | null;
+  file(fileId: string): SwarmNodeFile | null;
+  resumedIndexes(fileId: string): number[];
+  stats(): SwarmNodeStats;
+  dispose(): void;
+}
+
 export interface Swarm {
   limits: SwarmLimits;
+  /** A file-set core for one peer. */
+  createNode(
+    config: {
+      self: { streamId: string; role?: string; name?: string; instanceId?: string };
+      seed?: number;
+    } & SwarmConfig,
+  ): SwarmNode;
   parseMessage(
     input: string | object,
   ): { ok: true; type: SwarmMessageType; payload: string } | SwarmRefusal;

@@ -123,6 +123,123 @@ export function createSwarm(mod) {
     }
   }
 
+  // The file-set core (src/swarm/node.hpp) on the one drive contract: every file a peer offers or
+  // fetches, the envelopes, the offers and the serve queue. Peers are transport names.
+  class Node {
+    #inner;
+    constructor(config) {
+      this.#inner = new mod.SwarmNode(JSON.stringify(config));
+    }
+    identity() {
+      return this.#inner.identity();
+    }
+    handlePeerOpen(
+      peer,
+      { binaryLane = true, maxMessageSize = limits.minSctpMessageSize } = {},
+      nowMs = 0,
+    ) {
+      this.#inner.handlePeerOpen(peer, binaryLane, maxMessageSize, nowMs);
+    }
+    handlePeerClosed(peer, nowMs) {
+      this.#inner.handlePeerClosed(peer, nowMs);
+    }
+    handleReconnect(nowMs) {
+      this.#inner.handleReconnect(nowMs);
+    }
+    /** An envelope's text from `peer`: null, or {fileId, index, data} (a copy) to hash. */
+    handleText(peer, text, nowMs) {
+      const c = this.#inner.handleText(peer, text, nowMs);
+      return c === null ? null : { fileId: c.fileId, index: c.index, data: c.data.slice() };
+    }
+    /** A binary-lane frame: {fileId, index, data} (a view into `frame`) or null. */
+    handleFrame(frame) {
+      const head = frame.subarray(0, limits.chunkFrameHeaderBytes);
+      const f = this.#inner.handleFrame(stage(this.#inner, head), frame.byteLength);
+      if (f === null) return null;
+      return {
+        fileId: f.fileId,
+        index: f.index,
+        data: frame.subarray(f.offset, f.offset + f.length),
+      };
+    }
+    wantsChunk(fileId, index, length) {
+      return this.#inner.wantsChunk(fileId, index, length);
+    }
+    handleChunk(peer, fileId, index, bytes, nowMs) {
+      return this.#inner.handleChunk(peer, fileId, index, stage(this.#inner, bytes), nowMs);
+    }
+    handleChunkDigest(peer, fileId, index, length, sha256Hex, nowMs) {
+      return this.#inner.handleChunkDigest(peer, fileId, index, length, sha256Hex ?? '', nowMs);
+    }
+    handleChunkWritten(fileId, index, nowMs) {
+      this.#inner.handleChunkWritten(fileId, index, nowMs);
+    }
+    handleSendResult(token, accepted, nowMs) {
+      this.#inner.handleSendResult(token, accepted, nowMs);
+    }
+    handleServeDone(peer, fileId, index) {
+      this.#inner.handleServeDone(peer, fileId, index);
+    }
+    chunkEnvelope(peer, fileId, index, bytes, nowMs) {
+      return this.#inner.chunkEnvelope(peer, fileId, index, stage(this.#inner, bytes), nowMs);
+    }
+    share(offerPayload, hashes, nowMs) {
+      return this.#inner.share(text(offerPayload), JSON.stringify(hashes), nowMs);
+    }
+    wantOffer(fileId, waitMs, nowMs) {
+      this.#inner.wantOffer(fileId, waitMs, nowMs);
+    }
+    /** fileId -> {payload, offeredBy}. */
+    offers() {
+      return JSON.parse(this.#inner.offers());
+    }
+    partName(fileId, destination) {
+      return this.#inner.partName(fileId, destination);
+    }
+    fetch(fileId, from, nowMs) {
+      return this.#inner.fetch(fileId, from ?? '', nowMs);
+    }
+    handlePartOpened(fileId, size, nowMs) {
+      this.#inner.handlePartOpened(fileId, size, nowMs);
+    }
+    handleResumeChunk(fileId, index, length, sha256Hex, nowMs) {
+      this.#inner.handleResumeChunk(fileId, index, length, sha256Hex ?? '', nowMs);
+    }
+    handleFileDigest(fileId, sha256Hex, nowMs) {
+      this.#inner.handleFileDigest(fileId, sha256Hex, nowMs);
+    }
+    handleFileSaved(fileId, nowMs) {
+      this.#inner.handleFileSaved(fileId, nowMs);
+    }
+    removeFile(fileId) {
+      this.#inner.removeFile(fileId);
+    }
+    handleTimeout(nowMs) {
+      this.#inner.handleTimeout(nowMs);
+    }
+    pollTimeout() {
+      return this.#inner.pollTimeout();
+    }
+    pollAction() {
+      return this.#inner.pollAction();
+    }
+    pollEvent() {
+      return this.#inner.pollEvent();
+    }
+    file(fileId) {
+      return this.#inner.file(fileId);
+    }
+    resumedIndexes(fileId) {
+      return this.#inner.resumedIndexes(fileId);
+    }
+    stats() {
+      return this.#inner.stats();
+    }
+    dispose() {
+      this.#inner.delete();
+    }
+  }
+
   function open(setup) {
     const inner = new mod.SwarmSession();
     const r = setup(inner);
@@ -135,6 +252,11 @@ export function createSwarm(mod) {
 
   return {
     limits,
+    /**
+     * A file-set core: {self: {streamId, role, name, instanceId?}, seed, ...session options}.
+     * @param {object} config
+     */
+    createNode: (config) => new Node(config),
     /** Parses {type, payload} text (an agent-bus envelope works): canonical payload or a refusal. */
     parseMessage: (input) => mod.swarmParseMessage(text(input)),
     makeOffer: ({ fileId, name, mimeType, size, chunkSize = limits.defaultChunkSize, hashes }) =>

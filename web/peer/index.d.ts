@@ -169,6 +169,13 @@ export interface SwarmPeerStats {
   controlReceived: number;
   signalingDrops: number;
   serveErrors: number;
+  servesDropped: number;
+  /** Requests repeated while their serve was still queued: served once (the core's rule). */
+  servesDeduplicated: number;
+  /** Manifest pages from a peer nobody asked: refused. */
+  unsolicitedPages: number;
+  servedFromMemory: number;
+  servedFromDisk: number;
   chunks: Partial<Record<'stored' | 'duplicate' | 'bad_hash' | 'unexpected', number>>;
 }
 

@@ -1,35 +1,24 @@
-// Swarm glue: drives the swarm core (tether/swarm, src/swarm) over a real PeerTransport
-// (agent-bus-and-swarm.md § Swarm transfer through § Concurrent downloads of the same file).
+// Swarm glue: moves bytes between a real PeerTransport, a storage folder, timers and the swarm's
+// file-set core (src/swarm/node.hpp, swarm.createNode) (agent-bus-and-swarm.md § Swarm transfer
+// through § Concurrent downloads of the same file).
 //
-// - Control messages travel as agent-bus envelopes (agent-bus-notes.md) on the control lane; chunk
-//   bytes as x-bin frames on the binary lane, or base64 swarm_chunk envelopes for a peer without it.
-// - Part files live in a storage folder (web/peer/storage-node.js on disk, storage-opfs.js in the
-//   browser's OPFS). A download hashes an existing part file before it starts and credits the
-//   chunks that verify (§ Resume). A lock file keyed like the part file makes a second download of
-//   the same file into the same folder fail with a clear message; a lock nobody refreshed for five
-//   minutes is stale (decided by the core: decideLock).
-// - Progress per file and per peer is reported through `onProgress`.
+// The core decides: it builds and checks the agent-bus envelopes (a connection speaks only as the
+// identity it was opened with), remembers the room's offers (one per file id, a second different
+// offer refused), picks the offerer to ask for the manifest and the next after a digest mismatch,
+// refuses manifest pages nobody asked for, de-duplicates and bounds the serves queued per peer,
+// runs the resume pass one read at a time, checks the whole file's digest, holds requests while
+// the disk is behind, and says when to refresh the lock. It runs on the one drive contract through
+// web/glue/driver.js: every input goes through driver.input, the driver performs the core's
+// actions in order and keeps one timer at its deadline.
 //
-// Each file's session runs on the one drive contract through web/glue/driver.js: every input goes
-// through driver.input, the driver performs the core's actions in order and keeps one timer at its
-// deadline. The glue performs the actions and reports what the transport did (accepted or not),
-// what arrived, and the clock. The bounds it keeps (lock refresh, unwritten chunks, queued serves,
-// offers remembered) are the core's constants (swarm.limits). web/peer/README.md lists what this
-// file still decides.
+// What stays here is I/O: the data channels (sending what the core wrote, pausing serves while a
+// lane is full), the part file and lock file, hashing with the platform's SHA-256, memory for
+// chunks not yet written or recently written (served from memory rather than queued behind the
+// disk), and progress reports. web/peer/README.md lists what this file still decides.
 import { createDriver } from '../glue/driver.js';
 
-// Serving stops while this much is queued on a peer's binary lane, and resumes on `drain`. Bytes
-// queued there are latency for every request behind them: at 4 MiB a seeder serving three
-// downloaders on a starved machine answered later than the 3 s timeout floor, and every timeout
-// is a chunk sent twice. The spec's SDK bounds its send buffer at a 1 MB high-water mark
-// (§ What was measured); so do we, the lane's own low-water mark.
-const SERVE_HIGH_WATER = 1 << 20;
+// How often progress is reported per file at most: a display rate, not protocol.
 const PROGRESS_INTERVAL_MS = 100;
-// Written chunks kept in memory for serving, newest first, per download. Other downloaders ask
-// for chunks we announced (swarm_have batches), and a disk read queues behind every write still
-// waiting in the folder's worker: serving peers waited up to 0.5 s per read in a 1 -> 3 bench,
-// and a serve queue waits for each read in turn. Released when the download completes.
-const RECENT_BYTES = 16 << 20;
 
 const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 
@@ -68,80 +57,44 @@ export function createSwarmPeer(options) {
   } = options;
   const selfId = transport.selfId;
   const L = swarm.limits;
-  const identity = {
-    streamId: selfId,
-    role: options.identity?.role ?? 'peer',
-    name: options.identity?.name ?? selfId,
-    instanceId:
-      options.identity?.instanceId ?? `${selfId}.${Math.random().toString(36).slice(2, 10)}`,
-  };
-  let rngSeed = options.seed ?? (Math.random() * 0x7fffffff) | 0;
-  let msgCounter = 0;
+  const node = swarm.createNode({
+    self: {
+      streamId: selfId,
+      role: options.identity?.role ?? 'peer',
+      name: options.identity?.name ?? selfId,
+      instanceId: options.identity?.instanceId ?? '',
+    },
+    seed: options.seed ?? (Math.random() * 0x7fffffff) | 0,
+  });
+  const identity = node.identity();
 
-  // The core names peers by number.
-  const numOf = new Map();
-  const idOf = new Map();
-  const peerNum = (id) => {
-    let n = numOf.get(id);
-    if (n === undefined) {
-      n = numOf.size + 1;
-      numOf.set(id, n);
-      idOf.set(n, id);
-    }
-    return n;
-  };
-
-  /** @type {Map<string, any>} fileId -> entry */
+  /** @type {Map<string, any>} fileId -> what the host holds for a file (storage, memory, progress) */
   const files = new Map();
-  const offers = new Map(); // fileId -> {payload, offerers: Set<peerId>}
-  const waiting = new Map(); // fileId -> [resolve] for fetches waiting on an offer
+  const waiting = new Map(); // fileId -> [{resolve, reject}] for fetches waiting on an offer
   const activeParts = new Set(); // `${folderKey}/${partName}` held by this process
   const serveQueues = new Map(); // peerId -> {items: [], pumping: bool}
   const stats = {
-    refused: [], // {peer, code, detail} of refused swarm messages (bounded)
-    refusedCount: 0,
-    forgedIdentity: 0,
-    ignoredFrames: 0,
-    badChunks: 0,
     framesSent: 0,
     base64ChunksSent: 0,
-    sendRejected: 0,
-    manifestFailures: 0,
-    controlReceived: 0,
     signalingDrops: 0,
     serveErrors: 0,
-    servesDropped: 0,
     servedFromMemory: 0, // chunk reads for serving answered from memory (unwritten or recent)
     servedFromDisk: 0,
     chunks: {}, // arrivals by the core's verdict: stored, duplicate, bad_hash, unexpected
   };
-  const refuse = (peer, code, detail) => {
-    stats.refusedCount++;
-    if (stats.refused.length < L.maxRefusalsKept) stats.refused.push({ peer, code, detail });
+
+  const driver = createDriver(
+    node,
+    { perform, event: onEvent },
+    { now, onError: (err, where) => log(where, err) },
+  );
+  // After close() the core is gone: late I/O completions (a read, a write, a digest) are dropped.
+  let closed = false;
+  let finalStats = null;
+  const input = (fn) => (closed ? undefined : driver.input(fn));
+  const serveDone = (peer, it) => {
+    if (!closed) node.handleServeDone(peer, it.fileId, it.index);
   };
-
-  function envelope(type, to, payloadText) {
-    // The payload is already canonical JSON from the core: spliced in, not re-encoded.
-    const head = {
-      v: L.envelopeVersion,
-      id: `${identity.instanceId}.${++msgCounter}`,
-      type,
-      from: identity,
-      to,
-      topic: null,
-      ts: now(),
-    };
-    const h = JSON.stringify(head);
-    return `${h.slice(0, -1)},"payload":${payloadText}}`;
-  }
-
-  function sendControl(to, type, payloadText) {
-    if (to !== null) return transport.send(to, envelope(type, to, payloadText));
-    // Broadcast: one envelope per open peer, addressed to the room (to: null).
-    const text = envelope(type, null, payloadText);
-    for (const p of transport.openPeers()) transport.send(p, text);
-    return true;
-  }
 
   function capsOf(peer) {
     return {
@@ -152,7 +105,7 @@ export function createSwarmPeer(options) {
 
   // --- progress ---------------------------------------------------------------------------
   function progressOf(e) {
-    const st = e.session.status();
+    const st = node.file(e.fileId) ?? e.last;
     const peers = {};
     for (const [p, v] of e.perPeer) peers[p] = { ...v };
     return {
@@ -191,75 +144,76 @@ export function createSwarmPeer(options) {
     return v;
   };
 
-  // --- the action loop --------------------------------------------------------------------
-  // One action of e's core; the driver calls this for each in order. A result the transport gives
-  // at once (a request accepted or not) goes straight back in: the driver's running drain picks
-  // up what it causes.
-  function performAction(e, a) {
-    if (e.disposed) return;
+  // --- the core's actions and events ------------------------------------------------------
+  // A result the transport gives at once (a request accepted or not) goes straight back in: the
+  // driver's running drain picks up what it causes.
+  function perform(a) {
+    const e = a.fileId === undefined ? null : files.get(a.fileId);
     switch (a.kind) {
-      case 'control':
-        sendControl(a.to === null ? null : idOf.get(a.to), a.type, a.payload);
-        break;
-      case 'request': {
-        const to = idOf.get(a.to);
-        const ok = transport.send(to, envelope(a.type, to, a.payload));
-        if (!ok) stats.sendRejected++;
-        e.session.handleSendResult(a.token, ok, now());
+      case 'send': {
+        const ok = transport.send(a.peer, a.text);
+        if (a.token) input((t) => node.handleSendResult(a.token, ok, t));
         break;
       }
       case 'serve':
-        enqueueServe(idOf.get(a.to), {
-          e,
-          index: a.index,
-          binary: a.binary,
-          offset: a.offset,
-          length: a.length,
-        });
+        if (e) enqueueServe(a.peer, { e, ...a });
+        else serveDone(a.peer, a);
         break;
-      case 'manifestReady':
-        startDownload(e).catch((err) => fail(e, err));
+      case 'openPart':
+        if (e) openPart(e).catch((err) => fail(e, err));
         break;
-      case 'rebuild': {
-        const p = idOf.get(a.peer);
-        log('rebuild', p);
-        e.session.handlePeerClosed(a.peer, now());
-        transport.rebuild?.(p);
+      case 'resumeRead':
+        if (e) resumeRead(e, a).catch((err) => fail(e, err));
         break;
-      }
-      case 'completed':
-        complete(e).catch((err) => fail(e, err));
+      case 'verifyFile':
+        if (e) verifyFile(e).catch((err) => fail(e, err));
+        break;
+      case 'saveFile':
+        if (e) saveFile(e).catch((err) => fail(e, err));
+        break;
+      case 'refreshLock':
+        if (e) refreshLock(e.storage, e.lockName).catch((err) => log('lock refresh', err));
+        break;
+      case 'rebuild':
+        log('rebuild', a.peer);
+        transport.rebuild?.(a.peer);
         break;
       case 'failed':
-        onFailed(e, a);
+        if (e) release(e, new Error(a.message));
         break;
     }
   }
 
-  // Runs `fn(now)` against e's session, then drains what it caused (nothing once disposed).
-  function input(e, fn) {
-    if (e.disposed) return undefined;
-    return e.driver.input(fn);
-  }
-
-  // Disk backpressure: while maxUnwrittenChunks verified chunks wait for their write, the core
-  // plans no new requests (a slow disk slows the download rather than filling memory).
-  function holdForDisk(e) {
-    const held = e.unwritten.size >= L.maxUnwrittenChunks;
-    if (held !== e.heldForDisk) {
-      e.heldForDisk = held;
-      input(e, (t) => e.session.holdRequests(held, t));
+  function onEvent(ev) {
+    const e = files.get(ev.fileId);
+    switch (ev.kind) {
+      case 'offerReady':
+      case 'offerMissing': {
+        const list = waiting.get(ev.fileId) ?? [];
+        waiting.delete(ev.fileId);
+        for (const w of list)
+          ev.kind === 'offerReady' ? w.resolve() : w.reject(new Error(ev.message));
+        break;
+      }
+      case 'downloadStarted':
+        if (!e) break;
+        e.resumed = ev.resumed;
+        e.resumedIndexes = node.resumedIndexes(e.fileId);
+        if (e.state === 'manifest') e.state = 'downloading';
+        reportProgress(e, true);
+        break;
+      case 'complete':
+        if (e) finished(e).catch((err) => log('complete', err));
+        break;
     }
   }
 
   // --- serving ----------------------------------------------------------------------------
+  // The core queued each serve once and within its bound; this runs them in order, pausing while
+  // the peer's lane holds serveHighWaterBytes, and tells the core when each is done.
   function enqueueServe(peer, item) {
     let q = serveQueues.get(peer);
     if (!q) serveQueues.set(peer, (q = { items: [], pumping: false }));
-    // A request repeated after its timeout while the first is still queued is served once; past
-    // the core's bound the rest are dropped, and their requesters time out and ask again.
-    if (q.items.some((it) => it.e === item.e && it.index === item.index)) return;
-    if (q.items.length >= L.maxPendingServesPerPeer) return void stats.servesDropped++;
     q.items.push(item);
     pumpServe(peer);
   }
@@ -268,33 +222,45 @@ export function createSwarmPeer(options) {
     const q = serveQueues.get(peer);
     if (!q || q.pumping) return;
     q.pumping = true;
+    let it = null;
     try {
       while (q.items.length) {
-        if (transport.bufferedAmount(peer) > SERVE_HIGH_WATER) return; // `drain` resumes us
-        const it = q.items.shift();
-        if (it.e.disposed) continue;
+        if (transport.bufferedAmount(peer) > L.serveHighWaterBytes) return; // `drain` resumes us
+        it = q.items.shift();
+        if (it.e.disposed) {
+          it = null;
+          continue;
+        }
         const bytes = await it.e.read(it.offset, it.length);
+        if (closed) return;
         if (it.binary) {
           const frame = swarm.encodeChunkFrame(it.e.fileId, it.index, bytes);
           if (frame && transport.sendBinary(peer, frame)) {
             stats.framesSent++;
             peerCounters(it.e, peer).served += it.length;
+            serveDone(peer, it);
+            it = null;
             continue;
           }
-          if (transport.hasBinary(peer) && transport.bufferedAmount(peer) > SERVE_HIGH_WATER) {
+          if (transport.hasBinary(peer) && transport.bufferedAmount(peer) > L.serveHighWaterBytes) {
             q.items.unshift(it); // full: wait for drain
+            it = null;
             return;
           }
           // No binary lane (yet): answer on the control lane instead.
         }
-        if (sendControl(peer, 'swarm_chunk', it.e.session.chunkPayload(it.index, bytes))) {
+        const text = node.chunkEnvelope(peer, it.fileId, it.index, bytes, now());
+        if (transport.send(peer, text)) {
           stats.base64ChunksSent++;
           peerCounters(it.e, peer).served += it.length;
-        } else stats.sendRejected++; // the requester times out and asks again
+        } // else the requester times out and asks again
+        serveDone(peer, it);
+        it = null;
       }
     } catch (err) {
       stats.serveErrors++;
       log('serve', peer, err);
+      if (it) serveDone(peer, it);
     } finally {
       q.pumping = false;
     }
@@ -302,55 +268,14 @@ export function createSwarmPeer(options) {
 
   // --- receiving --------------------------------------------------------------------------
   function onText(peer, text) {
-    let env;
-    try {
-      env = JSON.parse(text);
-    } catch {
-      return refuse(peer, 'not_json', 'the control message is not JSON');
-    }
-    if (
-      !env ||
-      typeof env !== 'object' ||
-      typeof env.type !== 'string' ||
-      !env.type.startsWith('swarm_')
-    )
-      return;
-    // A connection is bound to the identity it was opened with (§ Untrusted wire input).
-    if (env.v !== L.envelopeVersion || !env.from || env.from.streamId !== peer) {
-      stats.forgedIdentity++;
-      return refuse(
-        peer,
-        'identity',
-        `envelope from ${JSON.stringify(env.from?.streamId)} on ${peer}'s connection`,
-      );
-    }
-    if (env.to !== null && env.to !== undefined && env.to !== selfId) return; // not ours
-    const parsed = swarm.parseMessage({ type: env.type, payload: env.payload });
-    if (!parsed.ok) return refuse(peer, parsed.code, `${parsed.field}: ${parsed.detail}`);
-    const payload = JSON.parse(parsed.payload);
-    const directed = env.to === selfId;
-    const num = peerNum(peer);
-    if (parsed.type === 'swarm_offer') return onOffer(peer, parsed.payload, payload);
-    const e = files.get(payload.fileId);
-    if (!e) return;
-    if (parsed.type === 'swarm_chunk') {
-      const bytes = Uint8Array.from(atob(payload.data), (c) => c.charCodeAt(0));
-      return void onChunk(e, peer, num, payload.index, bytes).catch((err) => log('chunk', err));
-    }
-    stats.controlReceived++;
-    // Manifest pages from anyone but the peer the core asked are dropped by the core.
-    const r = input(e, (t) =>
-      e.session.handleMessage(num, parsed.type, parsed.payload, { directed }, t),
-    );
-    if (r && !r.ok) refuse(peer, r.code, `${r.field}: ${r.detail}`);
+    const c = input((t) => node.handleText(peer, text, t));
+    if (c) onChunk(peer, c.fileId, c.index, c.data).catch((err) => log('chunk', err));
   }
 
   function onBinary(peer, bytes) {
-    const f = swarm.parseChunkFrame(bytes);
-    if (!f) return void stats.ignoredFrames++;
-    const e = files.get(f.fileId);
-    if (!e) return void stats.ignoredFrames++;
-    onChunk(e, peer, peerNum(peer), f.index, f.data).catch((err) => log('chunk', err));
+    if (closed) return;
+    const f = node.handleFrame(bytes);
+    if (f) onChunk(peer, f.fileId, f.index, f.data).catch((err) => log('chunk', err));
   }
 
   // Chunk bytes are hashed with the platform's SHA-256 (SubtleCrypto: native code, the thread pool
@@ -358,11 +283,13 @@ export function createSwarmPeer(options) {
   // faster than the WASM hash; the core compares the digest and decides. Without SubtleCrypto the
   // core hashes.
   const subtle = globalThis.crypto?.subtle;
-  async function onChunk(e, peer, num, index, data) {
+  async function onChunk(peer, fileId, index, data) {
+    const e = files.get(fileId);
+    if (!e || e.disposed) return;
     let outcome;
-    if (!e.session.wantsChunk(index, data.byteLength)) {
+    if (!node.wantsChunk(fileId, index, data.byteLength)) {
       // A duplicate, a wrong length or too early: the core's verdict needs no digest.
-      outcome = input(e, (t) => e.session.handleChunkDigest(num, index, data.byteLength, null, t));
+      outcome = input((t) => node.handleChunkDigest(peer, fileId, index, data.byteLength, null, t));
     } else if (subtle) {
       let digest;
       try {
@@ -370,53 +297,46 @@ export function createSwarmPeer(options) {
       } catch (err) {
         log('sha256', err);
       }
+      if (e.disposed || closed) return;
       outcome =
         digest === undefined
-          ? input(e, (t) => e.session.handleChunk(num, index, data, t))
-          : input(e, (t) => e.session.handleChunkDigest(num, index, data.byteLength, digest, t));
+          ? input((t) => node.handleChunk(peer, fileId, index, data, t))
+          : input((t) => node.handleChunkDigest(peer, fileId, index, data.byteLength, digest, t));
     } else {
-      outcome = input(e, (t) => e.session.handleChunk(num, index, data, t));
+      outcome = input((t) => node.handleChunk(peer, fileId, index, data, t));
     }
-    if (outcome === undefined) return; // disposed meanwhile
     stats.chunks[outcome] = (stats.chunks[outcome] ?? 0) + 1;
-    if (outcome === 'stored') {
-      // `data` views a buffer the lane handed to us alone (or a decoded base64 chunk): kept, not
-      // copied; the folder copies what it hands to its writer.
-      const copy = data;
-      e.receivedIndexes.add(index);
-      peerCounters(e, peer).received += copy.byteLength;
-      // Held in memory until written: the core already announced the chunk (swarm_have), so a
-      // peer may ask for it before the write lands.
-      // Writes are issued at once, not chained: the folder applies them in order (one file
-      // handle, one worker queue), and waiting for each round trip would let the disk fall
-      // behind the network.
-      e.unwritten.set(index, copy);
-      const w = e.part.write(index * e.chunkSize, copy).then(
-        () => {
-          e.pendingWrites.delete(w);
-          if (e.unwritten.get(index) !== copy) return;
-          e.unwritten.delete(index);
-          keepRecent(e, index, copy);
-          holdForDisk(e);
-        },
-        (err) => fail(e, err),
-      );
-      e.pendingWrites.add(w);
-      holdForDisk(e);
-      reportProgress(e);
-    } else if (outcome === 'bad_hash') {
-      stats.badChunks++;
-      refuse(peer, 'bad_chunk', `chunk ${index} of ${e.fileId} failed verification`);
-    }
+    if (outcome !== 'stored' || e.disposed) return;
+    // `data` views a buffer the lane handed to us alone (or a decoded base64 chunk): kept, not
+    // copied; the folder copies what it hands to its writer.
+    e.receivedIndexes.add(index);
+    peerCounters(e, peer).received += data.byteLength;
+    // Held in memory until written: the core already announced the chunk (swarm_have), so a peer
+    // may ask for it before the write lands. Writes are issued at once, not chained: the folder
+    // applies them in order (one file handle, one worker queue), and waiting for each round trip
+    // would let the disk fall behind the network.
+    e.unwritten.set(index, data);
+    const w = e.part.write(index * e.chunkSize, data).then(
+      () => {
+        e.pendingWrites.delete(w);
+        if (e.disposed || e.unwritten.get(index) !== data) return;
+        e.unwritten.delete(index);
+        keepRecent(e, index, data);
+        input((t) => node.handleChunkWritten(fileId, index, t));
+      },
+      (err) => fail(e, err),
+    );
+    e.pendingWrites.add(w);
+    reportProgress(e);
   }
 
-  // The newest RECENT_BYTES of written chunks, oldest dropped first (a Map iterates in insertion
-  // order).
+  // The newest recentServeBytes of written chunks, oldest dropped first (a Map iterates in
+  // insertion order).
   function keepRecent(e, index, bytes) {
     e.recent.set(index, bytes);
     e.recentBytes += bytes.byteLength;
     for (const [old, b] of e.recent) {
-      if (e.recentBytes <= RECENT_BYTES) break;
+      if (e.recentBytes <= L.recentServeBytes) break;
       e.recent.delete(old);
       e.recentBytes -= b.byteLength;
     }
@@ -426,39 +346,14 @@ export function createSwarmPeer(options) {
     e.recentBytes = 0;
   }
 
-  function onOffer(peer, canonical, payload) {
-    let o = offers.get(payload.fileId);
-    if (!o && offers.size >= L.maxKnownOffers)
-      return refuse(peer, 'too_many_offers', `already ${offers.size} offers remembered`);
-    if (!o)
-      offers.set(
-        payload.fileId,
-        (o = { payload: canonical, parsed: payload, offerers: new Set() }),
-      );
-    if (o.payload !== canonical) {
-      // A different shape under the same id: keep the first, which the offerer set vouches for.
-      return refuse(peer, 'conflicting_offer', `a second, different offer for ${payload.fileId}`);
-    }
-    o.offerers.add(peer);
-    for (const resolve of waiting.get(payload.fileId) ?? []) resolve();
-    waiting.delete(payload.fileId);
-  }
-
   // --- transport events -------------------------------------------------------------------
   const unsubscribe = transport.subscribe({
     open(peer) {
-      const num = peerNum(peer);
-      for (const e of files.values()) {
-        input(e, (t) => e.session.handlePeerOpen(num, capsOf(peer), t));
-        if (e.role === 'seed' || e.state === 'complete')
-          sendControl(peer, 'swarm_offer', e.offerPayload);
-      }
+      input((t) => node.handlePeerOpen(peer, capsOf(peer), t));
     },
     close(peer) {
-      const num = numOf.get(peer);
       serveQueues.delete(peer);
-      if (num === undefined) return;
-      for (const e of files.values()) input(e, (t) => e.session.handlePeerClosed(num, t));
+      input((t) => node.handlePeerClosed(peer, t));
     },
     text: onText,
     binary: onBinary,
@@ -467,58 +362,32 @@ export function createSwarmPeer(options) {
     },
     // Our signaling dropping does not stop the data channels, so transfers go on over them
     // meanwhile; the transport holds any rebuild until signaling is back (§ Surviving a network
-    // drop: rebuilding underneath a reconnect races it). Once back, everything outstanding is
-    // abandoned and re-planned, charging nobody, and rebuilds wait out the core's grace.
+    // drop). Once back, the core abandons and re-plans everything outstanding.
     signalingDown() {
       stats.signalingDrops++;
     },
     reconnect() {
-      for (const e of files.values()) {
-        // Outstanding requests are abandoned and re-planned; nobody is charged (§ Surviving).
-        input(e, (t) => {
-          e.session.handleTransportDown(t);
-          e.session.handleTransportUp(t);
-        });
-      }
+      input((t) => node.handleReconnect(t));
     },
   });
+  for (const p of transport.openPeers()) input((t) => node.handlePeerOpen(p, capsOf(p), t));
 
   function newEntry(fields) {
-    const e = {
+    return {
       disposed: false,
-      heldForDisk: false,
       perPeer: new Map(),
       lastProgress: 0,
       progressTimer: null,
       pendingWrites: new Set(),
       receivedIndexes: new Set(),
+      resumedIndexes: [],
       unwritten: new Map(), // chunk index -> verified bytes not yet on disk
-      recent: new Map(), // chunk index -> written bytes, in write order, at most RECENT_BYTES
+      recent: new Map(), // chunk index -> written bytes, in write order, at most recentServeBytes
       recentBytes: 0,
       resumed: 0,
+      last: null,
       ...fields,
     };
-    // The driven core is e's current session, silent once e is disposed (a failure met while
-    // draining disposes it, and the drain must not poll a deleted session).
-    const core = {
-      pollAction: () => (e.disposed ? null : e.session.pollAction()),
-      pollTimeout: () => (e.disposed ? null : e.session.pollTimeout()),
-      handleTimeout: (t) => {
-        if (!e.disposed) e.session.handleTimeout(t);
-      },
-    };
-    e.driver = createDriver(
-      core,
-      { perform: (a) => performAction(e, a) },
-      { now, onError: (err, where) => log(where, err) },
-    );
-    return e;
-  }
-
-  function attachPeers(e) {
-    input(e, (t) => {
-      for (const p of transport.openPeers()) e.session.handlePeerOpen(peerNum(p), capsOf(p), t);
-    });
   }
 
   // --- seeding ----------------------------------------------------------------------------
@@ -538,8 +407,6 @@ export function createSwarmPeer(options) {
     const fileId = await source.sha256();
     const offer = swarm.makeOffer({ fileId, name, mimeType, size: source.size, chunkSize, hashes });
     if (!offer.ok) throw new Error(`cannot offer ${name}: ${offer.field}: ${offer.detail}`);
-    const opened = swarm.seed(offer.payload, hashes, { seed: rngSeed++ });
-    if (!opened.ok) throw new Error(`cannot seed ${name}: ${opened.detail}`);
     const e = newEntry({
       fileId,
       name,
@@ -547,13 +414,16 @@ export function createSwarmPeer(options) {
       state: 'seeding',
       size: source.size,
       chunkSize,
-      session: opened.session,
-      offerPayload: offer.payload,
       read: (o, l) => source.read(o, l),
     });
+    const prior = files.get(fileId);
     files.set(fileId, e);
-    attachPeers(e);
-    sendControl(null, 'swarm_offer', offer.payload);
+    const opened = input((t) => node.share(offer.payload, hashes, t));
+    if (!opened.ok) {
+      if (prior) files.set(fileId, prior);
+      else files.delete(fileId);
+      throw new Error(`cannot seed ${name}: ${opened.detail}`);
+    }
     return { fileId, offer: JSON.parse(offer.payload) };
   }
 
@@ -568,31 +438,19 @@ export function createSwarmPeer(options) {
     storage,
     { waitForOfferMs = L.defaultOfferWaitMs, from = null } = {},
   ) {
-    if (files.has(fileId)) throw new Error(`already transferring ${fileId} in this peer`);
-    if (!offers.has(fileId)) {
-      await new Promise((resolve, reject) => {
-        const t = setTimeout(
-          () =>
-            reject(
-              new Error(
-                `no peer offered ${fileId} within ${waitForOfferMs} ms: is the seeder in the room?`,
-              ),
-            ),
-          waitForOfferMs,
-        );
-        const list = waiting.get(fileId) ?? [];
-        list.push(() => (clearTimeout(t), resolve()));
-        waiting.set(fileId, list);
-      });
-    }
-    const o = offers.get(fileId);
-    const offerer = from && o.offerers.has(from) ? from : [...o.offerers][0];
-    const partName = swarm.partFileName(fileId, o.parsed.chunkHashesHash, storage.key);
+    await new Promise((resolve, reject) => {
+      const list = waiting.get(fileId) ?? [];
+      list.push({ resolve, reject });
+      waiting.set(fileId, list);
+      input((t) => node.wantOffer(fileId, waitForOfferMs, t));
+    });
+    const o = node.offers()[fileId].payload;
+    const partName = node.partName(fileId, storage.key);
     const lockName = `${partName}.lock`;
     const activeKey = `${storage.key}/${partName}`;
     if (activeParts.has(activeKey))
       throw new Error(
-        `${o.parsed.name} is already being downloaded into ${storage.key} by this peer; wait for it or choose another folder`,
+        `${o.name} is already being downloaded into ${storage.key} by this peer; wait for it or choose another folder`,
       );
     activeParts.add(activeKey);
     try {
@@ -601,24 +459,15 @@ export function createSwarmPeer(options) {
       activeParts.delete(activeKey);
       throw err;
     }
-    const opened = swarm.fetch(o.payload, peerNum(offerer), { seed: rngSeed++ }, now());
-    if (!opened.ok) {
-      activeParts.delete(activeKey);
-      await storage.remove(lockName).catch(() => {});
-      throw new Error(`cannot fetch ${fileId}: ${opened.field}: ${opened.detail}`);
-    }
     let resolveDone, rejectDone;
     const done = new Promise((res, rej) => ((resolveDone = res), (rejectDone = rej)));
     const e = newEntry({
       fileId,
-      name: o.parsed.name,
+      name: o.name,
       role: 'fetch',
       state: 'manifest',
-      size: o.parsed.size,
-      chunkSize: o.parsed.chunkSize,
-      session: opened.session,
-      offerPayload: o.payload,
-      manifestSource: offerer,
+      size: o.size,
+      chunkSize: o.chunkSize,
       storage,
       partName,
       lockName,
@@ -638,13 +487,17 @@ export function createSwarmPeer(options) {
       moving: null,
       resolveDone,
       rejectDone,
-      lockTimer: setInterval(
-        () => refreshLock(storage, lockName).catch((err) => log('lock refresh', err)),
-        L.lockRefreshMs,
-      ),
     });
+    const prior = files.get(fileId);
     files.set(fileId, e);
-    attachPeers(e);
+    const opened = input((t) => node.fetch(fileId, from, t));
+    if (!opened.ok) {
+      if (prior) files.set(fileId, prior);
+      else files.delete(fileId);
+      activeParts.delete(activeKey);
+      await storage.remove(lockName).catch(() => {});
+      throw new Error(opened.message);
+    }
     return done;
   }
 
@@ -693,35 +546,29 @@ export function createSwarmPeer(options) {
     );
   }
 
-  async function startDownload(e) {
-    // § Resume: read what the part file already holds and hash it; the core credits only the
-    // chunks that match the manifest.
+  // § Resume: the core asks for the part file's chunks one at a time and credits the ones that
+  // hash to the manifest.
+  async function openPart(e) {
     e.part = await e.storage.openFile(e.partName);
-    const have = await e.part.size();
-    const total = e.session.status().totalChunks;
-    for (let i = 0; i < total && !e.disposed; i++) {
-      const off = i * e.chunkSize;
-      const len = Math.min(e.chunkSize, e.size - off);
-      if (off + len > have) break; // chunks are read in order: nothing further is in the file
-      e.session.resumeFeed(i, len, await sha256HexAsync(await e.part.read(off, len)));
-    }
-    if (e.disposed) return;
-    e.resumedIndexes = e.session.resumed();
-    e.state = 'downloading';
-    e.resumed = input(e, (t) => e.session.handleResumeDone(t));
-    reportProgress(e, true);
+    const size = await e.part.size();
+    if (!e.disposed) input((t) => node.handlePartOpened(e.fileId, size, t));
   }
 
-  async function complete(e) {
-    if (e.role !== 'fetch' || e.state === 'finishing' || e.state === 'complete') return;
+  async function resumeRead(e, a) {
+    const digest = await sha256HexAsync(await e.part.read(a.offset, a.length));
+    if (!e.disposed) input((t) => node.handleResumeChunk(e.fileId, a.index, a.length, digest, t));
+  }
+
+  async function verifyFile(e) {
     e.state = 'finishing';
     while (e.pendingWrites.size) await Promise.all([...e.pendingWrites]);
     await e.part.flush();
     const digest = await e.part.sha256();
-    if (digest !== e.fileId)
-      throw new Error(
-        `${e.name}: every chunk verified but the file's SHA-256 is ${digest}, not the offered ${e.fileId}; the offer was wrong, the part file is kept`,
-      );
+    e.digest = digest;
+    if (!e.disposed) input((t) => node.handleFileDigest(e.fileId, digest, t));
+  }
+
+  async function saveFile(e) {
     let moved;
     e.moving = new Promise((r) => (moved = r));
     try {
@@ -732,50 +579,34 @@ export function createSwarmPeer(options) {
       e.moving = null;
       moved();
     }
+    if (!e.disposed) input((t) => node.handleFileSaved(e.fileId, t));
+  }
+
+  async function finished(e) {
     await e.storage.remove(e.lockName).catch(() => {});
-    clearInterval(e.lockTimer);
     activeParts.delete(e.activeKey);
     dropRecent(e); // every write has landed: the disk answers at once from now on
     e.state = 'complete';
     reportProgress(e, true);
-    // Now a seeder of the whole file for late joiners.
-    sendControl(null, 'swarm_offer', e.offerPayload);
     e.resolveDone({
       fileId: e.fileId,
       name: e.savedName,
       size: e.size,
-      sha256: digest,
+      sha256: e.digest,
       resumed: e.resumed,
     });
   }
 
-  function onFailed(e, a) {
-    if (a.code === 'manifest_digest_mismatch') {
-      // The source's pages do not add up to the offer's digest. Nothing touched the disk. Ask
-      // another peer that offered the file; the liar is not asked again.
-      stats.manifestFailures++;
-      const liar = e.manifestSource;
-      refuse(liar, a.code, a.detail);
-      const o = offers.get(e.fileId);
-      o?.offerers.delete(liar);
-      const next = o && [...o.offerers][0];
-      if (!next)
-        return fail(
-          e,
-          new Error(
-            `${e.name}: the manifest from ${liar} does not match the offer's digest and no other peer offers it; try again when a trusted peer is in the room`,
-          ),
-        );
-      // Called from the driver's drain: the input runs, and the same drain sends its requests.
-      e.manifestSource = next;
-      e.session.retryManifestFrom(peerNum(next), now());
-      return;
-    }
-    fail(e, new Error(`${a.code}: ${a.detail}`));
+  // The host's own failure (storage): the core forgets the file too.
+  function fail(e, err) {
+    if (e.disposed || e.state === 'complete') return;
+    if (!closed) node.removeFile(e.fileId);
+    release(e, err);
   }
 
-  async function fail(e, err) {
-    if (e.disposed || e.state === 'complete') return;
+  // The file is gone from the core: let go of what the host held for it.
+  async function release(e, err) {
+    if (e.disposed) return;
     log('transfer failed', e.fileId, err);
     dispose(e);
     if (e.lockName) await e.storage.remove(e.lockName).catch(() => {});
@@ -783,37 +614,45 @@ export function createSwarmPeer(options) {
   }
 
   function dispose(e) {
+    if (!closed) e.last = node.file(e.fileId) ?? e.last;
     e.disposed = true;
-    e.driver.close();
     clearTimeout(e.progressTimer);
-    clearInterval(e.lockTimer);
     if (e.activeKey) activeParts.delete(e.activeKey);
     dropRecent(e);
-    files.delete(e.fileId);
-    e.session.dispose();
+    if (files.get(e.fileId) === e) files.delete(e.fileId);
   }
 
   return {
     identity,
     share,
     fetch: fetchFile,
-    /** Offers seen so far: fileId -> the offer payload plus the peers that offered it. */
+    /**
+     * Offers seen so far: fileId -> the offer payload plus the peers that offered it.
+     * @type {() => Record<string, any>}
+     */
     offers: () =>
       Object.fromEntries(
-        [...offers].map(([k, v]) => [k, { ...v.parsed, offeredBy: [...v.offerers] }]),
+        Object.entries(node.offers()).map(([k, v]) => [
+          k,
+          { ...v.payload, offeredBy: v.offeredBy },
+        ]),
       ),
     progress: (fileId) => (files.has(fileId) ? progressOf(files.get(fileId)) : null),
     /** Chunk indexes this process received over the network for `fileId` (not resumed ones). */
     receivedIndexes: (fileId) => [...(files.get(fileId)?.receivedIndexes ?? [])],
     resumedIndexes: (fileId) => [...(files.get(fileId)?.resumedIndexes ?? [])],
-    status: (fileId) => files.get(fileId)?.session.status() ?? null,
-    stats: () => ({ ...stats, refused: stats.refused.slice() }),
+    status: (fileId) => (files.has(fileId) && !closed ? node.file(fileId) : null),
+    stats: () => ({ ...(finalStats ?? node.stats()), ...stats, chunks: { ...stats.chunks } }),
     async close() {
+      if (closed) return;
       unsubscribe();
-      for (const e of [...files.values()]) {
-        dispose(e);
-        await e.part?.close?.().catch?.(() => {});
-      }
+      driver.close();
+      finalStats = node.stats();
+      const all = [...files.values()];
+      for (const e of all) dispose(e);
+      closed = true;
+      node.dispose();
+      for (const e of all) await e.part?.close?.().catch?.(() => {});
     },
   };
 }
