@@ -16,7 +16,7 @@ NODE_TESTS   := $(shell find tests/node -name '*.test.mjs' 2>/dev/null | sort)
 E2E_TESTS    := $(shell find tests/e2e -name '*.test.mjs' 2>/dev/null | sort)
 
 .PHONY: setup build native wasm cockpit fuzz-build test lint test-native test-node test-e2e test-package \
-        test-deploy test-sanitize fuzz fuzz-smoke fixtures bench demo edge-dev format clean
+        test-deploy test-sanitize fuzz fuzz-smoke fuzz-diff fixtures bench demo edge-dev format clean
 
 setup:
 	@bash tools/setup.sh
@@ -100,6 +100,14 @@ fuzz-smoke: fuzz-build
 fuzz: setup fuzz-build
 	@bash tests/fuzz/run.sh depth $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_RUNS)
 
+# The WASM build against the native one (tests/fuzz/diff.mjs): every saved corpus input, every
+# seed and whatever `make fuzz` left in $(FUZZ_DIR)/corpus, through both builds' bus and room
+# envelope parsers, compared byte for byte.
+fuzz-diff: native wasm
+	@rm -rf $(BUILD)/fuzz-diff && node tests/fuzz/seeds.mjs $(BUILD)/fuzz-diff/seeds >/dev/null
+	@node tests/fuzz/diff.mjs $(NATIVE_DIR)/tether_fuzz_diff tests/fuzz/corpus $(BUILD)/fuzz-diff/seeds \
+	  $(wildcard $(FUZZ_DIR)/corpus)
+
 # Regenerates the golden vectors from the C++ codec (the only encoder).
 fixtures: native
 	@$(NATIVE_DIR)/tether_fixtures fixtures
@@ -110,13 +118,13 @@ bench: setup build
 	@node bench/run.mjs
 	@for b in bench/*.bench.mjs; do echo "[bench] $$b"; node "$$b" || exit 1; done
 
-# The style checks (clang-format, prettier); `make format` fixes what they report.
+# The checks make test runs first: clang-format, prettier, eslint, tsc --checkJs (tools/lint.sh).
 lint: setup
 	@bash tools/lint.sh
 
 format:
 	@clang-format -i $$(find src bindings tests bench -name '*.cpp' -o -name '*.hpp')
-	@node_modules/.bin/prettier --log-level warn --write 'web/**/*.{js,mjs,ts}' 'tests/**/*.mjs' 'bench/**/*.mjs'
+	@node_modules/.bin/prettier --log-level warn --write 'web/**/*.{js,mjs,ts}' 'tests/**/*.mjs' 'bench/**/*.mjs' 'tools/**/*.mjs' '*.js'
 
 # The edge relay (web/edge/) under the pinned `wrangler dev`: the real Worker in real workerd from
 # the wrangler.toml that deploys it, Durable Object storage persisted to build/edge-dev/, and a page

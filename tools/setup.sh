@@ -9,7 +9,7 @@ DEPS=build/deps
 step() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 
 debian_packages=(emscripten nlohmann-json3-dev catch2 chromium clang libclang-rt-14-dev
-                 zlib1g-dev libmbedtls-dev cmake ninja-build openssl dpkg-dev iproute2 util-linux nodejs
+                 zlib1g-dev libdeflate-dev libmbedtls-dev cmake ninja-build openssl dpkg-dev iproute2 util-linux nodejs
                  ffmpeg clang-format)
 missing=()
 for p in "${debian_packages[@]}"; do
@@ -57,6 +57,26 @@ if [ ! -f "$DEPS/zlib-wasm/libz.a" ]; then
   done
   emar rcs "$DEPS/zlib-wasm/libz.a" "${objs[@]}"
   cp "$DEPS/zlib-src/zlib.h" "$DEPS/zlib-src/zconf.h" "$DEPS/zlib-wasm/include/"
+fi
+
+# libdeflate for the decode core's inflate (src/decode/inflate.cpp; bench/README.md § Decode): the
+# Debian package natively, the same release's decompressor built with emcc here for WASM.
+if ! ls -d "$DEPS"/libdeflate-src/libdeflate.h >/dev/null 2>&1; then
+  step "fetching the libdeflate source (apt-get source libdeflate)"
+  rm -rf "$DEPS/libdeflate-fetch" && mkdir -p "$DEPS/libdeflate-fetch"
+  (cd "$DEPS/libdeflate-fetch" && apt-get source -qq --download-only libdeflate >/dev/null && dpkg-source -x --skip-patches ./*.dsc out >/dev/null)
+  rm -rf "$DEPS/libdeflate-src" && mv "$DEPS/libdeflate-fetch/out" "$DEPS/libdeflate-src" && rm -rf "$DEPS/libdeflate-fetch"
+fi
+if [ ! -f "$DEPS/libdeflate-wasm/libdeflate.a" ]; then
+  step "building the libdeflate decompressor for WASM"
+  rm -rf "$DEPS/libdeflate-wasm" && mkdir -p "$DEPS/libdeflate-wasm/include"
+  objs=()
+  for f in deflate_decompress utils; do
+    emcc -O3 -I"$DEPS/libdeflate-src" -c "$DEPS/libdeflate-src/lib/$f.c" -o "$DEPS/libdeflate-wasm/$f.o"
+    objs+=("$DEPS/libdeflate-wasm/$f.o")
+  done
+  emar rcs "$DEPS/libdeflate-wasm/libdeflate.a" "${objs[@]}"
+  cp "$DEPS/libdeflate-src/libdeflate.h" "$DEPS/libdeflate-wasm/include/"
 fi
 
 # SHA-256 for the WASM build comes from the same Mbed TLS release Debian ships for the native

@@ -22,7 +22,8 @@ tether_module(tether-cockpit SIZE)   # the browser cockpit (web/cockpit): viewer
 # A binding left out of every line fails the configure step, so a new one cannot go missing.
 tether_binding(wire     tether tether-edge tether-cockpit)
 tether_binding(decode   tether tether-cockpit)
-tether_binding(cockpit  tether tether-edge tether-cockpit)
+tether_binding(cockpit_relay   tether tether-edge)     # the relay the Worker and the Deno host run
+tether_binding(cockpit_clients tether tether-cockpit)  # viewer, robot, teleop safety: never on the edge
 tether_binding(room     tether tether-edge)   # relay, client, admission, tickets: the Worker hosts rooms
 tether_binding(member   tether)               # a peer's membership (web/peer): never on the edge
 tether_binding(signaling tether)              # WebRTC negotiation between peers (web/peer)

@@ -108,6 +108,8 @@ function(tether_link_modules)
     # Written only when it changes (configure_file), so `make wasm` does not relink every time.
     file(WRITE "${post}.new" "export const tetherModule = { name: \"${module}\", bindings: [\"${quoted}\"] };\n")
     configure_file("${post}.new" "${post}" COPYONLY)
+    # Types for the generated JS (it has none), so tsc and editors never read emscripten's output.
+    configure_file("${CMAKE_SOURCE_DIR}/wasm/module.d.mts" "${CMAKE_BINARY_DIR}/${module}.d.mts" COPYONLY)
     target_link_options(${module} PRIVATE "SHELL:--extern-post-js ${post}")
     set_property(TARGET ${module} APPEND PROPERTY LINK_DEPENDS "${post}")
     if(flavour STREQUAL "SIZE")

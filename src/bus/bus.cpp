@@ -87,6 +87,11 @@ Result<HandoffPayload, BusError> check_handoff(const Envelope& e) {
   if (!request || request->empty())
     return err(bus_error(BusErrorCode::bad_payload, "payload.request",
                          "payload.request must be non-empty text"));
+  // A request built here (Bus::handoff) has not been through a parser: it must be text a
+  // receiver can read.
+  if (!is_valid_utf8(ByteView(*request)))
+    return err(bus_error(BusErrorCode::bad_payload, "payload.request",
+                         "payload.request is not valid UTF-8; send text"));
   const std::size_t bytes = json_string_bytes(*request);
   if (bytes > kHandoffMaxRequestBytes)
     return err(bus_error(BusErrorCode::handoff_too_large, "payload.request",

@@ -159,6 +159,10 @@ std::optional<BusError> check_string(std::string_view value, std::size_t max_cha
   if (value.find('\0') != std::string_view::npos)
     return err_of(BusErrorCode::nul_in_string, field,
                   field + " contains a NUL character; remove it");
+  // A received field is valid already (the whole text was); this is for the ones we are given to
+  // send, which must never make an envelope every receiver, ourselves included, refuses.
+  if (!is_valid_utf8(ByteView(value)))
+    return err_of(BusErrorCode::bad_field, field, field + " is not valid UTF-8; send text");
   return std::nullopt;
 }
 

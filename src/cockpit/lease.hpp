@@ -51,6 +51,10 @@ class Lease {
 
   SessionId holder(const std::string& robot_id) const;
   std::uint64_t dropped() const { return dropped_; }
+  // A generation issued elsewhere (a handoff ticket's floor): every new one is above it.
+  void raise_floor(std::uint64_t floor) {
+    if (floor > gen_counter_) gen_counter_ = floor;
+  }
   // The newest generation issued.
   std::uint64_t last_gen() const { return gen_counter_; }
 

@@ -28,6 +28,9 @@ std::string_view action_kind_name(ActionKind k) {
     case ActionKind::persist_lease_gen: return "persist_lease_gen";
     case ActionKind::sfu_call: return "sfu_call";
     case ActionKind::sfu_cancel: return "sfu_cancel";
+    case ActionKind::handoff: return "handoff";
+    case ActionKind::presence: return "presence";
+    case ActionKind::fleet_robots: return "fleet_robots";
   }
   return "close_session";
 }

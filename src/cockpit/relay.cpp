@@ -13,6 +13,12 @@ namespace tether::cockpit {
 using wire::ErrorCode;
 using wire::MessageType;
 
+namespace {
+Bytes to_bytes(std::string_view text) {
+  return Bytes(text.begin(), text.end());
+}
+}  // namespace
+
 CockpitRelay::CockpitRelay(RelayConfig config)
     : ws_buffered_amount_(config.websocket_buffered_amount),
       sessions_(std::move(config.auth), config.sfu),
@@ -55,8 +61,12 @@ void CockpitRelay::handle_session_closed(SessionId s, TimeMs now) {
 
 void CockpitRelay::settle(TimeMs now) {
   for (;;) {
+    // Sessions that moved to another object go without a close: the host keeps the transport.
+    std::vector<SessionId> handed;
+    handed.swap(handed_);
+    for (SessionId id : handed) release(id, now);
     std::vector<Failure> failed = sessions_.take_failed();
-    if (failed.empty()) return;
+    if (failed.empty() && handed.empty()) return;
     for (Failure& f : failed) {
       if (!sessions_.find(f.session)) continue;
       out_.close(f.session, f.code, std::move(f.reason));
@@ -98,6 +108,7 @@ void CockpitRelay::release(SessionId id, TimeMs now) {
   lease_.robot_left(robot_id, sessions_, out_);
   delivery_.robot_left(robot_id);
   sessions_.erase(id);
+  if (part_ == FleetPart::robot) out_.push(ActionKind::presence, 0).bytes = share(to_bytes("null"));
   sessions_.push_robots(out_);
   sessions_.push_manifest(robot_id, out_);
 }
@@ -105,6 +116,27 @@ void CockpitRelay::release(SessionId id, TimeMs now) {
 // --- hello, watch, subscriptions ----------------------------------------------------------------
 
 void CockpitRelay::on_hello(Session& s, const wire::Message& hello, TimeMs now) {
+  if (part_ == FleetPart::directory && s.ep.role == Role::robot) {
+    // A robot's sessions live in its own object: checked here, registered there.
+    if (!sessions_.admit(s, hello, out_)) return;
+    Ticket t;
+    t.robot_id = hello.body["robot"]["id"].get<std::string>();
+    t.hello = hello.body;
+    t.gen_floor = lease_.last_gen();
+    hand_off(s, std::move(t));
+    return;
+  }
+  if (part_ == FleetPart::robot && s.ep.role == Role::robot) {
+    const Json& rb = hello.body["robot"];
+    if (rb.is_object() && rb.contains("id") && rb["id"] != home_robot_) {
+      sessions_.fail(s, ErrorCode::robot_id_conflict,
+                     "this relay object serves robot " + home_robot_ +
+                         "; connect through the fleet's /ws/robot",
+                     out_);
+      return;
+    }
+  }
+  if (part_ != FleetPart::whole && s.ep.role == Role::viewer) s.hello = hello.body;
   const bool was_welcomed = s.welcomed;
   Robot* r = sessions_.hello(s, hello, out_);
   if (!r) {
@@ -112,6 +144,8 @@ void CockpitRelay::on_hello(Session& s, const wire::Message& hello, TimeMs now) 
     return;
   }
   const std::string id = s.robot_id;
+  if (part_ == FleetPart::robot)
+    out_.push(ActionKind::presence, 0).bytes = share(to_bytes(to_json(r->identity)));
   // Viewers that kept watching while the robot was away keep the subscriptions the new manifest
   // still serves the same way; the fresh registration re-baselines the robot (workaround 3).
   delivery_.rebaseline(id, r->channels, out_);
@@ -157,6 +191,24 @@ void CockpitRelay::unwatch(Session& s, TimeMs now) {
 }
 
 void CockpitRelay::on_watch(Session& s, const std::string& robot_id, TimeMs now) {
+  if (part_ != FleetPart::whole && robot_id != home_robot_) {
+    // Another robot's viewers live in its object: the session moves there, leaving this robot
+    // (its subscriptions and any lease) exactly as a watch of another robot does.
+    if (!fleet_has(robot_id)) {
+      out_.send_error(s.ep, ErrorCode::unknown_robot,
+                      "no robot " + robot_id + " is connected; watch one from the robots list");
+      return;
+    }
+    unwatch(s, now);
+    Ticket t;
+    t.robot_id = robot_id;
+    t.hello = s.hello;
+    t.welcomed = true;
+    t.watch = true;
+    t.gen_floor = lease_.last_gen();
+    hand_off(s, std::move(t));
+    return;
+  }
   if (!sessions_.robot(robot_id)) {
     out_.send_error(s.ep, ErrorCode::unknown_robot,
                     "no robot " + robot_id + " is connected; watch one from the robots list");
@@ -579,6 +631,127 @@ void CockpitRelay::handle_stream_failed(StreamId st, TimeMs now) {
   settle(now);
 }
 
+// --- a fleet split over objects ----------------------------------------------------------------
+
+void CockpitRelay::set_fleet_part(FleetPart part, std::string home_robot) {
+  part_ = part;
+  home_robot_ = std::move(home_robot);
+  if (part_ == FleetPart::directory) sessions_.set_fleet_robots(Json::array());
+}
+
+bool CockpitRelay::fleet_has(const std::string& robot_id) const {
+  return part_ == FleetPart::directory ? fleet_.has(robot_id) : fleet_ids_.count(robot_id) != 0;
+}
+
+void CockpitRelay::hand_off(Session& s, Ticket t) {
+  CockpitAction& a = out_.push(ActionKind::handoff, s.ep.id);
+  a.ch = t.robot_id;
+  a.bytes = share(to_bytes(encode_ticket(t)));
+  s.closing = true;  // nothing more is read from it or sent on it here
+  handed_.push_back(s.ep.id);
+}
+
+void CockpitRelay::handle_handoff(SessionId id, ByteView bytes, TimeMs now) {
+  Session* s = sessions_.find(id);
+  if (!s || s->closing) return;
+  if (part_ != FleetPart::robot) {
+    count_drop("handoff_misrouted");  // only a robot object takes sessions in
+    return;
+  }
+  if (s->welcomed || s->ticketed) {
+    count_drop("handoff_late");
+    return;
+  }
+  auto t = decode_ticket(bytes);
+  if (!t) {
+    count_drop("handoff_invalid");
+    sessions_.fail(*s, std::nullopt, t.error(), out_);
+    settle(now);
+    return;
+  }
+  if (part_ == FleetPart::robot && t.value().robot_id != home_robot_) {
+    sessions_.fail(
+        *s, std::nullopt,
+        "a handoff for robot " + t.value().robot_id + " reached the object of " + home_robot_,
+        out_);
+    settle(now);
+    return;
+  }
+  s->ticketed = true;
+  s->quiet = t.value().welcomed && s->ep.role == Role::viewer;
+  lease_.raise_floor(t.value().gen_floor);
+  // The hello is checked again here, token and all: the ticket grants nothing by itself.
+  const std::string text = to_json(t.value().hello);
+  auto m =
+      wire::parse_message(ByteView(std::string_view(text)),
+                          s->ep.role == Role::robot ? wire::Sender::robot : wire::Sender::viewer);
+  if (!m || m->type != MessageType::hello) {
+    sessions_.fail(*s, ErrorCode::hello_required, "the handed-off hello is not a valid hello",
+                   out_);
+  } else {
+    on_hello(*s, m.value(), now);
+    if (t.value().watch && s->welcomed && !s->closing) on_watch(*s, t.value().robot_id, now);
+  }
+  settle(now);
+}
+
+void CockpitRelay::fleet_changed() {
+  sessions_.set_fleet_robots(fleet_.robots());
+  sessions_.push_robots(out_);
+  out_.push(ActionKind::fleet_robots, 0).bytes =
+      share(to_bytes(to_json(sessions_.robots_message())));
+}
+
+void CockpitRelay::handle_presence(std::uint64_t link, ByteView report, TimeMs now) {
+  if (part_ != FleetPart::directory) return;
+  auto changed = fleet_.report(link, report, now);
+  if (!changed) {
+    count_drop("presence_invalid");
+    return;
+  }
+  if (changed.value()) fleet_changed();
+}
+
+void CockpitRelay::handle_fleet_robots(ByteView bytes, TimeMs now) {
+  if (part_ != FleetPart::robot) return;
+  JsonParse p = bytes.size <= kMaxFleetRobotsBytes ? parse_json(bytes) : JsonParse{};
+  const Json* list = nullptr;
+  if (p.ok() && p.value.is_object()) {
+    auto it = p.value.find("robots");
+    if (it != p.value.end() && it->is_array() && it->size() <= wire::kMaxListEntries) list = &*it;
+  }
+  std::set<std::string> ids;
+  if (list) {
+    for (const Json& r : *list) {
+      auto id = r.is_object() && r.contains("id") ? json_string(r["id"]) : std::nullopt;
+      if (!id) {
+        list = nullptr;
+        break;
+      }
+      ids.emplace(*id);
+    }
+  }
+  if (!list) {
+    count_drop("fleet_robots_invalid");
+    return;
+  }
+  fleet_ids_ = std::move(ids);
+  sessions_.set_fleet_robots(*list);
+  sessions_.push_robots(out_);
+  settle(now);
+}
+
+void CockpitRelay::handle_directory_lost(TimeMs now) {
+  if (part_ != FleetPart::robot) return;
+  if (Robot* r = sessions_.robot(home_robot_)) {
+    if (Session* s = sessions_.find(r->session))
+      sessions_.end(*s, std::nullopt,
+                    "the fleet directory restarted and no longer lists this robot; reconnect",
+                    out_);
+  }
+  settle(now);
+}
+
 // --- time ---------------------------------------------------------------------------------------
 
 Timeout CockpitRelay::poll_timeout() const {
@@ -651,6 +824,12 @@ Json CockpitRelay::stats() const {
   }
   Json out = Json::object();
   out["version"] = wire::kProtocolVersion;
+  if (part_ == FleetPart::directory) {
+    Json fleet = fleet_.stats();
+    robots = std::move(fleet["robots"]);
+    fleet.erase("robots");
+    out["fleet"] = std::move(fleet);
+  }
   out["robots"] = std::move(robots);
   out["viewers"] = sessions_.viewers();
   out["sessions"] = sessions_.size();

@@ -22,11 +22,14 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "cockpit/auth.hpp"
 #include "cockpit/delivery.hpp"
+#include "cockpit/fleet.hpp"
 #include "cockpit/lease.hpp"
 #include "cockpit/outbox.hpp"
 #include "cockpit/publish.hpp"
@@ -118,6 +121,23 @@ class CockpitRelay {
   // The result of an sfu_call action, as the Realtime client returned it (JSON text of
   // {ok, status, body?, errorCode?, errorDescription?}), named by the action's call token.
   void handle_sfu_result(std::uint64_t call, ByteView result, TimeMs now);
+  // --- a fleet split over objects (fleet.hpp, docs/cockpit-fleet.md) -----------------------------
+  // Which part of the fleet this relay serves, before any session opens; `home_robot` is the
+  // robot of a robot part. A whole relay (the default) hands nothing off.
+  void set_fleet_part(FleetPart part, std::string home_robot);
+  // The ticket another object wrote (a handoff action), on the session that moved here: the first
+  // thing such a session receives. A bad ticket closes the session.
+  void handle_handoff(SessionId s, ByteView ticket, TimeMs now);
+  // Directory: a robot object's presence report over link `link` (the bytes of its presence
+  // action), or `null` when the link closed.
+  void handle_presence(std::uint64_t link, ByteView report, TimeMs now);
+  // Robot part: the directory's robots list (the bytes of its fleet_robots action).
+  void handle_fleet_robots(ByteView robots_message, TimeMs now);
+  // Robot part: the link to the directory closed (the directory restarted and forgot the fleet).
+  // The robot session is closed, so the robot reconnects through the directory with its own
+  // backoff and is listed again; its viewers stay.
+  void handle_directory_lost(TimeMs now);
+
   // Time passes: reaps stale latest streams, times out publishes and SFU calls, retries them,
   // refreshes TURN credentials.
   void handle_timeout(TimeMs now);
@@ -182,6 +202,12 @@ class CockpitRelay {
   void pong(Session& s, Json ping);
   void sweep_liveness(TimeMs now);
 
+  // The session moves to robot `t.robot_id`'s object (a handoff action); released at settle.
+  void hand_off(Session& s, Ticket t);
+  // Whether the fleet lists a robot, from wherever this part learns the list.
+  bool fleet_has(const std::string& robot_id) const;
+  void fleet_changed();
+
   // Closes and releases the sessions that failed during this input.
   void settle(TimeMs now);
   void release(SessionId id, TimeMs now);
@@ -198,6 +224,11 @@ class CockpitRelay {
   std::map<std::string, std::uint64_t> drops_;  // invalid input by reason, for /api/stats
   std::size_t ws_sessions_ = 0;
   Timeout liveness_at_;
+  FleetPart part_ = FleetPart::whole;
+  std::string home_robot_;
+  FleetTable fleet_;                 // directory: the fleet's robots
+  std::set<std::string> fleet_ids_;  // robot part: the ids in the directory's list
+  std::vector<SessionId> handed_;    // moved this input: released without a close
 };
 
 }  // namespace tether::cockpit

@@ -106,11 +106,11 @@ std::vector<Failure> Sessions::take_failed() {
 // --- hello
 // ----------------------------------------------------------------------------------------
 
-Robot* Sessions::hello(Session& s, const wire::Message& hello, Outbox& out) {
+bool Sessions::admit(Session& s, const wire::Message& hello, Outbox& out) {
   const bool is_robot = s.ep.role == Role::robot;
   if (auto code = wire::check_hello(hello, is_robot ? wire::Role::robot : wire::Role::viewer)) {
     fail(s, *code, std::string(wire::error_info(*code).fix), out);
-    return nullptr;
+    return false;
   }
   if (auth_) {
     auto it = hello.body.find("token");
@@ -120,10 +120,16 @@ Robot* Sessions::hello(Session& s, const wire::Message& hello, Outbox& out) {
     if (!g) {
       fail(s, ErrorCode::auth_failed,
            "the token is missing or not listed for this role in the relay's auth file", out);
-      return nullptr;
+      return false;
     }
     s.grant = g;
   }
+  return true;
+}
+
+Robot* Sessions::hello(Session& s, const wire::Message& hello, Outbox& out) {
+  const bool is_robot = s.ep.role == Role::robot;
+  if (!admit(s, hello, out)) return nullptr;
   if (!is_robot) {
     if (s.welcomed && token_of(hello) != s.token) {
       fail(s, ErrorCode::hello_mismatch, "a repeated hello changed the token; reconnect", out);
@@ -131,7 +137,8 @@ Robot* Sessions::hello(Session& s, const wire::Message& hello, Outbox& out) {
     }
     s.token = token_of(hello);
     s.welcomed = true;
-    out.send(s.ep, welcome_message());
+    // A viewer handed here from another object already has its welcome (fleet.hpp).
+    if (!s.quiet) out.send(s.ep, welcome_message());
     out.send(s.ep, robots_message());
     return nullptr;
   }
@@ -216,7 +223,10 @@ void Sessions::register_robot(Session& s, Json identity, Json manifest,
 
 Json Sessions::robots_message() const {
   Json list = Json::array();
-  for (const auto& [id, r] : robots_) list.push_back(r.identity);
+  if (fleet_robots_)
+    list = *fleet_robots_;
+  else
+    for (const auto& [id, r] : robots_) list.push_back(r.identity);
   Json m = Json::object();
   m["t"] = "robots";
   m["robots"] = std::move(list);

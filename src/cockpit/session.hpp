@@ -52,6 +52,11 @@ struct Session {
   std::set<StreamId> incoming;  // its open one-shot streams
   std::string robot_id;         // robot: the id it registered
   std::string watching;         // viewer: the robot it watches
+  // A fleet split over objects (fleet.hpp): the viewer's hello, kept for a handoff ticket, and
+  // whether this session arrived with a ticket (`quiet`: its welcome was sent by another object).
+  Json hello;
+  bool ticketed = false;
+  bool quiet = false;
   // WebSocket sessions: when the relay last heard from it (kWebSocketLivenessMs), and where the
   // host cannot see the socket's buffer, the bytes handed to it, those a ping's `read` confirmed,
   // where the newest pongs ended (a `read` counts only when it names one of these exactly), and
@@ -123,7 +128,14 @@ class Sessions {
   // its viewers, then announces it).
   Robot* hello(Session& s, const wire::Message& hello, Outbox& out);
 
+  // The checks every hello passes first: version, role, the robot id, the token. False when the
+  // session failed.
+  bool admit(Session& s, const wire::Message& hello, Outbox& out);
+
   // --- viewers ---
+  // In a fleet split over objects the robots list is the directory's (`list`: identities), not
+  // this object's own robots.
+  void set_fleet_robots(Json list) { fleet_robots_ = std::move(list); }
   Json robots_message() const;
   Json manifest_message(const std::string& robot_id) const;
   void push_robots(Outbox& out);
@@ -159,6 +171,7 @@ class Sessions {
   std::map<std::string, std::set<SessionId>> watchers_;
   std::unordered_map<StreamId, SessionId> carriers_;
   std::vector<Failure> failed_;
+  std::optional<Json> fleet_robots_;
 };
 
 }  // namespace tether::cockpit

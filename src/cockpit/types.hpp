@@ -57,8 +57,19 @@ enum class ActionKind {
   // token; the host answers with handle_sfu_result(call, result) once the call is done.
   sfu_call,
   sfu_cancel,  // abandon the call named by `call` (its result, if it still comes, is ignored)
+  // A fleet split over objects (fleet.hpp, docs/cockpit-fleet.md). handoff: the session belongs
+  // in the object of robot `ch`; `bytes` is the ticket the host hands that object
+  // (handle_handoff) before anything else the client sends. The session is already released
+  // here: the host keeps its transport open for the move, and nothing more is sent on it.
+  handoff,
+  // This robot object's robot registered (`bytes`: its identity JSON) or left (`null`), for the
+  // directory (handle_presence on the directory's core). Not tied to a session.
+  presence,
+  // The directory's robots list changed: `bytes` (a robots message) goes to every robot object
+  // (handle_fleet_robots). Not tied to a session.
+  fleet_robots,
 };
-constexpr std::size_t kActionKindCount = 11;
+constexpr std::size_t kActionKindCount = 14;
 std::string_view action_kind_name(ActionKind k);
 
 // The SFU calls the relay makes, named as Cloudflare Realtime's client names them

@@ -1,6 +1,7 @@
 #include "common/json.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -38,9 +39,8 @@ void append_escaped(std::string& out, std::string_view s) {
   out += '"';
   // Runs that need no escape are appended whole: a 64 KiB base64 string is one append.
   std::size_t run = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
+  for (std::size_t i = next_json_special(s, 0); i < s.size(); i = next_json_special(s, i + 1)) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
     out.append(s.data() + run, i - run);
     run = i + 1;
     switch (c) {
@@ -62,6 +62,36 @@ void append_escaped(std::string& out, std::string_view s) {
 }
 
 }  // namespace
+
+// Eight bytes at a time (SWAR): a long string's content is a run of plain bytes, and this is the
+// loop that reading and writing it spends its time in.
+std::size_t next_json_special(std::string_view t, std::size_t pos) {
+  constexpr std::uint64_t kLo = 0x0101010101010101ull;
+  constexpr std::uint64_t kHi = 0x8080808080808080ull;
+  const std::size_t n = t.size();
+  while (pos + 8 <= n) {
+    std::uint64_t x;
+    std::memcpy(&x, t.data() + pos, 8);
+    const std::uint64_t q = x ^ (kLo * '"');
+    const std::uint64_t b = x ^ (kLo * '\\');
+    // Zero bytes of q or b, or bytes below 0x20: exact as to whether there is one in the word.
+    const std::uint64_t m =
+        ((q - kLo) & ~q & kHi) | ((b - kLo) & ~b & kHi) | ((x - kLo * 0x20) & ~x & kHi);
+    if (m == 0) {
+      pos += 8;
+      continue;
+    }
+    for (std::size_t end = pos + 8; pos < end; ++pos) {
+      const unsigned char c = static_cast<unsigned char>(t[pos]);
+      if (c == '"' || c == '\\' || c < 0x20) return pos;
+    }
+  }
+  for (; pos < n; ++pos) {
+    const unsigned char c = static_cast<unsigned char>(t[pos]);
+    if (c == '"' || c == '\\' || c < 0x20) return pos;
+  }
+  return n;
+}
 
 const char* json_error_name(JsonError e) {
   switch (e) {

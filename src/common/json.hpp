@@ -53,6 +53,11 @@ void append_json(std::string& out, const Json& value, JsonNumbers numbers = Json
 // One string as JSON.stringify writes it (the escapes append_json uses).
 void append_json_string(std::string& out, std::string_view s);
 
+// The position of the next byte at or after `pos` that a JSON string cannot hold as it is ('"',
+// '\\' or a control byte below 0x20), or t.size(). Writing and scanning strings both spend their
+// time here (the room relay's scanner reads with it; append_json_string writes with it).
+std::size_t next_json_special(std::string_view t, std::size_t pos);
+
 // The same number format for one double.
 void append_js_number(std::string& out, double v);
 

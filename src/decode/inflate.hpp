@@ -1,7 +1,9 @@
 // Bounded zlib inflation (RFC 1950) into a buffer of exactly the promised size. Output that would
 // pass the promised size stops the inflate at once, so a small hostile payload cannot make us
 // write (or allocate) more than the meta allowed (cockpit-wire-v7-notes.md: decompression-bomb
-// guard). Uses the zlib library; the WASM build links zlib compiled from Debian's source.
+// guard). libdeflate inflates a whole stream in one call; zlib checks its Adler-32 and judges
+// every stream libdeflate does not accept, so each refusal keeps zlib's error. The WASM build links
+// both compiled from Debian's sources (tools/setup.sh).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -62,30 +62,7 @@ void append_number(std::string& out, double v) {
 }
 
 void append_quoted(std::string& out, std::string_view s) {
-  // JSON.stringify's escaping: the two specials, short forms, \u00XX for other controls.
-  static const char kHex[] = "0123456789abcdef";
-  out += '"';
-  std::size_t clean = 0;  // start of the run of bytes that need no escape
-  for (std::size_t i = next_json_special(s, 0); i < s.size(); i = next_json_special(s, i + 1)) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    out.append(s.data() + clean, i - clean);
-    clean = i + 1;
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        out += "\\u00";
-        out += kHex[c >> 4];
-        out += kHex[c & 15];
-    }
-  }
-  out.append(s.data() + clean, s.size() - clean);
-  out += '"';
+  append_json_string(out, s);  // JSON.stringify's escaping (common/json)
 }
 
 void append_hlc(std::string& out, const Hlc& h) {

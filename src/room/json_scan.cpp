@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "common/bytes.hpp"
+#include "common/json.hpp"
 #include "common/utf8.hpp"
 
 namespace tether::room {
@@ -19,36 +20,6 @@ int hex(char c) {
   return -1;
 }
 }  // namespace
-
-// Eight bytes at a time (SWAR): a long string's content is a run of plain bytes, and this is the
-// loop that reading and writing it spends its time in.
-std::size_t next_json_special(std::string_view t, std::size_t pos) {
-  constexpr std::uint64_t kLo = 0x0101010101010101ull;
-  constexpr std::uint64_t kHi = 0x8080808080808080ull;
-  const std::size_t n = t.size();
-  while (pos + 8 <= n) {
-    std::uint64_t x;
-    std::memcpy(&x, t.data() + pos, 8);
-    const std::uint64_t q = x ^ (kLo * '"');
-    const std::uint64_t b = x ^ (kLo * '\\');
-    // Zero bytes of q or b, or bytes below 0x20: exact as to whether there is one in the word.
-    const std::uint64_t m =
-        ((q - kLo) & ~q & kHi) | ((b - kLo) & ~b & kHi) | ((x - kLo * 0x20) & ~x & kHi);
-    if (m == 0) {
-      pos += 8;
-      continue;
-    }
-    for (std::size_t end = pos + 8; pos < end; ++pos) {
-      const unsigned char c = static_cast<unsigned char>(t[pos]);
-      if (c == '"' || c == '\\' || c < 0x20) return pos;
-    }
-  }
-  for (; pos < n; ++pos) {
-    const unsigned char c = static_cast<unsigned char>(t[pos]);
-    if (c == '"' || c == '\\' || c < 0x20) return pos;
-  }
-  return n;
-}
 
 namespace {
 

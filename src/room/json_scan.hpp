@@ -13,10 +13,6 @@
 
 namespace tether::room {
 
-// The position of the next byte at or after `pos` that a JSON string cannot hold as it is ('"',
-// '\\' or a control byte below 0x20), or t.size().
-std::size_t next_json_special(std::string_view t, std::size_t pos);
-
 class JsonScan {
  public:
   enum class Type : std::uint8_t { null, boolean, number, string, array, object };

@@ -7,11 +7,10 @@ import { loadWire } from '@tether-rt/tether/wire';
 import { killAll, runClient, startRelay, startRobot } from './lib/cockpit_procs.mjs';
 
 let relay;
-let robot;
 
 before(async () => {
   relay = await startRelay();
-  robot = await startRobot(relay.http, ['--camera-hz', '20']);
+  await startRobot(relay.http, ['--camera-hz', '20']);
 });
 
 after(() => killAll());

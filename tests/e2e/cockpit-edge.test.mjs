@@ -28,7 +28,9 @@ let browser;
 
 before(async () => {
   mkdirSync(artifacts, { recursive: true });
-  edgeRuntime = await startEdge();
+  // TETHER_COCKPIT_OBJECTS=per-robot runs the same checks on a fleet split over objects.
+  const objects = process.env.TETHER_COCKPIT_OBJECTS;
+  edgeRuntime = await startEdge({ bindings: objects ? { COCKPIT_OBJECTS: objects } : {} });
   edge = edgeRuntime.url;
   await startRobot(edge);
   browser = await chromium.launch(LAUNCH);

@@ -1,6 +1,9 @@
 // The fleet view with two demo robots: both are listed by name, the watched one marked, with its
-// link and a thumbnail of its camera; Watch switches the cockpit to the other robot, whose camera
-// then shows in its card while the first keeps its last frame.
+// link quality and a thumbnail of its camera; Watch switches the cockpit to the other robot, whose
+// camera then shows in its card while the first keeps its last frame and its last link figures.
+// The second robot's link is then degraded for real (its process stopped, so its frames stop
+// while the relay still lists it): its card reports the link stalled with the frame age, the
+// first robot's card does not change, and the link reads good again once the robot runs on.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, before, test } from 'node:test';
@@ -10,12 +13,15 @@ import { LAUNCH, artifacts, openCockpit } from './lib/cockpit_page.mjs';
 
 let relay;
 let browser;
+let second;
 
 before(async () => {
   mkdirSync(artifacts, { recursive: true });
   relay = await startRelay();
   await startRobot(relay.http);
-  await startRobot(relay.http, ['--id', 'demo-2', '--name', 'Second rover']);
+  // On the WebSocket lane the relay keeps a silent robot listed for its 10 s liveness, longer than
+  // the stall takes to show.
+  second = await startRobot(relay.http, ['--id', 'demo-2', '--name', 'Second rover', '--ws']);
   browser = await chromium.launch(LAUNCH);
 });
 
@@ -43,14 +49,20 @@ test('the fleet view lists two demo robots and switches between them', async () 
     null,
     { timeout: 20000 },
   );
+  await page.waitForFunction(
+    () => document.querySelector('.fleet-card[data-robot="demo-1"]').dataset.link === 'good',
+    null,
+    { timeout: 20000 },
+  );
   assert.match(
     await card(page, 'demo-1').textContent(),
-    /Demo rover \(tether-sim\)demo-1 · watching · last frame \d+ s ago · link: rtt \d+ ms, loss \d+\.\d%/,
+    /Demo rover \(tether-sim\)demo-1 · watching · last frame \d+ s ago · link good: rtt \d+ ms, loss \d+\.\d%, frame age \d+\.\d s/,
   );
   assert.match(
     await card(page, 'demo-2').textContent(),
-    /Second rover \(tether-sim\)demo-2 · online · last frame no frame yet · link: not watched/,
+    /Second rover \(tether-sim\)demo-2 · online · last frame no frame yet · link: not watched yet/,
   );
+  assert.equal(await card(page, 'demo-2').getAttribute('data-link'), 'unknown');
   // The watched robot's camera (160x120 JPEGs) becomes its thumbnail.
   await page.waitForFunction(
     () => document.querySelector('.fleet-card[data-robot="demo-1"] img')?.naturalWidth === 160,
@@ -76,7 +88,40 @@ test('the fleet view lists two demo robots and switches between them', async () 
   assert.equal(await thumbWidth(page, 'demo-1'), 160); // its last frame stays
   assert.match(
     await card(page, 'demo-1').textContent(),
-    /demo-1 · online · last frame \d+ s ago · link: not watched/,
+    /demo-1 · online · last frame \d+ s ago · link good when last watched \(\d+ s ago\): rtt \d+ ms, loss \d+\.\d%, frame age \d+\.\d s/,
+  );
+  assert.equal(await card(page, 'demo-1').getAttribute('data-link'), 'was-good');
+  const linkOf = (id) =>
+    page.waitForFunction(
+      (id) => document.querySelector(`.fleet-card[data-robot="${id}"]`)?.dataset.link,
+      id,
+    );
+  await page.waitForFunction(
+    () => document.querySelector('.fleet-card[data-robot="demo-2"]').dataset.link === 'good',
+    null,
+    { timeout: 20000 },
+  );
+
+  // Degrade the second robot's link: it stops sending (its process is stopped) while listed.
+  process.kill(second.pid, 'SIGSTOP');
+  try {
+    await page.waitForFunction(
+      () => document.querySelector('.fleet-card[data-robot="demo-2"]').dataset.link === 'stalled',
+      null,
+      { timeout: 8000 },
+    );
+    assert.match(
+      await card(page, 'demo-2').textContent(),
+      /demo-2 · watching · last frame \d+ s ago · link stalled: rtt \d+ ms, loss \d+\.\d%, frame age [2-9]\.\d s/,
+    );
+    assert.equal(await (await linkOf('demo-1')).jsonValue(), 'was-good');
+  } finally {
+    process.kill(second.pid, 'SIGCONT');
+  }
+  await page.waitForFunction(
+    () => document.querySelector('.fleet-card[data-robot="demo-2"]').dataset.link === 'good',
+    null,
+    { timeout: 20000 },
   );
   // The panels are the second robot's: its map draws.
   await page.waitForFunction(() => document.querySelector('.panel-map2d')?.dataset.poseX, null, {

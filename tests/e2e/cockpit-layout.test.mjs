@@ -24,22 +24,28 @@ after(async () => {
   killAll();
 });
 
-/**
- * Each shown panel's id and box, rounded to whole pixels. Panels not laid out (no box: another
- * tab's, or an element left behind by the editor until the next render) are not what the operator
- * sees, so they are left out.
- */
+/** Each shown panel's id and box, rounded to whole pixels. */
 const geometry = (page) =>
   page.$$eval('#panels .panel', (els) =>
     Object.fromEntries(
-      els
-        .filter((e) => e.getBoundingClientRect().width > 0)
-        .map((e) => {
-          const r = e.getBoundingClientRect();
-          return [e.dataset.panelId, [r.left, r.top, r.width, r.height].map(Math.round)];
-        }),
+      els.map((e) => {
+        const r = e.getBoundingClientRect();
+        return [e.dataset.panelId, [r.left, r.top, r.width, r.height].map(Math.round)];
+      }),
     ),
   );
+
+/** How many elements in the page carry each panel id: one per panel, never a stray. */
+const idCounts = (page) =>
+  page.$$eval('[data-panel-id]', (els) => {
+    const n = {};
+    for (const e of els) n[e.dataset.panelId] = (n[e.dataset.panelId] ?? 0) + 1;
+    return n;
+  });
+const onePerPanel = async (page, ids) => {
+  const counts = await idCounts(page);
+  assert.deepEqual(counts, Object.fromEntries(ids.map((id) => [id, 1])));
+};
 
 test('a layout edited, saved, shared by URL and opened in a fresh context looks the same; Reset restores it', async () => {
   const { context, page, problems } = await openCockpit(browser, relay.http);
@@ -60,14 +66,16 @@ test('a layout edited, saved, shared by URL and opened in a fresh context looks 
   await page.mouse.down();
   await page.mouse.move(g.x + g.width / 2 + 120, g.y + g.height / 2, { steps: 6 });
   await page.mouse.up();
-  // Add a panel for the log channel.
+  // Add a panel for the log channel: exactly one element carries its id, while editing and after.
   await page.getByRole('button', { name: 'add a panel for log' }).click();
+  await page.waitForSelector('[data-panel-id="log-1"] .log-list');
+  const editedIds = ['cam', 'drive', 'health', 'log-1', 'map'];
+  await onePerPanel(page, editedIds);
+  // The new panel is an editable one like the rest: it has its remove button.
+  await page.getByRole('button', { name: 'remove log' }).waitFor();
   await page.click('#layout-edit'); // Done
-  // Measured once the new panel has its place (it exists a frame before it is laid out).
-  await page.waitForFunction(() => {
-    const r = document.querySelector('[data-panel-id="log-1"]')?.getBoundingClientRect();
-    return r && r.width > 0 && r.height > 0;
-  });
+  await page.waitForSelector('[data-panel-id="log-1"] .log-list');
+  await onePerPanel(page, editedIds);
   const edited = await geometry(page);
   assert.deepEqual(Object.keys(edited).sort(), ['cam', 'drive', 'health', 'log-1', 'map']);
   assert.equal(

@@ -107,7 +107,8 @@ test('record 10 s, then replay: the file validates and holds the live frames, wh
   assert.deepEqual(schemas.pose, ['json', 'foxglove.PoseInFrame']);
   assert.deepEqual(schemas.stats, ['json', 'stats.json.v1']);
   assert.deepEqual(schemas.log, ['json', 'json.v1']);
-  assert.deepEqual(schemas.costmap, ['tether.frame', 'costmap.zlib.v1']);
+  assert.deepEqual(schemas.costmap, ['json', 'foxglove.Grid']);
+  assert.deepEqual(schemas.voxels, ['json', 'foxglove.PointCloud']);
   const filed = [];
   for await (const m of reader.readMessages({ validateCrcs: true }))
     filed.push({ ch: topics.get(m.channelId).topic, seq: m.sequence, data: m.data });
@@ -130,6 +131,14 @@ test('record 10 s, then replay: the file validates and holds the live frames, wh
       if (ch === 'camera')
         assert.equal(
           fnv(Buffer.from(JSON.parse(Buffer.from(m.data)).data, 'base64')),
+          l.hash,
+          `${ch} seq ${m.seq} bytes`,
+        );
+      else if (ch === 'costmap' || ch === 'voxels')
+        // Foxglove's fields beside the tether payload our replay feeds back (the Grid's and the
+        // PointCloud's own fields are checked against known cells in cockpit-relay-record).
+        assert.equal(
+          fnv(Buffer.from(JSON.parse(Buffer.from(m.data)).tether_payload, 'base64')),
           l.hash,
           `${ch} seq ${m.seq} bytes`,
         );

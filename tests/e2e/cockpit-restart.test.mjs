@@ -131,22 +131,33 @@ test(
   },
 );
 
-test(
-  'edge: the cockpit object evicted mid-lease (workerd restarted over its storage) grants a lease that drives the robot',
-  { timeout: 120_000 },
-  async () => {
-    let port = 0;
-    const start = async () => {
-      const e = await startEdge({ persist: dir, port });
-      edges.add(e);
-      port = Number(new URL(e.url).port);
-      return { ...e, http: e.url };
-    };
-    const last = await restartMidLease(start, async (e) => {
-      edges.delete(e);
-      await e.stop();
-    });
-    edges.delete(last);
-    await last.stop();
-  },
-);
+// The same at the edge, with the whole fleet in one object and with an object per robot
+// (docs/cockpit-fleet.md): there the robot's own object keeps its generation floor.
+for (const [what, bindings] of [
+  ['the cockpit object', {}],
+  ["the robot's own object (COCKPIT_OBJECTS=per-robot)", { COCKPIT_OBJECTS: 'per-robot' }],
+]) {
+  test(
+    `edge: ${what} evicted mid-lease (workerd restarted over its storage) grants a lease that drives the robot`,
+    { timeout: 120_000 },
+    async () => {
+      let port = 0;
+      const start = async () => {
+        const e = await startEdge({
+          persist: join(dir, String(Object.keys(bindings).length)),
+          port,
+          bindings,
+        });
+        edges.add(e);
+        port = Number(new URL(e.url).port);
+        return { ...e, http: e.url };
+      };
+      const last = await restartMidLease(start, async (e) => {
+        edges.delete(e);
+        await e.stop();
+      });
+      edges.delete(last);
+      await last.stop();
+    },
+  );
+}

@@ -1,6 +1,7 @@
 // libFuzzer harness: the swarm bitfield (src/swarm/bitfield.hpp) and its wire form, the
 // swarm_announce `chunks` bytes (agent-bus-notes.md § Swarm messages). The first three bytes give
-// the size n in chunks (little-endian, low 12 bits: several words, and a run stays cheap), then
+// the size n in chunks (little-endian, low 12 bits: several words; at most 64 more than the input's
+// remaining bytes hold, so a run costs what its bytes cost), then
 // come the wire bytes a peer sent (the ceil(n / 8) an announce carries, fewer when the input
 // ends), then set/reset operations (two bytes each: an index and a set-or-reset bit). Properties,
 // checked against a plain std::vector<bool>: set/reset/test/count/all agree with it; reading wire
@@ -40,9 +41,12 @@ void check_model(const Bitfield& b, const std::vector<bool>& model) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 3) return 0;
-  const std::uint32_t n =
-      (data[0] | (std::uint32_t(data[1]) << 8) | (std::uint32_t(data[2]) << 16)) & 0xfff;
   const std::size_t rest = size - 3;
+  // At most 64 bits past what the input's bytes could carry: a short announce is still reached,
+  // and a three-byte input no longer costs 4,096 bits of checks (what one parse of it costs).
+  const std::uint32_t n = std::min<std::uint32_t>(
+      (data[0] | (std::uint32_t(data[1]) << 8) | (std::uint32_t(data[2]) << 16)) & 0xfff,
+      std::uint32_t(64 + 8 * rest));
   const std::size_t split = std::min(rest, Bitfield::wire_bytes(n));
   const ByteView wire(data + 3, split);
   const std::uint8_t* ops = data + 3 + split;

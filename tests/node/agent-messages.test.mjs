@@ -250,7 +250,7 @@ test('handoff, receipt, history, peers and read: each says what happened', async
   const old = await h.run(B, ['history', 'alice'], { json: false });
   assert.match(
     old.stdout,
-    /^had  \[.*\] alice \(Alice Liddell\) \(broadcast\) chat [\w-]+: all hands$/m,
+    /^had {2}\[.*\] alice \(Alice Liddell\) \(broadcast\) chat [\w-]+: all hands$/m,
   );
   assert.match(old.stdout, /^0 of \d+ replayed message\(s\) were new/m);
   assert.equal((await h.ok(B, ['history', 'alice'])).fresh.length, 0);
@@ -261,7 +261,7 @@ test('handoff, receipt, history, peers and read: each says what happened', async
   const fresh = await h.run(C, ['history', 'alice'], { json: false });
   assert.match(
     fresh.stdout,
-    /^NEW  \[.*\] alice \(Alice Liddell\) \(broadcast\) chat [\w-]+: all hands$/m,
+    /^NEW {2}\[.*\] alice \(Alice Liddell\) \(broadcast\) chat [\w-]+: all hands$/m,
   );
   assert.match(fresh.stdout, /^1 of 1 replayed message\(s\) were new/m);
 });

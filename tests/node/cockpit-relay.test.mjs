@@ -93,7 +93,7 @@ test('relay-cockpit: terminal errors close the session with their code', async (
   const v = relay.handleSessionOpen('viewer', 'webtransport', 0);
   relay.handleControlData(
     v,
-    control({ t: 'hello', v: 7, role: 'viewer' }).map((b, i) => b),
+    control({ t: 'hello', v: 7, role: 'viewer' }).map((b) => b),
     0,
   );
   const big = new Uint8Array(4);

@@ -32,7 +32,7 @@ test('message paths: the longest channel prefix, then keys and indexes', () => {
 });
 
 test('values at a path: finite numbers and booleans; anything else is no point', () => {
-  const v = { a: { b: [{ c: 3.5 }, { c: 'x' }] }, t: true, n: null, inf: 1e400 };
+  const v = { a: { b: [{ c: 3.5 }, { c: 'x' }] }, t: true, n: null, inf: Infinity };
   assert.equal(valueAt(v, ['a', 'b', 0, 'c']), 3.5);
   assert.equal(valueAt(v, ['a', 'b', 1, 'c']), null);
   assert.equal(valueAt(v, ['a', 'b', 5, 'c']), null);
@@ -121,4 +121,19 @@ test('layout links: round trip; cut off, oversized and hostile links are refused
     decodeShared(Buffer.from([0xff, 0xfe, 0x22]).toString('base64url')).error,
     /not readable/,
   );
+});
+
+test('fleet link verdict: stalled past the frame age bound, degraded past loss or rtt, else good', async () => {
+  const { linkVerdict, STALLED_AFTER_MS, DEGRADED_LOSS_PCT, DEGRADED_RTT_MS } =
+    await import('../../web/cockpit/src/fleet.js');
+  const ok = { frameAgeMs: 100, lossPct: 0, rttMs: 20 };
+  assert.equal(linkVerdict(ok), 'good');
+  assert.equal(linkVerdict({ ...ok, frameAgeMs: null }), 'unknown');
+  assert.equal(linkVerdict({ ...ok, frameAgeMs: STALLED_AFTER_MS }), 'good');
+  assert.equal(linkVerdict({ ...ok, frameAgeMs: STALLED_AFTER_MS + 1 }), 'stalled');
+  assert.equal(linkVerdict({ ...ok, lossPct: DEGRADED_LOSS_PCT + 0.1 }), 'degraded');
+  assert.equal(linkVerdict({ ...ok, rttMs: DEGRADED_RTT_MS + 1 }), 'degraded');
+  assert.equal(linkVerdict({ ...ok, rttMs: null }), 'good');
+  // A stall outranks loss: no frames is worse than some lost.
+  assert.equal(linkVerdict({ frameAgeMs: 5000, lossPct: 50, rttMs: 900 }), 'stalled');
 });

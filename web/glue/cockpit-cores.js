@@ -1,6 +1,6 @@
 // The cockpit's client cores (src/cockpit/viewer_session.hpp, robot_session.hpp,
 // teleop_safety.hpp) for JavaScript: thin wrappers that move bytes into WASM memory and read the
-// cores' action and event records back (bindings/cockpit_bindings.cpp). They keep the one drive
+// cores' action and event records back (bindings/cockpit_clients_bindings.cpp). They keep the one drive
 // contract, so web/glue/driver.js runs them; the transports that carry their actions out are
 // web/glue/cockpit-viewer.js and web/glue/cockpit-robot.js. Every protocol decision is the cores'.
 import { heapViews } from './cockpit-relay.js';

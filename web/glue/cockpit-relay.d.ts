@@ -15,7 +15,10 @@ export type ActionKind =
   | 'close_session'
   | 'persist_lease_gen'
   | 'sfu_call'
-  | 'sfu_cancel';
+  | 'sfu_cancel'
+  | 'handoff'
+  | 'presence'
+  | 'fleet_robots';
 
 /** The Realtime client's call names (web/sfu/client.js `call({op})`). */
 export type SfuOp =
@@ -47,6 +50,13 @@ export interface Action {
    * it and passes it back as `leaseGenFloor` when it makes the next relay; others ignore it.
    */
   gen?: number;
+  /**
+   * handoff: the robot whose object the session moves to; `bytes` is the ticket to hand that
+   * object (handleHandoff) before anything else the client sent. presence (session 0): `bytes` is
+   * the robot's identity JSON, or `null`, for the directory's handlePresence. fleet_robots
+   * (session 0): `bytes` is the robots list for every robot object's handleFleetRobots.
+   */
+  robot?: string;
 }
 
 export interface RelayOptions {
@@ -71,6 +81,8 @@ export interface RelayOptions {
 /** The relay's bounds (src/cockpit/*.hpp), for logs and tools; the core enforces them. */
 export interface CockpitLimits {
   latestStaleMs: number;
+  /** Client messages the edge's switchboard holds while a session moves between objects. */
+  maxHandoffQueuedMessages: number;
   reliableMaxFrames: number;
   reliableMaxBytes: number;
   reliableWritesInFlight: number;
@@ -116,6 +128,12 @@ export interface CockpitRelay {
   /** The Realtime client's result of an sfu_call ({ok, status, body?, errorCode?, ...} or its JSON). */
   handleSfuResult(call: number, result: object | string, now: number): void;
   handleTimeout(now: number): void;
+  /** A fleet split over objects (docs/cockpit-fleet.md), before any session opens. */
+  setFleetPart(part: 'whole' | 'directory' | 'robot', homeRobot?: string): void;
+  handleHandoff(session: number, ticket: Uint8Array | string, now: number): void;
+  handlePresence(link: number, report: Uint8Array | string, now: number): void;
+  handleFleetRobots(robots: Uint8Array | string, now: number): void;
+  handleDirectoryLost(now: number): void;
   pollTimeout(): number | null;
   pollAction(): Action | null;
   stats(): Record<string, unknown>;

@@ -10,7 +10,7 @@ import { loadTetherModule } from './load.js';
  * @param {import('./cockpit-relay.d.ts').RelayOptions & {wasmModule?: WebAssembly.Module, wasmBinary?: Uint8Array}} [options]
  */
 export async function loadCockpitRelay(options = {}) {
-  return createCockpitRelay(await loadTetherModule(options, 'cockpit'), options);
+  return createCockpitRelay(await loadTetherModule(options, 'cockpit_relay'), options);
 }
 
 /**
@@ -106,6 +106,8 @@ export function createCockpitRelay(
       a.sfuSession = core.actionText();
     } else if (kind === 'sfu_cancel') {
       a.call = f[r + L.call];
+    } else if (kind === 'handoff') {
+      a.robot = core.actionText();
     }
     return a;
   }
@@ -133,6 +135,26 @@ export function createCockpitRelay(
         now,
       ),
     handleTimeout: (now) => core.handleTimeout(now),
+    /** A fleet split over objects (src/cockpit/fleet.hpp): 'whole', 'directory' or 'robot'. */
+    setFleetPart: (part, homeRobot = '') => core.setFleetPart(part, homeRobot),
+    /** The ticket of a handoff action (its bytes, or their text), on the session that moved here. */
+    handleHandoff: (session, ticket, now) =>
+      core.handleHandoff(
+        session,
+        stage(typeof ticket === 'string' ? encoder.encode(ticket) : ticket),
+        now,
+      ),
+    /** Directory: a robot object's presence report on link `link` ('null' when it closed). */
+    handlePresence: (link, report, now) =>
+      core.handlePresence(
+        link,
+        stage(typeof report === 'string' ? encoder.encode(report) : report),
+        now,
+      ),
+    /** Robot part: the bytes of the directory's fleet_robots action. */
+    handleFleetRobots: (bytes, now) =>
+      core.handleFleetRobots(stage(typeof bytes === 'string' ? encoder.encode(bytes) : bytes), now),
+    handleDirectoryLost: (now) => core.handleDirectoryLost(now),
     /** The absolute time (ms, the host's clock) of the next reap or publish deadline, or null. */
     pollTimeout() {
       const t = core.pollTimeout();

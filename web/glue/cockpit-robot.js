@@ -42,7 +42,7 @@ export async function connectRobot(options, { event, rtcError } = {}) {
     webrtc,
     ...config
   } = options;
-  const mod = await loadTetherModule({ wasmModule, wasmBinary }, 'cockpit');
+  const mod = await loadTetherModule({ wasmModule, wasmBinary }, 'cockpit_clients');
   const core = createRobotCore(mod, config);
   const holder = { link: null }; // the open transport, or null
   let stopped = null;

@@ -15,7 +15,7 @@ export interface LoadOptions {
 export interface TetherModuleDescriptor {
   /** The module's name (wasm/module.cmake), e.g. `tether-edge`. */
   readonly name: string;
-  /** The bindings it holds, e.g. `['wire', 'cockpit', 'room']`. */
+  /** The bindings it holds, e.g. `['wire', 'cockpit_relay', 'room']`. */
   readonly bindings: readonly string[];
   /** Emscripten's module factory (the module's .mjs default export). */
   readonly factory: (settings: object) => Promise<TetherModule>;

@@ -230,18 +230,7 @@ export function createRelay(opt = {}) {
       'tether/relay: the WASM module is not loaded; `await initRelay({ wasmModule })` first',
     );
   }
-  const {
-    L,
-    SEND,
-    CLOSE,
-    COMMIT,
-    ASK_CAN_WRITE,
-    ASK_VALIDATE,
-    ASK_CAN_BUMP,
-    ASK_ACL,
-    events,
-    verdict,
-  } = shape;
+  const { L, SEND, CLOSE, COMMIT, ASK_CAN_WRITE, ASK_VALIDATE, ASK_ACL, events, verdict } = shape;
   const STRIDE = L.stride;
   const policy = opt.policy;
   const acl = policy?.[ACL] && policy.canWrite === policy[ACL].canWrite ? policy[ACL] : null;

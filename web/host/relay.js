@@ -15,6 +15,12 @@
 // Run: deno run -A --unstable-net web/host/relay.js [--port 7780] [--auth FILE] [--rtc-file FILE]
 //        [--static build/cockpit] [--unsafe-non-loopback --hostname ADDR]
 //        [--rooms-db FILE [--rooms-policy FILE]]
+//        [--record DIR [--record-file-kib N] [--record-minutes N] [--record-keep-kib N]
+//          [--record-chunk-kib N]]
+//
+// --record DIR records every robot into MCAP files in DIR (web/host/relay-record.js,
+// docs/cockpit-recording.md § Recording on the relay); with --auth, TETHER_RECORD_TOKEN is the
+// viewer token it records with.
 //
 // --rtc-file names the SFU (Cloudflare Realtime, or the local SFU of web/sfu/): the relay then
 // brokers WebRTC video, making the core's SFU calls with the Realtime client (web/glue/cockpit-sfu.js).
@@ -23,6 +29,7 @@ import { createSfuCaller } from '../glue/cockpit-sfu.js';
 import { createWsLane } from '../glue/cockpit-ws-lane.js';
 import { createDriver } from '../glue/driver.js';
 import { loadWire } from '../glue/wire.js';
+import { loadTetherModule } from '../glue/load.js';
 import { createRealtimeClient } from '../sfu/client.js';
 import { parseRtcFile } from '../sfu/rtc-file.js';
 import { makeCertificate } from './cert.js';
@@ -501,12 +508,39 @@ console.log(
     `${rooms ? `, rooms ${info.wsUrl}/rooms/<name>` : ''})`,
 );
 
+const recorder = flags.record ? await startRecording() : null;
+
 for (const sig of ['SIGINT', 'SIGTERM']) {
-  Deno.addSignalListener(sig, () => {
+  Deno.addSignalListener(sig, async () => {
+    // Recordings end first, while the relay still runs: their files get indexes and a summary.
+    await recorder?.close().catch((e) => console.error(`tether relay: --record: ${e.message}`));
     sfu?.close();
     driver.close();
     endpoint.close();
     server.shutdown().finally(() => Deno.exit(0));
+  });
+}
+
+async function startRecording() {
+  const { startRelayRecorder } = await import('./relay-record.js');
+  const token = Deno.env.get('TETHER_RECORD_TOKEN') || null;
+  if (flags.auth && !token) {
+    console.error(
+      'tether relay: --record with --auth needs a viewer token: set TETHER_RECORD_TOKEN to one the auth file grants',
+    );
+    Deno.exit(2);
+  }
+  const kib = (n) => (n == null ? undefined : n * 1024);
+  return startRelayRecorder({
+    mod: await loadTetherModule({}, 'cockpit_clients'),
+    wire,
+    info,
+    dir: flags.record,
+    token,
+    fileBytes: kib(flags.recordFileKib),
+    fileMs: flags.recordMinutes == null ? undefined : flags.recordMinutes * 60_000,
+    keepBytes: kib(flags.recordKeepKib),
+    chunkBytes: kib(flags.recordChunkKib),
   });
 }
 
@@ -535,6 +569,12 @@ function parseFlags(args) {
     verbose: false,
     roomsDb: '',
     roomsPolicy: '',
+    record: '',
+    // --record's bounds; unset, relay-record.js's defaults apply.
+    recordFileKib: null,
+    recordMinutes: null,
+    recordKeepKib: null,
+    recordChunkKib: null,
   };
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
@@ -551,9 +591,14 @@ function parseFlags(args) {
     else if (a === '--verbose') f.verbose = true;
     else if (a === '--rooms-db') f.roomsDb = next();
     else if (a === '--rooms-policy') f.roomsPolicy = next();
+    else if (a === '--record') f.record = next().replace(/\/+$/, '');
+    else if (a === '--record-file-kib') f.recordFileKib = Number(next());
+    else if (a === '--record-minutes') f.recordMinutes = Number(next());
+    else if (a === '--record-keep-kib') f.recordKeepKib = Number(next());
+    else if (a === '--record-chunk-kib') f.recordChunkKib = Number(next());
     else {
       console.error(
-        `tether relay: unknown flag ${a}; flags: --port N --hostname ADDR --auth FILE --rtc-file FILE --static DIR --unsafe-non-loopback --verbose --rooms-db FILE --rooms-policy FILE`,
+        `tether relay: unknown flag ${a}; flags: --port N --hostname ADDR --auth FILE --rtc-file FILE --static DIR --unsafe-non-loopback --verbose --rooms-db FILE --rooms-policy FILE --record DIR --record-file-kib N --record-minutes N --record-keep-kib N --record-chunk-kib N`,
       );
       Deno.exit(2);
     }
@@ -562,5 +607,15 @@ function parseFlags(args) {
     console.error('tether relay: --port must be 0..65535');
     Deno.exit(2);
   }
+  for (const [flag, v] of [
+    ['--record-file-kib', f.recordFileKib],
+    ['--record-minutes', f.recordMinutes],
+    ['--record-keep-kib', f.recordKeepKib],
+    ['--record-chunk-kib', f.recordChunkKib],
+  ])
+    if (v !== null && (!(v > 0) || !Number.isFinite(v))) {
+      console.error(`tether relay: ${flag} must be a positive number`);
+      Deno.exit(2);
+    }
   return f;
 }

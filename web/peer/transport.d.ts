@@ -20,6 +20,8 @@ export interface PeerTransportEvents {
   roster?(peers: readonly PeerId[]): void;
   /** The binary lane to `peer` drained below its low-water mark: more may be sent. */
   drain?(peer: PeerId): void;
+  /** The signaling link dropped: hold rebuilds until it is back (the `reconnect` event). */
+  signalingDown?(): void;
   /** The signaling link dropped and came back: outstanding requests should be re-planned. */
   reconnect?(): void;
 }
@@ -42,6 +44,8 @@ export interface PeerTransport {
   hasBinary(peer: PeerId): boolean;
   /** Registers handlers; returns the function that removes them. */
   subscribe(handlers: PeerTransportEvents): () => void;
+  /** Tears down and reopens the connection to `peer` (a lane that stalled); optional. */
+  rebuild?(peer: PeerId): void;
   /** Leaves the room and closes every channel. */
   close(): Promise<void>;
 }

@@ -28,8 +28,8 @@ function bytesOf(data) {
 
 /**
  * Joins `room` on the relay at `url` as `selfId` and connects to every member.
- * @param {import('./webrtc-transport.d.ts').WebRtcTransportOptions} options
- * @returns {import('./webrtc-transport.d.ts').WebRtcTransport}
+ * @param {import('./index.js').WebRtcTransportOptions} options
+ * @returns {import('./index.js').WebRtcTransport}
  */
 export function createWebRtcTransport(options) {
   const {

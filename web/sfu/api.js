@@ -356,7 +356,8 @@ export function createApiHandler(sfu, { admin = false } = {}) {
     let out;
     try {
       out = await handle(req);
-    } catch (e) {
+    } catch (thrown) {
+      let e = thrown;
       if (!(e instanceof ApiError)) {
         sfu.log(`internal error on ${req.method} ${req.url}: ${e?.stack ?? e}`);
         e = new ApiError('internal_error', `the local SFU failed: ${e?.message ?? e}`);

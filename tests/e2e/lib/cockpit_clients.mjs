@@ -87,6 +87,7 @@ export function nodeViewer(info, { token } = {}) {
   const frames = {};
   const messages = [];
   const manifests = [];
+  const robots = []; // every robots list the relay pushed, oldest first
   const TrackedSocket = trackedSocket();
   const viewer = connectViewer(
     mod,
@@ -99,6 +100,7 @@ export function nodeViewer(info, { token } = {}) {
         if (e.kind === 'state') Object.assign(state, e);
         else if (e.kind === 'message') messages.push(e);
         else if (e.kind === 'manifest') manifests.push(e);
+        else if (e.kind === 'robots') robots.push(e.robots.map((r) => r.id));
       },
       frame: (f) =>
         (frames[f.header.ch] ??= []).push({ seq: f.header.seq, bytes: f.payload.length }),
@@ -111,6 +113,7 @@ export function nodeViewer(info, { token } = {}) {
     frames,
     messages,
     manifests,
+    robots,
     /** Every socket this viewer opened, oldest first. */
     sockets: () => TrackedSocket.all,
     socket: () => TrackedSocket.all.at(-1),

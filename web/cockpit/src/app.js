@@ -18,7 +18,7 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
   if (!wasm.ok)
     throw new Error(`could not fetch tether-cockpit.wasm (${wasm.status}); run \`make cockpit\``);
   const bytes = new Uint8Array(await wasm.arrayBuffer());
-  const mod = await loadTetherModule({ wasmBinary: bytes }, 'cockpit');
+  const mod = await loadTetherModule({ wasmBinary: bytes }, 'cockpit_clients');
   const wire = createWire(mod);
   const decode = createDecode(mod);
   const infoRes = await fetch(infoUrl);
@@ -151,9 +151,13 @@ export async function startCockpit({ infoUrl = '/api/info', token = null } = {})
     const visible = new Set(panelsOnTab(manifest, ui.tab));
     const mount = (id) => {
       const spec = manifest.panels.find((p) => p.id === id);
-      const panel = createPanel({ ...ctxBase, panel: spec, manifest });
+      // `mounted` runs for the panel's element, and again for the real one when a panel that
+      // loads later replaces its stand-in: edit controls go on the element the operator sees.
+      const editable = owner.editing && ui.tab === '__main';
+      const mounted = (el) => editable && owner.decorate(el, id);
+      const panel = createPanel({ ...ctxBase, panel: spec, manifest, mounted });
       ui.panels.set(id, panel);
-      if (owner.editing && ui.tab === '__main') owner.decorate(panel.el, id);
+      mounted(panel.el);
       return panel.el;
     };
     const gap = owner.editing ? (...a) => owner.resizer(...a) : null;

@@ -1,10 +1,25 @@
 // The fleet view: every robot the relay lists, as a card with its name and model, whether this
-// cockpit watches it, when this cockpit last had a frame from it, the link's quality while
-// watched (rtt and loss), and the last camera frame seen from it as a thumbnail; Watch switches
-// to it. The relay's robots list carries only id, name and model, so quality and frames are what
-// this cockpit saw itself: a robot never watched shows none yet. Loaded on first use.
+// cockpit watches it, when this cockpit last had a frame from it, its link quality (rtt, loss and
+// frame age, and a verdict: good, degraded, stalled) and the last camera frame seen from it as a
+// thumbnail; Watch switches to it. The relay's robots list carries only id, name and model, so
+// quality and frames are what this cockpit measured itself: live for the watched robot, and for a
+// robot watched before, its last figures with their age; a robot never watched shows none yet.
+// Loaded on first use.
 
 const THUMB_EVERY_MS = 1000;
+// The watched robot's link is stalled when no frame came for this long (every demo and SDK robot
+// sends pose or stats several times a second), degraded past these loss and rtt figures.
+export const STALLED_AFTER_MS = 2000;
+export const DEGRADED_LOSS_PCT = 5;
+export const DEGRADED_RTT_MS = 500;
+
+/** good | degraded | stalled for a link's figures; unknown before any frame. */
+export function linkVerdict({ frameAgeMs, lossPct, rttMs }) {
+  if (frameAgeMs == null) return 'unknown';
+  if (frameAgeMs > STALLED_AFTER_MS) return 'stalled';
+  if (lossPct > DEGRADED_LOSS_PCT || (rttMs != null && rttMs > DEGRADED_RTT_MS)) return 'degraded';
+  return 'good';
+}
 
 export class FleetView {
   #host;
@@ -21,7 +36,10 @@ export class FleetView {
   #entry(id) {
     let e = this.#seen.get(id);
     if (!e)
-      this.#seen.set(id, (e = { lastFrameMs: 0, thumbUrl: null, thumbAt: 0, since: Date.now() }));
+      this.#seen.set(
+        id,
+        (e = { lastFrameMs: 0, thumbUrl: null, thumbAt: 0, since: Date.now(), link: null }),
+      );
     return e;
   }
 
@@ -70,12 +88,28 @@ export class FleetView {
       title.textContent = `${r.name || r.id} (${r.model || 'robot'})`;
       const facts = document.createElement('p');
       facts.className = 'hint';
-      let quality = 'link: not watched';
+      // The watched robot's figures are measured now and kept; another's are its last ones.
       if (watching) {
         const snaps = this.#host.stats();
-        const loss = snaps.length ? Math.max(...snaps.map((x) => x.lossPct)) : 0;
-        quality = `link: rtt ${s.rttMs == null ? '–' : `${s.rttMs.toFixed(0)} ms`}, loss ${loss.toFixed(1)}%`;
+        const link = {
+          rttMs: s.rttMs,
+          lossPct: snaps.length ? Math.max(...snaps.map((x) => x.lossPct)) : 0,
+          frameAgeMs: e.lastFrameMs ? Date.now() - e.lastFrameMs : null,
+          at: Date.now(),
+        };
+        e.link = { ...link, verdict: linkVerdict(link) };
       }
+      const l = e.link;
+      li.dataset.link = !l ? 'unknown' : watching ? l.verdict : `was-${l.verdict}`;
+      const figures = l
+        ? `rtt ${l.rttMs == null ? '–' : `${l.rttMs.toFixed(0)} ms`}, loss ${l.lossPct.toFixed(1)}%, ` +
+          `frame age ${l.frameAgeMs == null ? '–' : `${(l.frameAgeMs / 1000).toFixed(1)} s`}`
+        : '';
+      const quality = !l
+        ? 'link: not watched yet'
+        : watching
+          ? `link ${l.verdict}: ${figures}`
+          : `link ${l.verdict} when last watched (${ago(l.at)}): ${figures}`;
       facts.textContent = `${r.id} · ${watching ? 'watching' : 'online'} · last frame ${ago(e.lastFrameMs)} · ${quality}`;
       const watch = document.createElement('button');
       watch.type = 'button';

@@ -1,4 +1,9 @@
-// `@tether-rt/tether/cockpit-robot` under the `workerd` export condition: cockpit-robot.js on the edge module
-// (wasm/module.cmake), whose .wasm arrives precompiled with it.
-import '../modules/tether-edge.js';
+// `@tether-rt/tether/cockpit-robot` under the `workerd` export condition: cockpit-robot.js on the
+// cockpit module (wasm/module.cmake: the edge module hosts only the relay, not the client cores),
+// whose .wasm arrives precompiled with it (workerd forbids compiling WASM at run time).
+import factory, { tetherModule } from '../../../build/wasm/tether-cockpit.mjs';
+import wasmModule from '../../../build/wasm/tether-cockpit.wasm';
+import { registerTetherModule } from '../load.js';
+
+registerTetherModule({ ...tetherModule, factory, wasmModule });
 export * from '../cockpit-robot.js';

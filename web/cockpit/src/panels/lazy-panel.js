@@ -32,6 +32,7 @@ export function lazyPanel(load, what) {
         this.el.replaceWith(real.el);
         this.el = real.el;
         this.#real = real;
+        ctx.mounted?.(real.el); // the layout editor's controls, on the element now shown
         for (const frame of this.#held.values()) real.onFrame(frame);
         this.#held.clear();
       });

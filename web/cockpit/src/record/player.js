@@ -4,7 +4,7 @@
 // speed; a seek first shows each channel's last message at or before the position (what a live
 // cockpit would show there), then plays on.
 import { McapIndexedReader } from '@mcap/core';
-import { MANIFEST_METADATA, channelMapping } from './mapping.js';
+import { FOXGLOVE_ENCODINGS, MANIFEST_METADATA, channelMapping } from './mapping.js';
 
 /** An IReadable over a Blob (a File from a picker or OPFS) that counts the bytes it reads. */
 export class BlobReadable {
@@ -49,11 +49,6 @@ async function manifestOf(reader, channels) {
   return { robotId: 'recording', manifest };
 }
 
-const FOXGLOVE_ENCODINGS = {
-  'foxglove.CompressedImage': 'jpeg.v1',
-  'foxglove.PoseInFrame': 'pose.json.v1',
-};
-
 export class Player {
   #reader;
   #channels = new Map(); // channel id -> {topic, encoding, delivery, mapping}
@@ -84,7 +79,9 @@ export class Player {
         topic: c.topic,
         encoding,
         delivery: c.metadata.get('tether.delivery') ?? 'latest',
-        mapping: channelMapping(channel, decode.encodingKind),
+        mapping: channelMapping(channel, decode.encodingKind, {
+          messageEncoding: c.messageEncoding,
+        }),
       });
     }
     const starts = p.#reader.chunkIndexes.map((c) => c.messageStartTime);

@@ -1,0 +1,13 @@
+// Names tsc cannot see when it checks web/ (`make lint`), declared loosely on purpose: the Deno
+// host files run under Deno (whose own types clash with Node's and the DOM's in one program), the
+// Worker under workerd, and esbuild bundles CSS and WASM imports.
+declare var Deno: any;
+declare const WebSocketPair: { new (): { 0: WebSocket; 1: WebSocket } };
+declare module '*.css';
+declare module '*.wasm' {
+  const module: WebAssembly.Module;
+  export default module;
+}
+declare module 'node:sqlite' {
+  export const DatabaseSync: any;
+}
