@@ -19,6 +19,7 @@
 #include "room/limits.hpp"
 #include "room/member.hpp"
 #include "room/ranges.hpp"
+#include "room/registers.hpp"
 #include "room/relay.hpp"
 #include "room/ticket.hpp"
 
@@ -408,6 +409,28 @@ class RoomRanges {
   bool invalid_ = false;
 };
 
+// The reference's createRegisterStore (room/registers.hpp): JSON in, JSON out.
+class RoomRegisters {
+ public:
+  // "" when folded in, else the validateEnvelope reason.
+  std::string ingest(const std::string& env_json) {
+    const char* reason = table_.ingest(env_json);
+    return reason ? reason : "";
+  }
+  bool load(const std::string& registers_json) { return table_.load(registers_json); }
+  bool settle(const std::string& settled_json) { return table_.settle(settled_json); }
+  void reset() { table_.reset(); }
+  std::string checkpoint() const { return table_.checkpoint(); }
+  double max_epoch(const std::string& path_json) const { return table_.max_epoch(path_json); }
+  int covers(const std::string& path_json, const std::string& origin,
+             const std::string& hlc_json) const {
+    return table_.covers(path_json, origin, hlc_json);
+  }
+
+ private:
+  RegisterTable table_;
+};
+
 // The admission limits of a room endpoint (room/admission.hpp): inputs in, verdicts out.
 class RoomAdmissionCore {
  public:
@@ -705,6 +728,15 @@ EMSCRIPTEN_BINDINGS(tether_room) {
       .function("prefix", &RoomRanges::prefix)
       .function("record", &RoomRanges::record)
       .function("json", &RoomRanges::json);
+  emscripten::class_<RoomRegisters>("RoomRegisters")
+      .constructor<>()
+      .function("ingest", &RoomRegisters::ingest)
+      .function("load", &RoomRegisters::load)
+      .function("settle", &RoomRegisters::settle)
+      .function("reset", &RoomRegisters::reset)
+      .function("checkpoint", &RoomRegisters::checkpoint)
+      .function("maxEpoch", &RoomRegisters::max_epoch)
+      .function("covers", &RoomRegisters::covers);
   emscripten::class_<RoomAdmissionCore>("RoomAdmissionCore")
       .constructor<const std::string&>()
       .function("attempt", &RoomAdmissionCore::attempt)

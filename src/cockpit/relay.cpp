@@ -45,7 +45,10 @@ std::optional<CockpitAction> CockpitRelay::poll_action() {
     Session* s = sessions_.find(a->session);
     if (s && s->ep.lane == Lane::websocket) {
       s->ws_queued += a->bytes->size();
-      if (a->ack_mark) s->ws_pong_mark = s->ws_queued;
+      if (a->ack_mark) {
+        s->ws_pong_marks.push_back(s->ws_queued);
+        if (s->ws_pong_marks.size() > kWebSocketPongMarks) s->ws_pong_marks.pop_front();
+      }
     }
   }
   return a;
@@ -593,9 +596,16 @@ void CockpitRelay::complete(Completion c, StreamId st, TimeMs now) {
   dispatch(c, st, now);
 }
 
-void CockpitRelay::acknowledge(Session& s, TimeMs now) {
-  // The client read the previous pong, and everything queued before it (it pings only then).
-  s.ws_acked = std::max(s.ws_acked, s.ws_pong_mark);
+void CockpitRelay::acknowledge(Session& s, const Json& read, TimeMs now) {
+  // Only a count that ends exactly where a pong ended: the client read up to that pong.
+  // The parser admitted `read` as a counter: a non-negative integer within JSON's safe range.
+  if (!read.is_number()) return;
+  const auto n = static_cast<std::uint64_t>(read.get<double>());
+  auto& marks = s.ws_pong_marks;
+  auto it = std::find(marks.begin(), marks.end(), n);
+  if (it == marks.end()) return;
+  marks.erase(marks.begin(), it + 1);
+  s.ws_acked = std::max(s.ws_acked, n);
   while (!s.ws_deferred.empty() && s.ws_queued - s.ws_acked <= kWebSocketAckWindowBytes) {
     auto [opened, st] = s.ws_deferred.front();
     s.ws_deferred.pop_front();
@@ -604,7 +614,10 @@ void CockpitRelay::acknowledge(Session& s, TimeMs now) {
 }
 
 void CockpitRelay::pong(Session& s, Json ping) {
-  if (paced(s)) acknowledge(s, s.heard_ms);
+  if (auto read = ping.find("read"); read != ping.end()) {
+    if (paced(s)) acknowledge(s, *read, s.heard_ms);
+    ping.erase(read);  // a pong echoes n and ts only
+  }
   ping["t"] = "pong";
   if (CockpitAction* a = out_.send(s.ep, ping)) a->ack_mark = true;
 }

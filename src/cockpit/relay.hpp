@@ -53,14 +53,19 @@ constexpr std::size_t kMaxIncomingStreamsPerSession = 256;
 // deadlines, so the edge's long ones (the TURN refresh and retries) still ride its alarm.
 constexpr TimeMs kWebSocketLivenessMs = 10'000;
 // The edge's slow-reader rule. Where the host cannot see what a WebSocket buffers (workerd has no
-// bufferedAmount), the relay counts the bytes it hands each socket and treats a client's ping as
-// acknowledging everything queued before the relay's previous pong (clients send a ping only
-// after the previous pong arrived, viewer_session.hpp). A stream opens, and a write is done, only
-// while fewer than this many bytes are unacknowledged; meanwhile latest frames are superseded in
-// place and reliable ones queue up to their caps, then the viewer is disconnected, exactly as a
-// full socket does where bufferedAmount exists. A reader that stops reading stops pinging and is
-// closed by the liveness rule.
+// bufferedAmount), the relay counts the bytes it hands each socket and notes where each pong
+// ended. A client's ping carries `read`, the bytes it had read when it read its last pong: the
+// relay counts them as acknowledged only when `read` is exactly where one of its newest pongs
+// ended, which a client knows only by reading up to it. A ping without `read` (or with a wrong
+// one) acknowledges nothing, so a client that pings without reading gets no more room. A stream
+// opens, and a write is done, only while fewer than this many bytes are unacknowledged;
+// meanwhile latest frames are superseded in place and reliable ones queue up to their caps, then
+// the viewer is disconnected, exactly as a full socket does where bufferedAmount exists. A reader
+// that stops reading and pinging is closed by the liveness rule.
 constexpr std::size_t kWebSocketAckWindowBytes = 4u * 1024 * 1024;
+// Pong ends remembered per WebSocket session for matching `read` (clients keep one ping in
+// flight on a WebSocket, so one would do; a few allow for a pong answered while one is queued).
+constexpr std::size_t kWebSocketPongMarks = 8;
 
 struct RelayConfig {
   std::optional<AuthTable> auth;  // absent: no auth file, tokens are ignored
@@ -75,7 +80,7 @@ struct RelayConfig {
   std::uint64_t lease_gen_floor = 0;
   // The host reports a WebSocket stream open and a write done only once the socket buffers at most
   // kWebSocketHighWaterBytes (Deno, browsers: bufferedAmount). False where no such signal exists
-  // (workerd): the relay then paces WebSocket writes by acknowledged pongs
+  // (workerd): the relay then paces WebSocket writes by the reads pings confirm
   // (kWebSocketAckWindowBytes).
   bool websocket_buffered_amount = true;
   RtcConfig rtc;  // with `sfu`: whether a TURN key is configured
@@ -193,7 +198,7 @@ class CockpitRelay {
   // A stream opened or a write completed; deferred while the socket's window is full.
   void complete(Completion c, StreamId st, TimeMs now);
   void dispatch(Completion c, StreamId st, TimeMs now);
-  void acknowledge(Session& s, TimeMs now);
+  void acknowledge(Session& s, const Json& read, TimeMs now);
   void pong(Session& s, Json ping);
   void sweep_liveness(TimeMs now);
 

@@ -202,6 +202,7 @@ void RobotSession::handle_connected(Lane lane, TimeMs now) {
   link_ = Link::open;
   lane_.reset(lane);
   welcomed_ = false;
+  ws_read_ = ws_read_at_pong_ = 0;
   last_error_.reset();
   carrier_ = wire::DataStreamDecoder{};
   carrier_ended_ = false;
@@ -287,6 +288,7 @@ void RobotSession::handle_timeout(TimeMs now) {
     p["t"] = "ping";
     p["n"] = ping_n_++;
     p["ts"] = double(now) / 1000.0;
+    if (lane_.lane() == Lane::websocket) p["read"] = ws_read_at_pong_;
     if (auto text = client_message(p, wire::Sender::robot))
       actions_.push(RobotAction{RobotActionKind::send_datagram, lane_.datagram(*text, now), {}});
     last_ping_ms_ = now;
@@ -334,6 +336,7 @@ void RobotSession::handle_carrier_end(TimeMs) {
 }
 
 void RobotSession::handle_ws_message(ByteView frame, TimeMs now) {
+  ws_read_ += frame.size;
   if (link_ != Link::open) return;
   auto f = wire::decode_data_frame(frame);
   if (!f) {
@@ -421,6 +424,7 @@ void RobotSession::on_message(const wire::Message& m, TimeMs now) {
       drain_safety();
       return;
     case MessageType::pong:
+      ws_read_at_pong_ = ws_read_;
       if (lane_.lane() == Lane::websocket && welcomed_ && !ping_at_ &&
           m.body["n"].get<std::uint64_t>() + 1 == ping_n_)
         ping_at_ = std::max(now, last_ping_ms_ + kRobotPingIntervalMs);

@@ -217,6 +217,10 @@ class RobotSession {
   Timeout reconnect_at_;
   std::uint64_t ping_n_ = 0;
   TimeMs last_ping_ms_ = 0;
+  // On a WebSocket: the bytes read on this connection, and that count at the last pong, which
+  // the next ping carries as `read` (relay.hpp, the slow-reader rule).
+  std::uint64_t ws_read_ = 0;
+  std::uint64_t ws_read_at_pong_ = 0;
   std::optional<wire::ErrorCode> last_error_;
   wire::DataStreamDecoder carrier_;
   bool carrier_ended_ = false;

@@ -58,12 +58,13 @@ struct Session {
   bool ticketed = false;
   bool quiet = false;
   // WebSocket sessions: when the relay last heard from it (kWebSocketLivenessMs), and where the
-  // host cannot see the socket's buffer, the bytes handed to it, those a ping acknowledged, where
-  // the last pong sat, and the completions waiting for room (kWebSocketAckWindowBytes).
+  // host cannot see the socket's buffer, the bytes handed to it, those a ping's `read` confirmed,
+  // where the newest pongs ended (a `read` counts only when it names one of these exactly), and
+  // the completions waiting for room (kWebSocketAckWindowBytes).
   TimeMs heard_ms = 0;
   std::uint64_t ws_queued = 0;
   std::uint64_t ws_acked = 0;
-  std::uint64_t ws_pong_mark = 0;
+  std::deque<std::uint64_t> ws_pong_marks;            // at most kWebSocketPongMarks, oldest first
   std::deque<std::pair<bool, StreamId>> ws_deferred;  // (opened, stream)
 };
 

@@ -138,6 +138,7 @@ void ViewerSession::handle_connected(Lane lane, TimeMs now) {
   lane_.reset(lane);
   control_ = wire::ControlStreamDecoder{};
   welcomed_ = false;
+  ws_read_ = ws_read_at_pong_ = 0;
   final_.reset();
   Json hello = Json::object();
   hello["t"] = "hello";
@@ -212,6 +213,7 @@ void ViewerSession::ping(TimeMs now) {
   p["t"] = "ping";
   p["n"] = n;
   p["ts"] = double(now) / 1000.0;
+  if (lane_.lane() == Lane::websocket) p["read"] = ws_read_at_pong_;
   control(p, now);
   last_ping_ms_ = now;
   // On a WebSocket the next ping waits for this one's pong (see kViewerWsPingIntervalMs).
@@ -242,6 +244,7 @@ void ViewerSession::handle_control_data(ByteView chunk, TimeMs now) {
 }
 
 bool ViewerSession::handle_ws_message(ByteView frame, TimeMs now) {
+  ws_read_ += frame.size;
   auto f = wire::decode_data_frame(frame);
   if (!f) {
     if (link_ == Link::open)
@@ -346,6 +349,7 @@ void ViewerSession::on_message(const wire::Message& m, const std::string& text, 
       changed();
       break;
     case MessageType::pong: {
+      ws_read_at_pong_ = ws_read_;
       const std::uint64_t n = b["n"].get<std::uint64_t>();
       auto it = pings_.find(n);
       if (it != pings_.end()) {

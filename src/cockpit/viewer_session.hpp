@@ -212,6 +212,10 @@ class ViewerSession {
   std::map<std::string, std::int64_t> publish_seq_;
   std::uint64_t ping_n_ = 0;
   std::map<std::uint64_t, TimeMs> pings_;  // n -> sent at
+  // On a WebSocket: the bytes of every message read on this connection, and that count when the
+  // last pong was read, which the next ping carries as `read` (relay.hpp, the slow-reader rule).
+  std::uint64_t ws_read_ = 0;
+  std::uint64_t ws_read_at_pong_ = 0;
   TimeMs last_ping_ms_ = 0;
   std::optional<TimeMs> rtt_ms_;
   Timeout ping_at_;

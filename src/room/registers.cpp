@@ -2,6 +2,9 @@
 #include "room/registers.hpp"
 
 #include <algorithm>
+#include <cmath>
+
+#include "room/limits.hpp"
 
 namespace tether::room {
 
@@ -13,6 +16,24 @@ struct Later {
     return compare_hlc(a.hlc, b.hlc) > 0;
   }
 };
+// String(seg) joined by kPathKeySeparator (envelope.hpp): the register identity of a path.
+std::optional<std::string> path_key(const Json& path) {
+  if (!path.is_array()) return std::nullopt;
+  std::string key;
+  bool first = true;
+  for (const auto& seg : path) {
+    if (!first) key += kPathKeySeparator;
+    first = false;
+    append_js_string(key, seg);
+  }
+  return key;
+}
+
+std::optional<std::string> path_key(std::string_view path_json) {
+  JsonParse p = parse_json(ByteView(path_json));
+  if (!p.ok()) return std::nullopt;
+  return path_key(p.value);
+}
 }  // namespace
 
 RegisterStore::Sibling* RegisterStore::sibling_of(Entry& e, OriginId o) {
@@ -359,6 +380,138 @@ std::size_t RegisterStore::memory_bytes() const {
   }
   for (const auto& g : gc_) n += (g.siblings.capacity() + g.water.capacity()) * sizeof(Candidate);
   return n;
+}
+
+bool read_register_checkpoint(const Json& registers, std::vector<CheckpointRegister>& out) {
+  if (!registers.is_array()) return false;
+  std::vector<CheckpointRegister> regs;
+  for (const auto& r : registers) {
+    CheckpointRegister lr;
+    const Json* path = field(r, "path");
+    if (!path || !path->is_array() || path->size() > kMaxPathDepth) return false;
+    lr.key = *path_key(*path);
+    lr.path_json = value_text(*path);
+    if (const Json* e = field(r, "epoch")) {
+      auto ev = read_number(*e);
+      if (!ev) return false;
+      lr.epoch = *ev;
+    }
+    const Json* sibs = field(r, "siblings");
+    if (!sibs || !sibs->is_array()) return false;
+    for (const auto& s : *sibs) {
+      const Json* o = field(s, "origin");
+      const Json* h = field(s, "hlc");
+      auto hv = h ? read_hlc(*h) : std::nullopt;
+      if (!o || !clean_id(*o) || !hv) return false;
+      double epoch = 0;
+      if (const Json* e = field(s, "epoch")) {
+        auto ev = read_number(*e);
+        if (!ev) return false;
+        epoch = *ev;
+      }
+      lr.siblings.emplace_back(o->get<std::string>(),
+                               RegisterStore::LoadedSibling{0, *hv, epoch, value_text(s)});
+    }
+    if (const Json* water = field(r, "water")) {
+      if (!water->is_object()) return false;
+      for (auto it = water->begin(); it != water->end(); ++it) {
+        auto hv = read_hlc(it.value());
+        if (!hv) return false;
+        lr.water.emplace_back(it.key(), *hv);
+      }
+    }
+    regs.push_back(std::move(lr));
+  }
+  for (auto& lr : regs) out.push_back(std::move(lr));
+  return true;
+}
+
+// ---- RegisterTable ------------------------------------------------------------------------------
+
+OriginId RegisterTable::intern(const std::string& name) {
+  auto it = ids_.find(name);
+  if (it != ids_.end()) return it->second;
+  OriginId id = static_cast<OriginId>(names_->size());
+  names_->push_back(name);
+  ids_.emplace(name, id);
+  return id;
+}
+
+const char* RegisterTable::ingest(std::string_view env_json) {
+  if (!scan_.parse(env_json, kMaxJsonDepth)) return "envelope";
+  if (const char* reason = validate_envelope(scan_, 0, view_)) return reason;
+  OriginId origin = intern(view_.origin);
+  if (cite_ids_.size() < view_.n_ops) cite_ids_.resize(view_.n_ops);
+  for (std::size_t k = 0; k < view_.n_ops; ++k) {
+    cite_ids_[k].clear();
+    for (std::size_t c = 0; c < view_.ops[k].n_cites; ++c) {
+      cite_ids_[k].push_back(intern(view_.ops[k].cites[c].origin));
+    }
+  }
+  std::string writer_json, origin_json;
+  append_quoted(writer_json, view_.writer);
+  append_quoted(origin_json, view_.origin);
+  store_.ingest(scan_, view_, origin, writer_json, origin_json, cite_ids_);
+  return nullptr;
+}
+
+bool RegisterTable::load(std::string_view registers_json) {
+  JsonParse p = parse_json(ByteView(registers_json));
+  std::vector<CheckpointRegister> regs;
+  if (!p.ok() || !read_register_checkpoint(p.value, regs)) return false;
+  for (auto& lr : regs) {
+    std::vector<RegisterStore::LoadedSibling> sibs;
+    for (auto& [o, s] : lr.siblings) {
+      s.origin = intern(o);
+      sibs.push_back(std::move(s));
+    }
+    std::vector<std::pair<OriginId, Hlc>> water;
+    for (auto& [o, h] : lr.water) water.emplace_back(intern(o), h);
+    store_.load(lr.key, lr.path_json, lr.epoch, std::move(sibs), water);
+  }
+  return true;
+}
+
+bool RegisterTable::settle(std::string_view settled_json) {
+  JsonParse p = parse_json(ByteView(settled_json));
+  if (!p.ok() || !p.value.is_object()) return false;
+  std::vector<std::pair<OriginId, Hlc>> stamps;
+  for (auto it = p.value.begin(); it != p.value.end(); ++it) {
+    auto h = read_hlc(it.value());
+    if (!h) return false;
+    auto id = ids_.find(it.key());
+    // An origin the store never saw holds nothing to collect.
+    if (id != ids_.end()) stamps.emplace_back(id->second, *h);
+  }
+  std::vector<const Hlc*> by_origin(names_->size(), nullptr);
+  for (const auto& [o, h] : stamps) {
+    by_origin[o] = &h;
+    store_.touch(o);
+  }
+  store_.settle(
+      [&](OriginId o) -> const Hlc* { return o < by_origin.size() ? by_origin[o] : nullptr; });
+  return true;
+}
+
+std::string RegisterTable::checkpoint() const {
+  std::string out;
+  store_.append_checkpoint(out);
+  return out;
+}
+
+double RegisterTable::max_epoch(std::string_view path_json) const {
+  auto key = path_key(path_json);
+  return key ? store_.max_epoch(*key) : std::nan("");
+}
+
+int RegisterTable::covers(std::string_view path_json, const std::string& origin,
+                          std::string_view hlc_json) const {
+  auto key = path_key(path_json);
+  JsonParse p = parse_json(ByteView(hlc_json));
+  auto h = p.ok() ? read_hlc(p.value) : std::nullopt;
+  if (!key || !h) return -1;
+  auto id = ids_.find(origin);
+  return id != ids_.end() && store_.covers(*key, id->second, *h) ? 1 : 0;
 }
 
 }  // namespace tether::room

@@ -9,8 +9,10 @@
 // Checkpoints keep the reference's order (registers by first retention, then epoch-only paths).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -115,6 +117,56 @@ class RegisterStore {
   std::size_t register_count_ = 0;
   std::vector<OriginGc> gc_;
   std::vector<OriginId> dirty_;
+};
+
+// One register of a checkpoint as read back, origins still by name (hydrate and RegisterTable).
+struct CheckpointRegister {
+  std::string key, path_json;
+  double epoch = 0;
+  std::vector<std::pair<std::string, RegisterStore::LoadedSibling>> siblings;
+  std::vector<std::pair<std::string, Hlc>> water;
+};
+// Reads a checkpoint's `registers` array whole: false on anything malformed (a path that is not
+// an array or is deeper than kMaxPathDepth, a sibling without a clean origin or an hlc, a
+// non-number epoch, water that is not an object of hlcs), and then `out` is left as it was.
+bool read_register_checkpoint(const Json& registers, std::vector<CheckpointRegister>& out);
+
+// The reference's standalone createRegisterStore (the room-relay spec, "Persistence"): the same
+// RegisterStore the relay runs, with its own origin table and JSON in and out. Where the relay
+// tells the store which origins' settled stamps moved, a caller of settle() passes a whole
+// settled record, so every origin it names is examined; collection still pops only candidates at
+// or below each stamp, never walking the registers.
+class RegisterTable {
+ public:
+  RegisterTable() : names_(std::make_unique<std::vector<std::string>>()), store_(names_.get()) {}
+  RegisterTable(const RegisterTable&) = delete;
+  RegisterTable& operator=(const RegisterTable&) = delete;
+
+  // Folds one envelope in; nullptr when done, else the validateEnvelope reason it was refused
+  // for ("envelope" for text that is not one JSON value), and nothing changed.
+  const char* ingest(std::string_view env_json);
+  // Merges a checkpoint (the array checkpoint() writes) in; false, and nothing changed, when
+  // read_register_checkpoint refuses it.
+  bool load(std::string_view registers_json);
+  // Collects against `settled_json`, an object of origin to hlc; false, and nothing collected,
+  // when it is not one.
+  bool settle(std::string_view settled_json);
+  void reset() { store_.reset(); }
+  std::string checkpoint() const;
+  // `path_json` is the path as a JSON array; NaN when it is not one.
+  double max_epoch(std::string_view path_json) const;
+  // -1 when `path_json` is not a path or `hlc_json` not an hlc, else 0 or 1.
+  int covers(std::string_view path_json, const std::string& origin,
+             std::string_view hlc_json) const;
+
+ private:
+  OriginId intern(const std::string& name);
+  std::unique_ptr<std::vector<std::string>> names_;  // the store keeps a pointer: never moves
+  std::unordered_map<std::string, OriginId> ids_;
+  RegisterStore store_;
+  JsonScan scan_;
+  EnvelopeView view_;
+  std::vector<std::vector<OriginId>> cite_ids_;
 };
 
 template <class SettledOf>

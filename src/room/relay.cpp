@@ -1267,58 +1267,9 @@ bool RoomRelay::hydrate(const std::string& name, std::string_view snapshot_json,
   if (!seq_v || *seq_v < 0) return false;
 
   // Validate everything before touching the room, so a refused snapshot changes nothing.
-  struct LoadedRegister {
-    std::string key, path_json;
-    double epoch = 0;
-    std::vector<std::pair<std::string, RegisterStore::LoadedSibling>> siblings;
-    std::vector<std::pair<std::string, Hlc>> water;
-  };
-  std::vector<LoadedRegister> regs;
+  std::vector<CheckpointRegister> regs;
   if (const Json* registers = field(snap, "registers")) {
-    if (!registers->is_array()) return false;
-    for (const auto& r : *registers) {
-      LoadedRegister lr;
-      const Json* path = field(r, "path");
-      if (!path || !path->is_array() || path->size() > kMaxPathDepth) return false;
-      bool first = true;
-      for (const auto& seg : *path) {
-        if (!first) lr.key += kPathKeySeparator;
-        first = false;
-        append_js_string(lr.key, seg);
-      }
-      lr.path_json = value_text(*path);
-      if (const Json* e = field(r, "epoch")) {
-        auto ev = read_number(*e);
-        if (!ev) return false;
-        lr.epoch = *ev;
-      }
-      const Json* sibs = field(r, "siblings");
-      if (!sibs || !sibs->is_array()) return false;
-      for (const auto& s : *sibs) {
-        const Json* o = field(s, "origin");
-        const Json* h = field(s, "hlc");
-        auto hv = h ? read_hlc(*h) : std::nullopt;
-        if (!o || !clean_id(*o) || !hv) return false;
-        double epoch = 0;
-        if (const Json* e = field(s, "epoch")) {
-          auto ev = read_number(*e);
-          if (!ev) return false;
-          epoch = *ev;
-        }
-        lr.siblings.emplace_back(o->get<std::string>(),
-                                 RegisterStore::LoadedSibling{0, *hv, epoch, value_text(s)});
-      }
-      const Json* water = field(r, "water");
-      if (water) {
-        if (!water->is_object()) return false;
-        for (auto it = water->begin(); it != water->end(); ++it) {
-          auto hv = read_hlc(it.value());
-          if (!hv) return false;
-          lr.water.emplace_back(it.key(), *hv);
-        }
-      }
-      regs.push_back(std::move(lr));
-    }
+    if (!read_register_checkpoint(*registers, regs)) return false;
   }
   std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>> ranges;
   if (const Json* rj = field(snap, "ranges")) {

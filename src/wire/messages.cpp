@@ -72,7 +72,12 @@ const std::array<Schema, kMessageTypeCount>& schemas() {
         opt("robot", Kind::robot_hello), opt("manifest", Kind::object)}},
       {M::welcome, "welcome", kRelay, {req("v", Kind::version)}},
       {M::error, "error", kRelay, {req("code", Kind::error_code), req("message", Kind::long_text)}},
-      {M::ping, "ping", kRobot | kViewer, {req("n", Kind::counter), req("ts", Kind::number)}},
+      // `read` (WebSocket only): the bytes the client had read when it read its last pong, which
+      // the edge relay paces its writes by (docs/cockpit-protocol.md § WebSocket lane).
+      {M::ping,
+       "ping",
+       kRobot | kViewer,
+       {req("n", Kind::counter), req("ts", Kind::number), opt("read", Kind::counter)}},
       {M::pong, "pong", kRelay, {req("n", Kind::counter), req("ts", Kind::number)}},
       {M::robots, "robots", kRelay, {req("robots", Kind::robot_list)}},
       {M::watch, "watch", kViewer, {req("robotId", Kind::id)}},

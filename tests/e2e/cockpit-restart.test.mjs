@@ -102,6 +102,35 @@ test(
   },
 );
 
+// The clock stepping back across the restart (another machine, an NTP step): the wall-clock seed
+// alone would issue generations below the robot's floor, so the stored floor must carry them.
+test(
+  'deno: a relay restarted mid-lease with its clock an hour back grants from the floor stored in --rooms-db',
+  { timeout: 120_000 },
+  async () => {
+    let port = 0;
+    const db = join(dir, 'relay-rooms.sqlite');
+    const env = { TICKET_SECRET: 'a-ticket-secret-of-at-least-32-characters' };
+    const last = await restartMidLease(
+      async (previous) => {
+        const skew = previous
+          ? { TETHER_TEST_HOOKS: '1', TETHER_TEST_CLOCK_SKEW_MS: String(-3_600_000) }
+          : {};
+        const r = await startRelay(['--port', String(port), '--rooms-db', db], { ...env, ...skew });
+        port = Number(r.matched[2]);
+        return r;
+      },
+      async (r) => {
+        kill(r);
+        await new Promise((res) =>
+          r.exitCode === null && r.signalCode === null ? r.once('exit', res) : res(),
+        );
+      },
+    );
+    kill(last);
+  },
+);
+
 // The same at the edge, with the whole fleet in one object and with an object per robot
 // (docs/cockpit-fleet.md): there the robot's own object keeps its generation floor.
 for (const [what, bindings] of [

@@ -19,6 +19,7 @@ import {
   nodeViewer,
   rssMiB,
   until,
+  wire,
   workerdPid,
 } from './lib/cockpit_clients.mjs';
 import { killAll, startRelay } from './lib/cockpit_procs.mjs';
@@ -137,6 +138,49 @@ for (const [name, start] of Object.entries(hosts)) {
       assert.ok(
         during * 4 >= (last - sentAtPause) * 3,
         `the fast viewer kept receiving: ${during} of ${last - sentAtPause}; ${diag}`,
+      );
+    });
+
+    test('latest: a stopped reader that keeps pinging gets no more room', async (t) => {
+      const slow = viewer();
+      await watching(slow, ['cam']);
+      const cam = robot.stream('cam', (n) => pad(n, CAM_BYTES), 40);
+      await until(() => (slow.frames.cam?.length ?? 0) >= 3, 'the viewer reading at first');
+      slow.pause();
+      const pausedAt = slow.frames.cam.length;
+      const sentAtPause = cam.sent();
+      // Pings on a timer while nothing is read, as a client that pings without reading sends
+      // them: no `read` at all, as a client older than the read count does.
+      let n = 1e6;
+      const pinger = setInterval(() => {
+        n++;
+        const text = new TextEncoder().encode(JSON.stringify({ t: 'ping', n, ts: n }));
+        const f = wire.encodeDataFrame(
+          { ch: '@control', seq: n, ts: 0, delivery: 'reliable' },
+          text,
+        );
+        slow.socket().send(f.bytes);
+      }, 100);
+      // 40 MiB the reader cannot take: its pings keep it alive, so only the window holds it.
+      await until(
+        () => (cam.sent() - sentAtPause) * CAM_BYTES >= 40 * 2 ** 20,
+        '40 MiB produced',
+        90_000,
+      );
+      clearInterval(pinger);
+      cam.stop();
+      const produced = (cam.sent() - sentAtPause) * CAM_BYTES;
+      slow.resume();
+      const last = cam.sent();
+      await until(() => slow.frames.cam.at(-1).seq === last, 'the viewer at the newest frame');
+      await new Promise((r) => setTimeout(r, 500));
+      const backlog = slow.frames.cam.slice(pausedAt).reduce((k, f) => k + f.bytes, 0);
+      const mib = (k) => (k / 2 ** 20).toFixed(1);
+      const diag = `produced ${mib(produced)} MiB, backlog ${mib(backlog)} MiB`;
+      t.diagnostic(diag);
+      assert.ok(
+        backlog < 20 * 2 ** 20 && backlog < produced / 2,
+        `the pinging reader's queue stayed bounded: ${diag}`,
       );
     });
 

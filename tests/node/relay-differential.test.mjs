@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import * as reference from '@mmstack/mesh-protocol';
 import * as ours from '@tether-rt/tether/relay';
 
-import { play, scenario } from './lib/relay-scenarios.mjs';
+import { play, rng, scenario } from './lib/relay-scenarios.mjs';
 
 const SEEDS = Number(process.env.TETHER_DIFF_SEEDS ?? 2000);
 const FIRST = Number(process.env.TETHER_DIFF_FIRST ?? 1);
@@ -171,4 +171,100 @@ test('checkEnvelope matches the reference: the same verdicts from the same polic
     checked > 1000 && violations > 100 && violations < checked,
     `${violations} of ${checked}`,
   );
+});
+
+// createRegisterStore: both stores fold the same seeded envelopes, settle against the settled
+// record the relay would keep (and against partial and arbitrary ones), reload their own
+// checkpoints and reset; after every step their checkpoints, epochs and covers must agree.
+test('createRegisterStore matches the reference over seeded envelopes, settles and reloads', () => {
+  let compared = 0;
+  let collected = 0;
+  for (let seed = FIRST; seed < FIRST + Math.min(SEEDS, 150); seed++) {
+    const r = rng(seed * 7919);
+    const envs = scenario(seed)
+      .steps.filter((s) => s.t === 'env')
+      .map((s) => ({ ...s.env, instance: 'g', writer: 'w' }))
+      .filter((env) => reference.validateEnvelope(env) === null);
+    let stores = [ours.createRegisterStore(), reference.createRegisterStore()];
+    const evidence = { ranges: new Map(), settled: new Map() };
+    const paths = new Map();
+    const dots = [];
+    const compare = (what) => {
+      const [a, b] = stores.map((s) => s.checkpoint());
+      assert.deepEqual(a, b, `seed ${seed} ${what}: checkpoints`);
+      for (const path of paths.values())
+        assert.equal(stores[0].maxEpoch(path), stores[1].maxEpoch(path), `${what} ${path}`);
+      for (const path of paths.values())
+        for (const dot of dots.slice(-6))
+          assert.equal(
+            stores[0].covers(path, dot),
+            stores[1].covers(path, dot),
+            `seed ${seed} ${what}: covers ${JSON.stringify([path, dot])}`,
+          );
+      compared++;
+    };
+    for (const [i, env] of envs.entries()) {
+      for (const op of env.ops) {
+        paths.set(JSON.stringify(op.path), op.path);
+        for (const c of op.cites ?? []) dots.push(c);
+      }
+      dots.push({ origin: env.origin, hlc: env.hlc });
+      for (const s of stores) s.ingest(env);
+      reference.recordAdmission(evidence, env);
+      compare(`ingest ${i}`);
+      const roll = r.next();
+      if (roll < 0.35) {
+        const before = JSON.stringify(stores[1].checkpoint());
+        const settled = Object.fromEntries(evidence.settled);
+        for (const s of stores) s.settle(settled);
+        if (JSON.stringify(stores[1].checkpoint()) !== before) collected++;
+        compare(`settle ${i} ${JSON.stringify(settled)}`);
+      } else if (roll < 0.45) {
+        // A partial record, and a stamp beyond anything admitted: only named origins move.
+        const [origin] = r.pick([...evidence.settled]) ?? ['o1'];
+        const settled = { [origin]: r.chance(0.5) ? { p: 1e9, l: 0 } : env.hlc };
+        for (const s of stores) s.settle(settled);
+        compare(`partial settle ${i} ${JSON.stringify(settled)}`);
+      } else if (roll < 0.55) {
+        const checkpoint = stores[1].checkpoint();
+        stores = [ours.createRegisterStore(), reference.createRegisterStore()];
+        for (const s of stores) s.load(checkpoint);
+        compare(`reload ${i}`);
+        for (const s of stores) s.load(checkpoint);
+        compare(`load again ${i}`);
+      } else if (roll < 0.58) {
+        for (const s of stores) s.reset();
+        compare(`reset ${i}`);
+      }
+    }
+  }
+  assert.ok(compared > 1000 && collected > 40, `${compared} compared, ${collected} collected`);
+});
+
+test('createRegisterStore refuses bad input by name and changes nothing', () => {
+  const store = ours.createRegisterStore();
+  const env = {
+    proto: 3,
+    instance: 'g',
+    origin: 'o1',
+    writer: 'w',
+    version: 1,
+    hlc: { p: 5, l: 0 },
+    policyVersion: 0,
+    ops: [{ kind: 'set', path: ['a'], next: 1, cites: [], epoch: 2 }],
+  };
+  store.ingest(env);
+  const before = JSON.stringify(store.checkpoint());
+  assert.throws(() => store.ingest({ ...env, hlc: 'x' }), /well-formed envelope .*hlc/);
+  assert.throws(() => store.ingest(null), /well-formed envelope/);
+  assert.throws(() => store.load([{ path: 'a', siblings: [] }]), /what checkpoint\(\) returns/);
+  assert.throws(() => store.load({}), /what checkpoint\(\) returns/);
+  assert.throws(() => store.settle({ o1: { p: 'x' } }), /origin to \{p, l\}/);
+  assert.throws(() => store.settle([]), /origin to \{p, l\}/);
+  assert.throws(() => store.maxEpoch('a'), /path \(an array\)/);
+  assert.throws(() => store.covers(['a'], { origin: 'o1' }), /dot \{origin, hlc/);
+  assert.equal(JSON.stringify(store.checkpoint()), before);
+  assert.equal(store.maxEpoch(['a']), 2);
+  assert.equal(store.covers(['a'], { origin: 'o1', hlc: { p: 5, l: 0 } }), true);
+  assert.equal(store.covers(['a'], { origin: 'o1', hlc: { p: 5, l: 1 } }), false);
 });

@@ -2,6 +2,7 @@
 import {
   checkEnvelope,
   createRanges,
+  createRegisterStore,
   createRelay,
   createRoomClient,
   pathPrefixAcl,
@@ -10,6 +11,7 @@ import {
   type Hlc,
   type OpEnvelope,
   type Ranges,
+  type RegisterStore,
   type ServerMsg,
 } from '@tether-rt/tether/relay';
 const relay = createRelay({
@@ -55,3 +57,8 @@ const evidence = {
 };
 recordAdmission(evidence, env);
 console.log(reason, v?.reason, ranges.max(), ranges.toJSON().length);
+const registers: RegisterStore = createRegisterStore();
+registers.ingest(env);
+registers.load(registers.checkpoint());
+registers.settle({ o: { p: 1, l: 0 } });
+console.log(registers.maxEpoch(['a']), registers.covers(['a'], { origin: 'o', hlc: { p: 1, l: 0 } }));

@@ -65,6 +65,28 @@ export declare function recordAdmission(
   evidence: AdmissionEvidence,
   env: { readonly origin: string; readonly version: number; readonly hlc: Hlc },
 ): void;
+/**
+ * One room's register retention (the reference's RegisterStore), run by the core's store. Bad
+ * input (an envelope validateEnvelope refuses, a checkpoint or settled record of the wrong
+ * shape) throws a TypeError naming what was expected, and changes nothing.
+ */
+export type RegisterStore = {
+  /** Folds one well-formed envelope's ops into the per-path registers (retention only). */
+  ingest(env: OpEnvelope): void;
+  /** The register state as a welcome snapshot or a checkpoint carries it. */
+  checkpoint(): RegisterCheckpoint[];
+  /** Merges checkpointed register state in (idempotent). */
+  load(registers: readonly RegisterCheckpoint[]): void;
+  /** Collects covered siblings and water marks at or below each named origin's settled stamp. */
+  settle(settled: Readonly<Record<string, Hlc>>): void;
+  /** Drops all register state. */
+  reset(): void;
+  /** The highest epoch ever retained at `path` (0 when none). */
+  maxEpoch(path: readonly Key[]): number;
+  /** Whether the origin's retained sibling or water mark at `path` is at or above the dot. */
+  covers(path: readonly Key[], dot: Dot): boolean;
+};
+export declare function createRegisterStore(): RegisterStore;
 /** A journal envelope ({...env, seq}, as JSON text) as the client message that wrote it. */
 export declare function replayText(room: string, seqEnvText: string): string;
 export type OpEnvelope = {

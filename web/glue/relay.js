@@ -162,6 +162,54 @@ export function recordAdmission(evidence, env) {
   if (core.record(Number(env.version))) evidence.settled.set(env.origin, env.hlc);
 }
 
+const registerCores = registry((core) => core.delete());
+
+/**
+ * The reference's createRegisterStore: one room's register retention, the core's RegisterStore
+ * (the one the relay runs). Envelopes must be well-formed (validateEnvelope); settle takes the
+ * whole settled record and examines every origin it names.
+ */
+export function createRegisterStore() {
+  const core = new mod.RoomRegisters();
+  const pathText = (path, what) => {
+    if (!Array.isArray(path)) throw new TypeError(`tether/relay: ${what} takes a path (an array)`);
+    return JSON.stringify(path);
+  };
+  const store = {
+    ingest(env) {
+      const reason = core.ingest(JSON.stringify(env) ?? '');
+      if (reason !== '')
+        throw new TypeError(
+          `tether/relay: registers.ingest needs a well-formed envelope (validateEnvelope says ${reason})`,
+        );
+    },
+    checkpoint: () => JSON.parse(core.checkpoint()),
+    load(registers) {
+      if (!core.load(JSON.stringify(registers) ?? ''))
+        throw new TypeError(
+          'tether/relay: registers.load takes what checkpoint() returns: [{path, siblings, water, epoch?}]',
+        );
+    },
+    settle(settled) {
+      if (!core.settle(JSON.stringify(settled) ?? ''))
+        throw new TypeError('tether/relay: registers.settle takes an object of origin to {p, l}');
+    },
+    reset: () => core.reset(),
+    maxEpoch: (path) => core.maxEpoch(pathText(path, 'maxEpoch')),
+    covers(path, dot) {
+      const answer = core.covers(
+        pathText(path, 'covers'),
+        String(dot?.origin),
+        JSON.stringify(dot?.hlc) ?? '',
+      );
+      if (answer < 0) throw new TypeError('tether/relay: covers takes a dot {origin, hlc: {p, l}}');
+      return answer === 1;
+    },
+  };
+  registerCores.register(store, core);
+  return store;
+}
+
 /** Write access by path prefix; '*' matches one segment. Runs natively inside the relay. */
 export function pathPrefixAcl(rules) {
   const list = rules.map((r) => ({ prefix: [...r.prefix], allow: r.allow }));

@@ -8,7 +8,9 @@
 // needs.
 //
 // With --rooms-db FILE (and TICKET_SECRET in the environment) the same port also serves the room
-// relay at /rooms/<name> (web/host/rooms-service.js), as the edge Worker does beside its cockpit.
+// relay at /rooms/<name> (web/host/rooms-service.js), as the edge Worker does beside its cockpit,
+// and keeps the newest teleop lease generation in the same file: a restarted relay starts above
+// it (docs/cockpit-protocol.md § The teleop lease) whatever the clock did across the restart.
 //
 // Run: deno run -A --unstable-net web/host/relay.js [--port 7780] [--auth FILE] [--rtc-file FILE]
 //        [--static build/cockpit] [--unsafe-non-loopback --hostname ADDR]
@@ -54,7 +56,13 @@ const rooms = flags.roomsDb ? await openRooms() : null;
 const rtc = flags.rtcFile ? await readRtcFile(flags.rtcFile) : null;
 // The core's clock is monotonic from here; the wall clock at that moment seeds the teleop lease
 // generations, so a restarted relay issues only greater ones than the robots' floors (lease.hpp).
-const wallClockMs = Date.now();
+// With --rooms-db the stored floor holds even when the clock stepped back (tests step it back
+// with TETHER_TEST_HOOKS=1 and TETHER_TEST_CLOCK_SKEW_MS).
+const clockSkewMs =
+  Deno.env.get('TETHER_TEST_HOOKS') === '1'
+    ? Number(Deno.env.get('TETHER_TEST_CLOCK_SKEW_MS') ?? 0)
+    : 0;
+const wallClockMs = Date.now() + clockSkewMs;
 const started = performance.now();
 const now = () => Math.floor(performance.now() - started);
 const core = await loadCockpitRelay({
@@ -62,6 +70,7 @@ const core = await loadCockpitRelay({
   sfu: !!rtc,
   turn: !!rtc?.turnKeyId,
   wallClockMs,
+  leaseGenFloor: rooms ? rooms.cockpitState.leaseGen() : 0,
 });
 const wire = await loadWire();
 
@@ -79,7 +88,7 @@ const driver = createDriver(
   core,
   {
     perform(a) {
-      // persist_lease_gen names no session: this host keeps no storage, the clock seed carries it.
+      if (a.kind === 'persist_lease_gen') return persistLeaseGen(a.gen);
       if (sfu?.perform(a)) return;
       const s = sessions.get(a.session);
       if (s) (s.kind === 'wt' ? performWt : performWs)(s, a);
@@ -92,6 +101,23 @@ const driver = createDriver(
 );
 const input = (fn) => driver.input(fn);
 const sfu = rtc ? createSfuCaller(core, driver, createRealtimeClient(rtc)) : null;
+
+// Runs before the grant that names `gen` is sent (the core orders it first). Without --rooms-db
+// the wall-clock seed alone carries generations across restarts. A generation that cannot be
+// stored must not reach a robot, so a storage failure stops the relay (robots and viewers
+// reconnect to the next one, which starts above whatever was stored).
+function persistLeaseGen(gen) {
+  if (!rooms) return;
+  try {
+    rooms.cockpitState.putLeaseGen(gen);
+  } catch (e) {
+    console.error(
+      `tether relay: cannot store the teleop lease generation in ${flags.roomsDb} (${e.message}); ` +
+        'stopping so no robot is granted a generation a restart could reissue: fix the disk and start the relay again',
+    );
+    Deno.exit(1);
+  }
+}
 
 async function readRtcFile(path) {
   let text;

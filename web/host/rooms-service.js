@@ -33,9 +33,10 @@ export function createRoomsService({
   testHooks = false,
 }) {
   const db = new DatabaseSync(dbPath);
+  const sql = sqliteSql(db);
   const host = createRoomHost({
     relayImpl: { createRelay, pathPrefixAcl },
-    store: new RoomStore(sqliteSql(db), { checkpointEvery }),
+    store: new RoomStore(sql, { checkpointEvery }),
     policyConfig: parsePolicyConfig(policyText),
     policyVersion: 1,
     limits: resolveLimits(limits),
@@ -100,5 +101,21 @@ export function createRoomsService({
     return new Response('unknown test hook\n', { status: 404 });
   }
 
-  return { handle };
+  return { handle, cockpitState: cockpitState(sql) };
+}
+
+// The cockpit relay's one persisted value beside the rooms, the newest teleop lease generation
+// (the edge keeps it in its Durable Object's storage): read once at start as the core's floor,
+// written synchronously (synchronous=FULL) on every persist_lease_gen, before the grant goes out.
+function cockpitState(sql) {
+  sql.run('CREATE TABLE IF NOT EXISTS tether_cockpit (key TEXT PRIMARY KEY, value REAL NOT NULL)');
+  return {
+    leaseGen: () =>
+      sql.all("SELECT value FROM tether_cockpit WHERE key = 'leaseGen'")[0]?.value ?? 0,
+    putLeaseGen: (gen) =>
+      sql.run(
+        "INSERT INTO tether_cockpit (key, value) VALUES ('leaseGen', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        gen,
+      ),
+  };
 }

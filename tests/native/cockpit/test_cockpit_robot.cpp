@@ -405,6 +405,25 @@ TEST_CASE(
   CHECK(r.s.wants("cam"));
 }
 
+TEST_CASE("robot: a WebSocket ping reports the bytes read up to the last pong") {
+  Rover r;
+  r.up(Lane::websocket);
+  r.now += kRobotPingIntervalMs;
+  r.s.handle_timeout(r.now);
+  auto first = messages(r.actions());
+  REQUIRE(types(first) == std::vector<std::string>{"ping"});
+  CHECK(first[0]["read"] == 0);
+  Bytes p = relay_control_data_frame(J(R"({"t":"pong","n":0,"ts":1})"), 1);
+  r.s.handle_ws_message(ByteView(p), r.now);
+  r.now += kRobotPingIntervalMs;
+  r.s.handle_timeout(r.now);
+  auto second = messages(r.actions());
+  REQUIRE(types(second) == std::vector<std::string>{"ping"});
+  const std::size_t welcome =
+      relay_control_data_frame(J(R"({"t":"welcome","v":7})")).size();  // what up() handed it
+  CHECK(second[0]["read"] == welcome + p.size());
+}
+
 TEST_CASE("robot: on a WebSocket a ping waits for the previous pong") {
   Rover r;
   r.up(Lane::websocket);

@@ -424,6 +424,38 @@ TEST_CASE("viewer: on a WebSocket a ping waits for the previous pong") {
   CHECK(v.s.poll_timeout() == Timeout(v.now + kViewerWsPingIntervalMs));
 }
 
+TEST_CASE("viewer: a WebSocket ping reports the bytes read up to the last pong") {
+  Viewer v;
+  v.s.handle_start(v.now);
+  v.s.handle_connected(Lane::websocket, v.now);
+  v.actions();
+  Bytes w = relay_control_data_frame(J(R"({"t":"welcome","v":7})"));
+  v.s.handle_ws_message(ByteView(w), v.now);
+  auto first = v.sent();
+  REQUIRE(types(first) == std::vector<std::string>{"ping"});
+  CHECK(first[0]["read"] == 0);  // no pong read yet
+  Bytes p = relay_control_data_frame(J(R"({"t":"pong","n":1,"ts":1})"), 1);
+  v.s.handle_ws_message(ByteView(p), v.now);
+  // Read after the pong: not counted until the next pong.
+  Bytes later = relay_control_data_frame(J(R"({"t":"robots","robots":[]})"), 2);
+  v.s.handle_ws_message(ByteView(later), v.now);
+  v.now += kViewerWsPingIntervalMs;
+  v.s.handle_timeout(v.now);
+  auto second = v.sent();
+  REQUIRE(types(second) == std::vector<std::string>{"ping"});
+  CHECK(second[0]["read"] == w.size() + p.size());
+  // A new connection counts from zero.
+  v.s.handle_disconnected("gone", v.now);
+  v.now += 10'000;
+  v.s.handle_timeout(v.now);
+  v.s.handle_connected(Lane::websocket, v.now);
+  v.actions();
+  v.s.handle_ws_message(ByteView(w), v.now);
+  auto third = v.sent();
+  REQUIRE(types(third) == std::vector<std::string>{"ping"});
+  CHECK(third[0]["read"] == 0);
+}
+
 TEST_CASE("viewer: a manifest of an unsupported version is reported as manifestUnsupported") {
   Viewer v;
   v.up();

@@ -12,6 +12,8 @@ using H = Harness;
 
 namespace {
 
+struct Written;
+
 // A session over a WebSocket: every message one data frame, @control for control messages.
 struct WsPeer {
   Harness& h;
@@ -22,6 +24,8 @@ struct WsPeer {
     h.relay.handle_ws_message(id, ByteView(b), h.now);
     h.collect();
   }
+  // A ping as the client cores send it on a WebSocket: `read` is what it read up to its last pong.
+  void ping(const Written& w);
   void frame(const std::string& ch, std::int64_t s, const std::string& payload,
              wire::Delivery d = wire::Delivery::latest) {
     Bytes b = data_frame(ch, s, payload, d);
@@ -51,18 +55,33 @@ WsPeer ws_viewer(Harness& h, const std::string& robot, std::vector<std::string> 
 }
 
 // What a host without bufferedAmount (the edge) does for a WebSocket: every stream opens and every
-// write completes at once. Adds the bytes and the payloads written to each session.
+// write completes at once. Adds the bytes and the payloads written to each session, and where
+// each session's last pong ended (what a client that reads everything reports as `read`).
 struct Written {
   std::map<SessionId, std::size_t> bytes;
+  std::map<SessionId, std::size_t> pong_end;
+  bool pong_with_read = false;
   std::map<SessionId, std::vector<std::string>> frames;
   std::set<SessionId> closed;
 };
+void WsPeer::ping(const Written& w) {
+  Json p = J(R"({"t":"ping","n":1,"ts":0})");
+  auto it = w.pong_end.find(id);
+  p["read"] = it == w.pong_end.end() ? 0 : it->second;
+  send(p);
+}
+
 void carry(Harness& h, Written& w) {
   for (int round = 0; round < 64; ++round) {
     auto acts = h.take();
     if (acts.empty()) return;
     for (const auto& a : acts) {
       if (a.bytes) w.bytes[a.session] += a.bytes->size();
+      for (const auto& m : H::messages({a}, a.session))
+        if (m["t"] == "pong") {
+          w.pong_end[a.session] = w.bytes[a.session];
+          w.pong_with_read = w.pong_with_read || m.contains("read");
+        }
       if (a.kind == ActionKind::write_stream) w.frames[a.session].push_back(H::frame_payload(a));
       if (a.kind == ActionKind::close_session) w.closed.insert(a.session);
       if (a.kind == ActionKind::open_stream) h.relay.handle_stream_opened(a.stream, h.now);
@@ -136,7 +155,7 @@ TEST_CASE(
   CHECK_FALSE(H::closed(h.take(), robot.id));
 }
 
-TEST_CASE("cockpit websocket: without bufferedAmount, writes wait for acknowledged pongs") {
+TEST_CASE("cockpit websocket: without bufferedAmount, writes wait for reads pings confirm") {
   RelayConfig c;
   c.websocket_buffered_amount = false;
   Harness h(c);
@@ -151,7 +170,7 @@ TEST_CASE("cockpit websocket: without bufferedAmount, writes wait for acknowledg
   for (int i = 1; i <= 40; ++i) {
     robot.frame("cam", i, std::to_string(i) + ":" + big);
     carry(h, w);
-    fast.send(J(R"({"t":"ping","n":1,"ts":0})"));
+    fast.ping(w);
     carry(h, w);
   }
   // The slow socket was handed at most the window and the frames already in flight when it shut;
@@ -164,7 +183,7 @@ TEST_CASE("cockpit websocket: without bufferedAmount, writes wait for acknowledg
   for (int i = 1; i <= int(kReliableMaxFrames) + kReliableWritesInFlight + 1; ++i) {
     robot.frame("log", i, "L", wire::Delivery::reliable);
     carry(h, w);
-    fast.send(J(R"({"t":"ping","n":1,"ts":0})"));
+    fast.ping(w);
     carry(h, w);
     if (w.closed.count(slow.id)) break;
   }
@@ -173,7 +192,7 @@ TEST_CASE("cockpit websocket: without bufferedAmount, writes wait for acknowledg
   CHECK(w.frames[fast.id].size() == 40 + kReliableMaxFrames + 1);
 }
 
-TEST_CASE("cockpit websocket: a ping acknowledges only what preceded the previous pong") {
+TEST_CASE("cockpit websocket: a ping acknowledges only a read that ends exactly at a pong") {
   RelayConfig c;
   c.websocket_buffered_amount = false;
   Harness h(c);
@@ -187,14 +206,54 @@ TEST_CASE("cockpit websocket: a ping acknowledges only what preceded the previou
     carry(h, w);
   }
   const std::size_t before = w.frames[v.id].size();
-  CHECK(before < 4);                          // the window shut
-  v.send(J(R"({"t":"ping","n":1,"ts":0})"));  // no pong yet: nothing is acknowledged
+  CHECK(before < 4);  // the window shut
+  v.ping(w);          // no pong read yet (read 0): nothing is acknowledged
   carry(h, w);
   CHECK(w.frames[v.id].size() == before);
-  v.send(J(R"({"t":"ping","n":2,"ts":0})"));  // after pong 1: everything before it was read
+  REQUIRE(w.pong_end.count(v.id));
+  const std::size_t end = w.pong_end[v.id];
+  // Every other count acknowledges nothing: none at all, one byte off either way, a frame past it,
+  // and more than was ever sent.
+  for (Json read : {Json(), Json(end - 1), Json(end + 1), Json(end + big.size()),
+                    Json(std::uint64_t(9007199254740991))}) {
+    Json p = J(R"({"t":"ping","n":2,"ts":0})");
+    if (!read.is_null()) p["read"] = read;
+    v.send(p);
+    carry(h, w);
+    CHECK(w.frames[v.id].size() == before);
+  }
+  v.ping(w);  // read up to that pong: everything before it is acknowledged
   carry(h, w);
   CHECK(w.frames[v.id].size() > before);
   CHECK(w.frames[v.id].back().substr(0, 1) == "4");  // the newest, the others superseded
+  // The pong echoes n and ts only: `read` is the client's word, not the relay's.
+  CHECK_FALSE(w.pong_with_read);
+}
+
+TEST_CASE("cockpit websocket: a client that pings without reading gets no more room") {
+  RelayConfig c;
+  c.websocket_buffered_amount = false;
+  Harness h(c);
+  WsPeer robot = ws_robot(h, "r1");
+  WsPeer slow = ws_viewer(h, "r1", {"cam"});
+  Written w;
+  carry(h, w);
+  slow.ping(w);  // it read its welcome and first pong, then stopped reading
+  carry(h, w);
+  const std::size_t read_at_stop = w.pong_end[slow.id];
+  const std::string big(256 * 1024, 'x');
+  // 80 frames of 256 KiB (20 MiB) while it keeps pinging on a timer: with no read at all (an old
+  // client's ping), and with the last read it really made.
+  for (int i = 1; i <= 80; ++i) {
+    robot.frame("cam", i, std::to_string(i) + ":" + big);
+    carry(h, w);
+    Json p = J(R"({"t":"ping","n":1,"ts":0})");
+    if (i % 2) p["read"] = read_at_stop;
+    slow.send(p);
+    carry(h, w);
+  }
+  CHECK(w.bytes[slow.id] <= kWebSocketAckWindowBytes + (kMaxLatestWritesInFlight + 1) * big.size());
+  CHECK(h.relay.counters("r1", "cam")->dropped > 0);
 }
 
 TEST_CASE("cockpit websocket: with bufferedAmount the host's signal alone paces writes") {
