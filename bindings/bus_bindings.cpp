@@ -335,7 +335,8 @@ class BusCore {
   }
   std::string handoff(const std::string& to, const std::string& request, double expires_at,
                       double now) {
-    auto h = bus_->handoff(to, request, bindings::saturating_int64(expires_at), std::int64_t(now));
+    auto h = bus_->handoff(to, request, ::tether::bindings::saturating_int64(expires_at),
+                           std::int64_t(now));
     if (!h) return settled(text(error_json(h.error())));
     return settled(text(Json{{"ok", true}, {"handoff", outgoing_handoff_json(h.value())}}));
   }

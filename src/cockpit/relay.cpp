@@ -615,8 +615,15 @@ void CockpitRelay::acknowledge(Session& s, const Json& read, TimeMs now) {
 
 void CockpitRelay::pong(Session& s, Json ping) {
   if (auto read = ping.find("read"); read != ping.end()) {
+    s.ws_counts_reads = true;  // from now on only what it says it read counts
     if (paced(s)) acknowledge(s, *read, s.heard_ms);
     ping.erase(read);  // a pong echoes n and ts only
+  } else if (!s.ws_counts_reads && paced(s) && !s.ws_pong_marks.empty()) {
+    // A client that has never sent `read` speaks the v7 wire as written, which has no such field
+    // (other viewers and robot SDKs): its ping acknowledges up to the newest pong, as before, so
+    // it is never frozen for not knowing the field. The price, documented with the rule: such a
+    // client can still ping without reading.
+    acknowledge(s, Json(s.ws_pong_marks.back()), s.heard_ms);
   }
   ping["t"] = "pong";
   if (CockpitAction* a = out_.send(s.ep, ping)) a->ack_mark = true;

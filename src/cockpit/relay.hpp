@@ -56,8 +56,10 @@ constexpr TimeMs kWebSocketLivenessMs = 10'000;
 // bufferedAmount), the relay counts the bytes it hands each socket and notes where each pong
 // ended. A client's ping carries `read`, the bytes it had read when it read its last pong: the
 // relay counts them as acknowledged only when `read` is exactly where one of its newest pongs
-// ended, which a client knows only by reading up to it. A ping without `read` (or with a wrong
-// one) acknowledges nothing, so a client that pings without reading gets no more room. A stream
+// ended, which a client knows only by reading up to it. Once a client has sent `read`, a ping
+// without it (or with a wrong one) acknowledges nothing, so a client that pings without reading
+// gets no more room. A client that never sends `read` (the v7 wire has no such field) is trusted
+// as before: each ping acknowledges up to the newest pong. A stream
 // opens, and a write is done, only while fewer than this many bytes are unacknowledged;
 // meanwhile latest frames are superseded in place and reliable ones queue up to their caps, then
 // the viewer is disconnected, exactly as a full socket does where bufferedAmount exists. A reader

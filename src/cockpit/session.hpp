@@ -65,6 +65,7 @@ struct Session {
   std::uint64_t ws_queued = 0;
   std::uint64_t ws_acked = 0;
   std::deque<std::uint64_t> ws_pong_marks;            // at most kWebSocketPongMarks, oldest first
+  bool ws_counts_reads = false;                       // it has sent a ping with `read`
   std::deque<std::pair<bool, StreamId>> ws_deferred;  // (opened, stream)
 };
 

@@ -256,6 +256,28 @@ TEST_CASE("cockpit websocket: a client that pings without reading gets no more r
   CHECK(h.relay.counters("r1", "cam")->dropped > 0);
 }
 
+TEST_CASE("cockpit websocket: a client that never sends read is paced by its pings as before") {
+  // Other v7 clients know no `read` field: they must not freeze once the window has been sent.
+  RelayConfig c;
+  c.websocket_buffered_amount = false;
+  Harness h(c);
+  WsPeer robot = ws_robot(h, "r1");
+  WsPeer v = ws_viewer(h, "r1", {"cam"});
+  Written w;
+  carry(h, w);
+  const std::string big(kWebSocketAckWindowBytes / 2, 'x');
+  std::size_t delivered = 0;
+  for (int i = 1; i <= 12; ++i) {  // 24 MiB, six times the window
+    robot.frame("cam", i, std::to_string(i) + ":" + big);
+    carry(h, w);
+    v.send(J(R"({"t":"ping","n":1,"ts":0})"));  // reads everything, pings without `read`
+    carry(h, w);
+    delivered = w.frames[v.id].size();
+  }
+  CHECK(delivered >= 10);  // each ping reopened the window; a frozen viewer gets at most 2
+  CHECK(w.frames[v.id].back().substr(0, 3) == "12:");
+}
+
 TEST_CASE("cockpit websocket: with bufferedAmount the host's signal alone paces writes") {
   Harness h;  // websocket_buffered_amount: the Deno host
   WsPeer robot = ws_robot(h, "r1");
