@@ -37,14 +37,7 @@ std::string str(const Json& j, const char* k) {
 RoomClient::RoomClient(RoomClientOptions options) : opt_(std::move(options)) {}
 
 std::string RoomClient::key_of(const Json& path) {
-  std::string key;
-  bool first = true;
-  for (const auto& seg : path) {
-    if (!first) key += kPathKeySeparator;
-    first = false;
-    append_js_string(key, seg);
-  }
-  return key;
+  return path_register_key(path);
 }
 
 Hlc RoomClient::tick(TimeMs now) {

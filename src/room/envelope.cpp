@@ -84,6 +84,17 @@ std::string value_text(const Json& v) {
   return out;
 }
 
+std::string path_register_key(const Json& path) {
+  std::string key;
+  bool first = true;
+  for (const auto& seg : path) {
+    if (!first) key += kPathKeySeparator;
+    first = false;
+    append_js_string(key, seg);
+  }
+  return key;
+}
+
 void append_js_string(std::string& out, const Json& v) {
   switch (v.type()) {
     case Json::value_t::string: out += v.get_ref<const std::string&>(); return;

@@ -83,6 +83,9 @@ bool has_control_char(std::string_view s);
 // "[object Object]", arrays joined by commas.
 void append_js_string(std::string& out, const Json& v);
 void append_js_string(std::string& out, const JsonScan& scan, std::uint32_t v);
+// The register identity of a path (an array): String(seg) of each segment joined by
+// kPathKeySeparator, as the reference keys its registers.
+std::string path_register_key(const Json& path);
 // A non-empty string without control characters, at most kMaxIdBytes, read from `scan`.
 bool clean_id(const JsonScan& scan, std::uint32_t v, std::string& out);
 std::optional<Hlc> read_hlc(const JsonScan& scan, std::uint32_t v);

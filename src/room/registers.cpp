@@ -16,17 +16,10 @@ struct Later {
     return compare_hlc(a.hlc, b.hlc) > 0;
   }
 };
-// String(seg) joined by kPathKeySeparator (envelope.hpp): the register identity of a path.
+// The register identity of a path (envelope.hpp), or none for a value that is not an array.
 std::optional<std::string> path_key(const Json& path) {
   if (!path.is_array()) return std::nullopt;
-  std::string key;
-  bool first = true;
-  for (const auto& seg : path) {
-    if (!first) key += kPathKeySeparator;
-    first = false;
-    append_js_string(key, seg);
-  }
-  return key;
+  return path_register_key(path);
 }
 
 std::optional<std::string> path_key(std::string_view path_json) {

@@ -251,14 +251,20 @@ ChunkOutcome SwarmNode::handle_chunk(std::string_view peer, const FileId& file, 
   auto it = files_.find(file);
   if (it == files_.end()) return ChunkOutcome::unexpected;
   const ChunkOutcome o = it->second.session.handle_chunk(peer_number(peer), index, data, now_ms);
+  return after_chunk(peer, file, it->second, index, o, now_ms);
+}
+
+// What a chunk's verdict means for the peer that sent it and for the file (both chunk paths).
+ChunkOutcome SwarmNode::after_chunk(std::string_view peer, const FileId& file, File& f,
+                                    std::uint32_t index, ChunkOutcome o, TimeMs now_ms) {
   if (o == ChunkOutcome::bad_hash) {
     ++stats_.bad_chunks;
     refuse(peer, "bad_chunk",
            "chunk " + std::to_string(index) + " of " + to_hex(file) + " failed verification");
   }
   if (o == ChunkOutcome::stored) {
-    ++it->second.unwritten;
-    update_hold(file, it->second, now_ms);
+    ++f.unwritten;
+    update_hold(file, f, now_ms);
   }
   pump(file, now_ms);
   return o;
@@ -275,17 +281,7 @@ ChunkOutcome SwarmNode::handle_chunk_digest(std::string_view peer, const FileId&
   if (!digest && s.wants_chunk(index, length)) return ChunkOutcome::unexpected;
   const ChunkOutcome o = s.handle_chunk_digest(peer_number(peer), index, length,
                                                digest.value_or(Sha256Digest{}), now_ms);
-  if (o == ChunkOutcome::bad_hash) {
-    ++stats_.bad_chunks;
-    refuse(peer, "bad_chunk",
-           "chunk " + std::to_string(index) + " of " + to_hex(file) + " failed verification");
-  }
-  if (o == ChunkOutcome::stored) {
-    ++it->second.unwritten;
-    update_hold(file, it->second, now_ms);
-  }
-  pump(file, now_ms);
-  return o;
+  return after_chunk(peer, file, it->second, index, o, now_ms);
 }
 
 void SwarmNode::handle_chunk_written(const FileId& file, std::uint32_t index, TimeMs now_ms) {

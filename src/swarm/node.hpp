@@ -271,6 +271,8 @@ class SwarmNode {
   void next_resume_read(const FileId& id, File& f, TimeMs now_ms);
   void fail_file(const FileId& id, std::string code, std::string message);
   void update_hold(const FileId& id, File& f, TimeMs now_ms);
+  ChunkOutcome after_chunk(std::string_view peer, const FileId& file, File& f, std::uint32_t index,
+                           ChunkOutcome o, TimeMs now_ms);
   void enqueue_serve(const std::string& peer, const FileId& id, const Swarm& s,
                      const ServeChunk& c);
 
