@@ -1,4 +1,4 @@
-// The front door of the mailbox endpoint, shared by the Worker (worker.js) and the Deno host
+// The front door of the mailbox endpoint, shared by the mailbox Worker (mailbox-worker.js) and the Deno host
 // (web/host/mailbox.js), as room-request.js is the rooms': the core's front_door decides where a
 // request goes or answers it before any body is read; then the body is read up to the core's
 // request limit (one byte more, so the core sees it is over), and the host adds the random bytes
@@ -24,7 +24,12 @@ export async function readMailboxRequest(request, api, entropy = api.entropy()) 
   const declared = request.headers.get('content-length');
   const length = declared === null || !/^\d+$/.test(declared) ? -1 : Number(declared);
   const door = api.frontDoor(request.method, target, length, upgrade);
-  if (!door.ok) return { response: outcomeResponse(door) };
+  if (!door.ok)
+    return {
+      response: outcomeResponse(
+        /** @type {import('../glue/mailbox.d.ts').MailboxErrorResponse} */ (door),
+      ),
+    };
   const body = await readBounded(request, api.limits.maxRequestBytes + 1);
   return {
     route: door.route,
