@@ -59,3 +59,22 @@ test("each edge Worker's module holds its own system's bindings only", async () 
       assert.equal(m.bindings.includes(binding), owner === w.module, `${w.module} and ${binding}`);
   }
 });
+
+// On the rooms Worker's module (registered above, as the rooms Worker does) the relay side works
+// and the client side, which that module leaves out, says where it runs instead of crashing.
+test('tether/relay on the rooms module: the relay works, the client names its runtimes', async () => {
+  const relay = await import('../../web/glue/relay.js');
+  const r = relay.createRelay({ policyVersion: 0 });
+  const sent = [];
+  const conn = r.connectText(
+    { send: (t) => sent.push(JSON.parse(t)), close() {} },
+    { writer: 'w' },
+  );
+  conn.receive(relay.helloText({ room: 'lab', origin: 'o', policyVersion: 0 }));
+  assert.equal(sent[0]?.t, 'welcome', 'a relay on tether-rooms welcomes a hello');
+  assert.throws(
+    () => relay.createRoomClient({ room: 'lab', origin: 'o', writer: 'w' }),
+    /RoomClientCore is not in the WASM module this runtime loaded .*tether-rooms.*full module/,
+  );
+  assert.throws(() => relay.validateEnvelope({}), /roomValidateEnvelope is not in the WASM module/);
+});
