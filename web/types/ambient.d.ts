@@ -18,3 +18,11 @@ interface WebSocket {
 interface ResponseInit {
   webSocket?: WebSocket | null;
 }
+// The running cockpit, for the end-to-end tests and the browser console (web/cockpit/src/main.js).
+interface Window {
+  tetherCockpit?: Awaited<ReturnType<typeof import('../cockpit/src/app.js').startCockpit>>;
+}
+// Deno's (and Node 24's) entry-point test; the Deno hosts (web/host/) start their server with it.
+interface ImportMeta {
+  readonly main?: boolean;
+}
