@@ -12,6 +12,14 @@ export type TicketClaims = {
   readonly ttlSeconds?: number;
   readonly nowMs?: number;
 };
+/**
+ * Loads the ticket codec where it cannot load itself (workerd: pass the precompiled
+ * `wasmModule`); Node and Deno load it on import, and a browser uses the module already loaded.
+ */
+export declare function initTickets(options?: {
+  wasmModule?: WebAssembly.Module;
+  wasmBinary?: Uint8Array;
+}): Promise<void>;
 export declare function mintTicket(secret: string, claims: TicketClaims): Promise<string>;
 export type TicketCheck =
   | {
