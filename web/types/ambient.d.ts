@@ -11,9 +11,13 @@ declare module '*.wasm' {
 declare module 'node:sqlite' {
   export const DatabaseSync: any;
 }
-// workerd's WebSocket additions (the server end of a WebSocketPair, the upgrade response).
+// workerd's WebSocket additions (the server end of a WebSocketPair, the upgrade response, and
+// the attachment a hibernatable socket keeps across a Durable Object's wake-ups): optional, since
+// no other runtime has them.
 interface WebSocket {
-  accept(): void;
+  accept?(): void;
+  serializeAttachment?(value: unknown): void;
+  deserializeAttachment?(): any;
 }
 interface ResponseInit {
   webSocket?: WebSocket | null;
