@@ -52,7 +52,7 @@ async function verified(url, room, secret) {
     // A misconfigured secret (too short) is the operator's error, not the client's.
     return text(500, `${e.message}\n`);
   }
-  if (v.ok === false) return text(401, refusalBody(v.reason, v.message));
+  if (!v.ok) return text(401, refusalBody(v.reason, v.message));
   return { room, writer: v.writer, kind: v.kind };
 }
 

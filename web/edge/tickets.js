@@ -39,7 +39,7 @@ if (globalThis.process?.versions?.node || globalThis.Deno)
 
 /**
  * Loads the ticket codec where it cannot load itself (workerd: pass { wasmModule }).
- * @param {{wasmModule?: WebAssembly.Module, wasmBinary?: Uint8Array}} [options]
+ * @param {import('../glue/load.d.ts').LoadOptions} [options]
  */
 export async function initTickets(options) {
   adopt(await loadTetherModule(options, 'room'));
