@@ -106,7 +106,7 @@ const page = createServer(async (req, res) => {
       const ticket = await mintTicket(secret, {
         room: p.get('room') ?? '',
         writer: p.get('writer') ?? '',
-        // the core refuses any other kind, with the fix
+        // Any other kind is refused by the ticket core (mintTicket throws: a 400 below).
         kind: /** @type {'human' | 'agent'} */ (p.get('kind') ?? 'human'),
       });
       return send(200, 'application/json', JSON.stringify({ ticket }));

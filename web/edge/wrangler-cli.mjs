@@ -31,6 +31,7 @@ export function wranglerCommand(args) {
   return [process.execPath, ['--no-warnings', wranglerCli, ...args]];
 }
 
+/** @param {Record<string, string>} [extra] */
 export function wranglerEnv(extra = {}) {
   return { ...process.env, ...OFFLINE_ENV, ...extra };
 }
