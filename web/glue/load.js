@@ -1,8 +1,7 @@
 // Loads tether's WASM modules in every runtime: browser, Node, Deno and Cloudflare workerd.
 // There is one module per runtime (wasm/module.cmake): `tether` holds every binding; smaller ones
 // (`tether-rooms`, `tether-cockpit-relay` and `tether-mailbox` for the edge Workers,
-// `tether-cockpit` for the cockpit app) hold only what their runtime
-// uses. A runtime's module is registered by importing its descriptor (web/glue/modules/): the
+// `tether-cockpit` for the cockpit app) hold only what their runtime uses. A runtime's module is registered by importing its descriptor (web/glue/modules/): the
 // package's export conditions do that (`workerd`: web/glue/workerd/, an edge module; every other
 // runtime: web/glue/full/), and an app can import one itself (the cockpit does). Without a
 // registered module that holds the binding asked for, the full module is loaded by URL (files
