@@ -17,6 +17,8 @@ export interface HttpLimits {
   maxLinkQueueBytes: number;
 }
 export declare function httpLimits(): HttpLimits;
+/** Headers every answer of the HTTP form carries, so a page of any origin can read it. */
+export declare const HTTP_CORS: Readonly<Record<string, string>>;
 export declare function httpRefusal(code: string): { status: number; body: string } | null;
 export declare function readBoundedText(request: Request, max: number): Promise<string | null>;
 

@@ -31,6 +31,14 @@ const registry =
     ? new FinalizationRegistry((core) => core.delete())
     : null;
 
+/**
+ * Headers every answer of the HTTP form carries so that a browser page of any origin (the app is
+ * rarely served by its relay) may read it. Safe for any origin: the form's only credentials are in
+ * the URL (the ticket of an open, then the session), never a cookie, and its requests are all
+ * CORS-simple (GET, or POST of text/plain), so there is no preflight to answer.
+ */
+export const HTTP_CORS = Object.freeze({ 'access-control-allow-origin': '*' });
+
 /** The protocol's bounds, as the core defines them. */
 export function httpLimits() {
   return ready().httpLimits();
@@ -99,6 +107,7 @@ export function createHttpMembers(host) {
               headers: {
                 'content-type': a.status === 200 ? 'application/json' : 'text/plain; charset=utf-8',
                 'cache-control': 'no-store',
+                ...HTTP_CORS,
               },
             }),
           );
@@ -137,7 +146,7 @@ export function createHttpMembers(host) {
         request.method === 'POST' ? await readBoundedText(request, limits.maxBodyBytes) : '';
       if (body === null) {
         const r = m.httpRefusal('too_large');
-        return new Response(r.body, { status: r.status });
+        return new Response(r.body, { status: r.status, headers: HTTP_CORS });
       }
       return ask((req, now) =>
         core.request(req, request.method, room, op, url.search.slice(1), body, now),
