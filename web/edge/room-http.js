@@ -51,7 +51,7 @@ export function createRoomHttp(host) {
           });
         return members.open(identity);
       }
-      return members.request(request, room, op);
+      return members.request(request, room, op, identity);
     },
     members: () => members.members(),
     membersIn: (room) => members.membersIn(room),

@@ -54,14 +54,16 @@ async function verified(url, room, secret) {
     return text(500, `${e.message}\n`);
   }
   if ('reason' in v) return text(401, refusalBody(v.reason, v.message));
-  return { room, writer: v.writer, kind: v.kind };
+  return { room, writer: v.writer, kind: v.kind, exp: v.exp };
 }
 
 /**
- * `/rooms/<name>/http/<op>`: null when the path is not one, else the room and operation, with the
- * verified identity for an `open` (the only request that carries a ticket; the others carry the
- * session the open returned, which the core checks).
- * @returns {Promise<any>} null, {response}, or {room, op, identity?}
+ * `/rooms/<name>/http/<op>`: null when the path is not one, else the room and operation with the
+ * identity its ticket verified. Every call carries the ticket, not only the open (the session the
+ * open returned names the member, the ticket still authorises each call): one that expired, or
+ * is not for this room, is refused here, and the core binds the session to the ticket's writer
+ * and expiry.
+ * @returns {Promise<any>} null, {response}, or {room, op, identity}
  */
 export async function checkHttpRoomRequest(request, secret) {
   const url = new URL(request.url);
@@ -74,8 +76,8 @@ export async function checkHttpRoomRequest(request, secret) {
     return text(400, 'the room name is not valid percent-encoding\n', HTTP_CORS);
   }
   const op = m[2];
-  if (op !== 'open') return { room, op };
-  if (request.method !== 'POST') return text(405, 'method: open is POST\n', HTTP_CORS);
+  if (op === 'open' && request.method !== 'POST')
+    return text(405, 'method: open is POST\n', HTTP_CORS);
   const v = await verified(url, room, secret);
   if (!v.response) return { room, op, identity: v };
   // A refused open is readable by a browser page too (web/glue/http-member.js HTTP_CORS).
