@@ -489,7 +489,7 @@ TEST_CASE("http member: a session ends with its ticket, and serves only its tick
   CHECK(m.members() == 0);
 }
 
-TEST_CASE("http member: a call after the ticket expired ends the session; a later ticket extends") {
+TEST_CASE("http member: a call after the ticket expired ends the session, a later ticket extends") {
   HttpMembers m;
   m.handle_open(1, "lab", random_bytes(1), 0, "alice", 1'000);
   std::string a = body_json(response(drain(m), 1))["session"].get<std::string>();
