@@ -292,8 +292,8 @@ class SealedChannel {
 
   Sender* sender(std::string_view id, bool create);
   const Sender* find_sender(std::string_view id) const;
-  // Seals one frame of `kind` to `to` bound to `epoch` (plaintext `text`); false when too many are
-  // in flight or the counter ran out.
+  // Seals one frame of `kind` to `to` bound to `epoch` (plaintext `text`): none, or busy when too
+  // many are in flight, or exhausted when the counter ran out.
   SealedError enqueue(SealedKind kind, std::string_view to, const Session& epoch,
                       std::string_view text);
   bool make_room_for_session(Sender& s);
