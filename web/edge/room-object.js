@@ -126,7 +126,8 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
         return this.http.handle(request, {
           room,
           op,
-          identity: op === 'open' && writer ? { writer, kind, room } : undefined,
+          // Every call's ticket is verified by the Worker; its writer binds the session's calls.
+          identity: writer ? { writer, kind, room } : undefined,
         });
       }
       if (!writer || !room)
