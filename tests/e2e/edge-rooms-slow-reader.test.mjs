@@ -16,6 +16,7 @@
 // On Deno a reader that never acknowledges (a mesh-protocol client) is bounded the same way by
 // bufferedAmount; on workerd such a reader keeps the pace model (the documented price).
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -124,7 +125,9 @@ for (const [name, start] of Object.entries(hosts)) {
         let rssPeak = rss0;
         const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssMiB(host.pid))), 50);
         try {
-          const data = 'p'.repeat(PRESENCE_BYTES);
+          // Incompressible: both hosts and `ws` speak permessage-deflate, which would otherwise
+          // queue a flood of one repeated letter in a few bytes a frame.
+          const data = randomBytes((PRESENCE_BYTES * 3) / 4).toString('base64');
           for (let i = 0; i < PRESENCE_FRAMES; i++) {
             flood.send(JSON.stringify({ t: 'presence', room, data: { i, data } }));
             // Lets the sampler and the sockets run: the flood is sent, not buffered in this process.

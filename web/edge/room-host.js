@@ -28,6 +28,11 @@ const clip = (s) => {
  * @param {import('./room-store.js').RoomStore | null} o.store  null: memory only (durability off)
  * @param {{rules, agentRoot}} o.policyConfig  from policy.js parsePolicyConfig
  * @param {object} o.limits  from limits.js resolveLimits
+ * @param {number} [o.policyVersion]  the policy version hellos must carry
+ * @param {number} [o.journalLimit]  the relay's journal bound (its default when absent)
+ * @param {{error: Function, warn?: Function, info?: Function}} [o.log]
+ * @param {() => number} [o.now]
+ * @param {((conn: object, hello: string) => void) | null} [o.onHello]
  */
 export function createRoomHost({
   relayImpl,

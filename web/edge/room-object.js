@@ -141,7 +141,8 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
           headers: { 'Retry-After': String(refused.retryAfter) },
         });
       }
-      const [client, server] = Object.values(new WebSocketPair());
+      // workerd's server end carries the hibernation attachment (not in the DOM's WebSocket type).
+      const [client, server] = /** @type {any[]} */ (Object.values(new WebSocketPair()));
       this.ctx.acceptWebSocket(server);
       const identity = { writer, kind, room };
       server.serializeAttachment(identity);

@@ -265,7 +265,7 @@ TEST_CASE("admission: a reader that acknowledges is held to its unacknowledged b
   CHECK(h.adm.handle_send(c, 100, false, 0, 240'000).kind == K::send);
 }
 
-TEST_CASE("admission: a reader that never acknowledges keeps the pace model; a resumed one too") {
+TEST_CASE("admission: a reader that never acknowledges keeps the pace model, a resumed one too") {
   AdmissionLimits l;
   l.max_buffered_bytes = 8192;
   l.reader_bytes_per_second = 1000;
