@@ -53,6 +53,7 @@ RoomRelayOptions options_from(const std::string& text) {
   o.has_can_bump = flag("canBump");
   o.verify_citations = flag("verifyCitations");
   o.seed = static_cast<std::uint64_t>(num("seed", 0));
+  o.read_ack_bytes = num("readAckBytes", 0);
   if (const Json* acl = field(j, "acl"); acl && acl->is_array()) {
     o.native_acl = true;
     for (const auto& rule : *acl) {
@@ -225,7 +226,8 @@ class RoomRelayCore {
   }
   static bool is_barrier(double kind) {
     return kind != static_cast<double>(RoomAction::Kind::send) &&
-           kind != static_cast<double>(RoomAction::Kind::close);
+           kind != static_cast<double>(RoomAction::Kind::close) &&
+           kind != static_cast<double>(RoomAction::Kind::read);
   }
   void pack(const RoomAction& a) {
     const std::size_t at = packed_.size();
@@ -282,9 +284,15 @@ class RoomAdmissionCore {
     adm_.handle_budget(scope, writer, state.empty() ? std::nullopt : parse_budget(state),
                        static_cast<TimeMs>(now));
   }
-  double opened(const std::string& scope, const std::string& writer, double now) {
-    return static_cast<double>(adm_.handle_opened(scope, writer, static_cast<TimeMs>(now)));
+  double opened(const std::string& scope, const std::string& writer, double now, bool resumed) {
+    return static_cast<double>(
+        adm_.handle_opened(scope, writer, static_cast<TimeMs>(now), resumed));
   }
+  // A reader's acknowledgement (the relay's read action): true when credited.
+  bool read(double conn, double bytes) {
+    return adm_.handle_read(static_cast<std::uint64_t>(conn), bytes);
+  }
+  double read_ack_bytes() const { return adm_.read_ack_bytes(); }
   // 0 pass, 1 measure (call again with the frame's UTF-8 size), else the close code (reason:
   // closeReason()).
   int frame(double conn, bool binary, double length, double utf8_bytes, double now) {
@@ -533,6 +541,8 @@ EMSCRIPTEN_BINDINGS(tether_room) {
       .function("opened", &RoomAdmissionCore::opened)
       .function("frame", &RoomAdmissionCore::frame)
       .function("send", &RoomAdmissionCore::send)
+      .function("read", &RoomAdmissionCore::read)
+      .function("readAckBytes", &RoomAdmissionCore::read_ack_bytes)
       .function("droppedEphemeral", &RoomAdmissionCore::dropped_ephemeral)
       .function("closeReason", &RoomAdmissionCore::close_reason)
       .function("closed", &RoomAdmissionCore::closed)

@@ -29,11 +29,12 @@ class RoomClientCore {
   explicit RoomClientCore(const std::string& options_json)
       : client_(client_options(options_json)) {}
   std::string hello() const { return client_.hello(); }
+  std::string connect() { return client_.connect(); }
   bool write(const std::string& ops, double now) {
     return client_.write(ops, static_cast<TimeMs>(now));
   }
-  void receive(const std::string& text, double now) {
-    client_.handle_message(text, static_cast<TimeMs>(now));
+  void receive(const std::string& text, double now, bool frame) {
+    client_.handle_message(text, static_cast<TimeMs>(now), frame);
   }
   // A persisted outbox (an array of the strings tail() returned): "" when seeded, else the fix.
   std::string seed(val messages, double now) {
@@ -201,6 +202,7 @@ EMSCRIPTEN_BINDINGS(tether_room_client) {
   emscripten::class_<RoomClientCore>("RoomClientCore")
       .constructor<const std::string&>()
       .function("hello", &RoomClientCore::hello)
+      .function("connect", &RoomClientCore::connect)
       .function("write", &RoomClientCore::write)
       .function("receive", &RoomClientCore::receive)
       .function("seed", &RoomClientCore::seed)
