@@ -44,7 +44,17 @@ export function connectViewer(mod, wire, info, options = {}) {
         else if (a.kind === 'rtc_open')
           rtc(() => webrtc.open({ iceServers: a.iceServers }), 'handleRtcOffer');
         else if (a.kind === 'rtc_accept') rtc(() => webrtc.accept(a.sdp));
-        else if (a.kind === 'rtc_answer') rtc(() => webrtc.answer(a), 'handleRtcAnswer');
+        else if (a.kind === 'rtc_answer')
+          rtc(
+            () =>
+              webrtc.answer({
+                sdp: a.sdp ?? '',
+                tracks: a.tracks ?? [],
+                robotId: a.robotId ?? '',
+                current: a.current ?? false,
+              }),
+            'handleRtcAnswer',
+          );
       },
       event: (e) => event?.(e),
     },
@@ -85,6 +95,7 @@ export function connectViewer(mod, wire, info, options = {}) {
       return holder.link?.lane ?? null;
     },
     watch: (robotId) => input((t) => core.watch(robotId, t)),
+    fleetLink: (on) => input((t) => core.fleetLink(on, t)),
     want: (channels) => input((t) => core.want(channels, t)),
     teleopStart: () => input((t) => core.teleopStart(t)),
     teleopStop: () => input((t) => core.teleopStop(t)),
@@ -112,7 +123,9 @@ export function connectViewer(mod, wire, info, options = {}) {
 // bidirectional streams (workaround 1).
 async function webTransportLink(wire, info, driver, core, onFrame, onFrameError) {
   const wt = new WebTransport(`${info.wtUrl}/viewer`, {
-    serverCertificateHashes: info.certHash ? pinnedHashes(info.certHash) : undefined,
+    serverCertificateHashes: info.certHash
+      ? /** @type {WebTransportHash[]} */ (pinnedHashes(info.certHash))
+      : undefined,
   });
   await wt.ready;
   const control = await wt.createBidirectionalStream();
