@@ -44,15 +44,10 @@ export function connectViewer(mod, wire, info, options = {}) {
         else if (a.kind === 'rtc_open')
           rtc(() => webrtc.open({ iceServers: a.iceServers }), 'handleRtcOffer');
         else if (a.kind === 'rtc_accept') rtc(() => webrtc.accept(a.sdp));
+        // rtc_answer carries sdp, tracks, robotId and current (cockpit-cores.d.ts).
         else if (a.kind === 'rtc_answer')
           rtc(
-            () =>
-              webrtc.answer({
-                sdp: a.sdp ?? '',
-                tracks: a.tracks ?? [],
-                robotId: a.robotId ?? '',
-                current: a.current ?? false,
-              }),
+            () => webrtc.answer(/** @type {Parameters<typeof webrtc.answer>[0]} */ (a)),
             'handleRtcAnswer',
           );
       },
@@ -123,9 +118,7 @@ export function connectViewer(mod, wire, info, options = {}) {
 // bidirectional streams (workaround 1).
 async function webTransportLink(wire, info, driver, core, onFrame, onFrameError) {
   const wt = new WebTransport(`${info.wtUrl}/viewer`, {
-    serverCertificateHashes: info.certHash
-      ? /** @type {WebTransportHash[]} */ (pinnedHashes(info.certHash))
-      : undefined,
+    serverCertificateHashes: info.certHash ? pinnedHashes(info.certHash) : undefined,
   });
   await wt.ready;
   const control = await wt.createBidirectionalStream();

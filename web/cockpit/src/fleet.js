@@ -30,7 +30,7 @@ export class FleetView {
   #host;
   #seen = new Map(); // robotId -> {lastFrameMs, thumbUrl, thumbAt, since}
   /** @type {ReturnType<typeof setInterval> | undefined} */
-  #timer = undefined;
+  #timer;
 
   /** @param {{session: import('./session.js').ViewerSession, taps: Set<Function>, stats: () => {rateHz: number, lossPct: number}[], kindOf: (e: string) => string}} host */
   constructor(host) {
