@@ -182,19 +182,6 @@ Drop unknown(const std::string& path) {
   return Drop{DropReason::unknown_field, path, path + " is not part of protocol v7"};
 }
 
-std::optional<Drop> check_robot(const Json& v, const std::string& path, bool need_id) {
-  return check_object(
-      v, path,
-      need_id ? std::initializer_list<const char*>{"id", "name", "model"}
-              : std::initializer_list<const char*>{},
-      [&](const std::string& key, const Json& value, const std::string& p) -> std::optional<Drop> {
-        if (key == "id") return check_string(value, p, kMaxIdChars, need_id);
-        if (key == "name" || key == "model")
-          return check_string(value, p, kMaxShortTextChars, false);
-        return unknown(p);
-      });
-}
-
 // A robots entry's `link`: the relay's figures for the robot (§ Fleet link quality).
 std::optional<Drop> check_link(const Json& v, const std::string& path) {
   return check_object(
@@ -221,15 +208,18 @@ std::optional<Drop> check_link(const Json& v, const std::string& path) {
       });
 }
 
-// A robots entry: an identity, and the relay's link figures for a viewer that asked for them.
-std::optional<Drop> check_robot_entry(const Json& v, const std::string& path) {
+// A hello's robot ({id?, name?, model?}), or a robots entry (`listed`: {id, name, model}, and the
+// relay's link figures for a viewer that asked for them).
+std::optional<Drop> check_robot(const Json& v, const std::string& path, bool listed) {
   return check_object(
-      v, path, {"id", "name", "model"},
+      v, path,
+      listed ? std::initializer_list<const char*>{"id", "name", "model"}
+             : std::initializer_list<const char*>{},
       [&](const std::string& key, const Json& value, const std::string& p) -> std::optional<Drop> {
-        if (key == "id") return check_string(value, p, kMaxIdChars, true);
+        if (key == "id") return check_string(value, p, kMaxIdChars, listed);
         if (key == "name" || key == "model")
           return check_string(value, p, kMaxShortTextChars, false);
-        if (key == "link") return check_link(value, p);
+        if (key == "link" && listed) return check_link(value, p);
         return unknown(p);
       });
 }
@@ -285,7 +275,10 @@ std::optional<Drop> check_field(Kind kind, const Json& v, const std::string& pat
       if (!v.is_object()) return Drop{DropReason::wrong_type, path, path + ": expected an object"};
       return std::nullopt;
     case Kind::robot_hello: return check_robot(v, path, false);
-    case Kind::robot_list: return check_array(v, path, kMaxListEntries, check_robot_entry);
+    case Kind::robot_list:
+      return check_array(v, path, kMaxListEntries, [](const Json& item, const std::string& p) {
+        return check_robot(item, p, true);
+      });
     case Kind::boolean:
       if (!v.is_boolean())
         return Drop{DropReason::wrong_type, path, path + ": expected true or false"};
