@@ -73,6 +73,23 @@ export function replayText(room, seqEnvText) {
   return text;
 }
 
+// The room client and the reference's checking helpers are the room_client binding
+// (wasm/module.cmake): in the full module beside the relay, never in the rooms Worker's module,
+// which hosts rooms only. The constructor or function `name` of the loaded module, or the fix.
+function clientSide(name) {
+  if (!mod)
+    throw new Error(
+      'tether/relay: the WASM module is not loaded; `await initRelay({ wasmModule })` first',
+    );
+  if (!mod[name])
+    throw new Error(
+      `tether/relay: ${name} is not in the WASM module this runtime loaded (the rooms Worker's, ` +
+        'tether-rooms, holds the relay side only: wasm/module.cmake); a room client and the ' +
+        "reference's checks run on the full module (Node, Deno, browsers)",
+    );
+  return mod[name];
+}
+
 /**
  * The reference's validateEnvelope: the core's whole-envelope check (the one the relay runs
  * before anything else). null when well-formed, else the reason (the `malformed` details, and
@@ -86,7 +103,7 @@ export function validateEnvelope(env) {
     return 'envelope'; // a cycle or a BigInt: no envelope a peer could have sent
   }
   if (typeof text !== 'string') return 'envelope';
-  const reason = mod.roomValidateEnvelope(text);
+  const reason = clientSide('roomValidateEnvelope')(text);
   return reason === '' ? null : reason;
 }
 
@@ -97,7 +114,8 @@ export function validateEnvelope(env) {
  */
 export function checkEnvelope(policy, env, ctx, room, info) {
   const writer = JSON.stringify(ctx?.writer) ?? '';
-  const check = new mod.RoomEnvelopeCheck(
+  const Check = clientSide('RoomEnvelopeCheck');
+  const check = new Check(
     JSON.stringify(env) ?? '',
     writer,
     !!policy,
@@ -133,7 +151,8 @@ const RANGES = Symbol('tether.relay.ranges');
  * VersionRanges, the same the relay keeps).
  */
 export function createRanges(initial = []) {
-  const core = new mod.RoomRanges(JSON.stringify(initial));
+  const Ranges = clientSide('RoomRanges');
+  const core = new Ranges(JSON.stringify(initial));
   if (core.invalid()) {
     core.delete();
     throw new TypeError('tether/relay: createRanges takes an array of [from, to] version pairs');
@@ -170,7 +189,8 @@ const registerCores = registry((core) => core.delete());
  * whole settled record and examines every origin it names.
  */
 export function createRegisterStore() {
-  const core = new mod.RoomRegisters();
+  const Registers = clientSide('RoomRegisters');
+  const core = new Registers();
   const pathText = (path, what) => {
     if (!Array.isArray(path)) throw new TypeError(`tether/relay: ${what} takes a path (an array)`);
     return JSON.stringify(path);
@@ -542,13 +562,9 @@ const clients = registry((core) => core.delete());
  * and folds the registers last-writer-wins. Text in, text out; `receive` returns what to send.
  */
 export function createRoomClient(options) {
-  if (!mod) {
-    throw new Error(
-      'tether/relay: the WASM module is not loaded; `await initRelay({ wasmModule })` first',
-    );
-  }
+  const Client = clientSide('RoomClientCore');
   const { outbox, ...coreOptions } = options;
-  const core = new mod.RoomClientCore(JSON.stringify(coreOptions));
+  const core = new Client(JSON.stringify(coreOptions));
   if (outbox !== undefined) {
     const error = core.seed(outbox, (options.now ?? Date.now)());
     if (error !== '') {
