@@ -124,6 +124,7 @@ class ViewerHandle : public ClientPort {
   bool watch(const std::string& robot_id, double now) {
     return viewer_.watch(robot_id, TimeMs(now));
   }
+  void fleet_link(bool on, double now) { viewer_.fleet_link(on, TimeMs(now)); }
   // `channels_json` is a JSON array of channel ids (a list crosses as one string).
   void want(const std::string& channels_json, double now) {
     std::vector<std::string> chs;
@@ -379,6 +380,7 @@ EMSCRIPTEN_BINDINGS(tether_cockpit_clients) {
       .function("handleTimeout", &ViewerHandle::timeout)
       .function("handleStop", &ViewerHandle::stop)
       .function("watch", &ViewerHandle::watch)
+      .function("fleetLink", &ViewerHandle::fleet_link)
       .function("want", &ViewerHandle::want)
       .function("teleopStart", &ViewerHandle::teleop_start)
       .function("teleopStop", &ViewerHandle::teleop_stop)

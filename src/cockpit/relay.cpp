@@ -109,7 +109,7 @@ void CockpitRelay::release(SessionId id, TimeMs now) {
   delivery_.robot_left(robot_id);
   sessions_.erase(id);
   if (part_ == FleetPart::robot) out_.push(ActionKind::presence, 0).bytes = share(to_bytes("null"));
-  sessions_.push_robots(out_);
+  sessions_.push_robots(out_, now);
   sessions_.push_manifest(robot_id, out_);
 }
 
@@ -138,7 +138,7 @@ void CockpitRelay::on_hello(Session& s, const wire::Message& hello, TimeMs now) 
   }
   if (part_ != FleetPart::whole && s.ep.role == Role::viewer) s.hello = hello.body;
   const bool was_welcomed = s.welcomed;
-  Robot* r = sessions_.hello(s, hello, out_);
+  Robot* r = sessions_.hello(s, hello, out_, now);
   if (!r) {
     if (!was_welcomed && s.welcomed && !s.closing) rtc_.welcomed(s, sessions_, out_, now);
     return;
@@ -150,7 +150,7 @@ void CockpitRelay::on_hello(Session& s, const wire::Message& hello, TimeMs now) 
   // still serves the same way; the fresh registration re-baselines the robot (workaround 3).
   delivery_.rebaseline(id, r->channels, out_);
   sessions_.send_snapshot(*r, delivery_.wanted(id, r->channels), true, out_, now);
-  sessions_.push_robots(out_);
+  sessions_.push_robots(out_, now);
   sessions_.push_manifest(id, out_);
   rtc_.welcomed(s, sessions_, out_, now);
   for (SessionId v : rtc_.viewers_of(id))
@@ -220,6 +220,44 @@ void CockpitRelay::on_watch(Session& s, const std::string& robot_id, TimeMs now)
     update_rtc(s, now);
   }
   out_.send(s.ep, sessions_.manifest_message(robot_id));
+}
+
+void CockpitRelay::on_fleet(Session& s, bool link, TimeMs now) {
+  const bool was = s.fleet_link;
+  s.fleet_link = link;
+  if (!link || was) return;
+  // The figures at once, then at most one push per kLinkPushIntervalMs while any viewer asks.
+  out_.send(s.ep, sessions_.robots_message(true, now));
+  if (!link_at_) link_at_ = now + kLinkPushIntervalMs;
+}
+
+void CockpitRelay::push_links(TimeMs now) {
+  if (!link_at_ || now < *link_at_) return;
+  std::vector<Endpoint> asking;
+  sessions_.for_each([&](Session& s) {
+    if (s.ep.role == Role::viewer && s.fleet_link && s.welcomed && !s.closing)
+      asking.push_back(s.ep);
+  });
+  if (asking.empty()) {
+    link_at_.reset();
+    link_pushed_ = Json();
+    return;
+  }
+  link_at_ = now + kLinkPushIntervalMs;
+  Json m = sessions_.robots_message(true, now);
+  // What changed is judged on the silence only once it is news: a robot heard regularly is
+  // silent for under a second between pings, which is not pushed, while a silent robot's
+  // silence is pushed as it grows, in whole seconds.
+  Json key = m["robots"];
+  for (Json& e : key) {
+    if (!e.contains("link")) continue;
+    Json& silent = e["link"]["silentMs"];
+    const TimeMs ms = silent.get<TimeMs>();
+    silent = ms < kLinkDegradedAfterMs ? 0 : ms / 1000;
+  }
+  if (key == link_pushed_) return;
+  link_pushed_ = std::move(key);
+  for (Endpoint ep : asking) out_.send(ep, m);
 }
 
 Robot* CockpitRelay::watched(Session& s) {
@@ -296,9 +334,15 @@ void CockpitRelay::on_robot_message(Session& s, ByteView json, bool reply_invali
       count_drop("before_hello");
     return;
   }
-  if (!sessions_.robot_of(s)) return;
+  Robot* robot = sessions_.robot_of(s);
+  if (!robot) return;
+  robot->link.heard(now);
   switch (m->type) {
-    case MessageType::ping: pong(s, std::move(m->body)); return;
+    case MessageType::ping:
+      if (auto rtt = m->body.find("rttMs"); rtt != m->body.end())
+        robot->link.rtt(rtt->get<std::int64_t>());
+      pong(s, std::move(m->body));
+      return;
     case MessageType::pub_ack:
     case MessageType::pub_nack: publish_.on_answer(s, m.value(), sessions_, out_); return;
     case MessageType::rtc_offer:
@@ -330,11 +374,13 @@ void CockpitRelay::on_robot_frame(Session& s, const wire::DataFrame& f, StreamId
   }
   Robot* r = sessions_.robot_of(s);
   if (!r) return;
+  r->link.heard(now);
   auto cit = r->channels.find(f.header.ch);
   if (cit == r->channels.end() || cit->second.tx) {
     count_drop("undeclared_channel");
     return;
   }
+  r->link.frame(f.payload.size, now);
   // The oldest other one-shot stream of this robot still unfinished (its own is in the set).
   StreamId oldest = 0;
   for (StreamId st : s.incoming) {
@@ -372,6 +418,7 @@ void CockpitRelay::on_viewer_message(Session& s, ByteView json, bool on_control,
   switch (m->type) {
     case MessageType::ping: pong(s, std::move(b)); return;
     case MessageType::watch: on_watch(s, b["robotId"].get<std::string>(), now); return;
+    case MessageType::fleet: on_fleet(s, b["link"].get<bool>(), now); return;
     case MessageType::sub: on_sub(s, b["ch"].get<std::string>(), now); return;
     case MessageType::unsub: on_unsub(s, b["ch"].get<std::string>(), now); return;
     case MessageType::teleop_start:
@@ -625,6 +672,7 @@ void CockpitRelay::pong(Session& s, Json ping) {
     // client can still ping without reading.
     acknowledge(s, Json(s.ws_pong_marks.back()), s.heard_ms);
   }
+  ping.erase("rttMs");  // a robot's own figure, for the fleet's link (link.hpp)
   ping["t"] = "pong";
   if (CockpitAction* a = out_.send(s.ep, ping)) a->ack_mark = true;
 }
@@ -702,11 +750,11 @@ void CockpitRelay::handle_handoff(SessionId id, ByteView bytes, TimeMs now) {
   settle(now);
 }
 
-void CockpitRelay::fleet_changed() {
+void CockpitRelay::fleet_changed(TimeMs now) {
   sessions_.set_fleet_robots(fleet_.robots());
-  sessions_.push_robots(out_);
+  sessions_.push_robots(out_, now);
   out_.push(ActionKind::fleet_robots, 0).bytes =
-      share(to_bytes(to_json(sessions_.robots_message())));
+      share(to_bytes(to_json(sessions_.robots_message(false, now))));
 }
 
 void CockpitRelay::handle_presence(std::uint64_t link, ByteView report, TimeMs now) {
@@ -716,7 +764,7 @@ void CockpitRelay::handle_presence(std::uint64_t link, ByteView report, TimeMs n
     count_drop("presence_invalid");
     return;
   }
-  if (changed.value()) fleet_changed();
+  if (changed.value()) fleet_changed(now);
 }
 
 void CockpitRelay::handle_fleet_robots(ByteView bytes, TimeMs now) {
@@ -744,7 +792,7 @@ void CockpitRelay::handle_fleet_robots(ByteView bytes, TimeMs now) {
   }
   fleet_ids_ = std::move(ids);
   sessions_.set_fleet_robots(*list);
-  sessions_.push_robots(out_);
+  sessions_.push_robots(out_, now);
   settle(now);
 }
 
@@ -764,7 +812,7 @@ void CockpitRelay::handle_directory_lost(TimeMs now) {
 Timeout CockpitRelay::poll_timeout() const {
   return earliest(
       earliest(earliest(delivery_.poll_timeout(), publish_.poll_timeout()), rtc_.poll_timeout()),
-      liveness_at_);
+      earliest(liveness_at_, link_at_));
 }
 
 void CockpitRelay::sweep_liveness(TimeMs now) {
@@ -796,6 +844,7 @@ void CockpitRelay::handle_timeout(TimeMs now) {
   publish_.handle_timeout(now, sessions_, out_);
   delivery_.handle_timeout(now, out_);
   sweep_liveness(now);
+  push_links(now);
   rtc_.handle_timeout(now, sessions_, out_);
   settle(now);
 }

@@ -173,6 +173,10 @@ class CockpitRelay {
   void on_viewer_frame(Session& s, const wire::DataFrame& f, TimeMs now);
   void on_hello(Session& s, const wire::Message& hello, TimeMs now);
   void on_watch(Session& s, const std::string& robot_id, TimeMs now);
+  // `fleet {link}`: the viewer asks for (or gives up) link figures in `robots` (link.hpp).
+  void on_fleet(Session& s, bool link, TimeMs now);
+  // At kLinkPushIntervalMs: `robots` with link figures to the viewers that asked, when changed.
+  void push_links(TimeMs now);
   void on_sub(Session& s, const std::string& ch, TimeMs now);
   void on_unsub(Session& s, const std::string& ch, TimeMs now);
   // The watched, connected robot, or an error sent (no_watch, unknown_robot).
@@ -208,7 +212,7 @@ class CockpitRelay {
   void hand_off(Session& s, Ticket t);
   // Whether the fleet lists a robot, from wherever this part learns the list.
   bool fleet_has(const std::string& robot_id) const;
-  void fleet_changed();
+  void fleet_changed(TimeMs now);
 
   // Closes and releases the sessions that failed during this input.
   void settle(TimeMs now);
@@ -226,6 +230,8 @@ class CockpitRelay {
   std::map<std::string, std::uint64_t> drops_;  // invalid input by reason, for /api/stats
   std::size_t ws_sessions_ = 0;
   Timeout liveness_at_;
+  Timeout link_at_;   // the next link push, while some viewer asks for link figures
+  Json link_pushed_;  // the robots entries last pushed with links, as compared (push_links)
   FleetPart part_ = FleetPart::whole;
   std::string home_robot_;
   FleetTable fleet_;                 // directory: the fleet's robots

@@ -203,6 +203,8 @@ void RobotSession::handle_connected(Lane lane, TimeMs now) {
   lane_.reset(lane);
   welcomed_ = false;
   ws_read_ = ws_read_at_pong_ = 0;
+  rtt_ms_.reset();
+  rtt_in_ping_ = rtt_refused_ = false;
   last_error_.reset();
   carrier_ = wire::DataStreamDecoder{};
   carrier_ended_ = false;
@@ -289,6 +291,11 @@ void RobotSession::handle_timeout(TimeMs now) {
     p["n"] = ping_n_++;
     p["ts"] = double(now) / 1000.0;
     if (lane_.lane() == Lane::websocket) p["read"] = ws_read_at_pong_;
+    // The relay reports it among the fleet's link figures (docs/cockpit-protocol.md § Fleet link
+    // quality). A relay from before the field refuses the ping (invalid_control): from then on
+    // this connection's pings go without it (see the error case).
+    rtt_in_ping_ = rtt_ms_ && !rtt_refused_;
+    if (rtt_in_ping_) p["rttMs"] = *rtt_ms_;
     if (auto text = client_message(p, wire::Sender::robot))
       actions_.push(RobotAction{RobotActionKind::send_datagram, lane_.datagram(*text, now), {}});
     last_ping_ms_ = now;
@@ -392,6 +399,13 @@ void RobotSession::on_message(const wire::Message& m, TimeMs now) {
       b["message"] = m.body["message"];
       if (last_error_) b["fix"] = std::string(wire::error_info(*last_error_).fix);
       events_.push(RobotEvent{RobotEventKind::error, std::move(b), {}});
+      if (welcomed_ && rtt_in_ping_ && !rtt_refused_ &&
+          last_error_ == wire::ErrorCode::invalid_control) {
+        // Most likely the ping's rttMs, refused by an older relay: ping without it, at once on a
+        // WebSocket, where the next ping waits for a pong that is not coming.
+        rtt_refused_ = true;
+        if (lane_.lane() == Lane::websocket && !ping_at_) ping_at_ = now;
+      }
       if (!welcomed_) {
         // The relay refused this hello: stop resending; it closes on a terminal code, and this
         // side closes on any other, so the next attempt starts clean.
@@ -425,6 +439,9 @@ void RobotSession::on_message(const wire::Message& m, TimeMs now) {
       return;
     case MessageType::pong:
       ws_read_at_pong_ = ws_read_;
+      // The newest ping's answer: its round trip (an older one's, overtaken, says nothing new).
+      if (m.body["n"].get<std::uint64_t>() + 1 == ping_n_ && now >= last_ping_ms_)
+        rtt_ms_ = now - last_ping_ms_;
       if (lane_.lane() == Lane::websocket && welcomed_ && !ping_at_ &&
           m.body["n"].get<std::uint64_t>() + 1 == ping_n_)
         ping_at_ = std::max(now, last_ping_ms_ + kRobotPingIntervalMs);

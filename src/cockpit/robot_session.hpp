@@ -217,6 +217,11 @@ class RobotSession {
   Timeout reconnect_at_;
   std::uint64_t ping_n_ = 0;
   TimeMs last_ping_ms_ = 0;
+  // The round trip of the newest answered ping, reported in the next ping (`rttMs`); whether the
+  // last ping carried it, and whether the relay refused it (an older relay) on this connection.
+  std::optional<TimeMs> rtt_ms_;
+  bool rtt_in_ping_ = false;
+  bool rtt_refused_ = false;
   // On a WebSocket: the bytes read on this connection, and that count at the last pong, which
   // the next ping carries as `read` (relay.hpp, the slow-reader rule).
   std::uint64_t ws_read_ = 0;

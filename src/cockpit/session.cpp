@@ -127,7 +127,7 @@ bool Sessions::admit(Session& s, const wire::Message& hello, Outbox& out) {
   return true;
 }
 
-Robot* Sessions::hello(Session& s, const wire::Message& hello, Outbox& out) {
+Robot* Sessions::hello(Session& s, const wire::Message& hello, Outbox& out, TimeMs now) {
   const bool is_robot = s.ep.role == Role::robot;
   if (!admit(s, hello, out)) return nullptr;
   if (!is_robot) {
@@ -139,7 +139,7 @@ Robot* Sessions::hello(Session& s, const wire::Message& hello, Outbox& out) {
     s.welcomed = true;
     // A viewer handed here from another object already has its welcome (fleet.hpp).
     if (!s.quiet) out.send(s.ep, welcome_message());
-    out.send(s.ep, robots_message());
+    out.send(s.ep, robots_message(s.fleet_link, now));
     return nullptr;
   }
   // Robot: identity, manifest, SFU, then idempotency and the id's owner.
@@ -199,15 +199,18 @@ Robot* Sessions::hello(Session& s, const wire::Message& hello, Outbox& out) {
     return nullptr;
   }
   s.token = token_of(hello);
-  register_robot(s, std::move(identity), std::move(manifest.value()), std::move(channels), out);
+  register_robot(s, std::move(identity), std::move(manifest.value()), std::move(channels), out,
+                 now);
   return robot(id);
 }
 
 void Sessions::register_robot(Session& s, Json identity, Json manifest,
-                              std::map<std::string, ChannelInfo> channels, Outbox& out) {
+                              std::map<std::string, ChannelInfo> channels, Outbox& out,
+                              TimeMs now) {
   s.welcomed = true;
   s.robot_id = identity["id"].get<std::string>();
   Robot& r = robots_[s.robot_id];
+  r.link = RobotLink(now);
   r.session = s.ep.id;
   r.identity = std::move(identity);
   r.manifest = std::move(manifest);
@@ -221,12 +224,17 @@ void Sessions::register_robot(Session& s, Json identity, Json manifest,
 // --- viewers
 // --------------------------------------------------------------------------------------
 
-Json Sessions::robots_message() const {
+Json Sessions::robots_message(bool with_link, TimeMs now) {
   Json list = Json::array();
-  if (fleet_robots_)
+  if (fleet_robots_) {
     list = *fleet_robots_;
-  else
-    for (const auto& [id, r] : robots_) list.push_back(r.identity);
+  } else {
+    for (auto& [id, r] : robots_) {
+      Json e = r.identity;
+      if (with_link) e["link"] = r.link.figures(r.carrier.backlog, now);
+      list.push_back(std::move(e));
+    }
+  }
   Json m = Json::object();
   m["t"] = "robots";
   m["robots"] = std::move(list);
@@ -242,10 +250,13 @@ Json Sessions::manifest_message(const std::string& robot_id) const {
   return m;
 }
 
-void Sessions::push_robots(Outbox& out) {
-  const Json m = robots_message();
+void Sessions::push_robots(Outbox& out, TimeMs now) {
+  const Json m = robots_message(false, now);
+  std::optional<Json> linked;  // built once, and only when some viewer asked for it
   for (auto& [id, s] : sessions_) {
-    if (s->ep.role == Role::viewer && s->welcomed && !s->closing) out.send(s->ep, m);
+    if (s->ep.role != Role::viewer || !s->welcomed || s->closing) continue;
+    if (s->fleet_link && !linked) linked = robots_message(true, now);
+    out.send(s->ep, s->fleet_link ? *linked : m);
   }
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cockpit/auth.hpp"
+#include "cockpit/link.hpp"
 #include "cockpit/outbox.hpp"
 #include "cockpit/types.hpp"
 #include "common/drive.hpp"
@@ -57,6 +58,8 @@ struct Session {
   Json hello;
   bool ticketed = false;
   bool quiet = false;
+  // Viewer: it asked for the relay's link figures in `robots` (`fleet {link: true}`, link.hpp).
+  bool fleet_link = false;
   // WebSocket sessions: when the relay last heard from it (kWebSocketLivenessMs), and where the
   // host cannot see the socket's buffer, the bytes handed to it, those a ping's `read` confirmed,
   // where the newest pongs ended (a `read` counts only when it names one of these exactly), and
@@ -85,6 +88,7 @@ struct Robot {
   Carrier carrier;
   std::uint64_t subs_n = 0;
   std::vector<std::string> snapshot;
+  RobotLink link;  // what the relay hears from it (link.hpp)
 };
 
 // A session to close once the input settles.
@@ -127,7 +131,7 @@ class Sessions {
 
   // A hello on a session. Returns the robot when it registered just now (the relay re-baselines
   // its viewers, then announces it).
-  Robot* hello(Session& s, const wire::Message& hello, Outbox& out);
+  Robot* hello(Session& s, const wire::Message& hello, Outbox& out, TimeMs now);
 
   // The checks every hello passes first: version, role, the robot id, the token. False when the
   // session failed.
@@ -137,9 +141,12 @@ class Sessions {
   // In a fleet split over objects the robots list is the directory's (`list`: identities), not
   // this object's own robots.
   void set_fleet_robots(Json list) { fleet_robots_ = std::move(list); }
-  Json robots_message() const;
+  // `robots`, each entry with its `link` figures at `now` when `with_link` (for a viewer that
+  // asked for them; only this object's own robots have figures, link.hpp).
+  Json robots_message(bool with_link, TimeMs now);
   Json manifest_message(const std::string& robot_id) const;
-  void push_robots(Outbox& out);
+  // `robots` to every welcomed viewer, with link figures to those that asked for them.
+  void push_robots(Outbox& out, TimeMs now);
   void push_manifest(const std::string& robot_id, Outbox& out);
   void watch(Session& viewer, const std::string& robot_id);
   void unwatch(Session& viewer);
@@ -160,7 +167,7 @@ class Sessions {
 
  private:
   void register_robot(Session& s, Json identity, Json manifest,
-                      std::map<std::string, ChannelInfo> channels, Outbox& out);
+                      std::map<std::string, ChannelInfo> channels, Outbox& out, TimeMs now);
 
   std::optional<AuthTable> auth_;
   bool sfu_;

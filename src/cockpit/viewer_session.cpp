@@ -268,6 +268,7 @@ void ViewerSession::on_message(const wire::Message& m, const std::string& text, 
     case MessageType::welcome:
       welcomed_ = true;
       ping(now);  // at once, then every kViewerPingIntervalMs
+      if (fleet_link_) send_fleet_link(now);
       if (!robot_id_.empty()) {
         Json w = Json::object();
         w["t"] = "watch";
@@ -391,6 +392,19 @@ void ViewerSession::on_message(const wire::Message& m, const std::string& text, 
 }
 
 // --- the operator -------------------------------------------------------------------------------
+
+void ViewerSession::fleet_link(bool on, TimeMs now) {
+  if (on == fleet_link_) return;
+  fleet_link_ = on;
+  if (welcomed_) send_fleet_link(now);
+}
+
+void ViewerSession::send_fleet_link(TimeMs now) {
+  Json m = Json::object();
+  m["t"] = "fleet";
+  m["link"] = fleet_link_;
+  control(m, now);
+}
 
 bool ViewerSession::watch(const std::string& robot_id, TimeMs now) {
   // A robot id the relay could never list (v7 notes: ids are 1..128 characters of UTF-8).

@@ -79,7 +79,8 @@ enum class ViewerEventKind {
              //  lastError, drops, rtc?}: after any change, at most once per input. rtc (once the
              //  relay sent rtc_ice): {pc, tracks: {ch: {state, mid?}}} for the wanted track
              //  channels, state waiting|connecting|live|stalled|failed
-  robots,    // {robots: [{id, name, model}]}
+  robots,    // {robots: [{id, name, model, link?}]}: `link` (the relay's figures for the robot:
+             // {state, silentMs, fps, bytesPerS, rttMs?}) once fleet_link(true) was asked
   manifest,  // {robotId, manifest}: manifest null while the robot is away, or when its version is
              // one this cockpit does not read (then error: "manifestUnsupported")
   message,   // every valid relay message, as the relay sent it (pub_ack, pub_nack, error, ...)
@@ -129,6 +130,10 @@ class ViewerSession {
   // --- the operator ---
   // False (nothing changes) for an id no relay could list.
   bool watch(const std::string& robot_id, TimeMs now);
+  // Whether the application shows the fleet: the relay then adds its link figures to every
+  // `robots` entry and pushes them as they change (docs/cockpit-protocol.md § Fleet link
+  // quality). Asked again after every reconnect.
+  void fleet_link(bool on, TimeMs now);
   // The channels the visible panels need; the session sends the sub/unsub difference.
   void want(const std::vector<std::string>& channels, TimeMs now);
   void teleop_start(TimeMs now);
@@ -173,6 +178,7 @@ class ViewerSession {
   void datagram(const Json& message, TimeMs now);
   void twist(TimeMs now);
   void ping(TimeMs now);
+  void send_fleet_link(TimeMs now);
   void lease_lost();
   void drop(std::string reason, std::string detail);
   void push(ViewerEventKind kind, const Json& body);
@@ -195,8 +201,9 @@ class ViewerSession {
   wire::ControlStreamDecoder control_;
 
   std::string robot_id_;
-  bool watched_ = false;  // the relay answered this connection's watch with a manifest message
-  Json manifest_;         // null while none
+  bool fleet_link_ = false;  // the application shows the fleet (fleet_link)
+  bool watched_ = false;     // the relay answered this connection's watch with a manifest message
+  Json manifest_;            // null while none
   std::map<std::string, wire::Delivery> tx_;    // the watched robot's tx channels
   std::map<std::string, wire::Delivery> rx_;    // and rx channels
   std::map<std::string, std::int64_t> newest_;  // latest rx: the newest seq passed to the app

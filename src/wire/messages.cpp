@@ -29,7 +29,8 @@ enum class Kind {
   error_code,    // a code name of errors.hpp
   object,        // any object (manifests are validated by manifest.hpp)
   robot_hello,   // {id?, name?, model?}: a missing id earns missing_robot_id, not a drop
-  robot_list,    // array of {id, name, model}
+  robot_list,    // array of {id, name, model, link?}
+  boolean,       // true or false
   sdp,           // string of at most kMaxSdpBytes bytes
   tracks,        // array of at most kMaxRtcTracks {mid, ch}
   ice_servers,   // array of {urls: string | [string], username?, credential?}
@@ -73,11 +74,14 @@ const std::array<Schema, kMessageTypeCount>& schemas() {
       {M::welcome, "welcome", kRelay, {req("v", Kind::version)}},
       {M::error, "error", kRelay, {req("code", Kind::error_code), req("message", Kind::long_text)}},
       // `read` (WebSocket only): the bytes the client had read when it read its last pong, which
-      // the edge relay paces its writes by (docs/cockpit-protocol.md § WebSocket lane).
+      // the edge relay paces its writes by (docs/cockpit-protocol.md § WebSocket lane). `rttMs`
+      // (a robot's, optional): the round-trip time it measured for its previous ping, which the
+      // relay reports in the fleet's link figures (§ Fleet link quality).
       {M::ping,
        "ping",
        kRobot | kViewer,
-       {req("n", Kind::counter), req("ts", Kind::number), opt("read", Kind::counter)}},
+       {req("n", Kind::counter), req("ts", Kind::number), opt("read", Kind::counter),
+        opt("rttMs", Kind::counter, kRobot)}},
       {M::pong, "pong", kRelay, {req("n", Kind::counter), req("ts", Kind::number)}},
       {M::robots, "robots", kRelay, {req("robots", Kind::robot_list)}},
       {M::watch, "watch", kViewer, {req("robotId", Kind::id)}},
@@ -115,6 +119,9 @@ const std::array<Schema, kMessageTypeCount>& schemas() {
        kRelay | kViewer,
        {req("sdp", Kind::sdp), opt("robotId", Kind::id)}},
       {M::rtc_stalled, "rtc_stalled", kRobot, {req("ch", Kind::channel)}},
+      // A viewer asks for (link: true) or gives up the relay's link figures in `robots`
+      // (docs/cockpit-protocol.md § Fleet link quality).
+      {M::fleet, "fleet", kViewer, {req("link", Kind::boolean)}},
   }};
   return table;
 }
@@ -175,15 +182,44 @@ Drop unknown(const std::string& path) {
   return Drop{DropReason::unknown_field, path, path + " is not part of protocol v7"};
 }
 
-std::optional<Drop> check_robot(const Json& v, const std::string& path, bool need_id) {
+// A robots entry's `link`: the relay's figures for the robot (§ Fleet link quality).
+std::optional<Drop> check_link(const Json& v, const std::string& path) {
+  return check_object(
+      v, path, {"state", "silentMs"},
+      [](const std::string& key, const Json& value, const std::string& p) -> std::optional<Drop> {
+        if (key == "state") {
+          if (!value.is_string()) return Drop{DropReason::wrong_type, p, p + ": expected a string"};
+          const auto& st = value.get_ref<const std::string&>();
+          if (st != "good" && st != "degraded" && st != "stalled")
+            return Drop{DropReason::out_of_range, p, p + ": expected good, degraded or stalled"};
+          return std::nullopt;
+        }
+        if (key == "silentMs" || key == "rttMs" || key == "bytesPerS") {
+          if (!json_integer(value, 0, kMaxSafeInteger))
+            return Drop{DropReason::wrong_type, p, p + ": expected an integer 0..2^53-1"};
+          return std::nullopt;
+        }
+        if (key == "fps") {
+          if (!json_finite(value) || value.get<double>() < 0)
+            return Drop{DropReason::wrong_type, p, p + ": expected a number >= 0"};
+          return std::nullopt;
+        }
+        return unknown(p);
+      });
+}
+
+// A hello's robot ({id?, name?, model?}), or a robots entry (`listed`: {id, name, model}, and the
+// relay's link figures for a viewer that asked for them).
+std::optional<Drop> check_robot(const Json& v, const std::string& path, bool listed) {
   return check_object(
       v, path,
-      need_id ? std::initializer_list<const char*>{"id", "name", "model"}
-              : std::initializer_list<const char*>{},
+      listed ? std::initializer_list<const char*>{"id", "name", "model"}
+             : std::initializer_list<const char*>{},
       [&](const std::string& key, const Json& value, const std::string& p) -> std::optional<Drop> {
-        if (key == "id") return check_string(value, p, kMaxIdChars, need_id);
+        if (key == "id") return check_string(value, p, kMaxIdChars, listed);
         if (key == "name" || key == "model")
           return check_string(value, p, kMaxShortTextChars, false);
+        if (key == "link" && listed) return check_link(value, p);
         return unknown(p);
       });
 }
@@ -243,6 +279,10 @@ std::optional<Drop> check_field(Kind kind, const Json& v, const std::string& pat
       return check_array(v, path, kMaxListEntries, [](const Json& item, const std::string& p) {
         return check_robot(item, p, true);
       });
+    case Kind::boolean:
+      if (!v.is_boolean())
+        return Drop{DropReason::wrong_type, path, path + ": expected true or false"};
+      return std::nullopt;
     case Kind::sdp:
       if (!v.is_string()) return Drop{DropReason::wrong_type, path, path + ": expected a string"};
       if (!is_valid_utf8(ByteView(std::string_view(v.get_ref<const std::string&>()))))

@@ -42,8 +42,9 @@ enum class MessageType {
   rtc_offer,
   rtc_answer,
   rtc_stalled,
+  fleet,
 };
-constexpr std::size_t kMessageTypeCount = 22;
+constexpr std::size_t kMessageTypeCount = 23;
 std::string_view message_type_name(MessageType t);
 std::optional<MessageType> message_type_from_name(std::string_view name);
 

@@ -93,3 +93,30 @@ test('edge: holding W drives the robot over WebSocket; Space stops it', async ()
   await restingPoseX(page);
   await context.close();
 });
+
+// The fleet view's link figures are the relay's (docs/cockpit-protocol.md § Fleet link quality):
+// the edge's one fleet object runs the same core as the Deno relay, so they come from there too,
+// the robot's own rtt among them. A fleet split over objects has no figures yet
+// (docs/cockpit-fleet.md).
+test(
+  'edge: the fleet view shows the relay link figures, the robot rtt among them',
+  { skip: process.env.TETHER_COCKPIT_OBJECTS === 'per-robot' },
+  async () => {
+    const { context, page, problems } = await openCockpit({ robot: 'demo-1' });
+    await page.click('#fleet-toggle');
+    await page.waitForFunction(
+      () =>
+        /link good at the relay: heard \d+\.\d s ago, \d+\.\d fps, \d+\.\d KiB\/s, robot rtt \d+ ms/.test(
+          document.querySelector('.fleet-card[data-robot="demo-1"]')?.textContent ?? '',
+        ),
+      null,
+      { timeout: 20000 },
+    );
+    assert.equal(
+      await page.$eval('.fleet-card[data-robot="demo-1"]', (e) => e.dataset.link),
+      'good',
+    );
+    assert.deepEqual(problems, []);
+    await context.close();
+  },
+);

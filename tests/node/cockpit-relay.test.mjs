@@ -125,3 +125,56 @@ test('relay-cockpit: an invalid auth file is refused with the entry at fault', a
   assert.equal(acts.at(-1).code, 'auth_failed');
   relay.dispose();
 });
+
+test('relay-cockpit: a viewer that asks gets every robot link figures; a silent robot turns stalled', async () => {
+  const relay = await loadCockpitRelay();
+  const a = robot(relay, 'a');
+  const b = robot(relay, 'b');
+  const plain = relay.handleSessionOpen('viewer', 'webtransport', 0);
+  const fleet = relay.handleSessionOpen('viewer', 'webtransport', 0);
+  for (const v of [plain, fleet])
+    relay.handleControlData(v, control({ t: 'hello', v: 7, role: 'viewer' }), 0);
+  drain(relay);
+  relay.handleControlData(fleet, control({ t: 'fleet', link: true }), 0);
+  // The messages each viewer got on its control stream (a u32 prefix, then JSON).
+  const robotsTo = (acts, v) =>
+    acts
+      .filter((x) => x.kind === 'write_control' && x.session === v)
+      .map((x) => JSON.parse(dec.decode(x.bytes.subarray(4))))
+      .filter((m) => m.t === 'robots');
+  let got = robotsTo(drain(relay), fleet);
+  assert.equal(got.length, 1);
+  assert.deepEqual(
+    got[0].robots.map((r) => [r.id, r.link.state]),
+    [
+      ['a', 'good'],
+      ['b', 'good'],
+    ],
+  );
+  // Both ping (a with its rtt), then only a does; time runs through the relay's own deadlines.
+  const seen = [];
+  for (let now = 100, n = 0; now <= 12000; now += 100) {
+    if (now % 1000 === 0) {
+      relay.handleDatagram(
+        a,
+        enc.encode(JSON.stringify({ t: 'ping', n: ++n, ts: 0, rttMs: 20 })),
+        now,
+      );
+      if (now < 4000)
+        relay.handleDatagram(b, enc.encode(JSON.stringify({ t: 'ping', n, ts: 0 })), now);
+    }
+    const t = relay.pollTimeout();
+    if (t !== null && t <= now) relay.handleTimeout(now);
+    const acts = drain(relay);
+    assert.deepEqual(robotsTo(acts, plain), []); // nothing extra for a viewer that did not ask
+    seen.push(...robotsTo(acts, fleet));
+  }
+  const last = seen.at(-1);
+  assert.equal(last.robots.find((r) => r.id === 'b').link.state, 'stalled');
+  assert.ok(last.robots.find((r) => r.id === 'b').link.silentMs >= 3000);
+  assert.equal(last.robots.find((r) => r.id === 'b').link.rttMs, undefined);
+  assert.deepEqual(last.robots.find((r) => r.id === 'a').link.state, 'good');
+  assert.equal(last.robots.find((r) => r.id === 'a').link.rttMs, 20);
+  // Each push is a relay message the codec accepts.
+  for (const m of seen) assert.equal(wire.parseMessage(JSON.stringify(m), 'relay').ok, true);
+});

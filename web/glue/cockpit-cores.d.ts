@@ -101,7 +101,7 @@ export interface ViewerState {
 }
 export type ViewerEvent =
   | ({ kind: 'state' } & ViewerState)
-  | { kind: 'robots'; robots: { id: string; name: string; model: string }[] }
+  | { kind: 'robots'; robots: RobotEntry[] }
   | {
       kind: 'manifest';
       robotId: string;
@@ -111,6 +111,23 @@ export type ViewerEvent =
     }
   | { kind: 'message'; t: string; [field: string]: unknown }
   | { kind: 'drop'; reason: string; detail: string };
+/** The relay's figures for a robot's link (docs/cockpit-protocol.md § Fleet link quality). */
+export interface RobotLink {
+  state: 'good' | 'degraded' | 'stalled';
+  /** How long the relay had heard nothing from the robot when it sent this. */
+  silentMs: number;
+  fps: number;
+  bytesPerS: number;
+  /** The robot's own round trip to the relay; absent when the robot does not report it. */
+  rttMs?: number;
+}
+/** A `robots` entry: `link` only for a viewer that asked (fleetLink(true)). */
+export interface RobotEntry {
+  id: string;
+  name: string;
+  model: string;
+  link?: RobotLink;
+}
 export type PublishResult = 'sent' | 'not_connected' | 'no_watch' | 'invalid';
 
 export interface ViewerCore extends DrivenCore<ViewerAction, ViewerEvent> {
@@ -131,6 +148,8 @@ export interface ViewerCore extends DrivenCore<ViewerAction, ViewerEvent> {
   stopped(): boolean;
   /** False for an id no relay could list. */
   watch(robotId: string, now: number): boolean;
+  /** Whether the app shows the fleet: the relay then adds its link figures to each `robots` entry. */
+  fleetLink(on: boolean, now: number): void;
   want(channels: Iterable<string>, now: number): void;
   teleopStart(now: number): void;
   teleopStop(now: number): void;

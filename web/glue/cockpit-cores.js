@@ -95,6 +95,8 @@ export function createViewerCore(mod, { token = null } = {}) {
     handleStop: (now) => core.handleStop(now),
     stopped: () => core.stopped(),
     watch: (robotId, now) => core.watch(textBytes(robotId), now),
+    /** Whether the app shows the fleet: the relay then adds its link figures to `robots`. */
+    fleetLink: (on, now) => core.fleetLink(Boolean(on), now),
     want: (channels, now) => core.want(JSON.stringify([...channels]), now),
     teleopStart: (now) => core.teleopStart(now),
     teleopStop: (now) => core.teleopStop(now),

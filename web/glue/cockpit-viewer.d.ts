@@ -45,6 +45,8 @@ export interface Viewer {
   /** The lane of the open transport, or null. */
   readonly lane: 'webtransport' | 'websocket' | null;
   watch(robotId: string): boolean;
+  /** Whether the app shows the fleet: the relay then adds its link figures to each `robots` entry. */
+  fleetLink(on: boolean): void;
   want(channels: Iterable<string>): void;
   teleopStart(): void;
   teleopStop(): void;

@@ -90,6 +90,7 @@ export function connectViewer(mod, wire, info, options = {}) {
       return holder.link?.lane ?? null;
     },
     watch: (robotId) => input((t) => core.watch(robotId, t)),
+    fleetLink: (on) => input((t) => core.fleetLink(on, t)),
     want: (channels) => input((t) => core.want(channels, t)),
     teleopStart: () => input((t) => core.teleopStart(t)),
     teleopStop: () => input((t) => core.teleopStop(t)),

@@ -132,7 +132,8 @@ export type MessageType =
   | 'rtc_ice'
   | 'rtc_offer'
   | 'rtc_answer'
-  | 'rtc_stalled';
+  | 'rtc_stalled'
+  | 'fleet';
 
 /**
  * A validated message. The core checks every field of every type; the shapes are not repeated

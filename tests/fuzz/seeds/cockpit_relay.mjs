@@ -84,8 +84,19 @@ export default function seeds() {
     step(9, 1, ctl({ t: 'sub', ch: 'cam' })),
     step(9, 0, frame({ ch: 'cam', seq: 1, ts: 0, delivery: 'latest' }, Buffer.from('x'))),
   ];
+  // A viewer asks for the fleet's link figures; the robot reports its rtt; time passes past the
+  // push interval.
+  const fleet = [
+    step(4, 1, control({ t: 'fleet', link: true })),
+    step(5, 0, json({ t: 'ping', n: 2, ts: 0, rttMs: 35 })),
+    step(13, 0, Buffer.alloc(60)),
+    step(6, 0, frame({ ch: 'cam', seq: 3, ts: 0, delivery: 'latest' }, Buffer.from('jpeg3'))),
+    step(13, 0, Buffer.alloc(600)),
+    step(4, 1, control({ t: 'fleet', link: false })),
+  ];
   return [
     Buffer.concat(base),
+    Buffer.concat([...base, ...fleet]),
     Buffer.concat([...base, ...frames]),
     Buffer.concat([...base, ...teleop, step(14, 1)]),
     Buffer.concat([...base, ...publish, step(15, 0)]),

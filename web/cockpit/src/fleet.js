@@ -1,10 +1,15 @@
 // The fleet view: every robot the relay lists, as a card with its name and model, whether this
-// cockpit watches it, when this cockpit last had a frame from it, its link quality (rtt, loss and
-// frame age, and a verdict: good, degraded, stalled) and the last camera frame seen from it as a
-// thumbnail; Watch switches to it. The relay's robots list carries only id, name and model, so
-// quality and frames are what this cockpit measured itself: live for the watched robot, and for a
-// robot watched before, its last figures with their age; a robot never watched shows none yet.
-// Loaded on first use.
+// cockpit watches it, when this cockpit last had a frame from it, its link quality and the last
+// camera frame seen from it as a thumbnail; Watch switches to it. Loaded on first use.
+//
+// Link quality is the relay's (docs/cockpit-protocol.md § Fleet link quality): while the view
+// shows, the session asks for it and the relay adds to each robot listed what it hears from it
+// (how long it has been silent, frames and bytes per second, the robot's own rtt) and the core's
+// verdict, good, degraded or stalled. The relay's verdict wins on every card, the watched one
+// included; the watched card adds this cockpit's own, finer figures (its rtt to the relay, loss
+// and frame age on the channels it shows). Only where the relay gives no figures (a relay from
+// before them, or the edge with one object per robot) does the card fall back on this cockpit's
+// own: live for the watched robot, and its last figures for a robot watched before.
 
 const THUMB_EVERY_MS = 1000;
 // The watched robot's link is stalled when no frame came for this long (every demo and SDK robot
@@ -13,7 +18,7 @@ export const STALLED_AFTER_MS = 2000;
 export const DEGRADED_LOSS_PCT = 5;
 export const DEGRADED_RTT_MS = 500;
 
-/** good | degraded | stalled for a link's figures; unknown before any frame. */
+/** good | degraded | stalled for this cockpit's own figures (only where the relay gives none). */
 export function linkVerdict({ frameAgeMs, lossPct, rttMs }) {
   if (frameAgeMs == null) return 'unknown';
   if (frameAgeMs > STALLED_AFTER_MS) return 'stalled';
@@ -27,7 +32,7 @@ export class FleetView {
   /** @type {ReturnType<typeof setInterval> | undefined} */
   #timer;
 
-  /** @param {{session: object, taps: Set<Function>, stats: () => {rateHz: number, lossPct: number}[], kindOf: (e: string) => string}} host */
+  /** @param {{session: import('./session.js').ViewerSession, taps: Set<Function>, stats: () => {rateHz: number, lossPct: number}[], kindOf: (e: string) => string}} host */
   constructor(host) {
     this.#host = host;
     this.el = /** @type {HTMLElement} */ (document.querySelector('#fleet'));
@@ -63,6 +68,7 @@ export class FleetView {
 
   toggle() {
     this.el.hidden = !this.el.hidden;
+    this.#host.session.fleetLink(!this.el.hidden);
     clearInterval(this.#timer);
     if (!this.el.hidden) {
       this.render();
@@ -101,16 +107,32 @@ export class FleetView {
         e.link = { ...link, verdict: linkVerdict(link) };
       }
       const l = e.link;
-      li.dataset.link = !l ? 'unknown' : watching ? l.verdict : `was-${l.verdict}`;
+      const relay = r.link;
+      li.dataset.link = relay
+        ? relay.state
+        : !l
+          ? 'unknown'
+          : watching
+            ? l.verdict
+            : `was-${l.verdict}`;
       const figures = l
         ? `rtt ${l.rttMs == null ? '–' : `${l.rttMs.toFixed(0)} ms`}, loss ${l.lossPct.toFixed(1)}%, ` +
           `frame age ${l.frameAgeMs == null ? '–' : `${(l.frameAgeMs / 1000).toFixed(1)} s`}`
         : '';
-      const quality = !l
-        ? 'link: not watched yet'
-        : watching
-          ? `link ${l.verdict}: ${figures}`
-          : `link ${l.verdict} when last watched (${ago(l.at)}): ${figures}`;
+      let quality;
+      if (relay) {
+        quality =
+          `link ${relay.state} at the relay: heard ${(relay.silentMs / 1000).toFixed(1)} s ago, ` +
+          `${relay.fps.toFixed(1)} fps, ${(relay.bytesPerS / 1024).toFixed(1)} KiB/s, ` +
+          `robot rtt ${relay.rttMs == null ? '–' : `${relay.rttMs} ms`}` +
+          (watching && l ? ` · here: ${figures}` : '');
+      } else {
+        quality = !l
+          ? 'link: not watched yet'
+          : watching
+            ? `link ${l.verdict}: ${figures}`
+            : `link ${l.verdict} when last watched (${ago(l.at)}): ${figures}`;
+      }
       facts.textContent = `${r.id} · ${watching ? 'watching' : 'online'} · last frame ${ago(e.lastFrameMs)} · ${quality}`;
       const watch = document.createElement('button');
       watch.type = 'button';

@@ -86,6 +86,11 @@ export class ViewerSession {
     this.#viewer.watch(robotId);
   }
 
+  /** Whether the fleet view shows: the relay then adds its link figures to every robot listed. */
+  fleetLink(on) {
+    this.#viewer.fleetLink(on);
+  }
+
   /** The channels the visible panels (and open raw views) need; the core sends the difference. */
   want(channels) {
     this.#viewer.want(channels);
