@@ -36,7 +36,8 @@ tether_binding(sealed   tether)               # the encrypted relay transport's 
 tether_binding(bus      tether)
 tether_binding(swarm    tether)
 tether_binding(mailbox  tether tether-mailbox)
-tether_binding(http     tether tether-rooms)   # the HTTP relay transport: sessions in the hosts, the link in peers
+tether_binding(http     tether tether-rooms)   # the HTTP relay transport's sessions, in the rooms hosts
+tether_binding(http_link tether)              # its peer side, the link (web/peer): never on the edge
 
 tether_link_modules()
 
