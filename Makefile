@@ -54,7 +54,7 @@ fuzz-build:
 # Every suite: native, WASM/Node, end-to-end in each runtime, the package from its tarball, the
 # deploy bundle, and a short fuzz smoke.
 test: setup build
-	@$(MAKE) --no-print-directory lint test-native test-node test-e2e test-package test-deploy fuzz-smoke
+	@$(MAKE) --no-print-directory lint test-native test-sanitize test-node test-e2e test-package test-deploy fuzz-smoke
 
 test-native:
 	@echo "[test] native (ctest)"

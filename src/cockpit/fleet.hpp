@@ -69,7 +69,7 @@ class FleetTable {
   Json stats() const;
 
  private:
-  bool drop(const std::string& id, TimeMs now);
+  bool drop(std::string id, TimeMs now);
 
   struct Entry {
     std::uint64_t link = 0;

@@ -44,18 +44,20 @@ export async function copyVerified(src, sha256, dir, name) {
   const hash = createHash('sha256');
   let size = 0;
   try {
-    await new Promise((resolve, reject) => {
-      const from = fs.createReadStream(src);
-      const to = fs.createWriteStream(part, { flags: 'wx', mode: 0o666 });
-      from.on('data', (c) => {
-        hash.update(c);
-        size += c.length;
-      });
-      from.on('error', reject);
-      to.on('error', reject);
-      to.on('finish', resolve);
-      from.pipe(to);
-    });
+    await /** @type {Promise<void>} */ (
+      new Promise((resolve, reject) => {
+        const from = fs.createReadStream(src);
+        const to = fs.createWriteStream(part, { flags: 'wx', mode: 0o666 });
+        from.on('data', (c) => {
+          hash.update(c);
+          size += c.length;
+        });
+        from.on('error', reject);
+        to.on('error', reject);
+        to.on('finish', resolve);
+        from.pipe(to);
+      })
+    );
     const got = hash.digest('hex');
     if (got !== sha256)
       throw new Error(

@@ -19,9 +19,15 @@ export class InboxFiles {
    * @param {string} o.dir where received files are saved (created on first use)
    * @param {(peer: string, type: string, payload: unknown) => unknown} o.send
    * @param {(env: object, received: object) => void} o.store the offer's inbox record, with where it went
+   * @param {(line: string) => void} [o.log]
    */
   constructor({ api, receiver, dir, send, store, log = () => {} }) {
-    Object.assign(this, { api, receiver, dir, send, store, log });
+    this.api = api;
+    this.receiver = receiver;
+    this.dir = dir;
+    this.send = send;
+    this.store = store;
+    this.log = log;
     this.byTransfer = new Map(); // transferId -> {peer, env, offer, fd, part, at}
     this.refused = new Set();
   }
@@ -60,7 +66,7 @@ export class InboxFiles {
   offer(peer, env) {
     this.sweep();
     const r = this.receiver.offer(peer, env.payload);
-    if (!r.ok) return this.refuse(peer, env.payload, r.detail);
+    if (r.ok === false) return this.refuse(peer, env.payload, r.detail);
     const tid = r.offer.transferId;
     let fd, part;
     try {
@@ -87,7 +93,7 @@ export class InboxFiles {
       return;
     }
     const r = this.receiver.chunk(peer, env.payload);
-    if (!r.ok) {
+    if (r.ok === false) {
       this.drop(tid);
       return this.refuse(peer, env.payload, r.detail);
     }
@@ -108,7 +114,7 @@ export class InboxFiles {
       return;
     }
     const r = this.receiver.complete(peer, env.payload);
-    if (!r.ok) {
+    if (r.ok === false) {
       this.drop(tid);
       return this.refuse(peer, env.payload, r.detail);
     }

@@ -70,7 +70,13 @@ export class MailboxService {
     return `${this.mailboxUrl(id).replace(/^http/, 'ws')}/stream?since=${since}`;
   }
 
+  /**
+   * @param {string} method
+   * @param {string} p the path under the service's URL
+   * @param {{key?: string | null, body?: unknown}} [o] the bearer key; the JSON body
+   */
   async request(method, p, { key = null, body } = {}) {
+    /** @type {Record<string, string>} */
     const headers = {};
     if (key) headers.authorization = `Bearer ${key}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -139,6 +145,11 @@ export class MailboxService {
       body: message,
     });
   }
+  /**
+   * @param {string} id
+   * @param {string} ownerKey
+   * @param {{since?: number, limit?: number}} [range]
+   */
   list(id, ownerKey, { since = 0, limit } = {}) {
     const q = new URLSearchParams({ since: String(since) });
     if (limit !== undefined) q.set('limit', String(limit));

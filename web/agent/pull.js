@@ -29,13 +29,14 @@ export class Pulls {
    * @param {object} o
    * @param {import('../glue/bus.d.ts').BusApi} o.api
    * @param {() => import('../peer/transport.d.ts').PeerTransport} o.transport
-   * @param {(to: string, type: string, payload: unknown) => {ok: boolean, env?: object, text?: string, error?: string}} o.envelope
+   * @param {(to: string, type: string, payload: unknown, topic?: string | null) => {ok: boolean, env?: {id: string}, text?: string, error?: string}} o.envelope
    * @param {() => Record<string, string>} o.shares
    * @param {(peer: string) => string | null} [o.whyNotNow] what keeps a send to `peer` from
    *   leaving (our own link down, the peer not in the room), for the refusal's wording
    * @param {(env: object, outcome: {result?: unknown} | {error: string}) => unknown} o.respond
    *   answers a command through the bus core (command_response {requestId, ok, result | error})
    * @param {import('../glue/bus.d.ts').FileReceiver} [o.receiver] shared with the inbox's: one set of caps
+   * @param {(line: string) => void} [o.log]
    */
   constructor({
     api,
@@ -85,7 +86,8 @@ export class Pulls {
       };
     }
     const ask = this.api.shareCommandPayload({ command: 'get-file', share, path: rel });
-    if (!ask.ok) return { ok: false, error: `cannot ask for ${share}/${rel}: ${ask.detail}` };
+    if (ask.ok === false)
+      return { ok: false, error: `cannot ask for ${share}/${rel}: ${ask.detail}` };
     const r = this.sendNow(peer, 'command', ask.payload);
     if (!r.ok) return r;
     const st = {
@@ -164,7 +166,7 @@ export class Pulls {
       }
     if (!st) return false;
     const r = this.receiver.offer(peer, env.payload);
-    if (!r.ok) {
+    if (r.ok === false) {
       this.sendNow(peer, 'file_ack', this.api.fileAckRefusal(env.payload, r.detail));
       this.fail(st, `bad offer from '${peer}': ${r.detail}`);
       return true;
@@ -194,7 +196,7 @@ export class Pulls {
     const st = this.byTransfer.get(env.payload?.transferId);
     if (!st || st.peer !== peer) return false;
     const r = this.receiver.chunk(peer, env.payload);
-    if (!r.ok) {
+    if (r.ok === false) {
       this.sendNow(peer, 'file_ack', this.api.fileAckRefusal(env.payload, r.detail));
       this.fail(st, `bad chunk from '${peer}': ${r.detail}`);
       return true;
@@ -210,7 +212,7 @@ export class Pulls {
     const st = this.byTransfer.get(env.payload?.transferId);
     if (!st || st.peer !== peer) return false;
     const r = this.receiver.complete(peer, env.payload);
-    if (!r.ok) {
+    if (r.ok === false) {
       this.sendNow(peer, 'file_ack', this.api.fileAckRefusal(env.payload, r.detail));
       this.fail(st, `the file from '${peer}' did not verify: ${r.detail}`);
       return true;
@@ -275,8 +277,9 @@ export class Pulls {
       bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length),
       name,
     });
-    if (!p.ok) return refuse(p.detail);
+    if (p.ok === false) return refuse(p.detail);
     const plan = p.plan;
+    /** @type {[type: string, payload: object | null, index?: number][]} */
     const steps = [['file_offer', plan.offer]];
     for (let i = 0; i < plan.offer.totalChunks; i++) steps.push(['file_chunk', null, i]);
     steps.push(['file_complete', plan.complete]);

@@ -26,6 +26,7 @@ export function findShare(shares, name) {
  * @param {() => Record<string, string>} o.shares name -> folder
  * @param {{serve(peer: string, env: object, cmd: {share: string, path: string}): Promise<unknown>} | null} o.pulls
  * @param {{room?: string, identity?: object}} [o.about] what `shares` names us by
+ * @param {(line: string) => void} [o.log]
  */
 export function answerShareCommand(
   { api, respond, shares, pulls, about = {}, log = () => {} },
@@ -34,7 +35,7 @@ export function answerShareCommand(
 ) {
   const cmd = api.parseShareCommand(env);
   if (cmd === null) return false;
-  if (!cmd.ok) {
+  if (cmd.ok === false) {
     respond(env, { error: cmd.detail });
     return true;
   }

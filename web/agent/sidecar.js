@@ -76,6 +76,7 @@ export class Sidecar {
     this.hosted = new HostedMailboxes({ dir, self: config.id, mailbox: this.mailbox, log });
     // The concerns that answer the CLI or claim incoming envelopes (receive() returning true),
     // asked in this order. A new concern joins this list.
+    /** @type {{receive?(env: object, info: object): boolean, rpcHandlers?(): object}[]} */
     this.parts = [this.shares, this.handoffs, this.swarm, this.outbox, this.hosted];
     this.rpc = new RpcServer({ dir, log });
     for (const part of [this, ...this.parts]) this.rpc.add(part.rpcHandlers?.() ?? {});
@@ -168,7 +169,8 @@ export class Sidecar {
       ...(secret ? { secret } : {}),
       // A refused sealed frame (err.code: wrong-secret, tampered, replay...) is a peer's or the
       // relay's doing: logged boundedly, like any hostile input.
-      onError: (err) => (err.code ? this.refuse(err.peer, err.message) : this.log(err.message)),
+      onError: (/** @type {Error & {code?: string, peer?: string}} */ err) =>
+        err.code ? this.refuse(err.peer, err.message) : this.log(err.message),
       onFailure: (f) => this.link.failed(f),
     });
     t.ready.then(
@@ -199,6 +201,8 @@ export class Sidecar {
 
   status() {
     const t = this.transport;
+    // The relay transport (webrtc is DTLS between the peers: never sealed, so null).
+    const relay = t && 'encrypted' in t ? t : null;
     return {
       id: this.cfg.id,
       room: this.cfg.room,
@@ -207,8 +211,8 @@ export class Sidecar {
       instanceId: this.instanceId,
       transport: this.cfg.transport ?? 'relay',
       // webrtc: DTLS between the peers; relay and http: sealed only with a room secret.
-      encrypted: t ? (t.encrypted ?? null) : null,
-      sealed: t?.stats?.sealed ?? null,
+      encrypted: relay ? relay.encrypted : null,
+      sealed: relay ? relay.stats.sealed : null,
       connected: this.isConnected(),
       link: this.link?.status() ?? null,
       roster: t ? t.roster() : [],
@@ -253,7 +257,7 @@ export class Sidecar {
 
   isConnected() {
     const t = this.transport;
-    return !!t && (t.isConnected ? t.isConnected() : t.signalingUp());
+    return !!t && ('isConnected' in t ? t.isConnected() : t.signalingUp());
   }
 
   /**

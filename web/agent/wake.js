@@ -66,6 +66,11 @@ export class WakeHook {
   #closed = false;
   stats = { triggers: 0, runs: 0, coalesced: 0, failures: 0, lastExit: null };
 
+  /**
+   * @param {Parameters<typeof validateWakeOptions>[0]} opts
+   * @param {{room: string, env?: NodeJS.ProcessEnv, extraEnv?: Record<string, string>,
+   *   log?: (line: string) => void, stdio?: import('node:child_process').StdioOptions}} ctx
+   */
   constructor(opts, { room, env = process.env, extraEnv = {}, log = () => {}, stdio = 'ignore' }) {
     this.#cfg = validateWakeOptions(opts);
     this.#room = room;

@@ -99,7 +99,8 @@ const page = createServer(async (req, res) => {
       const ticket = await mintTicket(secret, {
         room: p.get('room') ?? '',
         writer: p.get('writer') ?? '',
-        kind: p.get('kind') ?? 'human',
+        // Any other kind is refused by the ticket core (mintTicket throws: a 400 below).
+        kind: /** @type {'human' | 'agent'} */ (p.get('kind') ?? 'human'),
       });
       return send(200, 'application/json', JSON.stringify({ ticket }));
     }
@@ -110,9 +111,10 @@ const page = createServer(async (req, res) => {
     send(400, 'text/plain', `${e.message}\n`);
   }
 });
-await new Promise((r) => page.listen(pagePort, '127.0.0.1', r));
+await new Promise((r) => page.listen(pagePort, '127.0.0.1', () => r(undefined)));
+const pageAddress = /** @type {import('node:net').AddressInfo} */ (page.address());
 console.log(
-  `tether edge dev: open http://127.0.0.1:${page.address().port} (rooms at ${wsUrl}/rooms/<name>, state in ${persist}); ` +
+  `tether edge dev: open http://127.0.0.1:${pageAddress.port} (rooms at ${wsUrl}/rooms/<name>, state in ${persist}); ` +
     `cockpit at ${workerUrl}/ (robots: deno run -A --unstable-net web/host/demo-robot.js --relay ${workerUrl})`,
 );
 

@@ -129,7 +129,8 @@ export class MailboxHost {
         now: this.now,
         setTimer: this.timer.setTimer,
         clearTimer: this.timer.clearTimer,
-        onError: (error, where) =>
+        // Whatever was thrown: an Error's message, else the value itself.
+        onError: (/** @type {any} */ error, where) =>
           this.log({ event: 'mailbox host error', where, cause: String(error?.message ?? error) }),
       },
     );

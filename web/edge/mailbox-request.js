@@ -24,7 +24,7 @@ export async function readMailboxRequest(request, api, entropy = api.entropy()) 
   const declared = request.headers.get('content-length');
   const length = declared === null || !/^\d+$/.test(declared) ? -1 : Number(declared);
   const door = api.frontDoor(request.method, target, length, upgrade);
-  if (!door.ok) return { response: outcomeResponse(door) };
+  if (door.ok === false) return { response: outcomeResponse(door) };
   const body = await readBounded(request, api.limits.maxRequestBytes + 1);
   return {
     route: door.route,

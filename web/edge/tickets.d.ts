@@ -1,4 +1,6 @@
 // Types of `tether/tickets` (web/edge/tickets.js): signed connection tickets for the room endpoints.
+import type { LoadOptions } from '../glue/load.js';
+
 export declare const TICKET_VERSION: 't1';
 export declare const MAX_TICKET_CHARS: number;
 export declare const MIN_SECRET_CHARS: number;
@@ -12,6 +14,11 @@ export type TicketClaims = {
   readonly ttlSeconds?: number;
   readonly nowMs?: number;
 };
+/**
+ * Loads the ticket codec where it cannot load itself (workerd: pass the precompiled
+ * `wasmModule`); Node and Deno load it on import, and a browser uses the module already loaded.
+ */
+export declare function initTickets(options?: LoadOptions): Promise<void>;
 export declare function mintTicket(secret: string, claims: TicketClaims): Promise<string>;
 export type TicketCheck =
   | {

@@ -37,7 +37,10 @@ function adopt(m) {
 if (globalThis.process?.versions?.node || globalThis.Deno)
   adopt(await loadTetherModule({}, 'room'));
 
-/** Loads the ticket codec where it cannot load itself (workerd: pass { wasmModule }). */
+/**
+ * Loads the ticket codec where it cannot load itself (workerd: pass { wasmModule }).
+ * @param {import('../glue/load.d.ts').LoadOptions} [options]
+ */
 export async function initTickets(options) {
   adopt(await loadTetherModule(options, 'room'));
 }
@@ -79,8 +82,10 @@ export async function mintTicket(
 
 /**
  * Checks a ticket: signature first (constant time), then expiry and room.
- * @returns {Promise<{ok: true, writer: string, kind: string, room: string, exp: number} |
- *   {ok: false, reason: 'missing'|'malformed'|'signature'|'expired'|'room', message: string}>}
+ * @param {string} secret
+ * @param {unknown} ticket
+ * @param {{room?: string, nowMs?: number}} [options]
+ * @returns {Promise<import('./tickets.d.ts').TicketCheck>}
  */
 export async function verifyTicket(secret, ticket, { room, nowMs = Date.now() } = {}) {
   const m = await codec();

@@ -24,11 +24,14 @@ export const OFFLINE_ENV = Object.freeze({
 /**
  * The command line for `wrangler <args>`: [executable, argv], to pass to spawn or execFile with
  * `env: wranglerEnv(extra)`.
+ * @param {string[]} args
+ * @returns {[string, string[]]}
  */
 export function wranglerCommand(args) {
   return [process.execPath, ['--no-warnings', wranglerCli, ...args]];
 }
 
+/** @param {Record<string, string>} [extra] */
 export function wranglerEnv(extra = {}) {
   return { ...process.env, ...OFFLINE_ENV, ...extra };
 }

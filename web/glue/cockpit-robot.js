@@ -151,14 +151,14 @@ async function webTransportLink(info, driver, core) {
     const { value, done } = await wt.incomingUnidirectionalStreams
       .getReader()
       .read()
-      .catch(() => ({ done: true }));
+      .catch(() => ({ done: true, value: undefined }));
     if (done) return;
     await readStream(value, (chunk) => driver.input((now) => core.handleCarrierData(chunk, now)));
     // FIN or RESET: the core decides (workaround 3: the session closes and re-registers).
     driver.input((now) => core.handleCarrierEnd(now));
   })();
   return {
-    lane: 'webtransport',
+    lane: /** @type {const} */ ('webtransport'),
     closed: wt.closed.then(
       (i) => i?.reason || 'closed',
       (e) => String(e?.message ?? e),
@@ -188,7 +188,7 @@ async function webSocketLink(info, driver, core, WebSocketImpl) {
     if (ws.readyState === 1) ws.send(bytes);
   };
   return {
-    lane: 'websocket',
+    lane: /** @type {const} */ ('websocket'),
     closed,
     stream: send,
     datagram: send,

@@ -5,7 +5,8 @@ export interface RelayInfo {
   certHash?: string;
   wsUrl: string;
 }
-export function pinnedHashes(hex: string): { algorithm: 'sha-256'; value: Uint8Array }[];
+/** The relay's certificate hash (hex) as WebTransport's serverCertificateHashes takes it. */
+export function pinnedHashes(hex: string): { algorithm: 'sha-256'; value: BufferSource }[];
 export function relayInfo(httpUrl?: string): Promise<RelayInfo>;
 export function openWebTransport(info: RelayInfo, path: string): Promise<WebTransport>;
 export function readStream(

@@ -44,7 +44,12 @@ export function connectViewer(mod, wire, info, options = {}) {
         else if (a.kind === 'rtc_open')
           rtc(() => webrtc.open({ iceServers: a.iceServers }), 'handleRtcOffer');
         else if (a.kind === 'rtc_accept') rtc(() => webrtc.accept(a.sdp));
-        else if (a.kind === 'rtc_answer') rtc(() => webrtc.answer(a), 'handleRtcAnswer');
+        // rtc_answer carries sdp, tracks, robotId and current (cockpit-cores.d.ts).
+        else if (a.kind === 'rtc_answer')
+          rtc(
+            () => webrtc.answer(/** @type {Parameters<typeof webrtc.answer>[0]} */ (a)),
+            'handleRtcAnswer',
+          );
       },
       event: (e) => event?.(e),
     },

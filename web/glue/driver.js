@@ -95,7 +95,8 @@ export function createDriver(core, host, options = {}) {
     if (timer !== null) clearTimer(timer);
     timerAt = at;
     timer = setTimer(fire, Math.max(0, Math.min(at - now(), MAX_DELAY_MS)));
-    timer?.unref?.();
+    // Node's timers keep the process alive unless unref'd; other hosts' timers have no unref.
+    /** @type {{unref?: () => void} | null} */ (timer)?.unref?.();
   }
 
   function fire() {

@@ -74,6 +74,7 @@ export function createWire(mod) {
   // The `count` frames a decode call left in the outbox. `input` holds the bytes just staged: a
   // payload inside them is returned as a view of them, with no copy; one the stream decoder
   // assembled from several chunks lives in WASM memory and is copied out.
+  /** @param {ArrayLike<number>} input a Uint8Array (or a plain array of bytes: copied) */
   function framesOut(p, count, input) {
     const names = p.names;
     const named = f64()[p.outbox + 1];

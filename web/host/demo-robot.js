@@ -160,7 +160,10 @@ robot = await connectRobot(
     ...(flags.token ? { token: flags.token } : {}),
     ...(camera ? { webrtc: camera, trackTimeoutMs: flags.trackTimeoutMs } : {}),
   },
-  { event: onEvent, rtcError: (e) => console.error(`demo robot: WebRTC: ${e?.message ?? e}`) },
+  {
+    event: onEvent,
+    rtcError: (/** @type {any} */ e) => console.error(`demo robot: WebRTC: ${e?.message ?? e}`),
+  },
 );
 
 if (flags.controlStdin && camera) {

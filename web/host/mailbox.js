@@ -95,6 +95,7 @@ class Sweeper {
  * @param {import('../glue/mailbox.d.ts').MailboxApi} o.api
  * @param {() => number} [o.now]
  * @param {number} [o.maxLoaded] mailboxes kept in memory at once
+ * @param {(entry: object) => void} [o.log] one JSON-able record per event
  */
 export function createMailboxService({
   db,
@@ -139,7 +140,7 @@ export function createMailboxService({
 
   async function handle(request) {
     const r = await readMailboxRequest(request, api);
-    if (r.response) return r.response;
+    if ('response' in r) return r.response;
     const site = open(r.mailbox);
     const outcome = await site.request(r.input);
     if ('accept' in outcome) return upgrade(request, site, outcome.accept);

@@ -128,11 +128,9 @@ async function readRtcFile(path) {
     Deno.exit(2);
   }
   const parsed = parseRtcFile(text, { source: `the rtc file ${path}` });
-  if (!parsed.ok) {
-    console.error(`tether relay: ${parsed.error}`);
-    Deno.exit(2);
-  }
-  return parsed.rtc;
+  if (parsed.ok === true) return parsed.rtc;
+  console.error(`tether relay: ${parsed.error}`);
+  Deno.exit(2);
 }
 
 function performWt(s, a) {
@@ -146,6 +144,7 @@ function performWt(s, a) {
     case 'open_carrier': {
       // Workaround 3: the one relay-opened unidirectional stream per robot session. Writes queue
       // behind its creation; the core counts what is unfinished and fails an overflowing carrier.
+      /** @type {{id: number, failed: boolean, ready?: Promise<unknown>, writer?: WritableStreamDefaultWriter}} */
       const c = (s.carrier = { id: a.stream, failed: false });
       c.ready = s.wt.createUnidirectionalStream().then((st) => (c.writer = st.getWriter()));
       c.ready.catch(() => failCarrier(s, c));

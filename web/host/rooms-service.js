@@ -49,7 +49,7 @@ export function createRoomsService({
     const h = await checkHttpRoomRequest(req, secret);
     if (h) return h.response ?? http.handle(req, h);
     const v = await checkRoomRequest(req, secret);
-    if (v.response) return v.response;
+    if ('response' in v) return v.response;
     const { room } = v;
     const refused = host.admit(room, v.writer);
     if (refused)

@@ -175,8 +175,11 @@ self.onmessage = async (ev) => {
   const { seq, op, args } = ev.data;
   try {
     const result = await ops[op](args);
-    const transfer = result instanceof Uint8Array ? [result.buffer] : [];
-    self.postMessage({ seq, ok: true, result }, transfer);
+    // A read's bytes are a fresh ArrayBuffer: moved to the page, not copied. (The options form:
+    // tsc types `self` as a Window, whose postMessage takes the transfer list only that way.)
+    const transfer =
+      result instanceof Uint8Array ? [/** @type {ArrayBuffer} */ (result.buffer)] : [];
+    self.postMessage({ seq, ok: true, result }, { transfer });
   } catch (e) {
     self.postMessage({ seq, ok: false, error: `${e?.name ?? 'Error'}: ${e?.message ?? e}` });
   }

@@ -406,7 +406,8 @@ export function createSwarmPeer(options) {
       hashes.push(swarm.sha256Hex(await source.read(off, Math.min(chunkSize, source.size - off))));
     const fileId = await source.sha256();
     const offer = swarm.makeOffer({ fileId, name, mimeType, size: source.size, chunkSize, hashes });
-    if (!offer.ok) throw new Error(`cannot offer ${name}: ${offer.field}: ${offer.detail}`);
+    if (offer.ok === false)
+      throw new Error(`cannot offer ${name}: ${offer.field}: ${offer.detail}`);
     const e = newEntry({
       fileId,
       name,
@@ -569,6 +570,7 @@ export function createSwarmPeer(options) {
   }
 
   async function saveFile(e) {
+    /** @type {(value?: unknown) => void} */
     let moved;
     e.moving = new Promise((r) => (moved = r));
     try {

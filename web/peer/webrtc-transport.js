@@ -45,6 +45,9 @@ export function createWebRtcTransport(options) {
   } = options;
   if (!PC) throw new TypeError('no RTCPeerConnection: pass one (in Node, from a WebRTC library)');
   if (!WS) throw new TypeError('no WebSocket: pass one (in Node 20, the `ws` package)');
+  // Used as the platform's own: a library's (node-datachannel/polyfill, ws) has their shape.
+  const PeerConnection = /** @type {typeof globalThis.RTCPeerConnection} */ (PC);
+  const Socket = /** @type {typeof globalThis.WebSocket} */ (WS);
   // The channels, their bounds and the redial bounds are the signaling core's
   // (src/bus/signaling.hpp).
   const L = signalingLimits();
@@ -128,7 +131,7 @@ export function createWebRtcTransport(options) {
     if (closed) return;
     let sock;
     try {
-      sock = new WS(url);
+      sock = new Socket(url);
     } catch (e) {
       log('dial failed', e);
       member.linkClosed();
@@ -256,7 +259,7 @@ export function createWebRtcTransport(options) {
   }
 
   function create(peer, gen) {
-    const pc = new PC(rtcConfig);
+    const pc = new PeerConnection(rtcConfig);
     const c = { pc, gen, control: null, binary: null };
     conns.set(peer, c);
     const live = () => conns.get(peer) === c;

@@ -244,7 +244,11 @@ class CameraTrack {
       String(RTP_PACKET_BYTES),
       `rtp://127.0.0.1:${this.rtp.address().port}?rtcpport=${this.rtcp.address().port}`,
     ];
-    const encoder = spawn(this.ffmpegPath, args, { stdio: ['pipe', 'ignore', 'pipe'] });
+    // `stopping`: we killed it (stopEncoder), so its exit is no event.
+    const encoder = Object.assign(
+      spawn(this.ffmpegPath, args, { stdio: ['pipe', 'ignore', 'pipe'] }),
+      { stopping: false },
+    );
     this.encoder = encoder;
     this.s.encoderStarts++;
     this.rebase = true;

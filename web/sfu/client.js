@@ -8,6 +8,15 @@
 // (no retry, no timeout): the core owns that policy and may cancel a call through `signal`.
 // Per-track errors inside a successful answer (body.tracks[i].errorCode) are the caller's to read.
 
+/** @typedef {import('./client.d.ts').RealtimeClient} RealtimeClient */
+/** @typedef {import('./client.d.ts').RealtimeResult<any>} AnyResult */
+/**
+ * Argument `I` of the client's method `M`.
+ * @template {keyof RealtimeClient} M
+ * @template {number} I
+ * @typedef {Parameters<RealtimeClient[M]>[I]} Arg
+ */
+
 export const CLOUDFLARE_BASE_URL = 'https://rtc.live.cloudflare.com';
 /** What the client reads of one answer before it gives up on it: SDPs are tens of KiB. */
 export const MAX_RESPONSE_BYTES = 1 << 20;
@@ -17,6 +26,10 @@ export function normalizeBaseUrl(baseUrl) {
   return String(baseUrl).replace(/\/+$/, '').replace(/\/v1$/, '');
 }
 
+/**
+ * @param {Partial<import('./client.d.ts').RealtimeClientOptions>} [options]
+ * @returns {RealtimeClient}
+ */
 export function createRealtimeClient({
   baseUrl = CLOUDFLARE_BASE_URL,
   appId,
@@ -31,6 +44,7 @@ export function createRealtimeClient({
   const app = `${root}/apps/${encodeURIComponent(appId)}`;
   const session = (id) => `${app}/sessions/${encodeURIComponent(id)}`;
 
+  /** @returns {Promise<AnyResult>} */
   async function request(method, url, token, body, signal) {
     let res;
     try {
@@ -83,6 +97,7 @@ export function createRealtimeClient({
   }
 
   const withApp = (method, url, body, signal) => request(method, url, appSecret, body, signal);
+  /** @type {RealtimeClient} */
   const client = {
     /** POST /apps/{appId}/sessions/new; with an offer, the answer comes back with the sessionId. */
     newSession({ sessionDescription, correlationId, signal } = {}) {
@@ -142,21 +157,34 @@ export function createRealtimeClient({
     /**
      * One call named by `op` (a method name above) with its arguments, so a host can execute a
      * core's SFU action in one line: {op: 'newTracks', sessionId, body: {tracks, ...}}.
+     * @param {Partial<Parameters<RealtimeClient['call']>[0]>} [request]
      */
     call({ op, sessionId, body, signal } = {}) {
       switch (op) {
+        // `body` is the op's own argument (the core's SFU action carries it), checked by the API.
         case 'newSession':
-          return client.newSession({ ...body, signal });
+          return client.newSession({ .../** @type {Arg<'newSession', 0>} */ (body), signal });
         case 'newTracks':
-          return client.newTracks(sessionId, body ?? {}, { signal });
+          return client.newTracks(sessionId, /** @type {Arg<'newTracks', 1>} */ (body ?? {}), {
+            signal,
+          });
         case 'renegotiate':
-          return client.renegotiate(sessionId, body?.sessionDescription, { signal });
+          return client.renegotiate(
+            sessionId,
+            /** @type {{sessionDescription?: Arg<'renegotiate', 1>}} */ (body)?.sessionDescription,
+            { signal },
+          );
         case 'closeTracks':
-          return client.closeTracks(sessionId, body ?? {}, { signal });
+          return client.closeTracks(sessionId, /** @type {Arg<'closeTracks', 1>} */ (body ?? {}), {
+            signal,
+          });
         case 'getSession':
           return client.getSession(sessionId, { signal });
         case 'generateIceServers':
-          return client.generateIceServers(body ?? {}, { signal });
+          return client.generateIceServers(
+            /** @type {Arg<'generateIceServers', 0>} */ (body ?? {}),
+            { signal },
+          );
         default:
           return Promise.resolve(
             failure(0, 'unknown_op', `no Realtime call named ${JSON.stringify(op)}`),
@@ -167,6 +195,13 @@ export function createRealtimeClient({
   return client;
 }
 
+/**
+ * @param {number} status
+ * @param {string} errorCode
+ * @param {string} errorDescription
+ * @param {unknown} [body]
+ * @returns {AnyResult & {ok: false}}
+ */
 function failure(status, errorCode, errorDescription, body) {
   return {
     ok: false,

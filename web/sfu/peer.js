@@ -77,16 +77,18 @@ export function sdpMids(sdp) {
  * descriptions without them and fails later, out of sight.
  */
 export function missingWebRtcLines(sdp) {
-  for (const [what, re] of [
-    ['m=', /^m=/m],
-    ['a=mid', /^a=mid:/m],
-    ['a=ice-ufrag', /^a=ice-ufrag:/m],
-    ['a=ice-pwd', /^a=ice-pwd:/m],
-    ['a=fingerprint', /^a=fingerprint:/m],
-  ])
-    if (!re.test(sdp)) return what;
+  for (const [what, re] of REQUIRED_LINES) if (!re.test(sdp)) return what;
   return null;
 }
+
+/** @type {[string, RegExp][]} */
+const REQUIRED_LINES = [
+  ['m=', /^m=/m],
+  ['a=mid', /^a=mid:/m],
+  ['a=ice-ufrag', /^a=ice-ufrag:/m],
+  ['a=ice-pwd', /^a=ice-pwd:/m],
+  ['a=fingerprint', /^a=fingerprint:/m],
+];
 
 /** The lines of media section `mid`, trimmed ([] when no section has that mid). */
 function section(sdp, mid) {

@@ -15,12 +15,16 @@ const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
 const EXAMPLE =
   '{"appId": "<SFU app id>", "appSecret": "<SFU app secret>"} (plus "turnKeyId" and "turnKeyApiToken" for TURN)';
 
+/** @typedef {import('./rtc-file.d.ts').RtcConfig} RtcConfig */
+
 /**
  * Parses and checks the rtc file's text.
- * @returns {{ok: true, rtc: {appId: string, appSecret: string, turnKeyId?: string, turnKeyApiToken?: string, baseUrl: string}}
- *          | {ok: false, error: string}}
+ * @param {unknown} text
+ * @param {{source?: string}} [options]
+ * @returns {{ok: true, rtc: RtcConfig} | {ok: false, error: string}}
  */
 export function parseRtcFile(text, { source = 'the rtc file' } = {}) {
+  /** @returns {{ok: false, error: string}} */
   const bad = (why) => ({ ok: false, error: `${source}: ${why}` });
   if (typeof text !== 'string') return bad('expected its text');
   if (new TextEncoder().encode(text).length > MAX_RTC_FILE_BYTES)
@@ -42,7 +46,7 @@ export function parseRtcFile(text, { source = 'the rtc file' } = {}) {
         : `unknown key "${key}"; the keys are ${KEYS.join(', ')}`,
     );
   }
-  const rtc = {};
+  const rtc = /** @type {RtcConfig} */ ({});
   for (const key of ['appId', 'appSecret']) {
     if (v[key] === undefined)
       return bad(
@@ -63,7 +67,7 @@ export function parseRtcFile(text, { source = 'the rtc file' } = {}) {
     rtc[key] = v[key];
   }
   const base = v.baseUrl === undefined ? { url: CLOUDFLARE_BASE_URL } : checkBaseUrl(v.baseUrl);
-  if (base.error) return bad(base.error);
+  if ('error' in base) return bad(base.error);
   rtc.baseUrl = base.url;
   return { ok: true, rtc };
 }
@@ -80,6 +84,7 @@ function checkValue(key, value) {
   return null;
 }
 
+/** @returns {{url: string} | {error: string}} */
 function checkBaseUrl(value) {
   if (typeof value !== 'string')
     return { error: '"baseUrl" must be a string such as "https://rtc.live.cloudflare.com"' };

@@ -14,6 +14,7 @@ export { MAX_TURN_TTL_S, SESSION_IDLE_MS, TRACK_TIMEOUT_MS } from './limits.js';
 const hex = (bytes) => randomBytes(bytes).toString('hex');
 
 export class Sfu {
+  /** @param {import('./sfu.d.ts').SfuOptions & {now?: () => number}} options */
   constructor({
     apps,
     turnKeys = [],
@@ -206,6 +207,7 @@ function equalSecrets(expected, given) {
  * Starts the SFU's HTTP API on `host:port` (port 0 picks one). Without `apps`, one app with a
  * fresh id and secret is made (and `turnKeys` likewise). Returns the base URL, the credentials in
  * the --rtc-file shape (`rtcFile`), the Sfu (stats, failNext, deleteSession) and `close()`.
+ * @param {import('./sfu.d.ts').SfuOptions} [options]
  */
 export async function startSfu({
   host = '127.0.0.1',
@@ -221,11 +223,13 @@ export async function startSfu({
     { requestTimeout: 30_000, headersTimeout: 10_000 },
     createApiHandler(sfu, { admin }),
   );
-  await new Promise((resolve, reject) => {
+  /** @type {Promise<void>} */
+  const listening = new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, resolve);
   });
-  const bound = server.address();
+  await listening;
+  const bound = /** @type {import('node:net').AddressInfo} */ (server.address());
   const url = `http://${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`;
   return {
     url,

@@ -11,10 +11,22 @@ declare module '*.wasm' {
 declare module 'node:sqlite' {
   export const DatabaseSync: any;
 }
-// workerd's WebSocket additions (the server end of a WebSocketPair, the upgrade response).
+// workerd's WebSocket additions (the server end of a WebSocketPair, the upgrade response, and
+// the attachment a hibernatable socket keeps across a Durable Object's wake-ups): optional, since
+// no other runtime has them.
 interface WebSocket {
-  accept(): void;
+  accept?(): void;
+  serializeAttachment?(value: unknown): void;
+  deserializeAttachment?(): any;
 }
 interface ResponseInit {
   webSocket?: WebSocket | null;
+}
+// The running cockpit, for the end-to-end tests and the browser console (web/cockpit/src/main.js).
+interface Window {
+  tetherCockpit?: Awaited<ReturnType<typeof import('../cockpit/src/app.js').startCockpit>>;
+}
+// Deno's (and Node 24's) entry-point test; the Deno hosts (web/host/) start their server with it.
+interface ImportMeta {
+  readonly main?: boolean;
 }

@@ -9,10 +9,16 @@
 // '-', place it after a '--' separator"), and its loose mode turns a typo into a boolean.
 
 export class UsageError extends Error {
-  /** @param {string} message @param {{usage?: string}} [extra] */
+  /**
+   * @param {string} message
+   * @param {{usage?: string, showUsage?: boolean}} [extra] `showUsage`: the command's usage
+   *   follows the message (a missing or malformed argument, not a refusal)
+   */
   constructor(message, extra = {}) {
     super(message);
+    /** @type {string | null} */
     this.usage = extra.usage ?? null;
+    this.showUsage = extra.showUsage ?? false;
   }
 }
 
@@ -49,6 +55,7 @@ export function closest(word, candidates) {
  * @throws {UsageError}
  */
 export function parseFlags(args, options) {
+  /** @type {Record<string, string|boolean>} */
   const values = {};
   const positionals = [];
   const shorts = new Map(

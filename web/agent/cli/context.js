@@ -13,7 +13,7 @@ export const fail = (msg) => {
 
 /** A missing or malformed argument: one line plus the command's usage, exit 2. */
 export const usage = (msg) => {
-  throw Object.assign(new UsageError(msg), { showUsage: true });
+  throw new UsageError(msg, { showUsage: true });
 };
 
 /** The relay could not be joined for a reason retrying will not fix: exit 3. */

@@ -243,13 +243,16 @@ function startSidecar(dir) {
   const logFd = fs.openSync(f.log, 'a', 0o600);
   // The sidecar reads the ticket from its file; it is not handed on to its children (wake hooks).
   const { TETHER_TICKET, TETHER_ROOM_SECRET, ...env } = process.env;
-  const child = spawn(process.execPath, [SIDECAR, '--dir', dir], {
-    detached: true,
-    stdio: ['ignore', logFd, logFd],
-    env,
-  });
+  /** @type {import('node:child_process').ChildProcess & {exitedWith: string | number | null}} */
+  const child = Object.assign(
+    spawn(process.execPath, [SIDECAR, '--dir', dir], {
+      detached: true,
+      stdio: ['ignore', logFd, logFd],
+      env,
+    }),
+    { exitedWith: null },
+  );
   fs.closeSync(logFd);
-  child.exitedWith = null;
   child.once('exit', (code, sig) => (child.exitedWith = sig ?? code));
   child.unref();
   return child;

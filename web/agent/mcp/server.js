@@ -19,7 +19,11 @@ import { mailboxTools } from './mailbox-tools.js';
 import { fields, strictArgs } from './schemas.js';
 import { TOOLS } from './tools.js';
 
-const PACKAGE = JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url)));
+/** @typedef {import('@modelcontextprotocol/sdk/types.js').CallToolResult} CallToolResult */
+
+const PACKAGE = JSON.parse(
+  fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'),
+);
 
 // Arrays and object members in one call's arguments, counted by the SDK before the schema runs:
 // far above what any tool takes (a payload is bounded by the envelope anyway), low enough that a
@@ -50,13 +54,19 @@ function redactDeep(value) {
   return value;
 }
 
-/** A result object as MCP content: the JSON text (for every client) and structured content. */
+/**
+ * A result object as MCP content: the JSON text (for every client) and structured content.
+ * @returns {CallToolResult}
+ */
 function answer(obj) {
   const safe = redactDeep(obj);
   return { content: [{ type: 'text', text: JSON.stringify(safe) }], structuredContent: safe };
 }
 
-/** A refusal or failure as a tool error: one message, never a stack trace. */
+/**
+ * A refusal or failure as a tool error: one message, never a stack trace.
+ * @returns {CallToolResult}
+ */
 function refusal(message) {
   return { content: [{ type: 'text', text: redact(message) }], isError: true };
 }
@@ -158,6 +168,7 @@ export async function serveStdio(o) {
   const transport = new StdioServerTransport(input, process.stdout, {
     maxBufferSize: 2 * maxLineBytes,
   });
+  /** @type {Promise<void>} */
   const closed = new Promise((resolve) => {
     transport.onclose = resolve;
     // The SDK's transport does not notice the end of stdin: the client has gone, so do we.

@@ -20,7 +20,8 @@ export function queuedRecords(dirs) {
 /**
  * Removes queued messages: the given ids, or every one for `peer`. With a sidecar running this
  * runs inside it (between flushes, so a message is either sent or dropped, never both).
- * @returns {{ok: true, dropped: string[]} | {ok: false, error: string}}
+ * @returns {{ok: true, dropped: string[], names: string[]} | {ok: false, error: string}} `dropped`:
+ *   the message ids; `names`: their record names (the sidecar's per-peer index drops them)
  */
 export function dropQueued(dirs, { ids = [], peer }) {
   const all = queuedRecords(dirs);
@@ -79,7 +80,7 @@ export class Outbox {
     return {
       'outbox-drop': (a) => {
         const r = dropQueued(this.dirs, { ids: a.ids ?? [], peer: a.peer });
-        if (r.ok)
+        if (r.ok === true)
           for (const [p, l] of this.byPeer) {
             const left = l.filter((n) => !r.names.includes(n));
             if (left.length) this.byPeer.set(p, left);

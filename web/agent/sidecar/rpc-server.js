@@ -71,12 +71,14 @@ export class RpcServer {
         }
       });
     });
-    await new Promise((resolve, reject) => {
+    /** @type {Promise<void>} */
+    const listening = new Promise((resolve, reject) => {
       this.server.once('error', reject);
       this.server.listen(0, '127.0.0.1', resolve);
     });
+    await listening;
     writeJson(files(this.dir).endpoint, {
-      port: this.server.address().port,
+      port: /** @type {import('node:net').AddressInfo} */ (this.server.address()).port,
       token,
       pid: process.pid,
     });

@@ -39,6 +39,8 @@ export class Shares {
 
   /**
    * Pulls need tether/bus's one-to-one transfer; without it the sidecar runs, and pull says why.
+   * @param {import('../../glue/bus.d.ts').BusApi | null} api
+   * @param {import('../../peer/transport.d.ts').PeerTransport} transport
    * @param {{bus: import('../../glue/bus.d.ts').Bus, outbox: {enqueue(to: string, type: string, payload: unknown): unknown},
    *   mailbox: {store(env: object, info: object | null, received?: object): unknown}, room: string}} ctx
    */

@@ -24,12 +24,13 @@ export function linkVerdict({ frameAgeMs, lossPct, rttMs }) {
 export class FleetView {
   #host;
   #seen = new Map(); // robotId -> {lastFrameMs, thumbUrl, thumbAt, since}
-  #timer = 0;
+  /** @type {ReturnType<typeof setInterval> | undefined} */
+  #timer;
 
   /** @param {{session: object, taps: Set<Function>, stats: () => {rateHz: number, lossPct: number}[], kindOf: (e: string) => string}} host */
   constructor(host) {
     this.#host = host;
-    this.el = document.querySelector('#fleet');
+    this.el = /** @type {HTMLElement} */ (document.querySelector('#fleet'));
     host.taps.add((frame) => this.#onFrame(frame));
   }
 

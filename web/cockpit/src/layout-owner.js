@@ -9,6 +9,8 @@ export class LayoutOwner {
   #linked = null; // the custom layout from the link, until applied
   current = null; // {robotId, manifest, custom}
   #note = '';
+  /** @type {import('./layout-editor.js').LayoutEditor | undefined} loaded on the first Edit */
+  editor;
 
   /** @param {{validate: (m: object) => object, kindOf: (e: string) => string, rerender: () => void}} o */
   constructor({ validate, kindOf, rerender }) {
@@ -18,8 +20,8 @@ export class LayoutOwner {
     const m = location.hash.match(/(?:^#|&)layout=([^&]*)/);
     if (m) {
       const r = decodeShared(m[1]);
-      if (r.ok) this.#linked = r.custom;
-      else this.#note = r.error;
+      if (r.ok === false) this.#note = r.error;
+      else this.#linked = r.custom;
     }
   }
 

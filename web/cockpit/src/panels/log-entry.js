@@ -39,6 +39,14 @@ export function levelOf(value) {
 export function logEntry(value, headerTs) {
   if (!value || typeof value !== 'object' || Array.isArray(value))
     return { level: 'info', text: JSON.stringify(value), ts: headerTs, source: '' };
+  return fromObject(/** @type {Record<string, unknown>} */ (value), headerTs);
+}
+
+/**
+ * @param {Record<string, unknown>} value
+ * @param {number} headerTs
+ */
+function fromObject(value, headerTs) {
   const level = levelOf(value.level ?? value.severity ?? value.lvl);
   const said = value.msg ?? value.message ?? value.text;
   let text;

@@ -2,10 +2,23 @@
 // counters for rate and decode errors. A panel kind supplies `render` and may add controls.
 import { ChannelStats } from '../channel-stats.js';
 
+/**
+ * What a panel is built with: web/cockpit/src/app.js's context plus the panel's own entry.
+ * @typedef {object} PanelContext
+ * @property {any} panel the panel's entry in the manifest's layout
+ * @property {any} manifest the robot's manifest
+ * @property {any} decode the decode module (its ChannelDecoder)
+ * @property {import('../session.js').ViewerSession} session
+ * @property {(ch: string, value: unknown, id: string) => boolean} [publish] a JSON value on a tx
+ *   channel; true when it went out
+ * @property {number} [maxPublishBytes] the protocol's bound on one published value
+ * @property {() => void} [rewant] the panel's wanted channels changed
+ * @property {(el: HTMLElement) => void} [mounted]
+ * @property {number} [lastVoxelRes] the 3D map's last voxel size (a clear frame carries none)
+ */
+
 export class Panel {
-  /**
-   * @param {{panel: object, manifest: object, decode: object, session: object}} ctx
-   */
+  /** @param {PanelContext} ctx */
   constructor(ctx) {
     this.ctx = ctx;
     this.spec = ctx.panel;
@@ -58,7 +71,8 @@ export class Panel {
   }
 
   // Overridden by kinds.
-  render() {}
+  /** @param {string} _ch the channel a frame decoded on @param {object} _decoder its decoder */
+  render(_ch, _decoder) {}
   onTick() {}
 
   destroy() {

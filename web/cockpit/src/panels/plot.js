@@ -101,12 +101,12 @@ export class PlotPanel extends Panel {
   addSeries(text) {
     const parsed = parseMessagePath(text, this.#jsonChannels());
     const path = text.trim();
-    let error = parsed.ok ? null : parsed.error;
+    let error = parsed.ok === false ? parsed.error : null;
     if (!error && this.#series.some((s) => s.path === path)) error = `"${path}" is already plotted`;
     if (!error && this.#series.length >= MAX_SERIES)
       error = `a plot holds at most ${MAX_SERIES} series; remove one first`;
     this.#error.textContent = error ?? '';
-    if (error) return false;
+    if (error || parsed.ok === false) return false;
     if (!this.decoders.has(parsed.ch)) {
       const c = this.ctx.manifest.channels.find((x) => x.ch === parsed.ch);
       this.channels.push(c);

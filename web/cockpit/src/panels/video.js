@@ -112,7 +112,8 @@ class TrackView {
   // Shows the track on the current mid; `arrived` when the connection just received one.
   #attach(arrived) {
     const track = this.#ctx.session.rtc.track(this.#mid);
-    const shown = this.video.srcObject?.getVideoTracks()[0] ?? null;
+    const stream = /** @type {MediaStream | null} */ (this.video.srcObject); // set only below
+    const shown = stream?.getVideoTracks()[0] ?? null;
     if (track === shown) return;
     if (!track && arrived) return;
     this.video.srcObject = track ? new MediaStream([track]) : null;

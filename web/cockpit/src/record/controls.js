@@ -50,7 +50,10 @@ export async function toggleRecording(host) {
     return;
   }
   const manifest = host.manifest();
-  const channels = [...document.querySelectorAll('.rec-pick:checked')].map((b) => b.dataset.ch);
+  const picked = /** @type {NodeListOf<HTMLInputElement>} */ (
+    document.querySelectorAll('.rec-pick:checked')
+  );
+  const channels = [...picked].map((b) => b.dataset.ch);
   if (!manifest || !channels.length) {
     status.textContent = 'Watch a robot and tick the channels to record first.';
     return;

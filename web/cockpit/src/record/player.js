@@ -57,6 +57,18 @@ export class Player {
   #wire;
   playing = false;
   speed = 1;
+  /** @type {BlobReadable} the file, read in ranges */
+  readable;
+  /** @type {bigint} the first message's log time (ns) */
+  start;
+  /** @type {bigint} the last message's log time (ns) */
+  end;
+  /** @type {bigint} where playing goes on from (ns) */
+  position;
+  /** @type {string} the robot the file recorded ('recording' when it does not say) */
+  robotId;
+  /** @type {object} the manifest the file carries, or one made from its channels */
+  manifest;
   // How many messages at exactly `position` were shown: several may share one log time, and
   // playing on must skip those and only those.
   #shownAt = 0;
