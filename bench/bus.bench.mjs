@@ -5,11 +5,18 @@
 //
 // Timing: the two sides alternate short rounds and each keeps its best, measured in this
 // process's CPU time (process.cpuUsage), so other jobs on a shared machine slow neither side's
-// best round much and never one side alone. BUS_BENCH_ROUNDS sets the rounds (default 9).
+// best round much and never one side alone. BUS_BENCH_ROUNDS sets the rounds (default 9; 3 with
+// --quick).
+//
+// Beside each receive row, the limit: what only crossing into WASM costs (the text encoded into
+// the module's inbox and one call that finds nothing to do), which no design that keeps the
+// decisions in the core can avoid. bench/README.md § bus says where the rest of the time goes.
 import { performance } from 'node:perf_hooks';
 import { loadBus } from '@tether-rt/tether/bus';
+import { loadTetherModule } from '../web/glue/load.js';
 
 const api = await loadBus();
+const mod = await loadTetherModule({}, 'bus'); // the same instance: for the crossing-alone rows
 const L = api.limits;
 const TYPES = new Set([
   'chat',
@@ -127,7 +134,7 @@ const inputs = [
   ],
 ];
 
-const ROUNDS = Number(process.env.BUS_BENCH_ROUNDS ?? 9);
+const ROUNDS = Number(process.env.BUS_BENCH_ROUNDS ?? (process.argv.includes('--quick') ? 3 : 9));
 const ROUND_MS = 40;
 const cpuMs = () => {
   const u = process.cpuUsage();
@@ -207,6 +214,26 @@ const command4k = mk('command', 'me', {
 });
 // An ack the core reads (correlation by messageId) and so still parses into a DOM.
 const ack = mk('ack', 'me', { messageId: 'm-unknown', ok: true });
+// The crossing alone: encodeInto WASM memory (a buffer of our own: the glue's inbox must not
+// move under it), then one call for a connection the core does not know (it returns at once,
+// after writing the status the glue reads).
+const idle = new mod.BusCore();
+const idleRefused = idle.init(
+  JSON.stringify({
+    self: { streamId: 'idle', role: 'agent', name: 'I', instanceId: 'i' },
+    seed: 1,
+  }),
+);
+if (idleRefused !== '') throw new Error(`bus bench: the idle core refused ${idleRefused}`);
+const idleAddress = idle.address();
+const staging = new mod.BusFilePlan();
+let stagingView = staging.input(1 << 20);
+const encoder = new TextEncoder();
+const crossing = (text) => {
+  if (stagingView.length === 0) stagingView = staging.input(1 << 20); // memory grew
+  const n = encoder.encodeInto(text, stagingView).written;
+  mod._tether_bus_text(idleAddress, 0xffffffff, n, 0, 0);
+};
 for (const [name, live] of [
   ['chat', inputs[0][1]],
   ['command 4 KiB', command4k],
@@ -231,8 +258,15 @@ for (const [name, live] of [
     fmt(recv / recvJs, 2),
     '>= 1.00',
   ]);
+  const [limit] = race(
+    () => crossing(live),
+    () => {},
+  );
+  rows.push([`  limit: the crossing alone (encodeInto + one call)`, fmt(limit), '', '', '']);
 }
 bus.close();
+idle.delete();
+staging.delete();
 if (delivered === 0 || plainDelivered === 0) throw new Error('bus bench: nothing was delivered');
 
 const head = ['measure (ops per CPU-s)', 'tether (WASM)', 'plain JS', 'ratio', 'target'];

@@ -240,14 +240,17 @@ class BusCore {
   // The first event it made is already in the record when the record's slot was free
   // (kBitEventInRecord), so an ordinary message costs this one call.
   void receive(std::uint32_t c, double len, double now, double tag) {
-    if (c < names_.size())
+    if (c < names_.size()) {
+      last_conn_ = c;
       bus_->handle_text(names_[c], inbox().staged(std::size_t(len)), TimeMs(now),
                         std::uint64_t(tag));
-    if (!(int(record_[kStatus]) & kBitEventInRecord) && bus_->has_events()) {
-      auto e = bus_->poll_event();
-      put_event(*e);
-      status_bits_ = kBitEventInRecord;
     }
+    if (!(int(record_[kStatus]) & kBitEventInRecord))
+      if (Event* e = bus_->peek_event()) {
+        put_event(*e);
+        bus_->pop_event();
+        status_bits_ = kBitEventInRecord;
+      }
     settle();
   }
   void transmit_result(double token, bool accepted, double now) {
@@ -280,9 +283,11 @@ class BusCore {
   }
   // The next event's kind (busEventKinds()) with its fields in the record, or -1.
   int poll_event() {
-    auto e = bus_->poll_event();
     int out = -1;
-    if (e) out = put_event(*e);
+    if (Event* e = bus_->peek_event()) {
+      out = put_event(*e);
+      bus_->pop_event();
+    }
     settle();
     return out;
   }
@@ -408,12 +413,17 @@ class BusCore {
   int put_event(Event& e) {
     double* r = record_;
     r[kEvKind] = double(int(e.kind));
-    r[kEvConn] = e.conn.empty() ? -1 : double(conn(e.conn));
+    // Mostly the connection the text just came by: one comparison instead of a hash lookup.
+    const bool last = last_conn_ < names_.size() && names_[last_conn_] == e.conn;
+    r[kEvConn] = e.conn.empty() ? -1 : double(last ? last_conn_ : conn(e.conn));
     r[kEvTag] = double(e.text_tag);
     int flags = e.replayed ? 1 : 0;
     if (e.spans) {
       flags |= 2;
-      held_tape_ = std::move(e.tape);
+      // The tape stays readable here until the next event; the one held before goes back to the
+      // bus for its next scan.
+      held_tape_.swap(e.tape);
+      bus_->recycle_tape(std::move(e.tape));
       put_spans(r, *e.spans, held_tape_);
     } else {
       event_json_.clear();
@@ -431,6 +441,7 @@ class BusCore {
   SharedText tx_text_;
   std::uint64_t tx_serial_ = 0;
   Tape held_tape_;
+  std::uint32_t last_conn_ = 0;
   std::string event_json_;
   int status_bits_ = 0;
   double record_[kRecordSize] = {};

@@ -387,6 +387,27 @@ void Bus::handle_text(const ConnId& conn, ByteView text, TimeMs now_ms, std::uin
   const ScannedEnvelope& v = *scanned;
   Stream* s = admit(conn, view_of(v), v.type, v.to, now_ms);
   if (!s) return;
+  if (spans_only) {
+    // A payload the bus never reads, or an ack or command_response naming nothing we wait on: no
+    // Envelope to build. History, when it keeps the type, keeps the text; a file_chunk or a
+    // swarm_* message is carried and never kept. The event is built where it lies in the queue,
+    // and takes the tape the scan wrote (the host hands one back: recycle_tape).
+    const bool confirms = v.type == MessageType::ack || v.type == MessageType::command_response;
+    if (!bus_reads_payload(v.type) || (confirms && may_confirm(v, text) == false)) {
+      if (is_kept_in_history(v.type)) {
+        remember_seen(v.stream_id, v.id);
+        record_history(v.type, v.stream_id, v.to, text.as_chars());
+      }
+      Event& ev = events_.emplace();
+      ev.kind = EventKind::message;
+      ev.conn = conn;
+      ev.as_scanned = true;
+      ev.text_tag = text_tag;
+      ev.spans = v;
+      ev.tape.swap(tape_scratch_);
+      return;
+    }
+  }
   Event ev;
   ev.kind = EventKind::message;
   ev.conn = conn;
@@ -395,17 +416,6 @@ void Bus::handle_text(const ConnId& conn, ByteView text, TimeMs now_ms, std::uin
     ev.text_tag = text_tag;
     ev.spans = v;
     ev.tape = tape_scratch_;
-    // A payload the bus never reads: nothing to build. History, when it keeps the type, keeps
-    // the text; a file_chunk or a swarm_* message is carried and never kept.
-    if (!bus_reads_payload(v.type)) {
-      if (is_kept_in_history(v.type)) {
-        remember_seen(v.stream_id, v.id);
-        record_history(v.type, v.stream_id, v.to,
-                       std::make_shared<const std::string>(text.as_chars()));
-      }
-      events_.push(std::move(ev));
-      return;
-    }
   }
   // Payloads the bus never reads stay the text the scanner validated (bus_reads_payload): a
   // delivered chat costs one pass over its bytes, not a DOM nobody looks at.
@@ -497,6 +507,50 @@ Bus::Stream* Bus::admit(const ConnId& conn, const IdentityView& from, MessageTyp
   return &s;
 }
 
+std::optional<bool> Bus::may_confirm(const ScannedEnvelope& v, ByteView text) const {
+  if (v.payload.empty()) return false;  // a null payload names no message
+  const Tape& t = tape_scratch_;
+  if (t.empty()) return std::nullopt;                          // more tokens than a tape holds
+  if (TapeKind(t[0]) != TapeKind::object_begin) return false;  // confirmed_id: not an object
+  // The tape's spans count UTF-16 units; in an ASCII payload they are its bytes, shifted.
+  const auto* bytes = reinterpret_cast<const char*>(text.data);
+  const std::size_t payload_at = std::size_t(v.payload.data() - bytes);
+  if (v.payload.size() != std::size_t(v.payload_span.end - v.payload_span.begin))
+    return std::nullopt;
+  const std::size_t shift = payload_at - v.payload_span.begin;
+  const auto view = [&](std::size_t i) {
+    return std::string_view(bytes + t[i + 1] + shift, t[i + 2] - t[i + 1]);
+  };
+  // The top level's members, each value skipped whole; a repeated key's last value is the one
+  // the DOM keeps.
+  std::size_t request = 0, message = 0;  // 1 + the value's token index
+  for (std::size_t i = 3; i < t.size();) {
+    const TapeKind k = TapeKind(t[i]);
+    if (k == TapeKind::object_end) break;
+    if (k != TapeKind::key) return std::nullopt;  // an escaped key could be either name
+    const std::string_view key = view(i);
+    std::size_t j = i + 3;
+    if (key == "requestId") request = j + 1;
+    if (key == "messageId") message = j + 1;
+    int depth = 0;
+    do {
+      const TapeKind vk = TapeKind(t[j]);
+      if (vk == TapeKind::object_begin || vk == TapeKind::array_begin) ++depth;
+      if (vk == TapeKind::object_end || vk == TapeKind::array_end) --depth;
+      j += 3;
+    } while (depth > 0 && j < t.size());
+    i = j;
+  }
+  // confirmed_id: a command_response's requestId when it has one, else messageId.
+  std::size_t at = v.type == MessageType::command_response && request ? request : message;
+  if (at == 0) return false;
+  --at;
+  if (TapeKind(t[at]) == TapeKind::string_escaped) return std::nullopt;
+  if (TapeKind(t[at]) != TapeKind::string) return false;
+  const std::string id(view(at));
+  return outgoing_.count(id) != 0 || sent_.count(id) != 0;
+}
+
 void Bus::on_envelope(const ConnId& conn, Stream& s, Envelope e, TimeMs now_ms, Event ev,
                       ByteView text) {
   switch (e.type) {
@@ -523,8 +577,7 @@ void Bus::on_envelope(const ConnId& conn, Stream& s, Envelope e, TimeMs now_ms, 
   // Only what history keeps can come back in a replay, so only that needs remembering.
   if (is_kept_in_history(e.type)) {
     remember_seen(e.from.stream_id, e.id);
-    record_history(e.type, e.from.stream_id, view_of(e.to),
-                   std::make_shared<const std::string>(text.as_chars()));
+    record_history(e.type, e.from.stream_id, view_of(e.to), text.as_chars());
   }
   if (!ev.spans) ev.envelope = std::move(e);
   events_.push(std::move(ev));
@@ -635,29 +688,39 @@ std::size_t Bus::history_count(const Json& requested) {
 }
 
 void Bus::record_history(MessageType type, std::string_view from,
-                         std::optional<std::string_view> to, SharedText text) {
-  if (!is_kept_in_history(type) || !text) return;
-  if (history_.size() >= kHistoryCapacity) history_.pop_front();
-  history_.push_back(HistoryEntry{std::move(text), std::string(from), owned(to)});
+                         std::optional<std::string_view> to, std::string_view text) {
+  if (!is_kept_in_history(type)) return;
+  HistoryEntry* slot;
+  if (history_.size() < kHistoryCapacity) {
+    slot = &history_.emplace_back();
+  } else {
+    slot = &history_[history_head_];
+    history_head_ = (history_head_ + 1) % kHistoryCapacity;
+  }
+  // A slot that once held a huge envelope gives that memory back rather than keep it for small ones.
+  if (slot->text.capacity() > 4 * text.size() + 4096) std::string().swap(slot->text);
+  slot->text.assign(text);
+  slot->from.assign(from);
+  slot->has_to = to.has_value();
+  if (to) slot->to.assign(*to);
 }
 
-void Bus::record_history(const Envelope& e, SharedText text) {
+void Bus::record_history(const Envelope& e, const SharedText& text) {
   if (!is_kept_in_history(e.type)) return;
-  if (!text) {
-    auto encoded = encode_envelope(e);
-    if (!encoded) return;
-    text = std::make_shared<const std::string>(std::move(encoded.value()));
-  }
-  record_history(e.type, e.from.stream_id, view_of(e.to), std::move(text));
+  if (text) return record_history(e.type, e.from.stream_id, view_of(e.to), *text);
+  auto encoded = encode_envelope(e);
+  if (encoded) record_history(e.type, e.from.stream_id, view_of(e.to), encoded.value());
 }
 
 std::vector<Envelope> Bus::history(std::size_t count, const std::string& for_stream) const {
   std::vector<Envelope> out;
-  for (auto it = history_.rbegin(); it != history_.rend() && out.size() < count; ++it) {
+  const std::size_t n = history_.size();
+  for (std::size_t k = 0; k < n && out.size() < count; ++k) {
+    const HistoryEntry& h = history_[(history_head_ + n - 1 - k) % n];  // newest first
     // A replay holds broadcasts and messages to or by the requester, never other peers' directs.
-    if (!for_stream.empty() && it->to && *it->to != for_stream && it->from != for_stream) continue;
-    auto e = parse_envelope(ByteView(std::string_view(*it->text)), nullptr,
-                            PayloadForm::text_unless_read);
+    if (!for_stream.empty() && h.has_to && h.to != for_stream && h.from != for_stream) continue;
+    auto e =
+        parse_envelope(ByteView(std::string_view(h.text)), nullptr, PayloadForm::text_unless_read);
     if (e) out.push_back(std::move(e.value()));  // it was accepted or written by us: it parses
   }
   std::reverse(out.begin(), out.end());

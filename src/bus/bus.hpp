@@ -274,6 +274,16 @@ class Bus {
   // Nothing while a transmit awaits its handle_transmit_result: its result decides what follows.
   std::optional<Transmit> poll_transmit();
   std::optional<Event> poll_event() { return events_.poll(); }
+  // The same event read in place, then dropped: the WASM binding's poll, which copies what it
+  // needs into its record (an Event moved out costs its whole size for the fields left empty).
+  Event* peek_event() { return events_.front(); }
+  void pop_event() { events_.pop(); }
+  // Hands a message event's tape back once it was read, so the next scan records into memory that
+  // is already there (a host that keeps one tape aside swaps it for the event's, then returns the
+  // other one here): a steady stream of messages then allocates no tape.
+  void recycle_tape(Tape&& t) {
+    if (t.capacity() > tape_scratch_.capacity()) tape_scratch_.swap(t);
+  }
   // Cheap hints for a host that pays per call into the core (the WASM glue): false means
   // poll_transmit() (resp. poll_event()) would return nothing now.
   bool may_transmit() const { return !in_flight_ && (!immediate_.empty() || !ready_.empty()); }
@@ -351,11 +361,17 @@ class Bus {
   void opened(const ConnId& conn, const Conn& c, std::int64_t now_ms);
   void unbind(const ConnId& conn, Conn& c);
   void peer_event(const ConnId& conn);
-  // History keeps each message as its text (one shared string, no envelope copy), with what a
-  // replay's filter reads; a replay parses the entries it sends.
+  // History keeps each message as its text (no envelope copy), with what a replay's filter reads;
+  // a replay parses the entries it sends. The ring's slots keep their buffers, so recording a
+  // message is one copy of its text and, once the ring is warm, no allocation.
   void record_history(MessageType type, std::string_view from, std::optional<std::string_view> to,
-                      SharedText text);
-  void record_history(const Envelope& e, SharedText text);
+                      std::string_view text);
+  void record_history(const Envelope& e, const SharedText& text);
+  // The scanned ack or command_response `v` names, by its payload's tape (tape_scratch_), a message
+  // of ours that something waits on (on_confirmation's lookups): true, or false when it surely does
+  // not (no such id, no id, not an object), so its payload needs no DOM; nullopt when the tape cannot
+  // tell (an escape, non-ASCII text, no tape): then the DOM decides.
+  std::optional<bool> may_confirm(const ScannedEnvelope& v, ByteView text) const;
   void remember_seen(std::string_view stream, std::string_view id);
   bool seen(const Envelope& e) const;
   void handoffs_changed() { deadline_dirty_ = true; }
@@ -384,15 +400,39 @@ class Bus {
   std::deque<Pending> immediate_;
   std::optional<std::pair<std::uint32_t, Pending>> in_flight_;
   std::uint32_t next_token_ = 1;
-  PollQueue<Event> events_;
+  // The drive contract's FIFO (common/drive.hpp's PollQueue), with its oldest event readable in
+  // place (peek_event): a moved-out Event costs its whole size for the fields a message leaves empty.
+  class Events {
+   public:
+    void push(Event e) { items_.push_back(std::move(e)); }
+    Event& emplace() { return items_.emplace_back(); }
+    std::optional<Event> poll() {
+      if (items_.empty()) return std::nullopt;
+      std::optional<Event> out(std::move(items_.front()));
+      items_.pop_front();
+      return out;
+    }
+    Event* front() { return items_.empty() ? nullptr : &items_.front(); }
+    void pop() {
+      if (!items_.empty()) items_.pop_front();
+    }
+    bool empty() const { return items_.empty(); }
+
+   private:
+    std::deque<Event> items_;
+  };
+  Events events_;
   Tape tape_scratch_;
 
   struct HistoryEntry {
-    SharedText text;
+    std::string text;
     std::string from;
-    std::optional<std::string> to;
+    bool has_to = false;  // a direct: `to` holds the recipient
+    std::string to;
   };
-  std::deque<HistoryEntry> history_;
+  // A ring of up to kHistoryCapacity entries; history_head_ is the oldest once it is full.
+  std::vector<HistoryEntry> history_;
+  std::size_t history_head_ = 0;
   // Delivered (sender, id) pairs, `stream \0 id`; the order list points at the set's own nodes
   // (stable across rehashing), so each pair is stored once.
   std::unordered_set<std::string> seen_;

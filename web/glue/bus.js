@@ -54,8 +54,8 @@ function createInbox(mod, maxEnvelopeBytes) {
       size = n;
       view = null;
     }
-    if (view === null || view.buffer !== mod.HEAPU8.buffer)
-      view = mod.HEAPU8.subarray(at, at + size);
+    // A view of memory that grew is detached and reads as empty (cheaper than comparing buffers).
+    if (view === null || view.length === 0) view = mod.HEAPU8.subarray(at, at + size);
     return view;
   }
   return {

@@ -389,3 +389,63 @@ TEST_CASE(
   CHECK(replays[1].payload["payload"] == parse_json(ByteView(std::string_view(odd))).value);
   CHECK(replays[4].payload["payload"] == big);
 }
+
+TEST_CASE(
+    "bus payload: with message_spans_only an ack's tape finds the confirmed id as the DOM does") {
+  // Two buses alike but for message_spans_only: the one the WASM glue drives reads an ack's or
+  // command_response's id from the payload's tape and skips the DOM when it names nothing we wait
+  // on; whatever the tape cannot tell (escapes, non-ASCII, no tape) goes to the DOM. Each text
+  // must confirm exactly what the DOM-only bus confirms.
+  BusConfig spans_config = config("me");
+  spans_config.message_spans_only = true;
+  Bus spans(spans_config), dom(config("me"));
+  std::string id;
+  for (Bus* b : {&spans, &dom}) {
+    b->handle_connection_open("ca", 0);
+    b->handle_text("ca", ByteView(std::string_view(envelope_text("h", "chat", "null", "1"))), 1);
+    auto sent = b->send("A", MessageType::command, Json{{"run", "x"}}, std::nullopt, 2);
+    REQUIRE(sent.ok());
+    CHECK((id.empty() || id == sent->envelope.id));  // same seed: the same id on both
+    id = sent->envelope.id;
+    pump_all(*b);
+    drain_events(*b);
+  }
+  std::string big = R"({"messageId":")" + id + R"(","list":[)";
+  for (std::size_t i = 0; i < kMaxTapeTokens; ++i) big += (i ? ",1" : "1");
+  big += "]}";
+  struct Case {
+    const char* type;
+    std::string payload;
+    std::size_t confirmations;
+  };
+  const Case cases[] = {
+      {"ack", R"({"messageId":")" + id + R"("})", 1},
+      {"ack", R"({"messageId":"nope"})", 0},
+      {"ack", R"({"message\u0049d":")" + id + R"("})", 1},                // an escaped key
+      {"ack", R"({"messageId":"nope","messageId":")" + id + R"("})", 1},  // the last one counts
+      {"ack", R"({"messageId":")" + id + R"(","messageId":"nope"})", 0},
+      {"ack", R"({"x":{"messageId":")" + id + R"("},"messageId":"nope"})", 0},  // nested: not it
+      {"ack", R"({"x":[{"a":[1]}],"messageId":")" + id + R"("})", 1},
+      {"ack", R"({"x":"é","messageId":")" + id + R"("})", 1},  // non-ASCII: the DOM reads it
+      {"ack", R"({"messageId":")" + id + R"(\u0020"})", 0},    // an escaped value
+      {"ack", R"({"messageId":5})", 0},
+      {"ack", R"("just text")", 0},
+      {"ack", "null", 0},
+      {"ack", big, 1},  // no tape
+      {"command_response", R"({"requestId":")" + id + R"(","ok":true})", 1},
+      {"command_response", R"({"requestId":5,"messageId":")" + id + R"("})", 0},
+      {"command_response", R"({"messageId":")" + id + R"("})", 1},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    const std::string text = envelope_text("k" + std::to_string(++n), c.type, R"("me")", c.payload);
+    INFO(text);
+    for (Bus* b : {&spans, &dom}) {
+      b->handle_text("ca", ByteView(std::string_view(text)), 10);
+      pump_all(*b);
+      auto events = drain_events(*b);
+      CHECK(events_of(events, EventKind::message).size() == 1);
+      CHECK(events_of(events, EventKind::confirmation).size() == c.confirmations);
+    }
+  }
+}
