@@ -16,7 +16,8 @@ NODE_TESTS   := $(shell find tests/node -name '*.test.mjs' 2>/dev/null | sort)
 E2E_TESTS    := $(shell find tests/e2e -name '*.test.mjs' 2>/dev/null | sort)
 
 .PHONY: setup build native wasm cockpit fuzz-build test lint test-native test-node test-e2e test-package \
-        test-deploy test-sanitize fuzz fuzz-smoke fuzz-diff fixtures bench demo edge-dev format clean
+        test-deploy test-sanitize fuzz fuzz-smoke fuzz-diff fixtures bench demo edge-dev edge-deploy \
+        format clean
 
 setup:
 	@bash tools/setup.sh
@@ -74,10 +75,11 @@ test-package:
 	@echo "[test] package: npm pack, installed offline, used in Node, Deno, Chromium, workerd, tsc"
 	@node --test --test-reporter=spec tests/package/pack.test.mjs
 
-# The pinned wrangler's `deploy --dry-run` of web/edge/wrangler.toml, offline: the bundle's contents,
-# the bundle running in workerd, and its size (needs `make wasm cockpit`).
+# The pinned wrangler's `deploy --dry-run` of every edge Worker (web/edge/workers.mjs), offline: each
+# bundle's contents, the bundles running together in workerd, each Worker's upload size and cold
+# start, and the rooms Worker's upload budget (needs `make wasm cockpit`).
 test-deploy:
-	@echo "[test] deploy: wrangler deploy --dry-run (web/edge/wrangler.toml)"
+	@echo "[test] deploy: wrangler deploy --dry-run of each edge Worker (web/edge/workers.mjs)"
 	@node --test --test-reporter=spec tests/package/wrangler.test.mjs
 
 # The native Catch2 suite built with clang under ASan + UBSan (its own build dir); any report,
@@ -126,13 +128,17 @@ format:
 	@clang-format -i $$(find src bindings tests bench -name '*.cpp' -o -name '*.hpp')
 	@node_modules/.bin/prettier --log-level warn --write 'web/**/*.{js,mjs,ts}' 'tests/**/*.mjs' 'bench/**/*.mjs' 'tools/**/*.mjs' '*.js'
 
-# The edge relay (web/edge/) under the pinned `wrangler dev`: the real Worker in real workerd from
-# the wrangler.toml that deploys it, Durable Object storage persisted to build/edge-dev/, and a page
-# that mints dev tickets so a browser can join rooms. Prints the URL; Ctrl-C stops it. Deploying is
-# `npx wrangler deploy` (README § Deploy at the edge).
+# The edge relay (web/edge/) under the pinned `wrangler dev`: its real Workers in real workerd from
+# the wrangler configs that deploy them, Durable Object storage persisted to build/edge-dev/, and a page
+# that mints dev tickets so a browser can join rooms. Prints the URL; Ctrl-C stops it.
 EDGE_PORT ?= 8787
 edge-dev: setup wasm cockpit
 	@node web/edge/dev.mjs --port $(EDGE_PORT) --page-port $$(( $(EDGE_PORT) + 1 )) --persist build/edge-dev
+
+# Deploys every edge Worker to your Cloudflare account, in the order their bindings need
+# (web/edge/deploy.mjs; README § Deploy at the edge).
+edge-deploy: wasm cockpit
+	@node web/edge/deploy.mjs
 
 clean:
 	rm -rf $(NATIVE_DIR) $(WASM_DIR) $(FUZZ_DIR)

@@ -64,7 +64,7 @@ const size = (f) => {
   return { raw: b.length, gz: gzipSync(b).length };
 };
 const ourJs = size(join(out, 'worker.min.js'));
-const wasm = size(join(repoDir, 'build/wasm/tether-edge.wasm'));
+const wasm = size(join(repoDir, 'build/wasm/tether-rooms.wasm'));
 const meshJs = size(join(out, 'mesh_worker.min.js'));
 
 const LIMITS = JSON.stringify({
@@ -183,6 +183,6 @@ for (const r of results) {
 }
 const kb = (n) => `${f(n / 1024, 1)} KiB`;
 console.log(
-  `bundle: tether worker.js ${kb(ourJs.raw)} (${kb(ourJs.gz)} gz) + tether-edge.wasm ${kb(wasm.raw)} (${kb(wasm.gz)} gz) = ${kb(ourJs.gz + wasm.gz)} gz uploaded`,
+  `bundle: tether rooms worker.js ${kb(ourJs.raw)} (${kb(ourJs.gz)} gz) + tether-rooms.wasm ${kb(wasm.raw)} (${kb(wasm.gz)} gz) = ${kb(ourJs.gz + wasm.gz)} gz uploaded`,
 );
 console.log(`        reference worker  ${kb(meshJs.raw)} (${kb(meshJs.gz)} gz)`);

@@ -19,15 +19,18 @@ using emscripten::val;
 
 class HttpMembersCore {
  public:
-  void open(double req, const std::string& room, const std::string& random, double now) {
+  // writer and ticket_expires (Unix ms, 0: none) are those of the ticket the host verified.
+  void open(double req, const std::string& room, const std::string& random, double now,
+            const std::string& writer, double ticket_expires) {
     m_.handle_open(static_cast<std::uint32_t>(req), room, ByteView(std::string_view(random)),
-                   static_cast<TimeMs>(now));
+                   static_cast<TimeMs>(now), writer, static_cast<TimeMs>(ticket_expires));
   }
   void request(double req, const std::string& method, const std::string& room,
-               const std::string& op, const std::string& query, const std::string& body,
-               double now) {
+               const std::string& op, const std::string& query, const std::string& body, double now,
+               const std::string& writer, double ticket_expires) {
     m_.handle_request(static_cast<std::uint32_t>(req), method, room, op, query,
-                      ByteView(std::string_view(body)), static_cast<TimeMs>(now));
+                      ByteView(std::string_view(body)), static_cast<TimeMs>(now), writer,
+                      static_cast<TimeMs>(ticket_expires));
   }
   void outbound(const std::string& session, const std::string& text, double now) {
     m_.handle_outbound(session, text, static_cast<TimeMs>(now));

@@ -123,6 +123,7 @@ class RoomMemberCore {
     o.set("received", static_cast<double>(st.received));
     o.set("refused", static_cast<double>(st.refused));
     o.set("ignored", static_cast<double>(st.ignored));
+    o.set("readAcks", static_cast<double>(st.read_acks));
     return o;
   }
 

@@ -1,5 +1,6 @@
-// Embind surface of the room cores a room's host uses (src/room/: the relay, the client, admission,
-// tickets; the member has its own binding, member_bindings.cpp). Marshalling only (docs/design.md
+// Embind surface of the room cores a room's host uses (src/room/: the relay, admission, tickets;
+// the client and the reference's checking helpers are room_client_bindings.cpp, the member
+// member_bindings.cpp, so the rooms Worker's module carries none of them: wasm/module.cmake). Marshalling only (docs/design.md
 // rule 4): options arrive as JSON text, messages as strings; actions leave in batches as a packed
 // Float64Array view with their texts in WASM memory, events as small objects; policy verdicts come
 // back as inputs. The public API is web/glue/relay.js, driven by web/glue/driver.js.
@@ -13,8 +14,6 @@
 
 #include "common/json.hpp"
 #include "room/admission.hpp"
-#include "room/check.hpp"
-#include "room/client.hpp"
 #include "room/envelope.hpp"
 #include "room/limits.hpp"
 #include "room/member.hpp"
@@ -54,6 +53,7 @@ RoomRelayOptions options_from(const std::string& text) {
   o.has_can_bump = flag("canBump");
   o.verify_citations = flag("verifyCitations");
   o.seed = static_cast<std::uint64_t>(num("seed", 0));
+  o.read_ack_bytes = num("readAckBytes", 0);
   if (const Json* acl = field(j, "acl"); acl && acl->is_array()) {
     o.native_acl = true;
     for (const auto& rule : *acl) {
@@ -226,7 +226,8 @@ class RoomRelayCore {
   }
   static bool is_barrier(double kind) {
     return kind != static_cast<double>(RoomAction::Kind::send) &&
-           kind != static_cast<double>(RoomAction::Kind::close);
+           kind != static_cast<double>(RoomAction::Kind::close) &&
+           kind != static_cast<double>(RoomAction::Kind::read);
   }
   void pack(const RoomAction& a) {
     const std::size_t at = packed_.size();
@@ -269,168 +270,6 @@ class RoomRelayCore {
   double out_[2] = {};
 };
 
-// The room client core: JSON text in, client messages out through pollTransmit.
-class RoomClientCore {
- public:
-  explicit RoomClientCore(const std::string& options_json)
-      : client_(client_options(options_json)) {}
-  std::string hello() const { return client_.hello(); }
-  bool write(const std::string& ops, double now) {
-    return client_.write(ops, static_cast<TimeMs>(now));
-  }
-  void receive(const std::string& text, double now) {
-    client_.handle_message(text, static_cast<TimeMs>(now));
-  }
-  // A persisted outbox (an array of the strings tail() returned): "" when seeded, else the fix.
-  std::string seed(val messages, double now) {
-    std::vector<std::string> list;
-    if (!messages.isArray()) return "the outbox must be the array of strings tail() returned";
-    const unsigned n = messages["length"].as<unsigned>();
-    for (unsigned i = 0; i < n; ++i) {
-      val m = messages[i];
-      if (!m.isString()) return "the outbox must be the array of strings tail() returned";
-      list.push_back(m.as<std::string>());
-    }
-    return client_.seed_tail(list, static_cast<TimeMs>(now));
-  }
-  val poll_transmit() {
-    auto m = client_.poll_transmit();
-    return m ? val(*m) : val::null();
-  }
-  // A refused write as {reason, env} (env: the OpEnvelope JSON), or null.
-  val poll_event() {
-    auto r = client_.poll_event();
-    if (!r) return val::null();
-    val o = val::object();
-    o.set("reason", r->reason);
-    o.set("env", r->envelope);
-    return o;
-  }
-  val tail() const {
-    val out = val::array();
-    for (const auto& m : client_.tail_messages()) out.call<void>("push", m);
-    return out;
-  }
-  std::string value() const { return to_json(client_.value()); }
-  double unacked() const { return static_cast<double>(client_.unacked()); }
-  double seq() const { return client_.seq(); }
-  bool welcomed() const { return client_.welcomed(); }
-
- private:
-  static RoomClientOptions client_options(const std::string& text) {
-    RoomClientOptions o;
-    JsonParse p = parse_json(ByteView(std::string_view(text)));
-    if (!p.ok() || !p.value.is_object()) return o;
-    const Json& j = p.value;
-    auto s = [&](const char* k) {
-      const Json* v = field(j, k);
-      return v && v->is_string() ? v->get<std::string>() : std::string();
-    };
-    auto num = [&](const char* k) {
-      const Json* v = field(j, k);
-      auto d = v ? read_number(*v) : std::nullopt;
-      return d ? *d : 0.0;
-    };
-    o.room = s("room");
-    o.origin = s("origin");
-    o.writer = s("writer");
-    o.policy_version = num("policyVersion");
-    o.schema_version = num("schemaVersion");
-    return o;
-  }
-  RoomClient client_;
-};
-
-// The reference's checkEnvelope (room/check.hpp): questions out, verdicts in.
-class RoomEnvelopeCheck {
- public:
-  RoomEnvelopeCheck(const std::string& env, const std::string& writer, bool has_policy,
-                    bool can_write, bool validate)
-      : check_(env, writer, has_policy, can_write, validate) {}
-  // The next question: -1 once decided, else op * 2 + kind (0 canWrite, 1 validate).
-  double question() const {
-    auto q = check_.poll_question();
-    if (!q) return -1;
-    return static_cast<double>(q->op) * 2 + (q->kind == EnvelopeCheck::Question::Kind::validate);
-  }
-  void verdict(bool allow) { check_.handle_verdict(allow); }
-  std::string reason() const { return check_.reason(); }
-  bool unreadable() const { return check_.unreadable(); }
-  double op() const { return static_cast<double>(check_.op()); }
-
- private:
-  EnvelopeCheck check_;
-};
-
-// One origin's admission evidence (room/ranges.hpp): the reference's createRanges.
-class RoomRanges {
- public:
-  // `initial_json`: [[from, to], ...]; anything else leaves it empty and invalid().
-  explicit RoomRanges(const std::string& initial_json) {
-    JsonParse p = parse_json(ByteView(std::string_view(initial_json)));
-    std::vector<VersionRanges::Range> initial;
-    if (!p.ok() || !p.value.is_array()) {
-      invalid_ = true;
-      return;
-    }
-    for (const auto& r : p.value) {
-      auto a = r.is_array() && r.size() == 2 ? read_number(r[0]) : std::nullopt;
-      auto b = r.is_array() && r.size() == 2 ? read_number(r[1]) : std::nullopt;
-      if (!a || !b) {
-        invalid_ = true;
-        return;
-      }
-      initial.emplace_back(*a, *b);
-    }
-    ranges_ = VersionRanges(std::move(initial));
-  }
-  bool invalid() const { return invalid_; }
-  bool has(double v) const { return ranges_.has(v); }
-  bool add(double v) { return ranges_.add(v); }
-  double max() const { return ranges_.max(); }
-  double prefix() const { return ranges_.prefix(); }
-  // recordAdmission's step: true when the origin's settled stamp moves to this envelope's.
-  bool record(double version) { return record_admission(ranges_, version); }
-  std::string json() const {
-    std::string out = "[";
-    for (const auto& [a, b] : ranges_.list()) {
-      if (out.size() > 1) out += ',';
-      out += '[';
-      append_number(out, a);
-      out += ',';
-      append_number(out, b);
-      out += ']';
-    }
-    return out + "]";
-  }
-
- private:
-  VersionRanges ranges_;
-  bool invalid_ = false;
-};
-
-// The reference's createRegisterStore (room/registers.hpp): JSON in, JSON out.
-class RoomRegisters {
- public:
-  // "" when folded in, else the validateEnvelope reason.
-  std::string ingest(const std::string& env_json) {
-    const char* reason = table_.ingest(env_json);
-    return reason ? reason : "";
-  }
-  bool load(const std::string& registers_json) { return table_.load(registers_json); }
-  bool settle(const std::string& settled_json) { return table_.settle(settled_json); }
-  void reset() { table_.reset(); }
-  std::string checkpoint() const { return table_.checkpoint(); }
-  double max_epoch(const std::string& path_json) const { return table_.max_epoch(path_json); }
-  int covers(const std::string& path_json, const std::string& origin,
-             const std::string& hlc_json) const {
-    return table_.covers(path_json, origin, hlc_json);
-  }
-
- private:
-  RegisterTable table_;
-};
-
 // The admission limits of a room endpoint (room/admission.hpp): inputs in, verdicts out.
 class RoomAdmissionCore {
  public:
@@ -445,9 +284,15 @@ class RoomAdmissionCore {
     adm_.handle_budget(scope, writer, state.empty() ? std::nullopt : parse_budget(state),
                        static_cast<TimeMs>(now));
   }
-  double opened(const std::string& scope, const std::string& writer, double now) {
-    return static_cast<double>(adm_.handle_opened(scope, writer, static_cast<TimeMs>(now)));
+  double opened(const std::string& scope, const std::string& writer, double now, bool resumed) {
+    return static_cast<double>(
+        adm_.handle_opened(scope, writer, static_cast<TimeMs>(now), resumed));
   }
+  // A reader's acknowledgement (the relay's read action): true when credited.
+  bool read(double conn, double bytes) {
+    return adm_.handle_read(static_cast<std::uint64_t>(conn), bytes);
+  }
+  double read_ack_bytes() const { return adm_.read_ack_bytes(); }
   // 0 pass, 1 measure (call again with the frame's UTF-8 size), else the close code (reason:
   // closeReason()).
   int frame(double conn, bool binary, double length, double utf8_bytes, double now) {
@@ -656,16 +501,6 @@ val room_limits() {
   return o;
 }
 
-// validateEnvelope (the reference's export): the core's whole-envelope check over the envelope's
-// JSON text; "" when well-formed, else the malformed reason.
-std::string validate_envelope_text(const std::string& env_json) {
-  JsonScan scan;
-  if (!scan.parse(env_json, kMaxJsonDepth)) return "envelope";
-  EnvelopeView view;
-  const char* reason = validate_envelope(scan, 0, view);
-  return reason ? reason : "";
-}
-
 std::string receive_error(int code) {
   return receive_error_name(static_cast<ReceiveError>(code));
 }
@@ -699,44 +534,6 @@ EMSCRIPTEN_BINDINGS(tether_room) {
       .function("roomCount", &RoomRelayCore::room_count)
       .function("registerCount", &RoomRelayCore::register_count)
       .function("registerBytes", &RoomRelayCore::register_bytes);
-  emscripten::class_<RoomClientCore>("RoomClientCore")
-      .constructor<const std::string&>()
-      .function("hello", &RoomClientCore::hello)
-      .function("write", &RoomClientCore::write)
-      .function("receive", &RoomClientCore::receive)
-      .function("seed", &RoomClientCore::seed)
-      .function("pollTransmit", &RoomClientCore::poll_transmit)
-      .function("pollEvent", &RoomClientCore::poll_event)
-      .function("tail", &RoomClientCore::tail)
-      .function("value", &RoomClientCore::value)
-      .function("unacked", &RoomClientCore::unacked)
-      .function("seq", &RoomClientCore::seq)
-      .function("welcomed", &RoomClientCore::welcomed);
-  emscripten::class_<RoomEnvelopeCheck>("RoomEnvelopeCheck")
-      .constructor<const std::string&, const std::string&, bool, bool, bool>()
-      .function("question", &RoomEnvelopeCheck::question)
-      .function("verdict", &RoomEnvelopeCheck::verdict)
-      .function("reason", &RoomEnvelopeCheck::reason)
-      .function("unreadable", &RoomEnvelopeCheck::unreadable)
-      .function("op", &RoomEnvelopeCheck::op);
-  emscripten::class_<RoomRanges>("RoomRanges")
-      .constructor<const std::string&>()
-      .function("invalid", &RoomRanges::invalid)
-      .function("has", &RoomRanges::has)
-      .function("add", &RoomRanges::add)
-      .function("max", &RoomRanges::max)
-      .function("prefix", &RoomRanges::prefix)
-      .function("record", &RoomRanges::record)
-      .function("json", &RoomRanges::json);
-  emscripten::class_<RoomRegisters>("RoomRegisters")
-      .constructor<>()
-      .function("ingest", &RoomRegisters::ingest)
-      .function("load", &RoomRegisters::load)
-      .function("settle", &RoomRegisters::settle)
-      .function("reset", &RoomRegisters::reset)
-      .function("checkpoint", &RoomRegisters::checkpoint)
-      .function("maxEpoch", &RoomRegisters::max_epoch)
-      .function("covers", &RoomRegisters::covers);
   emscripten::class_<RoomAdmissionCore>("RoomAdmissionCore")
       .constructor<const std::string&>()
       .function("attempt", &RoomAdmissionCore::attempt)
@@ -744,6 +541,8 @@ EMSCRIPTEN_BINDINGS(tether_room) {
       .function("opened", &RoomAdmissionCore::opened)
       .function("frame", &RoomAdmissionCore::frame)
       .function("send", &RoomAdmissionCore::send)
+      .function("read", &RoomAdmissionCore::read)
+      .function("readAckBytes", &RoomAdmissionCore::read_ack_bytes)
       .function("droppedEphemeral", &RoomAdmissionCore::dropped_ephemeral)
       .function("closeReason", &RoomAdmissionCore::close_reason)
       .function("closed", &RoomAdmissionCore::closed)
@@ -769,7 +568,6 @@ EMSCRIPTEN_BINDINGS(tether_room) {
   emscripten::function("roomActionLayout", &action_layout);
   emscripten::function("roomCommitVerdicts", &commit_verdicts);
   emscripten::function("roomLimits", &room_limits);
-  emscripten::function("roomValidateEnvelope", &validate_envelope_text);
   emscripten::function("roomReceiveError", &receive_error);
   emscripten::function("roomReceiveErrorText", &receive_error_text);
 }

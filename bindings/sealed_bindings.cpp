@@ -47,6 +47,9 @@ class SealedCore {
     return static_cast<int>(ch_.seal(to, text));
   }
   void open(const std::string& from, const std::string& text) { ch_.open(from, text); }
+  // A SealedError as an int (0: the hello is on its way).
+  int greet(const std::string& peer) { return static_cast<int>(ch_.greet(peer)); }
+  bool linked(const std::string& peer) const { return ch_.linked(peer); }
   val poll_action() {
     std::optional<SealedAction> a = ch_.poll_action();
     if (!a) return val::null();
@@ -71,6 +74,7 @@ class SealedCore {
       case K::transmit:
         o.set("peer", a->peer);
         o.set("text", a->text);
+        o.set("frame", std::string(sealed_kind_name(a->frame)));
         break;
       case K::release_key: break;
     }
@@ -97,6 +101,8 @@ class SealedCore {
     o.set("sealed", static_cast<double>(ch_.stats().sealed));
     o.set("opened", static_cast<double>(ch_.stats().opened));
     o.set("refused", static_cast<double>(ch_.stats().refused));
+    o.set("hellosSent", static_cast<double>(ch_.stats().hellos_sent));
+    o.set("hellosOpened", static_cast<double>(ch_.stats().hellos_opened));
     return o;
   }
 
@@ -123,6 +129,8 @@ val sealed_suite() {
   o.set("version", static_cast<double>(kSealedVersion));
   o.set("keyIdBytes", static_cast<double>(kSealedKeyIdBytes));
   o.set("sessionBytes", static_cast<double>(kSealedSessionBytes));
+  o.set("epochBytes", static_cast<double>(kSealedEpochBytes));
+  o.set("keyIdAt", static_cast<double>(kSealedKeyIdAt));
   o.set("headerBytes", static_cast<double>(kSealedHeaderBytes));
   o.set("tagBits", static_cast<double>(kSealedTagBytes * 8));
   o.set("nonceBytes", static_cast<double>(kSealedNonceBytes));
@@ -165,6 +173,8 @@ EMSCRIPTEN_BINDINGS(tether_sealed) {
       .function("decrypted", &SealedCore::decrypted)
       .function("seal", &SealedCore::seal)
       .function("open", &SealedCore::open)
+      .function("greet", &SealedCore::greet)
+      .function("linked", &SealedCore::linked)
       .function("pollAction", &SealedCore::poll_action)
       .function("pollEvent", &SealedCore::poll_event)
       .function("ready", &SealedCore::ready)

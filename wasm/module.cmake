@@ -1,7 +1,7 @@
 # The WebAssembly modules: one per runtime, each an ES module + .wasm (build/wasm/<module>.mjs and
 # .wasm) holding only the bindings, and so only the cores, that its runtime uses. web/glue/load.js
 # loads them; package.json's `exports` conditions pick which one a runtime gets (`workerd`: the
-# edge module, web/glue/workerd/; every other runtime: the full one, web/glue/full/). Emscripten
+# edge module of that subpath's Worker, web/glue/workerd/; every other runtime: the full one, web/glue/full/). Emscripten
 # settings are in wasm/modules.cmake, each with the reason it is needed. bench/README.md § Module size says where the bytes go and why the
 # flavours below exist.
 
@@ -15,22 +15,33 @@ include(${CMAKE_CURRENT_LIST_DIR}/modules.cmake)
 #          on first use. Cores listed in TETHER_WASM_HOT_CORES stay at -O3 even there.
 set(TETHER_WASM_HOT_CORES decode)
 tether_module(tether         SPEED)  # every binding: Node, Deno, browsers, bundlers (default)
-tether_module(tether-edge    SIZE)   # workerd: the rooms Worker and its Durable Objects
 tether_module(tether-cockpit SIZE)   # the browser cockpit (web/cockpit): viewer session, decoders
+# workerd: one module per edge Worker (web/edge/workers.mjs), each only what its Worker serves, so
+# each Worker uploads and cold-starts only its own system (bench/README.md § Module size).
+tether_module(tether-rooms         SIZE)   # the rooms Worker: room relay, admission, tickets, HTTP members
+tether_module(tether-cockpit-relay SIZE)   # the cockpit relay Worker: the relay core and the wire codec
+tether_module(tether-mailbox       SIZE)   # the mailbox Worker: the hosted mailbox core
 
 # --- which module holds which binding: one line per bindings/<name>_bindings.cpp ----------------
 # A binding left out of every line fails the configure step, so a new one cannot go missing.
-tether_binding(wire     tether tether-edge tether-cockpit)
+tether_binding(wire     tether tether-cockpit tether-cockpit-relay)
 tether_binding(decode   tether tether-cockpit)
-tether_binding(cockpit_relay   tether tether-edge)     # the relay the Worker and the Deno host run
+tether_binding(cockpit_relay   tether tether-cockpit-relay)  # the relay the Worker and the Deno host run
 tether_binding(cockpit_clients tether tether-cockpit)  # viewer, robot, teleop safety: never on the edge
-tether_binding(room     tether tether-edge)   # relay, client, admission, tickets: the Worker hosts rooms
+tether_binding(room     tether tether-rooms)   # relay, admission, tickets: the Worker hosts rooms
+tether_binding(room_client tether)            # the room client and the reference's checks: peers, never a host
 tether_binding(member   tether)               # a peer's membership (web/peer): never on the edge
 tether_binding(signaling tether)              # WebRTC negotiation between peers (web/peer)
 tether_binding(sealed   tether)               # the encrypted relay transport's frames (web/peer): peers only
 tether_binding(bus      tether)
 tether_binding(swarm    tether)
-tether_binding(mailbox  tether tether-edge)
-tether_binding(http     tether tether-edge)    # the HTTP relay transport: sessions in the hosts, the link in peers
+tether_binding(mailbox  tether tether-mailbox)
+tether_binding(http     tether tether-rooms)   # the HTTP relay transport: sessions in the hosts, the link in peers
 
 tether_link_modules()
+
+# The rooms Worker's module has an upload budget (120 KiB gzip with its JS, issue #20; `make
+# test-deploy` checks it): emscripten's smaller allocator saves 2.2 KiB gzip there. Its cost on
+# the relay's hot path was within the noise of bench/room-relay.bench.mjs (bench/README.md § Module
+# size); the other modules keep dlmalloc.
+target_link_options(tether-rooms PRIVATE -sMALLOC=emmalloc)

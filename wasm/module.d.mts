@@ -2,7 +2,7 @@
 // wasm/modules.cmake: emscripten's JS has none, so tsc (`make lint`) and editors read this instead.
 // What the bindings export is typed where it is used (web/glue/*.d.ts).
 export interface TetherModuleInfo {
-  /** The module's name: tether, tether-edge or tether-cockpit. */
+  /** The module's name (wasm/module.cmake): tether, tether-cockpit, tether-rooms, ... */
   name: string;
   /** The bindings it holds (web/glue/load.js picks a module by binding). */
   bindings: string[];

@@ -16,7 +16,13 @@ set(TETHER_WASM_LINK_OPTIONS
 # EMSCRIPTEN_HAS_UNBOUND_TYPE_NAMES=0 would save a little more, but its type ids then differ from
 # the prebuilt embind library's and every call fails with "unbound types".)
 set(TETHER_WASM_SIZE_COMPILE -Oz -flto)
-set(TETHER_WASM_SIZE_LINK -Oz -flto)
+# TEXTDECODER=2: every runtime a SIZE module runs in (workerd, the browsers the cockpit supports)
+# has TextDecoder, so emscripten's JS fallback decoder goes.
+set(TETHER_WASM_SIZE_LINK -Oz -flto -sTEXTDECODER=2)
+# After the link, binaryen's size passes once more until they change nothing (--converge): 1 KiB
+# gzip of the rooms Worker's module, which has a budget (bench/README.md § Module size). The same
+# wasm-opt emcc runs at the link.
+find_program(TETHER_WASM_OPT wasm-opt)
 
 function(tether_module name flavour)
   if(NOT flavour MATCHES "^(SPEED|SIZE)$")
@@ -119,6 +125,14 @@ function(tether_link_modules)
       endforeach()
       target_compile_options(${module} PRIVATE ${TETHER_WASM_SIZE_COMPILE})
       target_link_options(${module} PRIVATE ${TETHER_WASM_SIZE_LINK})
+      if(NOT TETHER_WASM_OPT)
+        message(FATAL_ERROR "wasm-opt (binaryen, which emscripten depends on) is not on the PATH: "
+                            "install Debian's emscripten, which brings it (tools/setup.sh)")
+      endif()
+      add_custom_command(TARGET ${module} POST_BUILD
+        COMMAND ${TETHER_WASM_OPT} -Oz --converge "${CMAKE_BINARY_DIR}/${module}.wasm"
+                -o "${CMAKE_BINARY_DIR}/${module}.wasm"
+        VERBATIM)
     else()
       set(cores ${TETHER_CORES})
     endif()

@@ -5,8 +5,8 @@
 // message, as its own adapter recipe does. The endpoint around it (admission limits, the hello and
 // replay messages) is tether's core on both sides, so it loads the same WASM module.
 import { createRelay as meshCreateRelay, pathPrefixAcl } from '@mmstack/mesh-protocol';
-import wasm from '../../build/wasm/tether-edge.wasm';
-import '../../web/glue/modules/tether-edge.js';
+import wasm from '../../build/wasm/tether-rooms.wasm';
+import '../../web/glue/modules/tether-rooms.js';
 import { moduleInit } from '../../web/edge/init.js';
 import { defineRoomObject } from '../../web/edge/room-object.js';
 import { handleRequest } from '../../web/edge/router.js';

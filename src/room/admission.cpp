@@ -6,6 +6,7 @@
 
 #include "common/json.hpp"
 #include "room/envelope.hpp"
+#include "room/read_ack.hpp"
 
 namespace tether::room {
 
@@ -195,15 +196,37 @@ void Admission::handle_budget(std::string_view scope, std::string_view writer,
 }
 
 std::uint64_t Admission::handle_opened(std::string_view scope, std::string_view writer,
-                                       TimeMs now_ms) {
+                                       TimeMs now_ms, bool resumed) {
   Principal& p = principal(scope, writer, now_ms);
   ++p.conns;
   ++scope_conns_[std::string(scope)];
   std::uint64_t id = next_token_++;
-  conns_.emplace(id, Conn{std::string(scope), std::string(writer),
-                          TokenBucket{limits_.connection_burst, static_cast<double>(now_ms)}, 0,
-                          static_cast<double>(now_ms)});
+  Conn c;
+  c.scope = std::string(scope);
+  c.writer = std::string(writer);
+  c.bucket = TokenBucket{limits_.connection_burst, static_cast<double>(now_ms)};
+  c.queued_at = static_cast<double>(now_ms);
+  c.resumed = resumed;
+  conns_.emplace(id, std::move(c));
   return id;
+}
+
+double Admission::read_ack_bytes() const {
+  return std::max(kMinReadAckBytes, std::floor(limits_.max_buffered_bytes * kReadAckShare));
+}
+
+bool Admission::handle_read(std::uint64_t conn, double bytes) {
+  auto it = conns_.find(conn);
+  if (it == conns_.end() || it->second.resumed || !read_count_valid(bytes)) return false;
+  Conn& c = it->second;
+  // Like the cockpit lane's `read`: once a reader has said it counts, only what it earned counts.
+  c.counts_reads = true;
+  if (bytes == 0) return true;
+  auto m = std::find(c.marks.begin(), c.marks.end(), bytes);
+  if (m == c.marks.end()) return false;
+  c.marks.erase(c.marks.begin(), m + 1);
+  c.acked = std::max(c.acked, bytes);
+  return true;
 }
 
 FrameVerdict Admission::handle_frame(std::uint64_t conn, bool binary, double length,
@@ -270,7 +293,8 @@ SendVerdict Admission::handle_send(std::uint64_t conn, double bytes, bool epheme
         std::max(0.0, c.queued - (now - c.queued_at) * limits_.reader_bytes_per_second / 1000);
     c.queued_at = now;
   }
-  const double queued = buffered >= 0 ? buffered : c.queued;
+  double queued = buffered >= 0 ? buffered : c.queued;
+  if (c.counts_reads) queued = std::max(c.sent - c.acked, buffered);
   const double max = limits_.max_buffered_bytes;
   if (ephemeral && queued + bytes > max * kEphemeralQueueShare) {
     ++dropped_ephemeral_;
@@ -284,6 +308,12 @@ SendVerdict Admission::handle_send(std::uint64_t conn, double bytes, bool epheme
     return v;
   }
   c.queued += bytes;
+  const double before = c.sent;
+  c.sent += bytes;
+  if (crosses_mark(before, c.sent, read_ack_bytes())) {
+    c.marks.push_back(c.sent);
+    if (c.marks.size() > kMaxReadAckMarks) c.marks.pop_front();
+  }
   return v;
 }
 

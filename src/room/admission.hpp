@@ -11,6 +11,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,6 +51,13 @@ constexpr double kDefaultReaderBytesPerSecond = 1024 * 1024;
 // Ephemeral frames (presence updates) may fill a reader's queue only this far, so the rest stays
 // for the frames that carry the room (echoes, welcomes, membership): presence goes first.
 constexpr double kEphemeralQueueShare = 0.5;
+// Read acknowledgements (room/read_ack.hpp): a reader acknowledges every this share of
+// max_buffered_bytes (at least kMinReadAckBytes), so a reader that reads keeps at most about this
+// much unacknowledged and the rest of the bound is slack for frames in flight.
+constexpr double kReadAckShare = 0.25;
+// The marks (ends of acknowledgeable frames) kept per socket, oldest dropped first. A socket held
+// to its acknowledgements never has more than 1 / kReadAckShare + 1 outstanding.
+constexpr std::size_t kMaxReadAckMarks = 8;
 // HTTP answers to a refused connection attempt, and how long to wait before the next.
 constexpr int kStatusRoomFull = 503;
 constexpr int kStatusCoolingDown = 429;
@@ -144,9 +152,6 @@ class Admission {
   // The host's answer to load_budget (nullopt: nothing saved).
   void handle_budget(std::string_view scope, std::string_view writer,
                      std::optional<BudgetState> saved, TimeMs now_ms);
-  // A socket was accepted (after an admitted attempt, or a socket that survived a hibernation).
-  // Returns its id for handle_frame and handle_closed.
-  std::uint64_t handle_opened(std::string_view scope, std::string_view writer, TimeMs now_ms);
   // One incoming frame: text or binary, its length in UTF-16 code units (text) or bytes
   // (binary), and its UTF-8 size when known (-1 otherwise). The core asks for the exact size
   // (measure) only when the length alone cannot decide. A close verdict is final: the host
@@ -154,15 +159,31 @@ class Admission {
   FrameVerdict handle_frame(std::uint64_t conn, bool binary, double length, double utf8_bytes,
                             TimeMs now_ms);
   void handle_closed(std::uint64_t conn, TimeMs now_ms);
+  // A socket was accepted (after an admitted attempt, or a socket that survived a hibernation).
+  // Returns its id for handle_frame, handle_send, handle_read and handle_closed.
+  // A socket that survived a hibernation (`resumed`) was counted by an earlier incarnation of the
+  // host: its reader's count and ours no longer agree, so its acknowledgements are ignored and
+  // it keeps the pace model until it reconnects.
+  std::uint64_t handle_opened(std::string_view scope, std::string_view writer, TimeMs now_ms,
+                              bool resumed = false);
   // One frame about to be sent to `conn`: `bytes` its UTF-8 size, `ephemeral` for a presence
   // update (its loss costs nothing a later one does not repair), `buffered` what the socket
-  // holds unsent, or -1 when the runtime cannot say (workerd), in which case the core's model of
-  // the queue stands in for it. Presence is dropped once the queue would pass
-  // kEphemeralQueueShare of max_buffered_bytes; any other frame that would pass
-  // max_buffered_bytes closes the socket with 4010 (final: the host closes and calls
-  // handle_closed). A sent frame joins the model.
+  // holds unsent, or -1 when the runtime cannot say (workerd). What the socket holds is taken
+  // from the evidence there is (docs/rooms.md § The slow-reader rule): a socket that acknowledges
+  // what it reads holds what it has not acknowledged (or `buffered`, if larger); otherwise
+  // `buffered`; where neither exists, the core's pace model of the queue. Presence is dropped
+  // once the queue would pass kEphemeralQueueShare of max_buffered_bytes; any other frame that
+  // would pass max_buffered_bytes closes the socket with 4010 (final: the host closes and calls
+  // handle_closed). A sent frame joins the count and the model.
   SendVerdict handle_send(std::uint64_t conn, double bytes, bool ephemeral, double buffered,
                           TimeMs now_ms);
+  // The reader of `conn` acknowledged `bytes` (a `read` message, room/read_ack.hpp). From the
+  // first one on, the socket is held to its acknowledgements. Credited only when `bytes` is a
+  // mark this socket was handed (exactly where a frame crossing a multiple of read_ack_bytes()
+  // ended) or 0 (the claim); anything else credits nothing. True when credited.
+  bool handle_read(std::uint64_t conn, double bytes);
+  // The interval readers acknowledge at, which the relay advertises in its welcome.
+  double read_ack_bytes() const;
   // Presence updates dropped for slow readers (stats and tests).
   std::uint64_t dropped_ephemeral() const { return dropped_ephemeral_; }
 
@@ -187,6 +208,11 @@ class Admission {
     TokenBucket bucket;
     double queued = 0;  // the modelled unsent bytes (when the runtime cannot say)
     double queued_at = 0;
+    double sent = 0;            // UTF-8 bytes handed to the socket
+    double acked = 0;           // the last mark the reader acknowledged
+    bool counts_reads = false;  // it acknowledges: held to sent - acked
+    bool resumed = false;       // survived a hibernation: acknowledgements are ignored
+    std::deque<double> marks;   // outstanding marks, oldest first (at most kMaxReadAckMarks)
   };
   struct Attempt {
     std::uint64_t token;

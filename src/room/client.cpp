@@ -186,13 +186,30 @@ bool RoomClient::write(std::string_view ops_json, TimeMs now_ms) {
   return true;
 }
 
-void RoomClient::handle_message(std::string_view server_json, TimeMs now_ms) {
+std::string RoomClient::connect() {
+  reads_.reset();
+  uncounted_ = false;
+  return hello();
+}
+
+void RoomClient::handle_message(std::string_view server_json, TimeMs now_ms, bool frame) {
+  if (!frame) uncounted_ = true;
+  reads_.frame(static_cast<double>(server_json.size()));
+  apply(server_json, now_ms);
+  if (uncounted_) return;
+  if (auto n = reads_.take()) transmits_.push(read_message(to_json(Json(opt_.room)), *n));
+}
+
+void RoomClient::apply(std::string_view server_json, TimeMs now_ms) {
   JsonParse parsed = parse_json(ByteView(server_json));
   if (!parsed.ok() || !parsed.value.is_object()) return;
   const Json& m = parsed.value;
   if (str(m, "room") != opt_.room) return;
   std::string t = str(m, "t");
   if (t == "welcome") {
+    if (const Json* every = field(m, kReadAckField)) {
+      if (auto d = read_number(*every)) reads_.advertised(*d);
+    }
     std::string instance = str(m, "instance");
     std::string mode = str(m, "mode");
     bool new_generation = instance != instance_;

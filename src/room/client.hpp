@@ -23,6 +23,7 @@
 #include "common/drive.hpp"
 #include "common/json.hpp"
 #include "room/envelope.hpp"
+#include "room/read_ack.hpp"
 
 namespace tether::room {
 
@@ -49,6 +50,8 @@ class RoomClient {
 
   // The hello to send on every (re)connect: carries the last applied seq of this generation.
   std::string hello() const;
+  // A new socket: its read count starts again (room/read_ack.hpp). Returns hello().
+  std::string connect();
   // Builds one envelope from StoreOps (JSON array of {kind, path, next?, prev?}), stamps the
   // clock, fills cites and epoch from the registers, applies it locally, queues it in the tail
   // and its client message for poll_transmit. False (nothing queued) when `ops_json` is not an
@@ -62,8 +65,10 @@ class RoomClient {
   // empty string when seeded, else what is wrong (nothing is seeded then).
   std::string seed_tail(const std::vector<std::string>& messages, TimeMs now_ms);
   // One server message. What to send in answer (the tail after a welcome, a fresh hello after a
-  // refusal) is queued for poll_transmit.
-  void handle_message(std::string_view server_json, TimeMs now_ms);
+  // refusal, a read acknowledgement when the relay asked for them) is queued for poll_transmit.
+  // `frame`: the text is the socket's frame byte for byte, so it counts towards what this socket
+  // read; false (a message parsed and serialised again) stops acknowledgements on this socket.
+  void handle_message(std::string_view server_json, TimeMs now_ms, bool frame = true);
 
   std::optional<std::string> poll_transmit() { return transmits_.poll(); }
   std::optional<RefusedWrite> poll_event() { return events_.poll(); }
@@ -98,6 +103,7 @@ class RoomClient {
     Json env;
   };
 
+  void apply(std::string_view server_json, TimeMs now_ms);
   Hlc tick(TimeMs now_ms);
   void observe(const Hlc& remote, TimeMs now_ms);
   void ingest(const Json& env);
@@ -115,6 +121,8 @@ class RoomClient {
   bool catching_up_ = false;  // a gap in the seqs sent a hello; envs wait for its welcome
   std::map<std::string, Register> registers_;
   std::vector<Pending> tail_;
+  ReadCounter reads_;
+  bool uncounted_ = false;  // a message that was not the socket's frame: no acknowledgements
   PollQueue<std::string> transmits_;
   PollQueue<RefusedWrite> events_;
 };

@@ -58,6 +58,8 @@ const char* http_error_name(HttpError e) {
     case HttpError::too_large: return "too_large";
     case HttpError::room_full: return "room_full";
     case HttpError::host_full: return "host_full";
+    case HttpError::ticket_expired: return "ticket_expired";
+    case HttpError::wrong_writer: return "wrong_writer";
   }
   return "unknown";
 }
@@ -74,6 +76,8 @@ int http_error_status(HttpError e) {
     case HttpError::too_large: return 413;
     case HttpError::room_full: return 429;
     case HttpError::host_full: return 503;
+    case HttpError::ticket_expired: return 401;
+    case HttpError::wrong_writer: return 403;
   }
   return 500;
 }
@@ -102,6 +106,12 @@ const char* http_error_fix(HttpError e) {
     case HttpError::room_full:
       return "this room has the most HTTP members it takes; use a WebSocket or retry later";
     case HttpError::host_full: return "this relay has the most HTTP members it takes; retry later";
+    case HttpError::ticket_expired:
+      return "the ticket this HTTP member was opened with has expired, so its session is over; "
+             "get a fresh ticket and open a new session";
+    case HttpError::wrong_writer:
+      return "the ticket names another writer than the one this session was opened for; each call "
+             "carries the ticket of the session's own writer";
   }
   return "";
 }
@@ -188,6 +198,7 @@ void HttpMembers::refuse(std::uint32_t req, HttpError e) {
 }
 
 void HttpMembers::set_deadline(Session& s, TimeMs at) {
+  if (s.ticket_expires) at = std::min(at, s.ticket_expires);  // the ticket's end ends it first
   deadlines_.erase({s.deadline, s.token});
   s.deadline = at;
   deadlines_.insert({at, s.token});
@@ -209,9 +220,10 @@ std::size_t HttpMembers::queued_bytes(std::string_view session) const {
   return it == sessions_.end() ? 0 : it->second.queue_bytes;
 }
 
-void HttpMembers::handle_open(std::uint32_t req, std::string_view room, ByteView random,
-                              TimeMs now) {
+void HttpMembers::handle_open(std::uint32_t req, std::string_view room, ByteView random, TimeMs now,
+                              std::string_view writer, TimeMs ticket_expires) {
   if (random.size != kHttpSessionBytes) return refuse(req, HttpError::bad_request);
+  if (ticket_expires && ticket_expires <= now) return refuse(req, HttpError::ticket_expired);
   if (sessions_.size() >= kMaxHttpMembers) return refuse(req, HttpError::host_full);
   if (members_in(room) >= kMaxHttpMembersPerRoom) return refuse(req, HttpError::room_full);
   std::string token = hex(random);
@@ -219,6 +231,8 @@ void HttpMembers::handle_open(std::uint32_t req, std::string_view room, ByteView
   Session& s = sessions_[token];
   s.token = token;
   s.room = std::string(room);
+  s.writer = std::string(writer);
+  s.ticket_expires = ticket_expires;
   s.last_seen = now;
   set_deadline(s, now + kHttpIdleMs);
   per_room_[s.room]++;
@@ -240,7 +254,7 @@ void HttpMembers::handle_open(std::uint32_t req, std::string_view room, ByteView
 
 void HttpMembers::handle_request(std::uint32_t req, std::string_view method, std::string_view room,
                                  std::string_view op_name, std::string_view query, ByteView body,
-                                 TimeMs now) {
+                                 TimeMs now, std::string_view writer, TimeMs ticket_expires) {
   // Bounds first: nothing of an oversized body is looked at.
   if (body.size > kMaxHttpBodyBytes) return refuse(req, HttpError::too_large);
   HttpOp op = http_op(op_name);
@@ -252,6 +266,14 @@ void HttpMembers::handle_request(std::uint32_t req, std::string_view method, std
   if (q.session.empty()) return refuse(req, HttpError::bad_request);
   Session* s = find(q.session, room);
   if (!s) return refuse(req, HttpError::unknown_session);
+  if (!writer.empty() && !s->writer.empty() && writer != s->writer)
+    return refuse(req, HttpError::wrong_writer);  // the session goes on: the caller is not it
+  if (ticket_expires > s->ticket_expires && s->ticket_expires) s->ticket_expires = ticket_expires;
+  if (s->ticket_expires && s->ticket_expires <= now) {
+    stats_.expired++;
+    forget(s->token, kHttpCloseTicket, "the ticket of the HTTP member expired", true);
+    return refuse(req, HttpError::ticket_expired);
+  }
   s->last_seen = now;
   if (!s->poll) set_deadline(*s, now + kHttpIdleMs);
 
@@ -436,6 +458,12 @@ void HttpMembers::handle_timeout(TimeMs now) {
       continue;
     }
     Session& s = it->second;
+    if (s.ticket_expires && s.ticket_expires <= now) {
+      // Its ticket ran out: the session ends with it (a parked receive says so).
+      stats_.expired++;
+      forget(token, kHttpCloseTicket, "the ticket of the HTTP member expired", true);
+      continue;
+    }
     if (s.poll) {
       // The long-poll's wait is over: an empty answer, and the idle clock starts from now.
       std::uint32_t req = *s.poll;

@@ -64,6 +64,9 @@ constexpr std::size_t kHttpSessionBytes = 16;
 // The relay's close code of a member that fell behind (the room endpoint's slow reader code).
 constexpr int kHttpCloseSlow = 4010;
 constexpr int kHttpCloseIdle = 4011;
+// The relay's close code of a member whose ticket expired: a session lives no longer than the
+// ticket it was opened with (or the latest one a call presented).
+constexpr int kHttpCloseTicket = 4012;
 // Client: consecutive failures (network, 502/503/504) retried before the link is closed.
 constexpr int kHttpMaxRetries = 3;
 constexpr TimeMs kHttpRetryMs = 500;
@@ -81,8 +84,10 @@ enum class HttpError : std::uint8_t {
   too_large,        // 413: a body over kMaxHttpBodyBytes
   room_full,        // 429: kMaxHttpMembersPerRoom HTTP members in this room
   host_full,        // 503: kMaxHttpMembers in this host
+  ticket_expired,   // 401: the ticket this session stands for expired; the session is over
+  wrong_writer,     // 403: the call's ticket names another writer than the session's
 };
-constexpr int kHttpErrorKinds = 10;
+constexpr int kHttpErrorKinds = 12;
 const char* http_error_name(HttpError e);
 int http_error_status(HttpError e);
 const char* http_error_fix(HttpError e);
@@ -123,11 +128,17 @@ struct HttpMembersStats {
 
 class HttpMembers {
  public:
-  // An `open` whose ticket the host verified; `random` is kHttpSessionBytes from its CSPRNG.
-  void handle_open(std::uint32_t req, std::string_view room, ByteView random, TimeMs now);
-  // Any other operation of /rooms/<room>/http/<op>.
+  // An `open` whose ticket the host verified; `random` is kHttpSessionBytes from its CSPRNG. The
+  // session is bound to the ticket's writer and lives until its expiry (`ticket_expires`, Unix
+  // ms; 0: the host gave none), when it is closed (kHttpCloseTicket).
+  void handle_open(std::uint32_t req, std::string_view room, ByteView random, TimeMs now,
+                   std::string_view writer = {}, TimeMs ticket_expires = 0);
+  // Any other operation of /rooms/<room>/http/<op>, with the writer and expiry of the ticket the
+  // call carried when the host verified one: another writer's is refused (wrong_writer), a later
+  // expiry extends the session, and a session past its expiry is closed (ticket_expired).
   void handle_request(std::uint32_t req, std::string_view method, std::string_view room,
-                      std::string_view op, std::string_view query, ByteView body, TimeMs now);
+                      std::string_view op, std::string_view query, ByteView body, TimeMs now,
+                      std::string_view writer = {}, TimeMs ticket_expires = 0);
   // The relay sent a frame to the member's virtual socket, or closed it.
   void handle_outbound(std::string_view session, std::string_view text, TimeMs now);
   void handle_relay_close(std::string_view session, int code, std::string_view reason, TimeMs now);
@@ -145,6 +156,8 @@ class HttpMembers {
  private:
   struct Session {
     std::string token, room;
+    std::string writer;             // the open's ticket's (empty: the host gave none)
+    TimeMs ticket_expires = 0;      // 0: none
     std::uint64_t received = 0;     // the last send seq delivered
     std::uint64_t first = 1;        // position of queue.front()
     std::deque<std::string> queue;  // frames not acknowledged

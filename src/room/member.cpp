@@ -183,6 +183,7 @@ void RoomMember::handle_start(TimeMs) {
 void RoomMember::handle_link_open(TimeMs) {
   if (closed_ || !dialing_) return;
   link_up_ = true;
+  reads_.reset();
   MemberAction& a = actions_.emplace();
   a.kind = MemberAction::Kind::transmit;
   a.text = hello_text(opt_.room, opt_.origin, opt_.policy_version);
@@ -238,7 +239,22 @@ void RoomMember::handle_close() {
 }
 
 void RoomMember::handle_link_message(std::string_view text, TimeMs) {
-  if (closed_ || !link_up_ || text.size() > kMaxServerMessageBytes) return;
+  if (closed_ || !link_up_) return;
+  reads_.frame(static_cast<double>(text.size()));
+  read_frame(text);
+  if (closed_ || !link_up_) return;
+  if (auto n = reads_.take()) {
+    std::string room;
+    append_quoted(room, opt_.room);
+    MemberAction& a = actions_.emplace();
+    a.kind = MemberAction::Kind::transmit;
+    a.text = read_message(room, *n);
+    ++stats_.read_acks;
+  }
+}
+
+void RoomMember::read_frame(std::string_view text) {
+  if (text.size() > kMaxServerMessageBytes) return;
   if (!scan_.parse(text, kMaxJsonDepth) || !scan_.is_object(0)) return;
   const std::uint32_t room = scan_.field(0, "room");
   if (!scan_.is_string(room) || scan_.str(room, scratch_) != opt_.room) return;
@@ -259,6 +275,8 @@ void RoomMember::handle_link_message(std::string_view text, TimeMs) {
 }
 
 void RoomMember::welcome(std::uint32_t msg) {
+  const std::uint32_t every = scan_.field(msg, kReadAckField);
+  if (scan_.is_number(every)) reads_.advertised(scan_.number(every));
   std::vector<std::string> members;
   const std::uint32_t list = scan_.field(msg, "members");
   if (scan_.is_array(list)) {

@@ -24,6 +24,7 @@
 #include "common/drive.hpp"
 #include "common/rng.hpp"
 #include "room/json_scan.hpp"
+#include "room/read_ack.hpp"
 
 namespace tether::room {
 
@@ -131,7 +132,7 @@ const char* member_event_name(MemberEvent::Kind k);
 const char* lane_send_name(LaneSend s);
 
 struct MemberStats {
-  std::uint64_t reconnects = 0, sent = 0, received = 0, refused = 0, ignored = 0;
+  std::uint64_t reconnects = 0, sent = 0, received = 0, refused = 0, ignored = 0, read_acks = 0;
 };
 
 class RoomMember {
@@ -143,7 +144,8 @@ class RoomMember {
   void handle_start(TimeMs now_ms);
   // The socket of the latest dial opened: the hello goes out.
   void handle_link_open(TimeMs now_ms);
-  // One text frame from the relay.
+  // One text frame from the relay, byte for byte: it counts towards what this socket read, and
+  // a relay that asked for read acknowledgements gets them (room/read_ack.hpp).
   void handle_link_message(std::string_view text, TimeMs now_ms);
   // The socket closed or could not be made: lanes close, and a dial is scheduled (poll_timeout).
   void handle_link_closed(TimeMs now_ms);
@@ -169,6 +171,7 @@ class RoomMember {
   const MemberStats& stats() const { return stats_; }
 
  private:
+  void read_frame(std::string_view text);
   void welcome(std::uint32_t msg);
   void member(std::uint32_t msg);
   void signal(std::uint32_t msg);
@@ -185,6 +188,7 @@ class RoomMember {
   SeededRng rng_;
   JsonScan scan_;
   std::string scratch_;
+  ReadCounter reads_;                // what the current socket read
   std::vector<std::string> roster_;  // everyone else in the room, in join order
   bool started_ = false;
   bool link_up_ = false;  // a socket is open

@@ -6,6 +6,7 @@
 
 #include "common/json.hpp"
 #include "room/limits.hpp"
+#include "room/read_ack.hpp"
 
 namespace tether::room {
 
@@ -46,8 +47,8 @@ bool number_equals(const JsonScan& scan, std::uint32_t v, double expected) {
 }
 }  // namespace
 
-const char* const kRoomActionKindNames[7] = {
-    "send", "close", "commit", "ask-can-write", "ask-validate", "ask-can-bump", "ask-acl"};
+const char* const kRoomActionKindNames[8] = {
+    "send", "close", "commit", "ask-can-write", "ask-validate", "ask-can-bump", "ask-acl", "read"};
 const char* const kRoomEventKindNames[5] = {"join", "reject", "drop", "violation",
                                             "durability-failed"};
 const char* const kRoomReasonNames[8] = {"",      "duplicate", "generation",     "schema",
@@ -464,6 +465,17 @@ void RoomRelay::dispatch(ConnId conn, TimeMs now_ms) {
     hello(conn, c, msg, name, now_ms);
     return;
   }
+  if (opt_.read_ack_bytes > 0 && type == kReadMessageType) {
+    // A socket's acknowledgement, for the host's admission to judge: no room state is touched.
+    auto n = read_number(scan, scan.field(msg, "bytes"));
+    if (n && read_count_valid(*n)) {
+      RoomAction& a = actions_.emplace();
+      a.kind = RoomAction::Kind::read;
+      a.conn = conn;
+      a.seq = *n;
+    }
+    return;
+  }
   Room& room = room_of(name, now_ms);
   std::uint32_t member = c.member_in(name);
   if (member == kNoMember || members_[member].ejected || room.ejected.count(c.writer)) return;
@@ -590,6 +602,12 @@ void RoomRelay::hello(ConnId conn, Connection& c, std::uint32_t msg, const std::
   append_number(head, room.seq);
   head += ",\"instance\":" + json_quoted(room.instance) + ",\"schemaVersion\":";
   append_number(head, room.schema_version);
+  if (opt_.read_ack_bytes > 0) {
+    head += ",\"";
+    head += kReadAckField;
+    head += "\":";
+    append_number(head, opt_.read_ack_bytes);
+  }
   // Infinity included (a seq beyond a double's range): JSON.parse gives the reference that, and
   // it answers with an empty delta.
   std::uint32_t seq_node = scan.field(msg, "seq");

@@ -56,6 +56,11 @@ struct RoomRelayOptions {
   bool native_acl = false;
   std::vector<AclRule> acl;
   std::uint64_t seed = 0;  // for instance nonces
+  // Our extension (docs/rooms.md § The slow-reader rule), off (0) in the drop-in: every welcome
+  // advertises `readAck` with this interval, and a client's {"t":"read","room","bytes"} becomes
+  // a `read` action for the host's admission (room/read_ack.hpp). Off, a `read` message is what
+  // it is to the reference: an envelope message without an envelope.
+  double read_ack_bytes = 0;
 };
 
 // What the host must do, in order (poll_action). Texts are shared: one broadcast frame is one
@@ -71,6 +76,7 @@ struct RoomAction {
     ask_validate,   // policy.validate(op = text, ctx of conn, room, {seq})
     ask_can_bump,   // policy.canBump(ctx of conn, path = text, epoch, room, {seq})
     ask_acl,        // rule `rule`'s allow(ctx of conn, room), asked once per member and rule
+    read,           // conn's reader acknowledged `seq` bytes (read_ack_bytes on): tell admission
   };
   Kind kind = Kind::send;
   ConnId conn = 0;
@@ -78,7 +84,8 @@ struct RoomAction {
   SharedText room;            // the room's name: commit and every ask_*
   std::uint64_t room_id = 0;  // commit and ask_*: this room's incarnation, never reused in a relay
   std::uint64_t token = 0;    // commit ticket, or the question's token for handle_policy_verdict
-  double seq = 0;             // ask_*: the room's seq before this envelope (PolicyRoomInfo)
+  double seq = 0;             // ask_*: the room's seq before this envelope (PolicyRoomInfo);
+                              // read: the acknowledged count
   double epoch = 0;           // ask_can_bump
   std::uint32_t rule = 0;     // ask_acl
   // send: a presence update, which a slow reader may lose (a later one repairs it); the edge's
@@ -86,7 +93,7 @@ struct RoomAction {
   bool ephemeral = false;
 };
 // Kind names indexed by the value of RoomAction::Kind (the bindings export them).
-extern const char* const kRoomActionKindNames[7];
+extern const char* const kRoomActionKindNames[8];
 
 // What the application learns (poll_event): the createRelay observers.
 struct RoomEvent {

@@ -25,6 +25,17 @@ const char* sealed_error_name(SealedError e) {
     case E::not_ready: return "not-ready";
     case E::exhausted: return "exhausted";
     case E::crypto: return "crypto";
+    case E::wrong_epoch: return "wrong-epoch";
+    case E::no_epoch: return "no-epoch";
+  }
+  return "";
+}
+
+const char* sealed_kind_name(SealedKind k) {
+  switch (k) {
+    case SealedKind::text: return "text";
+    case SealedKind::hello: return "hello";
+    case SealedKind::answer: return "answer";
   }
   return "";
 }
@@ -65,6 +76,14 @@ const char* sealed_error_fix(SealedError e) {
              "session)";
     case E::crypto:
       return "the runtime's cipher failed on this frame (WebCrypto reported an error)";
+    case E::wrong_epoch:
+      return "the frame was sealed for an earlier run of this receiver (another epoch): a relay "
+             "replaying a recorded session, or a frame in flight across our restart; it was "
+             "dropped, and the sender is told our epoch";
+    case E::no_epoch:
+      return "the peer's epoch is not known yet (the sealed handshake with it has not finished; "
+             "if it never does, the relay is withholding it): the caller keeps the message and "
+             "sends it once the peer is linked";
   }
   return "";
 }
@@ -88,6 +107,7 @@ const char* sealed_event_name(SealedEvent::Kind k) {
     case K::ready: return "ready";
     case K::text: return "text";
     case K::refused: return "refused";
+    case K::linked: return "linked";
   }
   return "";
 }
@@ -130,8 +150,10 @@ Bytes sealed_header_bytes(const SealedHeader& h) {
   Bytes out;
   out.reserve(kSealedHeaderBytes);
   out.push_back(h.version);
+  out.push_back(static_cast<std::uint8_t>(h.kind));
   out.insert(out.end(), h.key_id.begin(), h.key_id.end());
   out.insert(out.end(), h.session.begin(), h.session.end());
+  out.insert(out.end(), h.epoch.begin(), h.epoch.end());
   append_u64_be(out, h.counter);
   return out;
 }
@@ -193,11 +215,18 @@ ParsedSealedFrame parse_sealed_frame(std::string_view text, std::size_t max_text
     out.error = SealedError::unknown_version;
     return out;
   }
-  std::copy(p + 1, p + 1 + kSealedKeyIdBytes, h.key_id.begin());
-  std::copy(p + 1 + kSealedKeyIdBytes, p + 1 + kSealedKeyIdBytes + kSealedSessionBytes,
-            h.session.begin());
-  h.counter = read_u64_be(p + 1 + kSealedKeyIdBytes + kSealedSessionBytes);
-  if (h.counter == 0 || h.counter > kMaxSealedCounter) {
+  if (p[kSealedKindAt] >= kSealedKinds) {
+    out.error = SealedError::malformed;
+    return out;
+  }
+  h.kind = static_cast<SealedKind>(p[kSealedKindAt]);
+  std::copy(p + kSealedKeyIdAt, p + kSealedKeyIdAt + kSealedKeyIdBytes, h.key_id.begin());
+  std::copy(p + kSealedSessionAt, p + kSealedSessionAt + kSealedSessionBytes, h.session.begin());
+  std::copy(p + kSealedEpochAt, p + kSealedEpochAt + kSealedEpochBytes, h.epoch.begin());
+  h.counter = read_u64_be(p + kSealedCounterAt);
+  // A hello or answer carries nothing but its header: its body is the tag alone.
+  if (h.counter == 0 || h.counter > kMaxSealedCounter ||
+      (h.kind != SealedKind::text && raw->size() != kSealedOverheadBytes)) {
     out.error = SealedError::malformed;
     return out;
   }
@@ -286,6 +315,16 @@ SealedChannel::Sender* SealedChannel::sender(std::string_view id, bool create) {
   return &s;
 }
 
+const SealedChannel::Sender* SealedChannel::find_sender(std::string_view id) const {
+  auto it = senders_.find(std::string(id));
+  return it == senders_.end() ? nullptr : &it->second;
+}
+
+bool SealedChannel::linked(std::string_view peer) const {
+  const Sender* s = find_sender(peer);
+  return s && s->linked && s->current;
+}
+
 SealedChannel::SessionState* SealedChannel::find_session(Sender& s, const Session& session) {
   if (s.current && s.current->session == session) return &*s.current;
   for (SessionState& st : s.trying)
@@ -298,16 +337,38 @@ SealedError SealedChannel::seal(std::string_view to, std::string_view text) {
   if (to.empty() || to.size() > 0xFFFF) return SealedError::malformed;
   if (text.size() > max_plaintext_) return SealedError::too_big;
   if (!is_valid_utf8(ByteView(text))) return SealedError::malformed;
+  const Sender* s = find_sender(to);
+  if (!s || !s->linked || !s->current) return SealedError::no_epoch;
+  return enqueue(SealedKind::text, to, s->current->session, text);
+}
+
+SealedError SealedChannel::greet(std::string_view peer) {
+  if (!ready()) return SealedError::not_ready;
+  if (peer.empty() || peer.size() > 0xFFFF) return SealedError::malformed;
+  Sender* s = sender(peer, true);
+  if (!s) return SealedError::busy;
+  s->linked = false;
+  // Whatever we answered before may have been lost with the lane: answer again.
+  if (s->current) s->current->answered = false;
+  for (SessionState& st : s->trying) st.answered = false;
+  return enqueue(SealedKind::hello, peer, s->current ? s->current->session : Session{}, {});
+}
+
+SealedError SealedChannel::enqueue(SealedKind kind, std::string_view to, const Session& epoch,
+                                   std::string_view text) {
   if (out_.size() >= kMaxSealedPending || out_bytes_ + text.size() > kMaxSealedPendingBytes)
     return SealedError::busy;
   if (counter_ >= kMaxSealedCounter) return SealedError::exhausted;
   SealedHeader h;
   h.version = kSealedVersion;
+  h.kind = kind;
   h.key_id = *key_id_;
   h.session = opt_.session;
+  h.epoch = epoch;
   h.counter = ++counter_;
   OutJob& j = out_.emplace_back();
   j.job = next_out_job_++;
+  j.kind = kind;
   j.to = std::string(to);
   j.counter = h.counter;
   j.header = sealed_header_bytes(h);
@@ -321,7 +382,10 @@ SealedError SealedChannel::seal(std::string_view to, std::string_view text) {
   a.aad = sealed_aad(ByteView(j.header), opt_.room, opt_.self, to);
   a.data = bytes_of(text);
   j.plaintext.resize(text.size());  // only its size is kept, for the pending bound
-  ++stats_.sealed;
+  if (kind == SealedKind::text)
+    ++stats_.sealed;
+  else
+    ++stats_.hellos_sent;
   return SealedError::none;
 }
 
@@ -341,6 +405,7 @@ void SealedChannel::flush_out() {
     OutJob& j = out_.front();
     if (j.ok) {
       SealedAction& a = action(SealedAction::Kind::transmit);
+      a.frame = j.kind;
       a.peer = j.to;
       a.text = sealed_frame_text(ByteView(j.header), ByteView(j.body));
     } else {
@@ -358,6 +423,8 @@ void SealedChannel::open(std::string_view from, std::string_view text) {
   j.done = true;  // until a decrypt is due
   ParsedSealedFrame f = parse_sealed_frame(text, opt_.max_lane_bytes);
   j.counter = f.header.counter;
+  j.kind = f.header.kind;
+  j.epoch = f.header.epoch;
   if (f.error != SealedError::none) {
     j.error = f.error;
   } else if (!key_id_ || f.header.key_id != *key_id_) {
@@ -373,7 +440,7 @@ void SealedChannel::open(std::string_view from, std::string_view text) {
   } else {
     SessionState* st = find_session(*s, f.header.session);
     if (!st) {
-      if (s->trying.size() + (s->current ? 1 : 0) >= kMaxSessionsPerSender) {
+      if (!make_room_for_session(*s)) {
         j.error = SealedError::busy;
       } else {
         SessionState& fresh = s->trying.emplace_back();
@@ -411,6 +478,22 @@ void SealedChannel::open(std::string_view from, std::string_view text) {
     }
   }
   flush_in();
+}
+
+bool SealedChannel::make_room_for_session(Sender& s) {
+  if (s.trying.size() + (s.current ? 1 : 0) < kMaxSessionsPerSender) return true;
+  // Sessions seen only in frames not bound to our epoch (a relay replaying old ones, say) must not
+  // keep a real new session out: the oldest one no frame waits on goes. Only on a new session.
+  for (auto it = s.trying.begin(); it != s.trying.end(); ++it) {
+    if (!it->key_ready && !it->key_failed) continue;
+    const std::uint32_t slot = it->slot;
+    if (std::any_of(in_.begin(), in_.end(), [&](const InJob& j) { return j.slot == slot; }))
+      continue;
+    action(SealedAction::Kind::release_key).slot = slot;
+    s.trying.erase(it);
+    return true;
+  }
+  return false;
 }
 
 void SealedChannel::issue_in(std::uint32_t slot) {
@@ -485,23 +568,38 @@ void SealedChannel::deliver(InJob& j) {
     return;
   }
   Sender* s = sender(j.from, false);
-  if (!s) {
+  if (!s || std::find(s->retired.begin(), s->retired.end(), j.session) != s->retired.end()) {
     refuse(j.from, SealedError::stale, j.counter);
     return;
   }
-  if (std::find(s->retired.begin(), s->retired.end(), j.session) != s->retired.end()) {
+  SessionState* st = find_session(*s, j.session);
+  if (!st) {
     refuse(j.from, SealedError::stale, j.counter);
     return;
   }
-  if (!s->current || s->current->session != j.session) {
-    // A new session of this sender authenticated: it is the sender now (a restart), and every
+  // Fresh: bound to this run of ours, so sealed after the sender heard from us since we started.
+  const bool fresh = j.epoch == opt_.session && j.epoch != Session{};
+  if (!fresh) {
+    // Sealed before we started (a replay of a recorded session), or by a sender that does not know
+    // our epoch yet: nothing is delivered, and the sender is told our epoch once per session (a
+    // hello when we do not know that session live yet, so it answers and links us too).
+    if (j.kind == SealedKind::text)
+      refuse(j.from, SealedError::wrong_epoch, j.counter);
+    else
+      ++stats_.hellos_opened;
+    if (!st->answered) {
+      const bool live = s->linked && s->current && &*s->current == st;
+      if (enqueue(live ? SealedKind::answer : SealedKind::hello, j.from, j.session, {}) ==
+          SealedError::none)
+        st->answered = true;
+    }
+    return;
+  }
+  if (!s->current || &*s->current != st) {
+    // A fresh frame of a new session of this sender: it is the sender now (a restart), and every
     // older session is retired.
     auto it = std::find_if(s->trying.begin(), s->trying.end(),
-                           [&](const SessionState& st) { return st.session == j.session; });
-    if (it == s->trying.end()) {
-      refuse(j.from, SealedError::stale, j.counter);
-      return;
-    }
+                           [&](const SessionState& t) { return t.session == j.session; });
     if (s->current) {
       s->retired.push_back(s->current->session);
       if (s->retired.size() > kMaxRetiredSessions) s->retired.pop_front();
@@ -510,20 +608,32 @@ void SealedChannel::deliver(InJob& j) {
     s->current = *it;
     s->trying.erase(it);
   }
-  SessionState& st = *s->current;
-  if (j.counter <= st.highest) {
-    const std::uint64_t behind = st.highest - j.counter;
+  SessionState& cur = *s->current;
+  if (j.counter <= cur.highest) {
+    const std::uint64_t behind = cur.highest - j.counter;
     if (behind >= kSealedReplayWindow)
       refuse(j.from, SealedError::stale, j.counter);
-    else if (st.window >> behind & 1)
+    else if (cur.window >> behind & 1)
       refuse(j.from, SealedError::replay, j.counter);
     else
       refuse(j.from, SealedError::reorder, j.counter);
     return;
   }
-  const std::uint64_t ahead = j.counter - st.highest;
-  st.window = ahead >= kSealedReplayWindow ? 1 : (st.window << ahead | 1);
-  st.highest = j.counter;
+  const std::uint64_t ahead = j.counter - cur.highest;
+  cur.window = ahead >= kSealedReplayWindow ? 1 : (cur.window << ahead | 1);
+  cur.highest = j.counter;
+  if (!s->linked) {
+    s->linked = true;
+    SealedEvent& e = events_.emplace_back();
+    e.kind = SealedEvent::Kind::linked;
+    e.peer = j.from;
+    e.counter = j.counter;
+  }
+  if (j.kind != SealedKind::text) {
+    ++stats_.hellos_opened;
+    if (j.kind == SealedKind::hello) enqueue(SealedKind::answer, j.from, cur.session, {});
+    return;
+  }
   ++stats_.opened;
   SealedEvent& e = events_.emplace_back();
   e.kind = SealedEvent::Kind::text;

@@ -217,13 +217,16 @@ for (const kind of ['deno', 'workerd']) {
       [`bogus?session=${session}`, 'POST', 'x', 400, 'bad_request'],
     ];
     for (const [p, method, body, status, name] of cases) {
-      r = await fetch(`${base}/${p}`, { method, body: body ?? undefined });
+      r = await fetch(`${base}/${p}&ticket=${ticket}`, { method, body: body ?? undefined });
       assert.equal(r.status, status, `${method} ${p.slice(0, 60)}`);
       assert.equal(await code(r), name, `${method} ${p.slice(0, 60)}`);
     }
     // Hostile frames inside a valid session: the relay refuses them as it would on a WebSocket
     // (not JSON, then a hello for another room), and the session is not lost before that.
-    r = await fetch(`${base}/send?session=${session}&seq=1`, { method: 'POST', body: '{{{{' });
+    r = await fetch(`${base}/send?session=${session}&seq=1&ticket=${ticket}`, {
+      method: 'POST',
+      body: '{{{{',
+    });
     assert.equal(r.status, 200);
     // An HTTP peer and a WebSocket peer still meet and talk in the same room afterwards.
     const view = [];
@@ -241,5 +244,52 @@ for (const kind of ['deno', 'workerd']) {
     assert.equal(a.t.send('bob', 'still here'), true);
     await waitFor('delivered', () => b.log.text.length === 1);
     assert.deepEqual(b.log.text, [['alice', 'still here']]);
+  });
+
+  test(`${kind}: every HTTP call carries its ticket: another writer's is refused, and the session ends with the ticket`, async (t) => {
+    const host = await startHost(kind, t);
+    const base = `${host.url}/rooms/lab/http`;
+    const code = async (res) => (await res.text()).split(':')[0];
+    const short = encodeURIComponent(await ticketFor('lab', 'mallory', 'agent', { ttlSeconds: 3 }));
+    const bobs = encodeURIComponent(await ticketFor('lab', 'bob', 'agent'));
+    let r = await fetch(`${base}/open?ticket=${short}`, { method: 'POST' });
+    assert.equal(r.status, 200);
+    const { session } = await r.json();
+    // A call without its ticket, or with another writer's (a leaked session id alone is not
+    // enough), is refused; the session goes on.
+    r = await fetch(`${base}/send?session=${session}&seq=1`, { method: 'POST', body: 'x' });
+    assert.equal(r.status, 401);
+    assert.equal(await code(r), 'missing');
+    r = await fetch(`${base}/send?session=${session}&seq=1&ticket=${bobs}`, {
+      method: 'POST',
+      body: 'x',
+    });
+    assert.equal(r.status, 403);
+    assert.equal(await code(r), 'wrong_writer');
+    assert.equal((await host.hook('rooms', 'lab')).httpMembers, 1);
+    // A receive waits (nothing is queued for mallory)...
+    const parked = fetch(`${base}/recv?session=${session}&cursor=0&ticket=${short}`);
+    if (kind === 'deno') {
+      // ...and the relay ends the session itself at the ticket's expiry: the waiting receive
+      // says so, and the member's room connection is gone.
+      r = await parked;
+      assert.equal(r.status, 200);
+      const v = await r.json();
+      assert.deepEqual(v.frames, []);
+      assert.equal(v.closed?.code, 4012, JSON.stringify(v));
+      assert.equal((await host.hook('rooms', 'lab')).httpMembers, 0);
+    } else {
+      parked.then((res) => res.text()).catch(() => {});
+    }
+    // Once the ticket expired, no call of the session is taken.
+    await waitFor(
+      'the ticket expired',
+      async () => {
+        // (A cursor past the end is answered at once while the session lives: nothing parks.)
+        const res = await fetch(`${base}/recv?session=${session}&cursor=99&ticket=${short}`);
+        return res.status === 401 && (await code(res)) === 'expired';
+      },
+      { timeoutMs: 20_000, everyMs: 250 },
+    );
   });
 }

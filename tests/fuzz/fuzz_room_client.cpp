@@ -5,7 +5,9 @@
 // instance the client last saw). Properties: nothing crashes; every client message it transmits
 // and every tail message is a JSON object for room "doc"; the folded value always serialises;
 // the seq it reports only moves back when a welcome says so; a refused write names its reason and
-// carries an envelope that parses.
+// carries an envelope that parses; a read acknowledgement is only ever sent after a welcome that
+// advertised readAck, names a count it read (a non-negative integer, at most what arrived), and
+// the counts it names never go back.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -29,8 +31,24 @@ void check_message(const std::string& text) {
   check(room != p.value.end() && *room == "doc");
 }
 
-void drain(RoomClient& c) {
-  while (auto t = c.poll_transmit()) check_message(*t);
+struct Reads {
+  bool advertised = false;  // some welcome carried readAck
+  double received = 0;      // bytes of every message handed in
+  double last = 0;          // the last count acknowledged
+};
+
+void drain(RoomClient& c, Reads& r) {
+  while (auto t = c.poll_transmit()) {
+    check_message(*t);
+    JsonParse p = parse_json(ByteView(std::string_view(*t)));
+    if (p.value.value("t", "") != "read") continue;
+    check(r.advertised);
+    auto n = p.value.find("bytes");
+    check(n != p.value.end() && n->is_number());
+    const double b = n->get<double>();
+    check(b >= 0 && b <= r.received && (b == 0 || b > r.last));
+    if (b > 0) r.last = b;
+  }
   while (auto e = c.poll_event()) {
     check(!e->reason.empty());
     check(parse_json(ByteView(std::string_view(e->envelope))).ok());
@@ -47,7 +65,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   o.policy_version = data[0] & 3;
   o.schema_version = (data[0] >> 2) & 3;
   RoomClient client(o);
-  check_message(client.hello());
+  check_message(client.connect());
+  Reads reads;
   const std::string_view input(reinterpret_cast<const char*>(data + 1), size - 1);
   TimeMs now = 1000;
   std::size_t start = 0;
@@ -66,10 +85,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const bool queued = client.write(std::string_view(msg).substr(1), now);
       check(!queued || client.welcomed());
     } else {
+      if (msg.find("\"readAck\"") != std::string::npos) reads.advertised = true;
+      reads.received += static_cast<double>(msg.size());
       client.handle_message(msg, now);
     }
     check(client.seq() >= seq_before || is_welcome);
-    drain(client);
+    drain(client, reads);
     check_message(client.hello());
     for (const std::string& t : client.tail_messages()) check_message(t);
     (void)to_json(client.value());

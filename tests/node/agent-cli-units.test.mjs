@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { UsageError, closest, parseFlags } from '../../web/agent/cli/args.js';
-import { bus, makeEnvelope, useBus } from '../../web/agent/envelope.js';
+import { bus, makeEnvelope, newId, useBus } from '../../web/agent/envelope.js';
 import { maskTicket, redact } from '../../web/agent/redact.js';
 import { describeFailure, roomUrl, splitTicket } from '../../web/agent/sidecar/link.js';
 import { checkRoomRequest } from '../../web/edge/room-request.js';
@@ -30,6 +30,11 @@ test('flags: values, = form, -- ends flags, a value may start with -, booleans t
     positionals: ['-', '--peek'],
   });
   assert.deepEqual(parseFlags(['-h'], OPTS).values, { help: true });
+  // A message id is base64url and may start with '-': an argument, not a flag.
+  assert.deepEqual(parseFlags(['bob', '-Xq3_a9', '--peek'], OPTS), {
+    values: { peek: true },
+    positionals: ['bob', '-Xq3_a9'],
+  });
   const err = (args) => {
     try {
       parseFlags(args, OPTS);
@@ -39,8 +44,9 @@ test('flags: values, = form, -- ends flags, a value may start with -, booleans t
     }
     assert.fail(`no error for ${args.join(' ')}`);
   };
-  assert.equal(err(['--tpoic', 'x']), 'unknown flag --tpoic; did you mean --topic?');
-  assert.equal(err(['--exp', '1h']), 'unknown flag --exp; did you mean --expires-in?');
+  const after = ' (an argument that starts with -- goes after a lone --)';
+  assert.equal(err(['--tpoic', 'x']), `unknown flag --tpoic; did you mean --topic?${after}`);
+  assert.equal(err(['--exp', '1h']), `unknown flag --exp; did you mean --expires-in?${after}`);
   assert.match(err(['--zzzzzz']), /^unknown flag --zzzzzz; this command takes --topic, --type, /);
   assert.match(err(['-x']), /^unknown flag -x; /);
   assert.equal(err(['--topic']), '--topic needs a value: --topic VALUE');
@@ -164,11 +170,18 @@ test('the room endpoint answers 401 with the reason in the body, and never echoe
     ttlSeconds: 1,
     nowMs: Date.now() - 60_000,
   });
-  assert.deepEqual(await checkRoomRequest(req('/rooms/lab', good), SECRET), {
-    room: 'lab',
-    writer: 'w',
-    kind: 'agent',
-  });
+  const admitted = await checkRoomRequest(req('/rooms/lab', good), SECRET);
+  // exp: the ticket's expiry (seconds), which an HTTP member's session is bound to.
+  assert.ok(Number.isInteger(admitted.exp) && admitted.exp * 1000 > Date.now(), `${admitted.exp}`);
+  assert.deepEqual(
+    { ...admitted, exp: undefined },
+    {
+      room: 'lab',
+      writer: 'w',
+      kind: 'agent',
+      exp: undefined,
+    },
+  );
   for (const [ticket, reason] of [
     [other, 'signature'],
     [elsewhere, 'room'],
@@ -202,4 +215,14 @@ test('envelope.js restates no bus bound: the version and limits are the core’s
     fs.readFileSync(new URL('../../web/agent/envelope.js', import.meta.url), 'utf8'),
   );
   assert.doesNotMatch(src, /\b(128|200|32_?000|24 \* 60)\b/, 'no bound written in envelope.js');
+});
+
+test('message ids never start with -, so they can be pasted as command-line arguments', async () => {
+  assert.ok(await useBus());
+  // One base64url id in 64 starts with '-': 4,000 draws miss a regression with odds below 1e-27.
+  for (let i = 0; i < 4000; i++) {
+    const id = newId();
+    assert.notEqual(id[0], '-', id);
+    assert.equal(Buffer.from(id, 'base64url').length, bus().limits.idRandomBytes);
+  }
 });

@@ -132,13 +132,20 @@ test('encrypted relay transport: wrong secret, tampered, replayed, reordered and
   const plain = peer(server, 'plain', { secret: undefined });
   peers.push(a, b, eve, plain);
   await Promise.all(peers.map((p) => p.t.ready));
-  await waitFor('lanes open', () => ['alice', 'eve', 'plain'].every((x) => b.log.open.includes(x)));
-  assert.equal(plain.t.encrypted, false);
   const codes = () => b.errors.map((e) => e.code);
   const texts = () => b.log.text.map(([p, s]) => `${p}:${s}`);
-
-  assert.equal(eve.t.send('bob', 'from the wrong secret'), true);
+  // Eve's hello (the epoch handshake, when the lanes open) is refused: she is never linked, so
+  // bob never reports her open and she can seal nothing to him.
   await waitFor('wrong-secret', () => codes().includes('wrong-secret'));
+  await waitFor(
+    'lanes open',
+    () =>
+      b.log.open.includes('alice') &&
+      ['eve', 'plain'].every((x) => b.t.stats.sealed.awaiting.includes(x)),
+  );
+  assert.ok(!b.log.open.includes('eve') && !b.log.open.includes('plain'));
+  assert.equal(eve.t.send('bob', 'from the wrong secret'), false);
+  assert.equal(plain.t.encrypted, false);
   assert.equal(plain.t.send('bob', '{"v":1}'), true);
   await waitFor('unsealed', () => codes().includes('unsealed'));
 
@@ -169,6 +176,107 @@ test('encrypted relay transport: wrong secret, tampered, replayed, reordered and
   );
   for (const e of b.errors) assert.match(e.message, /refused \([a-z-]+\): /);
   assert.equal(b.t.stats.sealed.refused, b.errors.length);
+});
+
+// The kind byte of a sealed frame in a signal the relay forwards (0 text, 1 hello, 2 answer), or null.
+function sealedKind(sig) {
+  if (sig?.data?.k !== 'tether-env') return null;
+  return Buffer.from(sig.data.text, 'base64')[1];
+}
+
+test('encrypted relay transport: a relay that records a session and replays it to the restarted receiver gets every frame refused (wrong-epoch)', async (t) => {
+  const recorded = []; // what the relay sent bob from alice, verbatim, until bob restarted
+  let recording = true;
+  const sendTo = new Map(); // the relay's latest way to each member's socket
+  const server = await startRoomServer({
+    forward: (text, send, ctx) => {
+      sendTo.set(ctx.writer, send);
+      const sig = ctx.writer === 'bob' ? signalOf(text) : null;
+      if (recording && sig?.from === 'alice' && sig.data?.k === 'tether-env') recorded.push(text);
+      send(text);
+    },
+  });
+  const peers = [];
+  t.after(async () => {
+    for (const p of peers) await p.t.close();
+    await server.close();
+  });
+  const a = peer(server, 'alice');
+  const b = peer(server, 'bob');
+  peers.push(a, b);
+  await Promise.all([a.t.ready, b.t.ready]);
+  await waitFor('lanes open', () => a.log.open.includes('bob') && b.log.open.includes('alice'));
+  for (let i = 0; i < 10; i++) assert.equal(a.t.send('bob', `recorded ${i}`), true);
+  await waitFor('bob got all 10', () => b.log.text.length === 10);
+  const textFrames = 10; // beside them the recording holds the epoch handshake's frames
+
+  // Bob restarts: a new transport, so a new session and a new epoch, remembering nothing.
+  recording = false;
+  await b.t.close();
+  peers.splice(peers.indexOf(b), 1);
+  const b2 = peer(server, 'bob');
+  peers.push(b2);
+  await b2.t.ready;
+  await waitFor('the lane to alice reopens', () => b2.log.open.includes('alice'));
+  // The relay replays the whole recorded session to the new bob, handshake frames included.
+  const replay = sendTo.get('bob');
+  for (const text of recorded) replay(text);
+  const wrongEpoch = () => b2.errors.filter((e) => e.code === 'wrong-epoch').length;
+  await waitFor(
+    'every recorded text refused or taken',
+    () => wrongEpoch() + b2.log.text.length >= textFrames,
+  );
+  assert.deepEqual(b2.log.text, [], 'nothing of the recorded session reached the application');
+  for (const e of b2.errors) assert.equal(e.code, 'wrong-epoch', e.message);
+  // The session with the live alice goes on.
+  assert.equal(a.t.send('bob', 'live after the replay'), true);
+  await waitFor('the live text', () => b2.log.text.length === 1);
+  assert.deepEqual(b2.log.text, [['alice', 'live after the replay']]);
+  assert.equal(wrongEpoch(), textFrames);
+});
+
+test('encrypted relay transport: a relay that withholds the epoch handshake stops the traffic, never lets it through unbound', async (t) => {
+  const toBob = [];
+  const server = await startRoomServer({
+    forward: (text, send, ctx) => {
+      const sig = signalOf(text);
+      // Everything bob sends alice on the lanes (his hello and answers) is dropped.
+      if (ctx.writer === 'alice' && sig?.from === 'bob' && sig.data?.k === 'tether-env') return;
+      if (ctx.writer === 'bob' && sig?.from === 'alice') toBob.push(sig);
+      send(text);
+    },
+  });
+  const peers = [];
+  t.after(async () => {
+    for (const p of peers) await p.t.close();
+    await server.close();
+  });
+  const a = peer(server, 'alice');
+  const b = peer(server, 'bob');
+  peers.push(a, b);
+  await Promise.all([a.t.ready, b.t.ready]);
+  // Alice's hello reaches bob; his hello back, which would link both, never arrives.
+  await waitFor(
+    'both wait on the handshake',
+    () =>
+      a.t.stats.sealed.awaiting.includes('bob') &&
+      b.t.stats.sealed.awaiting.includes('alice') &&
+      b.t.stats.sealed.hellosOpened >= 1,
+  );
+  assert.deepEqual(a.log.open, []);
+  assert.deepEqual(b.log.open, []);
+  assert.deepEqual(a.t.openPeers(), []);
+  for (let i = 0; i < 5; i++) {
+    assert.equal(a.t.send('bob', `withheld ${i}`), false);
+    assert.equal(b.t.send('alice', `withheld ${i}`), false);
+  }
+  assert.equal(a.t.stats.sealed.sealed + b.t.stats.sealed.sealed, 0, 'no text was sealed');
+  assert.ok(toBob.length > 0);
+  assert.ok(
+    toBob.every((sig) => sealedKind(sig) === 1 || sealedKind(sig) === 2),
+    'only handshake frames went from alice to bob',
+  );
+  assert.deepEqual(b.log.text, []);
 });
 
 test('encrypted relay transport: a secret too short is refused before anything connects', () => {

@@ -1,11 +1,11 @@
-// Which WASM module holds which cockpit binding (wasm/module.cmake): the edge module hosts the
-// cockpit relay and carries none of its client cores (viewer, robot, teleop safety); the cockpit
+// Which WASM module holds which cockpit binding (wasm/module.cmake): the cockpit relay Worker's
+// module (tether-cockpit-relay) hosts the cockpit relay and carries none of its client cores (viewer, robot, teleop safety); the cockpit
 // module carries the clients and no relay; the full module both. And each glue finds its binding
-// when the edge and cockpit modules are both registered. Its own file: registering a module is
+// when the cockpit relay and cockpit modules are both registered. Its own file: registering a module is
 // global to the process, and node --test runs each file in one.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import edgeFactory, { tetherModule as edgeModule } from '../../build/wasm/tether-edge.mjs';
+import edgeFactory, { tetherModule as edgeModule } from '../../build/wasm/tether-cockpit-relay.mjs';
 import cockpitFactory, { tetherModule as cockpitModule } from '../../build/wasm/tether-cockpit.mjs';
 import { tetherModule as fullModule } from '../../build/wasm/tether.mjs';
 import { loadTetherModule, registerTetherModule } from '../../web/glue/load.js';
@@ -14,7 +14,7 @@ import { createRobotCore } from '../../web/glue/cockpit-cores.js';
 
 const holds = (m) => ['cockpit_relay', 'cockpit_clients'].map((b) => m.bindings.includes(b));
 
-test('the edge module holds the cockpit relay only, the cockpit module the clients only', () => {
+test("the cockpit relay Worker's module holds the cockpit relay only, the cockpit module the clients only", () => {
   assert.deepEqual(holds(edgeModule), [true, false]);
   assert.deepEqual(holds(cockpitModule), [false, true]);
   assert.deepEqual(holds(fullModule), [true, true]);
@@ -24,7 +24,7 @@ test('each cockpit glue loads the registered module that holds its binding', asy
   registerTetherModule({
     ...edgeModule,
     factory: edgeFactory,
-    wasmUrl: () => new URL('../../build/wasm/tether-edge.wasm', import.meta.url),
+    wasmUrl: () => new URL('../../build/wasm/tether-cockpit-relay.wasm', import.meta.url),
   });
   registerTetherModule({
     ...cockpitModule,
@@ -34,7 +34,7 @@ test('each cockpit glue loads the registered module that holds its binding', asy
   const edge = await loadTetherModule({}, 'cockpit_relay');
   assert.equal(typeof edge.CockpitRelayCore, 'function');
   for (const core of ['CockpitViewerCore', 'CockpitRobotCore', 'CockpitSafetyCore'])
-    assert.equal(edge[core], undefined, `${core} is not in the edge module`);
+    assert.equal(edge[core], undefined, `${core} is not in the cockpit relay Worker module`);
   assert.equal(edge.cockpitClientTables, undefined);
 
   const clients = await loadTetherModule({}, 'cockpit_clients');

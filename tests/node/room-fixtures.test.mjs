@@ -141,6 +141,7 @@ function replayTranscript(f) {
   const relay = createRelay({
     policyVersion: f.options.policyVersion,
     journalLimit: f.options.journalLimit,
+    readAckBytes: f.options.readAckBytes,
     now: () => clock,
     onCommit: (room, env) => {
       out.push({ commit: env }); // returns nothing: the echo goes out at once
@@ -166,7 +167,11 @@ function replayTranscript(f) {
       const idx = conns.length;
       conns.push(
         relay.connectText(
-          { send: (text) => out.push({ to: idx, text }), close: () => out.push({ close: idx }) },
+          {
+            send: (text) => out.push({ to: idx, text }),
+            close: () => out.push({ close: idx }),
+            read: (bytes) => out.push({ read: idx, bytes }),
+          },
           i.room ? { writer: i.connect, room: i.room } : { writer: i.connect },
         ),
       );
@@ -204,6 +209,10 @@ function replayTranscript(f) {
 
 test('room fixtures: the relay transcript replays message for message through tether/relay', () => {
   assert.ok(replayTranscript(fixture('messages.json')) > 15);
+});
+
+test('room fixtures: read acknowledgements replay through tether/relay', () => {
+  assert.ok(replayTranscript(fixture('read_ack.json')) > 10);
 });
 
 test("room fixtures: numbers beyond a double's range replay through tether/relay", () => {

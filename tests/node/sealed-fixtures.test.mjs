@@ -1,8 +1,10 @@
 // fixtures/room/sealed.json (written by the C++ side, `make fixtures`) checked with the real
 // WebCrypto of this runtime and through the WASM build's sealed channel (web/glue/sealed.js):
 // HKDF gives the pinned key id and session key, AES-256-GCM over the pinned nonce and AAD gives
-// the pinned frames, the glue seals the same bytes, and every received sequence gives the pinned
-// texts and refusals (tests/native/room/test_sealed_fixtures.cpp checks the file natively).
+// the pinned frames, the glue runs the pinned epoch handshake and seals the same bytes, and every
+// received sequence, to a receiver of the pinned session (its epoch), gives the pinned texts,
+// refusals, links and answers (tests/native/room/test_sealed_fixtures.cpp checks the file
+// natively).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { test } from 'node:test';
@@ -29,7 +31,13 @@ test('sealed fixtures: WebCrypto derives the pinned key id and key and seals the
     const frame = b64(fr.frame);
     const header = frame.subarray(0, suite.headerBytes);
     assert.equal(header[0], f.limits.version);
-    assert.deepEqual(header.subarray(1, 1 + suite.keyIdBytes), keyId);
+    assert.equal(suite.keyIdAt, f.limits.keyIdAt);
+    assert.deepEqual(header.subarray(suite.keyIdAt, suite.keyIdAt + suite.keyIdBytes), keyId);
+    // The recipient's epoch (its session), inside the header the AAD covers.
+    assert.deepEqual(
+      header.subarray(f.limits.epochAt, f.limits.epochAt + suite.epochBytes),
+      b64(f.seal.handshake.peerSession),
+    );
     const params = { name: suite.cipher, iv: b64(fr.nonce), additionalData: b64(fr.aad) };
     const body = new Uint8Array(await subtle.encrypt(params, key, enc.encode(fr.text)));
     assert.deepEqual(body, frame.subarray(suite.headerBytes), `frame ${fr.counter}`);
@@ -38,8 +46,9 @@ test('sealed fixtures: WebCrypto derives the pinned key id and key and seals the
   }
 });
 
-test('sealed fixtures: the WASM sealed channel seals the pinned frames and gives the pinned outcomes', async () => {
+test('sealed fixtures: the WASM sealed channel runs the pinned handshake, seals the pinned frames and gives the pinned outcomes', async () => {
   const sent = [];
+  const linked = [];
   const alice = await createSealer(
     {
       room: f.room,
@@ -48,29 +57,59 @@ test('sealed fixtures: the WASM sealed channel seals the pinned frames and gives
       maxLaneBytes: 256 * 1024,
       session: b64(f.seal.session),
     },
-    { transmit: (peer, frame) => sent.push([peer, frame]), text() {}, refused() {} },
+    {
+      transmit: (peer, frame) => sent.push([peer, frame]),
+      text() {},
+      refused() {},
+      linked: (peer) => linked.push(peer),
+    },
   );
+  const hs = f.seal.handshake;
+  assert.equal(alice.seal(hs.peer, 'too early'), 'no-epoch');
+  assert.equal(alice.greet(hs.peer), 'none');
+  await waitFor('the greeting', () => sent.length === 1);
+  alice.open(hs.peer, hs.peerHello);
+  await waitFor('the answer', () => sent.length === 2);
+  assert.deepEqual(sent, [
+    [hs.peer, hs.greet],
+    [hs.peer, hs.answer],
+  ]);
+  assert.deepEqual(linked, [hs.peer]);
+  assert.equal(alice.linked(hs.peer), true);
   for (const fr of f.seal.frames) assert.equal(alice.seal(fr.to, fr.text), 'none');
-  await waitFor('frames sealed', () => sent.length === f.seal.frames.length);
+  await waitFor('frames sealed', () => sent.length === 2 + f.seal.frames.length);
   assert.deepEqual(
-    sent,
+    sent.slice(2),
     f.seal.frames.map((fr) => [fr.to, fr.frame]),
   );
   alice.close();
-  assert.ok(f.open.length >= 10);
+  assert.ok(f.open.length >= 16);
   for (const c of f.open) {
     const got = [];
-    const bob = await createSealer(
-      { room: f.room, selfId: 'bob', secret: f.secret, maxLaneBytes: 256 * 1024 },
+    const sends = [];
+    const rx = await createSealer(
       {
-        transmit() {},
+        room: f.room,
+        selfId: c.receiver.self,
+        secret: f.secret,
+        maxLaneBytes: 256 * 1024,
+        session: b64(c.receiver.session),
+      },
+      {
+        transmit: (peer, frame, kind) => sends.push(kind),
         text: (peer, text) => got.push(`text:${text}`),
         refused: (err) => got.push(`refused:${err.code}`),
+        linked: (peer) => got.push(`linked:${peer}`),
       },
     );
-    for (const fr of c.frames) bob.open(c.from, fr);
-    await waitFor(c.name, () => got.length >= c.expect.length);
-    assert.deepEqual(got, c.expect, c.name);
-    bob.close();
+    for (const fr of c.frames) rx.open(c.from, fr);
+    // A last frame that is refused at once: outcomes come in order, so once it is in, all are;
+    // and every handshake frame the receiver queued by then is counted (its transmit follows).
+    rx.open(c.from, '@@@');
+    await waitFor(c.name, () => got.at(-1) === 'refused:malformed' && got.length > c.expect.length);
+    await waitFor(`${c.name}: answers`, () => sends.length === rx.stats().hellosSent);
+    assert.deepEqual(got.slice(0, -1), c.expect, c.name);
+    assert.deepEqual(sends, c.sends, c.name);
+    rx.close();
   }
 });

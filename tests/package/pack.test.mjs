@@ -149,7 +149,13 @@ test('pack: the tarball holds every file the exports and the bin name, and no bu
   assert.ok(files.has('LICENSE'), 'the tarball lacks LICENSE');
   for (const f of files)
     assert.ok(!/^(src|tests|bench|build\/(native|fuzz|deps))\//.test(f), `ships ${f}`);
-  for (const module of ['tether', 'tether-edge', 'tether-cockpit'])
+  for (const module of [
+    'tether',
+    'tether-cockpit',
+    'tether-rooms',
+    'tether-cockpit-relay',
+    'tether-mailbox',
+  ])
     for (const ext of ['.mjs', '.wasm'])
       assert.ok(
         existsSync(join(installed, `build/wasm/${module}${ext}`)),
@@ -349,16 +355,17 @@ test(
       logLevel: 'warning',
       metafile: true,
     });
-    // The workerd condition: the edge module's JS and its .wasm, and nothing of the full module.
+    // The workerd condition: the rooms Worker's module (its JS and its .wasm) for tether/relay,
+    // and nothing of the full module or of the other edge Workers' modules.
     assert.deepEqual(
       modulesIn(bundled.metafile),
-      ['tether-edge'],
-      'a Worker bundle holds the edge module only',
+      ['tether-rooms'],
+      'a rooms Worker bundle holds the rooms module only',
     );
     const wasmInputs = Object.keys(bundled.metafile.inputs).filter((f) => f.endsWith('.wasm'));
     assert.ok(
-      wasmInputs.length > 0 && wasmInputs.every((f) => f.endsWith('build/wasm/tether-edge.wasm')),
-      `the Worker imports only tether-edge.wasm: ${wasmInputs}`,
+      wasmInputs.length > 0 && wasmInputs.every((f) => f.endsWith('build/wasm/tether-rooms.wasm')),
+      `the Worker imports only tether-rooms.wasm: ${wasmInputs}`,
     );
     const mf = new Miniflare({
       // One Durable Object (Room) holds the relay: only the object owning a WebSocket may write it.

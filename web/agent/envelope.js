@@ -32,7 +32,12 @@ function api() {
 }
 
 export function newId() {
-  return randomBytes(api().limits.idRandomBytes).toString('base64url');
+  // Ids are pasted into command lines (`receipt PEER ID`), where a leading '-' reads as a flag:
+  // draw again (one id in 64 starts with '-'; each draw is as random as the first).
+  for (;;) {
+    const id = randomBytes(api().limits.idRandomBytes).toString('base64url');
+    if (id[0] !== '-') return id;
+  }
 }
 
 /** Checks an envelope object with the bus core: {ok: true, env} or {ok: false, field, detail}. */

@@ -32,8 +32,8 @@
 // when nothing else wakes the object. Every deadline of the core (TURN refresh and retries, SFU
 // call timeouts, publish and reap deadlines, the WebSocket liveness rule) is one driver timer,
 // always the earliest: whichever it is, it is an alarm when far enough off and a timer otherwise.
-import wasmModule from '../../build/wasm/tether-edge.wasm';
-import '../glue/modules/tether-edge.js';
+import wasmModule from '../../build/wasm/tether-cockpit-relay.wasm';
+import '../glue/modules/tether-cockpit-relay.js';
 import { loadTetherModule } from '../glue/load.js';
 import { createCockpitRelay } from '../glue/cockpit-relay.js';
 import { createSfuCaller } from '../glue/cockpit-sfu.js';
@@ -41,6 +41,7 @@ import { createWsLane } from '../glue/cockpit-ws-lane.js';
 import { createDriver } from '../glue/driver.js';
 import { createRealtimeClient } from '../sfu/client.js';
 import { parseRtcFile } from '../sfu/rtc-file.js';
+import { isCockpitPath } from './routes.js';
 
 // Deadlines at least this far off are set as the object's alarm; nearer ones as timers.
 const ALARM_AFTER_MS = 60_000;
@@ -231,13 +232,8 @@ export function routeCockpit(request, env) {
     );
   }
   // /__test/cockpit: the object's alarm counters; /__test/cockpit/evict resets the object.
-  const testHook = env.TETHER_TEST_HOOKS === '1' && url.pathname.startsWith('/__test/cockpit');
-  if (
-    url.pathname === '/api/stats' ||
-    url.pathname === '/ws/robot' ||
-    url.pathname === '/ws/viewer' ||
-    testHook
-  ) {
+  const testPath = url.pathname.startsWith('/__test/');
+  if (isCockpitPath(url.pathname) && (!testPath || env.TETHER_TEST_HOOKS === '1')) {
     if (!env.COCKPIT) {
       return new Response(
         'the COCKPIT Durable Object binding is missing: add it to wrangler.toml\n',
@@ -276,7 +272,8 @@ export class CockpitRelayObject {
     if (this.env.COCKPIT_RTC) {
       const parsed = parseRtcFile(this.env.COCKPIT_RTC, { source: 'the COCKPIT_RTC secret' });
       if (!parsed.ok) {
-        this.failure = `${parsed.error} (set it with \`wrangler secret put COCKPIT_RTC\`)`;
+        const { error } = /** @type {{error: string}} */ (parsed);
+        this.failure = `${error} (set it with \`wrangler secret put COCKPIT_RTC\`)`;
         return;
       }
       rtc = parsed.rtc;

@@ -1,7 +1,8 @@
-// make edge-dev: the edge relay on this machine. The Worker (worker.js) runs under the pinned
-// `wrangler dev` (web/edge/wrangler-cli.mjs), in real workerd, from the same wrangler.toml that
-// deploys it, with its Durable Objects' SQLite storage persisted to a folder (build/edge-dev/ by
-// default), plus a small page server that mints dev tickets, so a browser can join rooms. Both
+// make edge-dev: the edge relay on this machine. Its Workers (web/edge/workers.mjs: the rooms
+// Worker in front, the cockpit relay and the mailbox beside it) run under one pinned `wrangler dev`
+// (web/edge/wrangler-cli.mjs), in real workerd, from the same wrangler configs that deploy them,
+// with their Durable Objects' SQLite storage persisted to a folder (build/edge-dev/ by default),
+// plus a small page server that mints dev tickets, so a browser can join rooms. Both
 // bind 127.0.0.1 and stay offline. Ctrl-C stops both (wrangler by its PID).
 //
 //   node web/edge/dev.mjs [--port 8787] [--page-port 8788] [--persist build/edge-dev]
@@ -13,6 +14,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, resolve } from 'node:path';
 import { mintTicket } from './tickets.js';
+import { EDGE_WORKERS, FRONT } from './workers.mjs';
 import { repoDir as repo, wranglerCommand, wranglerEnv } from './wrangler-cli.mjs';
 
 const args = process.argv.slice(2);
@@ -28,10 +30,15 @@ mkdirSync(persist, { recursive: true });
 const secretsFile = join(persist, 'dev-secrets.env');
 writeFileSync(secretsFile, `TICKET_SECRET=${secret}\n`, { mode: 0o600 });
 
+// Every edge Worker in one `wrangler dev`: the first config is the primary, the front door on
+// --port; the others run beside it, reached over its service bindings (web/edge/routes.js).
+const configs = [FRONT, ...EDGE_WORKERS.filter((w) => !w.front)].flatMap((w) => [
+  '-c',
+  join(repo, w.config),
+]);
 const [cmd, argv] = wranglerCommand([
   'dev',
-  '-c',
-  join(repo, 'web/edge/wrangler.toml'),
+  ...configs,
   '--ip',
   '127.0.0.1',
   '--port',
@@ -44,7 +51,7 @@ const [cmd, argv] = wranglerCommand([
 ]);
 const wrangler = spawn(cmd, argv, {
   cwd: repo,
-  // The dev registry lets local Workers find each other; this one needs none of it.
+  // The dev registry lets Workers in other dev sessions find each other; all of ours are in this one.
   env: wranglerEnv({ WRANGLER_REGISTRY_PATH: join(persist, 'registry') }),
   stdio: ['ignore', 'pipe', 'pipe'],
 });

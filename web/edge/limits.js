@@ -16,9 +16,9 @@
 //   close 1011          the room's storage failed; reconnect and the client resends its tail
 //   close 4008          this connection sent more than its message rate
 //   close 4009          the principal (writer) spent its budget across all its connections
-//   close 4010          a slow reader: more than maxBufferedBytes queued for it (its
-//                       bufferedAmount, or where there is none the core's model of its queue;
-//                       presence updates are dropped first)
+//   close 4010          a slow reader: more than maxBufferedBytes queued for it (what it has
+//                       not acknowledged reading, its bufferedAmount, or where there is neither
+//                       the core's model of its queue; presence updates are dropped first)
 import { createDriver } from '../glue/driver.js';
 import { loadTetherModule } from '../glue/load.js';
 
@@ -135,8 +135,12 @@ export function createAdmission(limits, store, { now = Date.now } = {}) {
         ? null
         : { status: v.status, message: v.message, retryAfter: v.retryAfter };
     },
-    /** A socket was accepted (or survived a hibernation): its admission id. */
-    opened: (room, writer) => driver.input((t) => core.opened(room, writer, t)),
+    /**
+     * A socket was accepted, or survived a hibernation (`resumed`: its reader's count no longer
+     * matches ours, so its acknowledgements are ignored): its admission id.
+     */
+    opened: (room, writer, resumed = false) =>
+      driver.input((t) => core.opened(room, writer, t, resumed)),
     /** One incoming frame: null to pass it to the relay, else {code, reason} to close with. */
     frame(conn, data) {
       const text = typeof data === 'string';
@@ -161,6 +165,10 @@ export function createAdmission(limits, store, { now = Date.now } = {}) {
       if (code === mod.roomSendDrop) return 'drop';
       return { code, reason: core.closeReason() };
     },
+    /** A reader's acknowledgement (the relay's `read`): true when the core credited it. */
+    read: (conn, bytes) => core.read(conn, bytes),
+    /** The interval readers acknowledge at: the relay's readAckBytes. */
+    readAckBytes: core.readAckBytes(),
     droppedEphemeral: () => core.droppedEphemeral(),
     closed: (conn) => driver.input((t) => core.closed(conn, t)),
     connections: (room) => core.connections(room),

@@ -1,8 +1,8 @@
-// The front door of the mailbox endpoint, shared by the Worker (worker.js) and the Deno host
-// (web/host/mailbox.js), as room-request.js is the rooms': the core's front_door decides where a
-// request goes or answers it before any body is read; then the body is read up to the core's
-// request limit (one byte more, so the core sees it is over), and the host adds the random bytes
-// the core needs. Nothing here knows a route, a limit or an error text.
+// The front door of the mailbox endpoint, shared by the mailbox Worker (mailbox-worker.js) and the
+// Deno host (web/host/mailbox.js), as room-request.js is the rooms': the core's front_door decides
+// where a request goes or answers it before any body is read; then the body is read up to the
+// core's request limit (one byte more, so the core sees it is over), and the host adds the random
+// bytes the core needs. Nothing here knows a route, a limit or an error text.
 
 const MAILBOX_PREFIX = '/mailboxes';
 

@@ -2,7 +2,9 @@
 // and the recovery from storage failures (room-relay.md § Adapter recipes, § Persistence, § Telling
 // a client a write is safe). The Durable Object (room-object.js) and the Deno host
 // (web/host/rooms.js) only turn their sockets into { send(text), close(code, reason),
-// bufferedAmount? } and call open / message / closed.
+// bufferedAmount? } and call open / message / closed. Readers that acknowledge what they read
+// (docs/rooms.md § The slow-reader rule) are credited by the admission core through the relay's
+// `read` callback.
 //
 // Identity comes in from a verified ticket ({writer, kind, room}); the connection is bound to
 // that room inside the relay core, so a client cannot name, read or create any other. Admission
@@ -26,6 +28,11 @@ const clip = (s) => {
  * @param {import('./room-store.js').RoomStore | null} o.store  null: memory only (durability off)
  * @param {{rules, agentRoot}} o.policyConfig  from policy.js parsePolicyConfig
  * @param {object} o.limits  from limits.js resolveLimits
+ * @param {number} [o.policyVersion]  the policy version hellos must carry
+ * @param {number} [o.journalLimit]  the relay's journal bound (its default when absent)
+ * @param {{error: Function, warn?: Function, info?: Function}} [o.log]
+ * @param {() => number} [o.now]
+ * @param {((conn: object, hello: string) => void) | null} [o.onHello]
  */
 export function createRoomHost({
   relayImpl,
@@ -47,6 +54,9 @@ export function createRoomHost({
   const relay = relayImpl.createRelay({
     policyVersion,
     journalLimit,
+    // Readers acknowledge what they read at this interval (the slow-reader rule; the reference
+    // relay ignores the option and its clients never acknowledge).
+    readAckBytes: admission.readAckBytes,
     ejection: 'connection', // spec: one bug in one tab must not lock a human out
     policy: buildPolicy(policyConfig, relayImpl.pathPrefixAcl),
     onCommit: store
@@ -235,7 +245,7 @@ export function createRoomHost({
   function open(socket, { writer, kind, room }, { rejoin = null } = {}) {
     const r = roomOf(room);
     load(room);
-    const admitted = admission.opened(room, writer);
+    const admitted = admission.opened(room, writer, rejoin !== null);
     let closed = false;
     let rc = null;
     const conn = {
@@ -291,6 +301,10 @@ export function createRoomHost({
         },
         // The core closes a connection it ejected (a hostile or broken envelope).
         close: () => conn.kick(CLOSE.EJECTED, 'ejected by the room policy'),
+        // A reader's acknowledgement, judged by the admission core.
+        read(bytes) {
+          if (!closed) admission.read(admitted, bytes);
+        },
       },
       ctx,
     );

@@ -4,7 +4,7 @@
 // src/room/http_member.hpp). The relay sends to it and closes it as it does a WebSocket; its
 // bufferedAmount is what the member has not fetched, so the room's slow-reader rule applies to it
 // as to any socket. Nothing here decides anything: the core answers every request.
-import { createHttpMembers } from '../glue/http-member.js';
+import { HTTP_CORS, createHttpMembers } from '../glue/http-member.js';
 
 /**
  * @param {ReturnType<import('./room-host.js').createRoomHost>} host
@@ -47,11 +47,11 @@ export function createRoomHttp(host) {
         if (refused)
           return new Response(`${refused.message}\n`, {
             status: refused.status,
-            headers: { 'Retry-After': String(refused.retryAfter) },
+            headers: { 'Retry-After': String(refused.retryAfter), ...HTTP_CORS },
           });
         return members.open(identity);
       }
-      return members.request(request, room, op);
+      return members.request(request, room, op, identity);
     },
     members: () => members.members(),
     membersIn: (room) => members.membersIn(room),

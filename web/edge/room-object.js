@@ -104,8 +104,9 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
         send: (text) => ws.send(text),
         close: (code, reason) => ws.close(code, reason),
         // workerd queues outgoing frames inside the runtime and exposes no bufferedAmount (nor
-        // bounds that queue itself): the admission core models each socket's queue instead
-        // (the slow-reader rule, docs/rooms.md § Limits).
+        // bounds that queue itself): the admission core counts what each socket's reader has
+        // acknowledged, or models the queue of one that never does (the slow-reader rule,
+        // docs/rooms.md § Limits).
         bufferedAmount: undefined,
       };
       const conn = this.host.open(socket, identity, { rejoin });
@@ -126,7 +127,8 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
         return this.http.handle(request, {
           room,
           op,
-          identity: op === 'open' && writer ? { writer, kind, room } : undefined,
+          // Every call's ticket is verified by the Worker; its writer binds the session's calls.
+          identity: writer ? { writer, kind, room } : undefined,
         });
       }
       if (!writer || !room)
@@ -140,7 +142,8 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
           headers: { 'Retry-After': String(refused.retryAfter) },
         });
       }
-      const [client, server] = Object.values(new WebSocketPair());
+      // workerd's server end carries the hibernation attachment (not in the DOM's WebSocket type).
+      const [client, server] = /** @type {any[]} */ (Object.values(new WebSocketPair()));
       this.ctx.acceptWebSocket(server);
       const identity = { writer, kind, room };
       server.serializeAttachment(identity);

@@ -2,6 +2,7 @@
 // (web/host/rooms.js): `/rooms/<name>?ticket=<t>` with a WebSocket upgrade. Answers with an HTTP
 // error before any socket or room exists, or with the verified identity the relay will trust
 // (room-relay.md: the relay never mints identity; the adapter derives it).
+import { HTTP_CORS } from '../glue/http-member.js';
 import { verifyTicket } from './tickets.js';
 
 /** Where rooms live: `${ROOMS_PATH}<name>` (clients build their URL from this). */
@@ -52,15 +53,17 @@ async function verified(url, room, secret) {
     // A misconfigured secret (too short) is the operator's error, not the client's.
     return text(500, `${e.message}\n`);
   }
-  if (!v.ok) return text(401, refusalBody(v.reason, v.message));
-  return { room, writer: v.writer, kind: v.kind };
+  if ('reason' in v) return text(401, refusalBody(v.reason, v.message));
+  return { room, writer: v.writer, kind: v.kind, exp: v.exp };
 }
 
 /**
- * `/rooms/<name>/http/<op>`: null when the path is not one, else the room and operation, with the
- * verified identity for an `open` (the only request that carries a ticket; the others carry the
- * session the open returned, which the core checks).
- * @returns {Promise<any>} null, {response}, or {room, op, identity?}
+ * `/rooms/<name>/http/<op>`: null when the path is not one, else the room and operation with the
+ * identity its ticket verified. Every call carries the ticket, not only the open (the session the
+ * open returned names the member, the ticket still authorises each call): one that expired, or
+ * is not for this room, is refused here, and the core binds the session to the ticket's writer
+ * and expiry.
+ * @returns {Promise<any>} null, {response}, or {room, op, identity}
  */
 export async function checkHttpRoomRequest(request, secret) {
   const url = new URL(request.url);
@@ -70,11 +73,15 @@ export async function checkHttpRoomRequest(request, secret) {
   try {
     room = decodeURIComponent(m[1]);
   } catch {
-    return text(400, 'the room name is not valid percent-encoding\n');
+    return text(400, 'the room name is not valid percent-encoding\n', HTTP_CORS);
   }
   const op = m[2];
-  if (op !== 'open') return { room, op };
-  if (request.method !== 'POST') return text(405, 'method: open is POST\n');
+  if (op === 'open' && request.method !== 'POST')
+    return text(405, 'method: open is POST\n', HTTP_CORS);
   const v = await verified(url, room, secret);
-  return v.response ? v : { room, op, identity: v };
+  if (!v.response) return { room, op, identity: v };
+  // A refused open is readable by a browser page too (web/glue/http-member.js HTTP_CORS).
+  const headers = new Headers(v.response.headers);
+  for (const [k, val] of Object.entries(HTTP_CORS)) headers.set(k, val);
+  return { response: new Response(v.response.body, { status: v.response.status, headers }) };
 }

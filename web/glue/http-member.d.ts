@@ -17,6 +17,8 @@ export interface HttpLimits {
   maxLinkQueueBytes: number;
 }
 export declare function httpLimits(): HttpLimits;
+/** Headers every answer of the HTTP form carries, so a page of any origin can read it. */
+export declare const HTTP_CORS: Readonly<Record<string, string>>;
 export declare function httpRefusal(code: string): { status: number; body: string } | null;
 export declare function readBoundedText(request: Request, max: number): Promise<string | null>;
 
@@ -26,8 +28,15 @@ export interface HttpMembersHost {
   detach(session: string, code: number, reason: string): void;
 }
 export interface HttpMembers {
-  open(identity: { writer: string; kind: string; room: string }): Promise<Response>;
-  request(request: Request, room: string, op: string): Promise<Response>;
+  /** exp: the ticket's expiry in Unix seconds; the session ends with it. */
+  open(identity: { writer: string; kind: string; room: string; exp?: number }): Promise<Response>;
+  /** identity: the ticket the call carried, when the host verified one. */
+  request(
+    request: Request,
+    room: string,
+    op: string,
+    identity?: { writer: string; exp?: number } | null,
+  ): Promise<Response>;
   outbound(session: string, text: string): void;
   relayClose(session: string, code?: number, reason?: string): void;
   queuedBytes(session: string): number;

@@ -31,6 +31,14 @@ const registry =
     ? new FinalizationRegistry((core) => core.delete())
     : null;
 
+/**
+ * Headers every answer of the HTTP form carries so that a browser page of any origin (the app is
+ * rarely served by its relay) may read it. Safe for any origin: the form's only credentials are in
+ * the URL (the ticket of an open, then the session), never a cookie, and its requests are all
+ * CORS-simple (GET, or POST of text/plain), so there is no preflight to answer.
+ */
+export const HTTP_CORS = Object.freeze({ 'access-control-allow-origin': '*' });
+
 /** The protocol's bounds, as the core defines them. */
 export function httpLimits() {
   return ready().httpLimits();
@@ -71,6 +79,9 @@ export async function readBoundedText(request, max) {
   return new TextDecoder().decode(all);
 }
 
+/** A verified ticket's expiry in Unix ms (its `exp` is seconds), or 0 when none is known. */
+const expiresMs = (identity) => (Number.isFinite(identity?.exp) ? identity.exp * 1000 : 0);
+
 /**
  * The relay side: HTTP members of the rooms one host serves.
  * @param {{attach(session: string, room: string, identity: object): void,
@@ -99,6 +110,7 @@ export function createHttpMembers(host) {
               headers: {
                 'content-type': a.status === 200 ? 'application/json' : 'text/plain; charset=utf-8',
                 'cache-control': 'no-store',
+                ...HTTP_CORS,
               },
             }),
           );
@@ -124,23 +136,42 @@ export function createHttpMembers(host) {
   }
 
   return {
-    /** An `open` whose ticket verified: identity is {writer, kind, room}. */
+    /** An `open` whose ticket verified: identity is {writer, kind, room, exp?} (exp: seconds). */
     open(identity) {
       // The session's randomness (embind takes a Uint8Array as a std::string's bytes).
       const random = crypto.getRandomValues(new Uint8Array(limits.sessionBytes));
-      return ask((req, now) => core.open(req, identity.room, random, now), identity);
+      return ask(
+        (req, now) =>
+          core.open(req, identity.room, random, now, identity.writer, expiresMs(identity)),
+        identity,
+      );
     },
-    /** Any other operation: the body is read no further than the core's bound. */
-    async request(request, room, op) {
+    /**
+     * Any other operation, with the identity of the ticket the call carried when the host
+     * verified one (the core binds the session to its writer and expiry). The body is read no
+     * further than the core's bound; the ticket is left out of the query the core reads.
+     */
+    async request(request, room, op, identity = null) {
       const url = new URL(request.url);
+      url.searchParams.delete('ticket');
       const body =
         request.method === 'POST' ? await readBoundedText(request, limits.maxBodyBytes) : '';
       if (body === null) {
         const r = m.httpRefusal('too_large');
-        return new Response(r.body, { status: r.status });
+        return new Response(r.body, { status: r.status, headers: HTTP_CORS });
       }
       return ask((req, now) =>
-        core.request(req, request.method, room, op, url.search.slice(1), body, now),
+        core.request(
+          req,
+          request.method,
+          room,
+          op,
+          url.search.slice(1),
+          body,
+          now,
+          identity?.writer ?? '',
+          expiresMs(identity),
+        ),
       );
     },
     outbound: (session, text) => driver.input((now) => core.outbound(session, text, now)),
@@ -213,7 +244,9 @@ export function createHttpSocket(url, options = {}) {
     let status = 0;
     let body = '';
     try {
-      const query = r.op === 'open' ? ticketQuery : r.query;
+      // Every call carries the ticket, not only the open: the relay checks it each time, so a
+      // session ends with its ticket (docs/agent-bus.md § HTTP relay transport).
+      const query = [ticketQuery, r.query].filter(Boolean).join('&');
       const res = await doFetch(`${base}${r.op}${query ? `?${query}` : ''}`, {
         method: r.method,
         body: r.method === 'POST' && r.body ? r.body : undefined,

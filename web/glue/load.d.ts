@@ -13,7 +13,7 @@ export interface LoadOptions {
 
 /** What a file in web/glue/modules/ registers: one module's JS, and where its .wasm is. */
 export interface TetherModuleDescriptor {
-  /** The module's name (wasm/module.cmake), e.g. `tether-edge`. */
+  /** The module's name (wasm/module.cmake), e.g. `tether-rooms`. */
   readonly name: string;
   /** The bindings it holds, e.g. `['wire', 'cockpit_relay', 'room']`. */
   readonly bindings: readonly string[];

@@ -1,8 +1,8 @@
 // Loads tether's WASM modules in every runtime: browser, Node, Deno and Cloudflare workerd.
 // There is one module per runtime (wasm/module.cmake): `tether` holds every binding; smaller ones
-// (`tether-edge` for workerd, `tether-cockpit` for the cockpit app) hold only what their runtime
-// uses. A runtime's module is registered by importing its descriptor (web/glue/modules/): the
-// package's export conditions do that (`workerd`: web/glue/workerd/, the edge module; every other
+// (`tether-rooms`, `tether-cockpit-relay` and `tether-mailbox` for the edge Workers,
+// `tether-cockpit` for the cockpit app) hold only what their runtime uses. A runtime's module is registered by importing its descriptor (web/glue/modules/): the
+// package's export conditions do that (`workerd`: web/glue/workerd/, an edge module; every other
 // runtime: web/glue/full/), and an app can import one itself (the cockpit does). Without a
 // registered module that holds the binding asked for, the full module is loaded by URL (files
 // imported by path). This file imports no module statically, so a bundle carries only its own.
@@ -57,8 +57,8 @@ const importUrl = (url) => new Function('url', 'return import(url)')(url);
 async function defaultModule() {
   if (globalThis.navigator?.userAgent === 'Cloudflare-Workers')
     throw new Error(
-      "tether: no WASM module is registered in this Worker: import '@tether-rt/tether/modules/tether-edge' " +
-        '(web/glue/modules/tether-edge.js), or import the subpaths through the package (workerd condition)',
+      "tether: no WASM module is registered in this Worker: import the one it runs on, e.g. '@tether-rt/tether/modules/tether-rooms' " +
+        '(web/glue/modules/), or import the subpaths through the package (workerd condition)',
     );
   const { default: factory, tetherModule } = await importUrl(fullUrl('.mjs').href);
   return { ...tetherModule, factory, wasmUrl: () => fullUrl('.wasm') };

@@ -247,8 +247,21 @@ export type RoomSnapshot = {
   readonly ranges?: Readonly<Record<string, readonly VersionRange[]>>;
   readonly settled?: Readonly<Record<string, Hlc>>;
 };
-export type RelaySocket = { send(msg: ServerMsg): void; close?(): void };
-export type RelayTextSocket = { send(text: string): void; close?(): void };
+/**
+ * `send`'s second argument is true for a presence update (ephemeral: a slow reader may lose it).
+ * `read(bytes)` is called with a reader's acknowledgement when the relay was created with
+ * `readAckBytes` (tether's extension, docs/rooms.md § The slow-reader rule).
+ */
+export type RelaySocket = {
+  send(msg: ServerMsg, ephemeral?: boolean): void;
+  close?(): void;
+  read?(bytes: number): void;
+};
+export type RelayTextSocket = {
+  send(text: string, ephemeral?: boolean): void;
+  close?(): void;
+  read?(bytes: number): void;
+};
 export type RelayOptions = {
   readonly policy?: OpPolicy;
   readonly ejection?: 'writer' | 'connection';
@@ -258,6 +271,12 @@ export type RelayOptions = {
     readonly maxEnvelopesPerSecond?: number;
   };
   readonly journalLimit?: number;
+  /**
+   * tether's extension, off (0) by default so the wire stays the reference's: every welcome
+   * advertises `readAck` with this interval, and a client's `{t: 'read', room, bytes}` reaches
+   * the socket's `read` (docs/rooms.md § The slow-reader rule). The edge sets it.
+   */
+  readonly readAckBytes?: number;
   readonly now?: () => number;
   readonly onViolation?: (room: string, violation: PolicyViolation) => void;
   readonly onCommit?: (room: string, env: SeqEnvelope, state: RoomState) => void | Promise<void>;
@@ -318,11 +337,15 @@ export type RoomClientOptions = {
 /** A write the relay refused ('generation', 'schema', 'order'): not in the room. */
 export type RefusedWrite = { readonly reason: string; readonly env: OpEnvelope };
 export type RoomClient = {
-  /** The hello to send on every (re)connect. */
+  /** The hello to send on every (re)connect, once per socket: it starts the socket's read count. */
   hello(): string;
   /** The client message for these ops, or null before the first welcome. */
   write(ops: readonly StoreOp[]): string | null;
-  /** One server message (text or object); returns the client messages to send in answer. */
+  /**
+   * One server message; returns the client messages to send in answer (a read acknowledgement
+   * among them when the relay asked for them). Pass the frame's text: a parsed object is not
+   * counted as read, and stops acknowledgements on this socket.
+   */
   receive(message: string | ServerMsg): string[];
   /** The unacknowledged tail as client messages, oldest first. */
   tail(): string[];

@@ -55,7 +55,15 @@ export interface RoomMember {
   joined(): boolean;
   laneOpen(peer: string): boolean;
   roster(): string[];
-  stats(): { reconnects: number; sent: number; received: number; refused: number; ignored: number };
+  stats(): {
+    reconnects: number;
+    sent: number;
+    received: number;
+    refused: number;
+    ignored: number;
+    /** read acknowledgements sent (a relay that advertised `readAck`; docs/rooms.md) */
+    readAcks: number;
+  };
 }
 
 /** Loads the module where it cannot load itself (a bundled browser app: pass { wasmModule }). */

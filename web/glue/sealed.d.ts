@@ -30,13 +30,17 @@ export interface SealedRefusal extends Error {
     | 'unsealed'
     | 'not-ready'
     | 'exhausted'
-    | 'crypto';
+    | 'crypto'
+    | 'wrong-epoch'
+    | 'no-epoch';
   peer: string;
 }
 
 export interface SealerHost {
-  /** A sealed frame to send to peer on the lane. */
-  transmit(peer: string, frame: string): void;
+  /** A sealed frame to send to peer on the lane: an envelope's text, or the epoch handshake's. */
+  transmit(peer: string, frame: string, kind: 'text' | 'hello' | 'answer'): void;
+  /** A fresh frame of peer arrived: its epoch is known and seal(peer) accepts. */
+  linked?(peer: string): void;
   /** A text from peer, authenticated and in order. */
   text(peer: string, text: string): void;
   refused(err: SealedRefusal): void;
@@ -46,6 +50,10 @@ export interface SealedSuite {
   version: number;
   keyIdBytes: number;
   sessionBytes: number;
+  /** A receiver's epoch (its session) in every frame's header. */
+  epochBytes: number;
+  /** Where the key id starts in the header. */
+  keyIdAt: number;
   headerBytes: number;
   tagBits: number;
   nonceBytes: number;
@@ -58,11 +66,20 @@ export interface SealedSuite {
 }
 
 export interface Sealer {
-  /** 'none' when accepted, else why not ('too-big', 'busy', 'malformed', ...). */
+  /** 'none' when accepted, else why not ('no-epoch', 'too-big', 'busy', 'malformed', ...). */
   seal(peer: string, text: string): string;
   open(peer: string, frame: string): void;
+  /** The lane to peer opened: a hello goes out and peer is not linked until it answers. */
+  greet(peer: string): string;
+  linked(peer: string): boolean;
   maxPlaintext(): number;
-  stats(): { sealed: number; opened: number; refused: number };
+  stats(): {
+    sealed: number;
+    opened: number;
+    refused: number;
+    hellosSent: number;
+    hellosOpened: number;
+  };
   close(): void;
 }
 

@@ -48,14 +48,15 @@ export function sealedSecretError(secret) {
   return ready().sealedSecretError(secretBytes(secret).length);
 }
 
-/** A refusal as an Error with its code (`wrong-secret`, `tampered`, `replay`, `reorder`, ...). */
+/**
+ * A refusal as an Error with its code (`wrong-secret`, `tampered`, `replay`, `wrong-epoch`, ...).
+ * @returns {import('./sealed.d.ts').SealedRefusal}
+ */
 function refusalError(room, e) {
   const err = new Error(
     `encrypted relay transport, room '${room}', frame ${e.counter || '?'} from '${e.peer}' refused (${e.code}): ${e.fix}`,
   );
-  err.code = e.code;
-  err.peer = e.peer;
-  return err;
+  return Object.assign(err, { code: e.code, peer: e.peer });
 }
 
 /**
@@ -71,7 +72,13 @@ export async function createSealer(options, host) {
   const bad = m.sealedSecretError(bytes.length);
   if (bad) throw new TypeError(`the room secret: ${bad}`);
   const suite = m.sealedSuite();
-  const base = await subtle.importKey('raw', bytes, 'HKDF', false, ['deriveBits', 'deriveKey']);
+  const base = await subtle.importKey(
+    'raw',
+    /** @type {Uint8Array<ArrayBuffer>} */ (bytes),
+    'HKDF',
+    false,
+    ['deriveBits', 'deriveKey'],
+  );
   // A fresh random session per sealer: a restarted sender never reuses a nonce under one key.
   // options.session pins it for golden vectors only (reusing one with live traffic would).
   const session = new Uint8Array(suite.sessionBytes);
@@ -152,13 +159,14 @@ export async function createSealer(options, host) {
             );
             return;
           case 'transmit':
-            host.transmit(a.peer, a.text);
+            host.transmit(a.peer, a.text, a.frame);
             return;
         }
       },
       event(e) {
         if (e.kind === 'ready') readyResolve();
         else if (e.kind === 'text') host.text(e.peer, e.text);
+        else if (e.kind === 'linked') host.linked?.(e.peer);
         else host.refused(refusalError(room, e));
       },
     },
@@ -176,6 +184,12 @@ export async function createSealer(options, host) {
     open(peer, text) {
       driver.input(() => core.open(String(peer), textBytes(text)));
     },
+    /** The lane to peer opened: the epoch handshake starts ('none' when its hello is on its way). */
+    greet(peer) {
+      return names[driver.input(() => core.greet(String(peer)))];
+    },
+    /** Whether seal(peer) finds the peer's epoch (host.linked said so since the last greet). */
+    linked: (peer) => core.linked(String(peer)),
     maxPlaintext: () => core.maxPlaintext(),
     stats: () => core.stats(),
     close() {

@@ -87,7 +87,18 @@ export interface RelayTransportStats {
   refused: number;
   ignored: number;
   /** Encrypted only: frames sealed and opened, refusals, and sealed frames the lane did not take. */
-  sealed: { sealed: number; opened: number; refused: number; unsent: number } | null;
+  sealed: {
+    sealed: number;
+    opened: number;
+    refused: number;
+    unsent: number;
+    /** Epoch handshake frames sent, opened, and lost with their lane (sent again on reopen). */
+    hellosSent: number;
+    hellosOpened: number;
+    hellosUnsent: number;
+    /** Peers whose lane is open but whose epoch handshake has not finished: nothing goes to them. */
+    awaiting: string[];
+  } | null;
 }
 
 export interface RelayTransport extends PeerTransport {

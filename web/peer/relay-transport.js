@@ -15,7 +15,10 @@
 // (docs/agent-bus.md § Encrypted relay transport): the sealed channel core (src/room/sealed.hpp,
 // web/glue/sealed.js) seals each text before the member carries it and opens each one the member
 // hands up, refusing by name what is forged, replayed or reordered; the relay sees only
-// ciphertext and routing. Without a secret the transport carries plaintext, and says so
+// ciphertext and routing. A lane that opens starts the channel's epoch handshake (greet), and the
+// peer is reported open only once the channel is linked to it (it knows the peer's current
+// epoch), so nothing is sealed to a restarted peer's old run and nothing a relay recorded before
+// our own restart is taken. Without a secret the transport carries plaintext, and says so
 // (`encrypted: false`).
 //
 // With options.transport 'http' the same frames travel over HTTP instead of a WebSocket (POST to
@@ -46,11 +49,13 @@ export function createRelayTransport(options) {
     throw new TypeError(
       `createRelayTransport: url must be a ws:// or wss:// URL${overHttp ? ' (or http(s):// with transport http)' : ''} (got '${url}')`,
     );
-  const WS = overHttp
-    ? function HttpLink(u) {
-        return createHttpSocket(u, { fetch: o.fetch });
-      }
-    : (o.WebSocket ?? globalThis.WebSocket);
+  const WS = /** @type {new (url: string) => any} */ (
+    overHttp
+      ? function HttpLink(u) {
+          return createHttpSocket(u, { fetch: o.fetch });
+        }
+      : (o.WebSocket ?? globalThis.WebSocket)
+  );
   if (typeof WS !== 'function') {
     throw new TypeError(
       'createRelayTransport: no WebSocket here; pass options.WebSocket (e.g. `import WebSocket from "ws"`)',
@@ -114,7 +119,7 @@ export function createRelayTransport(options) {
   const encrypted = o.secret !== undefined && o.secret !== null;
   const maxMessageBytes = encrypted ? sealedMaxPlaintext(laneBytes) : laneBytes;
   let sealer = null; // the sealed channel, once its keys are derived
-  const sealed = { refused: 0, unsent: 0 };
+  const sealed = { refused: 0, unsent: 0, hellosUnsent: 0 };
   const sealerReady = encrypted
     ? createSealer(
         {
@@ -125,13 +130,18 @@ export function createRelayTransport(options) {
           crypto: o.crypto,
         },
         {
-          transmit(peer, frame) {
+          transmit(peer, frame, kind) {
             if (closed) return;
             const verdict =
               ws && ws.readyState === WS_OPEN
                 ? member.sendText(peer, frame, ws.bufferedAmount)
                 : 'not-open';
             if (verdict === 'accepted') return;
+            // A handshake frame lost with its lane is sent again when the lane reopens (greet).
+            if (kind !== 'text') {
+              sealed.hellosUnsent++;
+              return;
+            }
             // The lane closed (or filled) while the frame was being sealed: it is lost, and said so.
             sealed.unsent++;
             o.onError?.(
@@ -141,6 +151,10 @@ export function createRelayTransport(options) {
             );
           },
           text: (peer, text) => emit('text', peer, text),
+          // The handshake with peer is done: sends to it are sealed to its current epoch.
+          linked(peer) {
+            if (!closed && member.laneOpen(peer)) emit('open', peer);
+          },
           refused(err) {
             sealed.refused++;
             o.onError?.(err);
@@ -163,7 +177,9 @@ export function createRelayTransport(options) {
         emit('roster', e.members);
         return;
       case 'lane-open':
-        emit('open', e.origin);
+        // Encrypted: open once the sealed channel is linked to the peer (sealer.linked above).
+        if (encrypted) sealer?.greet(e.origin);
+        else emit('open', e.origin);
         return;
       case 'lane-close':
         emit('close', e.origin);
@@ -329,13 +345,25 @@ export function createRelayTransport(options) {
     },
   );
 
-  const stats = {};
+  /** @type {any} */
+  const stats = {}; // live getters over the member's and the sealer's counters
   for (const k of ['reconnects', 'sent', 'received', 'refused', 'ignored']) {
     Object.defineProperty(stats, k, { enumerable: true, get: () => member.stats()[k] });
   }
   Object.defineProperty(stats, 'sealed', {
     enumerable: true,
-    get: () => (sealer ? { ...sealer.stats(), ...sealed } : null),
+    get: () =>
+      sealer
+        ? {
+            ...sealer.stats(),
+            ...sealed,
+            // Lanes open whose epoch handshake has not finished (a relay withholding it stalls
+            // them here: nothing is sent to them, and nothing unsealed either).
+            awaiting: member.joined()
+              ? member.roster().filter((p) => member.laneOpen(p) && !sealer.linked(p))
+              : [],
+          }
+        : null,
   });
 
   return {
@@ -349,7 +377,12 @@ export function createRelayTransport(options) {
     transport: overHttp ? 'http' : 'websocket',
     isConnected: () => member.joined(),
     roster: () => member.roster(),
-    openPeers: () => (member.joined() ? member.roster() : []),
+    openPeers: () =>
+      !member.joined()
+        ? []
+        : encrypted
+          ? member.roster().filter((p) => member.laneOpen(p) && sealer?.linked(p))
+          : member.roster(),
     send(peer, text) {
       // A socket that is not open (closing, say) takes nothing: the caller keeps the message.
       if (typeof text !== 'string' || closed || !ws || ws.readyState !== WS_OPEN) return false;

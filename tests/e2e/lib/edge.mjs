@@ -1,10 +1,12 @@
-// Test harness for the edge relay: the real Worker (web/edge/worker.js) under real workerd
-// through Miniflare, on 127.0.0.1, and room peers that are Node `ws` clients driving the WASM
-// room client (tether/relay createRoomClient). Shared by tests/e2e/edge-*.test.mjs and the bench.
+// Test harness for the edge relay: the real Workers (web/edge/workers.mjs: the rooms Worker in
+// front, the cockpit relay and the mailbox behind it) under real workerd through Miniflare, on
+// 127.0.0.1, and room peers that are Node `ws` clients driving the WASM room client (tether/relay
+// createRoomClient). Shared by tests/e2e/edge-*.test.mjs and the bench.
 import { Miniflare } from 'miniflare';
 import WebSocket from 'ws';
 import { createRoomClient } from '@tether-rt/tether/relay';
 import { mintTicket } from '../../../web/edge/tickets.js';
+import { FRONT, miniflareWorkers } from '../../../web/edge/workers.mjs';
 import { repoDir } from './fixtures.mjs';
 
 export const SECRET = 'test-secret-0123456789abcdef0123456789abcdef';
@@ -27,27 +29,45 @@ export function workerdOptions(scriptPath, port = 0) {
   };
 }
 
+/**
+ * Miniflare options for the edge as deployed: every Worker of web/edge/workers.mjs under one
+ * workerd, the rooms Worker in front (Miniflare's URL) with the cockpit as its static assets and
+ * service bindings to the others. `scriptPath` replaces the front door's script (the bench's
+ * reference-relay Worker); `bindings` go to every Worker.
+ */
 export function edgeOptions({
   persist = false,
   bindings = {},
-  scriptPath = `${repoDir}web/edge/worker.js`,
+  scriptPath = `${repoDir}${FRONT.main}`,
   port = 0,
 } = {}) {
   return {
-    ...workerdOptions(scriptPath, port),
-    durableObjects: {
-      ROOMS: { className: 'RoomObject', useSQLite: true },
-      COCKPIT: { className: 'CockpitRelayObject', useSQLite: true },
-      MAILBOXES: { className: 'MailboxObject', useSQLite: true },
-    },
+    host: '127.0.0.1',
+    port,
+    cf: false, // otherwise Miniflare fetches request.cf data from the network
     durableObjectsPersist: persist,
-    // wrangler.toml's [assets]: the cockpit, served before the Worker runs.
-    assets: { directory: `${repoDir}build/cockpit`, routerConfig: { has_user_worker: true } },
-    bindings: { TICKET_SECRET: SECRET, TETHER_TEST_HOOKS: '1', POLICY_VERSION: '1', ...bindings },
+    workers: miniflareWorkers({
+      // The Workers import build/ and web/glue with '..' paths: the root is the repo.
+      scriptFor: (w) => ({
+        modulesRoot: repoDir,
+        scriptPath: w.front ? scriptPath : `${repoDir}${w.main}`,
+      }),
+      bindings: { TICKET_SECRET: SECRET, TETHER_TEST_HOOKS: '1', POLICY_VERSION: '1', ...bindings },
+      // wrangler.toml's [assets]: the cockpit, served before the front door runs.
+      extra: (w) =>
+        w.front
+          ? {
+              assets: {
+                directory: `${repoDir}build/cockpit`,
+                routerConfig: { has_user_worker: true },
+              },
+            }
+          : {},
+    }),
   };
 }
 
-/** Starts the Worker; returns { mf, url (http://127.0.0.1:port), wsUrl, hook(path, room) }. */
+/** Starts the edge's Workers; returns { mf, url (http://127.0.0.1:port), wsUrl, hook(path, room) }. */
 export async function startEdge(opts = {}) {
   const mf = new Miniflare(edgeOptions(opts));
   const url = (await mf.ready).toString().replace(/\/$/, '');

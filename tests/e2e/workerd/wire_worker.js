@@ -1,8 +1,8 @@
 // Worker for tests/e2e/workerd.test.mjs. workerd forbids compiling WASM at run time, so the module
 // arrives precompiled through a CompiledWasm import and is handed to the glue (TOOLCHAIN.md).
 // POST a data frame: answers with its header, payload and the frame re-encoded from those two.
-import wasm from '../../../build/wasm/tether-edge.wasm';
-import '../../../web/glue/modules/tether-edge.js';
+import wasm from '../../../build/wasm/tether-cockpit-relay.wasm';
+import '../../../web/glue/modules/tether-cockpit-relay.js';
 import { loadWire } from '../../../web/glue/wire.js';
 import { roundTrip } from '../lib/wire_smoke.js';
 

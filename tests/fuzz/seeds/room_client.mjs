@@ -8,7 +8,7 @@ export default function seeds({ read }) {
     'W[{"kind":"clear","path":["a"]}]',
   ];
   const out = [];
-  for (const name of ['messages.json', 'numbers.json']) {
+  for (const name of ['messages.json', 'numbers.json', 'read_ack.json']) {
     const perConn = new Map();
     for (const step of read(`fixtures/room/${name}`).steps) {
       for (const s of step.sent) {

@@ -60,6 +60,7 @@ struct SealedHost {
   room::SealedChannel ch;
   std::map<std::uint32_t, Bytes> keys;
   std::vector<std::pair<std::string, std::string>> sent;  // (to, frame text)
+  std::vector<room::SealedKind> sent_kinds;               // what each of `sent` is
   std::vector<room::SealedEvent> events;
   std::vector<room::SealedAction> held;  // crypto actions kept back (hold = true)
   std::vector<std::uint32_t> released;
@@ -95,7 +96,10 @@ struct SealedHost {
         ch.handle_decrypted(a.job, ok, ByteView(pt));
         break;
       }
-      case K::transmit: sent.emplace_back(a.peer, a.text); break;
+      case K::transmit:
+        sent.emplace_back(a.peer, a.text);
+        sent_kinds.push_back(a.frame);
+        break;
     }
   }
 
@@ -136,6 +140,34 @@ struct SealedHost {
     pump();
   }
 };
+
+// Runs the epoch handshake between a and b as two lanes opening would (both greet, and frames go
+// back and forth until none is left), then forgets what both sent and saw, so a test starts from
+// two linked channels.
+inline void link(SealedHost& a, SealedHost& b) {
+  const std::string an = a.ch.options().self, bn = b.ch.options().self;
+  std::size_t ai = a.sent.size(), bi = b.sent.size();
+  a.ch.greet(bn);
+  a.pump();
+  b.ch.greet(an);
+  b.pump();
+  for (int round = 0; round < 8 && (ai < a.sent.size() || bi < b.sent.size()); ++round) {
+    while (ai < a.sent.size()) {
+      const auto sent = a.sent[ai++];
+      if (sent.first == bn) b.open(an, sent.second);
+    }
+    while (bi < b.sent.size()) {
+      const auto sent = b.sent[bi++];
+      if (sent.first == an) a.open(bn, sent.second);
+    }
+  }
+  a.sent.clear();
+  b.sent.clear();
+  a.sent_kinds.clear();
+  b.sent_kinds.clear();
+  a.events.clear();
+  b.events.clear();
+}
 
 inline room::SealedOptions sealed_options(std::string room, std::string self, std::uint8_t fill) {
   room::SealedOptions o;

@@ -216,3 +216,76 @@ TEST_CASE("admission: a slow reader with bufferedAmount: what the socket says de
   CHECK(h.adm.handle_send(c, 100, false, 950, 0).kind == K::close);
   CHECK(h.adm.handle_send(c + 99, 100, false, 950, 0).kind == K::send);  // unknown: closing
 }
+
+// The slow-reader rule over read acknowledgements (room/read_ack.hpp, docs/rooms.md § The
+// slow-reader rule): where the runtime cannot say what a socket holds, a reader that says it
+// counts what it reads is held to what it has not acknowledged, whatever time passes.
+TEST_CASE("admission: a reader that acknowledges is held to its unacknowledged bytes") {
+  AdmissionLimits l;
+  l.max_buffered_bytes = 8192;
+  l.reader_bytes_per_second = 1e9;  // a pace model this generous would bound nothing
+  Host h(l);
+  CHECK(h.adm.read_ack_bytes() == 2048);  // kReadAckShare of the bound
+  CHECK(Admission(AdmissionLimits{}).read_ack_bytes() == 1024 * 1024);
+  std::uint64_t c = h.open("r", "w", 0);
+  using K = SendVerdict::Kind;
+  CHECK(h.adm.handle_read(c, 0));                                   // the claim
+  CHECK(h.adm.handle_send(c, 1000, false, -1, 0).kind == K::send);  // 1000
+  CHECK(h.adm.handle_send(c, 1000, false, -1, 0).kind == K::send);  // 2000
+  CHECK(h.adm.handle_send(c, 1000, false, -1, 0).kind == K::send);  // 3000: crosses 2048, a mark
+  // Only a mark is credited: not the multiple itself, not a frame end short of it, nothing
+  // beyond what was sent, nothing that is not a count.
+  CHECK_FALSE(h.adm.handle_read(c, 2048));
+  CHECK_FALSE(h.adm.handle_read(c, 2000));
+  CHECK_FALSE(h.adm.handle_read(c, 5000));
+  CHECK_FALSE(h.adm.handle_read(c, 1.5));
+  CHECK_FALSE(h.adm.handle_read(c, -3000));
+  CHECK_FALSE(h.adm.handle_read(c + 99, 3000));  // an unknown socket
+  CHECK(h.adm.handle_read(c, 3000));
+  CHECK_FALSE(h.adm.handle_read(c, 3000));  // once: a mark is spent when it is credited
+  // Nothing unacknowledged now. Time does not drain what the reader has not acknowledged:
+  // presence fills half the bound and is then dropped, a minute later as at once.
+  for (int i = 0; i < 4; ++i)
+    CHECK(h.adm.handle_send(c, 1000, true, -1, 60'000).kind == K::send);  // sent 7000
+  CHECK(h.adm.handle_send(c, 1000, true, -1, 120'000).kind == K::drop);
+  CHECK(h.adm.dropped_ephemeral() == 1);
+  CHECK(h.adm.handle_send(c, 4000, false, -1, 180'000).kind == K::send);  // 8000 unacknowledged
+  SendVerdict v = h.adm.handle_send(c, 1000, false, -1, 240'000);
+  CHECK(v.kind == K::close);
+  CHECK(static_cast<int>(v.code) == 4010);
+  // Marks so far: 3000 (spent), 5000, 7000, 11000. Acknowledging 7000 frees what came before it
+  // and spends the earlier marks.
+  CHECK(h.adm.handle_read(c, 7000));
+  CHECK_FALSE(h.adm.handle_read(c, 5000));
+  CHECK(h.adm.handle_send(c, 1000, false, -1, 240'000).kind == K::send);  // 5000 unacknowledged
+  CHECK(h.adm.handle_send(c, 1000, true, -1, 240'000).kind == K::drop);   // past half: presence
+  // What the socket reports still counts when it says more.
+  CHECK(h.adm.handle_send(c, 100, false, 8150, 240'000).kind == K::close);
+  CHECK(h.adm.handle_read(c, 11000));
+  CHECK(h.adm.handle_send(c, 100, false, 0, 240'000).kind == K::send);
+}
+
+TEST_CASE("admission: a reader that never acknowledges keeps the pace model, a resumed one too") {
+  AdmissionLimits l;
+  l.max_buffered_bytes = 8192;
+  l.reader_bytes_per_second = 1000;
+  Host h(l);
+  using K = SendVerdict::Kind;
+  std::uint64_t silent = h.open("r", "a", 0);
+  std::uint64_t resumed = h.adm.handle_opened("r", "b", 0, /*resumed=*/true);
+  h.drain(0);
+  // A socket that survived a hibernation: its reader's count is not ours, nothing it says counts.
+  CHECK_FALSE(h.adm.handle_read(resumed, 0));
+  for (std::uint64_t c : {silent, resumed}) {
+    CHECK(h.adm.handle_send(c, 8000, false, -1, 0).kind == K::send);
+    CHECK(h.adm.handle_send(c, 1000, false, -1, 0).kind == K::close);
+    // The model drains at the assumed pace: 5 s free 5000 bytes, acknowledged or not.
+    CHECK(h.adm.handle_send(c, 5000, false, -1, 5000).kind == K::send);
+  }
+  CHECK_FALSE(h.adm.handle_read(resumed, 8192));
+  // The first acknowledgement ends the model for good: a reader that claimed and then stopped is
+  // held to what it acknowledged, however long it waits.
+  CHECK(h.adm.handle_read(silent, 0));
+  CHECK(h.adm.handle_send(silent, 1, false, -1, 600'000).kind == K::close);
+  CHECK(h.adm.handle_send(resumed, 8000, false, -1, 600'000).kind == K::send);
+}

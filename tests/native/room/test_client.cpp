@@ -245,3 +245,44 @@ TEST_CASE("client: hostile server text (non-object envelopes, registers, paths) 
   CHECK(c.write(R"([{"kind":"set","path":["a"],"next":1}])", 5));
   CHECK(c.value() == parse(R"({"a":1})"));
 }
+
+// Read acknowledgements (room/read_ack.hpp): the client counts every frame of its socket and
+// acknowledges at the marks of the interval a welcome advertised; never to a relay that did not.
+TEST_CASE("client: acknowledges what it read at each mark, only when the relay asked") {
+  const std::string welcome =
+      R"({"t":"welcome","room":"r","seq":0,"instance":"g1","schemaVersion":0,"readAck":1024,"mode":"up-to-date","peers":[],"members":[]})";
+  const std::string pad(600, 'x');
+  const std::string presence =
+      R"({"t":"presence","room":"r","peer":{"origin":"b","data":")" + pad + R"("}})";
+  Client c({"r", "a", "w", 0, 0});
+  SECTION("advertised: the claim, then a read at each frame that crosses a multiple") {
+    c.core.connect();
+    double n = static_cast<double>(welcome.size());
+    CHECK(c.receive(welcome, 1) ==
+          std::vector<std::string>{R"({"t":"read","room":"r","bytes":0})"});
+    n += static_cast<double>(presence.size());
+    CHECK(c.receive(presence, 2).empty());  // below 1024
+    n += static_cast<double>(presence.size());
+    REQUIRE(n > 1024);
+    CHECK(c.receive(presence, 3) ==
+          std::vector<std::string>{R"({"t":"read","room":"r","bytes":)" +
+                                   std::to_string(static_cast<long long>(n)) + "}"});
+    // A new socket counts from zero: the same frames earn the same acknowledgements again.
+    CHECK(parse(c.core.connect())["t"] == "hello");
+    CHECK(c.receive(welcome, 4).size() == 1);
+    CHECK(c.receive(presence, 5).empty());
+    CHECK(c.receive(presence, 6).size() == 1);
+  }
+  SECTION("not advertised: never a read, however much arrives") {
+    c.core.connect();
+    CHECK(c.receive(kWelcome, 1).empty());
+    for (int i = 0; i < 10; ++i) CHECK(c.receive(presence, 2 + i).empty());
+  }
+  SECTION("a message that is not the frame's own text stops acknowledgements on the socket") {
+    c.core.connect();
+    CHECK(c.receive(welcome, 1).size() == 1);
+    c.core.handle_message(presence, 2, /*frame=*/false);
+    CHECK(c.sent().empty());
+    for (int i = 0; i < 4; ++i) CHECK(c.receive(presence, 3 + i).empty());
+  }
+}

@@ -452,3 +452,66 @@ TEST_CASE("http link: refuses hostile receive responses and a send past its queu
   CHECK(ev->code == 401);
   CHECK(ev->text.find("signature") != std::string::npos);
 }
+
+TEST_CASE("http member: a session ends with its ticket, and serves only its ticket's writer") {
+  HttpMembers m;
+  const TimeMs expires = 10'000;  // the open's ticket's expiry, before a long-poll's end
+  m.handle_open(1, "lab", random_bytes(1), 0, "alice", expires);
+  std::string s = body_json(response(drain(m), 1))["session"].get<std::string>();
+  // The idle expiry would come later: the ticket's end is the session's first deadline.
+  CHECK(m.poll_timeout() == expires);
+  const std::string q = "session=" + s;
+  // Another writer's ticket with alice's session: refused, and alice's session goes on.
+  m.handle_request(2, "POST", "lab", "send", q + "&seq=1", ByteView(std::string_view("x")), 10,
+                   "mallory", expires);
+  auto as = drain(m);
+  CHECK(error_code(response(as, 2)) == "wrong_writer");
+  CHECK(response(as, 2)->status == 403);
+  CHECK(m.members() == 1);
+  m.handle_request(3, "POST", "lab", "send", q + "&seq=1", ByteView(std::string_view("x")), 10,
+                   "alice", expires);
+  as = drain(m);
+  REQUIRE(response(as, 3));
+  CHECK(response(as, 3)->status == 200);
+  // A parked receive when the ticket runs out is told the session closed, and why.
+  m.handle_request(4, "GET", "lab", "recv", q + "&cursor=0", ByteView(), 20, "alice", expires);
+  CHECK(drain(m).empty());
+  m.handle_timeout(expires - 1);
+  CHECK(drain(m).empty());
+  m.handle_timeout(expires);
+  as = drain(m);
+  Json v = body_json(response(as, 4));
+  CHECK(v["closed"]["code"] == kHttpCloseTicket);
+  bool detached = false;
+  for (const auto& a : as)
+    detached |= a.kind == HttpAction::Kind::detach && a.code == kHttpCloseTicket;
+  CHECK(detached);
+  CHECK(m.members() == 0);
+}
+
+TEST_CASE("http member: a call after the ticket expired ends the session, a later ticket extends") {
+  HttpMembers m;
+  m.handle_open(1, "lab", random_bytes(1), 0, "alice", 1'000);
+  std::string a = body_json(response(drain(m), 1))["session"].get<std::string>();
+  m.handle_open(2, "lab", random_bytes(2), 0, "bob", 1'000);
+  std::string b = body_json(response(drain(m), 2))["session"].get<std::string>();
+  // Bob's call carries a fresh ticket: his session now lives until its expiry.
+  m.handle_request(3, "POST", "lab", "send", "session=" + b + "&seq=1",
+                   ByteView(std::string_view("x")), 500, "bob", 90'000);
+  CHECK(response(drain(m), 3)->status == 200);
+  // Alice's call comes after her ticket's end (before the timer ran): refused, session over.
+  m.handle_request(4, "POST", "lab", "send", "session=" + a + "&seq=1",
+                   ByteView(std::string_view("x")), 1'000, "alice", 1'000);
+  auto as = drain(m);
+  CHECK(error_code(response(as, 4)) == "ticket_expired");
+  CHECK(response(as, 4)->status == 401);
+  CHECK(m.members() == 1);
+  m.handle_timeout(1'000);
+  CHECK(m.members() == 1);  // bob's was extended
+  // An open with a ticket already expired is refused.
+  m.handle_open(5, "lab", random_bytes(3), 5'000, "carol", 4'000);
+  CHECK(error_code(response(drain(m), 5)) == "ticket_expired");
+  CHECK(m.members() == 1);
+  m.handle_timeout(90'000);
+  CHECK(m.members() == 0);
+}

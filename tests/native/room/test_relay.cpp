@@ -65,6 +65,12 @@ struct Harness {
             if (a->ephemeral) ephemeral.push_back(*a->text);
             break;
           case RoomAction::Kind::close: events.push_back("close " + std::to_string(a->conn)); break;
+          case RoomAction::Kind::read: {
+            std::string n;
+            append_number(n, a->seq);
+            events.push_back("read " + std::to_string(a->conn) + " " + n);
+            break;
+          }
           case RoomAction::Kind::commit:
             tickets.push_back(a->token);
             events.push_back("commit " + *a->room);
@@ -801,4 +807,42 @@ TEST_CASE("relay: only presence updates are flagged ephemeral for the slow-reade
         std::vector<std::string>{
             R"({"t":"presence","room":"r","peer":{"origin":"oa","writer":"w1","data":1}})"});
   CHECK(h.count(b) >= 5);  // welcome, member, presence, signal, env, gone...: the rest is not
+}
+
+// tether's extension for the edge's slow-reader rule (docs/rooms.md § The slow-reader rule): off
+// by default, so the wire is the reference's; on, the welcome advertises readAck and a client's
+// read message is handed to the host as a read action, touching no room state.
+TEST_CASE("relay: read acknowledgements are advertised and carried only when configured") {
+  SECTION("off (the drop-in): no readAck, and a read message is an envelope without one") {
+    Harness h;
+    ConnId c = h.relay.connect("w");
+    h.hello(c, "o1");
+    CHECK_FALSE(has(h.last(c), "readAck"));
+    h.rx(c, R"({"t":"read","room":"r","bytes":0})");
+    CHECK(h.recent("violation"));
+    CHECK_FALSE(h.recent("read "));
+  }
+  SECTION("on: advertised in every welcome, counts become read actions, the rest is ignored") {
+    RoomRelayOptions o;
+    o.read_ack_bytes = 4096;
+    Harness h(o);
+    ConnId c = h.relay.connect("w");
+    ConnId d = h.relay.connect("v");
+    h.hello(c, "o1");
+    CHECK(has(h.last(c), R"("schemaVersion":0,"readAck":4096,"mode":"up-to-date")"));
+    const std::size_t before = h.events.size();
+    CHECK(h.rx(d, R"({"t":"read","room":"r","bytes":0})") == ReceiveError::none);  // no hello yet
+    h.rx(c, R"({"t":"read","room":"r","bytes":8192})");
+    for (const char* bad : {"-1", "0.5", "\"1\"", "null", "1e999", "9007199254740992"})
+      h.rx(c, std::string(R"({"t":"read","room":"r","bytes":)") + bad + "}");
+    h.rx(c, R"({"t":"read","room":"r"})");
+    CHECK(std::vector<std::string>(h.events.begin() + static_cast<std::ptrdiff_t>(before),
+                                   h.events.end()) ==
+          std::vector<std::string>{"read " + std::to_string(d) + " 0",
+                                   "read " + std::to_string(c) + " 8192"});
+    CHECK(h.relay.room("r")->members == 1);  // a read joins nobody
+    CHECK(h.count(d) == 0);
+    h.hello(d, "o2");
+    CHECK(has(h.last(d), R"("readAck":4096)"));
+  }
 }

@@ -72,6 +72,7 @@ std::size_t replay_transcript(const Json& f) {
   o.policy_version = f["options"]["policyVersion"].get<double>();
   o.journal_limit = f["options"]["journalLimit"].get<double>();
   o.durable = f["options"]["durable"].get<bool>();
+  o.read_ack_bytes = f["options"].value("readAckBytes", 0.0);
   RoomRelay relay(o);
   std::vector<ConnId> conns;
   std::size_t k = 0;
@@ -108,6 +109,23 @@ std::size_t replay_transcript(const Json& f) {
 
 TEST_CASE("room fixtures: the relay transcript replays message for message") {
   CHECK(replay_transcript(fixture("room/messages.json")) > 15);
+}
+
+TEST_CASE("room fixtures: read acknowledgements replay, advertised and carried as read actions") {
+  const Json f = fixture("room/read_ack.json");
+  CHECK(replay_transcript(f) > 10);
+  // Said plainly: the welcome advertises the interval, and only counts become read actions.
+  std::vector<double> reads;
+  bool advertised = false;
+  for (const auto& step : f["steps"])
+    for (const auto& s : step["sent"]) {
+      if (s.contains("read")) reads.push_back(s["bytes"].get<double>());
+      if (s.contains("text") &&
+          s["text"].get<std::string>().find("\"readAck\":1024") != std::string::npos)
+        advertised = true;
+    }
+  CHECK(advertised);
+  CHECK(reads == std::vector<double>{0, 2048, 9007199254740991.0});
 }
 
 TEST_CASE("room fixtures: numbers beyond a double's range are read as Infinity and sent as null") {

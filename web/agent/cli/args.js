@@ -75,8 +75,9 @@ export function parseFlags(args, options) {
       const eq = a.indexOf('=');
       name = eq < 0 ? a.slice(2) : a.slice(2, eq);
       inline = eq < 0 ? undefined : a.slice(eq + 1);
-    } else if (a.length > 1 && a.startsWith('-') && !/^-\d/.test(a)) {
-      // Only single-letter short flags exist (-h); `-5` is a value, `-` means stdin.
+    } else if (a.length === 2 && a.startsWith('-') && !/^-\d/.test(a)) {
+      // Only single-letter short flags exist (-h); `-5` is a value, `-` means stdin, and a longer
+      // word after one dash is an argument: message ids are base64url and may start with '-'.
       name = shorts.get(a.slice(1));
       if (!name) throw unknownFlag(a, options);
     } else {
@@ -117,6 +118,7 @@ function unknownFlag(flag, options) {
   const names = Object.keys(options).map((n) => `--${n}`);
   const near = closest(flag.replace(/^-+/, '--'), names);
   return new UsageError(
-    `unknown flag ${flag}${near ? `; did you mean ${near}?` : `; this command takes ${names.join(', ')}`}`,
+    `unknown flag ${flag}${near ? `; did you mean ${near}?` : `; this command takes ${names.join(', ')}`}` +
+      ' (an argument that starts with -- goes after a lone --)',
   );
 }

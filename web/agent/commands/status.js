@@ -20,9 +20,13 @@ export default {
         : r.encrypted === false
           ? 'unencrypted (no room secret: the relay reads every envelope; join with --secret-file to seal them)'
           : null;
+    // Lanes whose sealed epoch handshake has not finished: nothing goes to those peers yet.
+    const awaiting = r.sealed?.awaiting?.length
+      ? `; sealed handshake pending with ${r.sealed.awaiting.join(', ')} (no answer with their epoch yet: nothing is sent to them until it comes; if it never does, the relay is withholding it)`
+      : '';
     out(
       r,
-      `'${r.id}' in room '${r.room}' via ${r.relay}: ${state}; ${r.roster.length} peer(s); sidecar pid ${r.pid}${privacy ? `; ${privacy}` : ''}`,
+      `'${r.id}' in room '${r.room}' via ${r.relay}: ${state}; ${r.roster.length} peer(s); sidecar pid ${r.pid}${privacy ? `; ${privacy}` : ''}${awaiting}`,
     );
   },
 };

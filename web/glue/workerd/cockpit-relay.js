@@ -1,4 +1,5 @@
-// `@tether-rt/tether/relay-cockpit` under the `workerd` export condition: cockpit-relay.js on the edge module
-// (wasm/module.cmake), whose .wasm arrives precompiled with it.
-import '../modules/tether-edge.js';
+// `@tether-rt/tether/relay-cockpit` under the `workerd` export condition: cockpit-relay.js on
+// tether-cockpit-relay (wasm/module.cmake: the cockpit relay Worker's module), whose .wasm
+// arrives precompiled with it.
+import '../modules/tether-cockpit-relay.js';
 export * from '../cockpit-relay.js';

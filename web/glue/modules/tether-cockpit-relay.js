@@ -1,0 +1,8 @@
+// The cockpit relay Worker's module (wasm/module.cmake: the cockpit relay core and the wire codec),
+// for Cloudflare workerd: importing this file registers it with web/glue/load.js, with its .wasm
+// imported precompiled (a CompiledWasm module; workerd forbids compiling WASM at run time).
+import factory, { tetherModule } from '../../../build/wasm/tether-cockpit-relay.mjs';
+import wasmModule from '../../../build/wasm/tether-cockpit-relay.wasm';
+import { registerTetherModule } from '../load.js';
+
+registerTetherModule({ ...tetherModule, factory, wasmModule });
