@@ -50,7 +50,7 @@ export function routeMailbox(request, env, load) {
   }
   return load().then(async (api) => {
     const r = await readMailboxRequest(request, api);
-    if (r.response) return r.response;
+    if ('response' in r) return r.response;
     const headers = new Headers({ [HEADER_ENTROPY]: hexOf(r.input.entropy) });
     if (r.input.authorization) headers.set('authorization', r.input.authorization);
     if (r.upgrade) headers.set('upgrade', 'websocket');
@@ -60,7 +60,8 @@ export function routeMailbox(request, env, load) {
       new Request(`https://mailbox${r.input.target}`, {
         method: r.input.method,
         headers,
-        body: hasBody ? r.input.body : null,
+        // The request's own bytes (readBounded): never a shared buffer.
+        body: hasBody ? /** @type {Uint8Array<ArrayBuffer>} */ (r.input.body) : null,
       }),
     );
   });
@@ -74,6 +75,8 @@ export function defineMailboxObject({ init }) {
       this.env = env;
       this.testHooks = env.TETHER_TEST_HOOKS === '1';
       this.clock = null; // tests only: a frozen clock
+      /** @type {MailboxStore | undefined} made on the first boot, kept across re-boots */
+      this.store = undefined;
       this.alarmFn = null;
       this.wakes = 0;
       ctx.blockConcurrencyWhile(() => this.boot());

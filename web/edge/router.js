@@ -30,7 +30,7 @@ export async function routeToRoom(request, env) {
   const h = await checkHttpRoomRequest(request, env.TICKET_SECRET);
   if (h) return h.response ?? routeHttp(request, env, h);
   const v = await checkRoomRequest(request, env.TICKET_SECRET);
-  if (v.response) return v.response;
+  if ('response' in v) return v.response;
   const { room } = v;
   const headers = new Headers(request.headers);
   headers.delete(HEADER_HTTP_OP); // a client's own would make the object read this as HTTP

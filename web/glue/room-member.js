@@ -175,7 +175,7 @@ export function createRoomMember(options, host, driverOptions = {}) {
   // A transmit's frame: its UTF-8 bytes in WASM memory (for a socket that takes a text frame as
   // bytes and copies them, Node's ws), or a string. Valid until the next poll.
   const frame = {
-    kind: 'transmit',
+    kind: /** @type {const} */ ('transmit'),
     text: () => textAt(0),
     view() {
       const o = outbox();
@@ -204,8 +204,9 @@ export function createRoomMember(options, host, driverOptions = {}) {
           return null;
         }
         if (code === TRANSMIT) return frame;
-        if (code === DIAL) return { kind: 'dial', attempt: outbox()[outboxAt + 4] };
-        return { kind: 'hang-up' };
+        if (code === DIAL)
+          return { kind: /** @type {const} */ ('dial'), attempt: outbox()[outboxAt + 4] };
+        return { kind: /** @type {const} */ ('hang-up') };
       },
       pollEvent() {
         const e = stashed;
@@ -274,6 +275,7 @@ export function createRoomMember(options, host, driverOptions = {}) {
       } else {
         n = encoder.encodeInto(text, buf.subarray(p)).written;
       }
+      /** @type {number} the core's lane verdict (an index into LANE_SEND) */
       let verdict;
       hot(
         () => {
