@@ -44,10 +44,10 @@ test('flags: values, = form, -- ends flags, a value may start with -, booleans t
     }
     assert.fail(`no error for ${args.join(' ')}`);
   };
-  const after = ' (an argument that starts with -- goes after a lone --)';
-  assert.equal(err(['--tpoic', 'x']), `unknown flag --tpoic; did you mean --topic?${after}`);
-  assert.equal(err(['--exp', '1h']), `unknown flag --exp; did you mean --expires-in?${after}`);
+  assert.equal(err(['--tpoic', 'x']), 'unknown flag --tpoic; did you mean --topic?');
+  assert.equal(err(['--exp', '1h']), 'unknown flag --exp; did you mean --expires-in?');
   assert.match(err(['--zzzzzz']), /^unknown flag --zzzzzz; this command takes --topic, --type, /);
+  assert.match(err(['--zzzzzz']), /an argument that starts with -- goes after a lone --\)$/);
   assert.match(err(['-x']), /^unknown flag -x; /);
   assert.equal(err(['--topic']), '--topic needs a value: --topic VALUE');
   assert.equal(err(['--peek=yes']), "--peek takes no value (got '--peek=yes')");

@@ -117,8 +117,10 @@ export function parseFlags(args, options) {
 function unknownFlag(flag, options) {
   const names = Object.keys(options).map((n) => `--${n}`);
   const near = closest(flag.replace(/^-+/, '--'), names);
+  // No flag is near: it may be an argument that only looks like one (an id starting with --).
   return new UsageError(
-    `unknown flag ${flag}${near ? `; did you mean ${near}?` : `; this command takes ${names.join(', ')}`}` +
-      ' (an argument that starts with -- goes after a lone --)',
+    near
+      ? `unknown flag ${flag}; did you mean ${near}?`
+      : `unknown flag ${flag}; this command takes ${names.join(', ')} (an argument that starts with -- goes after a lone --)`,
   );
 }
