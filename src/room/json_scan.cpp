@@ -226,9 +226,10 @@ std::uint32_t JsonScan::value(std::size_t depth) {
       while (digit(p)) ++p;
     }
     pos_ = p;
-    // Beyond a double's range (only with an exponent or over 309 digits, so other numbers cost
-    // nothing here): JSON.parse reads +-Infinity, which number() gives too; json() writes null.
-    if (!failed_ && (exponent || p - nodes_[idx].begin > 309)) {
+    // Beyond a double's range (only with an exponent or 309 digits or more, as many as DBL_MAX
+    // has, so other numbers cost nothing here): JSON.parse reads +-Infinity, which number() gives
+    // too; json() writes null.
+    if (!failed_ && (exponent || p - nodes_[idx].begin >= 309)) {
       nodes_[idx].end = static_cast<std::uint32_t>(p);
       if (std::isinf(number(idx))) overflow_.push_back(idx);
     }

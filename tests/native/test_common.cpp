@@ -90,6 +90,11 @@ TEST_CASE("JSON: a number beyond a double's range is refused, and named") {
     CHECK(parse_json(ByteView(std::string_view(text))).error == JsonError::number_out_of_range);
   const std::string digits = "[" + std::string(310, '9') + "]";
   CHECK(parse_json(ByteView(std::string_view(digits))).error == JsonError::number_out_of_range);
+  // 309 digits, as many as DBL_MAX has, can be beyond it too (fuzz_json_differential found it).
+  const std::string just_over = "[" + std::string(309, '9') + "]";
+  CHECK(parse_json(ByteView(std::string_view(just_over))).error == JsonError::number_out_of_range);
+  const std::string just_under = "[1" + std::string(308, '0') + "]";
+  CHECK(parse_json(ByteView(std::string_view(just_under))).ok());
   CHECK(std::string(json_error_name(JsonError::number_out_of_range)) == "number_out_of_range");
   // Something else wrong as well: plain invalid_json. Not a JSON number token either (a second
   // exponent, a leading zero, a bare point), even when strtod would read Infinity from it; the
