@@ -46,8 +46,7 @@ std::optional<CockpitAction> CockpitRelay::poll_action() {
     if (s && s->ep.lane == Lane::websocket) {
       s->ws_queued += a->bytes->size();
       if (a->ack_mark) {
-        s->ws_pong_marks.push_back(s->ws_queued);
-        if (s->ws_pong_marks.size() > kWebSocketPongMarks) s->ws_pong_marks.pop_front();
+        s->ws_pong_marks.record(s->ws_queued);
       }
     }
   }
@@ -648,10 +647,7 @@ void CockpitRelay::acknowledge(Session& s, const Json& read, TimeMs now) {
   // The parser admitted `read` as a counter: a non-negative integer within JSON's safe range.
   if (!read.is_number()) return;
   const auto n = static_cast<std::uint64_t>(read.get<double>());
-  auto& marks = s.ws_pong_marks;
-  auto it = std::find(marks.begin(), marks.end(), n);
-  if (it == marks.end()) return;
-  marks.erase(marks.begin(), it + 1);
+  if (!s.ws_pong_marks.credit(n)) return;
   s.ws_acked = std::max(s.ws_acked, n);
   while (!s.ws_deferred.empty() && s.ws_queued - s.ws_acked <= kWebSocketAckWindowBytes) {
     auto [opened, st] = s.ws_deferred.front();
@@ -670,7 +666,7 @@ void CockpitRelay::pong(Session& s, Json ping) {
     // (other viewers and robot SDKs): its ping acknowledges up to the newest pong, as before, so
     // it is never frozen for not knowing the field. The price, documented with the rule: such a
     // client can still ping without reading.
-    acknowledge(s, Json(s.ws_pong_marks.back()), s.heard_ms);
+    acknowledge(s, Json(s.ws_pong_marks.newest()), s.heard_ms);
   }
   ping.erase("rttMs");  // a robot's own figure, for the fleet's link (link.hpp)
   ping["t"] = "pong";

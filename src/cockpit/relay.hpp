@@ -65,9 +65,6 @@ constexpr TimeMs kWebSocketLivenessMs = 10'000;
 // the viewer is disconnected, exactly as a full socket does where bufferedAmount exists. A reader
 // that stops reading and pinging is closed by the liveness rule.
 constexpr std::size_t kWebSocketAckWindowBytes = 4u * 1024 * 1024;
-// Pong ends remembered per WebSocket session for matching `read` (clients keep one ping in
-// flight on a WebSocket, so one would do; a few allow for a pong answered while one is queued).
-constexpr std::size_t kWebSocketPongMarks = 8;
 
 struct RelayConfig {
   std::optional<AuthTable> auth;  // absent: no auth file, tokens are ignored

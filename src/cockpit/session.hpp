@@ -19,12 +19,17 @@
 #include "cockpit/link.hpp"
 #include "cockpit/outbox.hpp"
 #include "cockpit/types.hpp"
+#include "common/ack_marks.hpp"
 #include "common/drive.hpp"
 #include "common/json.hpp"
 #include "wire/messages.hpp"
 #include "wire/stream_decoder.hpp"
 
 namespace tether::cockpit {
+
+// Pong ends remembered per WebSocket session for matching `read` (clients keep one ping in
+// flight on a WebSocket, so one would do; a few allow for a pong answered while one is queued).
+constexpr std::size_t kWebSocketPongMarks = 8;
 
 // Sessions one relay holds; past this a newcomer is refused before allocation.
 constexpr std::size_t kMaxSessions = 4096;
@@ -67,9 +72,9 @@ struct Session {
   TimeMs heard_ms = 0;
   std::uint64_t ws_queued = 0;
   std::uint64_t ws_acked = 0;
-  std::deque<std::uint64_t> ws_pong_marks;            // at most kWebSocketPongMarks, oldest first
-  bool ws_counts_reads = false;                       // it has sent a ping with `read`
-  std::deque<std::pair<bool, StreamId>> ws_deferred;  // (opened, stream)
+  AckMarks<std::uint64_t, kWebSocketPongMarks> ws_pong_marks;  // where its newest pongs ended
+  bool ws_counts_reads = false;                                // it has sent a ping with `read`
+  std::deque<std::pair<bool, StreamId>> ws_deferred;           // (opened, stream)
 };
 
 // The one relay-opened stream of a robot session (workaround 3).

@@ -222,9 +222,7 @@ bool Admission::handle_read(std::uint64_t conn, double bytes) {
   // Like the cockpit lane's `read`: once a reader has said it counts, only what it earned counts.
   c.counts_reads = true;
   if (bytes == 0) return true;
-  auto m = std::find(c.marks.begin(), c.marks.end(), bytes);
-  if (m == c.marks.end()) return false;
-  c.marks.erase(c.marks.begin(), m + 1);
+  if (!c.marks.credit(bytes)) return false;
   c.acked = std::max(c.acked, bytes);
   return true;
 }
@@ -311,8 +309,7 @@ SendVerdict Admission::handle_send(std::uint64_t conn, double bytes, bool epheme
   const double before = c.sent;
   c.sent += bytes;
   if (crosses_mark(before, c.sent, read_ack_bytes())) {
-    c.marks.push_back(c.sent);
-    if (c.marks.size() > kMaxReadAckMarks) c.marks.pop_front();
+    c.marks.record(c.sent);
   }
   return v;
 }

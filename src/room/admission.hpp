@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/ack_marks.hpp"
 #include "common/drive.hpp"
 
 namespace tether::room {
@@ -212,7 +213,7 @@ class Admission {
     double acked = 0;           // the last mark the reader acknowledged
     bool counts_reads = false;  // it acknowledges: held to sent - acked
     bool resumed = false;       // survived a hibernation: acknowledgements are ignored
-    std::deque<double> marks;   // outstanding marks, oldest first (at most kMaxReadAckMarks)
+    AckMarks<double, kMaxReadAckMarks> marks;  // outstanding marks, oldest first
   };
   struct Attempt {
     std::uint64_t token;
