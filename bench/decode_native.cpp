@@ -1,7 +1,10 @@
 // Native side of the decode benchmark: inflate + colourise a 2048x2048 costmap, and inflate +
 // lay out a 1M-voxel frame. The payloads are made here with zlib from a fixed pattern, the same
 // pattern bench/decode.bench.mjs makes, so every implementation decodes the same bytes.
-// Prints one JSON line per case.
+// Prints one JSON line per case, then the costmap's two phases timed alone (inflate with its
+// Adler-32 check, colourise), so the bench can say which one WASM trails in. Built twice
+// (CMakeLists.txt): against the system libdeflate, and against the WASM build's libdeflate
+// source, which bench/decode.bench.mjs runs with libdeflate's x86 dispatch switched off.
 #include <zlib.h>
 
 #include <chrono>
@@ -9,6 +12,7 @@
 #include <string>
 
 #include "decode/costmap.hpp"
+#include "decode/inflate.hpp"
 #include "decode/voxels.hpp"
 
 using namespace tether;
@@ -50,6 +54,11 @@ int main(int argc, char** argv) {
   const Json cmeta = {{"w", side}, {"h", side}, {"res", 0.05}, {"origin", {0.0, 0.0, 0.0}}};
   CostmapDecoder cdec;
   const double cms = best_ms(runs, [&] { cdec.decode(cmeta, ByteView(costmap)); });
+  Bytes inflated(cells.size()), rgba(cells.size() * 4);
+  const double inflate_ms =
+      best_ms(runs, [&] { inflate_exact(ByteView(costmap), inflated.data(), inflated.size()); });
+  const double colourise_ms =
+      best_ms(runs, [&] { colourise_costmap(inflated.data(), side, side, rgba.data()); });
 
   const std::uint32_t n = 1u << 20;
   Bytes records(std::size_t(n) * 7);
@@ -69,5 +78,7 @@ int main(int argc, char** argv) {
               cms, costmap.size());
   std::printf("{\"impl\":\"native\",\"case\":\"voxels 1M\",\"ms\":%.2f,\"bytes\":%zu}\n", vms,
               voxels.size());
+  std::printf("{\"impl\":\"native\",\"case\":\"costmap inflate\",\"ms\":%.3f}\n", inflate_ms);
+  std::printf("{\"impl\":\"native\",\"case\":\"costmap colourise\",\"ms\":%.3f}\n", colourise_ms);
   return 0;
 }
