@@ -26,24 +26,72 @@ function kindOf(cmdline) {
   return type === 'renderer' ? 'renderers' : null;
 }
 
+const ticksOf = (stat) => {
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(f[11]) + Number(f[12]); // utime + stime
+};
+
+// A renderer's threads by name (CrRendererMain, DedicatedWorker thread, WebRTC_Network, ...):
+// tid -> {name, ticks}.
+function threadTicks(pid, into) {
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      into.set(`${pid}/${tid}`, { name, ticks: ticksOf(stat) });
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+}
+
 function chromiumTicks() {
   const by = new Map(); // pid -> {kind, ticks}
+  const threads = new Map(); // pid/tid -> {name, ticks}, renderers only
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
       const kind = kindOf(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
       if (!kind) continue;
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      by.set(pid, { kind, ticks: Number(f[11]) + Number(f[12]) }); // utime + stime
+      by.set(pid, { kind, ticks: ticksOf(stat) });
+      if (kind === 'renderers') threadTicks(pid, threads);
     } catch {
       // the process ended between the listing and the read
     }
   }
-  return by;
+  return { by, threads };
 }
 
-/** Starts a sample; `.end()` returns {machine: '97%', byKind: {network: '45%', ...}} (of one core). */
+/**
+ * Sums samples taken around the parts of a run that count (a swarm lane's downloads, not the
+ * seeder's hashing of each new file before them): {machine: 'n/a', byKind, seconds, wallSeconds}.
+ * @param {{seconds: Record<string, number> | null, wallSeconds?: number}[]} samples
+ */
+export function sumCpu(samples) {
+  const seconds = { total: 0 };
+  const threads = {};
+  let wall = 0;
+  for (const s of samples) {
+    if (!s.seconds) return { machine: 'n/a', byKind: {}, seconds: null, threads: {} };
+    wall += s.wallSeconds ?? 0;
+    for (const [k, v] of Object.entries(s.seconds)) seconds[k] = (seconds[k] ?? 0) + v;
+    for (const [k, v] of Object.entries(s.threads ?? {})) threads[k] = (threads[k] ?? 0) + v;
+  }
+  const byKind = {};
+  for (const [k, v] of Object.entries(seconds))
+    if (k !== 'total') byKind[k] = `${Math.round((100 * v) / wall)}%`;
+  // The machine's busy share, weighted by each sample's length.
+  const busy = samples.reduce((a, s) => a + parseFloat(s.machine) * (s.wallSeconds ?? 0), 0);
+  const machine = wall && Number.isFinite(busy) ? `${Math.round(busy / wall)}%` : 'n/a';
+  return { machine, byKind, seconds, threads, wallSeconds: wall };
+}
+
+/**
+ * Starts a sample; `.end()` returns {machine: '97%', byKind: {network: '45%', ...}} (of one core)
+ * and `seconds`: {network: 1.9, ..., total: 5.2}, the CPU seconds each kind used (what a lane's
+ * cost per MB is computed from).
+ */
 export function sampleCpu() {
   let m0;
   let c0;
@@ -52,24 +100,38 @@ export function sampleCpu() {
     m0 = machine();
     c0 = chromiumTicks();
   } catch {
-    return { end: () => ({ machine: 'n/a', byKind: {} }) };
+    return { end: () => ({ machine: 'n/a', byKind: {}, seconds: null, threads: {} }) };
   }
   return {
     end() {
       const seconds = (performance.now() - t0) / 1000;
       const m1 = machine();
       const byKind = {};
-      for (const [pid, { kind, ticks }] of chromiumTicks()) {
-        const before = c0.get(pid)?.ticks ?? 0;
+      const c1 = chromiumTicks();
+      for (const [pid, { kind, ticks }] of c1.by) {
+        const before = c0.by.get(pid)?.ticks ?? 0;
         byKind[kind] = (byKind[kind] ?? 0) + (ticks - before);
+      }
+      const threads = {}; // renderer threads by name: CPU seconds
+      for (const [id, { name, ticks }] of c1.threads) {
+        const t = (ticks - (c0.threads.get(id)?.ticks ?? 0)) / TICKS_PER_S;
+        if (t > 0) threads[name] = (threads[name] ?? 0) + t;
       }
       const pct = (x) => `${Math.round(x)}%`;
       const out = {};
-      for (const [k, t] of Object.entries(byKind)) out[k] = pct((100 * t) / TICKS_PER_S / seconds);
+      const cpuSeconds = { total: 0 };
+      for (const [k, t] of Object.entries(byKind)) {
+        out[k] = pct((100 * t) / TICKS_PER_S / seconds);
+        cpuSeconds[k] = t / TICKS_PER_S;
+        cpuSeconds.total += t / TICKS_PER_S;
+      }
       const total = m1.total - m0.total;
       return {
         machine: total ? pct(100 * (1 - (m1.idle - m0.idle) / total)) : 'n/a',
         byKind: out,
+        seconds: cpuSeconds,
+        threads,
+        wallSeconds: seconds,
       };
     },
   };

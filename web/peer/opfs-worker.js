@@ -78,10 +78,13 @@ const ops = {
     const n = h.read(buf, { at: offset });
     return n === length ? buf : buf.slice(0, n);
   },
-  write({ id, offset, bytes }) {
+  // A batch of writes, applied in order (web/peer/storage-opfs.js batches them).
+  write({ id, items }) {
     const { h } = handles.get(id);
-    let done = 0;
-    while (done < bytes.byteLength) done += h.write(bytes.subarray(done), { at: offset + done });
+    for (const { offset, bytes } of items) {
+      let done = 0;
+      while (done < bytes.byteLength) done += h.write(bytes.subarray(done), { at: offset + done });
+    }
     return true;
   },
   size: ({ id }) => handles.get(id).h.getSize(),

@@ -70,7 +70,7 @@ export function createWebRtcTransport(options) {
       }
     }
   };
-  /** @type {Map<string, {pc: any, gen: string, control: any, binary: any, blackhole?: boolean}>} */
+  /** @type {Map<string, {pc: any, gen: string, control: any, binary: any, maxMessage: number, blackhole?: boolean}>} */
   const conns = new Map(); // peer -> the current generation's connection
   let roster = [];
   let ws = null;
@@ -260,7 +260,7 @@ export function createWebRtcTransport(options) {
 
   function create(peer, gen) {
     const pc = new PeerConnection(rtcConfig);
-    const c = { pc, gen, control: null, binary: null };
+    const c = { pc, gen, control: null, binary: null, maxMessage: 0 };
     conns.set(peer, c);
     const live = () => conns.get(peer) === c;
     pc.onicecandidate = (e) => {
@@ -362,8 +362,15 @@ export function createWebRtcTransport(options) {
     hasBinary: (peer) => lane(peer, 'binary') !== null,
     /** The negotiated SCTP message limit with `peer` (65,536 when unknown). */
     maxMessageSize(peer) {
-      const n = conns.get(peer)?.pc.sctp?.maxMessageSize;
-      return typeof n === 'number' && n > 0 && Number.isFinite(n) ? n : DEFAULT_MAX_MESSAGE;
+      const c = conns.get(peer);
+      if (c?.maxMessage) return c.maxMessage;
+      // Read once the lanes are open (the SCTP association has negotiated it by then) and kept:
+      // the getter goes through RTCSctpTransport and cost 5% of a downloader's main thread when
+      // every send read it (bench/README.md § Swarm 1 -> 1).
+      const n = c?.pc.sctp?.maxMessageSize;
+      if (!(typeof n === 'number' && n > 0 && Number.isFinite(n))) return DEFAULT_MAX_MESSAGE;
+      if (c.binary?.readyState === 'open') c.maxMessage = n;
+      return n;
     },
     signalingUp: () => signaling.signalingUp(),
     /** Tears down and rebuilds the connection to `peer`; held while signaling is down. */
