@@ -12,7 +12,7 @@ constexpr std::uint32_t rgba(std::uint8_t r, std::uint8_t g, std::uint8_t b) {
   return 0xFF000000u | std::uint32_t(b) << 16 | std::uint32_t(g) << 8 | r;
 }
 
-constexpr Palette make_palette() {
+Palette make_palette() {
   Palette p{};
   const std::uint32_t unknown = rgba(0x5a, 0x63, 0x70);  // slate grey
   for (auto& c : p) c = unknown;
@@ -27,15 +27,11 @@ constexpr Palette make_palette() {
   return p;
 }
 
-// A table at a fixed address: WASM then reads p[v] as one load whose offset is the table's
-// address, instead of adding a pointer held in a register first (5-20% of the WASM colourise
-// loop, bench/README.md § Decode; native code is the same either way).
-constexpr Palette kPalette = make_palette();
-
 }  // namespace
 
 const Palette& costmap_palette() {
-  return kPalette;
+  static const Palette palette = make_palette();
+  return palette;
 }
 
 Result<CostmapMeta, DecodeError> parse_costmap_meta(const Json& meta) {
@@ -62,7 +58,7 @@ Result<CostmapMeta, DecodeError> parse_costmap_meta(const Json& meta) {
 
 void colourise_costmap(const std::uint8_t* cells, std::uint32_t w, std::uint32_t h,
                        std::uint8_t* out) {
-  const auto& p = kPalette;
+  const std::uint32_t* p = costmap_palette().data();
   for (std::uint32_t row = 0; row < h; ++row) {
     const std::uint8_t* src = cells + std::size_t(h - 1 - row) * w;
     std::uint8_t* dst = out + std::size_t(row) * w * 4;
