@@ -7,7 +7,7 @@
 // ratio is printed against both: bench/README.md § Decode says what separates them. What the
 // cockpit ships is bench/modules.bench.mjs.
 import { execFileSync } from 'node:child_process';
-import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadDecode } from '@tether-rt/tether/decode';
@@ -56,6 +56,11 @@ const LANES = {
   native: { exe: 'tether_bench_decode_native', env: process.env },
   nativePortable: { exe: 'tether_bench_decode_native_portable', env: PORTABLE_ENV },
 };
+for (const { exe } of Object.values(LANES))
+  if (!existsSync(join(root, 'build/native', exe)))
+    throw new Error(
+      `build/native/${exe} is missing: run \`make setup\` (it fetches the libdeflate source the portable lane builds from) and \`make native\``,
+    );
 const nativeCases = ['costmap 2048x2048', 'voxels 1M', 'costmap inflate', 'costmap colourise'];
 for (const k of Object.keys(LANES))
   results[k] = Object.fromEntries(nativeCases.map((c) => [c, Infinity]));
