@@ -168,12 +168,13 @@ try {
     const busy = sumCpu(samples);
     let profiled = null;
     if (PROFILE && n === 1) {
-      const stops = [await startProfile(r.seeder), await startProfile(r.ds[0])];
       const fileId = await api(r.seeder, 'share', {
         name: 'profiled.bin',
         size: SIZE,
         seed: seed + 50,
       });
+      // After the share, like the CPU samples: the profile is of the transfer alone.
+      const stops = [await startProfile(r.seeder), await startProfile(r.ds[0])];
       const ms = await download(r, fileId, 'bench-profiled');
       const [seederProfile, downloaderProfile] = await Promise.all(stops.map((stop) => stop()));
       profiled = {

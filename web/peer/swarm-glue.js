@@ -21,7 +21,7 @@ import { createDriver } from '../glue/driver.js';
 const PROGRESS_INTERVAL_MS = 100;
 
 // Every chunk's digest goes through here: a table and one string of 64 characters, not an array
-// of 32 padded strings joined (5% of a downloader's main thread, bench/README.md § Swarm 1 -> 1).
+// of 32 padded strings joined (2-5% of a downloader's main thread, bench/README.md § Swarm 1 -> 1).
 const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
 const hex = (bytes) => {
   let out = '';
