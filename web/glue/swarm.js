@@ -273,10 +273,14 @@ export function createSwarm(mod) {
     /** The swarm_announce payload (JSON text) the core writes for a peer holding `held`. */
     announcePayload: ({ fileId, totalChunks, held }) =>
       mod.swarmAnnouncePayload(fileId, totalChunks, JSON.stringify([...held])),
-    /** A binary-lane frame (a copy). */
+    /** A binary-lane frame (new bytes): the core's head, then the chunk, copied once. */
     encodeChunkFrame(fileId, index, bytes) {
-      const v = codec.encodeFrame(fileId, index, stage(codec, bytes));
-      return v === null ? null : v.slice();
+      const head = codec.encodeFrameHead(fileId, index, bytes.length);
+      if (head === null) return null;
+      const frame = new Uint8Array(head.length + bytes.length);
+      frame.set(head);
+      frame.set(bytes, head.length);
+      return frame;
     },
     /** {fileId, index, data} for one of our frames, null for anything else on the lane. */
     parseChunkFrame(frame) {
