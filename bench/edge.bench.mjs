@@ -247,7 +247,8 @@ async function runOnce(lane, durable, { inspect = null } = {}) {
         );
     } else {
       writers = [];
-      for (let i = 0; i < WRITERS; i++) writers.push(new Peer(edge.wsUrl, room, { writer: `w${i}`, record: false }));
+      for (let i = 0; i < WRITERS; i++)
+        writers.push(new Peer(edge.wsUrl, room, { writer: `w${i}`, record: false }));
       await until(() => writers.every((p) => p.client.welcomed), 'welcomes', 2000);
       writers[0].write([{ kind: 'set', path: [], next: { k: {} } }]);
       await until(() => writers.every((p) => p.client.seq >= 1), 'seed', 2000);
@@ -377,7 +378,10 @@ function selfTimes(profile) {
 }
 
 const f = (x, d = 1) => x.toFixed(d);
-const load = () => loadavg().map((x) => f(x, 1)).join(' ');
+const load = () =>
+  loadavg()
+    .map((x) => f(x, 1))
+    .join(' ');
 
 if (PROFILE) {
   if (!LANES[PROFILE]) throw new Error(`--profile takes one of ${Object.keys(LANES).join(', ')}`);

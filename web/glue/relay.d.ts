@@ -270,7 +270,11 @@ export type RelayTextSocket = {
 export type RelayCommitOptions =
   | {
       readonly commitText?: false;
-      readonly onCommit?: (room: string, env: SeqEnvelope, state: RoomState) => void | Promise<void>;
+      readonly onCommit?: (
+        room: string,
+        env: SeqEnvelope,
+        state: RoomState,
+      ) => void | Promise<void>;
     }
   | {
       readonly commitText: true;
