@@ -417,6 +417,7 @@ export function createRelay(opt = {}) {
 
   function commit(k) {
     const ticket = h[k + L.token];
+    const seq = h[k + L.seq]; // read before core.instance below, which may grow the heap
     const room = roomAt(k);
     // `commitText`: the envelope as the core's JSON text, for a callback that stores it as text
     // (web/edge/room-store.js), which spares a parse and a stringify per envelope.
@@ -428,7 +429,7 @@ export function createRelay(opt = {}) {
       let full = null;
       const all = () => (full ??= JSON.parse(core.stateJson(room)));
       const state = {
-        seq: h[k + L.seq],
+        seq,
         instance: core.instance(room),
         get wm() {
           return all().wm;
