@@ -433,7 +433,7 @@ TEST_CASE("admission: requireReadAck: a socket resumed without its read state is
   }
 }
 
-TEST_CASE("admission: read state: the shape round-trips; anything else is refused") {
+TEST_CASE("admission: read state: the shape round-trips, anything else is refused") {
   ReadState s{9000, 2048, true, {4100, 8200}};
   auto back = parse_read_state(read_state_json(s));
   REQUIRE(back);
