@@ -2,9 +2,9 @@
 // and the recovery from storage failures (room-relay.md § Adapter recipes, § Persistence, § Telling
 // a client a write is safe). The Durable Object (room-object.js) and the Deno host
 // (web/host/rooms.js) only turn their sockets into { send(text), close(code, reason),
-// bufferedAmount?, exactBufferedAmount? } and call open / message / closed. Readers that acknowledge what they read
-// (docs/rooms.md § The slow-reader rule) are credited by the admission core through the relay's
-// `read` callback.
+// bufferedAmount?, exactBufferedAmount? } and call open / message / closed. Readers that
+// acknowledge what they read (docs/rooms.md § The slow-reader rule) are credited by the admission
+// core through the relay's `read` callback.
 //
 // Identity comes in from a verified ticket ({writer, kind, room}); the connection is bound to
 // that room inside the relay core, so a client cannot name, read or create any other. Admission
@@ -256,8 +256,9 @@ export function createRoomHost({
    * A socket whose ticket was verified (and that `admit` accepted, or that survived a hibernation).
    * `rejoin`: the hello this socket sent before the object was evicted; replayed silently, since
    * the client already holds everything the relay sent it. `resumed`: it survived a hibernation
-   * (with or without a hello); `readState`: what onReadState was last handed for it. `socket.exactBufferedAmount`: its bufferedAmount counts every byte its
-   * reader has not taken (an HTTP member), so the core needs no acknowledgements from it.
+   * (with or without a hello); `readState`: what onReadState was last handed for it.
+   * `socket.exactBufferedAmount`: its bufferedAmount counts every byte its reader has not taken
+   * (an HTTP member), so the core needs no acknowledgements from it.
    */
   function open(
     socket,

@@ -85,7 +85,7 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
           keep(conn);
         },
         // The socket's read acknowledgements, so the woken object counts on where its reader
-        // does. Once per socket per turn that sent to it: a structured clone of some 300 bytes
+        // does. Once per socket per turn that sent to it: a structured clone of some 400 bytes
         // into the runtime's memory (no storage write), beside the frames the turn sent it.
         onReadState: (conn, read) => {
           conn.attachment.read = read;
