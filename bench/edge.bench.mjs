@@ -99,12 +99,17 @@ const LANES = {
   mesh: { name: 'mesh-protocol 0.9.1', script: join(out, 'mesh_worker.js') },
 };
 
-const LIMITS = JSON.stringify({
+const RATES = {
   connectionMessagesPerSecond: 1e6,
   connectionBurst: 1e6,
   principalMessagesPerSecond: 1e6,
   principalBurst: 1e6,
-});
+};
+// The reference relay never advertises read acknowledgements, so no client acknowledges to it:
+// it runs with the requirement off (docs/rooms.md § The slow-reader rule), which changes nothing
+// per frame but the branch the admission core takes.
+const limitsFor = (scriptPath) =>
+  JSON.stringify(scriptPath.includes('mesh_worker') ? { ...RATES, requireReadAck: false } : RATES);
 
 // The workerd processes Miniflare started for this run (children of this process), for their
 // CPU time: utime + stime in clock ticks (100 per second on Linux).
@@ -143,7 +148,7 @@ async function startLane(scriptPath, durable, persist, inspect) {
       scriptPath,
       persist,
       bindings: {
-        ROOM_LIMITS: LIMITS,
+        ROOM_LIMITS: limitsFor(scriptPath),
         ROOM_DURABILITY: durable ? 'on' : 'off',
         TETHER_TEST_HOOKS: '0',
       },

@@ -290,9 +290,17 @@ class RoomAdmissionCore {
     adm_.handle_budget(scope, writer, state.empty() ? std::nullopt : parse_budget(state),
                        static_cast<TimeMs>(now));
   }
-  double opened(const std::string& scope, const std::string& writer, double now, bool resumed) {
-    return static_cast<double>(
-        adm_.handle_opened(scope, writer, static_cast<TimeMs>(now), resumed));
+  // `read_state`: what read_state() gave before a hibernation ("" when nothing was kept).
+  double opened(const std::string& scope, const std::string& writer, double now, bool resumed,
+                const std::string& read_state, bool buffered_is_exact) {
+    OpenedSocket how;
+    how.resumed = resumed;
+    how.read_state = read_state;
+    how.buffered_is_exact = buffered_is_exact;
+    return static_cast<double>(adm_.handle_opened(scope, writer, static_cast<TimeMs>(now), how));
+  }
+  std::string read_state(double conn) const {
+    return adm_.read_state(static_cast<std::uint64_t>(conn));
   }
   // A reader's acknowledgement (the relay's read action): true when credited.
   bool read(double conn, double bytes) {
@@ -420,6 +428,7 @@ val limits_object(const AdmissionLimits& l) {
   val o = val::object();
   for (std::size_t i = 0; i < std::size(kAdmissionLimitNames); ++i)
     o.set(kAdmissionLimitNames[i], limit_value(l, i));
+  o.set(std::string(kRequireReadAckName), l.require_read_ack);
   return o;
 }
 val admission_defaults() {
@@ -550,6 +559,7 @@ EMSCRIPTEN_BINDINGS(tether_room) {
       .function("send", &RoomAdmissionCore::send)
       .function("read", &RoomAdmissionCore::read)
       .function("readAckBytes", &RoomAdmissionCore::read_ack_bytes)
+      .function("readState", &RoomAdmissionCore::read_state)
       .function("droppedEphemeral", &RoomAdmissionCore::dropped_ephemeral)
       .function("closeReason", &RoomAdmissionCore::close_reason)
       .function("closed", &RoomAdmissionCore::closed)

@@ -29,6 +29,11 @@ class AckMarks {
     return true;
   }
   bool empty() const { return marks_.empty(); }
+  // The outstanding marks, oldest first (what a host keeps to restore them with record()).
+  template <typename F>
+  void each(F f) const {
+    for (const Count& m : marks_) f(m);
+  }
   Count newest() const { return marks_.back(); }
 
  private:

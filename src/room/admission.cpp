@@ -54,12 +54,22 @@ ParsedLimits parse_admission_limits(std::string_view json) {
   }
   if (p.value.is_null()) return out;
   for (auto it = p.value.begin(); it != p.value.end(); ++it) {
+    if (it.key() == kRequireReadAckName) {
+      if (!it.value().is_boolean()) {
+        out.error = std::string(kRequireReadAckName) + " must be true or false, not " +
+                    value_text(it.value());
+        return out;
+      }
+      out.limits.require_read_ack = it.value().get<bool>();
+      continue;
+    }
     std::size_t i = 0;
     while (i < kAdmissionLimitCount && it.key() != kAdmissionLimitNames[i]) ++i;
     if (i == kAdmissionLimitCount) {
       out.error = "unknown limit " + value_text(Json(it.key())) + "; known: ";
       for (std::size_t k = 0; k < kAdmissionLimitCount; ++k)
         out.error += (k ? ", " : "") + std::string(kAdmissionLimitNames[k]);
+      out.error += ", " + std::string(kRequireReadAckName);
       return out;
     }
     auto v = read_number(it.value());
@@ -103,6 +113,43 @@ std::optional<BudgetState> parse_budget(std::string_view json) {
   auto at = num("at");
   if (!tokens || !at) return std::nullopt;
   return BudgetState{*tokens, *at, num("cooldownUntil").value_or(0)};
+}
+
+std::string read_state_json(const ReadState& s) {
+  std::string out = "{\"sent\":" + whole(s.sent) + ",\"acked\":" + whole(s.acked) +
+                    ",\"claimed\":" + (s.claimed ? "true" : "false") + ",\"marks\":[";
+  for (std::size_t i = 0; i < s.marks.size(); ++i) {
+    if (i) out += ',';
+    append_number(out, s.marks[i]);
+  }
+  out += "]}";
+  return out;
+}
+
+std::optional<ReadState> parse_read_state(std::string_view json) {
+  if (json.empty()) return std::nullopt;
+  JsonParse p = parse_json(ByteView(json));
+  if (!p.ok() || !p.value.is_object() || p.value.size() != 4) return std::nullopt;
+  auto count = [](const Json* v) -> std::optional<double> {
+    auto d = v ? read_number(*v) : std::nullopt;
+    return d && read_count_valid(*d) ? d : std::nullopt;
+  };
+  auto sent = count(field(p.value, "sent"));
+  auto acked = count(field(p.value, "acked"));
+  const Json* claimed = field(p.value, "claimed");
+  const Json* marks = field(p.value, "marks");
+  if (!sent || !acked || *acked > *sent || !claimed || !claimed->is_boolean() || !marks ||
+      !marks->is_array() || marks->size() > kMaxReadAckMarks)
+    return std::nullopt;
+  ReadState s{*sent, *acked, claimed->get<bool>(), {}};
+  double last = *acked;
+  for (const Json& m : *marks) {
+    auto n = count(&m);
+    if (!n || *n <= last || *n > *sent) return std::nullopt;
+    s.marks.push_back(*n);
+    last = *n;
+  }
+  return s;
 }
 
 Admission::Admission(AdmissionLimits limits) : limits_(limits) {}
@@ -196,7 +243,7 @@ void Admission::handle_budget(std::string_view scope, std::string_view writer,
 }
 
 std::uint64_t Admission::handle_opened(std::string_view scope, std::string_view writer,
-                                       TimeMs now_ms, bool resumed) {
+                                       TimeMs now_ms, const OpenedSocket& how) {
   Principal& p = principal(scope, writer, now_ms);
   ++p.conns;
   ++scope_conns_[std::string(scope)];
@@ -206,7 +253,17 @@ std::uint64_t Admission::handle_opened(std::string_view scope, std::string_view 
   c.writer = std::string(writer);
   c.bucket = TokenBucket{limits_.connection_burst, static_cast<double>(now_ms)};
   c.queued_at = static_cast<double>(now_ms);
-  c.resumed = resumed;
+  c.exact = how.buffered_is_exact;
+  if (how.resumed) {
+    if (auto saved = parse_read_state(how.read_state)) {
+      c.sent = saved->sent;
+      c.acked = saved->acked;
+      c.counts_reads = saved->claimed;
+      for (double m : saved->marks) c.marks.record(m);
+    } else {
+      c.blind = true;
+    }
+  }
   conns_.emplace(id, std::move(c));
   return id;
 }
@@ -215,9 +272,18 @@ double Admission::read_ack_bytes() const {
   return std::max(kMinReadAckBytes, std::floor(limits_.max_buffered_bytes * kReadAckShare));
 }
 
+std::string Admission::read_state(std::uint64_t conn) const {
+  auto it = conns_.find(conn);
+  if (it == conns_.end() || it->second.blind) return {};
+  const Conn& c = it->second;
+  ReadState s{c.sent, c.acked, c.counts_reads, {}};
+  c.marks.each([&](double m) { s.marks.push_back(m); });
+  return read_state_json(s);
+}
+
 bool Admission::handle_read(std::uint64_t conn, double bytes) {
   auto it = conns_.find(conn);
-  if (it == conns_.end() || it->second.resumed || !read_count_valid(bytes)) return false;
+  if (it == conns_.end() || it->second.blind || !read_count_valid(bytes)) return false;
   Conn& c = it->second;
   // Like the cockpit lane's `read`: once a reader has said it counts, only what it earned counts.
   c.counts_reads = true;
@@ -291,9 +357,15 @@ SendVerdict Admission::handle_send(std::uint64_t conn, double bytes, bool epheme
         std::max(0.0, c.queued - (now - c.queued_at) * limits_.reader_bytes_per_second / 1000);
     c.queued_at = now;
   }
-  double queued = buffered >= 0 ? buffered : c.queued;
-  if (c.counts_reads) queued = std::max(c.sent - c.acked, buffered);
   const double max = limits_.max_buffered_bytes;
+  // Held to its acknowledgements: it said it counts, or the deployment requires it of every
+  // socket whose runtime cannot count what its reader has not taken.
+  const bool required = limits_.require_read_ack && !c.exact;
+  double queued = buffered >= 0 ? buffered : c.queued;
+  if (c.blind && required)
+    queued = max;  // its count was lost with the host's memory: nothing it holds is known
+  else if (c.counts_reads || required)
+    queued = std::max(c.sent - c.acked, buffered);
   if (ephemeral && queued + bytes > max * kEphemeralQueueShare) {
     ++dropped_ephemeral_;
     v.kind = SendVerdict::Kind::drop;

@@ -59,6 +59,13 @@ constexpr double kReadAckShare = 0.25;
 // The marks (ends of acknowledgeable frames) kept per socket, oldest dropped first. A socket held
 // to its acknowledgements never has more than 1 / kReadAckShare + 1 outstanding.
 constexpr std::size_t kMaxReadAckMarks = 8;
+// Read acknowledgements are required of every reader by default (docs/rooms.md § The slow-reader
+// rule, which says why): a socket whose runtime cannot count what its reader has not taken is
+// held to what it acknowledged from its first frame, so one that never acknowledges is closed
+// with 4010 once it has been handed max_buffered_bytes. Off, such a socket keeps bufferedAmount
+// where the runtime has it and the pace model (reader_bytes_per_second) where it has not.
+constexpr bool kDefaultRequireReadAck = true;
+constexpr std::string_view kRequireReadAckName = "requireReadAck";
 // HTTP answers to a refused connection attempt, and how long to wait before the next.
 constexpr int kStatusRoomFull = 503;
 constexpr int kStatusCoolingDown = 429;
@@ -74,14 +81,17 @@ struct AdmissionLimits {
   double max_connections_per_room = kDefaultMaxConnectionsPerRoom;
   double max_buffered_bytes = kDefaultMaxBufferedBytes;
   double reader_bytes_per_second = kDefaultReaderBytesPerSecond;
+  // The deployment switch (kRequireReadAckName in configuration, a boolean).
+  bool require_read_ack = kDefaultRequireReadAck;
 };
 constexpr std::size_t kAdmissionLimitCount = 9;
-// The limit names as configuration spells them (ROOM_LIMITS, --limits), in AdmissionLimits order.
+// The numeric limit names as configuration spells them (ROOM_LIMITS, --limits), in
+// AdmissionLimits order; the switch beside them is kRequireReadAckName.
 extern const char* const kAdmissionLimitNames[kAdmissionLimitCount];
 double limit_value(const AdmissionLimits& l, std::size_t i);
 
-// A partial configuration (a JSON object of limit name -> positive number) over the defaults, or
-// the message that names what to fix.
+// A partial configuration (a JSON object of limit name -> positive number, and requireReadAck ->
+// true or false) over the defaults, or the message that names what to fix.
 struct ParsedLimits {
   AdmissionLimits limits;
   std::string error;  // empty when ok
@@ -104,6 +114,33 @@ struct BudgetState {
 };
 std::string budget_json(const BudgetState& s);
 std::optional<BudgetState> parse_budget(std::string_view json);
+
+// What the relay knows of one socket's read acknowledgements (room/read_ack.hpp), kept by a host
+// whose sockets outlive its memory (a Durable Object's hibernation) and handed back when the
+// socket resumes, so the woken host counts on where the reader does.
+struct ReadState {
+  double sent = 0;            // UTF-8 bytes handed to the socket since its first frame
+  double acked = 0;           // the last mark the reader acknowledged
+  bool claimed = false;       // the reader acknowledges (its first `read` came)
+  std::vector<double> marks;  // outstanding marks, oldest first, in (acked, sent]
+};
+// {"sent":n,"acked":n,"claimed":b,"marks":[n,...]}: at most some 200 bytes.
+std::string read_state_json(const ReadState& s);
+// nullopt unless it is exactly that shape with consistent counts (at most kMaxReadAckMarks marks,
+// ascending, each past `acked` and at most `sent`).
+std::optional<ReadState> parse_read_state(std::string_view json);
+
+// What the host knows of a socket it opens.
+struct OpenedSocket {
+  // The socket's `buffered` (handle_send) counts every byte its reader has not taken, not only
+  // what waits inside the runtime (an HTTP member's undelivered queue): the best evidence there
+  // is, so acknowledgements are not required of it.
+  bool buffered_is_exact = false;
+  // It survived a hibernation of the host, which counted it before.
+  bool resumed = false;
+  // Its read_state_json as the host kept it before the hibernation; empty when none was kept.
+  std::string_view read_state;
+};
 
 struct AdmissionAction {
   enum class Kind : std::uint8_t {
@@ -161,18 +198,21 @@ class Admission {
                             TimeMs now_ms);
   void handle_closed(std::uint64_t conn, TimeMs now_ms);
   // A socket was accepted (after an admitted attempt, or a socket that survived a hibernation).
-  // Returns its id for handle_frame, handle_send, handle_read and handle_closed.
-  // A socket that survived a hibernation (`resumed`) was counted by an earlier incarnation of the
-  // host: its reader's count and ours no longer agree, so its acknowledgements are ignored and
-  // it keeps the pace model until it reconnects.
+  // Returns its id for handle_frame, handle_send, handle_read, read_state and handle_closed.
+  // A resumed socket whose read state came back counts on from it exactly. One whose state was
+  // lost (or does not parse) was counted by an earlier incarnation of the host, so its reader's
+  // count and ours no longer agree: its acknowledgements are ignored, and where acknowledgements
+  // are required it is taken to hold max_buffered_bytes (presence is dropped, its next other
+  // frame closes it with 4010 and it reconnects); otherwise it keeps the pace model.
   std::uint64_t handle_opened(std::string_view scope, std::string_view writer, TimeMs now_ms,
-                              bool resumed = false);
+                              const OpenedSocket& how = {});
   // One frame about to be sent to `conn`: `bytes` its UTF-8 size, `ephemeral` for a presence
   // update (its loss costs nothing a later one does not repair), `buffered` what the socket
   // holds unsent, or -1 when the runtime cannot say (workerd). What the socket holds is taken
   // from the evidence there is (docs/rooms.md § The slow-reader rule): a socket that acknowledges
-  // what it reads holds what it has not acknowledged (or `buffered`, if larger); otherwise
-  // `buffered`; where neither exists, the core's pace model of the queue. Presence is dropped
+  // what it reads, or any socket when require_read_ack is on (but one whose `buffered` is exact),
+  // holds what it has not acknowledged (or `buffered`, if larger); otherwise `buffered`; where
+  // neither exists, the core's pace model of the queue. Presence is dropped
   // once the queue would pass kEphemeralQueueShare of max_buffered_bytes; any other frame that
   // would pass max_buffered_bytes closes the socket with 4010 (final: the host closes and calls
   // handle_closed). A sent frame joins the count and the model. It queues no action and no
@@ -186,6 +226,10 @@ class Admission {
   bool handle_read(std::uint64_t conn, double bytes);
   // The interval readers acknowledge at, which the relay advertises in its welcome.
   double read_ack_bytes() const;
+  // What a host that outlives its memory keeps for `conn` (read_state_json), to hand back through
+  // OpenedSocket::read_state when the socket resumes. It changes with every frame sent and every
+  // acknowledgement credited; empty for an unknown socket or one whose count was lost.
+  std::string read_state(std::uint64_t conn) const;
   // Presence updates dropped for slow readers (stats and tests).
   std::uint64_t dropped_ephemeral() const { return dropped_ephemeral_; }
 
@@ -213,7 +257,8 @@ class Admission {
     double sent = 0;            // UTF-8 bytes handed to the socket
     double acked = 0;           // the last mark the reader acknowledged
     bool counts_reads = false;  // it acknowledges: held to sent - acked
-    bool resumed = false;       // survived a hibernation: acknowledgements are ignored
+    bool exact = false;         // OpenedSocket::buffered_is_exact
+    bool blind = false;         // resumed without its read state: acknowledgements are ignored
     AckMarks<double, kMaxReadAckMarks> marks;  // outstanding marks, oldest first
   };
   struct Attempt {

@@ -3,6 +3,7 @@
 // pre-restart clients catch up with a delta; rebuild a room object from storage as a wake-up
 // does; stall on a real storage failure and recover.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -193,6 +194,17 @@ test(
       a.messages.slice(seen).every((m) => m.t === 'env' || m.t === 'settled'),
       JSON.stringify(a.messages.slice(seen)),
     );
+    // The woken object counts each socket on from the read state its attachment kept
+    // (docs/rooms.md § The slow-reader rule, Across a hibernation): the readers' acknowledgements
+    // still match its count, so they read past the bound (4 MiB by default), which the required
+    // acknowledgements would otherwise close them at.
+    const data = randomBytes(75_000).toString('base64'); // 100 KB, incompressible
+    for (let i = 0; i < 48; i++) {
+      b.write([{ kind: 'set', path: ['big'], next: `${i} ${data}` }]);
+      await until(() => b.client.unacked === 0 || a.closed || b.closed, 'a big write');
+      assert.deepEqual([a.closed, b.closed], [null, null], 'the readers after the wake-up');
+    }
+    await until(() => a.client.value().big === `47 ${data}`, 'the big writes');
     await a.close();
     const a2 = new Peer(edge.wsUrl, room, { writer: 'a', client: a.client });
     await until(() => a2.welcomes.length, 'rewelcome');

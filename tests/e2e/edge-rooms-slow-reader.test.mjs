@@ -1,7 +1,8 @@
 // The edge's slow-reader rule over read acknowledgements (docs/rooms.md § The slow-reader rule),
 // run the same way on both hosts: the Worker's Durable Object under real workerd (Miniflare),
 // which has no bufferedAmount and does not bound a socket's queue itself, and the self-hosted
-// twin under real Deno, which reports bufferedAmount.
+// twin under real Deno, which reports bufferedAmount. Both run with the defaults' requireReadAck
+// (on): every reader is held to what it acknowledged.
 //
 // A member whose socket stops reading (its TCP receive side paused, so the kernel buffers fill
 // and then the host's queue) while another floods presence and a third keeps writing:
@@ -9,12 +10,17 @@
 //   the bound, and what it is handed after it stopped never passes maxBufferedBytes (it
 //   acknowledges what it reads, so the host counts everything it has not read: its own queue,
 //   the kernel's buffers and the wire);
+// - a reader that never acknowledges (a raw WebSocket that sends its hello and never `read`, as a
+//   mesh-protocol client) is closed 4010 the same way on both hosts, having been handed at most
+//   maxBufferedBytes in all;
 // - the host's memory stays flat: its resident size, sampled through the flood, grows by far less
 //   than the flood (the pace model alone, at the generous readerBytesPerSecond set here, would
 //   have queued all of it inside workerd);
 // - the bystander keeps every echo.
-// On Deno a reader that never acknowledges (a mesh-protocol client) is bounded the same way by
-// bufferedAmount; on workerd such a reader keeps the pace model (the documented price).
+// On workerd, a second case rebuilds the object's memory as a hibernation does (the test hook the
+// durability tests use) and checks that the surviving sockets are still held to their
+// acknowledgements: the readers' marks still match (they keep reading past the bound), and the
+// one that stops reading after the wake-up is closed within the bound.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,7 +29,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { helloText } from '../../web/glue/relay.js';
-import { CLOSE } from '../../web/edge/limits.js';
+import { CLOSE, DEFAULT_LIMITS } from '../../web/edge/limits.js';
 import { rssMiB, workerdPid } from './lib/cockpit_clients.mjs';
 import { Peer, startDenoRooms, startEdge, ticketFor, until } from './lib/edge.mjs';
 
@@ -106,13 +112,11 @@ for (const [name, start] of Object.entries(hosts)) {
         const flood = new Peer(host.wsUrl, room, { writer: 'flood' });
         const by = new Peer(host.wsUrl, room, { writer: 'by' });
         const slow = new Peer(host.wsUrl, room, { writer: 'slow' });
-        const silent = name === 'deno' ? await silentReader(host.wsUrl, room, 'silent') : null;
+        const silent = await silentReader(host.wsUrl, room, 'silent');
+        assert.equal(DEFAULT_LIMITS.requireReadAck, true, 'acknowledgements are required');
         await until(
           () =>
-            flood.client.welcomed &&
-            by.client.welcomed &&
-            slow.client.welcomed &&
-            (!silent || silent.welcomed),
+            flood.client.welcomed && by.client.welcomed && slow.client.welcomed && silent.welcomed,
           'welcomes',
         );
         let slowBytes = 0;
@@ -120,7 +124,7 @@ for (const [name, start] of Object.entries(hosts)) {
         const rss0 = rssMiB(host.pid);
         // Stops reading: the kernel buffers fill, then the host's queue.
         slow.ws._socket.pause();
-        silent?.ws._socket.pause();
+        silent.ws._socket.pause();
         const readBefore = slowBytes;
         let rssPeak = rss0;
         const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssMiB(host.pid))), 50);
@@ -162,7 +166,7 @@ for (const [name, start] of Object.entries(hosts)) {
         // close frame unread: the client would see 1006 instead of the 4010 it was sent.)
         slow.send = () => {};
         slow.ws._socket.resume();
-        silent?.ws._socket.resume();
+        silent.ws._socket.resume();
         await until(() => slow.closed, 'the stopped reader is closed', 2400);
         assert.equal(slow.closed.code, CLOSE.SLOW_READER, JSON.stringify(slow.closed));
         const handed = slowBytes - readBefore;
@@ -177,11 +181,15 @@ for (const [name, start] of Object.entries(hosts)) {
           rssPeak - rss0 <= RSS_GROWTH_MIB,
           `${name}'s resident size grew ${(rssPeak - rss0).toFixed(1)} MiB (from ${rss0.toFixed(1)}), over ${RSS_GROWTH_MIB} MiB`,
         );
-        if (silent) {
-          // Deno's bufferedAmount bounds a reader that never acknowledges just the same.
-          await until(() => silent.closed, 'the silent reader is closed', 2400);
-          assert.equal(silent.closed.code, CLOSE.SLOW_READER);
-        }
+        // The reader that never acknowledges: held to everything it was handed, on workerd as on
+        // Deno, where neither bufferedAmount nor a pace model would have closed it by now.
+        await until(() => silent.closed, 'the silent reader is closed', 2400);
+        assert.equal(silent.closed.code, CLOSE.SLOW_READER, JSON.stringify(silent.closed));
+        t.diagnostic(`${name}: the silent reader was handed ${silent.bytes} bytes in all`);
+        assert.ok(
+          silent.bytes <= MAX_BUFFERED,
+          `the silent reader was handed ${silent.bytes} bytes, over the bound ${MAX_BUFFERED}`,
+        );
         // The bystander still writes and reads its echoes after all of it.
         by.write([{ kind: 'set', path: ['after'], next: 1 }]);
         await until(() => by.client.unacked === 0, 'the bystander after the close', 1200);
@@ -190,5 +198,70 @@ for (const [name, start] of Object.entries(hosts)) {
         await flood.close();
       },
     );
+
+    if (name === 'workerd')
+      test(
+        'workerd: after a wake-up the surviving sockets are still held to their acknowledgements',
+        { timeout: 120_000 },
+        async (t) => {
+          const room = 'slow-ack-wake';
+          const w = new Peer(host.wsUrl, room, { writer: 'w' });
+          const by = new Peer(host.wsUrl, room, { writer: 'by' });
+          const slow = new Peer(host.wsUrl, room, { writer: 'slow' });
+          const peers = [w, by, slow];
+          const acked = new Map(peers.map((p) => [p, 0]));
+          for (const p of peers) {
+            const send = p.send.bind(p);
+            p.send = (text) => {
+              if (text.startsWith('{"t":"read"')) acked.set(p, JSON.parse(text).bytes);
+              send(text);
+            };
+          }
+          await until(() => peers.every((p) => p.client.welcomed), 'welcomes');
+          w.write([{ kind: 'set', path: [], next: { big: {} } }]);
+          const data = randomBytes(75_000).toString('base64'); // 100 KB, incompressible
+          let n = 0;
+          const writeBig = async (count) => {
+            for (let i = 0; i < count; i++) {
+              w.write([{ kind: 'set', path: ['big', String(n++)], next: data }]);
+              await until(() => w.client.unacked === 0 || w.closed, 'the echo', 1200);
+              assert.equal(w.closed, null, `the writer was closed: ${JSON.stringify(w.closed)}`);
+            }
+          };
+          // Past the first marks (every quarter of the bound) before the wake-up: every reader
+          // has acknowledged something, so its count and the object's must agree after it.
+          await writeBig(4);
+          await until(() => peers.every((p) => acked.get(p) > 0), 'acknowledgements');
+          const before = await host.hook('info', room);
+          const woke = await host.hook('evict', room);
+          assert.equal(woke.sockets, 3, 'every socket survived the wake-up');
+          const after = await host.hook('info', room);
+          assert.equal(after.wakes, before.wakes + 1);
+
+          // Readers that read go on past the bound after the wake-up: only acknowledgements
+          // credited against the woken object's count keep them open.
+          let slowBytes = 0;
+          slow.ws.on('message', (d) => (slowBytes += d.length));
+          slow.ws._socket.pause();
+          const readBefore = slowBytes;
+          await writeBig(24); // 2.4 MB to every reader, more than twice the bound
+          assert.equal(by.closed, null, `the bystander was closed: ${JSON.stringify(by.closed)}`);
+          await until(() => by.client.value()?.big?.[String(n - 1)] === data, 'the echoes', 1200);
+          for (let i = 0; i < n; i++) assert.equal(by.client.value().big[String(i)], data);
+
+          slow.send = () => {};
+          slow.ws._socket.resume();
+          await until(() => slow.closed, 'the stopped reader is closed', 2400);
+          assert.equal(slow.closed.code, CLOSE.SLOW_READER, JSON.stringify(slow.closed));
+          const handed = slowBytes - readBefore;
+          t.diagnostic(`workerd after a wake-up: handed ${handed} bytes after it stopped`);
+          assert.ok(
+            handed <= MAX_BUFFERED,
+            `the stopped reader was handed ${handed} bytes after it stopped, over the bound ${MAX_BUFFERED}`,
+          );
+          await by.close();
+          await w.close();
+        },
+      );
   });
 }

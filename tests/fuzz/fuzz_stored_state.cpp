@@ -1,15 +1,17 @@
 // libFuzzer harness: the parsers of state a host stores and hands back, which no other harness
 // reaches: the hosted mailbox's records (mailbox/records.hpp, docs/mailbox.md § Storage: a host's
 // storage may be corrupted, truncated or left by another version), the room relay's admission
-// configuration and saved budgets (room/admission.hpp: ROOM_LIMITS from an operator, budgets from
-// Durable Object storage), and base64 (common/base64.hpp, used by fixtures and swarm messages).
+// configuration, saved budgets and sockets' read states (room/admission.hpp: ROOM_LIMITS from an
+// operator, budgets from Durable Object storage, read states from hibernated sockets'
+// attachments), and base64 (common/base64.hpp, used by fixtures and swarm messages).
 // Byte 0 picks the parser; for a record, bytes 1-2 (u16-LE) give the key's length, then the key,
 // then the value.
 //
 // Properties: nothing crashes or leaks; every refusal says why; an accepted record re-encodes to
 // a record that decodes again to the same encoding (the core reads back what it writes); accepted
 // limits are positive and finite, each one the input named or its default; a budget that parses
-// writes back (budget_json) to text that parses to the same numbers; base64 that decodes encodes
+// writes back (budget_json) to text that parses to the same numbers; a read state that parses is
+// consistent and is what a socket resumed with it reports, one that does not leaves it blind; base64 that decodes encodes
 // back to text that decodes to the same bytes, and encoded bytes always decode.
 #include <cmath>
 #include <cstddef>
@@ -80,6 +82,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
     }
     case 2: {
+      // The same bytes as a socket's kept read state: a resumed socket counts on from it exactly,
+      // or (refused) resumes blind.
+      auto rs = room::parse_read_state(rest);
+      if (rs) {
+        check(rs->acked <= rs->sent && rs->marks.size() <= room::kMaxReadAckMarks);
+        double last = rs->acked;
+        for (double m : rs->marks) {
+          check(m > last && m <= rs->sent);
+          last = m;
+        }
+      }
+      room::Admission adm;
+      room::OpenedSocket how;
+      how.resumed = true;
+      how.read_state = rest;
+      const std::uint64_t conn = adm.handle_opened("r", "w", 0, how);
+      check(adm.read_state(conn) == (rs ? room::read_state_json(*rs) : std::string()));
+      if (rs) check(room::parse_read_state(room::read_state_json(*rs)).has_value());
+
       auto b = room::parse_budget(rest);
       if (!b) break;
       const std::string text = room::budget_json(*b);

@@ -71,6 +71,7 @@ test('limits: defaults and close codes come from the core; configuration is chec
     maxConnectionsPerRoom: 256,
     maxBufferedBytes: 4194304,
     readerBytesPerSecond: 1048576,
+    requireReadAck: true,
   });
   assert.deepEqual(
     [
@@ -89,6 +90,42 @@ test('limits: defaults and close codes come from the core; configuration is chec
   assert.equal(resolveLimits({}).connectionBurst, 200);
   assert.throws(() => resolveLimits({ maxFramebytes: 1 }), /unknown limit "maxFramebytes"/);
   assert.throws(() => resolveLimits({ maxFrameBytes: -1 }), /positive number/);
+  assert.equal(resolveLimits({ requireReadAck: false }).requireReadAck, false);
+  assert.throws(
+    () => resolveLimits({ requireReadAck: 'no' }),
+    /requireReadAck must be true or false, not "no"/,
+  );
+});
+
+test('limits: requireReadAck on the glue: a silent reader is closed 4010, the read state resumes it', () => {
+  const limits = resolveLimits({ maxBufferedBytes: 4096 });
+  const adm = createAdmission(limits, null, { now: () => 0 });
+  const frame = 'x'.repeat(1000);
+  const silent = adm.opened('r', 'a');
+  const http = adm.opened('r', 'b', { exactBuffered: true });
+  for (let i = 0; i < 4; i++) {
+    assert.equal(adm.send(silent, frame, false), null);
+    assert.equal(adm.send(http, frame, false, 0), null);
+  }
+  assert.equal(adm.send(silent, frame, false)?.code, CLOSE.SLOW_READER);
+  assert.equal(adm.send(http, frame, false, 0), null, 'an exact bufferedAmount decides alone');
+  // Kept across a hibernation and handed back: the woken core counts on from 4000 handed.
+  const kept = adm.readState(silent);
+  assert.deepEqual(JSON.parse(kept), {
+    sent: 4000,
+    acked: 0,
+    claimed: false,
+    marks: [2000, 3000, 4000],
+  });
+  const woke = createAdmission(limits, null, { now: () => 0 });
+  const again = woke.opened('r', 'a', { resumed: true, readState: kept });
+  assert.equal(woke.readState(again), kept);
+  assert.equal(woke.send(again, 'y'.repeat(100), false)?.code, CLOSE.SLOW_READER);
+  assert.equal(woke.read(again, 2000), true, 'the mark handed before the wake-up is credited');
+  assert.equal(woke.send(again, 'y'.repeat(96), false), null);
+  const blind = woke.opened('r', 'c', { resumed: true });
+  assert.equal(woke.send(blind, 'z', true), 'drop');
+  assert.equal(woke.send(blind, 'z', false)?.code, CLOSE.SLOW_READER);
 });
 
 test('limits: frame size in UTF-8 bytes and binary frames, before the relay reads anything', () => {

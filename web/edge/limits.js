@@ -17,8 +17,9 @@
 //   close 4008          this connection sent more than its message rate
 //   close 4009          the principal (writer) spent its budget across all its connections
 //   close 4010          a slow reader: more than maxBufferedBytes queued for it (what it has
-//                       not acknowledged reading, its bufferedAmount, or where there is neither
-//                       the core's model of its queue; presence updates are dropped first)
+//                       not acknowledged reading, which requireReadAck holds every reader to;
+//                       its bufferedAmount; or, with requireReadAck off and neither, the core's
+//                       model of its queue; presence updates are dropped first)
 import { createDriver } from '../glue/driver.js';
 import { loadTetherModule } from '../glue/load.js';
 
@@ -136,11 +137,17 @@ export function createAdmission(limits, store, { now = Date.now } = {}) {
         : { status: v.status, message: v.message, retryAfter: v.retryAfter };
     },
     /**
-     * A socket was accepted, or survived a hibernation (`resumed`: its reader's count no longer
-     * matches ours, so its acknowledgements are ignored): its admission id.
+     * A socket was accepted, or survived a hibernation (`resumed`, with the `readState` kept for
+     * it before, if any): its admission id. `exactBuffered`: the socket's bufferedAmount counts
+     * every byte its reader has not taken (an HTTP member's queue).
+     * @param {string} room
+     * @param {string} writer
+     * @param {{resumed?: boolean, readState?: string | null, exactBuffered?: boolean}} [how]
      */
-    opened: (room, writer, resumed = false) =>
-      driver.input((t) => core.opened(room, writer, t, resumed)),
+    opened: (room, writer, { resumed = false, readState = null, exactBuffered = false } = {}) =>
+      driver.input((t) => core.opened(room, writer, t, resumed, readState ?? '', exactBuffered)),
+    /** What to keep for `conn` across a hibernation (changes with every frame sent): text. */
+    readState: (conn) => core.readState(conn),
     /** One incoming frame: null to pass it to the relay, else {code, reason} to close with. */
     frame(conn, data) {
       const text = typeof data === 'string';

@@ -2,9 +2,9 @@
 // and the recovery from storage failures (room-relay.md § Adapter recipes, § Persistence, § Telling
 // a client a write is safe). The Durable Object (room-object.js) and the Deno host
 // (web/host/rooms.js) only turn their sockets into { send(text), close(code, reason),
-// bufferedAmount? } and call open / message / closed. Readers that acknowledge what they read
-// (docs/rooms.md § The slow-reader rule) are credited by the admission core through the relay's
-// `read` callback.
+// bufferedAmount?, exactBufferedAmount? } and call open / message / closed. Readers that
+// acknowledge what they read (docs/rooms.md § The slow-reader rule) are credited by the admission
+// core through the relay's `read` callback.
 //
 // Identity comes in from a verified ticket ({writer, kind, room}); the connection is bound to
 // that room inside the relay core, so a client cannot name, read or create any other. Admission
@@ -33,6 +33,7 @@ const clip = (s) => {
  * @param {{error: Function, warn?: Function, info?: Function}} [o.log]
  * @param {() => number} [o.now]
  * @param {((conn: object, hello: string) => void) | null} [o.onHello]
+ * @param {((conn: object, readState: string) => void) | null} [o.onReadState]
  */
 export function createRoomHost({
   relayImpl,
@@ -44,12 +45,26 @@ export function createRoomHost({
   log = console,
   now = Date.now,
   onHello = null, // (conn, helloText): the DO keeps it in the socket's attachment for wake-ups
+  // (conn, readState): likewise the admission core's read state, so a woken object counts each
+  // socket on exactly (docs/rooms.md § The slow-reader rule). It changes with every frame sent:
+  // handed over once per socket per turn, after the turn's sends.
+  onReadState = null,
 }) {
   const rooms = new Map(); // name -> { loaded, conns: Set, recovering }
   const connOf = new WeakMap(); // the ctx a connection was opened with -> its conn
   let replaying = false;
   let muted = false;
   const admission = createAdmission(limits, store ? store.budgetStore() : null, { now });
+  const unsaved = new Set(); // connections whose read state changed this turn
+  function readStateChanged(conn) {
+    if (!onReadState) return;
+    if (unsaved.size === 0) queueMicrotask(saveReadStates);
+    unsaved.add(conn);
+  }
+  function saveReadStates() {
+    for (const conn of unsaved) conn.saveReadState();
+    unsaved.clear();
+  }
 
   const relay = relayImpl.createRelay({
     policyVersion,
@@ -242,12 +257,23 @@ export function createRoomHost({
   /**
    * A socket whose ticket was verified (and that `admit` accepted, or that survived a hibernation).
    * `rejoin`: the hello this socket sent before the object was evicted; replayed silently, since
-   * the client already holds everything the relay sent it.
+   * the client already holds everything the relay sent it. `resumed`: it survived a hibernation
+   * (with or without a hello); `readState`: what onReadState was last handed for it.
+   * `socket.exactBufferedAmount`: its bufferedAmount counts every byte its reader has not taken
+   * (an HTTP member), so the core needs no acknowledgements from it.
    */
-  function open(socket, { writer, kind, room }, { rejoin = null } = {}) {
+  function open(
+    socket,
+    { writer, kind, room },
+    { rejoin = null, resumed = rejoin !== null, readState = null } = {},
+  ) {
     const r = roomOf(room);
     load(room);
-    const admitted = admission.opened(room, writer, rejoin !== null);
+    const admitted = admission.opened(room, writer, {
+      resumed,
+      readState,
+      exactBuffered: socket.exactBufferedAmount === true,
+    });
     let closed = false;
     let rc = null;
     const conn = {
@@ -272,6 +298,9 @@ export function createRoomHost({
       /** The peer closed or the socket errored. */
       closed() {
         finish();
+      },
+      saveReadState() {
+        if (!closed) onReadState?.(conn, admission.readState(admitted));
       },
     };
     function finish() {
@@ -300,12 +329,13 @@ export function createRoomHost({
           } catch {
             // The peer is already gone; its close event finishes the connection.
           }
+          readStateChanged(conn);
         },
         // The core closes a connection it ejected (a hostile or broken envelope).
         close: () => conn.kick(CLOSE.EJECTED, 'ejected by the room policy'),
         // A reader's acknowledgement, judged by the admission core.
         read(bytes) {
-          if (!closed) admission.read(admitted, bytes);
+          if (!closed && admission.read(admitted, bytes)) readStateChanged(conn);
         },
       },
       ctx,

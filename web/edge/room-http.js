@@ -19,6 +19,8 @@ export function createRoomHttp(host) {
         get bufferedAmount() {
           return members.queuedBytes(session);
         },
+        // Everything the member has not fetched: no acknowledgements are needed on top.
+        exactBufferedAmount: true,
       };
       conns.set(session, host.open(socket, identity ?? { room }));
     },

@@ -7,7 +7,9 @@
 // blockConcurrencyWhile (no event is delivered before it finishes): the room is hydrated from its
 // checkpoint (instance nonce, registers, ranges, settled, journal tail) and the journal after it
 // is replayed, then every surviving socket rejoins silently with the hello kept in its
-// attachment. Clients never notice; a client that reconnects gets a `delta`.
+// attachment, and the admission core counts on from the read state kept there (what the socket
+// was handed and its reader acknowledged). Clients never notice; a client that reconnects gets a
+// `delta`.
 //
 // Identity arrives in X-Tether-* headers set by the Worker after it verified the ticket; the
 // object is reachable only through the Worker's binding.
@@ -37,6 +39,21 @@ function config(env) {
     checkpointEvery: Number(env.CHECKPOINT_EVERY ?? 64),
     testHooks: env.TETHER_TEST_HOOKS === '1',
   };
+}
+
+// What a socket keeps through a hibernation: its identity, its hello and its read state. Over the
+// runtime's attachment limit (2 KiB), the read state goes first (the woken object then holds the
+// socket to the bound as if it were full, and it reconnects), then the hello (it must reconnect).
+function keep(conn) {
+  const { writer, kind, room, hello } = conn.attachment;
+  for (const a of [conn.attachment, { writer, kind, room, hello }, { writer, kind, room }]) {
+    try {
+      conn.ws.serializeAttachment(a);
+      return;
+    } catch {
+      // too large: try with less
+    }
+  }
 }
 
 /** `{exp}` from the Worker's X-Tether-Expires header, or nothing when it carries none. */
@@ -73,12 +90,15 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
         policyVersion: this.cfg.policyVersion,
         limits: this.cfg.limits,
         onHello: (conn, hello) => {
-          const ws = conn.ws;
-          try {
-            ws.serializeAttachment({ ...ws.deserializeAttachment(), hello });
-          } catch {
-            // over the 2 KiB attachment limit: after a wake-up this socket must reconnect
-          }
+          conn.attachment.hello = hello;
+          keep(conn);
+        },
+        // The socket's read acknowledgements, so the woken object counts on where its reader
+        // does. Once per socket per turn that sent to it: a structured clone of some 400 bytes
+        // into the runtime's memory (no storage write), beside the frames the turn sent it.
+        onReadState: (conn, read) => {
+          conn.attachment.read = read;
+          keep(conn);
         },
       });
       // HTTP members live in memory only: after an eviction their sessions are unknown (404) and
@@ -92,7 +112,7 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
           continue;
         }
         try {
-          this.attach(ws, a, a.hello ?? null);
+          this.attach(ws, a, { rejoin: a.hello ?? null, resumed: true, readState: a.read ?? null });
         } catch (e) {
           // The room could not be rebuilt (storage unreadable): the client reconnects, and
           // admit() answers 503 until the room loads.
@@ -108,18 +128,26 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
       }
     }
 
-    attach(ws, identity, rejoin) {
+    /**
+     * @param {any} ws  workerd's server end (its attachment is not in the DOM's WebSocket type)
+     * @param {{writer: string, kind: string, room: string, hello?: string, read?: string}} kept
+     * @param {{rejoin?: string | null, resumed?: boolean, readState?: string | null}} resume
+     */
+    attach(ws, { writer, kind, room, hello, read }, resume) {
       const socket = {
         send: (text) => ws.send(text),
         close: (code, reason) => ws.close(code, reason),
         // workerd queues outgoing frames inside the runtime and exposes no bufferedAmount (nor
         // bounds that queue itself): the admission core counts what each socket's reader has
-        // acknowledged, or models the queue of one that never does (the slow-reader rule,
-        // docs/rooms.md § Limits).
+        // acknowledged (requireReadAck, on by default, holds every reader to that), or with it
+        // off models the queue of one that never does (the slow-reader rule, docs/rooms.md §
+        // Limits).
         bufferedAmount: undefined,
       };
-      const conn = this.host.open(socket, identity, { rejoin });
+      const identity = { writer, kind, room };
+      const conn = this.host.open(socket, identity, resume);
       conn.ws = ws;
+      conn.attachment = { ...identity, hello, read };
       this.sockets.set(ws, conn);
       return conn;
     }
@@ -156,7 +184,7 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
       this.ctx.acceptWebSocket(server);
       const identity = { writer, kind, room };
       server.serializeAttachment(identity);
-      this.attach(server, identity, null);
+      this.attach(server, identity, {});
       return new Response(null, { status: 101, webSocket: client });
     }
 

@@ -1,7 +1,7 @@
 // Seeds for fuzz_stored_state: every mailbox record of the golden conversation
 // (fixtures/mailbox/conversation.json, the records each step persists and the final ones), each
-// under its own key and under a wrong one; admission configurations and saved budgets, valid and
-// not; base64 with and without padding. Byte 0 picks the parser (see the harness).
+// under its own key and under a wrong one; admission configurations, saved budgets and sockets'
+// read states, valid and not; base64 with and without padding. Byte 0 picks the parser (see the harness).
 const record = (key, value) => {
   const k = Buffer.from(key);
   const head = Buffer.from([0, k.length & 0xff, k.length >> 8]);
@@ -36,6 +36,12 @@ export default function seeds({ read }) {
     tagged(2, '{"tokens":3,"at":1700000000000,"cooldownUntil":0}'),
     tagged(2, '{"tokens":-1e308,"at":1,"cooldownUntil":2}'),
     tagged(2, '{"tokens":"x"}'),
+    tagged(2, '{"sent":6700,"acked":3000,"claimed":true,"marks":[4500,6700]}'),
+    tagged(2, '{"sent":10,"acked":0,"claimed":false,"marks":[]}'),
+    tagged(2, '{"sent":10,"acked":20,"claimed":true,"marks":[5]}'),
+    tagged(2, '{"sent":100,"acked":0,"claimed":true,"marks":[1,2,3,4,5,6,7,8,9]}'),
+    tagged(1, '{"requireReadAck":false}'),
+    tagged(1, '{"requireReadAck":"yes"}'),
     tagged(3, 'aGVsbG8='),
     tagged(3, 'aGVsbG8'),
     tagged(3, 'QR=='),

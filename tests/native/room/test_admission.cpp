@@ -78,6 +78,34 @@ TEST_CASE("admission: defaults are the docs' limits table, configuration is chec
   CHECK(!parse_admission_limits("[1]").error.empty());
 }
 
+// The deployment switch (docs/rooms.md § The slow-reader rule): on unless configured off, a
+// boolean and nothing else, named among the known keys when a key is misspelt.
+TEST_CASE("admission: requireReadAck is on by default, a boolean, and named in the errors") {
+  CHECK(AdmissionLimits{}.require_read_ack);
+  CHECK(kDefaultRequireReadAck);
+  CHECK(parse_admission_limits("").limits.require_read_ack);
+  CHECK(parse_admission_limits("{}").limits.require_read_ack);
+  auto off = parse_admission_limits(R"({"requireReadAck":false,"maxBufferedBytes":2048})");
+  CHECK(off.error.empty());
+  CHECK_FALSE(off.limits.require_read_ack);
+  CHECK(off.limits.max_buffered_bytes == 2048);
+  CHECK(parse_admission_limits(R"({"requireReadAck":true})").limits.require_read_ack);
+  CHECK(parse_admission_limits(R"({"requireReadAck":1})").error ==
+        "requireReadAck must be true or false, not 1");
+  CHECK(parse_admission_limits(R"({"requireReadAck":"false"})").error ==
+        "requireReadAck must be true or false, not \"false\"");
+  CHECK(parse_admission_limits(R"({"requireReadAck":null})").error ==
+        "requireReadAck must be true or false, not null");
+  const std::string unknown = parse_admission_limits(R"({"requireReadAcks":true})").error;
+  CHECK(unknown.rfind("unknown limit \"requireReadAcks\"; known: ", 0) == 0);
+  CHECK(unknown.size() > std::string(", requireReadAck").size());
+  CHECK(unknown.substr(unknown.size() - std::string(", requireReadAck").size()) ==
+        ", requireReadAck");
+  // A number is still a positive number, whatever the switch says.
+  CHECK(parse_admission_limits(R"({"requireReadAck":false,"maxFrameBytes":0})").error ==
+        "limit maxFrameBytes must be a positive number, not 0");
+}
+
 TEST_CASE("admission: an attempt waits for the writer's saved budget, a full room answers 503") {
   AdmissionLimits l;
   l.max_connections_per_room = 2;
@@ -179,6 +207,7 @@ TEST_CASE("admission: a budget survives the last socket and a restart through th
 
 TEST_CASE("admission: a slow reader without bufferedAmount: presence goes first, then 4010") {
   AdmissionLimits l;
+  l.require_read_ack = false;  // the pace model: what a reader is held to with the switch off
   l.max_buffered_bytes = 1000;
   l.reader_bytes_per_second = 100;  // the pace a reader is assumed to drain at
   CHECK(AdmissionLimits{}.reader_bytes_per_second == 1024 * 1024);
@@ -225,6 +254,7 @@ TEST_CASE("admission: handle_send queues nothing, whatever it decides (hosts ski
 
 TEST_CASE("admission: a slow reader with bufferedAmount: what the socket says decides") {
   AdmissionLimits l;
+  l.require_read_ack = false;
   l.max_buffered_bytes = 1000;
   Host h(l);
   std::uint64_t c = h.open("r", "w", 0);
@@ -285,16 +315,23 @@ TEST_CASE("admission: a reader that acknowledges is held to its unacknowledged b
   CHECK(h.adm.handle_send(c, 100, false, 0, 240'000).kind == K::send);
 }
 
-TEST_CASE("admission: a reader that never acknowledges keeps the pace model, a resumed one too") {
+TEST_CASE(
+    "admission: with the switch off, a reader that never acknowledges keeps the pace model, one "
+    "resumed without its read state too") {
   AdmissionLimits l;
+  l.require_read_ack = false;
   l.max_buffered_bytes = 8192;
   l.reader_bytes_per_second = 1000;
   Host h(l);
   using K = SendVerdict::Kind;
   std::uint64_t silent = h.open("r", "a", 0);
-  std::uint64_t resumed = h.adm.handle_opened("r", "b", 0, /*resumed=*/true);
+  OpenedSocket woke;
+  woke.resumed = true;  // and no read state kept
+  std::uint64_t resumed = h.adm.handle_opened("r", "b", 0, woke);
   h.drain(0);
-  // A socket that survived a hibernation: its reader's count is not ours, nothing it says counts.
+  CHECK(h.adm.read_state(resumed).empty());
+  // A socket that survived a hibernation blind: its reader's count is not ours, nothing it says
+  // counts.
   CHECK_FALSE(h.adm.handle_read(resumed, 0));
   for (std::uint64_t c : {silent, resumed}) {
     CHECK(h.adm.handle_send(c, 8000, false, -1, 0).kind == K::send);
@@ -308,4 +345,147 @@ TEST_CASE("admission: a reader that never acknowledges keeps the pace model, a r
   CHECK(h.adm.handle_read(silent, 0));
   CHECK(h.adm.handle_send(silent, 1, false, -1, 600'000).kind == K::close);
   CHECK(h.adm.handle_send(resumed, 8000, false, -1, 600'000).kind == K::send);
+}
+
+// The switch on (the default): every socket whose runtime cannot count what its reader has not
+// taken is held to its acknowledgements from its first frame, so a reader that never sends `read`
+// loses presence past half the bound and is closed 4010 past it, however generous the pace model
+// and however much time passes; bufferedAmount counts too when it says more. A socket whose
+// bufferedAmount is exact (an HTTP member) is held to that alone.
+TEST_CASE(
+    "admission: requireReadAck holds a reader that never acknowledges to what it was handed") {
+  AdmissionLimits l;
+  l.max_buffered_bytes = 8192;
+  l.reader_bytes_per_second = 1e12;  // a pace model that bounds nothing
+  Host h(l);
+  using K = SendVerdict::Kind;
+  std::uint64_t workerd = h.open("r", "a", 0);  // no bufferedAmount
+  std::uint64_t deno = h.open("r", "b", 0);     // bufferedAmount, which excludes kernel buffers
+  OpenedSocket exact;
+  exact.buffered_is_exact = true;
+  std::uint64_t http = h.adm.handle_opened("r", "c", 0, exact);
+  h.drain(0);
+  for (int i = 0; i < 4; ++i) {
+    CHECK(h.adm.handle_send(workerd, 1000, true, -1, i * 60'000).kind == K::send);
+    CHECK(h.adm.handle_send(deno, 1000, true, 0, i * 60'000).kind == K::send);
+    CHECK(h.adm.handle_send(http, 1000, true, 0, i * 60'000).kind == K::send);
+  }
+  // 4000 handed, none acknowledged: presence would pass half the bound, an hour later as at once.
+  CHECK(h.adm.handle_send(workerd, 1000, true, -1, 3'600'000).kind == K::drop);
+  CHECK(h.adm.handle_send(deno, 1000, true, 0, 3'600'000).kind == K::drop);
+  CHECK(h.adm.handle_send(http, 1000, true, 0, 3'600'000).kind == K::send);       // it took them
+  CHECK(h.adm.handle_send(workerd, 4000, false, -1, 3'600'000).kind == K::send);  // 8000
+  CHECK(h.adm.handle_send(deno, 4000, false, 0, 3'600'000).kind == K::send);
+  SendVerdict v = h.adm.handle_send(workerd, 200, false, -1, 3'600'000);
+  CHECK(v.kind == K::close);
+  CHECK(v.code == CloseCode::slow_reader);
+  CHECK(h.adm.handle_send(deno, 200, false, 0, 3'600'000).code == CloseCode::slow_reader);
+  // The HTTP member's exact count decides for it: an empty queue takes anything, a full one not.
+  CHECK(h.adm.handle_send(http, 5000, false, 0, 3'600'000).kind == K::send);
+  CHECK(h.adm.handle_send(http, 200, false, 8100, 3'600'000).code == CloseCode::slow_reader);
+  // A reader that acknowledges is credited as before, claim or no claim: the marks are recorded
+  // for every socket.
+  std::uint64_t acks = h.open("r", "d", 0);
+  CHECK(h.adm.handle_send(acks, 3000, false, -1, 0).kind == K::send);  // crosses 2048: a mark
+  CHECK(h.adm.handle_read(acks, 3000));
+  CHECK(h.adm.handle_send(acks, 8000, false, -1, 0).kind == K::send);
+  // What bufferedAmount says counts when it says more than the acknowledgements.
+  CHECK(h.adm.handle_send(acks, 100, false, 8150, 0).code == CloseCode::slow_reader);
+}
+
+// The read state a host keeps through a hibernation: the woken core counts on exactly where the
+// old one stopped, so the reader's marks still match (its acknowledgements are credited) and
+// what it had not acknowledged still counts against the bound.
+TEST_CASE("admission: a socket resumed with its read state counts on exactly") {
+  AdmissionLimits l;
+  l.max_buffered_bytes = 8192;  // marks every 2048
+  using K = SendVerdict::Kind;
+  for (bool require : {true, false}) {
+    l.require_read_ack = require;
+    Host before(l);
+    std::uint64_t c = before.open("r", "w", 0);
+    CHECK(before.adm.handle_read(c, 0));  // the claim
+    for (double bytes : {1500.0, 1500.0, 1500.0, 1500.0, 700.0})
+      REQUIRE(before.adm.handle_send(c, bytes, false, -1, 0).kind == K::send);
+    // Marks at 3000, 4500 and 6700; the reader acknowledged the first.
+    CHECK(before.adm.handle_read(c, 3000));
+    const std::string kept = before.adm.read_state(c);
+    CHECK(kept == R"({"sent":6700,"acked":3000,"claimed":true,"marks":[4500,6700]})");
+
+    Host woke(l);  // the object's memory is gone; the socket and its attachment are not
+    OpenedSocket how;
+    how.resumed = true;
+    how.read_state = kept;
+    std::uint64_t r = woke.adm.handle_opened("r", "w", 0, how);
+    woke.drain(0);
+    CHECK(woke.adm.read_state(r) == kept);
+    CHECK_FALSE(woke.adm.handle_read(r, 3000));  // spent before the wake
+    CHECK_FALSE(woke.adm.handle_read(r, 6000));  // never a mark
+    // 3700 unacknowledged: the bound is where it was, however much time passed.
+    CHECK(woke.adm.handle_send(r, 4400, false, -1, 600'000).kind == K::send);  // 8100
+    CHECK(woke.adm.handle_send(r, 100, false, -1, 600'000).code == CloseCode::slow_reader);
+    // The reader's next acknowledgement matches: everything up to 6700 is read.
+    CHECK(woke.adm.handle_read(r, 6700));
+    CHECK(woke.adm.handle_send(r, 100, false, -1, 600'000).kind == K::send);
+    CHECK(woke.adm.read_state(r) ==
+          R"({"sent":11200,"acked":6700,"claimed":true,"marks":[11100]})");
+  }
+}
+
+// A socket resumed blind (no read state kept, or one that does not parse): its count was lost
+// with the host's memory, so with the switch on it is taken to hold the whole bound: presence is
+// dropped, its next other frame closes it 4010 and it reconnects; nothing it acknowledges counts.
+TEST_CASE("admission: requireReadAck: a socket resumed without its read state is taken as full") {
+  AdmissionLimits l;
+  l.max_buffered_bytes = 8192;
+  using K = SendVerdict::Kind;
+  for (const char* state : {"", "{}", R"({"sent":10,"acked":20,"claimed":true,"marks":[]})"}) {
+    Host h(l);
+    OpenedSocket how;
+    how.resumed = true;
+    how.read_state = state;
+    std::uint64_t c = h.adm.handle_opened("r", "w", 0, how);
+    h.drain(0);
+    CHECK(h.adm.read_state(c).empty());
+    CHECK_FALSE(h.adm.handle_read(c, 0));
+    CHECK(h.adm.handle_send(c, 10, true, -1, 0).kind == K::drop);
+    CHECK(h.adm.handle_send(c, 10, false, -1, 0).code == CloseCode::slow_reader);
+  }
+}
+
+TEST_CASE("admission: read state: the shape round-trips, anything else is refused") {
+  ReadState s{9000, 2048, true, {4100, 8200}};
+  auto back = parse_read_state(read_state_json(s));
+  REQUIRE(back);
+  CHECK(back->sent == 9000);
+  CHECK(back->acked == 2048);
+  CHECK(back->claimed);
+  CHECK(back->marks == std::vector<double>{4100, 8200});
+  CHECK(parse_read_state(R"({"sent":0,"acked":0,"claimed":false,"marks":[]})"));
+  CHECK(parse_read_state(R"({"sent":9007199254740991,"acked":0,"claimed":false,"marks":[]})"));
+  const char* bad[] = {
+      "",
+      "null",
+      "[]",
+      R"({"sent":9000,"acked":2048,"claimed":true,"marks":[4100,8200])",  // truncated
+      R"({"sent":9000,"acked":2048,"claimed":true})",
+      R"({"sent":9000,"acked":2048,"claimed":true,"marks":[],"x":1})",
+      R"({"sent":-1,"acked":0,"claimed":true,"marks":[]})",
+      R"({"sent":1.5,"acked":0,"claimed":true,"marks":[]})",
+      R"({"sent":9007199254740992,"acked":0,"claimed":true,"marks":[]})",
+      R"({"sent":"9","acked":0,"claimed":true,"marks":[]})",
+      R"({"sent":10,"acked":20,"claimed":true,"marks":[]})",    // acked past sent
+      R"({"sent":10,"acked":0,"claimed":1,"marks":[]})",        // claimed not a boolean
+      R"({"sent":10,"acked":0,"claimed":true,"marks":{}})",     // marks not an array
+      R"({"sent":10,"acked":0,"claimed":true,"marks":[5,5]})",  // not ascending
+      R"({"sent":10,"acked":0,"claimed":true,"marks":[7,5]})",  // not ascending
+      R"({"sent":10,"acked":5,"claimed":true,"marks":[5]})",    // not past acked
+      R"({"sent":10,"acked":0,"claimed":true,"marks":[11]})",   // past sent
+      R"({"sent":10,"acked":0,"claimed":true,"marks":["5"]})",  // not a count
+      R"({"sent":100,"acked":0,"claimed":true,"marks":[1,2,3,4,5,6,7,8,9]})",  // too many
+  };
+  for (const char* b : bad) {
+    INFO(b);
+    CHECK_FALSE(parse_read_state(b));
+  }
 }
