@@ -1,11 +1,14 @@
 // Deno side of bench/cockpit.bench.mjs: one robot and N viewers on one reliable channel through
-// the relay, over WebTransport or WebSocket, plus a raw loopback WebTransport echo (no relay) for
-// the physical limit. Usage: cockpit_bench_client.js <relay-http> <wt|ws|echo> <bytes> <seconds>
+// the relay, over WebTransport or WebSocket; the same fan-out through the bare server of
+// bench/cockpit_raw_fanout.js (the physical limit: 'fan-oneshot' and 'fan-ws' have the relay's
+// stream shapes, 'fan' a persistent robot stream); and a raw loopback WebTransport echo, one
+// stream and one receiver. Usage: cockpit_bench_client.js <relay-http | wtPort:hex:wsPort>
+// <wt|ws|fan|fan-oneshot|fan-ws|echo> <bytes> <seconds> [viewers]
 // Prints one JSON line: {fps, p50, p99, frames}. Robot and viewers share this process's clock, so
 // latency is receive time minus the send time carried in the payload. A window of frames in flight
 // paces the robot by the slowest viewer, so nothing is dropped and every frame is timed.
 import { loadWire } from '../web/glue/wire.js';
-import { openWebTransport, relayInfo } from '../web/glue/cockpit-transport.js';
+import { oneShot, openWebTransport, relayInfo } from '../web/glue/cockpit-transport.js';
 import { connectRobot } from '../web/glue/cockpit-robot.js';
 import { makeCertificate, pinnedHashes } from '../web/host/cert.js';
 import { ViewerLink } from '../tests/e2e/lib/raw_viewer.js';
@@ -61,6 +64,7 @@ const ctlFrame = (m, seq = 0) =>
   ).bytes;
 
 async function run(sendFrame) {
+  console.error('bench client: running'); // bench/cockpit_profile.js starts its profiles here
   let seq = 0;
   const end = performance.now() + SECONDS * 1000;
   const t0 = performance.now();
@@ -158,9 +162,73 @@ if (mode === 'wt') {
     robot.send(wire.encodeDataFrame({ ch: 'bench', seq, ts: 0, delivery: 'reliable' }, p).bytes);
   });
   console.log(JSON.stringify(summary(r)));
+} else if (mode === 'fan-ws') {
+  // The WebSocket twin of the raw fan-out: one message per frame, forwarded to every viewer.
+  const [, , wsPort] = relay.split(':');
+  const open = (path, onMessage) =>
+    new Promise((resolve, reject) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${wsPort}${path}`);
+      ws.binaryType = 'arraybuffer';
+      ws.onmessage = (e) => onMessage(new Uint8Array(e.data));
+      ws.onopen = () => resolve(ws);
+      ws.onerror = reject;
+    });
+  for (let i = 0; i < VIEWERS; i++)
+    await open('/ws/viewer', (b) => {
+      const f = wire.decodeDataFrame(b);
+      if (f.ok) onFrame(f.payload);
+    });
+  const robot = await open('/ws/robot', () => {});
+  await sleep(300);
+  const r = await run(async (seq, p) => {
+    robot.send(wire.encodeDataFrame({ ch: 'bench', seq, ts: 0, delivery: 'reliable' }, p).bytes);
+  });
+  console.log(JSON.stringify(summary(r)));
+} else if (mode === 'fan' || mode === 'fan-oneshot') {
+  // The physical limit of the same fan-out: bench/cockpit_raw_fanout.js (a bare WebTransport
+  // server in its own process) forwards each frame to every viewer on one persistent stream, as
+  // the relay does for a reliable channel. The robot sends on one persistent stream ('fan') or on
+  // a one-shot stream per frame ('fan-oneshot', the protocol's robot leg, workaround 1). The
+  // viewers decode frames as the relay's viewers do (tests/e2e/lib/raw_viewer.js).
+  const [port, hex] = relay.split(':');
+  const url = `https://127.0.0.1:${port}`;
+  const open = async (path) => {
+    const wt = new WebTransport(`${url}${path}`, { serverCertificateHashes: pinnedHashes(hex) });
+    await wt.ready;
+    return wt;
+  };
+  for (let i = 0; i < VIEWERS; i++) {
+    const wt = await open('/viewer');
+    const { value: readable } = await wt.incomingUnidirectionalStreams.getReader().read();
+    (async () => {
+      const decoder = new wire.DataFrameStream();
+      const r = readable.getReader();
+      for (;;) {
+        const { value, done } = await r.read();
+        if (done) return;
+        for (const f of decoder.push(value).frames) onFrame(f.payload);
+      }
+    })();
+  }
+  const robotWt = await open(mode === 'fan' ? '/robot' : '/robot?oneshot=1');
+  const encode = (seq, p) =>
+    wire.encodeDataFrame({ ch: 'bench', seq, ts: 0, delivery: 'reliable' }, p).bytes;
+  let send;
+  if (mode === 'fan') {
+    const w = (await robotWt.createBidirectionalStream()).writable.getWriter();
+    send = (seq, p) => w.write(encode(seq, p));
+  } else {
+    send = (seq, p) => {
+      oneShot(robotWt, encode(seq, p)).catch(() => {});
+    };
+  }
+  await sleep(300);
+  const r = await run(send);
+  console.log(JSON.stringify(summary(r)));
 } else if (mode === 'echo') {
-  // The physical limit: a raw Deno WebTransport server on loopback echoing one bidirectional
-  // stream of length-prefixed frames; latency is half the round trip. One "viewer".
+  // Context, not the limit (one receiver, not eight): a raw Deno WebTransport server in this
+  // process echoing one bidirectional stream of length-prefixed frames; latency is half the round
+  // trip.
   const { cert, key, hex } = await makeCertificate();
   const endpoint = new Deno.QuicEndpoint({ hostname: '127.0.0.1', port: 0 });
   const listener = endpoint.listen({

@@ -106,6 +106,9 @@ class RelayHandle {
     relay_->handle_stream_opened(StreamId(st), TimeMs(now));
   }
   void write_done(double st, double now) { relay_->handle_write_done(StreamId(st), TimeMs(now)); }
+  void writes_done(double st, double count, double now) {
+    relay_->handle_writes_done(StreamId(st), count > 0 ? std::size_t(count) : 0, TimeMs(now));
+  }
   void stream_failed(double st, double now) {
     relay_->handle_stream_failed(StreamId(st), TimeMs(now));
   }
@@ -247,6 +250,7 @@ EMSCRIPTEN_BINDINGS(tether_cockpit_relay) {
       .function("handleWsMessage", &RelayHandle::ws_message)
       .function("handleStreamOpened", &RelayHandle::stream_opened)
       .function("handleWriteDone", &RelayHandle::write_done)
+      .function("handleWritesDone", &RelayHandle::writes_done)
       .function("handleStreamFailed", &RelayHandle::stream_failed)
       .function("handleSfuResult", &RelayHandle::sfu_result)
       .function("handleTimeout", &RelayHandle::timeout)

@@ -432,6 +432,19 @@ SessionId Delivery::owner(StreamId st) const {
   return it == outgoing_.end() ? 0 : it->second.first;
 }
 
+std::size_t Delivery::writes_outstanding(StreamId st) const {
+  auto it = outgoing_.find(st);
+  if (it == outgoing_.end()) return 0;
+  auto vit = viewers_.find(it->second.first);
+  if (vit == viewers_.end()) return 0;
+  auto sit = vit->second.by_channel.find(it->second.second);
+  if (sit == vit->second.by_channel.end()) return 0;
+  const Sub& sub = sit->second;
+  if (sub.mode == wire::Delivery::reliable) return sub.stream == st ? sub.writing : 0;
+  auto lit = sub.live.find(st);
+  return lit != sub.live.end() && lit->second.writing ? 1 : 0;
+}
+
 bool Delivery::stream_failed(StreamId st, Sessions& sessions, Outbox& out) {
   auto at = locate(st);
   const bool ours = outgoing_.erase(st) > 0;

@@ -94,6 +94,8 @@ class Delivery {
   // --- what the host reports; each returns false when `st` is none of its streams ---
   bool stream_opened(StreamId st, TimeMs now, Outbox& out);
   bool write_done(StreamId st, TimeMs now, Outbox& out);
+  // Writes handed to the transport on `st` and not yet done (0 for none of its streams).
+  std::size_t writes_outstanding(StreamId st) const;
   bool stream_failed(StreamId st, Sessions& sessions, Outbox& out);
   // The viewer an outgoing stream belongs to, or 0.
   SessionId owner(StreamId st) const;

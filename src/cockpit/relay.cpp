@@ -616,6 +616,14 @@ void CockpitRelay::handle_write_done(StreamId st, TimeMs now) {
   settle(now);
 }
 
+void CockpitRelay::handle_writes_done(StreamId st, std::size_t count, TimeMs now) {
+  // Bounded by what is outstanding, not by the host's count: each completion is one step.
+  std::size_t n = std::min(count, delivery_.owner(st) ? delivery_.writes_outstanding(st)
+                                                      : sessions_.carrier_writes_outstanding(st));
+  while (n-- > 0) complete(Completion::written, st, now);
+  settle(now);
+}
+
 void CockpitRelay::dispatch(Completion c, StreamId st, TimeMs now) {
   if (c == Completion::opened)
     delivery_.stream_opened(st, now, out_);

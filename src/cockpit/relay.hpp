@@ -116,6 +116,11 @@ class CockpitRelay {
   // with carrier_failed (workaround 3).
   void handle_stream_opened(StreamId st, TimeMs now);
   void handle_write_done(StreamId st, TimeMs now);
+  // `count` writes of `st` completed (writes of one stream complete in order): the same as that
+  // many handle_write_done calls, in one input, so a host reports every completion of a turn in
+  // one crossing (bench/README.md § cockpit fan-out). Completions beyond the writes outstanding
+  // on `st` are ignored, as a handle_write_done for a write never handed out is.
+  void handle_writes_done(StreamId st, std::size_t count, TimeMs now);
   void handle_stream_failed(StreamId st, TimeMs now);
   // The result of an sfu_call action, as the Realtime client returned it (JSON text of
   // {ok, status, body?, errorCode?, errorDescription?}), named by the action's call token.

@@ -342,6 +342,16 @@ bool Sessions::carrier_done(StreamId st) {
   return true;
 }
 
+std::size_t Sessions::carrier_writes_outstanding(StreamId st) const {
+  const Session* s = find(carrier_session(st));
+  if (!s) return 0;
+  // The robot this carrier's session registered (robot_of, read-only).
+  auto it = robots_.find(s->robot_id);
+  return it == robots_.end() || it->second.session != s->ep.id
+             ? 0
+             : it->second.carrier.in_flight.size();
+}
+
 SessionId Sessions::carrier_session(StreamId st) const {
   auto it = carriers_.find(st);
   return it == carriers_.end() ? 0 : it->second;

@@ -167,6 +167,8 @@ class Sessions {
   void carrier_write(Robot& r, SharedBytes frame, Outbox& out);
   // A carrier write completed; false when `st` is no carrier.
   bool carrier_done(StreamId st);
+  // Carrier writes of `st` handed out and not yet done (0 when `st` is no carrier).
+  std::size_t carrier_writes_outstanding(StreamId st) const;
   // The session whose carrier `st` is, or 0.
   SessionId carrier_session(StreamId st) const;
 

@@ -123,13 +123,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case 8: d.relay.handle_incoming_end(Driver::pick(d.incoming, target), d.now); break;
       case 9: d.relay.handle_ws_message(d.session(target), body, d.now); break;
       case 10: d.relay.handle_stream_opened(Driver::pick(d.opening, target), d.now); break;
-      case 11:
-        // A viewer stream's write, or one of a carrier's (a carrier takes many).
-        if ((target & 8) && !d.carriers.empty())
-          d.relay.handle_write_done(d.carriers[target % d.carriers.size()], d.now);
+      case 11: {
+        // A viewer stream's write, or one of a carrier's (a carrier takes many); with bit 4 of the
+        // target, a counted batch of them (any count: the core bounds it by what is outstanding).
+        const StreamId st = (target & 8) && !d.carriers.empty()
+                                ? d.carriers[target % d.carriers.size()]
+                                : Driver::pick(d.writing, target);
+        if (target & 4)
+          d.relay.handle_writes_done(st, len, d.now);
         else
-          d.relay.handle_write_done(Driver::pick(d.writing, target), d.now);
+          d.relay.handle_write_done(st, d.now);
         break;
+      }
       case 12: d.relay.handle_stream_failed(Driver::pick(d.opening, target), d.now); break;
       case 13:
         d.now += std::int64_t(len) * 10;

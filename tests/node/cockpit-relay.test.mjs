@@ -88,6 +88,54 @@ test('relay-cockpit: robot hello, viewer watch and sub, one frame fanned out as 
   relay.dispose();
 });
 
+test('relay-cockpit: handleWritesDone counts a turn of reliable completions in one crossing', async () => {
+  const relay = await loadCockpitRelay();
+  const logManifest = {
+    version: 1,
+    channels: [{ ch: 'log', encoding: 'json.v1', delivery: 'reliable' }],
+  };
+  const r = relay.handleSessionOpen('robot', 'webtransport', 0);
+  const hello = relay.handleIncomingOpen(r, 0);
+  relay.handleIncomingData(
+    hello,
+    ctl({
+      t: 'hello',
+      v: 7,
+      role: 'robot',
+      robot: { id: 'r1', name: 'R', model: 'm' },
+      manifest: logManifest,
+    }),
+    0,
+  );
+  const v = relay.handleSessionOpen('viewer', 'webtransport', 0);
+  relay.handleControlData(v, control({ t: 'hello', v: 7, role: 'viewer' }), 0);
+  relay.handleControlData(v, control({ t: 'watch', robotId: 'r1' }), 0);
+  relay.handleControlData(v, control({ t: 'sub', ch: 'log' }), 0);
+  for (let seq = 1; seq <= 20; seq++) {
+    const st = relay.handleIncomingOpen(r, 1);
+    relay.handleIncomingData(
+      st,
+      wire.encodeDataFrame({ ch: 'log', seq, ts: 0, delivery: 'reliable' }, enc.encode(`L${seq}`))
+        .bytes,
+      1,
+    );
+  }
+  const open = drain(relay).find((a) => a.kind === 'open_stream' && a.session === v);
+  relay.handleStreamOpened(open.stream, 2);
+  const seqs = (acts) =>
+    acts
+      .filter((a) => a.kind === 'write_stream')
+      .map((a) => wire.decodeDataFrame(a.bytes).header.seq);
+  const limit = relay.limits.reliableWritesInFlight;
+  assert.deepEqual(seqs(drain(relay)), [1, 2, 3, 4, 5, 6, 7, 8].slice(0, limit));
+  relay.handleWritesDone(open.stream, 3, 3);
+  assert.deepEqual(seqs(drain(relay)), [9, 10, 11]);
+  // More than are outstanding: only the 8 handed out complete, and 8 more go out.
+  relay.handleWritesDone(open.stream, 100, 4);
+  assert.deepEqual(seqs(drain(relay)), [12, 13, 14, 15, 16, 17, 18, 19]);
+  relay.dispose();
+});
+
 test('relay-cockpit: terminal errors close the session with their code', async () => {
   const relay = await loadCockpitRelay();
   const v = relay.handleSessionOpen('viewer', 'webtransport', 0);

@@ -123,6 +123,9 @@ export interface CockpitRelay {
   handleStreamOpened(stream: number, now: number): void;
   /** A viewer stream's write or a carrier's write completed. */
   handleWriteDone(stream: number, now: number): void;
+  /** `count` writes of one stream completed (they complete in order): one crossing for a turn's
+   * completions, the same as `count` handleWriteDone calls; any beyond those outstanding are ignored. */
+  handleWritesDone(stream: number, count: number, now: number): void;
   /** A viewer stream or a carrier failed (a failed carrier fails its robot: carrier_failed). */
   handleStreamFailed(stream: number, now: number): void;
   /** The Realtime client's result of an sfu_call ({ok, status, body?, errorCode?, ...} or its JSON). */

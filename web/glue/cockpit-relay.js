@@ -126,6 +126,8 @@ export function createCockpitRelay(
     handleWsMessage: (session, bytes, now) => core.handleWsMessage(session, stage(bytes), now),
     handleStreamOpened: (stream, now) => core.handleStreamOpened(stream, now),
     handleWriteDone: (stream, now) => core.handleWriteDone(stream, now),
+    /** `count` writes of `stream` completed, in one crossing (the same as `count` handleWriteDone). */
+    handleWritesDone: (stream, count, now) => core.handleWritesDone(stream, count, now),
     handleStreamFailed: (stream, now) => core.handleStreamFailed(stream, now),
     /** The Realtime client's result of an sfu_call (an object, or its JSON text). */
     handleSfuResult: (call, result, now) =>

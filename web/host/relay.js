@@ -78,6 +78,31 @@ const wire = await loadWire();
 /** id -> { kind: 'wt'|'ws', role, wt?, ws?, control?, carrier?, out: Map<stream, OutStream>, in: Map<stream, reader> } */
 const sessions = new Map();
 
+// Write completions are reported per turn, not per write: every write that completes while one
+// microtask checkpoint runs goes into one driver input, as one counted handleWritesDone per
+// stream (a stream's writes complete in order). With 8 viewers that is one input per frame's
+// writes instead of eight, each with its drain (bench/README.md § cockpit fan-out). A failure is
+// reported after the completions before it.
+/** @type {Map<number, number>} stream -> writes completed since the last flush */
+const writesDone = new Map();
+function writeDone(stream) {
+  if (writesDone.size === 0) queueMicrotask(flushWritesDone);
+  writesDone.set(stream, (writesDone.get(stream) ?? 0) + 1);
+}
+function flushWritesDone() {
+  if (writesDone.size === 0) return;
+  const done = [...writesDone];
+  writesDone.clear();
+  input((t) => {
+    for (const [stream, count] of done) core.handleWritesDone(stream, count, t);
+  });
+}
+// A transport failure: the completions already seen go in first, in their order.
+function failed(fn) {
+  flushWritesDone();
+  input(fn);
+}
+
 // Chains writes on one writer so they happen in order; resolves when this one completes.
 function chain(holder, fn) {
   holder.tail = (holder.tail ?? Promise.resolve()).then(fn);
@@ -157,7 +182,7 @@ function performWt(s, a) {
         await c.ready;
         await c.writer.write(a.bytes);
       }).then(
-        () => input((t) => core.handleWriteDone(c.id, t)),
+        () => writeDone(c.id),
         () => failCarrier(s, c),
       );
       return;
@@ -175,7 +200,7 @@ function performWt(s, a) {
         })
         .catch(() => {
           s.out.delete(a.stream);
-          input((t) => core.handleStreamFailed(a.stream, t));
+          failed((t) => core.handleStreamFailed(a.stream, t));
         });
       return;
     }
@@ -183,11 +208,11 @@ function performWt(s, a) {
       const o = s.out.get(a.stream);
       if (!o?.writer) return;
       o.writer.write(a.bytes).then(
-        () => input((t) => core.handleWriteDone(a.stream, t)),
+        () => writeDone(a.stream),
         () => {
           if (o.reset !== null) return; // our own reset
           s.out.delete(a.stream);
-          input((t) => core.handleStreamFailed(a.stream, t));
+          failed((t) => core.handleStreamFailed(a.stream, t));
         },
       );
       return;
@@ -222,7 +247,7 @@ function resetOut(s, id, o) {
 function failCarrier(s, c) {
   if (s.closed || c.failed) return;
   c.failed = true;
-  input((t) => core.handleStreamFailed(c.id, t));
+  failed((t) => core.handleStreamFailed(c.id, t));
 }
 
 async function closeWt(s, a) {
@@ -336,7 +361,7 @@ async function serveWebTransport(wt) {
         s.closed = true;
         sessions.delete(id);
       }
-      input((t) => core.handleSessionClosed(id, t));
+      failed((t) => core.handleSessionClosed(id, t));
     });
   // Datagrams: robot pings and replies, viewer teleop.
   (async () => {

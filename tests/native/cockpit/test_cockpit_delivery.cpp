@@ -426,3 +426,91 @@ TEST_CASE("cockpit reliable: a gap no stream can fill is not waited for") {
   for (auto& w : H::kind(h.take(), ActionKind::write_stream, v)) got.push_back(H::frame_payload(w));
   CHECK(got == std::vector<std::string>{"L9"});
 }
+
+// --- counted write completions (handle_writes_done) ---------------------------------------------
+
+namespace {
+// A reliable viewer with `frames` frames of "log" queued behind its open stream; returns the
+// stream and the payloads of the writes handed out so far (the first kReliableWritesInFlight).
+std::pair<StreamId, std::vector<std::string>> reliable_backlog(Harness& h, SessionId& v,
+                                                               int frames) {
+  SessionId r = h.robot("r1");
+  v = h.watcher("r1", {"log"});
+  h.take();
+  for (int i = 1; i <= frames; ++i)
+    h.robot_frame(r, "log", i, "L" + std::to_string(i), wire::Delivery::reliable);
+  const StreamId st = H::kind(h.take(), ActionKind::open_stream, v).at(0).stream;
+  h.relay.handle_stream_opened(st, h.now);
+  std::vector<std::string> got;
+  for (auto& w : H::kind(h.take(), ActionKind::write_stream, v)) got.push_back(H::frame_payload(w));
+  return {st, got};
+}
+
+std::vector<std::string> written(const std::vector<CockpitAction>& acts, SessionId v) {
+  std::vector<std::string> got;
+  for (auto& w : H::kind(acts, ActionKind::write_stream, v)) got.push_back(H::frame_payload(w));
+  return got;
+}
+}  // namespace
+
+TEST_CASE("cockpit writes done: a count is the same as that many write_done calls") {
+  Harness counted, single;
+  SessionId vc = 0, vs = 0;
+  auto [stc, firstc] = reliable_backlog(counted, vc, 20);
+  auto [sts, firsts] = reliable_backlog(single, vs, 20);
+  REQUIRE(firstc.size() == kReliableWritesInFlight);
+  CHECK(firstc == firsts);
+  counted.relay.handle_writes_done(stc, 3, counted.now);
+  for (int i = 0; i < 3; ++i) single.relay.handle_write_done(sts, single.now);
+  auto a = counted.take();
+  auto b = single.take();
+  CHECK(written(a, vc) == std::vector<std::string>{"L9", "L10", "L11"});
+  CHECK(written(a, vc) == written(b, vs));
+  CHECK(a.size() == b.size());
+  CHECK(counters(counted, "log").sent == counters(single, "log").sent);
+}
+
+TEST_CASE("cockpit writes done: completions beyond the writes outstanding are ignored") {
+  // Only the 8 writes handed out can complete: the 8 the completions free go out and stay
+  // outstanding, and the rest of the queue waits for them (a count that ran on would mark writes
+  // done that the host never completed and skip ahead).
+  Harness h;
+  SessionId v = 0;
+  auto [st, first] = reliable_backlog(h, v, 20);
+  h.relay.handle_writes_done(st, 100, h.now);
+  auto next = written(h.take(), v);
+  CHECK(next == std::vector<std::string>{"L9", "L10", "L11", "L12", "L13", "L14", "L15", "L16"});
+  h.relay.handle_writes_done(st, 100, h.now);
+  CHECK(written(h.take(), v) == std::vector<std::string>{"L17", "L18", "L19", "L20"});
+  h.relay.handle_writes_done(st, 100, h.now);
+  CHECK(h.take().empty());
+  CHECK(counters(h, "log").sent == 20);
+  // A stream that is none of the relay's, and a count of 0, change nothing.
+  h.relay.handle_writes_done(st + 1000, 5, h.now);
+  h.relay.handle_writes_done(st, 0, h.now);
+  CHECK(h.take().empty());
+}
+
+TEST_CASE("cockpit writes done: a latest stream has one write, so any count completes one") {
+  Harness h;
+  SessionId r = h.robot("r1");
+  SessionId v = h.watcher("r1", {"cam"});
+  h.take();
+  std::vector<StreamId> writing;
+  for (int i = 1; i <= 6; ++i) {
+    h.robot_frame(r, "cam", i, "f" + std::to_string(i));
+    for (auto& a : H::kind(h.take(), ActionKind::open_stream, v)) {
+      h.relay.handle_stream_opened(a.stream, h.now);
+      writing.push_back(a.stream);
+    }
+    h.take();
+  }
+  REQUIRE(writing.size() == kMaxLatestWritesInFlight);  // f5 was parked, then f6 over it
+  h.relay.handle_writes_done(writing[0], 5, h.now);
+  auto opens = H::kind(h.take(), ActionKind::open_stream, v);
+  REQUIRE(opens.size() == 1);  // the parked frame goes, once
+  h.relay.handle_stream_opened(opens[0].stream, h.now);
+  CHECK(written(h.take(), v) == std::vector<std::string>{"f6"});
+  h.relay.handle_writes_done(writing[0], 5, h.now);  // already done
+  CHECK(h.take().empty());
+}
