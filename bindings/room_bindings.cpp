@@ -197,6 +197,12 @@ class RoomRelayCore {
     o.set("stalled", info->stalled);
     return o;
   }
+  // The room's generation nonce, empty when it is not loaded: what a commit's host reads per
+  // envelope, without room()'s whole object.
+  std::string instance(const std::string& name) const {
+    auto info = relay_.room(name);
+    return info ? info->instance : std::string();
+  }
   bool hydrate(const std::string& name, const std::string& snapshot, double now) {
     return relay_.hydrate(name, snapshot, static_cast<TimeMs>(now));
   }
@@ -527,6 +533,7 @@ EMSCRIPTEN_BINDINGS(tether_room) {
       .function("text", &RoomRelayCore::text)
       .function("pollEvent", &RoomRelayCore::poll_event)
       .function("room", &RoomRelayCore::room)
+      .function("instance", &RoomRelayCore::instance)
       .function("hydrate", &RoomRelayCore::hydrate)
       .function("unload", &RoomRelayCore::unload)
       .function("stateJson", &RoomRelayCore::state_json)

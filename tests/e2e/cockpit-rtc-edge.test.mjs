@@ -11,7 +11,7 @@ import { inNetns } from './lib/netns.mjs';
 if (inNetns(import.meta.url)) {
   const { chromium } = await import('playwright-core');
   const { LAUNCH_WEBRTC } = await import('./lib/chromium.mjs');
-  const { killAll, startRobot } = await import('./lib/cockpit_procs.mjs');
+  const { killAll, startRobot, waitForOutput } = await import('./lib/cockpit_procs.mjs');
   const { startEdge } = await import('./lib/edge.mjs');
   const { decodedPattern, openRtcCockpit, startRtcSfu, waitState } =
     await import('./lib/rtc_cockpit.mjs');
@@ -42,7 +42,7 @@ if (inNetns(import.meta.url)) {
     async () => {
       const robot = await startRobot(edge.url, ['--webrtc', '--track-timeout-ms', '5000']);
       // Nobody else is connected yet, so no nearer deadline (a stream reap) pre-empts the retry.
-      while (!/WebRTC opening/.test(robot.output)) await new Promise((r) => setTimeout(r, 100));
+      await waitForOutput(robot, /WebRTC opening/);
       const hook = await (await fetch(`${edge.url}/__test/cockpit`)).json();
       assert.ok(
         hook.alarmsFired >= 1,

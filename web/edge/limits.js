@@ -158,9 +158,11 @@ export function createAdmission(limits, store, { now = Date.now } = {}) {
      * socket's bufferedAmount, or undefined where the runtime has none (workerd).
      */
     send(conn, text, ephemeral, buffered) {
-      const code = driver.input((t) =>
-        core.send(conn, utf8Length(text), ephemeral === true, buffered ?? -1, t),
-      );
+      // Once per recipient of every frame, so the core is called without a drain: handle_send
+      // only updates that socket's counters and queues no action or event (src/room/admission.hpp;
+      // tests/native/room/test_admission.cpp holds it to that), and a drain would cross into WASM
+      // twice more per recipient to find nothing.
+      const code = core.send(conn, utf8Length(text), ephemeral === true, buffered ?? -1, now());
       if (code === mod.roomSendPass) return null;
       if (code === mod.roomSendDrop) return 'drop';
       return { code, reason: core.closeReason() };

@@ -59,14 +59,16 @@ export function createRoomHost({
     readAckBytes: admission.readAckBytes,
     ejection: 'connection', // spec: one bug in one tab must not lock a human out
     policy: buildPolicy(policyConfig, relayImpl.pathPrefixAcl),
+    commitText: true, // the store keeps the core's text (the reference relay ignores this)
     onCommit: store
       ? (room, env, state) => {
           if (replaying) return undefined;
           const durable = store.append(room, env, state);
           // The relay refuses to unload a room that still owes an echo; once this commit is
-          // released (the relay's own reaction to the same promise runs first), try again.
+          // released (the relay's own reaction to the same promise runs first), try again if
+          // nobody is left in the room.
           durable.then(
-            () => queueMicrotask(() => idle(room)),
+            () => rooms.get(room)?.conns.size === 0 && queueMicrotask(() => idle(room)),
             () => {},
           );
           return durable;

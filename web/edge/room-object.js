@@ -21,6 +21,9 @@ export const HEADER_WRITER = 'X-Tether-Writer';
 export const HEADER_KIND = 'X-Tether-Kind';
 export const HEADER_ROOM = 'X-Tether-Room';
 export const HEADER_HTTP_OP = 'X-Tether-Http-Op';
+// The verified ticket's `exp` (Unix seconds) on HTTP calls: the HTTP members core ends a session
+// at its ticket's expiry, waiting receive included (docs/agent-bus.md § HTTP relay transport).
+export const HEADER_EXPIRES = 'X-Tether-Expires';
 
 function config(env) {
   const limits = resolveLimits(
@@ -34,6 +37,12 @@ function config(env) {
     checkpointEvery: Number(env.CHECKPOINT_EVERY ?? 64),
     testHooks: env.TETHER_TEST_HOOKS === '1',
   };
+}
+
+/** `{exp}` from the Worker's X-Tether-Expires header, or nothing when it carries none. */
+function expiresHeader(request) {
+  const exp = Number(request.headers.get(HEADER_EXPIRES) ?? NaN);
+  return Number.isFinite(exp) && exp > 0 ? { exp } : {};
 }
 
 /**
@@ -127,8 +136,8 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
         return this.http.handle(request, {
           room,
           op,
-          // Every call's ticket is verified by the Worker; its writer binds the session's calls.
-          identity: writer ? { writer, kind, room } : undefined,
+          // Every call's ticket is verified by the Worker; its writer and expiry bind the session.
+          identity: writer ? { writer, kind, room, ...expiresHeader(request) } : undefined,
         });
       }
       if (!writer || !room)

@@ -1,7 +1,13 @@
 // The Worker's front door, shared by every Worker built around room-object.js (worker.js, and the
 // reference-relay Worker of bench/edge.bench.mjs): checks the ticket, then hands the upgrade to
 // the room's Durable Object with the verified identity in X-Tether-* headers.
-import { HEADER_HTTP_OP, HEADER_KIND, HEADER_ROOM, HEADER_WRITER } from './room-object.js';
+import {
+  HEADER_EXPIRES,
+  HEADER_HTTP_OP,
+  HEADER_KIND,
+  HEADER_ROOM,
+  HEADER_WRITER,
+} from './room-object.js';
 import { checkHttpRoomRequest, checkRoomRequest } from './room-request.js';
 
 // The HTTP relay transport (docs/agent-bus.md): the request goes to the room's object as it came,
@@ -9,12 +15,14 @@ import { checkHttpRoomRequest, checkRoomRequest } from './room-request.js';
 async function routeHttp(request, env, h) {
   const url = new URL(request.url);
   const headers = new Headers(request.headers);
-  for (const k of [HEADER_WRITER, HEADER_KIND, HEADER_ROOM, HEADER_HTTP_OP]) headers.delete(k);
+  for (const k of [HEADER_WRITER, HEADER_KIND, HEADER_ROOM, HEADER_HTTP_OP, HEADER_EXPIRES])
+    headers.delete(k);
   headers.set(HEADER_ROOM, encodeURIComponent(h.room));
   headers.set(HEADER_HTTP_OP, h.op);
   if (h.identity) {
     headers.set(HEADER_WRITER, encodeURIComponent(h.identity.writer));
     headers.set(HEADER_KIND, h.identity.kind);
+    if (Number.isFinite(h.identity.exp)) headers.set(HEADER_EXPIRES, String(h.identity.exp));
   }
   const stub = env.ROOMS.get(env.ROOMS.idFromName(h.room));
   return stub.fetch(

@@ -262,7 +262,25 @@ export type RelayTextSocket = {
   close?(): void;
   read?(bytes: number): void;
 };
-export type RelayOptions = {
+/**
+ * What `onCommit` is handed: the envelope as an object (the reference's), or with `commitText`
+ * (tether's extension) as the core's JSON text, for a store that keeps it as text (a parse and a
+ * stringify less per envelope; its seq is `state.seq`).
+ */
+export type RelayCommitOptions =
+  | {
+      readonly commitText?: false;
+      readonly onCommit?: (
+        room: string,
+        env: SeqEnvelope,
+        state: RoomState,
+      ) => void | Promise<void>;
+    }
+  | {
+      readonly commitText: true;
+      readonly onCommit?: (room: string, env: string, state: RoomState) => void | Promise<void>;
+    };
+export type RelayOptions = RelayCommitOptions & {
   readonly policy?: OpPolicy;
   readonly ejection?: 'writer' | 'connection';
   readonly policyVersion?: number;
@@ -279,7 +297,6 @@ export type RelayOptions = {
   readonly readAckBytes?: number;
   readonly now?: () => number;
   readonly onViolation?: (room: string, violation: PolicyViolation) => void;
-  readonly onCommit?: (room: string, env: SeqEnvelope, state: RoomState) => void | Promise<void>;
   readonly onDurabilityFailed?: (room: string, env: SeqEnvelope, cause: unknown) => void;
   readonly onDrop?: (room: string, env: OpEnvelope, reason: DropReason) => void;
   readonly onReject?: (

@@ -417,18 +417,20 @@ export function createRelay(opt = {}) {
 
   function commit(k) {
     const ticket = h[k + L.token];
+    const seq = h[k + L.seq]; // read before core.instance below, which may grow the heap
     const room = roomAt(k);
-    const env = objAt(k);
+    // `commitText`: the envelope as the core's JSON text, for a callback that stores it as text
+    // (web/edge/room-store.js), which spares a parse and a stringify per envelope.
+    const env = opt.commitText === true ? textAt(k) : objAt(k);
     let done;
     try {
-      // seq and instance are read per commit; the vectors (which grow with the room's origins)
-      // and the registers only when the callback asks, inside it.
-      const info = core.room(room);
+      // seq comes with the commit, the instance is read per commit; the vectors (which grow with
+      // the room's origins) and the registers only when the callback asks, inside it.
       let full = null;
       const all = () => (full ??= JSON.parse(core.stateJson(room)));
       const state = {
-        seq: info.seq,
-        instance: info.instance,
+        seq,
+        instance: core.instance(room),
         get wm() {
           return all().wm;
         },

@@ -62,6 +62,18 @@ export function startDeno(
   });
 }
 
+/** Resolves once a started child's stdout has matched `pattern`; rejects, with what it printed, after `timeoutMs` or when it exits first. */
+export async function waitForOutput(child, pattern, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!pattern.test(child.output)) {
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`exited before printing ${pattern}:\n${child.output}\n${child.errors}`);
+    if (Date.now() > deadline)
+      throw new Error(`no ${pattern} in ${timeoutMs} ms:\n${child.output}\n${child.errors}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 export async function startRelay(args = [], extraEnv = {}) {
   const relay = await startDeno(
     'web/host/relay.js',

@@ -98,13 +98,14 @@ export async function until(fn, what, tries = 400) {
 
 /**
  * A room peer: a WebSocket to /rooms/<room> with a ticket, and a room client that keeps its
- * unacknowledged tail across reconnects (pass the same `client` to a new Peer).
+ * unacknowledged tail across reconnects (pass the same `client` to a new Peer). `record: false`
+ * (the bench) keeps no parsed copy of what arrives: the room client alone reads it.
  */
 export class Peer {
   constructor(
     wsUrl,
     room,
-    { writer, origin = writer, kind = 'human', client = null, ticket = null } = {},
+    { writer, origin = writer, kind = 'human', client = null, ticket = null, record = true } = {},
   ) {
     this.room = room;
     this.writer = writer;
@@ -131,9 +132,11 @@ export class Peer {
       this.ws.on('close', (code, reason) => (this.closed ??= { code, reason: String(reason) }));
       this.ws.on('message', (data) => {
         const text = String(data);
-        const msg = JSON.parse(text);
-        this.messages.push(msg);
-        if (msg.t === 'welcome') this.welcomes.push(msg.mode);
+        if (record) {
+          const msg = JSON.parse(text);
+          this.messages.push(msg);
+          if (msg.t === 'welcome') this.welcomes.push(msg.mode);
+        }
         for (const out of this.client.receive(text)) this.send(out);
       });
       await new Promise((resolve) => {

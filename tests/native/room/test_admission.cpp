@@ -203,6 +203,26 @@ TEST_CASE("admission: a slow reader without bufferedAmount: presence goes first,
   CHECK(h.adm.handle_send(c, 1, false, -1, 5000).kind == K::close);
 }
 
+TEST_CASE("admission: handle_send queues nothing, whatever it decides (hosts skip the drain)") {
+  AdmissionLimits l;
+  l.max_buffered_bytes = 1000;
+  Host h(l);
+  std::uint64_t c = h.open("r", "w", 0);
+  h.drain(0);
+  while (h.adm.poll_event()) {
+  }
+  using K = SendVerdict::Kind;
+  const auto quiet = [&] { return !h.adm.poll_action() && !h.adm.poll_event(); };
+  CHECK(h.adm.handle_send(c, 400, false, -1, 0).kind == K::send);
+  CHECK(quiet());
+  CHECK(h.adm.handle_send(c, 400, true, -1, 0).kind == K::drop);
+  CHECK(quiet());
+  CHECK(h.adm.handle_send(c, 900, false, -1, 0).kind == K::close);
+  CHECK(quiet());
+  CHECK(h.adm.handle_send(c + 99, 1, false, -1, 0).kind == K::send);  // unknown: closing
+  CHECK(quiet());
+}
+
 TEST_CASE("admission: a slow reader with bufferedAmount: what the socket says decides") {
   AdmissionLimits l;
   l.max_buffered_bytes = 1000;
