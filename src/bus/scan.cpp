@@ -9,7 +9,86 @@
 #include "bus/limits.hpp"
 #include "common/json.hpp"
 
+// SIMD-128 for the string runs: WebAssembly SIMD (Node, Deno, Chromium and workerd all have it;
+// CMakeLists.txt compiles this file with -msimd128 under emcc), SSE2 natively on x86-64 (always
+// there), the eight-byte loop anywhere else.
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+#elif defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace tether::bus {
+namespace detail {
+
+const std::uint8_t* skip_plain_scalar(const std::uint8_t* p, const std::uint8_t* end) {
+  // Eight plain bytes at a time while no byte is a quote, a backslash, a control character or
+  // non-ASCII (the usual bit tricks; a false alarm only hands the word to the byte loop).
+  constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  while (end - p >= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    const std::uint64_t q = w ^ (kOnes * '"'), b = w ^ (kOnes * '\\');
+    const std::uint64_t special =
+        (((q - kOnes) & ~q) | ((b - kOnes) & ~b) | ((w - kOnes * 0x20) & ~w) | w) & kHigh;
+    // The lowest flagged byte is a real one (a borrow only ever flags bytes above a real match),
+    // so the first special byte of the word is found without the byte loop. The word was read
+    // little endian (memcpy of bytes, as WebAssembly and x86 lay them out).
+    if (special) return p + (__builtin_ctzll(special) >> 3);
+    p += 8;
+  }
+  while (p != end && *p != '"' && *p != '\\' && *p >= 0x20 && *p < 0x80) ++p;
+  return p;
+}
+
+#if defined(__wasm_simd128__) || defined(__SSE2__)
+// One bit per byte of the sixteen at p that ends a plain run (bit i: byte i).
+__attribute__((always_inline)) inline unsigned special_bits(const std::uint8_t* p) {
+#if defined(__wasm_simd128__)
+  const v128_t v = wasm_v128_load(p);
+  // Signed v < 0 is a byte of 0x80 and above; unsigned v < 0x20 a control byte.
+  const v128_t special = wasm_v128_or(wasm_v128_or(wasm_i8x16_eq(v, wasm_i8x16_splat('"')),
+                                                   wasm_i8x16_eq(v, wasm_i8x16_splat('\\'))),
+                                      wasm_v128_or(wasm_u8x16_lt(v, wasm_i8x16_splat(0x20)),
+                                                   wasm_i8x16_lt(v, wasm_i8x16_splat(0))));
+  return wasm_i8x16_bitmask(special);
+#else
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  // min(v, 0x1F) == v exactly for the control bytes; the sign bits are the bytes >= 0x80.
+  const __m128i special = _mm_or_si128(
+      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+      _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v));
+  return unsigned(_mm_movemask_epi8(special) | _mm_movemask_epi8(v));
+#endif
+}
+#endif
+
+// The loop for long runs, kept out of line: inlined into the scanner's one large function, the
+// vector loop ran slower (register pressure), and a long run pays one call.
+const std::uint8_t* skip_plain(const std::uint8_t* p, const std::uint8_t* end) {
+#if defined(__wasm_simd128__) || defined(__SSE2__)
+  while (end - p >= 16) {
+    if (const unsigned bits = special_bits(p)) return p + __builtin_ctz(bits);
+    p += 16;
+  }
+#endif
+  return skip_plain_scalar(p, end);  // the tail, under sixteen bytes (or no SIMD at all)
+}
+
+// What the scanner calls: up to four blocks inline, where ids, names, keys and most payload
+// strings end; a longer run continues in the out-of-line loop.
+__attribute__((always_inline)) inline const std::uint8_t* skip_plain_inline(
+    const std::uint8_t* p, const std::uint8_t* end) {
+#if defined(__wasm_simd128__) || defined(__SSE2__)
+  for (int i = 0; i < 4 && end - p >= 16; ++i, p += 16)
+    if (const unsigned bits = special_bits(p)) return p + __builtin_ctz(bits);
+  if (end - p >= 16) return skip_plain(p, end);
+#endif
+  return skip_plain_scalar(p, end);
+}
+
+}  // namespace detail
+
 namespace {
 
 // Byte classes inside a JSON string: 0 = plain ASCII, 1 = quote, 2 = backslash, 3 = control
@@ -285,7 +364,7 @@ class Scanner {
   }
 
   // One token on the tape, while the payload is being scanned and the tape has room.
-  void record(TapeKind kind, Span span) {
+  __attribute__((always_inline)) void record(TapeKind kind, Span span) {
     if (!recording_) return;
     if (tape_->size() >= 3 * kMaxTapeTokens) {
       tape_->clear();
@@ -332,31 +411,14 @@ class Scanner {
   // bytes, strict UTF-8 (no overlongs, surrogates or code points past U+10FFFF), escapes from
   // the JSON set, and \u surrogates only as a high-low pair (JSON.parse would take a lone one;
   // the DOM path refuses it, so the scanner must not accept it either).
-  bool string(StringInfo& s) {
+  __attribute__((always_inline)) bool string(StringInfo& s) {
     if (!eat('"')) return false;
     const std::uint8_t* start = p_;
     const std::uint32_t begin16 = u16(p_);
     std::size_t units = 0;
     for (;;) {
       const std::uint8_t* run = p_;
-      // Eight plain bytes at a time while no byte is a quote, a backslash, a control character or
-      // non-ASCII (the usual bit tricks; a false alarm only hands the word to the byte loop): a
-      // 64 KiB base64 chunk is mostly this loop.
-      constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
-      std::uint64_t special = 0;
-      while (end_ - p_ >= 8) {
-        std::uint64_t w;
-        std::memcpy(&w, p_, 8);
-        const std::uint64_t q = w ^ (kOnes * '"'), b = w ^ (kOnes * '\\');
-        special = (((q - kOnes) & ~q) | ((b - kOnes) & ~b) | ((w - kOnes * 0x20) & ~w) | w) & kHigh;
-        if (special) break;
-        p_ += 8;
-      }
-      // The lowest flagged byte is a real one (a borrow only ever flags bytes above a real match),
-      // so the first special byte of the word is found without the byte loop. The word was read
-      // little endian (memcpy of bytes, as WebAssembly and x86 lay them out).
-      if (special) p_ += __builtin_ctzll(special) >> 3;
-      while (p_ != end_ && kStringClass[*p_] == 0) ++p_;
+      p_ = detail::skip_plain_inline(p_, end_);
       units += std::size_t(p_ - run);
       if (p_ == end_) return false;
       switch (kStringClass[*p_]) {

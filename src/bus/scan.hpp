@@ -70,6 +70,17 @@ struct ScannedEnvelope {
 // are recorded there (cleared first; left empty for a payload of more than kMaxTapeTokens).
 std::optional<ScannedEnvelope> scan_envelope(ByteView text, Tape* tape = nullptr);
 
+namespace detail {
+// The first byte in [p, end) that ends a plain run inside a JSON string (a quote, a backslash, a
+// control byte or a byte of 0x80 and above), or `end`. The scanner's inner loop: a 64 KiB base64
+// chunk, and most of any payload, is this. `skip_plain` reads sixteen bytes at a time with
+// SIMD-128 (WebAssembly SIMD under emcc -msimd128, SSE2 natively) and never reads past `end`;
+// `skip_plain_scalar` is the portable eight-at-a-time loop it falls back to, kept callable so the
+// tests compare the two at every length and position.
+const std::uint8_t* skip_plain(const std::uint8_t* p, const std::uint8_t* end);
+const std::uint8_t* skip_plain_scalar(const std::uint8_t* p, const std::uint8_t* end);
+}  // namespace detail
+
 // The glue's result text for an accepted scan, `{"ok":true,"envelope":{...}}` with the header in
 // canonical form and the payload text verbatim, so JavaScript runs exactly one JSON.parse. The
 // payload's values are those the DOM path would give: the scanner leaves to it every number whose

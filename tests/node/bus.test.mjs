@@ -141,6 +141,56 @@ test("bus: parseEnvelope through the staged inbox gives JSON.parse's values and 
   assert.equal(api.parseEnvelope(JSON.stringify(base)).envelope.payload, null);
 });
 
+test('bus: a special character at every offset of a string run reads back as JSON.parse reads it', () => {
+  // The scanner reads string runs sixteen bytes at a time (WebAssembly SIMD-128): a quote, an
+  // escape, DEL or a multi-byte character on either side of a block must end the run exactly
+  // there, or the UTF-16 spans the glue slices by (and the values) come out wrong; a raw control
+  // character or a lone surrogate must still be refused wherever it falls.
+  const base = { v: 1, id: 'm-1', type: 'chat', to: null, topic: null, ts: T0 };
+  const identity = { streamId: 's', role: 'agent', instanceId: 'i' };
+  const messages = [];
+  const handlers = [];
+  const rx = api.createBus({
+    self: { streamId: 'rx', role: 'agent', name: 'Rx', instanceId: 'rx-1' },
+    transport: {
+      selfId: 'origin-rx',
+      openPeers: () => ['origin-s'],
+      send: () => true,
+      subscribe: (h) => (handlers.push(h), () => {}),
+    },
+    now: () => T0,
+    autoTick: false,
+    message: (e) => messages.push(e),
+  });
+  for (const ch of ['"', '\\', '\n', '\u007f', 'é', '€', '😀', '\u2028']) {
+    for (let k = 0; k <= 40; k++) {
+      const s = 'a'.repeat(k) + ch + 'b'.repeat(40 - k);
+      const text = JSON.stringify({
+        ...base,
+        id: `m-${k}`,
+        from: { ...identity, name: s },
+        payload: { [s]: [s, k] },
+      });
+      const r = api.parseEnvelope(text);
+      assert.equal(r.ok, true, `${JSON.stringify(ch)} after ${k}`);
+      assert.deepEqual(r.envelope, JSON.parse(text));
+      const before = messages.length;
+      handlers[0].text('origin-s', text);
+      assert.equal(messages.length, before + 1, `${JSON.stringify(ch)} after ${k}: delivered`);
+      assert.deepEqual(messages[messages.length - 1], JSON.parse(text));
+    }
+  }
+  for (const bad of ['\u0001', '\u001f', '\ud800', '\udc00']) {
+    for (let k = 0; k <= 40; k++) {
+      const s = 'a'.repeat(k) + bad + 'b'.repeat(40 - k);
+      // Raw in the text: JSON.stringify would escape the control and keep the surrogate lone.
+      const text = `{"v":1,"id":"m","type":"chat","from":{"streamId":"s","role":"agent","name":"n","instanceId":"i"},"ts":${T0},"payload":"${s}"}`;
+      assert.equal(api.parseEnvelope(text).code, 'not_json', `${JSON.stringify(bad)} after ${k}`);
+    }
+  }
+  rx.close();
+});
+
 test('bus: direct messages, broadcasts and their envelopes cross real PeerTransport endpoints', () => {
   const { nodes, link } = room(['A', 'B', 'C']);
   link('A', 'B');

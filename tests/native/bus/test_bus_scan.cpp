@@ -300,3 +300,91 @@ TEST_CASE("bus scan: every single-byte change of an envelope gets the DOM path's
   }
   CHECK(accepted > 0);  // some changes keep a valid envelope (a digit, a name byte)
 }
+
+namespace {
+
+// What ends a plain run, byte by byte: the definition the vector and eight-byte loops stand in for.
+const std::uint8_t* plain_run_end(const std::uint8_t* p, const std::uint8_t* end) {
+  while (p != end && *p != '"' && *p != '\\' && *p >= 0x20 && *p < 0x80) ++p;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("bus scan: the SIMD-128 string runs stop exactly where the byte loop stops") {
+  // Every byte value at every position of runs up to 80 bytes long, at 16 alignments: each of the
+  // vector loop, the eight-byte loop and the byte loop names the same byte, and none reads past
+  // the end it was given (the buffer past `end` holds a quote that would stop a loop that did).
+  std::vector<std::uint8_t> buf(128);
+  int stops = 0;
+  for (std::size_t align = 0; align < 16; ++align) {
+    for (std::size_t len = 0; len <= 80; len += (len < 40 ? 1 : 7)) {
+      for (std::size_t at = 0; at <= len; ++at) {
+        for (int b = 0; b < 256; b += (at == len ? 256 : 1)) {
+          std::fill(buf.begin(), buf.end(), std::uint8_t('"'));
+          std::uint8_t* p = buf.data() + align;
+          std::fill(p, p + len, std::uint8_t('a'));
+          if (at < len) p[at] = std::uint8_t(b);
+          const std::uint8_t* want = plain_run_end(p, p + len);
+          const std::uint8_t* vec = detail::skip_plain(p, p + len);
+          const std::uint8_t* scalar = detail::skip_plain_scalar(p, p + len);
+          if (vec != want || scalar != want) {
+            INFO("align " << align << " len " << len << " at " << at << " byte " << b);
+            CHECK(vec - p == want - p);
+            CHECK(scalar - p == want - p);
+          }
+          stops += want != p + len;
+        }
+      }
+    }
+  }
+  CHECK(stops > 0);
+}
+
+TEST_CASE("bus scan: a special byte on either side of a sixteen-byte block gets the DOM verdict") {
+  // Escapes, DEL (plain in JSON), UTF-8 of two to four bytes, and bytes that must be refused, at
+  // every offset of a payload string, a payload key and a header string: the vector loop hands
+  // each to the same checks the byte loop did. agree() checks the verdict against the DOM path
+  // and says whether the scanner took the envelope itself.
+  struct Special {
+    std::string bytes;
+    bool valid;    // the DOM path accepts it inside a string
+    bool escaped;  // a header string with it is left to the DOM path
+  };
+  const std::vector<Special> specials = {{"\\\"", true, true},
+                                         {"\\n", true, true},
+                                         {"\\u00e9", true, true},
+                                         {"\x7f", true, false},
+                                         {"\xC3\xA9", true, false},
+                                         {"\xE2\x82\xAC", true, false},
+                                         {"\xF0\x9F\x98\x80", true, false},
+                                         {"\n", false, false},
+                                         {"\x01", false, false},
+                                         {"\xC3", false, false},
+                                         {"\xED\xA0\x80", false, false},
+                                         {"\x80", false, false}};
+  for (const Special& x : specials) {
+    for (std::size_t k = 0; k <= 40; ++k) {
+      INFO("special " << x.bytes << " after " << k << " bytes");
+      const std::string s = std::string(k, 'a') + x.bytes + std::string(40 - k, 'b');
+      CHECK(agree(env("\"" + s + "\"")) == x.valid);
+      CHECK(agree(env("{\"" + s + "\":[\"" + s + "\"]}")) == x.valid);
+      std::string h = env(R"({"text":"hi"})");
+      h.replace(h.find("\"abc\""), 5, "\"" + s + "\"");
+      CHECK(agree(h) == (x.valid && !x.escaped));
+    }
+  }
+  // The id bound in UTF-16 units, with a multi-byte character at every offset.
+  for (const std::string& ch : {std::string("\xC3\xA9"), std::string("\xF0\x9F\x98\x80")}) {
+    const std::size_t units = ch.size() == 4 ? 2 : 1;
+    for (std::size_t k = 0; k + units <= kMaxIdChars; ++k) {
+      INFO("character of " << ch.size() << " bytes after " << k);
+      std::string h = env(R"({"text":"hi"})");
+      const std::string id = std::string(k, 'a') + ch + std::string(kMaxIdChars - units - k, 'b');
+      h.replace(h.find("\"abc\""), 5, "\"" + id + "\"");
+      CHECK(agree(h));
+      h.insert(h.find(ch), "z");
+      CHECK_FALSE(agree(h));  // one unit over: the DOM path's bad_field
+    }
+  }
+}
