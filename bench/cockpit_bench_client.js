@@ -10,7 +10,7 @@
 import { loadWire } from '../web/glue/wire.js';
 import { oneShot, openWebTransport, relayInfo } from '../web/glue/cockpit-transport.js';
 import { connectRobot } from '../web/glue/cockpit-robot.js';
-import { makeCertificate, pinnedHashes } from '../web/host/cert.js';
+import { listenWebTransport, makeCertificate, pinnedHashes } from '../web/host/cert.js';
 import { ViewerLink } from '../tests/e2e/lib/raw_viewer.js';
 
 globalThis.addEventListener('unhandledrejection', (e) => {
@@ -229,15 +229,9 @@ if (mode === 'wt') {
   // Context, not the limit (one receiver, not eight): a raw Deno WebTransport server in this
   // process echoing one bidirectional stream of length-prefixed frames; latency is half the round
   // trip.
-  const { cert, key, hex } = await makeCertificate();
-  const endpoint = new Deno.QuicEndpoint({ hostname: '127.0.0.1', port: 0 });
-  const listener = endpoint.listen({
-    cert,
-    key,
-    alpnProtocols: ['h3'],
-    maxIdleTimeout: 5000,
-    keepAliveInterval: 1000,
-  });
+  const cert = await makeCertificate();
+  const { hex } = cert;
+  const { endpoint, listener } = listenWebTransport({ cert });
   (async () => {
     const wt = await Deno.upgradeWebTransport(await (await listener.incoming()).accept());
     await wt.ready;

@@ -10,23 +10,15 @@
 // The WebSocket twin does the same over /ws/robot and /ws/viewer, one frame per message.
 // Run: deno run -A --unstable-net bench/cockpit_raw_fanout.js; prints
 // "raw fan-out ready: <WebTransport port> <sha-256 hex> <WebSocket port>".
-import { makeCertificate } from '../web/host/cert.js';
+import { listenWebTransport, makeCertificate } from '../web/host/cert.js';
 
 globalThis.addEventListener('unhandledrejection', (e) => e.preventDefault());
 
 const PREFIX = 8; // u32 header length, u32 payload length (cockpit-wire-protocol.md § Framing)
-const { cert, key, hex } = await makeCertificate();
-const endpoint = new Deno.QuicEndpoint({ hostname: '127.0.0.1', port: 0 });
-const listener = endpoint.listen({
-  cert,
-  key,
-  alpnProtocols: ['h3'],
-  maxIdleTimeout: 5000,
-  keepAliveInterval: 1000,
-  // The relay's own stream credit, for the same one-shot streams.
-  maxConcurrentBidirectionalStreams: 4096,
-  maxConcurrentUnidirectionalStreams: 1024,
-});
+const cert = await makeCertificate();
+const { hex } = cert;
+// The relay's own listener and stream credit, for the same one-shot streams.
+const { endpoint, listener } = listenWebTransport({ cert, streamCredit: true });
 /** @type {Set<WritableStreamDefaultWriter>} */
 const viewers = new Set();
 

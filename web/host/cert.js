@@ -52,3 +52,30 @@ export function pinnedHashes(hex) {
   const value = new Uint8Array(hex.match(/../g).map((h) => parseInt(h, 16)));
   return [{ algorithm: 'sha-256', value }];
 }
+
+/**
+ * A Deno QUIC endpoint on `hostname:port` listening for WebTransport (h3) with `cert`, with the
+ * relay's idle and keep-alive timings. `streamCredit` grants the stream credit one-shot streams
+ * need: they complete only when the peer's lazy FIN lands (cockpit-wire-protocol.md workaround 2),
+ * about a second later on Deno. Throws when the UDP port is taken.
+ * @param {{hostname?: string, port?: number, cert: {cert: string, key: string}, streamCredit?: boolean}} o
+ */
+export function listenWebTransport({
+  hostname = '127.0.0.1',
+  port = 0,
+  cert,
+  streamCredit = false,
+}) {
+  const endpoint = new Deno.QuicEndpoint({ hostname, port });
+  const listener = endpoint.listen({
+    cert: cert.cert,
+    key: cert.key,
+    alpnProtocols: ['h3'],
+    maxIdleTimeout: 5000,
+    keepAliveInterval: 1000,
+    ...(streamCredit
+      ? { maxConcurrentBidirectionalStreams: 4096, maxConcurrentUnidirectionalStreams: 1024 }
+      : {}),
+  });
+  return { endpoint, listener };
+}

@@ -1,17 +1,11 @@
 // Checks the numbered Deno workarounds of cockpit-wire-protocol.md against the Deno running this
 // script, over real WebTransport on loopback, and prints one line per check. The results are
 // recorded in web/host/README.md. Run: deno run -A --unstable-net web/host/probe-workarounds.js
-import { makeCertificate, pinnedHashes } from './cert.js';
+import { listenWebTransport, makeCertificate, pinnedHashes } from './cert.js';
 
-const { cert, key, hex } = await makeCertificate();
-const endpoint = new Deno.QuicEndpoint({ hostname: '127.0.0.1', port: 0 });
-const listener = endpoint.listen({
-  cert,
-  key,
-  alpnProtocols: ['h3'],
-  maxIdleTimeout: 5000,
-  keepAliveInterval: 1000,
-});
+const cert = await makeCertificate();
+const { hex } = cert;
+const { endpoint, listener } = listenWebTransport({ cert });
 const port = endpoint.addr.port;
 const results = {};
 const withTimeout = (p, ms) =>

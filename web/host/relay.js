@@ -32,7 +32,7 @@ import { loadWire } from '../glue/wire.js';
 import { loadTetherModule } from '../glue/load.js';
 import { createRealtimeClient } from '../sfu/client.js';
 import { parseRtcFile } from '../sfu/rtc-file.js';
-import { makeCertificate } from './cert.js';
+import { listenWebTransport, makeCertificate } from './cert.js';
 
 // Workaround 5: a rejected promise nobody awaited (Deno issue 28406, a closed browser tab) must
 // not take the relay down.
@@ -490,17 +490,12 @@ async function listen(hostname, wanted) {
     const server = Deno.serve({ hostname, port: wanted, onListen: () => {} }, handle);
     const port = server.addr.port;
     try {
-      const endpoint = new Deno.QuicEndpoint({ hostname, port });
-      const listener = endpoint.listen({
-        cert: cert.cert,
-        key: cert.key,
-        alpnProtocols: ['h3'],
-        maxIdleTimeout: 5000,
-        keepAliveInterval: 1000,
-        // One-shot streams (one per robot frame) complete only when the peer's lazy FIN lands
-        // (workaround 2), about a second later on Deno: grant enough credit for that second.
-        maxConcurrentBidirectionalStreams: 4096,
-        maxConcurrentUnidirectionalStreams: 1024,
+      // One-shot streams (one per robot frame): the credit for a second of lazy FINs.
+      const { endpoint, listener } = listenWebTransport({
+        hostname,
+        port,
+        cert,
+        streamCredit: true,
       });
       (async () => {
         for await (const incoming of listener) {
