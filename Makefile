@@ -116,9 +116,14 @@ fixtures: native
 
 # Every benchmark prints ratios against its reference from the same run: the wire codec first
 # (bench/run.mjs), then each bench/*.bench.mjs.
+# Each bench records the figures that meet or miss issue 20's targets; bench/targets.mjs prints
+# them in one table at the end (bench/lib/targets.mjs).
+BENCH_TARGETS := $(abspath $(BUILD))/bench-targets.jsonl
 bench: setup build
+	@: > $(BENCH_TARGETS)
 	@node bench/run.mjs
-	@for b in bench/*.bench.mjs; do echo "[bench] $$b"; node "$$b" || exit 1; done
+	@for b in bench/*.bench.mjs; do echo "[bench] $$b"; TETHER_BENCH_TARGETS=$(BENCH_TARGETS) node "$$b" || exit 1; done
+	@TETHER_BENCH_TARGETS=$(BENCH_TARGETS) node bench/targets.mjs
 
 # The checks make test runs first: clang-format, prettier, eslint, tsc --checkJs (tools/lint.sh).
 lint: setup

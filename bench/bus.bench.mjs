@@ -14,6 +14,7 @@
 import { performance } from 'node:perf_hooks';
 import { loadBus } from '@tether-rt/tether/bus';
 import { loadTetherModule } from '../web/glue/load.js';
+import { atLeast } from './lib/targets.mjs';
 
 const api = await loadBus();
 const mod = await loadTetherModule({}, 'bus'); // the same instance: for the crossing-alone rows
@@ -251,6 +252,7 @@ for (const [name, live] of [
     },
   );
   // The target (issue 20): a bus receive at least as fast as plain JS's parse-and-check.
+  atLeast(`bus receive ${name}: tether / plain JS`, recv / recvJs, 1);
   rows.push([
     `receive ${name} via bus (bind, history, deliver)`,
     fmt(recv),

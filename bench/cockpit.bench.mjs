@@ -8,6 +8,7 @@
 // streams cost) and a 1 -> 1 raw echo on one stream (what fanning out to 8 costs).
 // Run: node bench/cockpit.bench.mjs [--quick] [seconds per case, default 5; --quick: 2]
 import { killAll, runClient, startDeno, startRelay } from '../tests/e2e/lib/cockpit_procs.mjs';
+import { atLeast, atMost } from './lib/targets.mjs';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -69,6 +70,8 @@ for (const { size, mode, r, limit } of rows) {
   console.log(
     `${kib(size).padEnd(8)} ${lane(mode).padEnd(13)} ${f1(r.fps).padStart(10)} ${f1(r.p50).padStart(8)} ${f1(r.p99).padStart(8)} ${f1(mbs).padStart(9)} | ${f1(limit.fps).padStart(9)} ${f1(limit.p99).padStart(8)} | ${f2(fr).padStart(9)} ${fr >= TARGET_FPS ? 'met ' : 'MISS'}  ${f2(pr).padStart(12)} ${pr <= TARGET_P99 ? 'met' : 'MISS'}`,
   );
+  atLeast(`cockpit 1 -> ${VIEWERS}, ${lane(mode)} ${kib(size)}: fps / limit`, fr, TARGET_FPS);
+  atMost(`cockpit 1 -> ${VIEWERS}, ${lane(mode)} ${kib(size)}: p99 / limit`, pr, TARGET_P99);
 }
 console.log(
   `limit: bench/cockpit_raw_fanout.js, a bare Deno server fanning out to the same ${VIEWERS} viewers with the relay's stream shapes (WebTransport: a one-shot stream per robot frame in; WebSocket: a message per frame)`,

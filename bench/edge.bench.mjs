@@ -30,6 +30,7 @@ import { Miniflare } from 'miniflare';
 import WebSocket from 'ws';
 import { repoDir } from '../tests/e2e/lib/fixtures.mjs';
 import { Peer, edgeOptions, ticketFor, until } from '../tests/e2e/lib/edge.mjs';
+import { atLeast } from './lib/targets.mjs';
 
 const argv = process.argv.slice(2);
 const arg = (name) => {
@@ -436,6 +437,10 @@ for (const r of results) {
         : '';
     const vsRef =
       lane === 'tether' && r.mesh ? `${f(x.envPerSec / r.mesh.envPerSec, 2)}x (>= 3.00)` : '';
+    if (lane === 'tether' && r.echo)
+      atLeast(`edge ${r.mode}: ours / raw echo DO`, x.envPerSec / r.echo.envPerSec, 0.8);
+    if (lane === 'tether' && r.mesh)
+      atLeast(`edge ${r.mode}: ours / reference`, x.envPerSec / r.mesh.envPerSec, 3);
     console.log(
       `${r.mode.padEnd(8)} ${LANES[lane].name.padEnd(20)} ${f(x.envPerSec, 0).padStart(7)} ${f(x.p50, 2).padStart(8)} ${f(x.p99, 2).padStart(7)}  ${ofLimit.padEnd(17)}  ${vsRef.padEnd(15)}  ${f(x.serverUs, 0).padStart(14)}  ${f(x.clientUs, 0).padStart(14)}`,
     );

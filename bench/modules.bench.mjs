@@ -13,6 +13,7 @@ import { gzipSync } from 'node:zlib';
 import { Miniflare } from 'miniflare';
 import { EDGE_WORKERS, dryRun, miniflareWorkers, uploadLine } from '../web/edge/workers.mjs';
 import { repoDir } from '../web/edge/wrangler-cli.mjs';
+import { atMost } from './lib/targets.mjs';
 
 const TARGET_EDGE_GZ = 120 * 1024;
 const TARGET_COCKPIT_GZ = 250 * 1024;
@@ -101,6 +102,8 @@ try {
   console.log(
     `  rooms Worker upload (wrangler, JS + WASM)  gzip ${kib(rooms.uploadGzKiB * 1024).padStart(10)}   target ${kib(TARGET_EDGE_GZ).padStart(10)}   ${((rooms.uploadGzKiB * 1024) / TARGET_EDGE_GZ).toFixed(2)}x`,
   );
+  atMost('rooms Worker upload, gzip', rooms.uploadGzKiB, 120, 'KiB');
+  atMost('cockpit first load (JS + WASM), gzip', cockpitGz / 1024, 250, 'KiB');
   console.log(
     `  cockpit first load (JS + WASM)             gzip ${kib(cockpitGz).padStart(10)}   target ${kib(TARGET_COCKPIT_GZ).padStart(10)}   ${(cockpitGz / TARGET_COCKPIT_GZ).toFixed(2)}x`,
   );

@@ -14,6 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { sampleCpu, sumCpu } from './lib/cpu_sampler.mjs';
+import { atLeast, atMost } from './lib/targets.mjs';
 
 const MiB = 1 << 20;
 const SIZE = Number(process.env.PEER_BENCH_MIB ?? 48) * MiB;
@@ -277,6 +278,8 @@ try {
         .map((l) => l.toFixed(1))
         .join(' ')}`,
   );
+  atLeast('swarm 1 -> 1 page to page: MB/s / raw data channel', oneMBps / rawMBps, 0.7);
+  atMost('swarm 1 -> 1: Chromium CPU per MB / raw', oneCost / rawCost, 1.3);
   // Renderer threads by name, CPU ms per MB in each lane: which thread the swarm's extra cost is on.
   const threadRows = (busy, bytes) =>
     Object.entries(busy.threads ?? {})

@@ -12,6 +12,7 @@ import vm from 'node:vm';
 
 import * as reference from '@mmstack/mesh-protocol';
 import * as ours from '@tether-rt/tether/relay';
+import { atLeast, atMost } from './lib/targets.mjs';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc');
@@ -245,10 +246,20 @@ for (const members of [8, 64]) {
   console.log(
     `${members} members: ours per-envelope cost ${r.at(-1).keys} keys / ${r[0].keys} keys = ${flat.toFixed(2)}× (target ≤ 1.5×)`,
   );
+  atMost(
+    `room relay ${members} members: cost per envelope, ${r.at(-1).keys} / ${r[0].keys} keys`,
+    flat,
+    1.5,
+  );
 }
 for (const r of rows.filter((x) => x.keys === 1000)) {
   const ratio = r.mine.envPerSec / r.theirs.envPerSec;
   console.log(
     `${r.cited ? 'cited' : 'uncited'} writes, ${r.members} members, 1k keys: ours/reference = ${ratio.toFixed(1)}× (target ≥ 20×: ${ratio >= 20 ? 'met' : 'MISSED'})`,
+  );
+  atLeast(
+    `room relay ${r.cited ? 'cited' : 'uncited'}, ${r.members} members, 1k keys: ours / ref`,
+    ratio,
+    20,
   );
 }
