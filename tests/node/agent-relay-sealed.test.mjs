@@ -36,6 +36,37 @@ function peer(server, id, extra = {}) {
   return { t, log, errors };
 }
 
+// A loopback room server with the given relay view, and its sealed peers, all closed after the
+// test whether it passed or not. `add` opens one more peer; `drop` closes one early.
+async function sealedRoom(t, forward) {
+  const server = await startRoomServer({ forward });
+  const peers = [];
+  t.after(async () => {
+    for (const p of peers) await p.t.close();
+    await server.close();
+  });
+  const add = (id, extra) => {
+    const p = peer(server, id, extra);
+    peers.push(p);
+    return p;
+  };
+  const drop = async (p) => {
+    await p.t.close();
+    peers.splice(peers.indexOf(p), 1);
+  };
+  return { server, peers, add, drop };
+}
+
+// Alice and bob in a sealed room, their lanes to each other open.
+async function openPair(t, forward) {
+  const room = await sealedRoom(t, forward);
+  const a = room.add('alice');
+  const b = room.add('bob');
+  await Promise.all([a.t.ready, b.t.ready]);
+  await waitFor('lanes open', () => a.log.open.includes('bob') && b.log.open.includes('alice'));
+  return { ...room, a, b };
+}
+
 // The signal in a text the relay is about to send, or null.
 function signalOf(text) {
   try {
@@ -48,22 +79,10 @@ function signalOf(text) {
 
 test('encrypted relay transport: what the relay forwards holds no plaintext, and text arrives intact', async (t) => {
   const forwarded = [];
-  const server = await startRoomServer({
-    forward: (text, send, ctx) => {
-      forwarded.push({ to: ctx.writer, text });
-      send(text);
-    },
+  const { a, b } = await openPair(t, (text, send, ctx) => {
+    forwarded.push({ to: ctx.writer, text });
+    send(text);
   });
-  const peers = [];
-  t.after(async () => {
-    for (const p of peers) await p.t.close();
-    await server.close();
-  });
-  const a = peer(server, 'alice');
-  const b = peer(server, 'bob');
-  peers.push(a, b);
-  await Promise.all([a.t.ready, b.t.ready]);
-  await waitFor('lanes open', () => a.log.open.includes('bob') && b.log.open.includes('alice'));
   assert.equal(a.t.encrypted, true);
   const secretWords = (i) => `LAUNCH-CODE-${i}-zebra "é" ${'x'.repeat(i)}`;
   for (let i = 0; i < 50; i++) {
@@ -99,39 +118,31 @@ test('encrypted relay transport: what the relay forwards holds no plaintext, and
 test('encrypted relay transport: wrong secret, tampered, replayed, reordered and unsealed frames are refused by name; the session goes on', async (t) => {
   let mode = 'pass';
   let held = null;
-  const server = await startRoomServer({
-    forward: (text, send, ctx) => {
-      const sig = ctx.writer === 'bob' ? signalOf(text) : null;
-      if (!sig || sig.from !== 'alice' || mode === 'pass') return send(text);
-      if (mode === 'replay') {
+  const room = await sealedRoom(t, (text, send, ctx) => {
+    const sig = ctx.writer === 'bob' ? signalOf(text) : null;
+    if (!sig || sig.from !== 'alice' || mode === 'pass') return send(text);
+    if (mode === 'replay') {
+      send(text);
+      send(text);
+    } else if (mode === 'tamper') {
+      const raw = Buffer.from(sig.data.text, 'base64');
+      raw[raw.length - 20] ^= 1;
+      send(JSON.stringify({ ...sig, data: { ...sig.data, text: raw.toString('base64') } }));
+      send(text); // the genuine one right after: it still opens
+    } else if (mode === 'reorder') {
+      if (!held) held = text;
+      else {
         send(text);
-        send(text);
-      } else if (mode === 'tamper') {
-        const raw = Buffer.from(sig.data.text, 'base64');
-        raw[raw.length - 20] ^= 1;
-        send(JSON.stringify({ ...sig, data: { ...sig.data, text: raw.toString('base64') } }));
-        send(text); // the genuine one right after: it still opens
-      } else if (mode === 'reorder') {
-        if (!held) held = text;
-        else {
-          send(text);
-          send(held);
-          held = null;
-        }
+        send(held);
+        held = null;
       }
-    },
+    }
   });
-  const peers = [];
-  t.after(async () => {
-    for (const p of peers) await p.t.close();
-    await server.close();
-  });
-  const a = peer(server, 'alice');
-  const b = peer(server, 'bob');
-  const eve = peer(server, 'eve', { secret: 'some other secret of enough bytes' });
-  const plain = peer(server, 'plain', { secret: undefined });
-  peers.push(a, b, eve, plain);
-  await Promise.all(peers.map((p) => p.t.ready));
+  const a = room.add('alice');
+  const b = room.add('bob');
+  const eve = room.add('eve', { secret: 'some other secret of enough bytes' });
+  const plain = room.add('plain', { secret: undefined });
+  await Promise.all(room.peers.map((p) => p.t.ready));
   const codes = () => b.errors.map((e) => e.code);
   const texts = () => b.log.text.map(([p, s]) => `${p}:${s}`);
   // Eve's hello (the epoch handshake, when the lanes open) is refused: she is never linked, so
@@ -188,34 +199,21 @@ test('encrypted relay transport: a relay that records a session and replays it t
   const recorded = []; // what the relay sent bob from alice, verbatim, until bob restarted
   let recording = true;
   const sendTo = new Map(); // the relay's latest way to each member's socket
-  const server = await startRoomServer({
-    forward: (text, send, ctx) => {
-      sendTo.set(ctx.writer, send);
-      const sig = ctx.writer === 'bob' ? signalOf(text) : null;
-      if (recording && sig?.from === 'alice' && sig.data?.k === 'tether-env') recorded.push(text);
-      send(text);
-    },
+  const room = await openPair(t, (text, send, ctx) => {
+    sendTo.set(ctx.writer, send);
+    const sig = ctx.writer === 'bob' ? signalOf(text) : null;
+    if (recording && sig?.from === 'alice' && sig.data?.k === 'tether-env') recorded.push(text);
+    send(text);
   });
-  const peers = [];
-  t.after(async () => {
-    for (const p of peers) await p.t.close();
-    await server.close();
-  });
-  const a = peer(server, 'alice');
-  const b = peer(server, 'bob');
-  peers.push(a, b);
-  await Promise.all([a.t.ready, b.t.ready]);
-  await waitFor('lanes open', () => a.log.open.includes('bob') && b.log.open.includes('alice'));
+  const { a, b } = room;
   for (let i = 0; i < 10; i++) assert.equal(a.t.send('bob', `recorded ${i}`), true);
   await waitFor('bob got all 10', () => b.log.text.length === 10);
   const textFrames = 10; // beside them the recording holds the epoch handshake's frames
 
   // Bob restarts: a new transport, so a new session and a new epoch, remembering nothing.
   recording = false;
-  await b.t.close();
-  peers.splice(peers.indexOf(b), 1);
-  const b2 = peer(server, 'bob');
-  peers.push(b2);
+  await room.drop(b);
+  const b2 = room.add('bob');
   await b2.t.ready;
   await waitFor('the lane to alice reopens', () => b2.log.open.includes('alice'));
   // The relay replays the whole recorded session to the new bob, handshake frames included.
@@ -237,23 +235,15 @@ test('encrypted relay transport: a relay that records a session and replays it t
 
 test('encrypted relay transport: a relay that withholds the epoch handshake stops the traffic, never lets it through unbound', async (t) => {
   const toBob = [];
-  const server = await startRoomServer({
-    forward: (text, send, ctx) => {
-      const sig = signalOf(text);
-      // Everything bob sends alice on the lanes (his hello and answers) is dropped.
-      if (ctx.writer === 'alice' && sig?.from === 'bob' && sig.data?.k === 'tether-env') return;
-      if (ctx.writer === 'bob' && sig?.from === 'alice') toBob.push(sig);
-      send(text);
-    },
+  const room = await sealedRoom(t, (text, send, ctx) => {
+    const sig = signalOf(text);
+    // Everything bob sends alice on the lanes (his hello and answers) is dropped.
+    if (ctx.writer === 'alice' && sig?.from === 'bob' && sig.data?.k === 'tether-env') return;
+    if (ctx.writer === 'bob' && sig?.from === 'alice') toBob.push(sig);
+    send(text);
   });
-  const peers = [];
-  t.after(async () => {
-    for (const p of peers) await p.t.close();
-    await server.close();
-  });
-  const a = peer(server, 'alice');
-  const b = peer(server, 'bob');
-  peers.push(a, b);
+  const a = room.add('alice');
+  const b = room.add('bob');
   await Promise.all([a.t.ready, b.t.ready]);
   // Alice's hello reaches bob; his hello back, which would link both, never arrives.
   await waitFor(
