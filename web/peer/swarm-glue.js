@@ -52,6 +52,7 @@ export function bytesSource(bytes) {
  *   onProgress?: (p: object) => void,
  *   log?: (...a: unknown[]) => void,
  *   seed?: number,
+ *   session?: {windowPerPeer?: number, windowTotal?: number},
  * }} options
  */
 export function createSwarmPeer(options) {
@@ -72,6 +73,7 @@ export function createSwarmPeer(options) {
       instanceId: options.identity?.instanceId ?? '',
     },
     seed: options.seed ?? (Math.random() * 0x7fffffff) | 0,
+    ...options.session, // the core's download settings (requests in flight); its defaults otherwise
   });
   const identity = node.identity();
 
