@@ -20,11 +20,17 @@ const SAFE = (name) => {
   return out;
 };
 
-/**
- * Opens the OPFS folder `path` ('downloads', 'a/b') as a swarm download folder.
- * @param {string} path
- */
-export async function opfsFolder(path) {
+// One worker for every folder of the page, started with the first folder and ended with the last
+// one's close(). A worker per folder cost its start-up (a thread, an isolate, the module) on every
+// folder opened: in the peer bench, which opens a folder per download, that was a fifth to a third
+// of the swarm's CPU per MB above the raw lane (bench/README.md § Swarm 1 -> 1).
+let shared = null;
+
+function sharedWorker() {
+  if (shared) {
+    shared.users++;
+    return shared;
+  }
   const worker = new Worker(new URL('./opfs-worker.js', import.meta.url), { type: 'module' });
   const pending = new Map();
   let seq = 0;
@@ -45,7 +51,37 @@ export async function opfsFolder(path) {
       pending.set(s, { resolve, reject });
       worker.postMessage({ seq: s, op, args }, transfer);
     });
-  await call('init', { path });
+  const self = {
+    users: 1,
+    call,
+    release() {
+      if (--self.users > 0) return;
+      worker.terminate();
+      for (const p of pending.values()) p.reject(new Error('OPFS: every folder was closed'));
+      pending.clear();
+      if (shared === self) shared = null;
+    },
+  };
+  shared = self;
+  return self;
+}
+
+/**
+ * Opens the OPFS folder `path` ('downloads', 'a/b') as a swarm download folder.
+ * @param {string} path
+ */
+export async function opfsFolder(path) {
+  const w = sharedWorker();
+  let folder;
+  try {
+    folder = await w.call('init', { path });
+  } catch (e) {
+    w.release();
+    throw e;
+  }
+  // Every call names its folder: the worker holds each folder's directory and handles apart.
+  const call = (op, args = {}, transfer = []) => w.call(op, { folder, ...args }, transfer);
+  let closed = false;
 
   // Writes go to the worker in batches: one message while none is in flight, and whatever
   // arrives meanwhile as the next message, so a download that outruns the worker costs one
@@ -123,6 +159,15 @@ export async function opfsFolder(path) {
     },
     /** Reads a whole file (tests, small files). */
     readAll: (name) => call('readAll', { name: SAFE(name) }),
-    close: () => worker.terminate(),
+    /** Closes this folder's files; the worker ends with the page's last open folder. */
+    close() {
+      if (closed) return;
+      closed = true;
+      // The worker answers in order, so the close lands after every call made before it.
+      call('closeFolder').then(
+        () => w.release(),
+        () => w.release(),
+      );
+    },
   };
 }
