@@ -9,7 +9,8 @@
 // and server it starts is stopped in `finally`.
 // Settings: PEER_BENCH_MIB (48) per download; PEER_BENCH_THREE=0 leaves the 1 -> 3 room out;
 // PEER_BENCH_PROFILE=1 adds one 1 -> 1 pass under the DevTools CPU profiler (seeder and downloader
-// main threads) and prints where their time went (bench/README.md § Swarm 1 -> 1).
+// main threads) and prints where their time went (bench/README.md § Swarm 1 -> 1);
+// PEER_BENCH_PROFILE_US its sampling interval; PEER_BENCH_WINDOW the requests in flight.
 import { spawnSync } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +22,11 @@ const SIZE = Number(process.env.PEER_BENCH_MIB ?? 48) * MiB;
 const PASSES = 3;
 const THREE = process.env.PEER_BENCH_THREE !== '0';
 const PROFILE = process.env.PEER_BENCH_PROFILE === '1';
+// The profiler's sampling interval (µs): 200 shows more, 1000 distorts the pass less.
+const PROFILE_US = Number(process.env.PEER_BENCH_PROFILE_US ?? 200);
+// Requests in flight per downloader (the core's windowPerPeer and windowTotal); its default if unset.
+const WINDOW = process.env.PEER_BENCH_WINDOW ? Number(process.env.PEER_BENCH_WINDOW) : undefined;
+const SESSION = WINDOW ? { windowPerPeer: WINDOW, windowTotal: WINDOW } : undefined;
 
 if (process.env.TETHER_IN_NETNS !== '1') {
   const file = fileURLToPath(import.meta.url);
@@ -49,7 +55,7 @@ const fmt = (n, d = 2) => Number(n).toFixed(d);
 async function startProfile(page) {
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Profiler.enable');
-  await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+  await cdp.send('Profiler.setSamplingInterval', { interval: PROFILE_US });
   await cdp.send('Profiler.start');
   return async () => {
     const { profile } = await cdp.send('Profiler.stop');
@@ -86,7 +92,12 @@ async function room(h, name, n) {
   const ds = [];
   for (let i = 0; i < n; i++)
     ds.push(
-      await openPeer(h, await newPeerContext(h), { id: `d${i + 1}`, room: name, seed: 10 + i }),
+      await openPeer(h, await newPeerContext(h), {
+        id: `d${i + 1}`,
+        room: name,
+        seed: 10 + i,
+        session: SESSION,
+      }),
     );
   await seeder.waitForFunction((k) => window.peerApi.openPeers().length >= k, n, {
     timeout: 0,

@@ -3,7 +3,7 @@
 // to page on loopback, every byte crosses both renderers' WebRTC stacks and the network service's
 // sockets on the same cores, so throughput ratios are read beside these. Elsewhere it reports
 // nothing rather than guess.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 const TICKS_PER_S = 100; // USER_HZ: 100 on every Linux ABI Node runs on
 
@@ -45,6 +45,25 @@ function threadTicks(pid, into) {
   }
 }
 
+// Our own network namespace: the peer bench runs itself in a private one (unshare -n), and every
+// Chromium it starts inherits it, so this tells its processes apart from the Chromium of other
+// tests and benches running on the machine at the same time, which used to be counted as ours.
+const ownNetns = (() => {
+  try {
+    return readlinkSync('/proc/self/ns/net');
+  } catch {
+    return null;
+  }
+})();
+const sameNetns = (pid) => {
+  if (ownNetns === null) return true;
+  try {
+    return readlinkSync(`/proc/${pid}/ns/net`) === ownNetns;
+  } catch {
+    return false;
+  }
+};
+
 function chromiumTicks() {
   const by = new Map(); // pid -> {kind, ticks}
   const threads = new Map(); // pid/tid -> {name, ticks}, renderers only
@@ -52,7 +71,7 @@ function chromiumTicks() {
     if (!/^\d+$/.test(pid)) continue;
     try {
       const kind = kindOf(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
-      if (!kind) continue;
+      if (!kind || !sameNetns(pid)) continue;
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       by.set(pid, { kind, ticks: ticksOf(stat) });
       if (kind === 'renderers') threadTicks(pid, threads);

@@ -145,6 +145,59 @@ if (inNetns(import.meta.url)) {
   );
 
   test(
+    'two OPFS folders of one page keep their files apart; closing one leaves the other working',
+    { timeout: 120_000 },
+    async () => {
+      // The page's folders share one worker (web/peer/storage-opfs.js): the same names in two
+      // folders are two files, and one folder's close() ends neither the worker nor the other.
+      const ctx = await newPeerContext(h);
+      const p = await ctx.newPage();
+      await p.goto(`${h.web.origin}/tests/e2e/pages/peer-swarm.html`);
+      const r = await p.evaluate(async () => {
+        const { opfsFolder } = await import('/web/peer/storage-opfs.js');
+        const a = await opfsFolder('apart/a');
+        const b = await opfsFolder('apart/b');
+        await a.writeText('same.txt', 'in a');
+        await b.writeText('same.txt', 'in b');
+        const pa = await a.openFile('same.part');
+        const pb = await b.openFile('same.part');
+        await Promise.all([
+          pa.write(0, new Uint8Array([1, 2, 3])),
+          pb.write(0, new Uint8Array([9])),
+        ]);
+        const texts = [await a.readText('same.txt'), await b.readText('same.txt')];
+        const parts = [
+          Array.from(await a.readAll('same.part')),
+          Array.from(await b.readAll('same.part')),
+        ];
+        a.close();
+        let closed = null;
+        try {
+          await a.readText('same.txt');
+        } catch (e) {
+          closed = String(e.message);
+        }
+        await pb.write(1, new Uint8Array([8]));
+        const bAfter = [await b.readText('same.txt'), Array.from(await b.readAll('same.part'))];
+        const again = await opfsFolder('apart/a'); // its part file was closed with the folder
+        const aAgain = [
+          await again.readText('same.txt'),
+          Array.from(await again.readAll('same.part')),
+        ];
+        b.close();
+        again.close();
+        return { texts, parts, closed, bAfter, aAgain };
+      });
+      assert.deepEqual(r.texts, ['in a', 'in b']);
+      assert.deepEqual(r.parts, [[1, 2, 3], [9]]);
+      assert.match(r.closed ?? '', /this folder was closed/);
+      assert.deepEqual(r.bAfter, ['in b', [9, 8]]);
+      assert.deepEqual(r.aAgain, ['in a', [1, 2, 3]]);
+      await p.close();
+    },
+  );
+
+  test(
     'a second download of the same file into the same folder fails with a clear message',
     { timeout: 600_000 },
     async () => {

@@ -88,3 +88,56 @@ test('swarm + ninja-p2p: sparse holders of a 13-chunk file, read by their golden
   );
   await peer.close?.();
 });
+
+test('swarm: a chunk whose digest does not match is never written; the file completes from a good copy', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'tether-ninja-bad-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const bytes = Buffer.alloc(13 * 1024 - 200).map((_, i) => (i * 53 + (i >> 7)) & 255);
+  const file = ninjaFile(bytes);
+  const bad = 4;
+  const net = new LoopNet();
+  const ours = net.endpoint('tether');
+  const all = [...Array(file.chunks.length).keys()];
+  const bitfield = Buffer.alloc((all.length + 7) >> 3);
+  for (const i of all) bitfield[i >> 3] |= 1 << (i & 7); // § swarm_announce bit order
+  new NinjaSwarmPeer(net.endpoint('ninja-a'), file, {
+    holds: all,
+    chunksB64: bitfield.toString('base64'),
+    corruptOnce: [bad],
+  });
+  const peer = createSwarmPeer({ swarm, transport: ours });
+  net.connect('tether', 'ninja-a');
+  net.open('tether', 'ninja-a');
+  net.deliver();
+  // The folder records every write that reaches it.
+  const folder = await nodeFolder(dir);
+  const writes = [];
+  const openFile = folder.openFile.bind(folder);
+  folder.openFile = async (name) => {
+    const h = await openFile(name);
+    const write = h.write.bind(h);
+    h.write = (offset, data) => (
+      writes.push({ offset, data: Buffer.from(data) }),
+      write(offset, data)
+    );
+    return h;
+  };
+  let result = null;
+  peer.fetch(file.offer.fileId, folder).then(
+    (r) => (result = r),
+    (err) => (result = err),
+  );
+  await settle(net, () => result !== null, 'the fetch past a corrupt chunk');
+  if (result instanceof Error) throw result;
+  assert.equal(peer.stats().chunks.bad_hash, 1);
+  const chunkSize = file.offer.chunkSize;
+  const good = Buffer.from(file.chunks[bad]);
+  const atBad = writes.filter((w) => w.offset === bad * chunkSize);
+  assert.deepEqual(
+    atBad.map((w) => w.data.equals(good)),
+    [true],
+    'only the good copy of the chunk was written',
+  );
+  assert.deepEqual(await readFile(join(dir, file.offer.name)), bytes);
+  await peer.close();
+});

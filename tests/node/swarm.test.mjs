@@ -62,6 +62,17 @@ test('swarm: golden binary-lane frames', () => {
     assert.equal(p.index, v.index);
     assert.deepEqual(Buffer.from(p.data), Buffer.from(v.data_b64, 'base64'));
     assert.deepEqual(Buffer.from(swarm.encodeChunkFrame(p.fileId, p.index, p.data)), frame);
+    // Into a reused buffer (a sender whose transport copies on send): the same bytes, at its start,
+    // and over whatever the previous frame left there.
+    const into = new Uint8Array(frame.length + 7).fill(0xee);
+    const view = swarm.encodeChunkFrame(p.fileId, p.index, p.data, into);
+    assert.equal(view.buffer, into.buffer);
+    assert.equal(view.byteOffset, 0);
+    assert.deepEqual(Buffer.from(view), frame);
+    assert.throws(
+      () => swarm.encodeChunkFrame(p.fileId, p.index, p.data, new Uint8Array(frame.length - 1)),
+      /into holds/,
+    );
   }
   for (const v of f.ignored)
     assert.equal(

@@ -336,7 +336,13 @@ export interface Swarm {
     totalChunks: number;
     held: Iterable<number>;
   }): { ok: true; payload: string } | SwarmRefusal;
-  encodeChunkFrame(fileId: string, index: number, bytes: Uint8Array): Uint8Array | null;
+  /** A new frame, or with `into` (at least 40 + bytes.length long) a view of it holding the frame. */
+  encodeChunkFrame(
+    fileId: string,
+    index: number,
+    bytes: Uint8Array,
+    into?: Uint8Array,
+  ): Uint8Array | null;
   parseChunkFrame(frame: Uint8Array): { fileId: string; index: number; data: Uint8Array } | null;
   sha256Hex(bytes: Uint8Array): string;
   partFileName(fileId: string, chunkHashesHash: string, destination: string): string;

@@ -273,11 +273,19 @@ export function createSwarm(mod) {
     /** The swarm_announce payload (JSON text) the core writes for a peer holding `held`. */
     announcePayload: ({ fileId, totalChunks, held }) =>
       mod.swarmAnnouncePayload(fileId, totalChunks, JSON.stringify([...held])),
-    /** A binary-lane frame (new bytes): the core's head, then the chunk, copied once. */
-    encodeChunkFrame(fileId, index, bytes) {
+    /**
+     * A binary-lane frame: the core's head, then the chunk, copied once. Into new bytes, or into
+     * `into` when given (a view of its start is returned): a sender whose transport copies on send
+     * reuses one buffer for every frame instead of allocating 64 KiB per chunk, which was a fifth
+     * of a seeder's main thread with its page faults and GC (bench/README.md § Swarm 1 -> 1).
+     */
+    encodeChunkFrame(fileId, index, bytes, into) {
       const head = codec.encodeFrameHead(fileId, index, bytes.length);
       if (head === null) return null;
-      const frame = new Uint8Array(head.length + bytes.length);
+      const n = head.length + bytes.length;
+      if (into && into.length < n)
+        throw new RangeError(`encodeChunkFrame: into holds ${into.length} bytes, the frame ${n}`);
+      const frame = into ? into.subarray(0, n) : new Uint8Array(n);
       frame.set(head);
       frame.set(bytes, head.length);
       return frame;

@@ -211,6 +211,8 @@ export declare function createSwarmPeer(options: {
   log?: (...args: unknown[]) => void;
   /** Seeds the core's random tie-breaking (§ Why ties are broken at random). */
   seed?: number;
+  /** The core's download settings: requests in flight per peer and in all (its defaults, 16). */
+  session?: { windowPerPeer?: number; windowTotal?: number };
 }): SwarmPeer;
 export declare function bytesSource(bytes: Uint8Array): SwarmSource;
 export declare function sha256HexAsync(bytes: Uint8Array): Promise<string>;

@@ -20,11 +20,22 @@ const SAFE = (name) => {
   return out;
 };
 
-/**
- * Opens the OPFS folder `path` ('downloads', 'a/b') as a swarm download folder.
- * @param {string} path
- */
-export async function opfsFolder(path) {
+// A batch of writes goes to the worker at this many chunks (1 MiB of the default 64 KiB), or this
+// long after its first write (at 20 MB/s, about 6 chunks); see handleOf.
+const WRITE_BATCH = 16;
+const WRITE_WAIT_MS = 20;
+
+// One worker for every folder of the page, started with the first folder and ended with the last
+// one's close(). A worker per folder cost its start-up (a thread, an isolate, the module) on every
+// folder opened: in the peer bench, which opens a folder per download, that was a fifth to a third
+// of the swarm's CPU per MB above the raw lane (bench/README.md § Swarm 1 -> 1).
+let shared = null;
+
+function sharedWorker() {
+  if (shared) {
+    shared.users++;
+    return shared;
+  }
   const worker = new Worker(new URL('./opfs-worker.js', import.meta.url), { type: 'module' });
   const pending = new Map();
   let seq = 0;
@@ -45,41 +56,71 @@ export async function opfsFolder(path) {
       pending.set(s, { resolve, reject });
       worker.postMessage({ seq: s, op, args }, transfer);
     });
-  await call('init', { path });
+  const self = {
+    users: 1,
+    call,
+    release() {
+      if (--self.users > 0) return;
+      worker.terminate();
+      for (const p of pending.values()) p.reject(new Error('OPFS: every folder was closed'));
+      pending.clear();
+      if (shared === self) shared = null;
+    },
+  };
+  shared = self;
+  return self;
+}
 
-  // Writes go to the worker in batches: one message while none is in flight, and whatever
-  // arrives meanwhile as the next message, so a download that outruns the worker costs one
-  // message round trip per batch instead of one per chunk (each is a structured clone, a task on
-  // both threads and a promise; postMessage was 11-16% of a downloader's main thread,
-  // bench/README.md § Swarm 1 -> 1). Every other call on the handle posts the queued writes
-  // first, so the worker still sees the calls in the order they were made.
+/**
+ * Opens the OPFS folder `path` ('downloads', 'a/b') as a swarm download folder.
+ * @param {string} path
+ */
+export async function opfsFolder(path) {
+  const w = sharedWorker();
+  let folder;
+  try {
+    folder = await w.call('init', { path });
+  } catch (e) {
+    w.release();
+    throw e;
+  }
+  // Every call names its folder: the worker holds each folder's directory and handles apart.
+  const call = (op, args = {}, transfer = []) => w.call(op, { folder, ...args }, transfer);
+  let closed = false;
+
+  // Writes go to the worker in batches: a batch leaves once WRITE_BATCH writes are queued or
+  // WRITE_WAIT_MS after its first, whichever comes first. Every message is a structured clone, a
+  // task on both threads, a wake-up of the worker and a reply; sent while none was in flight, as
+  // before, a download at tens of MB/s still sent one per chunk, because the worker was always
+  // done before the next chunk arrived (postMessage 13-15% of a downloader's main thread,
+  // bench/README.md § Swarm 1 -> 1). Every other call on the handle posts the queued writes first,
+  // so the worker still sees the calls in the order they were made.
   const handleOf = (id) => {
     /** @type {{offset: number, bytes: Uint8Array, resolve: (v: unknown) => void, reject: (e: unknown) => void}[]} */
     let queued = [];
-    let inFlight = 0;
+    /** @type {ReturnType<typeof setTimeout> | null} */
+    let timer = null;
     const post = () => {
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
+      if (!queued.length) return;
       const batch = queued;
       queued = [];
-      inFlight++;
       call(
         'write',
         { id, items: batch.map(({ offset, bytes }) => ({ offset, bytes })) },
         batch.map((w) => w.bytes.buffer),
       ).then(
         (r) => {
-          inFlight--;
           for (const w of batch) w.resolve(r);
-          if (queued.length && !inFlight) post();
         },
         (e) => {
-          inFlight--;
           for (const w of batch) w.reject(e);
-          if (queued.length && !inFlight) post();
         },
       );
     };
     const ordered = (op, args) => {
-      if (queued.length) post();
+      post();
       return call(op, { id, ...args });
     };
     return {
@@ -88,7 +129,8 @@ export async function opfsFolder(path) {
       write: (offset, bytes) =>
         new Promise((resolve, reject) => {
           queued.push({ offset, bytes: bytes.slice(), resolve, reject });
-          if (!inFlight) post();
+          if (queued.length >= WRITE_BATCH) post();
+          else if (timer === null) timer = setTimeout(post, WRITE_WAIT_MS);
         }),
       size: () => ordered('size'),
       flush: () => ordered('flush'),
@@ -123,6 +165,15 @@ export async function opfsFolder(path) {
     },
     /** Reads a whole file (tests, small files). */
     readAll: (name) => call('readAll', { name: SAFE(name) }),
-    close: () => worker.terminate(),
+    /** Closes this folder's files; the worker ends with the page's last open folder. */
+    close() {
+      if (closed) return;
+      closed = true;
+      // The worker answers in order, so the close lands after every call made before it.
+      call('closeFolder').then(
+        () => w.release(),
+        () => w.release(),
+      );
+    },
   };
 }

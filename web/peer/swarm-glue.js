@@ -52,6 +52,7 @@ export function bytesSource(bytes) {
  *   onProgress?: (p: object) => void,
  *   log?: (...a: unknown[]) => void,
  *   seed?: number,
+ *   session?: {windowPerPeer?: number, windowTotal?: number},
  * }} options
  */
 export function createSwarmPeer(options) {
@@ -72,6 +73,7 @@ export function createSwarmPeer(options) {
       instanceId: options.identity?.instanceId ?? '',
     },
     seed: options.seed ?? (Math.random() * 0x7fffffff) | 0,
+    ...options.session, // the core's download settings (requests in flight); its defaults otherwise
   });
   const identity = node.identity();
 
@@ -80,6 +82,15 @@ export function createSwarmPeer(options) {
   const waiting = new Map(); // fileId -> [{resolve, reject}] for fetches waiting on an offer
   const activeParts = new Set(); // `${folderKey}/${partName}` held by this process
   const serveQueues = new Map(); // peerId -> {items: [], pumping: bool}
+  // Every served frame is built here when the transport copies on send (transport.d.ts): one
+  // buffer, grown to the largest frame, instead of a new one per chunk.
+  let frameScratch = transport.copiesBinary ? new Uint8Array(0) : null;
+  const frameBuffer = (length) => {
+    if (!frameScratch) return undefined;
+    const n = length + L.chunkFrameHeaderBytes;
+    if (frameScratch.length < n) frameScratch = new Uint8Array(n);
+    return frameScratch;
+  };
   const stats = {
     framesSent: 0,
     base64ChunksSent: 0,
@@ -241,7 +252,12 @@ export function createSwarmPeer(options) {
         const bytes = await it.e.read(it.offset, it.length);
         if (closed) return;
         if (it.binary) {
-          const frame = swarm.encodeChunkFrame(it.e.fileId, it.index, bytes);
+          const frame = swarm.encodeChunkFrame(
+            it.e.fileId,
+            it.index,
+            bytes,
+            frameBuffer(bytes.length),
+          );
           if (frame && transport.sendBinary(peer, frame)) {
             stats.framesSent++;
             peerCounters(it.e, peer).served += it.length;

@@ -38,6 +38,11 @@ export interface PeerTransport {
   send(peer: PeerId, text: string): boolean;
   /** The binary lane; same contract as `send`. */
   sendBinary(peer: PeerId, bytes: Uint8Array): boolean;
+  /**
+   * True when sendBinary has copied the bytes by the time it returns (RTCDataChannel.send queues
+   * a copy), so the caller may reuse them for the next frame. Absent: the transport may keep them.
+   */
+  readonly copiesBinary?: boolean;
   /** Bytes queued on the binary lane to `peer` (backpressure). */
   bufferedAmount(peer: PeerId): number;
   /** Whether the binary lane to `peer` is open (per-request choice of raw vs base64 chunks). */

@@ -340,6 +340,9 @@ export function createWebRtcTransport(options) {
         return false;
       }
     },
+    // RTCDataChannel.send copies what it queues: the swarm glue frames every chunk in one reused
+    // buffer (transport.d.ts § copiesBinary).
+    copiesBinary: true,
     sendBinary(peer, bytes) {
       const ch = lane(peer, 'binary');
       if (

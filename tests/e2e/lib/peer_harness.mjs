@@ -62,9 +62,10 @@ export async function newPeerContext(h) {
 
 /**
  * Opens a peer page in `ctx`, joins `room` as `id`; returns the page (use page.evaluate on peerApi).
- * `kind` picks the page: 'peer-swarm' (swarm glue, OPFS) or 'peer-bus' (tether/bus).
+ * `kind` picks the page: 'peer-swarm' (swarm glue, OPFS) or 'peer-bus' (tether/bus); `session`
+ * passes the swarm core's download settings (windowPerPeer, windowTotal) to the peer.
  */
-export async function openPeer(h, ctx, { id, room, seed = 1, kind = 'peer-swarm' }) {
+export async function openPeer(h, ctx, { id, room, seed = 1, kind = 'peer-swarm', session }) {
   const page = await ctx.newPage();
   page.problems = [];
   page.on('pageerror', (e) => page.problems.push(`${id} pageerror: ${e.message}`));
@@ -74,7 +75,13 @@ export async function openPeer(h, ctx, { id, room, seed = 1, kind = 'peer-swarm'
   );
   await page.goto(`${h.web.origin}/tests/e2e/pages/${kind}.html`);
   await page.waitForFunction(() => window.peerApiReady === true);
-  await page.evaluate((o) => window.peerApi.start(o), { url: h.rooms.url, room, id, seed });
+  await page.evaluate((o) => window.peerApi.start(o), {
+    url: h.rooms.url,
+    room,
+    id,
+    seed,
+    session,
+  });
   return page;
 }
 

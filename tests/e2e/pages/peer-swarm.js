@@ -20,7 +20,7 @@ async function folder(path) {
 }
 
 window.peerApi = {
-  async start({ url, room, id, seed }) {
+  async start({ url, room, id, seed, session }) {
     document.getElementById('who').textContent = id;
     const swarm = await loadSwarm();
     transport = createWebRtcTransport({ url, room, selfId: id, candidateFilter: loopbackOnly });
@@ -28,6 +28,7 @@ window.peerApi = {
       swarm,
       transport,
       seed,
+      session,
       onProgress: (p) => {
         lastProgress.set(p.fileId, p);
         view.update(p);

@@ -43,9 +43,11 @@ export class NinjaSwarmPeer {
   /**
    * @param {import('./loop_transport.mjs').LoopEndpoint} ep
    * @param {ReturnType<typeof ninjaFile>} file
-   * @param {{holds?: number[], chunksB64?: string}} o  a holder: its chunks and their bitfield bytes
+   * @param {{holds?: number[], chunksB64?: string, corruptOnce?: number[]}} o  a holder: its chunks
+   *   and their bitfield bytes; `corruptOnce`: chunks whose first answer has one byte flipped
    */
-  constructor(ep, file, { holds = [], chunksB64 = null } = {}) {
+  constructor(ep, file, { holds = [], chunksB64 = null, corruptOnce = [] } = {}) {
+    this.corruptOnce = new Set(corruptOnce);
     this.ep = ep;
     this.id = ep.selfId;
     this.file = file;
@@ -111,10 +113,12 @@ export class NinjaSwarmPeer {
     } else if (env.type === 'swarm_request') {
       const chunk = this.held.get(p.index);
       if (!chunk) return void this.askedForMissing++;
+      const data = Buffer.from(chunk);
+      if (this.corruptOnce.delete(p.index)) data[0] ^= 0xff;
       this.send(peer, 'swarm_chunk', {
         fileId: p.fileId,
         index: p.index,
-        data: Buffer.from(chunk).toString('base64'),
+        data: data.toString('base64'),
       });
     } else if (env.type === 'swarm_chunk') {
       const data = Buffer.from(p.data, 'base64');
