@@ -47,7 +47,7 @@ std::string_view sfu_op_name(SfuOp op) {
 }
 
 CockpitAction& Outbox::push(ActionKind kind, SessionId session, StreamId stream) {
-  CockpitAction& a = queue_.emplace();
+  CockpitAction& a = queue_.emplace_back();
   a.kind = kind;
   a.session = session;
   a.stream = stream;

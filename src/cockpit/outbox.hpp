@@ -3,6 +3,7 @@
 // and the id spaces actions name (streams, sendOrder). Components push here; nothing else leaves.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,8 +30,16 @@ struct Endpoint {
 
 class Outbox {
  public:
-  std::optional<CockpitAction> poll() { return queue_.poll(); }
+  std::optional<CockpitAction> poll() {
+    if (queue_.empty()) return std::nullopt;
+    std::optional<CockpitAction> a(std::move(queue_.front()));
+    queue_.pop_front();
+    return a;
+  }
   bool empty() const { return queue_.empty(); }
+  // The actions not yet polled, the next poll's first (the relay's window count reads them).
+  std::size_t size() const { return queue_.size(); }
+  const CockpitAction& queued(std::size_t i) const { return queue_[i]; }
   CockpitAction& push(ActionKind kind, SessionId session, StreamId stream = 0);
 
   // A JSON message on the endpoint's reply lane: a datagram to a robot, the control stream to a
@@ -47,7 +56,7 @@ class Outbox {
   std::int64_t next_send_order() { return --send_order_; }
 
  private:
-  PollQueue<CockpitAction> queue_;
+  std::deque<CockpitAction> queue_;  // a PollQueue (common/drive.hpp) that can be read ahead
   StreamId next_stream_ = 0;
   std::int64_t send_order_ = 0;
 };

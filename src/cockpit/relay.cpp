@@ -40,17 +40,30 @@ SessionId CockpitRelay::handle_session_open(Role role, Lane lane, TimeMs now) {
 
 std::optional<CockpitAction> CockpitRelay::poll_action() {
   auto a = out_.poll();
-  if (a && a->bytes && !ws_buffered_amount_) {
-    // What each WebSocket is handed, for the acknowledged window.
-    Session* s = sessions_.find(a->session);
-    if (s && s->ep.lane == Lane::websocket) {
-      s->ws_queued += a->bytes->size();
-      if (a->ack_mark) {
-        s->ws_pong_marks.record(s->ws_queued);
-      }
-    }
+  if (a && !ws_buffered_amount_) {
+    // What each WebSocket is handed, for the acknowledged window: once per action, here or
+    // already in count_queued.
+    if (counted_ > 0)
+      --counted_;
+    else
+      count_handed(*a);
   }
   return a;
+}
+
+void CockpitRelay::count_handed(const CockpitAction& a) {
+  if (!a.bytes) return;
+  Session* s = sessions_.find(a.session);
+  if (s && s->ep.lane == Lane::websocket) {
+    s->ws_queued += a.bytes->size();
+    if (a.ack_mark) s->ws_pong_marks.record(s->ws_queued);
+  }
+}
+
+void CockpitRelay::count_queued() {
+  // Actions are queued whole: by the time another completion is looked at, each queued action's
+  // bytes and ack mark are final, and a session's actions are polled in this same order.
+  for (; counted_ < out_.size(); ++counted_) count_handed(out_.queued(counted_));
 }
 
 void CockpitRelay::handle_session_closed(SessionId s, TimeMs now) {
@@ -640,6 +653,10 @@ void CockpitRelay::complete(Completion c, StreamId st, TimeMs now) {
     SessionId owner = delivery_.owner(st);
     if (!owner) owner = sessions_.carrier_session(st);
     Session* s = sessions_.find(owner);
+    // A counted handle_writes_done runs several completions in one input: each must see the
+    // bytes the ones before it handed out, as it would had each been its own input and drain
+    // (docs/cockpit-protocol.md § The slow-reader rule: the window plus one frame).
+    if (s && paced(*s)) count_queued();
     if (s && paced(*s) &&
         (!s->ws_deferred.empty() || s->ws_queued - s->ws_acked > kWebSocketAckWindowBytes)) {
       // The socket's window is full: the completion waits for the client's next ping.

@@ -205,6 +205,11 @@ class CockpitRelay {
   bool paced(const Session& s) const;
   // A stream opened or a write completed; deferred while the socket's window is full.
   void complete(Completion c, StreamId st, TimeMs now);
+  // Adds an action's bytes to what its WebSocket was handed (and records a pong's end there).
+  void count_handed(const CockpitAction& a);
+  // Counts the actions queued but not yet polled, so a window check sees every byte handed out
+  // so far, including those of the completions just before it in the same input.
+  void count_queued();
   void dispatch(Completion c, StreamId st, TimeMs now);
   void acknowledge(Session& s, const Json& read, TimeMs now);
   void pong(Session& s, Json ping);
@@ -223,6 +228,7 @@ class CockpitRelay {
 
   bool ws_buffered_amount_;
   Outbox out_;
+  std::size_t counted_ = 0;  // the leading actions of out_ already counted (count_queued)
   Sessions sessions_;
   Lease lease_;
   Delivery delivery_;

@@ -126,9 +126,27 @@ const manifest = {
   panels: [{ id: 'drive', kind: 'teleop', channels: ['cmd_vel'] }],
 };
 
-async function loop({ authText = '', robotToken, viewerToken } = {}) {
+// `viewers`: how many viewers connect (the first is `viewer`, all are in `viewers`). Every
+// completion the lane reports to the core is logged in `completions` as [call, stream, count].
+async function loop({ authText = '', robotToken, viewerToken, viewers = 1, channels } = {}) {
   const clock = manualClock();
-  const relay = createCockpitRelay(mod, { authText });
+  const core = createCockpitRelay(mod, { authText });
+  const completions = [];
+  const relay = {
+    ...core,
+    handleStreamOpened: (st, now) => (
+      completions.push(['opened', st, 1]),
+      core.handleStreamOpened(st, now)
+    ),
+    handleWriteDone: (st, now) => (
+      completions.push(['written', st, 1]),
+      core.handleWriteDone(st, now)
+    ),
+    handleWritesDone: (st, n, now) => (
+      completions.push(['writtenCounted', st, n]),
+      core.handleWritesDone(st, n, now)
+    ),
+  };
   let lane;
   const driver = createDriver(
     relay,
@@ -151,7 +169,7 @@ async function loop({ authText = '', robotToken, viewerToken } = {}) {
       id: 'r1',
       name: 'Rover',
       model: 'sim',
-      manifest,
+      manifest: channels ? { ...manifest, channels, panels: [] } : manifest,
       ...(robotToken ? { token: robotToken } : {}),
     },
     { event: (e) => robotEvents.push(e) },
@@ -159,33 +177,37 @@ async function loop({ authText = '', robotToken, viewerToken } = {}) {
   await clock.advance(0);
   const robotSocket = Socket.last;
 
-  const viewerEvents = [];
-  const frames = [];
-  const state = {};
-  const viewer = connectViewer(mod, wire, info, {
-    token: viewerToken,
-    WebSocket: Socket,
-    clock,
-    event: (e) => {
-      viewerEvents.push(e);
-      if (e.kind === 'state') Object.assign(state, e);
-    },
-    frame: (f) => frames.push(f),
-  });
-  viewer.start();
-  await clock.advance(0);
-  const viewerSocket = Socket.last;
+  const all = [];
+  for (let i = 0; i < viewers; i++) {
+    const v = { events: [], frames: [], state: {} };
+    v.viewer = connectViewer(mod, wire, info, {
+      token: viewerToken,
+      WebSocket: Socket,
+      clock,
+      event: (e) => {
+        v.events.push(e);
+        if (e.kind === 'state') Object.assign(v.state, e);
+      },
+      frame: (f) => v.frames.push(f),
+    });
+    v.viewer.start();
+    await clock.advance(0);
+    v.socket = Socket.last;
+    all.push(v);
+  }
   return {
     clock,
     relay,
+    completions,
     robot,
     robotEvents,
     robotSocket,
-    viewer,
-    viewerEvents,
-    viewerSocket,
-    frames,
-    state,
+    viewers: all,
+    viewer: all[0].viewer,
+    viewerEvents: all[0].events,
+    viewerSocket: all[0].socket,
+    frames: all[0].frames,
+    state: all[0].state,
   };
 }
 
@@ -360,4 +382,91 @@ test('cockpit loop: an unsupported manifest version is reported to the SDK user 
     }),
     (e) => e.code === 'invalidManifest' && /channels/.test(e.message),
   );
+});
+
+// Real time passes until `done()` (the lane polls a full socket on a real 10 ms timer).
+async function until(done, what) {
+  for (let i = 0; i < 400 && !done(); i++) {
+    await new Promise((r) => setTimeout(r, 5));
+    await settle();
+  }
+  assert.ok(done(), what);
+}
+
+const seqs = (frames, ch) => frames.filter((f) => f.header.ch === ch).map((f) => f.header.seq);
+
+test('cockpit loop: a turn of write completions is one counted handleWritesDone per viewer stream', async () => {
+  // Fails on a lane that reports each write done alone (one handleWriteDone, one driver input,
+  // per viewer per frame): bench/README.md § cockpit fan-out.
+  const l = await loop({
+    viewers: 8,
+    channels: [{ ch: 'log', encoding: 'text.json.v1', delivery: 'reliable' }],
+  });
+  for (const v of l.viewers) {
+    v.viewer.watch('r1');
+    v.viewer.want(['log']);
+  }
+  await l.clock.advance(0);
+  assert.equal(l.robot.send('log', enc.encode('L0')), 'sent'); // every viewer's stream opens
+  await l.clock.advance(0);
+  l.completions.length = 0;
+  for (let i = 1; i <= 3; i++) assert.equal(l.robot.send('log', enc.encode(`L${i}`)), 'sent');
+  await l.clock.advance(0);
+  for (const v of l.viewers)
+    assert.deepEqual(
+      v.frames.map((f) => dec.decode(f.payload)),
+      ['L0', 'L1', 'L2', 'L3'],
+    );
+  // The three frames reached the relay in one turn: their 24 writes are 8 counted completions.
+  assert.deepEqual(
+    l.completions.map(([call, , n]) => [call, n]),
+    Array.from({ length: 8 }, () => ['writtenCounted', 3]),
+  );
+  assert.equal(new Set(l.completions.map(([, st]) => st)).size, 8, 'one per viewer stream');
+  for (const v of l.viewers) v.viewer.close();
+  await l.robot.stop();
+});
+
+test('cockpit loop: a full socket holds its completions: latest frames superseded, reliable ones all in order', async () => {
+  const l = await loop({
+    channels: [
+      { ch: 'cam', encoding: 'jpeg.v1', delivery: 'latest' },
+      { ch: 'log', encoding: 'text.json.v1', delivery: 'reliable' },
+    ],
+  });
+  l.viewer.watch('r1');
+  l.viewer.want(['cam', 'log']);
+  await l.clock.advance(0);
+  const n = 20;
+  const send = (i) => {
+    l.robot.send('cam', new Uint8Array([0xff, 0xd8, i]), { meta: { w: 1, h: 1 } });
+    l.robot.send('log', enc.encode(`L${i}`));
+  };
+  send(1); // with room: both streams open and the frames go
+  await l.clock.advance(0);
+  const server = l.viewerSocket.server;
+  server.bufferedAmount = l.relay.limits.webSocketHighWaterBytes + 1; // no room
+  for (let i = 2; i <= n; i++) send(i);
+  await l.clock.advance(0);
+  await new Promise((r) => setTimeout(r, 30)); // a few of the lane's polls of a full socket
+  await settle();
+  // Held: the reliable writes in flight went (the socket takes them; their completions wait), the
+  // rest queue in the core; a new latest stream does not open, so its frames are superseded.
+  const inFlight = l.relay.limits.reliableWritesInFlight;
+  assert.deepEqual(
+    seqs(l.frames, 'log'),
+    Array.from({ length: 1 + inFlight }, (_, i) => i + 1),
+  );
+  assert.deepEqual(seqs(l.frames, 'cam'), [1]);
+  server.bufferedAmount = 0;
+  await until(() => seqs(l.frames, 'log').length === n, 'every reliable frame arrives');
+  await until(() => seqs(l.frames, 'cam').length === 2, 'the newest latest frame arrives');
+  assert.deepEqual(
+    seqs(l.frames, 'log'),
+    Array.from({ length: n }, (_, i) => i + 1),
+  );
+  assert.deepEqual(seqs(l.frames, 'cam'), [1, n], 'only the newest of those held');
+  assert.equal(l.relay.stats().robots[0].channels.cam.dropped, n - 2);
+  l.viewer.close();
+  await l.robot.stop();
 });

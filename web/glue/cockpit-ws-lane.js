@@ -14,6 +14,14 @@ const DRAIN_POLL_MS = 10; // how often a full socket is checked for room (no dra
 const buffered = (ws) => ws.bufferedAmount ?? 0;
 
 /**
+ * One socket's session. `waiting`: its completions (stream, opened) held until the socket has
+ * room, in order; `poll`: the one timer that looks for room meanwhile; `moved`: the edge's mark
+ * of a session handed to another object (web/edge/cockpit.js).
+ * @typedef {{id: number, role: string, ws: any, out: Set<number>, closed: boolean,
+ *   waiting: Array<[number, boolean]>, poll: any, moved?: boolean}} LaneSession
+ */
+
+/**
  * @param {import('./cockpit-relay.d.ts').CockpitRelay} core
  * @param {import('./driver.d.ts').Driver} driver  the host's driver of `core`
  * @param {{highWater?: number}} [options]  `highWater` bounds what one socket buffers for a viewer
@@ -26,16 +34,63 @@ export function createWsLane(
 ) {
   const sessions = new Map(); // session id -> lane session
 
-  // Runs fn once the socket has room (a transport fact the core is told as a result).
-  function whenDrained(s, fn) {
-    if (buffered(s.ws) <= highWater) return queueMicrotask(fn);
-    const t = setInterval(() => {
-      if (s.closed) return clearInterval(t);
-      if (buffered(s.ws) <= highWater) {
-        clearInterval(t);
-        fn();
+  // Completions are reported per turn, not per completion (bench/README.md § cockpit fan-out):
+  // every stream open and write done that becomes known while one microtask checkpoint runs goes
+  // into one driver input, one handleStreamOpened and one counted handleWritesDone per stream, in
+  // the order the streams first completed. A robot frame fanned out to 8 viewers is then one input
+  // for its 8 completions instead of 8, each with its own drain. A stream's open is reported
+  // before its writes (a write is only ever handed out after its stream opened).
+  /** @type {Map<number, {s: LaneSession, opened: boolean, written: number}>} stream -> this turn's completions */
+  const turn = new Map();
+  let flushing = false;
+  function complete(s, stream, opened) {
+    let c = turn.get(stream);
+    if (!c) turn.set(stream, (c = { s, opened: false, written: 0 }));
+    if (opened) c.opened = true;
+    else c.written++;
+    if (!flushing) {
+      flushing = true;
+      queueMicrotask(flush);
+    }
+  }
+  function flush() {
+    flushing = false;
+    if (turn.size === 0) return;
+    const done = [...turn];
+    turn.clear();
+    driver.input((now) => {
+      for (const [stream, c] of done) {
+        // A stream reset while it waited for room is not reported open (the core dropped it).
+        if (c.opened && c.s.out.has(stream)) core.handleStreamOpened(stream, now);
+        if (c.written > 0) core.handleWritesDone(stream, c.written, now);
       }
+    });
+  }
+
+  // A completion is a transport fact: the socket has room (at most highWater buffered). While it
+  // has none, the session's completions wait in order and one timer per session polls for room;
+  // once it has room every waiting completion is done at once, as each would have been.
+  function whenDrained(s, stream, opened) {
+    if (s.waiting.length === 0 && buffered(s.ws) <= highWater) return complete(s, stream, opened);
+    s.waiting.push([stream, opened]);
+    if (buffered(s.ws) <= highWater) return release(s);
+    if (s.poll) return;
+    s.poll = setInterval(() => {
+      if (s.closed) {
+        clearInterval(s.poll);
+        s.poll = null;
+        s.waiting.length = 0;
+        return;
+      }
+      if (buffered(s.ws) <= highWater) release(s);
     }, DRAIN_POLL_MS);
+  }
+  function release(s) {
+    if (s.poll) clearInterval(s.poll);
+    s.poll = null;
+    const waiting = s.waiting;
+    s.waiting = [];
+    for (const [stream, opened] of waiting) complete(s, stream, opened);
   }
 
   return {
@@ -51,7 +106,8 @@ export function createWsLane(
         ws.close(1013, 'relay full: try again later');
         return null;
       }
-      const s = { id, role, ws, out: new Set(), closed: false };
+      /** @type {LaneSession} */
+      const s = { id, role, ws, out: new Set(), closed: false, waiting: [], poll: null };
       sessions.set(id, s);
       return {
         session: s,
@@ -88,15 +144,13 @@ export function createWsLane(
           // A stream "opens" once the socket has drained below the high-water mark, so latest
           // frames held meanwhile are superseded in place by the core (latest = newest pending).
           s.out.add(a.stream);
-          whenDrained(s, () => {
-            if (s.out.has(a.stream)) driver.input((now) => core.handleStreamOpened(a.stream, now));
-          });
+          whenDrained(s, a.stream, true);
           return;
         case 'write_carrier':
         case 'write_stream':
           send(a.bytes);
           // A write completes when the socket drains, so the core's caps bound what it buffers.
-          whenDrained(s, () => driver.input((now) => core.handleWriteDone(a.stream, now)));
+          whenDrained(s, a.stream, false);
           return;
         case 'reset_stream':
           s.out.delete(a.stream);

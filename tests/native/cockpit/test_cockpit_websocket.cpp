@@ -291,3 +291,65 @@ TEST_CASE("cockpit websocket: with bufferedAmount the host's signal alone paces 
   }
   CHECK(w.frames[v.id].size() == 4);
 }
+
+namespace {
+// A paced viewer of the reliable "log" with 20 frames of `size` bytes queued; its stream opened
+// and the first writes handed out, none completed. Returns the seqs of what those writes carried.
+struct Backlog {
+  StreamId stream = 0;
+  std::vector<std::string> handed;
+};
+std::string seq_of(const CockpitAction& a) {
+  const std::string p = H::frame_payload(a);
+  return p.substr(0, p.find(':'));
+}
+Backlog paced_backlog(Harness& h, std::size_t size) {
+  WsPeer robot = ws_robot(h, "r1");
+  WsPeer v = ws_viewer(h, "r1", {"log"});
+  h.take();
+  const std::string big(size, 'x');
+  for (int i = 1; i <= 20; ++i)
+    robot.frame("log", i, std::to_string(i) + ":" + big, wire::Delivery::reliable);
+  Backlog b;
+  for (auto acts = h.take(); !acts.empty(); acts = h.take())
+    for (const auto& a : acts) {
+      if (a.session != v.id) continue;
+      if (a.kind == ActionKind::open_stream) {
+        b.stream = a.stream;
+        h.relay.handle_stream_opened(a.stream, h.now);
+      }
+      if (a.kind == ActionKind::write_stream) b.handed.push_back(seq_of(a));
+    }
+  return b;
+}
+std::vector<std::string> seqs_written(const std::vector<CockpitAction>& acts) {
+  std::vector<std::string> out;
+  for (const auto& a : acts)
+    if (a.kind == ActionKind::write_stream) out.push_back(seq_of(a));
+  return out;
+}
+}  // namespace
+
+TEST_CASE(
+    "cockpit websocket: without bufferedAmount a counted writes_done hands out what singles do") {
+  // 8 writes of 384 KiB in flight (3 MiB handed). Reported one by one, each completion sees the
+  // bytes the one before it handed out: three more frames go, then the window (4 MiB) is full
+  // and the rest wait for a ping. One count of 8 in one input must hand out the same three, not
+  // eight (which it did while the window counted bytes only as they were polled).
+  RelayConfig c;
+  c.websocket_buffered_amount = false;
+  Harness single(c), counted(c);
+  Backlog s = paced_backlog(single, 384 * 1024);
+  Backlog n = paced_backlog(counted, 384 * 1024);
+  REQUIRE(s.handed.size() == kReliableWritesInFlight);
+  REQUIRE(n.handed == s.handed);
+  std::vector<std::string> one_by_one;
+  for (std::size_t i = 0; i < kReliableWritesInFlight; ++i) {
+    single.relay.handle_write_done(s.stream, single.now);
+    for (auto& q : seqs_written(single.take())) one_by_one.push_back(q);
+  }
+  counted.relay.handle_writes_done(n.stream, kReliableWritesInFlight, counted.now);
+  const std::vector<std::string> at_once = seqs_written(counted.take());
+  CHECK(one_by_one == std::vector<std::string>{"9", "10", "11"});
+  CHECK(at_once == one_by_one);
+}
