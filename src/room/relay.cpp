@@ -771,8 +771,9 @@ RoomRelay::Step RoomRelay::run_envelope(Work& w, TimeMs now_ms) {
         const OpView& op = ev.ops[w.op];
         if (!w.op_checked && (opt_.native_acl || opt_.has_can_write)) {
           std::optional<bool> ok =
-              opt_.native_acl
-                  ? acl_can_write(w, members_[member], op, room)
+              opt_.native_acl ? acl_can_write(w, members_[member], op, room)
+              : opt_.can_write_root_only && op.depth > 0
+                  ? std::optional<bool>(true)
                   : answer_or_ask(w, RoomAction::Kind::ask_can_write, room, scan.raw(op.path));
           if (!ok) return Step::suspended;
           if (!*ok) {

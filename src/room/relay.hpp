@@ -50,6 +50,10 @@ struct RoomRelayOptions {
   bool durable = false;                 // onCommit configured: every commit waits for a verdict
   bool has_policy = false;              // any policy object at all (checkEnvelope runs)
   bool has_can_write = false;
+  // The host's canWrite allows every op below the room root (its own rules ask about the root
+  // alone: web/edge/policy.js with no rules), so only a root op is asked about; the rest pass
+  // without a question, and without the envelope parking to wait for one.
+  bool can_write_root_only = false;
   bool has_validate = false;
   bool has_can_bump = false;
   bool verify_citations = false;
