@@ -27,6 +27,9 @@ export const HEADER_HTTP_OP = 'X-Tether-Http-Op';
 // at its ticket's expiry, waiting receive included (docs/agent-bus.md § HTTP relay transport).
 export const HEADER_EXPIRES = 'X-Tether-Expires';
 
+// How long a changed read state may wait to be written into its socket's attachment.
+const READ_STATE_DELAY_MS = 1000;
+
 function config(env) {
   const limits = resolveLimits(
     typeof env.ROOM_LIMITS === 'string' ? JSON.parse(env.ROOM_LIMITS || '{}') : env.ROOM_LIMITS,
@@ -94,12 +97,15 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
           keep(conn);
         },
         // The socket's read acknowledgements, so the woken object counts on where its reader
-        // does. Once per socket per turn that sent to it: a structured clone of some 400 bytes
-        // into the runtime's memory (no storage write), beside the frames the turn sent it.
+        // does: a structured clone of some 400 bytes into the runtime's memory (no storage
+        // write). Once per socket at most every READ_STATE_DELAY_MS: workerd hibernates an
+        // object only when no timer is pending (the Durable Object lifecycle), so the timer
+        // that writes them always runs before a hibernation could drop them.
         onReadState: (conn, read) => {
           conn.attachment.read = read;
           keep(conn);
         },
+        readStateDelayMs: READ_STATE_DELAY_MS,
       });
       // HTTP members live in memory only: after an eviction their sessions are unknown (404) and
       // the clients open new ones (docs/agent-bus.md § HTTP relay transport).
@@ -238,7 +244,9 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
           return Response.json({ ok: true });
         case '/__test/evict':
           // What hibernation does to memory: the relay and every connection object are gone;
-          // only storage and the sockets (with their attachments) survive.
+          // only storage and the sockets (with their attachments) survive. A hibernation waits
+          // for pending timers, the read-state one included: it runs first.
+          this.host.saveReadStates();
           this.sockets = new Map();
           await this.boot();
           return Response.json({ ok: true, wakes: this.wakes, sockets: this.sockets.size });
