@@ -10,7 +10,6 @@
 #include <cmath>
 #include <iterator>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "common/json.hpp"
@@ -191,10 +190,7 @@ class RoomRelayCore {
   double connect(const std::string& writer, const std::string& only_room) {
     return relay_.connect(writer, only_room);
   }
-  void disconnect(double conn) {
-    judged_.erase(static_cast<std::uint64_t>(conn));
-    relay_.handle_disconnect(static_cast<ConnId>(conn));
-  }
+  void disconnect(double conn) { relay_.handle_disconnect(static_cast<ConnId>(conn)); }
   // The fast path: JS encodes a message straight into this buffer (TextEncoder.encodeInto), so no
   // per-character marshalling runs in JS.
   val stage(int n) {
@@ -214,8 +210,8 @@ class RoomRelayCore {
     std::size_t n = std::min(staging_.size(), static_cast<std::size_t>(len));
     now_ = now;
     if (units >= 0 && admission_ != nullptr) {
-      if (auto it = judged_.find(static_cast<std::uint64_t>(conn)); it != judged_.end()) {
-        FrameVerdict v = admission_->handle_frame(it->second, false, units, static_cast<double>(n),
+      if (std::uint64_t tag = relay_.host_tag(static_cast<ConnId>(conn)); tag != 0) {
+        FrameVerdict v = admission_->handle_frame(tag - 1, false, units, static_cast<double>(n),
                                                   static_cast<TimeMs>(now));
         if (v.kind == FrameVerdict::Kind::close) {
           reasons_.clear();
@@ -254,12 +250,10 @@ class RoomRelayCore {
   // handed and its reader acknowledged. pauseJudging(true) while the host drops every frame
   // unsent (a silent rejoin): those are neither judged nor counted, as before.
   void use_admission(RoomAdmissionCore* a) { admission_ = a != nullptr ? &a->core() : nullptr; }
-  // False (the host judges that socket itself) for an admission id past 32 bits: the map is the
-  // relay's own question map's type (asked_), so the module carries no second hash table.
+  // The admission id rides on the relay's connection (its host tag, id + 1; 0: not judged).
   bool judge(double conn, double admission_conn) {
-    if (!(admission_conn >= 0 && admission_conn <= 4294967295.0)) return false;
-    judged_[static_cast<std::uint64_t>(conn)] = static_cast<ConnId>(admission_conn);
-    return true;
+    relay_.set_host_tag(static_cast<ConnId>(conn), static_cast<std::uint64_t>(admission_conn) + 1);
+    return relay_.host_tag(static_cast<ConnId>(conn)) != 0;
   }
   void pause_judging(bool paused) { judging_paused_ = paused; }
   std::string refusal_reason(int i) const {
@@ -385,16 +379,16 @@ class RoomRelayCore {
     p[kReason] = -1;
     if (admission_ == nullptr || judging_paused_) return;
     if (a.kind != RoomAction::Kind::send && a.kind != RoomAction::Kind::read) return;
-    auto it = judged_.find(static_cast<std::uint64_t>(a.conn));
-    if (it == judged_.end()) return;
+    const std::uint64_t tag = relay_.host_tag(a.conn);
+    if (tag == 0) return;
+    const std::uint64_t id = tag - 1;
     if (a.kind == RoomAction::Kind::read) {
-      p[kVerdict] = admission_->handle_read(it->second, a.seq) ? 1 : 0;
+      p[kVerdict] = admission_->handle_read(id, a.seq) ? 1 : 0;
       return;
     }
     // The frame's UTF-8 size is the shared text's: a broadcast is measured once, not per member.
-    SendVerdict v =
-        admission_->handle_send(it->second, a.text ? static_cast<double>(a.text->size()) : 0,
-                                a.ephemeral, -1, static_cast<TimeMs>(now_));
+    SendVerdict v = admission_->handle_send(id, a.text ? static_cast<double>(a.text->size()) : 0,
+                                            a.ephemeral, -1, static_cast<TimeMs>(now_));
     if (v.kind == SendVerdict::Kind::send) {
       p[kVerdict] = 0;
     } else if (v.kind == SendVerdict::Kind::drop) {
@@ -426,7 +420,6 @@ class RoomRelayCore {
 
   RoomRelay relay_;
   Admission* admission_ = nullptr;
-  std::unordered_map<std::uint64_t, ConnId> judged_;  // relay conn -> admission conn
   bool judging_paused_ = false;
   double now_ = 0;  // the last input's clock, for the verdicts of the batch it released
   std::vector<std::string> reasons_;
@@ -540,9 +533,6 @@ val action_kinds() {
 }
 val event_kinds() {
   return names(kRoomEventKindNames, std::size(kRoomEventKindNames));
-}
-val reason_names() {
-  return names(kRoomReasonNames, std::size(kRoomReasonNames));
 }
 
 // RoomRelay::Verdict by name, as commitResult takes it.
@@ -658,7 +648,6 @@ EMSCRIPTEN_BINDINGS(tether_room) {
   emscripten::function("roomCloseCodes", &close_codes);
   emscripten::function("roomActionKinds", &action_kinds);
   emscripten::function("roomEventKinds", &event_kinds);
-  emscripten::function("roomReasonNames", &reason_names);
   emscripten::function("roomActionLayout", &action_layout);
   emscripten::function("roomCommitVerdicts", &commit_verdicts);
   emscripten::function("roomLimits", &room_limits);

@@ -27,9 +27,6 @@ export const HEADER_HTTP_OP = 'X-Tether-Http-Op';
 // at its ticket's expiry, waiting receive included (docs/agent-bus.md § HTTP relay transport).
 export const HEADER_EXPIRES = 'X-Tether-Expires';
 
-// How long a changed read state may wait to be written into its socket's attachment.
-const READ_STATE_DELAY_MS = 1000;
-
 function config(env) {
   const limits = resolveLimits(
     typeof env.ROOM_LIMITS === 'string' ? JSON.parse(env.ROOM_LIMITS || '{}') : env.ROOM_LIMITS,
@@ -98,14 +95,13 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
         },
         // The socket's read acknowledgements, so the woken object counts on where its reader
         // does: a structured clone of some 400 bytes into the runtime's memory (no storage
-        // write). Once per socket at most every READ_STATE_DELAY_MS: workerd hibernates an
+        // write). Once per socket at most every second (room-host.js): workerd hibernates an
         // object only when no timer is pending (the Durable Object lifecycle), so the timer
         // that writes them always runs before a hibernation could drop them.
         onReadState: (conn, read) => {
           conn.attachment.read = read;
           keep(conn);
         },
-        readStateDelayMs: READ_STATE_DELAY_MS,
       });
       // HTTP members live in memory only: after an eviction their sessions are unknown (404) and
       // the clients open new ones (docs/agent-bus.md § HTTP relay transport).
@@ -236,7 +232,7 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
           });
         case '/__test/fail-storage':
           this.ctx.storage.sql.exec(
-            `CREATE TRIGGER IF NOT EXISTS tether_test_fail BEFORE INSERT ON tether_log BEGIN SELECT RAISE(ABORT, 'injected: disk full'); END`,
+            `CREATE TRIGGER IF NOT EXISTS tether_test_fail BEFORE INSERT ON tether_journal BEGIN SELECT RAISE(ABORT, 'injected: disk full'); END`,
           );
           return Response.json({ ok: true });
         case '/__test/heal-storage':

@@ -260,8 +260,7 @@ export type RelaySocket = {
 /**
  * A socket whose connection is judged by the relay's admission (`judgedBy`) also hears:
  * `send(text, ephemeral, true)` for a frame the admission core passed, `refused(code, reason)`
- * for one it refused (close the socket with that code) or a frame it refused on receipt after a
- * deferred receive, and `credited()` for a reader's acknowledgement it credited.
+ * for one it refused, or for a frame it refused on receipt (close the socket with that code), and `credited()` for a reader's acknowledgement it credited.
  */
 export type RelayTextSocket = {
   send(text: string, ephemeral?: boolean, passed?: boolean): void;
@@ -324,15 +323,13 @@ export type RelayOptions = RelayCommitOptions & {
 /** A message the core could not read: nothing changed. `message` says what to fix. */
 export type ReceiveError = { readonly reason: string; readonly message: string };
 export type RelayConnection = { receive(msg: ClientMsg): ReceiveError | null; disconnect(): void };
-/** A frame the admission core refused on receipt: close the socket with `code`. */
-export type FrameRefusal = { readonly code: number; readonly reason: string };
 export type RelayTextConnection = {
   receive(text: string): ReceiveError | null;
   disconnect(): void;
   /** tether's: the connection's frames and sends judged by `opt.admission` as its connection `id`. */
   judgedBy?(id: number): boolean;
   /** After judgedBy: a text frame checked and received in one call. */
-  receiveFrame?(text: string): ReceiveError | FrameRefusal | null;
+  receiveFrame?(text: string): ReceiveError | null;
 };
 export type RoomInfo = {
   readonly seq: number;

@@ -8,10 +8,6 @@ import { loadTetherModule } from './load.js';
 import { randomSeed } from './seed.js';
 
 const ACL = Symbol.for('tether.relay.pathPrefixAcl');
-// A policy whose canWrite allows every path below the room root says so by keeping its canWrite
-// under this symbol (web/edge/policy.js): the core then asks about root ops only, and a write to
-// any other path runs without a question (one JS call and a parked envelope fewer per envelope).
-const ROOT_ONLY = Symbol.for('tether.relay.canWriteRootOnly');
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -273,8 +269,6 @@ export function createRelay(opt = {}) {
       durable: typeof opt.onCommit === 'function',
       hasPolicy: !!policy,
       canWrite: !acl && typeof policy?.canWrite === 'function',
-      canWriteRootOnly:
-        !acl && typeof policy?.canWrite === 'function' && policy[ROOT_ONLY] === policy.canWrite,
       validate: typeof policy?.validate === 'function',
       canBump: typeof policy?.canBump === 'function',
       verifyCitations: !!policy?.verifyCitations,
@@ -393,15 +387,12 @@ export function createRelay(opt = {}) {
       const c = conns.get(conn);
       if (c === undefined) return;
       const judged = h[k + L.verdict];
-      if (judged !== -1) {
-        // The admission core judged it inside the batch: send, drop (0, 1) or close.
-        if (judged === 0) c.socket.send(textAt(k), h[k + L.ephemeral] === 1, true);
-        else if (judged !== 1) c.socket.refused(judged, core.refusalReason(h[k + L.reason]));
-        return;
-      }
+      // Judged by the admission core inside the batch (0 send, 1 drop, else the close code).
+      if (judged > 1) return c.socket.refused(judged, core.refusalReason(h[k + L.reason]));
+      if (judged === 1) return;
       // The second argument says a frame is ephemeral (a presence update): an adapter bounding
       // a slow reader's queue may drop it first. The reference's sockets take one argument.
-      if (c.text) c.socket.send(textAt(k), h[k + L.ephemeral] === 1);
+      if (c.text) c.socket.send(textAt(k), h[k + L.ephemeral] === 1, judged === 0);
       else c.socket.send(objAt(k), h[k + L.ephemeral] === 1);
       return;
     }
@@ -546,29 +537,19 @@ export function createRelay(opt = {}) {
       input(() => core.disconnect(conn));
     };
     let judged = false;
-    // `units` >= 0: the admission core checks the frame first (judgedBy), in the same call.
+    // `units` >= 0: the admission core checks the frame first (judgedBy), in the same call, and
+    // a frame it refuses reaches the socket's `refused` (deferred behind a drain or not).
     const receiveText = (message, units = -1) => {
-      let returned = false;
       // null: accepted (or queued behind what is being carried out); else what to fix.
-      const out = input((now) => {
-        receiveError = 0;
-        frameRefused = 0;
+      const code = input((now) => {
+        receiveError = frameRefused = 0;
         adopt(core.receiveStagedPack(conn, stage(message), now, units));
-        if (frameRefused !== 0) {
-          const refusal = { code: frameRefused, reason: core.refusalReason(0) };
-          // Deferred behind a drain, nobody reads the answer: the socket hears it.
-          if (returned) socket.refused(refusal.code, refusal.reason);
-          return refusal;
-        }
-        return receiveError
-          ? {
-              reason: mod.roomReceiveError(receiveError),
-              message: mod.roomReceiveErrorText(receiveError),
-            }
-          : null;
+        if (frameRefused !== 0) socket.refused(frameRefused, core.refusalReason(0));
+        return receiveError;
       });
-      returned = true;
-      return out ?? null;
+      return code
+        ? { reason: mod.roomReceiveError(code), message: mod.roomReceiveErrorText(code) }
+        : null;
     };
     return {
       conn,
@@ -578,12 +559,10 @@ export function createRelay(opt = {}) {
       // The socket's frames and sends judged by the relay's admission core (opt.admission) as
       // its connection `id` there: sends arrive as send(text, ephemeral, true) once passed,
       // refusals as refused(code, reason), credited reads as credited(). From then on
-      // receiveFrame(text) checks a text frame and hands it to the relay in one call: null, a
-      // receive error {reason, message}, or the frame's refusal {code, reason}.
+      // receiveFrame(text) checks a text frame and hands it to the relay in one call: null or a
+      // receive error {reason, message}; a refused frame goes to the socket's refused().
       judgedBy(id) {
-        if (!opt.admission || !conns.has(conn)) return false;
-        judged = core.judge(conn, id);
-        return judged;
+        return (judged = !!opt.admission && core.judge(conn, id));
       },
       receiveFrame: (message) => receiveText(message, judged ? message.length : -1),
     };
@@ -597,12 +576,7 @@ export function createRelay(opt = {}) {
     /** The JSON-text fast path: socket.send gets strings; receive takes the frame's text. */
     connectText(socket, ctx) {
       const c = attach(socket, ctx, true);
-      return {
-        receive: c.receiveText,
-        disconnect: c.disconnect,
-        judgedBy: c.judgedBy,
-        receiveFrame: c.receiveFrame,
-      };
+      return { ...c, receive: c.receiveText };
     },
     room: (name) => core.room(String(name)),
     hydrate: (name, snapshot) =>

@@ -761,6 +761,19 @@ TEST_CASE("relay: can_write_root_only asks about root ops alone, with the same v
   CHECK(h.relay.room("r")->seq == 1);
 }
 
+TEST_CASE("relay: a host tag stays with its connection") {
+  RoomRelay relay{RoomRelayOptions{}};
+  ConnId a = relay.connect("w1"), b = relay.connect("w2");
+  CHECK(relay.host_tag(a) == 0);
+  relay.set_host_tag(a, 42);
+  CHECK(relay.host_tag(a) == 42);
+  CHECK(relay.host_tag(b) == 0);
+  relay.set_host_tag(999, 7);  // no such connection: nothing to keep
+  CHECK(relay.host_tag(999) == 0);
+  relay.handle_disconnect(a);
+  CHECK(relay.host_tag(a) == 0);
+}
+
 TEST_CASE("relay: released work runs only once what is queued before it has been polled") {
   // onCommit reads the room live: a commit action must see the room as of its own envelope, so the
   // backlog a verdict releases runs after that commit has been polled, not within the verdict.
