@@ -49,6 +49,7 @@ RoomRelayOptions options_from(const std::string& text) {
   o.durable = flag("durable");
   o.has_policy = flag("hasPolicy");
   o.has_can_write = flag("canWrite");
+  o.can_write_root_only = flag("canWriteRootOnly");
   o.has_validate = flag("validate");
   o.has_can_bump = flag("canBump");
   o.verify_citations = flag("verifyCitations");
@@ -87,193 +88,12 @@ enum PackedField : int {
   kRule,
   kRoomId,     // the room's incarnation: a name decoded once stays valid for that id
   kEphemeral,  // send: 1 for a presence update (the slow-reader rule drops these first)
+  // The admission core's verdict, for a connection judged inside the batch (useAdmission): send
+  // 0 pass, 1 drop, else the close code; read 1 credited, 0 not; -1 for a connection the host
+  // judges itself.
+  kVerdict,
+  kReason,  // a close verdict's reason: refusalReason(kReason)
   kStride
-};
-
-class RoomRelayCore {
- public:
-  explicit RoomRelayCore(const std::string& options_json) : relay_(options_from(options_json)) {}
-
-  double connect(const std::string& writer, const std::string& only_room) {
-    return relay_.connect(writer, only_room);
-  }
-  void disconnect(double conn) { relay_.handle_disconnect(static_cast<ConnId>(conn)); }
-  int receive(double conn, const std::string& text, double now) {
-    return static_cast<int>(
-        relay_.handle_message(static_cast<ConnId>(conn), text, static_cast<TimeMs>(now)));
-  }
-  // The fast path: JS encodes a message straight into this buffer (TextEncoder.encodeInto), so no
-  // per-character marshalling runs in JS.
-  val stage(int n) {
-    staging_.resize(static_cast<std::size_t>(n));
-    return val(emscripten::typed_memory_view(staging_.size(), staging_.data()));
-  }
-  int receive_staged(double conn, int len, double now) {
-    std::size_t n = std::min(staging_.size(), static_cast<std::size_t>(len));
-    return static_cast<int>(
-        relay_.handle_message(static_cast<ConnId>(conn),
-                              std::string_view(reinterpret_cast<const char*>(staging_.data()), n),
-                              static_cast<TimeMs>(now)));
-  }
-  // receive_staged and the first batch in one call; a message the core refused comes back as the
-  // empty batch carrying its error (it changed nothing, so nothing else is polled).
-  int receive_staged_pack(double conn, int len, double now) {
-    std::size_t n = std::min(staging_.size(), static_cast<std::size_t>(len));
-    ReceiveError e =
-        relay_.handle_message(static_cast<ConnId>(conn),
-                              std::string_view(reinterpret_cast<const char*>(staging_.data()), n),
-                              static_cast<TimeMs>(now));
-    if (e != ReceiveError::none) return nothing(static_cast<int>(e));
-    return pack_actions();
-  }
-  void commit_result(double ticket, int verdict) {
-    relay_.handle_commit_result(static_cast<std::uint64_t>(ticket),
-                                static_cast<RoomRelay::Verdict>(verdict));
-  }
-  // The answer to a question (or a commit answered at once) and the next batch, in one call: the
-  // host answers from inside its perform, and what the answer released is what it does next.
-  int policy_verdict_pack(double token, bool allow, double now) {
-    relay_.handle_policy_verdict(static_cast<std::uint64_t>(token), allow,
-                                 static_cast<TimeMs>(now));
-    return pack_actions();
-  }
-  int commit_result_pack(double ticket, int verdict) {
-    commit_result(ticket, verdict);
-    return pack_actions();
-  }
-  // poll_action in batches (one boundary crossing for a broadcast, not one per member): the next
-  // actions as kStride doubles each, up to and including the first commit or question (an action
-  // whose answer or live read must come before anything after it runs), or until the core has
-  // nothing ready. Texts stay alive, and their addresses valid, until the next call. With no
-  // action at all the batch is nothing(): the caller polls events only when there are some.
-  int pack_actions() {
-    packed_.clear();
-    texts_.clear();
-    if (!relay_.action_ready()) {
-      if (auto a = relay_.poll_action()) {
-        pack(*a);
-      } else {
-        return nothing(0);
-      }
-      if (is_barrier(packed_[kKind]) || !relay_.action_ready()) {
-        return done();
-      }
-    }
-    // Only actions already queued: what comes after them may be released work, which runs in the
-    // next call, once these have been carried out.
-    while (relay_.action_ready()) {
-      std::optional<RoomAction> a = relay_.poll_action();
-      pack(*a);
-      if (is_barrier(static_cast<double>(a->kind))) break;
-    }
-    return done();
-  }
-  std::string text(int i) const { return *texts_[static_cast<std::size_t>(i)]; }
-  static constexpr double kNoAction = -1;
-  // Where JS reads a batch: outbox()[0] holds its address once a pack call returned its length.
-  double outbox() const { return static_cast<double>(reinterpret_cast<std::uintptr_t>(out_)); }
-  // The next event as {kind, conn, room, text, reason, expected, token}, or null.
-  val poll_event() {
-    std::optional<RoomEvent> e = relay_.poll_event();
-    if (!e) return val::null();
-    val o = val::object();
-    o.set("kind", static_cast<int>(e->kind));
-    o.set("conn", static_cast<double>(e->conn));
-    o.set("room", e->room ? *e->room : std::string());
-    o.set("text", e->text);
-    o.set("reason", std::string(e->reason));
-    o.set("expected", e->expected);
-    o.set("token", static_cast<double>(e->token));
-    return o;
-  }
-  val room(const std::string& name) const {
-    auto info = relay_.room(name);
-    if (!info) return val::undefined();
-    val o = val::object();
-    o.set("seq", info->seq);
-    o.set("instance", info->instance);
-    o.set("members", static_cast<double>(info->members));
-    o.set("journal", static_cast<double>(info->journal));
-    o.set("stalled", info->stalled);
-    return o;
-  }
-  // The room's generation nonce, empty when it is not loaded: what a commit's host reads per
-  // envelope, without room()'s whole object.
-  std::string instance(const std::string& name) const {
-    auto info = relay_.room(name);
-    return info ? info->instance : std::string();
-  }
-  bool hydrate(const std::string& name, const std::string& snapshot, double now) {
-    return relay_.hydrate(name, snapshot, static_cast<TimeMs>(now));
-  }
-  bool unload(const std::string& name, bool discard) { return relay_.unload(name, discard); }
-  std::string state_json(const std::string& name) const { return relay_.state_json(name); }
-  std::string checkpoint_json(const std::string& name) const {
-    return relay_.checkpoint_json(name);
-  }
-  double room_count() const { return static_cast<double>(relay_.room_count()); }
-  double register_count() const { return static_cast<double>(relay_.register_count()); }
-  double register_bytes() const { return static_cast<double>(relay_.register_bytes()); }
-
- private:
-  // A batch is read in place (no copy, no typed-array allocation per call): its address goes to
-  // the outbox, its length is the result; it stays valid until the next pack call.
-  int done() {
-    out_[0] = static_cast<double>(reinterpret_cast<std::uintptr_t>(packed_.data()));
-    return static_cast<int>(packed_.size());
-  }
-  // The batch that says no action is ready: {kNoAction, 1 if an event is ready, the receive error}.
-  int nothing(int receive_error) {
-    packed_.clear();
-    packed_.push_back(kNoAction);
-    packed_.push_back(relay_.event_ready() ? 1 : 0);
-    packed_.push_back(receive_error);
-    return done();
-  }
-  static bool is_barrier(double kind) {
-    return kind != static_cast<double>(RoomAction::Kind::send) &&
-           kind != static_cast<double>(RoomAction::Kind::close) &&
-           kind != static_cast<double>(RoomAction::Kind::read);
-  }
-  void pack(const RoomAction& a) {
-    const std::size_t at = packed_.size();
-    packed_.resize(at + kStride, 0.0);
-    double* p = &packed_[at];
-    p[kKind] = static_cast<double>(a.kind);
-    p[kConn] = static_cast<double>(a.conn);
-    keep(a.text, p + kText);
-    keep(a.room, p + kRoom);
-    p[kToken] = static_cast<double>(a.token);
-    p[kSeq] = a.seq;
-    p[kEpoch] = a.epoch;
-    p[kRule] = static_cast<double>(a.rule);
-    p[kRoomId] = static_cast<double>(a.room_id);
-    p[kEphemeral] = a.ephemeral ? 1 : 0;
-  }
-  // Gives a text an id within the batch (the same string keeps its id: a broadcast is decoded
-  // once) and writes id, address and length; -1 when there is none.
-  void keep(const SharedText& t, double* out) {
-    if (!t) {
-      out[0] = -1;
-      return;
-    }
-    std::size_t id = texts_.size();
-    if (!texts_.empty() && texts_.back().get() == t.get())
-      id = texts_.size() - 1;
-    else if (texts_.size() > 1 && texts_[texts_.size() - 2].get() == t.get())
-      id = texts_.size() - 2;
-    else
-      texts_.push_back(t);
-    out[0] = static_cast<double>(id);
-    out[1] = static_cast<double>(reinterpret_cast<std::uintptr_t>(t->data()));
-    out[2] = static_cast<double>(t->size());
-  }
-
-  RoomRelay relay_;
-  std::vector<double> packed_;
-  std::vector<SharedText> texts_;
-  std::vector<std::uint8_t> staging_;
-  double out_[2] = {};
 };
 
 // The admission limits of a room endpoint (room/admission.hpp): inputs in, verdicts out.
@@ -356,10 +176,257 @@ class RoomAdmissionCore {
   double connections(const std::string& scope) const {
     return static_cast<double>(adm_.connections(scope));
   }
+  Admission& core() { return adm_; }
 
  private:
   Admission adm_;
   std::string reason_;
+};
+
+class RoomRelayCore {
+ public:
+  explicit RoomRelayCore(const std::string& options_json) : relay_(options_from(options_json)) {}
+
+  double connect(const std::string& writer, const std::string& only_room) {
+    return relay_.connect(writer, only_room);
+  }
+  void disconnect(double conn) { relay_.handle_disconnect(static_cast<ConnId>(conn)); }
+  // The fast path: JS encodes a message straight into this buffer (TextEncoder.encodeInto), so no
+  // per-character marshalling runs in JS.
+  val stage(int n) {
+    staging_.resize(static_cast<std::size_t>(n));
+    return val(emscripten::typed_memory_view(staging_.size(), staging_.data()));
+  }
+  // A staged message and the first batch in one call (the only way in: one crossing per
+  // message, and the receive-only and text-by-index calls this replaced are gone); a message the core refused comes back as the
+  // empty batch carrying its error (it changed nothing, so nothing else is polled).
+  //
+  // `units`: the message's length in UTF-16 code units, for a connection judged here
+  // (useAdmission): the admission core's frame check (size, rates) runs first, on the UTF-8 size
+  // just staged, so one message is one call. A refused frame comes back as the empty batch
+  // carrying its close code (refusalReason(0) says why) and reaches no relay. < 0: the host judged
+  // the frame itself.
+  int receive_staged_pack(double conn, int len, double now, double units) {
+    std::size_t n = std::min(staging_.size(), static_cast<std::size_t>(len));
+    now_ = now;
+    if (units >= 0 && admission_ != nullptr) {
+      if (std::uint64_t tag = relay_.host_tag(static_cast<ConnId>(conn)); tag != 0) {
+        FrameVerdict v = admission_->handle_frame(tag - 1, false, units, static_cast<double>(n),
+                                                  static_cast<TimeMs>(now));
+        if (v.kind == FrameVerdict::Kind::close) {
+          reasons_.clear();
+          reasons_.push_back(std::move(v.reason));
+          return nothing(0, static_cast<int>(v.code));
+        }
+      }
+    }
+    ReceiveError e =
+        relay_.handle_message(static_cast<ConnId>(conn),
+                              std::string_view(reinterpret_cast<const char*>(staging_.data()), n),
+                              static_cast<TimeMs>(now));
+    if (e != ReceiveError::none) return nothing(static_cast<int>(e));
+    return pack_actions();
+  }
+  void commit_result(double ticket, int verdict) {
+    relay_.handle_commit_result(static_cast<std::uint64_t>(ticket),
+                                static_cast<RoomRelay::Verdict>(verdict));
+  }
+  // The answer to a question (or a commit answered at once) and the next batch, in one call: the
+  // host answers from inside its perform, and what the answer released is what it does next.
+  int policy_verdict_pack(double token, bool allow, double now) {
+    now_ = now;
+    relay_.handle_policy_verdict(static_cast<std::uint64_t>(token), allow,
+                                 static_cast<TimeMs>(now));
+    return pack_actions();
+  }
+  int commit_result_pack(double ticket, int verdict, double now) {
+    commit_result(ticket, verdict);
+    return pack_actions(now);
+  }
+  // The slow-reader rule inside the batch: the host's admission core (it must outlive this
+  // relay) judges every send and read action of a connection bound with judge(), as the batch is
+  // packed, so a broadcast to n members is one call and not n (docs/rooms.md § The slow-reader
+  // rule). Only for sockets without a bufferedAmount (workerd): the core counts what each was
+  // handed and its reader acknowledged. pauseJudging(true) while the host drops every frame
+  // unsent (a silent rejoin): those are neither judged nor counted, as before.
+  void use_admission(RoomAdmissionCore* a) { admission_ = a != nullptr ? &a->core() : nullptr; }
+  // The admission id rides on the relay's connection (its host tag, id + 1; 0: not judged).
+  bool judge(double conn, double admission_conn) {
+    relay_.set_host_tag(static_cast<ConnId>(conn), static_cast<std::uint64_t>(admission_conn) + 1);
+    return relay_.host_tag(static_cast<ConnId>(conn)) != 0;
+  }
+  void pause_judging(bool paused) { judging_paused_ = paused; }
+  std::string refusal_reason(int i) const {
+    return i >= 0 && static_cast<std::size_t>(i) < reasons_.size()
+               ? reasons_[static_cast<std::size_t>(i)]
+               : std::string();
+  }
+  // poll_action in batches (one boundary crossing for a broadcast, not one per member): the next
+  // actions as kStride doubles each, up to and including the first commit or question (an action
+  // whose answer or live read must come before anything after it runs), or until the core has
+  // nothing ready. Texts stay alive, and their addresses valid, until the next call. With no
+  // action at all the batch is nothing(): the caller polls events only when there are some.
+  int pack_actions(double now) {
+    now_ = now;
+    return pack_actions();
+  }
+  int pack_actions() {
+    packed_.clear();
+    texts_.clear();
+    reasons_.clear();
+    if (!relay_.action_ready()) {
+      if (auto a = relay_.poll_action()) {
+        pack(*a);
+      } else {
+        return nothing(0);
+      }
+      if (is_barrier(packed_[kKind]) || !relay_.action_ready()) {
+        return done();
+      }
+    }
+    // Only actions already queued: what comes after them may be released work, which runs in the
+    // next call, once these have been carried out.
+    while (relay_.action_ready()) {
+      std::optional<RoomAction> a = relay_.poll_action();
+      pack(*a);
+      if (is_barrier(static_cast<double>(a->kind))) break;
+    }
+    return done();
+  }
+  static constexpr double kNoAction = -1;
+  // Where JS reads a batch: outbox()[0] holds its address once a pack call returned its length.
+  double outbox() const { return static_cast<double>(reinterpret_cast<std::uintptr_t>(out_)); }
+  // The next event as {kind, conn, room, text, reason, expected, token}, or null.
+  val poll_event() {
+    std::optional<RoomEvent> e = relay_.poll_event();
+    if (!e) return val::null();
+    val o = val::object();
+    o.set("kind", static_cast<int>(e->kind));
+    o.set("conn", static_cast<double>(e->conn));
+    o.set("room", e->room ? *e->room : std::string());
+    o.set("text", e->text);
+    o.set("reason", std::string(e->reason));
+    o.set("expected", e->expected);
+    o.set("token", static_cast<double>(e->token));
+    return o;
+  }
+  val room(const std::string& name) const {
+    auto info = relay_.room(name);
+    if (!info) return val::undefined();
+    val o = val::object();
+    o.set("seq", info->seq);
+    o.set("instance", info->instance);
+    o.set("members", static_cast<double>(info->members));
+    o.set("journal", static_cast<double>(info->journal));
+    o.set("stalled", info->stalled);
+    return o;
+  }
+  // The room's generation nonce, empty when it is not loaded: what a commit's host reads per
+  // envelope, without room()'s whole object.
+  std::string instance(const std::string& name) const {
+    auto info = relay_.room(name);
+    return info ? info->instance : std::string();
+  }
+  bool hydrate(const std::string& name, const std::string& snapshot, double now) {
+    return relay_.hydrate(name, snapshot, static_cast<TimeMs>(now));
+  }
+  bool unload(const std::string& name, bool discard) { return relay_.unload(name, discard); }
+  std::string state_json(const std::string& name) const { return relay_.state_json(name); }
+  std::string checkpoint_json(const std::string& name) const {
+    return relay_.checkpoint_json(name);
+  }
+  double room_count() const { return static_cast<double>(relay_.room_count()); }
+  double register_count() const { return static_cast<double>(relay_.register_count()); }
+  double register_bytes() const { return static_cast<double>(relay_.register_bytes()); }
+
+ private:
+  // A batch is read in place (no copy, no typed-array allocation per call): its address goes to
+  // the outbox, its length is the result; it stays valid until the next pack call.
+  int done() {
+    out_[0] = static_cast<double>(reinterpret_cast<std::uintptr_t>(packed_.data()));
+    return static_cast<int>(packed_.size());
+  }
+  // The batch that says no action is ready: {kNoAction, 1 if an event is ready, the receive
+  // error, the frame's close code}.
+  int nothing(int receive_error, int frame_close = 0) {
+    packed_.clear();
+    packed_.push_back(kNoAction);
+    packed_.push_back(relay_.event_ready() ? 1 : 0);
+    packed_.push_back(receive_error);
+    packed_.push_back(frame_close);
+    return done();
+  }
+  static bool is_barrier(double kind) {
+    return kind != static_cast<double>(RoomAction::Kind::send) &&
+           kind != static_cast<double>(RoomAction::Kind::close) &&
+           kind != static_cast<double>(RoomAction::Kind::read);
+  }
+  void pack(const RoomAction& a) {
+    const std::size_t at = packed_.size();
+    packed_.resize(at + kStride, 0.0);
+    double* p = &packed_[at];
+    p[kKind] = static_cast<double>(a.kind);
+    p[kConn] = static_cast<double>(a.conn);
+    keep(a.text, p + kText);
+    keep(a.room, p + kRoom);
+    p[kToken] = static_cast<double>(a.token);
+    p[kSeq] = a.seq;
+    p[kEpoch] = a.epoch;
+    p[kRule] = static_cast<double>(a.rule);
+    p[kRoomId] = static_cast<double>(a.room_id);
+    p[kEphemeral] = a.ephemeral ? 1 : 0;
+    p[kVerdict] = -1;
+    p[kReason] = -1;
+    if (admission_ == nullptr || judging_paused_) return;
+    if (a.kind != RoomAction::Kind::send && a.kind != RoomAction::Kind::read) return;
+    const std::uint64_t tag = relay_.host_tag(a.conn);
+    if (tag == 0) return;
+    const std::uint64_t id = tag - 1;
+    if (a.kind == RoomAction::Kind::read) {
+      p[kVerdict] = admission_->handle_read(id, a.seq) ? 1 : 0;
+      return;
+    }
+    // The frame's UTF-8 size is the shared text's: a broadcast is measured once, not per member.
+    SendVerdict v = admission_->handle_send(id, a.text ? static_cast<double>(a.text->size()) : 0,
+                                            a.ephemeral, -1, static_cast<TimeMs>(now_));
+    if (v.kind == SendVerdict::Kind::send) {
+      p[kVerdict] = 0;
+    } else if (v.kind == SendVerdict::Kind::drop) {
+      p[kVerdict] = 1;
+    } else {
+      p[kVerdict] = static_cast<double>(v.code);
+      p[kReason] = static_cast<double>(reasons_.size());
+      reasons_.push_back(std::move(v.reason));
+    }
+  }
+  // Gives a text an id within the batch (the same string keeps its id: a broadcast is decoded
+  // once) and writes id, address and length; -1 when there is none.
+  void keep(const SharedText& t, double* out) {
+    if (!t) {
+      out[0] = -1;
+      return;
+    }
+    std::size_t id = texts_.size();
+    if (!texts_.empty() && texts_.back().get() == t.get())
+      id = texts_.size() - 1;
+    else if (texts_.size() > 1 && texts_[texts_.size() - 2].get() == t.get())
+      id = texts_.size() - 2;
+    else
+      texts_.push_back(t);
+    out[0] = static_cast<double>(id);
+    out[1] = static_cast<double>(reinterpret_cast<std::uintptr_t>(t->data()));
+    out[2] = static_cast<double>(t->size());
+  }
+
+  RoomRelay relay_;
+  Admission* admission_ = nullptr;
+  bool judging_paused_ = false;
+  double now_ = 0;  // the last input's clock, for the verdicts of the batch it released
+  std::vector<std::string> reasons_;
+  std::vector<double> packed_;
+  std::vector<SharedText> texts_;
+  std::vector<std::uint8_t> staging_;
+  double out_[2] = {};
 };
 
 // Tickets (room/ticket.hpp): {ticket} or {error}; {ok, writer, kind, room, exp} or {ok, reason,
@@ -467,9 +534,6 @@ val action_kinds() {
 val event_kinds() {
   return names(kRoomEventKindNames, std::size(kRoomEventKindNames));
 }
-val reason_names() {
-  return names(kRoomReasonNames, std::size(kRoomReasonNames));
-}
 
 // RoomRelay::Verdict by name, as commitResult takes it.
 val commit_verdicts() {
@@ -498,6 +562,8 @@ val action_layout() {
   o.set("rule", static_cast<int>(kRule));
   o.set("roomId", static_cast<int>(kRoomId));
   o.set("ephemeral", static_cast<int>(kEphemeral));
+  o.set("verdict", static_cast<int>(kVerdict));
+  o.set("reason", static_cast<int>(kReason));
   return o;
 }
 
@@ -530,16 +596,17 @@ EMSCRIPTEN_BINDINGS(tether_room) {
       .constructor<const std::string&>()
       .function("connect", &RoomRelayCore::connect)
       .function("disconnect", &RoomRelayCore::disconnect)
-      .function("receive", &RoomRelayCore::receive)
       .function("stage", &RoomRelayCore::stage)
-      .function("receiveStaged", &RoomRelayCore::receive_staged)
       .function("receiveStagedPack", &RoomRelayCore::receive_staged_pack)
-      .function("commitResult", &RoomRelayCore::commit_result)
       .function("policyVerdictPack", &RoomRelayCore::policy_verdict_pack)
       .function("commitResultPack", &RoomRelayCore::commit_result_pack)
-      .function("packActions", &RoomRelayCore::pack_actions)
+      .function("packActions",
+                static_cast<int (RoomRelayCore::*)(double)>(&RoomRelayCore::pack_actions))
+      .function("useAdmission", &RoomRelayCore::use_admission, emscripten::allow_raw_pointers())
+      .function("judge", &RoomRelayCore::judge)
+      .function("pauseJudging", &RoomRelayCore::pause_judging)
+      .function("refusalReason", &RoomRelayCore::refusal_reason)
       .function("outbox", &RoomRelayCore::outbox)
-      .function("text", &RoomRelayCore::text)
       .function("pollEvent", &RoomRelayCore::poll_event)
       .function("room", &RoomRelayCore::room)
       .function("instance", &RoomRelayCore::instance)
@@ -581,7 +648,6 @@ EMSCRIPTEN_BINDINGS(tether_room) {
   emscripten::function("roomCloseCodes", &close_codes);
   emscripten::function("roomActionKinds", &action_kinds);
   emscripten::function("roomEventKinds", &event_kinds);
-  emscripten::function("roomReasonNames", &reason_names);
   emscripten::function("roomActionLayout", &action_layout);
   emscripten::function("roomCommitVerdicts", &commit_verdicts);
   emscripten::function("roomLimits", &room_limits);

@@ -128,6 +128,7 @@ struct RoomRelay::Work {
 };
 
 struct RoomRelay::Connection {
+  std::uint64_t host_tag = 0;
   std::string writer;
   std::string writer_json;
   std::string only_room;                                      // empty: any room
@@ -328,6 +329,15 @@ void RoomRelay::drop_member(Room& room, std::uint32_t member) {
   broadcast(room, share("{\"t\":\"member\",\"room\":" + room.name_json +
                         ",\"origin\":" + json_quoted(members_[member].origin) + ",\"gone\":true}"));
   close_conn(members_[member].conn);
+}
+
+void RoomRelay::set_host_tag(ConnId conn, std::uint64_t tag) {
+  if (auto it = conns_.find(conn); it != conns_.end()) it->second.host_tag = tag;
+}
+
+std::uint64_t RoomRelay::host_tag(ConnId conn) const {
+  auto it = conns_.find(conn);
+  return it == conns_.end() ? 0 : it->second.host_tag;
 }
 
 void RoomRelay::handle_disconnect(ConnId conn) {
@@ -771,8 +781,9 @@ RoomRelay::Step RoomRelay::run_envelope(Work& w, TimeMs now_ms) {
         const OpView& op = ev.ops[w.op];
         if (!w.op_checked && (opt_.native_acl || opt_.has_can_write)) {
           std::optional<bool> ok =
-              opt_.native_acl
-                  ? acl_can_write(w, members_[member], op, room)
+              opt_.native_acl ? acl_can_write(w, members_[member], op, room)
+              : opt_.can_write_root_only && op.depth > 0
+                  ? std::optional<bool>(true)
                   : answer_or_ask(w, RoomAction::Kind::ask_can_write, room, scan.raw(op.path));
           if (!ok) return Step::suspended;
           if (!*ok) {

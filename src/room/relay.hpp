@@ -50,6 +50,10 @@ struct RoomRelayOptions {
   bool durable = false;                 // onCommit configured: every commit waits for a verdict
   bool has_policy = false;              // any policy object at all (checkEnvelope runs)
   bool has_can_write = false;
+  // The host's canWrite allows every op below the room root (its own rules ask about the root
+  // alone: web/edge/policy.js with no rules), so only a root op is asked about; the rest pass
+  // without a question, and without the envelope parking to wait for one.
+  bool can_write_root_only = false;
   bool has_validate = false;
   bool has_can_bump = false;
   bool verify_citations = false;
@@ -155,6 +159,11 @@ class RoomRelay {
   // binds the connection to that room (an adapter whose ticket names one room): a message naming
   // any other room is refused as other_room before it can join, read or write anything.
   ConnId connect(std::string writer, std::string only_room = std::string());
+  // A number the host keeps with a connection (0 until set, and for an unknown one), so a host
+  // that maps connections to its own ids needs no table of its own (the bindings keep the
+  // admission core's id here).
+  void set_host_tag(ConnId conn, std::uint64_t tag);
+  std::uint64_t host_tag(ConnId conn) const;
   // The socket is gone. Queued behind an envelope that still waits for a verdict, like any
   // message of the connection.
   void handle_disconnect(ConnId conn);

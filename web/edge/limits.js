@@ -181,5 +181,8 @@ export function createAdmission(limits, store, { now = Date.now } = {}) {
     droppedEphemeral: () => core.droppedEphemeral(),
     closed: (conn) => driver.input((t) => core.closed(conn, t)),
     connections: (room) => core.connections(room),
+    // The core itself, for a relay that judges frames and sends inside its own calls (tether's
+    // relay, option `admission`: web/glue/relay.js judgedBy); the ids are opened()'s.
+    boundary: core,
   };
 }

@@ -94,8 +94,10 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
           keep(conn);
         },
         // The socket's read acknowledgements, so the woken object counts on where its reader
-        // does. Once per socket per turn that sent to it: a structured clone of some 400 bytes
-        // into the runtime's memory (no storage write), beside the frames the turn sent it.
+        // does: a structured clone of some 400 bytes into the runtime's memory (no storage
+        // write). Once per socket at most every second (room-host.js): workerd hibernates an
+        // object only when no timer is pending (the Durable Object lifecycle), so the timer
+        // that writes them always runs before a hibernation could drop them.
         onReadState: (conn, read) => {
           conn.attachment.read = read;
           keep(conn);
@@ -238,7 +240,9 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
           return Response.json({ ok: true });
         case '/__test/evict':
           // What hibernation does to memory: the relay and every connection object are gone;
-          // only storage and the sockets (with their attachments) survive.
+          // only storage and the sockets (with their attachments) survive. A hibernation waits
+          // for pending timers, the read-state one included: it runs first.
+          this.host.saveReadStates();
           this.sockets = new Map();
           await this.boot();
           return Response.json({ ok: true, wakes: this.wakes, sockets: this.sockets.size });

@@ -257,10 +257,17 @@ export type RelaySocket = {
   close?(): void;
   read?(bytes: number): void;
 };
+/**
+ * A socket whose connection is judged by the relay's admission (`judgedBy`) also hears:
+ * `send(text, ephemeral, true)` for a frame the admission core passed, `refused(code, reason)`
+ * for one it refused, or for a frame it refused on receipt (close the socket with that code), and `credited()` for a reader's acknowledgement it credited.
+ */
 export type RelayTextSocket = {
-  send(text: string, ephemeral?: boolean): void;
+  send(text: string, ephemeral?: boolean, passed?: boolean): void;
   close?(): void;
   read?(bytes: number): void;
+  refused?(code: number, reason: string): void;
+  credited?(): void;
 };
 /**
  * What `onCommit` is handed: the envelope as an object (the reference's), or with `commitText`
@@ -295,6 +302,12 @@ export type RelayOptions = RelayCommitOptions & {
    * the socket's `read` (docs/rooms.md § The slow-reader rule). The edge sets it.
    */
   readonly readAckBytes?: number;
+  /**
+   * tether's extension: the host's admission core (web/edge/limits.js `boundary`), which then
+   * judges the frames and sends of connections bound with `judgedBy` inside the relay's own
+   * calls (bindings/room_bindings.cpp). It must outlive the relay.
+   */
+  readonly admission?: unknown;
   readonly now?: () => number;
   readonly onViolation?: (room: string, violation: PolicyViolation) => void;
   readonly onDurabilityFailed?: (room: string, env: SeqEnvelope, cause: unknown) => void;
@@ -313,6 +326,10 @@ export type RelayConnection = { receive(msg: ClientMsg): ReceiveError | null; di
 export type RelayTextConnection = {
   receive(text: string): ReceiveError | null;
   disconnect(): void;
+  /** tether's: the connection's frames and sends judged by `opt.admission` as its connection `id`. */
+  judgedBy?(id: number): boolean;
+  /** After judgedBy: a text frame checked and received in one call. */
+  receiveFrame?(text: string): ReceiveError | null;
 };
 export type RoomInfo = {
   readonly seq: number;
@@ -328,6 +345,8 @@ export type Relay = {
   room(name: string): RoomInfo | undefined;
   hydrate(name: string, snapshot: RoomSnapshot): boolean;
   unload(name: string, options?: { readonly discard?: boolean }): boolean;
+  /** tether's: while true the admission judges nothing (the host drops every frame unsent). */
+  pauseJudging?(paused: boolean): void;
   stats(): { rooms: number; registers: number; registerBytes: number };
 };
 export declare function createRelay(opt?: RelayOptions): Relay;

@@ -277,6 +277,10 @@ export function createRelay(opt = {}) {
       readAckBytes: opt.readAckBytes ?? 0,
     }),
   );
+  // The host's admission core (web/edge/limits.js, its `boundary`), which then judges the
+  // frames and the sends of connections bound with `judgedBy` inside the calls that already
+  // cross: one call per inbound message, one per batch (bindings/room_bindings.cpp).
+  if (opt.admission) core.useAdmission(opt.admission);
 
   // pollAction in batches: the bindings pack the core's next actions (up to a commit or a
   // question) into an array in WASM memory, read in place through one view of the heap (rebuilt
@@ -299,6 +303,7 @@ export function createRelay(opt = {}) {
   let eventReady = true; // the last empty batch said whether the core holds an event
   let settled = false; // the last batch said no action is ready, and no input ran since
   let receiveError = 0;
+  let frameRefused = 0; // the admission core's close code for a frame it refused
   const strCache = [];
   const objCache = [];
   function adopt(n) {
@@ -310,6 +315,7 @@ export function createRelay(opt = {}) {
     if (n > 0 && h[at] === L.none) {
       eventReady = h[at + 1] !== 0;
       receiveError = h[at + 2];
+      frameRefused = h[at + 3];
       settled = true;
       end = at;
     }
@@ -318,7 +324,7 @@ export function createRelay(opt = {}) {
     pollAction() {
       if (at >= end) {
         if (settled) return null;
-        adopt(core.packActions());
+        adopt(core.packActions(driver.now()));
         if (at >= end) return null;
       }
       const k = at;
@@ -380,9 +386,13 @@ export function createRelay(opt = {}) {
       // The hot case, without closures.
       const c = conns.get(conn);
       if (c === undefined) return;
+      const judged = h[k + L.verdict];
+      // Judged by the admission core inside the batch (0 send, 1 drop, else the close code).
+      if (judged > 1) return c.socket.refused(judged, core.refusalReason(h[k + L.reason]));
+      if (judged === 1) return;
       // The second argument says a frame is ephemeral (a presence update): an adapter bounding
       // a slow reader's queue may drop it first. The reference's sockets take one argument.
-      if (c.text) c.socket.send(textAt(k), h[k + L.ephemeral] === 1);
+      if (c.text) c.socket.send(textAt(k), h[k + L.ephemeral] === 1, judged === 0);
       else c.socket.send(objAt(k), h[k + L.ephemeral] === 1);
       return;
     }
@@ -393,7 +403,9 @@ export function createRelay(opt = {}) {
     if (kind === READ) {
       // A reader's acknowledgement (the relay option readAckBytes): the socket's own admission
       // judges it (web/edge/room-host.js). A socket without `read` has no use for it.
-      conns.get(conn)?.socket.read?.(h[k + L.seq]);
+      const judged = h[k + L.verdict];
+      if (judged === -1) conns.get(conn)?.socket.read?.(h[k + L.seq]);
+      else if (judged === 1) conns.get(conn)?.socket.credited?.();
       return;
     }
     if (kind === COMMIT) return commit(k);
@@ -425,7 +437,8 @@ export function createRelay(opt = {}) {
     let done;
     try {
       // seq comes with the commit, the instance is read per commit; the vectors (which grow with
-      // the room's origins) and the registers only when the callback asks, inside it.
+      // the room's origins) and the registers only when the callback asks, inside it. An object
+      // with own getters, as the reference's has values: a store may spread it (the README's).
       let full = null;
       const all = () => (full ??= JSON.parse(core.stateJson(room)));
       const state = {
@@ -450,15 +463,17 @@ export function createRelay(opt = {}) {
       done = Promise.reject(cause);
     }
     if (done === undefined || done === null) {
-      adopt(core.commitResultPack(ticket, verdict.ok)); // released at once: the echoes are next
+      adopt(core.commitResultPack(ticket, verdict.ok, driver.now())); // released at once: the echoes are next
       return;
     }
-    driver.input(() => core.commitResult(ticket, verdict.pending));
+    // Each verdict and the batch it releases in one call (a commit is the last action of its
+    // batch, so the batch read here replaces nothing unread).
+    adopt(core.commitResultPack(ticket, verdict.pending, driver.now()));
     Promise.resolve(done).then(
-      () => input(() => core.commitResult(ticket, verdict.ok)),
+      () => input((now) => adopt(core.commitResultPack(ticket, verdict.ok, now))),
       (cause) => {
         causes.set(ticket, cause);
-        input(() => core.commitResult(ticket, verdict.failed));
+        input((now) => adopt(core.commitResultPack(ticket, verdict.failed, now)));
       },
     );
   }
@@ -521,11 +536,15 @@ export function createRelay(opt = {}) {
       conns.delete(conn);
       input(() => core.disconnect(conn));
     };
-    const receiveText = (message) => {
+    let judged = false;
+    // `units` >= 0: the admission core checks the frame first (judgedBy), in the same call, and
+    // a frame it refuses reaches the socket's `refused` (deferred behind a drain or not).
+    const receiveText = (message, units = -1) => {
       // null: accepted (or queued behind what is being carried out); else what to fix.
       const code = input((now) => {
-        receiveError = 0;
-        adopt(core.receiveStagedPack(conn, stage(message), now));
+        receiveError = frameRefused = 0;
+        adopt(core.receiveStagedPack(conn, stage(message), now, units));
+        if (frameRefused !== 0) socket.refused(frameRefused, core.refusalReason(0));
         return receiveError;
       });
       return code
@@ -537,6 +556,15 @@ export function createRelay(opt = {}) {
       disconnect,
       receive: (msg) => receiveText(JSON.stringify(msg)),
       receiveText: (message) => receiveText(String(message)),
+      // The socket's frames and sends judged by the relay's admission core (opt.admission) as
+      // its connection `id` there: sends arrive as send(text, ephemeral, true) once passed,
+      // refusals as refused(code, reason), credited reads as credited(). From then on
+      // receiveFrame(text) checks a text frame and hands it to the relay in one call: null or a
+      // receive error {reason, message}; a refused frame goes to the socket's refused().
+      judgedBy(id) {
+        return (judged = !!opt.admission && core.judge(conn, id));
+      },
+      receiveFrame: (message) => receiveText(message, judged ? message.length : -1),
     };
   }
 
@@ -548,12 +576,14 @@ export function createRelay(opt = {}) {
     /** The JSON-text fast path: socket.send gets strings; receive takes the frame's text. */
     connectText(socket, ctx) {
       const c = attach(socket, ctx, true);
-      return { receive: c.receiveText, disconnect: c.disconnect };
+      return { ...c, receive: c.receiveText };
     },
     room: (name) => core.room(String(name)),
     hydrate: (name, snapshot) =>
       core.hydrate(String(name), JSON.stringify(snapshot ?? null), driver.now()),
     unload: (name, options) => core.unload(String(name), options?.discard === true),
+    /** While true, the admission core judges nothing: the host drops every frame unsent. */
+    pauseJudging: (paused) => core.pauseJudging(!!paused),
     /** Rooms in memory, and the registers they retain and the bytes those hold (measurement). */
     stats: () => ({
       rooms: core.roomCount(),

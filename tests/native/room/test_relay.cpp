@@ -2,6 +2,8 @@
 // They drive src/room/relay.hpp directly (no JS) and assert on the exact wire text.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <string>
@@ -217,6 +219,56 @@ TEST_CASE("relay: the JSON scanner accepts exactly JSON and reads escaped keys a
   CHECK(scan.raw(scan.field(0, "n")) == "-1.5e2");
   REQUIRE(scan.parse("{\"k\":\"h\\u00e9\\ud83d\\ude00\"}", 64));
   CHECK(scan.str(scan.field(0, "k"), scratch) == "h\xc3\xa9\xf0\x9f\x98\x80");
+}
+
+TEST_CASE("relay: the JSON scanner reads every number as strtod does, bit for bit") {
+  // number() reads the common shapes without strtod (src/room/json_scan.cpp): the same doubles.
+  std::vector<std::string> texts = {"0",
+                                    "-0",
+                                    "1",
+                                    "-1",
+                                    "0.5",
+                                    "-0.0",
+                                    "0.1",
+                                    "0.3",
+                                    "123.456",
+                                    "1e3",
+                                    "-2E-2",
+                                    "1.5e300",
+                                    "9007199254740993",
+                                    "123456789012345",
+                                    "1234567890123456",
+                                    "0.000000000000000000001",
+                                    "0.0000000000000000000001",
+                                    "0.1234567890123456789012",
+                                    "00.5"};
+  std::uint64_t x = 88172645463325252ull;  // xorshift: numbers of every length and shape
+  for (int n = 0; n < 20000; ++n) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    std::string t = (x & 1) ? "-" : "";
+    const int whole = 1 + static_cast<int>((x >> 1) % 18);
+    const int frac = static_cast<int>((x >> 6) % 24);
+    std::uint64_t d = x;
+    for (int k = 0; k < whole + frac; ++k) {
+      if (k == whole) t += '.';
+      d = d * 6364136223846793005ull + 1442695040888963407ull;
+      char c = static_cast<char>('0' + (d >> 60) % 10);
+      if (k == 0 && whole > 1 && c == '0') c = '1';
+      t += c;
+    }
+    if (t.back() == '.') t.pop_back();
+    texts.push_back(t);
+  }
+  JsonScan scan;
+  for (const std::string& t : texts) {
+    if (t == "00.5") continue;  // not JSON: the parser refuses it before number() could run
+    INFO(t);
+    const std::string doc = "[" + t + "]";  // the scanner reads it in place
+    REQUIRE(scan.parse(doc, 64));
+    const double got = scan.number(scan.node(0).first);
+    const double want = std::strtod(t.c_str(), nullptr);
+    CHECK(std::memcmp(&got, &want, sizeof got) == 0);
+  }
 }
 
 TEST_CASE("relay: sequencing echoes to every member with a room-scoped seq") {
@@ -685,6 +737,41 @@ TEST_CASE("relay: a policy question holds its envelope and everything its connec
   h.relay.handle_policy_verdict(token, true, h.now);
   h.collect();
   CHECK(h.relay.room("r")->seq == 1);
+}
+
+TEST_CASE("relay: can_write_root_only asks about root ops alone, with the same verdicts") {
+  RoomRelayOptions o;
+  o.has_policy = true;
+  o.has_can_write = true;
+  o.can_write_root_only = true;
+  Harness h(o);
+  h.answer_at_once = false;
+  ConnId a = h.relay.connect("w1");
+  h.hello(a, "oa");
+  // A path below the root: committed with no question.
+  h.rx(a, h.env("oa", "w1", 1, 10));
+  CHECK(h.questions.empty());
+  CHECK(h.relay.room("r")->seq == 1);
+  // The root: asked, and a refusal ejects as before.
+  h.rx(a, h.env("oa", "w1", 2, 11, R"([{"kind":"set","path":[],"next":{},"cites":[],"epoch":0}])"));
+  REQUIRE(h.questions.size() == 1);
+  CHECK(*h.questions[0].text == "[]");
+  h.answer(false);
+  CHECK(h.recent(R"("reason":"can-write","path":[])"));
+  CHECK(h.relay.room("r")->seq == 1);
+}
+
+TEST_CASE("relay: a host tag stays with its connection") {
+  RoomRelay relay{RoomRelayOptions{}};
+  ConnId a = relay.connect("w1"), b = relay.connect("w2");
+  CHECK(relay.host_tag(a) == 0);
+  relay.set_host_tag(a, 42);
+  CHECK(relay.host_tag(a) == 42);
+  CHECK(relay.host_tag(b) == 0);
+  relay.set_host_tag(999, 7);  // no such connection: nothing to keep
+  CHECK(relay.host_tag(999) == 0);
+  relay.handle_disconnect(a);
+  CHECK(relay.host_tag(a) == 0);
 }
 
 TEST_CASE("relay: released work runs only once what is queued before it has been polled") {
