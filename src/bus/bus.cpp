@@ -24,12 +24,6 @@ std::string base64url(const std::uint8_t* p, std::size_t n) {
   return s;
 }
 
-void seen_key(std::string& out, std::string_view stream, std::string_view id) {
-  out.assign(stream.data(), stream.size());
-  out += '\0';
-  out.append(id.data(), id.size());
-}
-
 std::int64_t backoff_ms(std::uint32_t attempts) {
   std::int64_t d = kHandoffRetryInitialMs;
   for (std::uint32_t i = 1; i < attempts && d < kHandoffRetryMaxMs; ++i) d *= 2;
@@ -398,7 +392,7 @@ void Bus::handle_text(const ConnId& conn, ByteView text, TimeMs now_ms, std::uin
         remember_seen(v.stream_id, v.id);
         record_history(v.type, v.stream_id, v.to, text.as_chars());
       }
-      Event& ev = events_.emplace();
+      Event& ev = events_.emplace_live();
       ev.kind = EventKind::message;
       ev.conn = conn;
       ev.as_scanned = true;
@@ -780,21 +774,11 @@ void Bus::on_history_replay(const ConnId& conn, Stream& s, const Envelope& e, st
 }
 
 void Bus::remember_seen(std::string_view stream, std::string_view id) {
-  seen_key(seen_scratch_, stream, id);
-  auto [it, fresh] = seen_.insert(seen_scratch_);
-  if (!fresh) return;
-  seen_order_.push_back(&*it);
-  if (seen_order_.size() > kSeenCapacity) {
-    const std::string* oldest = seen_order_.front();
-    seen_order_.pop_front();
-    seen_.erase(*oldest);
-  }
+  seen_.insert(stream, id);
 }
 
 bool Bus::seen(const Envelope& e) const {
-  std::string k;
-  seen_key(k, e.from.stream_id, e.id);
-  return seen_.count(k) != 0;
+  return seen_.contains(e.from.stream_id, e.id);
 }
 
 void Bus::remember_sent_direct(const Envelope& e) {
