@@ -357,6 +357,12 @@ class Bus {
   // addressing); nullptr after a refusal event.
   Stream* admit(const ConnId& conn, const IdentityView& from, MessageType type,
                 std::optional<std::string_view> to, TimeMs now_ms);
+  // admit() for a scanned envelope, with a shortcut for the common case: the same sender on the
+  // same connection as the last message admitted, nothing about connections or streams changed
+  // since (every such change drops admitted_), so every check admit() makes but the addressing
+  // would pass again and change nothing.
+  Stream* admit_scanned(const ConnId& conn, const ScannedEnvelope& v, TimeMs now_ms);
+  void forget_admitted() { admitted_.stream = nullptr; }
   void on_envelope(const ConnId& conn, Stream& s, Envelope e, TimeMs now_ms, Event ev,
                    ByteView text);
   void opened(const ConnId& conn, const Conn& c, std::int64_t now_ms);
@@ -447,6 +453,14 @@ class Bus {
   };
   Events events_;
   Tape tape_scratch_;
+  // The last scanned envelope admit() let through: its connection, its `from` bytes and the stream
+  // they are bound to (stream null: none). Streams are nodes of streams_, stable until erased, and
+  // erasing one (unbind) drops this first.
+  struct Admitted {
+    std::string conn;
+    std::string from_text;
+    Stream* stream = nullptr;
+  } admitted_;
 
   struct HistoryEntry {
     std::string text;

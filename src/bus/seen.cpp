@@ -1,15 +1,13 @@
 #include "bus/seen.hpp"
 
+#include <functional>
+
 namespace tether::bus {
 
 std::uint64_t SeenSet::default_hash(std::string_view key) {
-  // FNV-1a, 64 bits: ids are short, and a collision costs only a byte compare.
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : key) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
+  // The standard library's string hash (murmur2 on wasm32, four bytes a step): a collision costs
+  // only a byte compare, so its width does not matter.
+  return std::hash<std::string_view>()(key);
 }
 
 SeenSet::SeenSet(std::size_t capacity, Hash hash) : hash_(hash), capacity_(capacity) {

@@ -4,7 +4,7 @@
 // Every kept live message is recorded, so this is on the receive path of each chat: a node-based
 // std::unordered_set<std::string> cost a key string built, a node and a key allocated, and the
 // oldest freed per message (bench/README.md § bus). Here the keys live in a ring of slots that keep
-// their buffers, indexed by an open-addressing table of slot numbers found by a 64-bit hash, so a
+// their buffers, indexed by an open-addressing table of slot numbers found by a hash, so a
 // steady stream allocates nothing. The hash only narrows the search: a hit is confirmed by
 // comparing the key bytes, so two distinct pairs whose hashes collide are both kept and neither is
 // taken for the other (tests/native/bus/test_bus_seen.cpp forces every hash equal).
@@ -41,7 +41,7 @@ class SeenSet {
 
   Hash hash_;
   std::size_t capacity_;
-  std::vector<std::string> keys_;     // the ring; keys_[head_] is the oldest once full
+  std::vector<std::string> keys_;      // the ring; keys_[head_] is the oldest once full
   std::vector<std::uint64_t> hashes_;  // hashes_[slot] is keys_[slot]'s hash
   std::size_t head_ = 0;
   std::size_t count_ = 0;
