@@ -407,6 +407,8 @@ TEST_CASE("bus payload: a live message kept in the queue's own slot keeps every 
   const auto feed = [&](const std::string& t, std::uint64_t tag) {
     me.handle_text("ca", ByteView(std::string_view(t)), 1000, tag);
   };
+  feed(chat1, 0);  // binds the connection (a peer event comes first)
+  drain_events(me);
   for (int round = 0; round < 3; ++round) {
     feed(chat1, 1);
     feed(not_ours, 2);
