@@ -452,6 +452,20 @@ TEST_CASE("bus payload: a live message kept in the queue's own slot keeps every 
     CHECK(one[0].text_tag == 6);
     CHECK(read_spans(chat2, one[0]) == read_spans(chat2, got[2]));
   }
+  // The slot read and dropped while later events still wait: a message arriving then queues
+  // behind them, not in the free slot ahead of them.
+  feed(chat1, 11);
+  feed(not_ours, 12);
+  feed(dom, 13);
+  REQUIRE(me.peek_event());
+  CHECK(me.peek_event()->text_tag == 11);
+  me.pop_event();
+  feed(chat2, 14);
+  auto rest = drain_events(me);
+  REQUIRE(rest.size() == 3);
+  CHECK(rest[0].kind == EventKind::rejected);
+  CHECK(rest[1].envelope);
+  CHECK(rest[2].text_tag == 14);
 }
 
 TEST_CASE(
