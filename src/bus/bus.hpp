@@ -460,6 +460,18 @@ class Bus {
     std::string conn;
     std::string from_text;
     Stream* stream = nullptr;
+    Admitted() = default;
+    // A copied Bus has its own streams: the copy starts with nothing admitted. A move keeps the
+    // nodes of streams_, so the pointer stays good.
+    Admitted(const Admitted& o) : conn(o.conn), from_text(o.from_text) {}
+    Admitted& operator=(const Admitted& o) {
+      conn = o.conn;
+      from_text = o.from_text;
+      stream = nullptr;
+      return *this;
+    }
+    Admitted(Admitted&&) = default;
+    Admitted& operator=(Admitted&&) = default;
   } admitted_;
 
   struct HistoryEntry {

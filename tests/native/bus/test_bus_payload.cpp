@@ -327,16 +327,22 @@ Json read_spans(const std::string& text, const Event& ev) {
               {"payload", payload}};
 }
 
-}  // namespace
-
-TEST_CASE(
-    "bus payload: with message_spans_only a scanned message is read from the host's own text") {
+// A bus as the WASM glue drives it (message_spans_only), its connection "ca" open.
+Bus spans_only_bus() {
   BusConfig c = config("me");
   c.message_spans_only = true;
   Bus me(c);
   me.handle_connection_open("ca", 0);
   pump_all(me);
   drain_events(me);
+  return me;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "bus payload: with message_spans_only a scanned message is read from the host's own text") {
+  Bus me = spans_only_bus();
   // Non-ASCII strings (UTF-16 offsets differ from byte offsets after them), escapes in keys and
   // strings, nesting, every literal; a topic and a direct `to`.
   const std::string odd =
@@ -394,12 +400,7 @@ TEST_CASE("bus payload: a live message kept in the queue's own slot keeps every 
   // The first event of an empty queue goes to a slot the queue keeps (Bus::Events::emplace_live):
   // whatever comes after it, polled or peeked, still follows it, and a slot used again carries
   // nothing from the event it held before.
-  BusConfig c = config("me");
-  c.message_spans_only = true;
-  Bus me(c);
-  me.handle_connection_open("ca", 0);
-  pump_all(me);
-  drain_events(me);
+  Bus me = spans_only_bus();
   const std::string chat1 = envelope_text("k1", "chat", "null", R"({"text":"one"})");
   const std::string chat2 = envelope_text("k2", "chat", "null", R"({"text":"two"})");
   const std::string not_ours = envelope_text("k3", "chat", R"("someone-else")", "null");
