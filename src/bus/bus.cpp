@@ -24,12 +24,6 @@ std::string base64url(const std::uint8_t* p, std::size_t n) {
   return s;
 }
 
-void seen_key(std::string& out, std::string_view stream, std::string_view id) {
-  out.assign(stream.data(), stream.size());
-  out += '\0';
-  out.append(id.data(), id.size());
-}
-
 std::int64_t backoff_ms(std::uint32_t attempts) {
   std::int64_t d = kHandoffRetryInitialMs;
   for (std::uint32_t i = 1; i < attempts && d < kHandoffRetryMaxMs; ++i) d *= 2;
@@ -235,6 +229,7 @@ Json Bus::announce_payload() const {
 // signaling's return): our announce, its stream's backlog, the handoffs waiting for it, and a
 // peer event (the sidecar flushes its disk outbox on it).
 void Bus::opened(const ConnId& conn, const Conn& c, std::int64_t now_ms) {
+  forget_admitted();  // it may bind a stream to this connection
   // Initial announcements go to the connection without a stream route: the remote stream id may
   // not be known yet (§ Compatibility).
   Envelope a =
@@ -258,6 +253,7 @@ void Bus::opened(const ConnId& conn, const Conn& c, std::int64_t now_ms) {
 }
 
 void Bus::handle_connection_open(const ConnId& conn, TimeMs now_ms) {
+  forget_admitted();
   Conn& c = conns_[conn];
   // A fresh open is the transport's proof of a live channel: listed (the roster may lag the
   // channel) and no longer held.
@@ -268,6 +264,7 @@ void Bus::handle_connection_open(const ConnId& conn, TimeMs now_ms) {
 }
 
 void Bus::handle_connection_closed(const ConnId& conn, TimeMs) {
+  forget_admitted();
   auto it = conns_.find(conn);
   if (it == conns_.end()) return;
   Conn& c = it->second;
@@ -283,6 +280,7 @@ void Bus::handle_connection_closed(const ConnId& conn, TimeMs) {
 
 // The connection left the room: its stream may be claimed by the peer's next connection.
 void Bus::unbind(const ConnId& conn, Conn& c) {
+  forget_admitted();
   if (!c.stream) return;
   auto s = streams_.find(*c.stream);
   if (s != streams_.end() && s->second.conn == conn) {
@@ -298,6 +296,7 @@ void Bus::unbind(const ConnId& conn, Conn& c) {
 }
 
 void Bus::handle_roster(const std::vector<ConnId>& conns, TimeMs) {
+  forget_admitted();  // it may hold or unlist the connection
   std::set<ConnId> now(conns.begin(), conns.end());
   for (auto it = conns_.begin(); it != conns_.end();) {
     if (now.count(it->first)) {
@@ -335,6 +334,7 @@ void Bus::handle_roster(const std::vector<ConnId>& conns, TimeMs) {
 }
 
 void Bus::handle_signaling_restored(TimeMs now_ms) {
+  forget_admitted();
   for (const auto& [id, c] : conns_)
     if (c.reachable()) opened(id, c, now_ms);
 }
@@ -363,12 +363,15 @@ std::optional<std::string> owned(std::optional<std::string_view> s) {
 }  // namespace
 
 void Bus::handle_text(const ConnId& conn, ByteView text, TimeMs now_ms, std::uint64_t text_tag) {
-  auto cit = conns_.find(conn);
-  if (cit != conns_.end() && cit->second.held) {
-    // A held channel carried something: it is alive (see Reachability in bus.hpp). Woken
-    // before this message is handled, so our announce precedes anything it makes us send.
-    cit->second.held = false;
-    opened(conn, cit->second, now_ms);
+  // The admitted connection is not held: only a roster holds one, and a roster drops admitted_.
+  if (!admitted_.stream || admitted_.conn != conn) {
+    auto cit = conns_.find(conn);
+    if (cit != conns_.end() && cit->second.held) {
+      // A held channel carried something: it is alive (see Reachability in bus.hpp). Woken
+      // before this message is handled, so our announce precedes anything it makes us send.
+      cit->second.held = false;
+      opened(conn, cit->second, now_ms);
+    }
   }
   const bool spans_only = config_.message_spans_only;
   auto scanned = scan_envelope(text, spans_only ? &tape_scratch_ : nullptr);
@@ -385,7 +388,7 @@ void Bus::handle_text(const ConnId& conn, ByteView text, TimeMs now_ms, std::uin
     return on_envelope(conn, *s, std::move(e), now_ms, std::move(ev), text);
   }
   const ScannedEnvelope& v = *scanned;
-  Stream* s = admit(conn, view_of(v), v.type, v.to, now_ms);
+  Stream* s = admit_scanned(conn, v, now_ms);
   if (!s) return;
   if (spans_only) {
     // A payload the bus never reads, or an ack or command_response naming nothing we wait on: no
@@ -398,7 +401,7 @@ void Bus::handle_text(const ConnId& conn, ByteView text, TimeMs now_ms, std::uin
         remember_seen(v.stream_id, v.id);
         record_history(v.type, v.stream_id, v.to, text.as_chars());
       }
-      Event& ev = events_.emplace();
+      Event& ev = events_.emplace_live();
       ev.kind = EventKind::message;
       ev.conn = conn;
       ev.as_scanned = true;
@@ -438,8 +441,24 @@ void Bus::handle_text(const ConnId& conn, ByteView text, TimeMs now_ms, std::uin
   on_envelope(conn, *s, std::move(e), now_ms, std::move(ev), text);
 }
 
+Bus::Stream* Bus::admit_scanned(const ConnId& conn, const ScannedEnvelope& v, TimeMs now_ms) {
+  if (admitted_.stream && admitted_.conn == conn && admitted_.from_text == v.from_text &&
+      (!v.to || *v.to == config_.self.stream_id))
+    return admitted_.stream;
+  Stream* s = admit(conn, view_of(v), v.type, v.to, now_ms);
+  if (s) {
+    // admit() left the connection bound to this stream, the stream to this connection and its
+    // identity equal to this sender: what the shortcut relies on.
+    admitted_.conn = conn;
+    admitted_.from_text.assign(v.from_text);
+    admitted_.stream = s;
+  }
+  return s;
+}
+
 Bus::Stream* Bus::admit(const ConnId& conn, const IdentityView& from, MessageType type,
                         std::optional<std::string_view> to, TimeMs now_ms) {
+  forget_admitted();  // whatever it decides, it may rebind a stream or a connection
   const std::string_view sid = from.stream_id;
   auto quoted = [](std::string_view v) { return "\"" + std::string(v) + "\""; };
   if (sid == config_.self.stream_id) {
@@ -780,21 +799,11 @@ void Bus::on_history_replay(const ConnId& conn, Stream& s, const Envelope& e, st
 }
 
 void Bus::remember_seen(std::string_view stream, std::string_view id) {
-  seen_key(seen_scratch_, stream, id);
-  auto [it, fresh] = seen_.insert(seen_scratch_);
-  if (!fresh) return;
-  seen_order_.push_back(&*it);
-  if (seen_order_.size() > kSeenCapacity) {
-    const std::string* oldest = seen_order_.front();
-    seen_order_.pop_front();
-    seen_.erase(*oldest);
-  }
+  seen_.insert(stream, id);
 }
 
 bool Bus::seen(const Envelope& e) const {
-  std::string k;
-  seen_key(k, e.from.stream_id, e.id);
-  return seen_.count(k) != 0;
+  return seen_.contains(e.from.stream_id, e.id);
 }
 
 void Bus::remember_sent_direct(const Envelope& e) {

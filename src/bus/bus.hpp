@@ -30,6 +30,7 @@
 #include "bus/errors.hpp"
 #include "bus/limits.hpp"
 #include "bus/scan.hpp"
+#include "bus/seen.hpp"
 #include "common/drive.hpp"
 #include "common/result.hpp"
 #include "common/rng.hpp"
@@ -356,6 +357,12 @@ class Bus {
   // addressing); nullptr after a refusal event.
   Stream* admit(const ConnId& conn, const IdentityView& from, MessageType type,
                 std::optional<std::string_view> to, TimeMs now_ms);
+  // admit() for a scanned envelope, with a shortcut for the common case: the same sender on the
+  // same connection as the last message admitted, nothing about connections or streams changed
+  // since (every such change drops admitted_), so every check admit() makes but the addressing
+  // would pass again and change nothing.
+  Stream* admit_scanned(const ConnId& conn, const ScannedEnvelope& v, TimeMs now_ms);
+  void forget_admitted() { admitted_.stream = nullptr; }
   void on_envelope(const ConnId& conn, Stream& s, Envelope e, TimeMs now_ms, Event ev,
                    ByteView text);
   void opened(const ConnId& conn, const Conn& c, std::int64_t now_ms);
@@ -402,27 +409,70 @@ class Bus {
   std::uint32_t next_token_ = 1;
   // The drive contract's FIFO (common/drive.hpp's PollQueue), with its oldest event readable in
   // place (peek_event): a moved-out Event costs its whole size for the fields a message leaves empty.
+  // A live message made while the queue is empty (the common case: one message in, one event out)
+  // goes to a slot kept for it (emplace_live), so a steady stream builds and destroys no Event
+  // (~600 bytes to initialise and tear down, bench/README.md § bus). That slot is always the front.
   class Events {
    public:
     void push(Event e) { items_.push_back(std::move(e)); }
     Event& emplace() { return items_.emplace_back(); }
+    // An event whose writer sets only kind, conn, as_scanned, text_tag, spans and tape. The kept
+    // slot differs from a default Event in no other field, because only this writes it, and a
+    // poll moves those fields out (an Event's other fields stay as they were: default).
+    Event& emplace_live() {
+      if (has_live_ || !items_.empty()) return items_.emplace_back();
+      has_live_ = true;
+      return live_;
+    }
     std::optional<Event> poll() {
+      if (has_live_) {
+        has_live_ = false;
+        return std::optional<Event>(std::move(live_));
+      }
       if (items_.empty()) return std::nullopt;
       std::optional<Event> out(std::move(items_.front()));
       items_.pop_front();
       return out;
     }
-    Event* front() { return items_.empty() ? nullptr : &items_.front(); }
-    void pop() {
-      if (!items_.empty()) items_.pop_front();
+    Event* front() {
+      if (has_live_) return &live_;
+      return items_.empty() ? nullptr : &items_.front();
     }
-    bool empty() const { return items_.empty(); }
+    void pop() {
+      if (has_live_)
+        has_live_ = false;
+      else if (!items_.empty())
+        items_.pop_front();
+    }
+    bool empty() const { return !has_live_ && items_.empty(); }
 
    private:
+    Event live_;
+    bool has_live_ = false;
     std::deque<Event> items_;
   };
   Events events_;
   Tape tape_scratch_;
+  // The last scanned envelope admit() let through: its connection, its `from` bytes and the stream
+  // they are bound to (stream null: none). Streams are nodes of streams_, stable until erased, and
+  // erasing one (unbind) drops this first.
+  struct Admitted {
+    std::string conn;
+    std::string from_text;
+    Stream* stream = nullptr;
+    Admitted() = default;
+    // A copied Bus has its own streams: the copy starts with nothing admitted. A move keeps the
+    // nodes of streams_, so the pointer stays good.
+    Admitted(const Admitted& o) : conn(o.conn), from_text(o.from_text) {}
+    Admitted& operator=(const Admitted& o) {
+      conn = o.conn;
+      from_text = o.from_text;
+      stream = nullptr;
+      return *this;
+    }
+    Admitted(Admitted&&) = default;
+    Admitted& operator=(Admitted&&) = default;
+  } admitted_;
 
   struct HistoryEntry {
     std::string text;
@@ -433,11 +483,8 @@ class Bus {
   // A ring of up to kHistoryCapacity entries; history_head_ is the oldest once it is full.
   std::vector<HistoryEntry> history_;
   std::size_t history_head_ = 0;
-  // Delivered (sender, id) pairs, `stream \0 id`; the order list points at the set's own nodes
-  // (stable across rehashing), so each pair is stored once.
-  std::unordered_set<std::string> seen_;
-  std::deque<const std::string*> seen_order_;
-  std::string seen_scratch_;
+  // Delivered (sender, id) pairs, the oldest forgotten past kSeenCapacity (bus/seen.hpp).
+  SeenSet seen_{kSeenCapacity};
   std::deque<std::string> sent_order_;
   std::unordered_map<std::string, SentDirect> sent_;
 

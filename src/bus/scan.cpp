@@ -185,7 +185,13 @@ class Scanner {
         e.type = *t;
         return true;
       }
-      case kFrom: return from(e);
+      case kFrom: {
+        const std::uint8_t* start = p_;
+        if (!from(e)) return false;
+        e.from_text =
+            std::string_view(reinterpret_cast<const char*>(start), std::size_t(p_ - start));
+        return true;
+      }
       case kTo: return nullable(e.to, e.to_span, kMaxToChars);
       case kTopic: return nullable(e.topic, e.topic_span, kMaxTopicChars);
       case kTs: return ts(e.ts);

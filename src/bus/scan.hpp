@@ -63,6 +63,9 @@ struct ScannedEnvelope {
   // The same parts as UTF-16 spans of the text (see Span); `payload_span` is empty when there is
   // no payload.
   Span id_span, stream_id_span, role_span, name_span, instance_id_span, payload_span;
+  // The `from` object exactly as written. Its strings are escape-free, so two envelopes whose
+  // from_text bytes are equal name the same sender (the bus's per-message identity check).
+  std::string_view from_text;
   std::optional<Span> to_span, topic_span;
 };
 

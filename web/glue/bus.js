@@ -92,7 +92,9 @@ function tables(mod) {
   let t = tablesOf.get(mod);
   if (!t) {
     const names = mod.busNames();
-    t = { L: mod.busRecordLayout(), version: mod.busEnvelopeVersion(), ...names };
+    // Spread: the object Embind built is in dictionary mode (37 properties set one by one), and the
+    // receive path reads ~30 of them per message; a literal copy has fast properties.
+    t = { L: { ...mod.busRecordLayout() }, version: mod.busEnvelopeVersion(), ...names };
     tablesOf.set(mod, t);
   }
   return t;
@@ -337,6 +339,7 @@ export function createBusApi(mod) {
       }
       return { token: f[rec + L.txToken], peer: names[f[rec + L.txConn]], text: txText };
     }
+    const liveEvent = { kind: 'message', envelope: null, peer: '', replayed: false };
     function pollEvent() {
       let f = heap.f64();
       const s = f[STATUS];
@@ -353,12 +356,10 @@ export function createBusApi(mod) {
         f = heap.f64();
       }
       if (f[rec + L.evFlags] & 2) {
-        return {
-          kind: 'message',
-          envelope: readSpans(textOf(f[rec + L.evTag]), f, rec, heap, T),
-          peer: names[f[rec + L.evConn]],
-          replayed: false,
-        };
+        // One object for every such event: only deliver() reads it, before the next poll.
+        liveEvent.envelope = readSpans(textOf(f[rec + L.evTag]), f, rec, heap, T);
+        liveEvent.peer = names[f[rec + L.evConn]];
+        return liveEvent;
       }
       const at = f[rec + L.jsonAt];
       return JSON.parse(utf8Decoder.decode(mod.HEAPU8.subarray(at, at + f[rec + L.jsonLen])));
@@ -392,9 +393,12 @@ export function createBusApi(mod) {
 
     function deliver(ev) {
       switch (ev.kind) {
-        case 'message':
-          emit('message', ev.envelope, { peer: ev.peer, replayed: ev.replayed });
+        case 'message': {
+          const envelope = ev.envelope;
+          ev.envelope = null; // liveEvent holds no envelope past its delivery
+          emit('message', envelope, { peer: ev.peer, replayed: ev.replayed });
           break;
+        }
         case 'rejected':
           emit('rejected', ev.error, ev.peer);
           break;

@@ -327,16 +327,22 @@ Json read_spans(const std::string& text, const Event& ev) {
               {"payload", payload}};
 }
 
-}  // namespace
-
-TEST_CASE(
-    "bus payload: with message_spans_only a scanned message is read from the host's own text") {
+// A bus as the WASM glue drives it (message_spans_only), its connection "ca" open.
+Bus spans_only_bus() {
   BusConfig c = config("me");
   c.message_spans_only = true;
   Bus me(c);
   me.handle_connection_open("ca", 0);
   pump_all(me);
   drain_events(me);
+  return me;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "bus payload: with message_spans_only a scanned message is read from the host's own text") {
+  Bus me = spans_only_bus();
   // Non-ASCII strings (UTF-16 offsets differ from byte offsets after them), escapes in keys and
   // strings, nesting, every literal; a topic and a direct `to`.
   const std::string odd =
@@ -388,6 +394,79 @@ TEST_CASE(
         envelope_to_json(parse_envelope_dom(ByteView(std::string_view(texts[0]))).value()));
   CHECK(replays[1].payload["payload"] == parse_json(ByteView(std::string_view(odd))).value);
   CHECK(replays[4].payload["payload"] == big);
+}
+
+TEST_CASE("bus payload: a live message kept in the queue's own slot keeps every event in order") {
+  // The first event of an empty queue goes to a slot the queue keeps (Bus::Events::emplace_live):
+  // whatever comes after it, polled or peeked, still follows it, and a slot used again carries
+  // nothing from the event it held before.
+  Bus me = spans_only_bus();
+  const std::string chat1 = envelope_text("k1", "chat", "null", R"({"text":"one"})");
+  const std::string chat2 = envelope_text("k2", "chat", "null", R"({"text":"two"})");
+  const std::string not_ours = envelope_text("k3", "chat", R"("someone-else")", "null");
+  const std::string dom = envelope_text("k4", "chat", "null", R"({"n":1e2})");  // the DOM path's
+  const auto feed = [&](const std::string& t, std::uint64_t tag) {
+    me.handle_text("ca", ByteView(std::string_view(t)), 1000, tag);
+  };
+  feed(chat1, 0);  // binds the connection (a peer event comes first)
+  drain_events(me);
+  for (int round = 0; round < 3; ++round) {
+    feed(chat1, 1);
+    feed(not_ours, 2);
+    feed(chat2, 3);
+    feed(dom, 4);
+    feed(chat1, 5);
+    std::vector<Event> got;
+    if (round == 1) {
+      got = drain_events(me);
+    } else {
+      for (Event* e = me.peek_event(); e; e = me.peek_event()) {
+        got.push_back(*e);
+        me.pop_event();
+      }
+    }
+    REQUIRE(got.size() == 5);
+    CHECK(got[0].kind == EventKind::message);
+    CHECK(got[0].text_tag == 1);
+    CHECK(got[1].kind == EventKind::rejected);
+    CHECK(got[1].error.code == BusErrorCode::not_for_us);
+    CHECK(got[2].text_tag == 3);
+    CHECK(read_spans(chat2, got[2]) ==
+          envelope_to_json(parse_envelope_dom(ByteView(std::string_view(chat2))).value()));
+    CHECK(got[3].envelope);
+    CHECK_FALSE(got[3].spans);
+    CHECK(got[4].text_tag == 5);
+    for (const Event& e : {got[0], got[2], got[4]}) {
+      CHECK(e.kind == EventKind::message);
+      CHECK(e.conn == "ca");
+      CHECK_FALSE(e.envelope);
+      CHECK_FALSE(e.replayed);
+      CHECK(e.error.detail.empty());
+      CHECK(e.spans);
+    }
+    CHECK_FALSE(me.has_events());
+    // Alone in the queue, each message takes the slot again.
+    feed(chat2, 6);
+    REQUIRE(me.has_events());
+    auto one = drain_events(me);
+    REQUIRE(one.size() == 1);
+    CHECK(one[0].text_tag == 6);
+    CHECK(read_spans(chat2, one[0]) == read_spans(chat2, got[2]));
+  }
+  // The slot read and dropped while later events still wait: a message arriving then queues
+  // behind them, not in the free slot ahead of them.
+  feed(chat1, 11);
+  feed(not_ours, 12);
+  feed(dom, 13);
+  REQUIRE(me.peek_event());
+  CHECK(me.peek_event()->text_tag == 11);
+  me.pop_event();
+  feed(chat2, 14);
+  auto rest = drain_events(me);
+  REQUIRE(rest.size() == 3);
+  CHECK(rest[0].kind == EventKind::rejected);
+  CHECK(rest[1].envelope);
+  CHECK(rest[2].text_tag == 14);
 }
 
 TEST_CASE(

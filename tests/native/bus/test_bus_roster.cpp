@@ -287,3 +287,66 @@ TEST_CASE("bus roster: is_open names a peer as PeerInfo does: its stream, else i
   b.handle_roster({"c2"}, 0);
   for (const auto& p : b.peers()) CHECK(b.is_open(p.stream_id.value_or(p.conn)) == p.open);
 }
+
+TEST_CASE("bus roster: a sender admitted just before is checked again after every change") {
+  // Bus::admit_scanned skips admit()'s checks for the same sender on the same connection as the
+  // last admitted message; each change to connections or streams must end that shortcut.
+  const auto chat_from = [&](Bus& b, const std::string& conn, const Identity& who,
+                             std::optional<std::string> to = std::nullopt) {
+    deliver(b, conn,
+            env("ch" + std::to_string(++next_id), MessageType::chat, who, std::move(to),
+                Json{{"text", "hi"}}));
+    return drain_events(b);
+  };
+  Bus b = with_peer();
+  chat_from(b, "c1", ident("p"));  // admitted: the shortcut is primed
+  // A roster drop unbinds c1: the same sender on c1 binds it again (a peer event says so).
+  b.handle_roster({}, 0);
+  drain_events(b);
+  auto ev = chat_from(b, "c1", ident("p"));
+  CHECK(events_of(ev, EventKind::peer).size() == 1);
+  CHECK(events_of(ev, EventKind::message).size() == 1);
+  // Re-listed while open, c1 is held: the next message from the same sender wakes it.
+  b.handle_roster({"c1"}, 0);
+  drain_events(b);
+  pump_all(b);
+  chat_from(b, "c1", ident("p"));
+  CHECK(of_type(pump_all(b), MessageType::announce).size() == 1);
+  CHECK(b.is_open("p"));
+  // Another connection cannot claim p while c1 is reachable, shortcut or not.
+  b.handle_connection_open("c2", 0);
+  pump_all(b);
+  drain_events(b);
+  chat_from(b, "c1", ident("p"));
+  ev = chat_from(b, "c2", ident("p"));
+  REQUIRE(events_of(ev, EventKind::rejected).size() == 1);
+  CHECK(events_of(ev, EventKind::rejected)[0].error.code == BusErrorCode::forged_identity);
+  // The same connection naming another stream, or addressed elsewhere, is refused after a
+  // message the shortcut took.
+  chat_from(b, "c1", ident("p"));
+  ev = chat_from(b, "c1", ident("q"));
+  REQUIRE(events_of(ev, EventKind::rejected).size() == 1);
+  CHECK(events_of(ev, EventKind::rejected)[0].error.code == BusErrorCode::forged_identity);
+  chat_from(b, "c1", ident("p"));
+  ev = chat_from(b, "c1", ident("p"), std::string("someone-else"));
+  REQUIRE(events_of(ev, EventKind::rejected).size() == 1);
+  CHECK(events_of(ev, EventKind::rejected)[0].error.code == BusErrorCode::not_for_us);
+  // A restart (a new instance id) on the same connection is a change the peer learns of.
+  chat_from(b, "c1", ident("p"));
+  ev = chat_from(b, "c1", ident("p", "i2"));
+  CHECK(events_of(ev, EventKind::peer).size() == 1);
+  REQUIRE(b.peer("c1"));
+  REQUIRE(b.peer("c1")->identity);
+  CHECK(b.peer("c1")->identity->instance_id == "i2");
+  // Closed and reopened: bound again by its next message.
+  b.handle_connection_closed("c1", 0);
+  b.handle_roster({"c2"}, 0);
+  drain_events(b);
+  b.handle_roster({"c1", "c2"}, 0);
+  b.handle_connection_open("c1", 0);
+  pump_all(b);
+  drain_events(b);
+  ev = chat_from(b, "c1", ident("p", "i2"));
+  CHECK(events_of(ev, EventKind::peer).size() == 1);
+  CHECK(b.is_open("p"));
+}

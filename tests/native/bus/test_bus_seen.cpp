@@ -1,0 +1,51 @@
+// The seen set that keeps a history replay from delivering a message twice (bus/seen.hpp): keys
+// found by hash and confirmed by their bytes, so a hash collision never makes two distinct
+// (stream, id) pairs one.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "bus/seen.hpp"
+
+using tether::bus::SeenSet;
+
+namespace {
+std::uint64_t one_hash(std::string_view) {
+  return 7;  // every key collides
+}
+std::uint64_t two_hashes(std::string_view k) {
+  return k.size() % 2;  // two long probe runs that wrap the table
+}
+}  // namespace
+
+TEST_CASE("bus seen: colliding hashes keep distinct pairs apart") {
+  SeenSet s(64, &one_hash);
+  CHECK(s.insert("agent-1", "m1"));
+  // Same hash, different bytes: new, and both stay remembered.
+  CHECK(s.insert("agent-1", "m2"));
+  CHECK(s.insert("agent-2", "m1"));
+  CHECK(s.contains("agent-1", "m1"));
+  CHECK(s.contains("agent-1", "m2"));
+  CHECK(s.contains("agent-2", "m1"));
+  CHECK_FALSE(s.contains("agent-2", "m2"));
+  // The separator keeps ("a", "b\0c")-style splits apart from ("a\0b", "c").
+  CHECK_FALSE(s.contains("agent-1m", "1"));
+  CHECK_FALSE(s.insert("agent-1", "m2"));  // already there
+  CHECK(s.size() == 3);
+}
+
+TEST_CASE("bus seen: the oldest pair is forgotten past capacity, in insertion order") {
+  for (auto hash : {&SeenSet::default_hash, &one_hash, &two_hashes}) {
+    const std::size_t cap = 40;
+    SeenSet s(cap, hash);
+    for (std::size_t i = 0; i < 3 * cap; ++i) {
+      REQUIRE(s.insert("peer", "id-" + std::to_string(i)));
+      // A repeat neither counts twice nor moves the pair to the back.
+      REQUIRE_FALSE(s.insert("peer", "id-" + std::to_string(i)));
+      const std::size_t oldest = i + 1 > cap ? i + 1 - cap : 0;
+      REQUIRE(s.size() == i + 1 - oldest);
+      for (std::size_t k = 0; k <= i; ++k)
+        REQUIRE(s.contains("peer", "id-" + std::to_string(k)) == (k >= oldest));
+    }
+  }
+}
