@@ -6,6 +6,7 @@
 // The Makefile names the file in TETHER_BENCH_TARGETS and empties it before the run; a bench run
 // on its own (no variable) records nothing.
 import fs from 'node:fs';
+import path from 'node:path';
 
 /**
  * @param {object} row
@@ -18,7 +19,9 @@ import fs from 'node:fs';
 export function recordTarget({ row, figure, target, met, unit = 'x' }) {
   const file = process.env.TETHER_BENCH_TARGETS;
   if (!file) return;
-  fs.appendFileSync(file, `${JSON.stringify({ row, figure, target, met, unit })}\n`);
+  // The bench's file name rides along, so the table can name a bench that recorded nothing.
+  const bench = path.basename(process.argv[1] ?? '');
+  fs.appendFileSync(file, `${JSON.stringify({ bench, row, figure, target, met, unit })}\n`);
 }
 
 /** `figure` against a lower bound: met when figure >= bound. */
