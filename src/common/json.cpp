@@ -220,9 +220,12 @@ void append_js_number(std::string& out, double v) {
     out += std::to_string(static_cast<std::int64_t>(v));
     return;
   }
-  // nlohmann prints the shortest round-trip digits (Grisu2), e.g. "1.5", "1e-05", "1.2e+22".
-  // Re-lay those digits out with ECMAScript Number::toString's rules.
-  const std::string s = Json(v).dump();
+  // nlohmann prints the shortest round-trip digits (Grisu2), e.g. "1.5", "1e-05", "1.2e+22":
+  // its to_chars, which is all Json(v).dump() runs for a finite double, without the serializer
+  // (strings, escapes, containers), which nothing else in a size module needs. Re-lay those
+  // digits out with ECMAScript Number::toString's rules.
+  char grisu[64];  // nlohmann's own number buffer size; to_chars writes at most 24
+  const std::string s(grisu, nlohmann::detail::to_chars(grisu, grisu + sizeof(grisu), v));
   std::string digits;
   int point = 0;  // position of the decimal point relative to the start of `digits`
   bool seen_point = false, negative = false;
