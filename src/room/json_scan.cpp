@@ -335,6 +335,37 @@ std::string_view JsonScan::json(std::uint32_t i, std::string& scratch) const {
 
 double JsonScan::number(std::uint32_t i) const {
   std::string_view r = raw(i);
+  // The common shapes (versions, hlc stamps, epochs, seqs: [-]digits[.digits], 15 significant
+  // digits at most) without strtod: the digits as an integer are exact (< 10^15 < 2^53) and so is
+  // the power of ten (<= 10^22), so the one IEEE division rounds correctly, to the double strtod
+  // reads (Clinger's fast path). Anything else (an exponent, more digits) goes to strtod.
+  {
+    std::size_t p = 0;
+    const bool negative = !r.empty() && r[0] == '-';
+    if (negative) p = 1;
+    double mantissa = 0;
+    int digits = 0;
+    int fraction = -1;  // digits after the point, once one was read
+    bool plain = p < r.size();
+    for (; plain && p < r.size(); ++p) {
+      const char ch = r[p];
+      if (ch >= '0' && ch <= '9') {
+        mantissa = mantissa * 10 + (ch - '0');
+        if (mantissa != 0) ++digits;  // leading zeros are not significant
+        if (fraction >= 0) ++fraction;
+      } else if (ch == '.' && fraction < 0) {
+        fraction = 0;
+      } else {
+        plain = false;
+      }
+    }
+    if (plain && digits <= 15 && fraction <= 22) {
+      double scale = 1;  // 10^fraction, exact: every power of ten to 10^22 is a double
+      for (int k = 0; k < fraction; ++k) scale *= 10;
+      const double v = mantissa / scale;
+      return negative ? -v : v;
+    }
+  }
   char buf[64];
   if (r.size() < sizeof(buf)) {
     std::memcpy(buf, r.data(), r.size());
