@@ -232,7 +232,7 @@ export function defineRoomObject({ relayImpl, init = async () => {} }) {
           });
         case '/__test/fail-storage':
           this.ctx.storage.sql.exec(
-            `CREATE TRIGGER IF NOT EXISTS tether_test_fail BEFORE INSERT ON tether_journal BEGIN SELECT RAISE(ABORT, 'injected: disk full'); END`,
+            `CREATE TRIGGER IF NOT EXISTS tether_test_fail BEFORE INSERT ON tether_log BEGIN SELECT RAISE(ABORT, 'injected: disk full'); END`,
           );
           return Response.json({ ok: true });
         case '/__test/heal-storage':

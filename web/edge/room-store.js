@@ -9,13 +9,39 @@
 // state is written once and the journal is trimmed to the last `journalTail` envelopes, which are
 // kept only so clients connected before a restart get a cheap `delta` answer.
 
+// The journal is one rowid table: an envelope's row id is its room's key (tether_room) times
+// 2^40 plus its seq, so an append writes one b-tree and no secondary index (the old
+// `tether_journal`, keyed (room, seq), wrote its table and its key's index per envelope:
+// bench/README.md § The edge relay under workerd), and a room's journal is one range of ids, in
+// seq order. The arithmetic runs in SQL (64-bit integers): JS only binds a key and a seq. 2^40
+// envelopes per room, 2^23 rooms per store.
 export const SCHEMA = [
-  `CREATE TABLE IF NOT EXISTS tether_journal (room TEXT NOT NULL, seq INTEGER NOT NULL, env TEXT NOT NULL, PRIMARY KEY (room, seq))`,
+  `CREATE TABLE IF NOT EXISTS tether_room (key INTEGER PRIMARY KEY, room TEXT NOT NULL UNIQUE)`,
+  `CREATE TABLE IF NOT EXISTS tether_log (id INTEGER PRIMARY KEY, env TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS tether_checkpoint (room TEXT PRIMARY KEY, seq INTEGER NOT NULL, state TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS tether_budget (room TEXT NOT NULL, writer TEXT NOT NULL, state TEXT NOT NULL, PRIMARY KEY (room, writer))`,
 ];
 
-const INSERT_ENVELOPE = 'INSERT INTO tether_journal (room, seq, env) VALUES (?, ?, ?)';
+const SPAN = 1099511627776; // 2^40: a room's range of journal ids
+const INSERT_ENVELOPE = `INSERT INTO tether_log (id, env) VALUES (?1 * ${SPAN} + ?2, ?3)`;
+const SELECT_JOURNAL = `SELECT id - ?1 * ${SPAN} AS seq, env FROM tether_log WHERE id >= ?1 * ${SPAN} AND id < (?1 + 1) * ${SPAN} ORDER BY id`;
+const TRIM_JOURNAL = `DELETE FROM tether_log WHERE id >= ?1 * ${SPAN} AND id <= ?1 * ${SPAN} + ?2`;
+
+// Stores written before the rowid journal keep theirs in `tether_journal` (room, seq, env): moved
+// into tether_log in one transaction the first time a store opens them, then dropped.
+function migrate(sql) {
+  const old = sql.all(
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'tether_journal'",
+  );
+  if (old.length === 0) return;
+  sql.transaction(() => {
+    sql.run('INSERT OR IGNORE INTO tether_room (room) SELECT DISTINCT room FROM tether_journal');
+    sql.run(
+      `INSERT INTO tether_log (id, env) SELECT r.key * ${SPAN} + j.seq, j.env FROM tether_journal j JOIN tether_room r ON r.room = j.room`,
+    );
+    sql.run('DROP TABLE tether_journal');
+  });
+}
 
 export const DEFAULT_CHECKPOINT_EVERY = 64;
 export const DEFAULT_JOURNAL_TAIL = 256;
@@ -79,7 +105,26 @@ export class RoomStore {
     this.every = checkpointEvery;
     this.tail = journalTail;
     this.meta = new Map(); // room -> { seq: last checkpoint seq, instance, failed: cause | null }
+    this.keys = new Map(); // room -> its key in tether_room (written once, never changes)
     for (const q of SCHEMA) sql.run(q);
+    migrate(sql);
+  }
+
+  /** The room's journal key; `create`: add it when the room has none yet. */
+  #key(room, create) {
+    let key = this.keys.get(room);
+    if (key !== undefined) return key;
+    const select = () => this.sql.all('SELECT key FROM tether_room WHERE room = ?', room)[0];
+    let row = select();
+    if (!row && create) {
+      // Its own statement, before any envelope's: a key outlives a write that failed.
+      this.sql.run('INSERT OR IGNORE INTO tether_room (room) VALUES (?)', room);
+      row = select();
+    }
+    if (!row) return null;
+    key = Number(row.key);
+    this.keys.set(room, key);
+    return key;
   }
 
   /**
@@ -89,10 +134,8 @@ export class RoomStore {
    */
   load(room) {
     const cp = this.sql.all('SELECT seq, state FROM tether_checkpoint WHERE room = ?', room)[0];
-    const rows = this.sql.all(
-      'SELECT seq, env FROM tether_journal WHERE room = ? ORDER BY seq',
-      room,
-    );
+    const key = this.#key(room, false);
+    const rows = key === null ? [] : this.sql.all(SELECT_JOURNAL, key);
     if (!cp) {
       this.meta.set(room, { seq: 0, instance: null, failed: null });
       if (rows.length > 0) {
@@ -127,17 +170,18 @@ export class RoomStore {
     const text = typeof env === 'string' ? env : JSON.stringify(env);
     const seq = typeof env === 'string' ? state.seq : env.seq;
     try {
+      const key = this.#key(room, true);
       // A new generation (a migration, or the room's first envelope) must be checkpointed at
       // once: replaying across it would mint a different nonce than the clients hold.
       if (m.instance !== state.instance || seq - m.seq >= this.every) {
         this.sql.transaction(() => {
-          this.sql.run(INSERT_ENVELOPE, room, seq, text);
-          this.#checkpoint(room, m, state);
+          this.sql.run(INSERT_ENVELOPE, key, seq, text);
+          this.#checkpoint(room, key, m, state);
         });
       } else {
         // One statement is atomic on its own: most envelopes need no transaction around it
         // (on workerd one costs about as much as the INSERT; bench/README.md § The edge relay).
-        this.sql.run(INSERT_ENVELOPE, room, seq, text);
+        this.sql.run(INSERT_ENVELOPE, key, seq, text);
       }
     } catch (cause) {
       m.failed = cause;
@@ -147,7 +191,7 @@ export class RoomStore {
   }
 
   /** Compaction: writes the full state and trims the journal to its tail. */
-  #checkpoint(room, m, state) {
+  #checkpoint(room, key, m, state) {
     const snapshot = {
       seq: state.seq,
       instance: state.instance,
@@ -163,11 +207,7 @@ export class RoomStore {
       state.seq,
       JSON.stringify(snapshot),
     );
-    this.sql.run(
-      'DELETE FROM tether_journal WHERE room = ? AND seq <= ?',
-      room,
-      state.seq - this.tail,
-    );
+    this.sql.run(TRIM_JOURNAL, key, state.seq - this.tail);
     m.seq = state.seq;
     m.instance = state.instance;
   }

@@ -90,7 +90,7 @@ export function createRoomsService({
       });
     if (url.pathname === '/__test/fail-storage') {
       db.exec(
-        `CREATE TRIGGER IF NOT EXISTS tether_test_fail BEFORE INSERT ON tether_journal BEGIN SELECT RAISE(ABORT, 'injected: disk full'); END`,
+        `CREATE TRIGGER IF NOT EXISTS tether_test_fail BEFORE INSERT ON tether_log BEGIN SELECT RAISE(ABORT, 'injected: disk full'); END`,
       );
       return Response.json({ ok: true });
     }
