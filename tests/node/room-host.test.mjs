@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { createRelay, createRoomClient, pathPrefixAcl } from '@tether-rt/tether/relay';
 import { loadTetherModule } from '../../web/glue/load.js';
 import { CLOSE, resolveLimits } from '../../web/edge/limits.js';
+import { buildPolicy, parsePolicyConfig } from '../../web/edge/policy.js';
 import { createRoomHost } from '../../web/edge/room-host.js';
 
 const mod = await loadTetherModule({}, 'room');
@@ -134,4 +135,35 @@ test('room host: judged in the relay, a frame over maxFrameBytes in UTF-8 is clo
   b.conn.message('x'.repeat(2000));
   assert.equal(b.closed?.code, CLOSE.TOO_BIG);
   assert.equal(stays.closed, null);
+});
+
+test('policy: with no rules, tether asks canWrite about root ops only; the answers are the same', () => {
+  const asked = [];
+  const policy = buildPolicy(parsePolicyConfig(''), pathPrefixAcl);
+  const canWrite = policy.canWrite;
+  const spied = {
+    canWrite: (ctx, path, room, info) => (asked.push(path), canWrite(ctx, path, room, info)),
+  };
+  spied[Symbol.for('tether.relay.canWriteRootOnly')] = spied.canWrite;
+  const relay = createRelay({ policy: spied });
+  const inbox = [];
+  let closed = false;
+  const conn = relay.connectText(
+    { send: (t) => inbox.push(t), close: () => (closed = true) },
+    { writer: 'ag', kind: 'agent', room: 'doc' },
+  );
+  const client = createRoomClient({ room: 'doc', origin: 'ag', writer: 'ag' });
+  const flush = () => inbox.splice(0).forEach((f) => client.receive(f));
+  conn.receive(client.hello());
+  flush();
+  conn.receive(client.write([{ kind: 'set', path: [], next: { seeded: true } }])); // seq 0: allowed
+  flush();
+  conn.receive(client.write([{ kind: 'set', path: ['a'], next: 1 }]));
+  flush();
+  assert.deepEqual(asked, [[]], 'only the root op was asked about');
+  assert.equal(client.unacked, 0);
+  conn.receive(client.write([{ kind: 'set', path: [], next: 2 }])); // an agent on the root after seq 0
+  flush();
+  assert.deepEqual(asked, [[], []]);
+  assert.equal(closed, true, 'refused as before: the agent is ejected');
 });

@@ -71,7 +71,11 @@ export function buildPolicy(cfg, pathPrefixAcl) {
     ctx.replay === true ||
     (cfg.agentRoot === 'seq0' && info?.seq === 0);
   if (!cfg.rules) {
-    return { canWrite: (ctx, path, room, info) => rootOk(ctx, path, info) };
+    // Every path below the root is open, so the relay need only ask about root ops: tether's
+    // relay reads the canWrite kept under this symbol as that promise (web/glue/relay.js); the
+    // reference ignores it and asks about every op, with the same answers.
+    const canWrite = (ctx, path, room, info) => rootOk(ctx, path, info);
+    return { canWrite, [Symbol.for('tether.relay.canWriteRootOnly')]: canWrite };
   }
   const acl = pathPrefixAcl([
     ...cfg.rules.map((r) => ({ prefix: r.prefix, allow: (ctx) => r.allow.includes(ctx.kind) })),

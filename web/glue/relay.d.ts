@@ -206,7 +206,16 @@ export type OpPolicy = {
     info?: PolicyRoomInfo,
   ): boolean;
   readonly verifyCitations?: boolean;
+  /**
+   * tether's: the policy's own `canWrite` kept under this key too promises that it allows every
+   * path below the room root (its verdict on any op with a non-empty path is true). tether's
+   * relay then asks it about root ops only; the reference ignores the key and asks about every op,
+   * with the same verdicts. Any other value here is ignored.
+   */
+  readonly [canWriteRootOnly]?: OpPolicy['canWrite'];
 };
+/** `Symbol.for('tether.relay.canWriteRootOnly')`: see `OpPolicy`. */
+export declare const canWriteRootOnly: unique symbol;
 export type PolicyViolation = {
   readonly writer: string;
   readonly reason:

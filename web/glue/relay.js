@@ -8,6 +8,11 @@ import { loadTetherModule } from './load.js';
 import { randomSeed } from './seed.js';
 
 const ACL = Symbol.for('tether.relay.pathPrefixAcl');
+// A policy whose canWrite allows every path below the room root says so by keeping that canWrite
+// under this symbol (web/edge/policy.js; relay.d.ts `canWriteRootOnly`): the core then asks about
+// root ops only, and a write below the root runs without a question (one JS call and a parked
+// envelope fewer per envelope). The reference ignores it and asks about every op.
+const ROOT_ONLY = Symbol.for('tether.relay.canWriteRootOnly');
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -231,6 +236,9 @@ export function createRegisterStore() {
   return store;
 }
 
+/** The key under which a policy keeps its canWrite to say it allows every path below the root. */
+export const canWriteRootOnly = ROOT_ONLY;
+
 /** Write access by path prefix; '*' matches one segment. Runs natively inside the relay. */
 export function pathPrefixAcl(rules) {
   const list = rules.map((r) => ({ prefix: [...r.prefix], allow: r.allow }));
@@ -269,6 +277,7 @@ export function createRelay(opt = {}) {
       durable: typeof opt.onCommit === 'function',
       hasPolicy: !!policy,
       canWrite: !acl && typeof policy?.canWrite === 'function',
+      canWriteRootOnly: !acl && !!policy?.canWrite && policy[ROOT_ONLY] === policy.canWrite,
       validate: typeof policy?.validate === 'function',
       canBump: typeof policy?.canBump === 'function',
       verifyCitations: !!policy?.verifyCitations,
