@@ -1,5 +1,6 @@
 // Compiled by tests/node/relay-types.test.mjs under strict settings: a consumer of tether/relay type-checks.
 import {
+  canWriteRootOnly,
   checkEnvelope,
   createRanges,
   createRegisterStore,
@@ -38,6 +39,11 @@ const seeded = createRoomClient({
   outbox: c.tail(),
 });
 console.log(seeded.unacked, relay.stats().rooms);
+// A policy that allows every path below the root says so: tether asks it about root ops only.
+const rootOk = (ctx: { kind?: string }, path: readonly unknown[]) =>
+  path.length > 0 || ctx.kind !== 'agent';
+const rootOnly = createRelay({ policy: { canWrite: rootOk, [canWriteRootOnly]: rootOk } });
+console.log(rootOnly.stats().rooms);
 const env: OpEnvelope = {
   proto: 3,
   instance: 'g',
