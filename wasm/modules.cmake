@@ -21,7 +21,9 @@ set(TETHER_WASM_SIZE_COMPILE -Oz -flto)
 set(TETHER_WASM_SIZE_LINK -Oz -flto -sTEXTDECODER=2)
 # After the link, binaryen's size passes once more until they change nothing (--converge): 1 KiB
 # gzip of the rooms Worker's module, which has a budget (bench/README.md § Module size). The same
-# wasm-opt emcc runs at the link.
+# wasm-opt emcc runs at the link. --enable-simd: emcc strips the target-features section that told
+# its own run a module may hold WebAssembly SIMD (the cores built with -msimd128, CMakeLists.txt);
+# the flag only admits SIMD the module already has, so modules without it come out the same.
 find_program(TETHER_WASM_OPT wasm-opt)
 
 function(tether_module name flavour)
@@ -130,7 +132,7 @@ function(tether_link_modules)
                             "install Debian's emscripten, which brings it (tools/setup.sh)")
       endif()
       add_custom_command(TARGET ${module} POST_BUILD
-        COMMAND ${TETHER_WASM_OPT} -Oz --converge "${CMAKE_BINARY_DIR}/${module}.wasm"
+        COMMAND ${TETHER_WASM_OPT} -Oz --converge --enable-simd "${CMAKE_BINARY_DIR}/${module}.wasm"
                 -o "${CMAKE_BINARY_DIR}/${module}.wasm"
         VERBATIM)
     else()
