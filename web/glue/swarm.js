@@ -16,6 +16,23 @@ export async function loadSwarm(options) {
 export function createSwarm(mod) {
   const codec = new mod.SwarmCodec();
   const limits = mod.swarmLimits();
+  const layout = mod.swarmNodeRecordLayout();
+  const utf8 = new TextDecoder();
+
+  // A node's per-chunk calls leave their results in a record of doubles in WASM memory instead of
+  // building an Embind object (bindings/swarm_bindings.cpp, bench/README.md § Swarm 1 -> 1).
+  // Growing that memory replaces its buffer: views are rebuilt when that happened, and never held
+  // across a call into the module.
+  let f64Buffer = null;
+  let f64View = null;
+  function f64() {
+    const buffer = mod.HEAPU8.buffer;
+    if (buffer !== f64Buffer) {
+      f64Buffer = buffer;
+      f64View = new Float64Array(buffer);
+    }
+    return f64View;
+  }
 
   function stage(target, bytes) {
     target.input(bytes.length).set(bytes);
@@ -127,8 +144,32 @@ export function createSwarm(mod) {
   // fetches, the envelopes, the offers and the serve queue. Peers are transport names.
   class Node {
     #inner;
+    #record; // the record's index in f64()
+    #names = []; // peers and file ids, by the numbers the record carries
+    #generation = 0;
     constructor(config) {
       this.#inner = new mod.SwarmNode(JSON.stringify(config));
+      this.#record = this.#inner.record() / 8;
+    }
+    // The record after a call, with the names it numbers learnt first (a call that may grow WASM
+    // memory, so the view is taken after it).
+    #read() {
+      let f = f64();
+      const r = this.#record;
+      if (f[r + layout.generation] !== this.#generation) {
+        this.#generation = f[r + layout.generation];
+        this.#names = [];
+      }
+      const names = this.#names;
+      if (names.length < f[r + layout.nameCount]) {
+        while (names.length < f[r + layout.nameCount]) names.push(this.#inner.name(names.length));
+        f = f64();
+      }
+      return f;
+    }
+    #text(f, at) {
+      const addr = f[this.#record + at];
+      return utf8.decode(mod.HEAPU8.subarray(addr, addr + f[this.#record + at + 1]));
     }
     identity() {
       return this.#inner.identity();
@@ -154,22 +195,27 @@ export function createSwarm(mod) {
     /** A binary-lane frame: {fileId, index, data} (a view into `frame`) or null. */
     handleFrame(frame) {
       const head = frame.subarray(0, limits.chunkFrameHeaderBytes);
-      const f = this.#inner.handleFrame(stage(this.#inner, head), frame.byteLength);
-      if (f === null) return null;
+      const index = this.#inner.handleFrame(stage(this.#inner, head), frame.byteLength);
+      if (index < 0) return null;
+      const f = this.#read();
+      const r = this.#record;
+      const offset = f[r + layout.offset];
       return {
-        fileId: f.fileId,
-        index: f.index,
-        data: frame.subarray(f.offset, f.offset + f.length),
+        fileId: this.#names[f[r + layout.file]],
+        index,
+        data: frame.subarray(offset, offset + f[r + layout.length]),
       };
     }
     wantsChunk(fileId, index, length) {
       return this.#inner.wantsChunk(fileId, index, length);
     }
     handleChunk(peer, fileId, index, bytes, nowMs) {
-      return this.#inner.handleChunk(peer, fileId, index, stage(this.#inner, bytes), nowMs);
+      const n = this.#inner.handleChunk(peer, fileId, index, stage(this.#inner, bytes), nowMs);
+      return layout.outcomes[n];
     }
     handleChunkDigest(peer, fileId, index, length, sha256Hex, nowMs) {
-      return this.#inner.handleChunkDigest(peer, fileId, index, length, sha256Hex ?? '', nowMs);
+      const n = this.#inner.handleChunkDigest(peer, fileId, index, length, sha256Hex ?? '', nowMs);
+      return layout.outcomes[n];
     }
     handleChunkWritten(fileId, index, nowMs) {
       this.#inner.handleChunkWritten(fileId, index, nowMs);
@@ -218,10 +264,54 @@ export function createSwarm(mod) {
       this.#inner.handleTimeout(nowMs);
     }
     pollTimeout() {
-      return this.#inner.pollTimeout();
+      const t = this.#inner.pollTimeout();
+      return Number.isNaN(t) ? null : t;
     }
+    /** The next action as a plain object (the same fields the core's action has), or null. */
     pollAction() {
-      return this.#inner.pollAction();
+      const kind = layout.actions[this.#inner.pollAction()];
+      if (!kind) return null;
+      const f = this.#read();
+      const r = this.#record;
+      const names = this.#names;
+      switch (kind) {
+        case 'send':
+          return {
+            kind,
+            peer: names[f[r + layout.peer]],
+            text: this.#text(f, layout.textAddr),
+            token: f[r + layout.token],
+          };
+        case 'serve':
+          return {
+            kind,
+            peer: names[f[r + layout.peer]],
+            fileId: names[f[r + layout.file]],
+            index: f[r + layout.index],
+            binary: f[r + layout.binary] === 1,
+            offset: f[r + layout.offset],
+            length: f[r + layout.length],
+          };
+        case 'resumeRead':
+          return {
+            kind,
+            fileId: names[f[r + layout.file]],
+            index: f[r + layout.index],
+            offset: f[r + layout.offset],
+            length: f[r + layout.length],
+          };
+        case 'rebuild':
+          return { kind, peer: names[f[r + layout.peer]] };
+        case 'failed':
+          return {
+            kind,
+            fileId: names[f[r + layout.file]],
+            code: this.#text(f, layout.codeAddr),
+            message: this.#text(f, layout.textAddr),
+          };
+        default: // openPart, verifyFile, saveFile, refreshLock
+          return { kind, fileId: names[f[r + layout.file]] };
+      }
     }
     pollEvent() {
       return this.#inner.pollEvent();
