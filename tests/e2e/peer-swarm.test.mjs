@@ -145,6 +145,50 @@ if (inNetns(import.meta.url)) {
   );
 
   test(
+    'OPFS writes batched into one buffer land where and in the order they were made',
+    { timeout: 120_000 },
+    async () => {
+      // storage-opfs.js copies each write into its batch's buffer and posts (offset, length) spans:
+      // writes bigger than a buffer, a batch cut by a full buffer, overlapping writes and a caller
+      // that reuses its bytes at once must all come out as if written one by one.
+      const ctx = await newPeerContext(h);
+      const p = await ctx.newPage();
+      await p.goto(`${h.web.origin}/tests/e2e/pages/peer-swarm.html`);
+      const r = await p.evaluate(async () => {
+        const { opfsFolder } = await import('/web/peer/storage-opfs.js');
+        const f = await opfsFolder('batched');
+        const part = await f.openFile('b.part');
+        const sizes = [65536, 1, 3000, 2500000, 65536, 7, 131072, 65536, 900000, 12];
+        const expected = new Uint8Array(sizes.reduce((a, b) => a + b, 0));
+        const scratch = new Uint8Array(2500000);
+        const writes = [];
+        let at = 0;
+        for (let round = 0; round < 3; round++) {
+          at = 0;
+          for (const [i, n] of sizes.entries()) {
+            const v = (i * 37 + round * 101) & 255;
+            scratch.fill(v, 0, n);
+            expected.fill(v, at, at + n); // the last round's bytes win
+            writes.push(part.write(at, scratch.subarray(0, n)));
+            scratch.fill(0, 0, n); // reused at once
+            at += n;
+          }
+        }
+        await Promise.all(writes);
+        await part.flush();
+        const got = await f.readAll('b.part');
+        let same = got.length === expected.length;
+        for (let i = 0; same && i < got.length; i++) same = got[i] === expected[i];
+        await part.close();
+        f.close();
+        return { same, length: got.length, expected: expected.length };
+      });
+      assert.deepEqual(r, { same: true, length: r.expected, expected: r.expected });
+      await p.close();
+    },
+  );
+
+  test(
     'two OPFS folders of one page keep their files apart; closing one leaves the other working',
     { timeout: 120_000 },
     async () => {
