@@ -475,8 +475,11 @@ class SwarmNodeBinding {
     note_names();
     return f->index;
   }
-  bool wants_chunk(const std::string& file, std::uint32_t index, double length) const {
-    auto id = parse_sha256_hex(file);
+  // The per-chunk inputs name a peer and a file by their number in the names (slot >= 0) when JS
+  // has learnt it, so that no string crosses; by the string itself otherwise (slot -1).
+  bool wants_chunk(double file_slot, const std::string& file, std::uint32_t index,
+                   double length) const {
+    auto id = file_of(file_slot, file);
     return id && length >= 0 && node_.wants_chunk(*id, index, std::size_t(length));
   }
   // Outcomes as their number in swarmNodeRecordLayout().outcomes.
@@ -487,21 +490,27 @@ class SwarmNodeBinding {
     return outcome_number(node_.handle_chunk(
         peer, *id, index, ByteView(in_.data(), std::min(n, in_.size())), std::int64_t(now)));
   }
-  int handle_chunk_digest(const std::string& peer, const std::string& file, std::uint32_t index,
-                          double length, const std::string& digest, double now) {
-    auto id = parse_sha256_hex(file);
+  int handle_chunk_digest(double peer_slot, const std::string& peer, double file_slot,
+                          const std::string& file, std::uint32_t index, double length,
+                          const std::string& digest, double now) {
+    auto id = file_of(file_slot, file);
     if (!id || !(length >= 0)) return outcome_number(ChunkOutcome::unexpected);
-    return outcome_number(node_.handle_chunk_digest(peer, *id, index, std::size_t(length),
-                                                    parse_sha256_hex(digest), std::int64_t(now)));
+    return outcome_number(node_.handle_chunk_digest(peer_of(peer_slot, peer), *id, index,
+                                                    std::size_t(length), parse_sha256_hex(digest),
+                                                    std::int64_t(now)));
   }
-  void handle_chunk_written(const std::string& file, std::uint32_t index, double now) {
-    if (auto id = parse_sha256_hex(file)) node_.handle_chunk_written(*id, index, std::int64_t(now));
+  void handle_chunk_written(double file_slot, const std::string& file, std::uint32_t index,
+                            double now) {
+    if (auto id = file_of(file_slot, file))
+      node_.handle_chunk_written(*id, index, std::int64_t(now));
   }
   void handle_send_result(double token, bool accepted, double now) {
     node_.handle_send_result(std::uint64_t(token), accepted, std::int64_t(now));
   }
-  void handle_serve_done(const std::string& peer, const std::string& file, std::uint32_t index) {
-    if (auto id = parse_sha256_hex(file)) node_.handle_serve_done(peer, *id, index);
+  void handle_serve_done(double peer_slot, const std::string& peer, double file_slot,
+                         const std::string& file, std::uint32_t index) {
+    if (auto id = file_of(file_slot, file))
+      node_.handle_serve_done(peer_of(peer_slot, peer), *id, index);
   }
   std::string chunk_envelope(const std::string& peer, const std::string& file, std::uint32_t index,
                              std::size_t n, double now) {
@@ -748,6 +757,12 @@ class SwarmNodeBinding {
       c.self = bus::Identity{str("streamId"), str("role"), str("name"), str("instanceId")};
     }
     return c;
+  }
+  std::optional<FileId> file_of(double slot, const std::string& file) const {
+    return parse_sha256_hex(slot >= 0 ? names_.at(std::size_t(slot)) : file);
+  }
+  const std::string& peer_of(double slot, const std::string& peer) const {
+    return slot >= 0 ? names_.at(std::size_t(slot)) : peer;
   }
   void note_names() {
     rec_[kNameCount] = double(names_.size());

@@ -146,6 +146,7 @@ export function createSwarm(mod) {
     #inner;
     #record; // the record's index in f64()
     #names = []; // peers and file ids, by the numbers the record carries
+    #slots = new Map(); // and the other way round, for the inputs that name them
     #generation = 0;
     constructor(config) {
       this.#inner = new mod.SwarmNode(JSON.stringify(config));
@@ -159,13 +160,22 @@ export function createSwarm(mod) {
       if (f[r + layout.generation] !== this.#generation) {
         this.#generation = f[r + layout.generation];
         this.#names = [];
+        this.#slots.clear();
       }
       const names = this.#names;
       if (names.length < f[r + layout.nameCount]) {
-        while (names.length < f[r + layout.nameCount]) names.push(this.#inner.name(names.length));
+        while (names.length < f[r + layout.nameCount]) {
+          const name = this.#inner.name(names.length);
+          this.#slots.set(name, names.length);
+          names.push(name);
+        }
         f = f64();
       }
       return f;
+    }
+    // A peer's or a file's number for an input, or -1 when it has none yet (then the string goes).
+    #slot(name) {
+      return this.#slots.get(name) ?? -1;
     }
     #text(f, at) {
       const addr = f[this.#record + at];
@@ -207,24 +217,39 @@ export function createSwarm(mod) {
       };
     }
     wantsChunk(fileId, index, length) {
-      return this.#inner.wantsChunk(fileId, index, length);
+      const file = this.#slot(fileId);
+      return this.#inner.wantsChunk(file, file < 0 ? fileId : '', index, length);
     }
     handleChunk(peer, fileId, index, bytes, nowMs) {
       const n = this.#inner.handleChunk(peer, fileId, index, stage(this.#inner, bytes), nowMs);
       return layout.outcomes[n];
     }
     handleChunkDigest(peer, fileId, index, length, sha256Hex, nowMs) {
-      const n = this.#inner.handleChunkDigest(peer, fileId, index, length, sha256Hex ?? '', nowMs);
+      const p = this.#slot(peer);
+      const file = this.#slot(fileId);
+      const n = this.#inner.handleChunkDigest(
+        p,
+        p < 0 ? peer : '',
+        file,
+        file < 0 ? fileId : '',
+        index,
+        length,
+        sha256Hex ?? '',
+        nowMs,
+      );
       return layout.outcomes[n];
     }
     handleChunkWritten(fileId, index, nowMs) {
-      this.#inner.handleChunkWritten(fileId, index, nowMs);
+      const file = this.#slot(fileId);
+      this.#inner.handleChunkWritten(file, file < 0 ? fileId : '', index, nowMs);
     }
     handleSendResult(token, accepted, nowMs) {
       this.#inner.handleSendResult(token, accepted, nowMs);
     }
     handleServeDone(peer, fileId, index) {
-      this.#inner.handleServeDone(peer, fileId, index);
+      const p = this.#slot(peer);
+      const file = this.#slot(fileId);
+      this.#inner.handleServeDone(p, p < 0 ? peer : '', file, file < 0 ? fileId : '', index);
     }
     chunkEnvelope(peer, fileId, index, bytes, nowMs) {
       return this.#inner.chunkEnvelope(peer, fileId, index, stage(this.#inner, bytes), nowMs);
