@@ -144,6 +144,17 @@ if (inNetns(import.meta.url)) {
     },
   );
 
+  // Runs `fn` in a fresh peer page of its own (no peer started) and returns its result.
+  async function onFreshPage(fn) {
+    const p = await (await newPeerContext(h)).newPage();
+    try {
+      await p.goto(`${h.web.origin}/tests/e2e/pages/peer-swarm.html`);
+      return await p.evaluate(fn);
+    } finally {
+      await p.close();
+    }
+  }
+
   test(
     'OPFS writes batched into one buffer land where and in the order they were made',
     { timeout: 120_000 },
@@ -151,10 +162,7 @@ if (inNetns(import.meta.url)) {
       // storage-opfs.js copies each write into its batch's buffer and posts (offset, length) spans:
       // writes bigger than a buffer, a batch cut by a full buffer, overlapping writes and a caller
       // that reuses its bytes at once must all come out as if written one by one.
-      const ctx = await newPeerContext(h);
-      const p = await ctx.newPage();
-      await p.goto(`${h.web.origin}/tests/e2e/pages/peer-swarm.html`);
-      const r = await p.evaluate(async () => {
+      const r = await onFreshPage(async () => {
         const { opfsFolder } = await import('/web/peer/storage-opfs.js');
         const f = await opfsFolder('batched');
         const part = await f.openFile('b.part');
@@ -184,7 +192,6 @@ if (inNetns(import.meta.url)) {
         return { same, length: got.length, expected: expected.length };
       });
       assert.deepEqual(r, { same: true, length: r.expected, expected: r.expected });
-      await p.close();
     },
   );
 
@@ -194,10 +201,7 @@ if (inNetns(import.meta.url)) {
     async () => {
       // The page's folders share one worker (web/peer/storage-opfs.js): the same names in two
       // folders are two files, and one folder's close() ends neither the worker nor the other.
-      const ctx = await newPeerContext(h);
-      const p = await ctx.newPage();
-      await p.goto(`${h.web.origin}/tests/e2e/pages/peer-swarm.html`);
-      const r = await p.evaluate(async () => {
+      const r = await onFreshPage(async () => {
         const { opfsFolder } = await import('/web/peer/storage-opfs.js');
         const a = await opfsFolder('apart/a');
         const b = await opfsFolder('apart/b');
@@ -237,7 +241,6 @@ if (inNetns(import.meta.url)) {
       assert.match(r.closed ?? '', /this folder was closed/);
       assert.deepEqual(r.bAfter, ['in b', [9, 8]]);
       assert.deepEqual(r.aAgain, ['in a', [1, 2, 3]]);
-      await p.close();
     },
   );
 

@@ -2,6 +2,7 @@
 // transfer). A thin wrapper over src/swarm: it moves JSON text and bytes in and out of WASM memory
 // and hands back the core's actions. It makes no protocol decisions (DESIGN.md rule 4): the
 // caller's transport sends what the actions say and reports what happened.
+import { heapF64 } from './heap-view.js';
 import { loadTetherModule } from './load.js';
 
 /**
@@ -21,18 +22,7 @@ export function createSwarm(mod) {
 
   // A node's per-chunk calls leave their results in a record of doubles in WASM memory instead of
   // building an Embind object (bindings/swarm_bindings.cpp, bench/README.md § Swarm 1 -> 1).
-  // Growing that memory replaces its buffer: views are rebuilt when that happened, and never held
-  // across a call into the module.
-  let f64Buffer = null;
-  let f64View = null;
-  function f64() {
-    const buffer = mod.HEAPU8.buffer;
-    if (buffer !== f64Buffer) {
-      f64Buffer = buffer;
-      f64View = new Float64Array(buffer);
-    }
-    return f64View;
-  }
+  const f64 = heapF64(mod);
 
   function stage(target, bytes) {
     target.input(bytes.length).set(bytes);
