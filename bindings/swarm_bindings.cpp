@@ -4,11 +4,16 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <array>
+#include <cmath>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "bus/limits.hpp"
 #include "common/json.hpp"
+#include "staging.hpp"
 #include "swarm/bitfield.hpp"
 #include "swarm/messages.hpp"
 #include "swarm/node.hpp"
@@ -103,6 +108,74 @@ std::string outcome_name(ChunkOutcome o) {
   }
   return "unexpected";
 }
+
+constexpr ChunkOutcome kOutcomes[] = {ChunkOutcome::stored, ChunkOutcome::duplicate,
+                                      ChunkOutcome::bad_hash, ChunkOutcome::unexpected};
+int outcome_number(ChunkOutcome o) {
+  for (int i = 0; i < 4; ++i)
+    if (kOutcomes[i] == o) return i;
+  return 3;
+}
+
+// What SwarmNode's per-chunk calls (handleFrame, pollAction) leave for JS, at a fixed address
+// (record()), read through a Float64Array: an Embind object set property by property, with every
+// key and the 64-character file id converted each time, was 5-6% of a downloader's main thread
+// (bench/README.md § Swarm 1 -> 1). Peers and file ids are numbered (`names`): JS learns each
+// string once. Texts are (address, length) of UTF-8 bytes in WASM memory, valid until the next
+// call.
+enum RecordField : int {
+  kKind,  // the action's number in kActionNames (0: none)
+  kPeer,  // names index
+  kFile,  // names index
+  kIndex,
+  kOffset,
+  kLength,
+  kBinary,  // 0 or 1
+  kToken,
+  kTextAddr,  // send: the envelope; failed: the message
+  kTextLen,
+  kCodeAddr,  // failed: the code
+  kCodeLen,
+  kNameCount,   // names known so far in this generation
+  kGeneration,  // bumped when the names were forgotten (kMaxNames reached)
+  kRecordFields
+};
+constexpr const char* kActionNames[] = {"",           "send",       "serve",    "openPart",
+                                        "resumeRead", "verifyFile", "saveFile", "refreshLock",
+                                        "rebuild",    "failed"};
+// Peers in a room and files offered in it: far fewer in practice. Reaching it forgets them all
+// and starts a new generation, which tells JS to forget its copies too.
+constexpr std::size_t kMaxNames = 4096;
+
+// Numbers for the strings the record refers to.
+class Names {
+ public:
+  // Before a record is filled: room for the `n` names it may add, so that none of its numbers is
+  // forgotten while it is being written.
+  void make_room(std::size_t n) {
+    if (list_.size() + n <= kMaxNames) return;
+    slots_.clear();
+    list_.clear();
+    ++generation_;
+  }
+  std::uint32_t of(const std::string& s) {
+    if (auto it = slots_.find(s); it != slots_.end()) return it->second;
+    slots_.emplace(s, std::uint32_t(list_.size()));
+    list_.push_back(s);
+    return std::uint32_t(list_.size() - 1);
+  }
+  const std::string& at(std::size_t i) const {
+    static const std::string none;
+    return i < list_.size() ? list_[i] : none;
+  }
+  std::size_t size() const { return list_.size(); }
+  std::uint32_t generation() const { return generation_; }
+
+ private:
+  std::unordered_map<std::string, std::uint32_t> slots_;
+  std::vector<std::string> list_;
+  std::uint32_t generation_ = 0;
+};
 
 // Chunk frames and hashing, with a reusable staging buffer. Views stay valid until the next call.
 class SwarmCodec {
@@ -389,46 +462,55 @@ class SwarmNodeBinding {
     o.set("data", view(chunk_.data(), chunk_.size()));
     return o;
   }
-  // The staged frame head (n bytes) of a frame `length` long: {fileId, index, offset, length} or
-  // null.
-  val handle_frame(std::size_t n, double length) {
-    if (!(length >= 0)) return val::null();
+  // The staged frame head (n bytes) of a frame `length` long: its chunk index, with file, offset
+  // and length in the record; -1 when the frame is not ours.
+  double handle_frame(std::size_t n, double length) {
+    if (!(length >= 0)) return -1;
     auto f = node_.handle_frame(ByteView(in_.data(), std::min(n, in_.size())), std::size_t(length));
-    if (!f) return val::null();
-    val o = val::object();
-    o.set("fileId", to_hex(f->file));
-    o.set("index", f->index);
-    o.set("offset", double(f->offset));
-    o.set("length", double(f->length));
-    return o;
+    if (!f) return -1;
+    names_.make_room(1);
+    rec_[kFile] = names_.of(to_hex(f->file));
+    rec_[kOffset] = double(f->offset);
+    rec_[kLength] = double(f->length);
+    note_names();
+    return f->index;
   }
-  bool wants_chunk(const std::string& file, std::uint32_t index, double length) const {
-    auto id = parse_sha256_hex(file);
+  // The per-chunk inputs name a peer and a file by their number in the names (slot >= 0) when JS
+  // has learnt it, so that no string crosses; by the string itself otherwise (slot -1).
+  bool wants_chunk(double file_slot, const std::string& file, std::uint32_t index,
+                   double length) const {
+    auto id = file_of(file_slot, file);
     return id && length >= 0 && node_.wants_chunk(*id, index, std::size_t(length));
   }
-  std::string handle_chunk(const std::string& peer, const std::string& file, std::uint32_t index,
-                           std::size_t n, double now) {
+  // Outcomes as their number in swarmNodeRecordLayout().outcomes.
+  int handle_chunk(const std::string& peer, const std::string& file, std::uint32_t index,
+                   std::size_t n, double now) {
     auto id = parse_sha256_hex(file);
-    if (!id) return "unexpected";
-    return outcome_name(node_.handle_chunk(
+    if (!id) return outcome_number(ChunkOutcome::unexpected);
+    return outcome_number(node_.handle_chunk(
         peer, *id, index, ByteView(in_.data(), std::min(n, in_.size())), std::int64_t(now)));
   }
-  std::string handle_chunk_digest(const std::string& peer, const std::string& file,
-                                  std::uint32_t index, double length, const std::string& digest,
-                                  double now) {
-    auto id = parse_sha256_hex(file);
-    if (!id || !(length >= 0)) return "unexpected";
-    return outcome_name(node_.handle_chunk_digest(peer, *id, index, std::size_t(length),
-                                                  parse_sha256_hex(digest), std::int64_t(now)));
+  int handle_chunk_digest(double peer_slot, const std::string& peer, double file_slot,
+                          const std::string& file, std::uint32_t index, double length,
+                          const std::string& digest, double now) {
+    auto id = file_of(file_slot, file);
+    if (!id || !(length >= 0)) return outcome_number(ChunkOutcome::unexpected);
+    return outcome_number(node_.handle_chunk_digest(peer_of(peer_slot, peer), *id, index,
+                                                    std::size_t(length), parse_sha256_hex(digest),
+                                                    std::int64_t(now)));
   }
-  void handle_chunk_written(const std::string& file, std::uint32_t index, double now) {
-    if (auto id = parse_sha256_hex(file)) node_.handle_chunk_written(*id, index, std::int64_t(now));
+  void handle_chunk_written(double file_slot, const std::string& file, std::uint32_t index,
+                            double now) {
+    if (auto id = file_of(file_slot, file))
+      node_.handle_chunk_written(*id, index, std::int64_t(now));
   }
   void handle_send_result(double token, bool accepted, double now) {
     node_.handle_send_result(std::uint64_t(token), accepted, std::int64_t(now));
   }
-  void handle_serve_done(const std::string& peer, const std::string& file, std::uint32_t index) {
-    if (auto id = parse_sha256_hex(file)) node_.handle_serve_done(peer, *id, index);
+  void handle_serve_done(double peer_slot, const std::string& peer, double file_slot,
+                         const std::string& file, std::uint32_t index) {
+    if (auto id = file_of(file_slot, file))
+      node_.handle_serve_done(peer_of(peer_slot, peer), *id, index);
   }
   std::string chunk_envelope(const std::string& peer, const std::string& file, std::uint32_t index,
                              std::size_t n, double now) {
@@ -509,58 +591,67 @@ class SwarmNodeBinding {
     if (auto id = parse_sha256_hex(file)) node_.remove_file(*id);
   }
   void handle_timeout(double now) { node_.handle_timeout(std::int64_t(now)); }
-  val poll_timeout() const {
+  // The next deadline (absolute ms), or NaN for none.
+  double poll_timeout() const {
     const Timeout t = node_.poll_timeout();
-    return t ? val(double(*t)) : val::null();
+    return t ? double(*t) : std::nan("");
   }
 
-  val poll_action() {
+  // The next action's number in kActionNames (0: none), its fields in the record.
+  int poll_action() {
     auto next = node_.poll_action();
-    if (!next) return val::null();
-    val o = val::object();
-    std::visit(
-        [&](const auto& a) {
+    if (!next) return 0;
+    current_ = std::move(*next);
+    names_.make_room(2);
+    rec_[kIndex] = rec_[kOffset] = rec_[kLength] = rec_[kBinary] = rec_[kToken] = 0;
+    rec_[kTextLen] = rec_[kCodeLen] = 0;
+    const int kind = std::visit(
+        [&](const auto& a) -> int {
           using T = std::decay_t<decltype(a)>;
           if constexpr (std::is_same_v<T, NodeSend>) {
-            o.set("kind", std::string("send"));
-            o.set("peer", a.peer);
-            o.set("text", a.text);
-            o.set("token", double(a.token));
+            rec_[kPeer] = names_.of(a.peer);
+            text_span(kTextAddr, a.text);
+            rec_[kToken] = double(a.token);
+            return 1;
           } else if constexpr (std::is_same_v<T, NodeServe>) {
-            o.set("kind", std::string("serve"));
-            o.set("peer", a.peer);
-            o.set("fileId", to_hex(a.file));
-            o.set("index", a.index);
-            o.set("binary", a.binary);
-            o.set("offset", double(a.offset));
-            o.set("length", a.length);
-          } else if constexpr (std::is_same_v<T, NodeResumeRead>) {
-            o.set("kind", std::string("resumeRead"));
-            o.set("fileId", to_hex(a.file));
-            o.set("index", a.index);
-            o.set("offset", double(a.offset));
-            o.set("length", a.length);
+            rec_[kPeer] = names_.of(a.peer);
+            rec_[kFile] = names_.of(to_hex(a.file));
+            rec_[kIndex] = a.index;
+            rec_[kBinary] = a.binary;
+            rec_[kOffset] = double(a.offset);
+            rec_[kLength] = a.length;
+            return 2;
           } else if constexpr (std::is_same_v<T, NodeRebuild>) {
-            o.set("kind", std::string("rebuild"));
-            o.set("peer", a.peer);
-          } else if constexpr (std::is_same_v<T, NodeFileFailed>) {
-            o.set("kind", std::string("failed"));
-            o.set("fileId", to_hex(a.file));
-            o.set("code", a.code);
-            o.set("message", a.message);
+            rec_[kPeer] = names_.of(a.peer);
+            return 8;
           } else {
-            o.set("fileId", to_hex(a.file));
-            if constexpr (std::is_same_v<T, NodeOpenPart>) o.set("kind", std::string("openPart"));
-            if constexpr (std::is_same_v<T, NodeVerifyFile>)
-              o.set("kind", std::string("verifyFile"));
-            if constexpr (std::is_same_v<T, NodeSaveFile>) o.set("kind", std::string("saveFile"));
-            if constexpr (std::is_same_v<T, NodeRefreshLock>)
-              o.set("kind", std::string("refreshLock"));
+            rec_[kFile] = names_.of(to_hex(a.file));
+            if constexpr (std::is_same_v<T, NodeResumeRead>) {
+              rec_[kIndex] = a.index;
+              rec_[kOffset] = double(a.offset);
+              rec_[kLength] = a.length;
+              return 4;
+            }
+            if constexpr (std::is_same_v<T, NodeFileFailed>) {
+              text_span(kTextAddr, a.message);
+              text_span(kCodeAddr, a.code);
+              return 9;
+            }
+            if constexpr (std::is_same_v<T, NodeOpenPart>) return 3;
+            if constexpr (std::is_same_v<T, NodeVerifyFile>) return 5;
+            if constexpr (std::is_same_v<T, NodeSaveFile>) return 6;
+            if constexpr (std::is_same_v<T, NodeRefreshLock>) return 7;
           }
+          return 0;
         },
-        *next);
-    return o;
+        *current_);
+    rec_[kKind] = kind;
+    note_names();
+    return kind;
   }
+  // Where the record is, and the names it numbers.
+  double record() const { return tether::bindings::address_of(rec_.data()); }
+  std::string name(std::size_t i) const { return names_.at(i); }
   val poll_event() {
     auto next = node_.poll_event();
     if (!next) return val::null();
@@ -667,9 +758,47 @@ class SwarmNodeBinding {
     }
     return c;
   }
+  std::optional<FileId> file_of(double slot, const std::string& file) const {
+    return parse_sha256_hex(slot >= 0 ? names_.at(std::size_t(slot)) : file);
+  }
+  const std::string& peer_of(double slot, const std::string& peer) const {
+    return slot >= 0 ? names_.at(std::size_t(slot)) : peer;
+  }
+  void note_names() {
+    rec_[kNameCount] = double(names_.size());
+    rec_[kGeneration] = names_.generation();
+  }
+  // A string of the current action, which stays alive until the next poll_action.
+  void text_span(int at, const std::string& text) {
+    rec_[at] = tether::bindings::address_of(text.data());
+    rec_[at + 1] = double(text.size());
+  }
   SwarmNode node_;
   Bytes in_, chunk_;
+  std::array<double, kRecordFields> rec_{};
+  Names names_;
+  std::optional<NodeAction> current_;
 };
+
+// Where each field sits in SwarmNode's record, the action kinds and the chunk outcomes by the
+// numbers the record and the calls carry (JS never hard-codes them).
+val node_record_layout() {
+  static const char* kFields[] = {"kind",     "peer",    "file",      "index",     "offset",
+                                  "length",   "binary",  "token",     "textAddr",  "textLen",
+                                  "codeAddr", "codeLen", "nameCount", "generation"};
+  static_assert(std::size(kFields) == kRecordFields);
+  val o = val::object();
+  o.set("size", double(kRecordFields));
+  for (int i = 0; i < kRecordFields; ++i) o.set(kFields[i], double(i));
+  val actions = val::array();
+  for (std::size_t i = 0; i < std::size(kActionNames); ++i)
+    actions.set(i, std::string(kActionNames[i]));
+  o.set("actions", actions);
+  val outcomes = val::array();
+  for (int i = 0; i < 4; ++i) outcomes.set(i, outcome_name(kOutcomes[i]));
+  o.set("outcomes", outcomes);
+  return o;
+}
 
 // An offer payload for a file we hold: inline or paged (make_offer).
 val make_offer_js(const std::string& file_id_hex, const std::string& name, const std::string& mime,
@@ -849,6 +978,8 @@ EMSCRIPTEN_BINDINGS(tether_swarm) {
       .function("handleTimeout", &SwarmNodeBinding::handle_timeout)
       .function("pollTimeout", &SwarmNodeBinding::poll_timeout)
       .function("pollAction", &SwarmNodeBinding::poll_action)
+      .function("record", &SwarmNodeBinding::record)
+      .function("name", &SwarmNodeBinding::name)
       .function("pollEvent", &SwarmNodeBinding::poll_event)
       .function("file", &SwarmNodeBinding::file)
       .function("resumedIndexes", &SwarmNodeBinding::resumed_indexes)
@@ -856,6 +987,7 @@ EMSCRIPTEN_BINDINGS(tether_swarm) {
   function("swarmParseMessage", &parse_message_text_js);
   function("swarmMakeOffer", &make_offer_js);
   function("swarmLimits", &limits);
+  function("swarmNodeRecordLayout", &node_record_layout);
   function("swarmAnnounceHeld", &announce_held_js);
   function("swarmAnnouncePayload", &announce_payload_js);
   function("swarmDecideLock", &decide_lock_js);

@@ -144,16 +144,64 @@ if (inNetns(import.meta.url)) {
     },
   );
 
+  // Runs `fn` in a fresh peer page of its own (no peer started) and returns its result.
+  async function onFreshPage(fn) {
+    const p = await (await newPeerContext(h)).newPage();
+    try {
+      await p.goto(`${h.web.origin}/tests/e2e/pages/peer-swarm.html`);
+      return await p.evaluate(fn);
+    } finally {
+      await p.close();
+    }
+  }
+
+  test(
+    'OPFS writes batched into one buffer land where and in the order they were made',
+    { timeout: 120_000 },
+    async () => {
+      // storage-opfs.js copies each write into its batch's buffer and posts (offset, length) spans:
+      // writes bigger than a buffer, a batch cut by a full buffer, overlapping writes and a caller
+      // that reuses its bytes at once must all come out as if written one by one.
+      const r = await onFreshPage(async () => {
+        const { opfsFolder } = await import('/web/peer/storage-opfs.js');
+        const f = await opfsFolder('batched');
+        const part = await f.openFile('b.part');
+        const sizes = [65536, 1, 3000, 2500000, 65536, 7, 131072, 65536, 900000, 12];
+        const expected = new Uint8Array(sizes.reduce((a, b) => a + b, 0));
+        const scratch = new Uint8Array(2500000);
+        const writes = [];
+        let at = 0;
+        for (let round = 0; round < 3; round++) {
+          at = 0;
+          for (const [i, n] of sizes.entries()) {
+            const v = (i * 37 + round * 101) & 255;
+            scratch.fill(v, 0, n);
+            expected.fill(v, at, at + n); // the last round's bytes win
+            writes.push(part.write(at, scratch.subarray(0, n)));
+            scratch.fill(0, 0, n); // reused at once
+            at += n;
+          }
+        }
+        await Promise.all(writes);
+        await part.flush();
+        const got = await f.readAll('b.part');
+        let same = got.length === expected.length;
+        for (let i = 0; same && i < got.length; i++) same = got[i] === expected[i];
+        await part.close();
+        f.close();
+        return { same, length: got.length, expected: expected.length };
+      });
+      assert.deepEqual(r, { same: true, length: r.expected, expected: r.expected });
+    },
+  );
+
   test(
     'two OPFS folders of one page keep their files apart; closing one leaves the other working',
     { timeout: 120_000 },
     async () => {
       // The page's folders share one worker (web/peer/storage-opfs.js): the same names in two
       // folders are two files, and one folder's close() ends neither the worker nor the other.
-      const ctx = await newPeerContext(h);
-      const p = await ctx.newPage();
-      await p.goto(`${h.web.origin}/tests/e2e/pages/peer-swarm.html`);
-      const r = await p.evaluate(async () => {
+      const r = await onFreshPage(async () => {
         const { opfsFolder } = await import('/web/peer/storage-opfs.js');
         const a = await opfsFolder('apart/a');
         const b = await opfsFolder('apart/b');
@@ -193,7 +241,6 @@ if (inNetns(import.meta.url)) {
       assert.match(r.closed ?? '', /this folder was closed/);
       assert.deepEqual(r.bAfter, ['in b', [9, 8]]);
       assert.deepEqual(r.aAgain, ['in a', [1, 2, 3]]);
-      await p.close();
     },
   );
 

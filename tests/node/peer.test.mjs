@@ -163,3 +163,71 @@ test('peer: tsc type-checks a consumer of tether/peer', () => {
   );
   assert.equal(r.status, 0, `tsc failed:\n${r.stdout}${r.stderr}`);
 });
+
+// The least of a DOM that createProgressView touches, counting the redraws of the file titles.
+function fakeContainer() {
+  const doc = {
+    titleWrites: 0,
+    createElement(tag) {
+      const node = {
+        tag,
+        dataset: {},
+        children: [],
+        className: '',
+        value: 0,
+        max: 1,
+        ownerDocument: doc,
+        append: (...c) => node.children.push(...c),
+        querySelector: (cls) => node.children.find((c) => c.className === cls) ?? null,
+        _text: '',
+        get textContent() {
+          return node._text;
+        },
+        set textContent(t) {
+          if (node.className === 'tether-transfer-title') doc.titleWrites++;
+          node._text = t;
+        },
+      };
+      return node;
+    },
+  };
+  return doc.createElement('div');
+}
+
+test('peer: the progress view redraws at most once per interval and shows a state change at once', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const { createProgressView } = await import('@tether-rt/tether/peer');
+  const container = fakeContainer();
+  const doc = container.ownerDocument;
+  const view = createProgressView(container, { intervalMs: 250 });
+  const report = (have, state = 'downloading') => ({
+    fileId: 'f',
+    name: 'f.bin',
+    role: 'fetch',
+    state,
+    have,
+    total: 100,
+    size: 100 * 65536,
+    bytes: have * 65536,
+    resumed: 0,
+    peers: { seed: { received: have * 65536, served: 0 } },
+  });
+  view.update(report(1)); // a new file: drawn at once
+  const bar = () => container.children[0].querySelector('tether-transfer-bar');
+  assert.equal(bar().value, 1);
+  for (let have = 2; have <= 40; have++) view.update(report(have));
+  assert.equal(doc.titleWrites, 1, 'reports inside the interval wait for it');
+  assert.equal(bar().value, 1);
+  t.mock.timers.tick(250);
+  assert.equal(doc.titleWrites, 2, 'one redraw for the interval');
+  assert.equal(bar().value, 40, 'with the newest report');
+  view.update(report(50));
+  view.update(report(100, 'complete')); // a new state: drawn at once, and it is the last word
+  assert.equal(bar().value, 100);
+  assert.equal(container.children[0].dataset.state, 'complete');
+  t.mock.timers.tick(1000);
+  assert.equal(bar().value, 100, 'a report waiting from before does not overwrite it');
+  view.update(report(60));
+  view.flush();
+  assert.equal(bar().value, 60, 'flush draws what waits, now');
+});

@@ -381,3 +381,66 @@ test('swarm: tsc type-checks a consumer of tether/swarm', async () => {
   );
   assert.equal(r.status, 0, `tsc failed:\n${r.stdout}${r.stderr}`);
 });
+
+// The node's per-chunk results come out of a record in WASM memory, its peers and files numbered
+// by the binding (bindings/swarm_bindings.cpp): past its 4,096 names it forgets them and starts
+// again, and what the glue hands out must still name the right peer and file.
+test('swarm: a node names the right peer and file in its actions and frames, past 4096 names', () => {
+  const node = swarm.createNode({
+    self: { streamId: 'seed', role: 'peer', name: 'seed' },
+    seed: 3,
+  });
+  const chunkSize = swarm.limits.minChunkSize;
+  const files = [1, 2].map((k) => {
+    const bytes = new Uint8Array(2 * chunkSize).map((_, i) => (i * k + k) & 255);
+    const chunks = [bytes.subarray(0, chunkSize), bytes.subarray(chunkSize)];
+    const hashes = chunks.map((c) => createHash('sha256').update(c).digest('hex'));
+    const fileId = createHash('sha256').update(bytes).digest('hex');
+    const offer = swarm.makeOffer({
+      fileId,
+      name: `f${k}.bin`,
+      mimeType: 'application/octet-stream',
+      size: bytes.length,
+      chunkSize,
+      hashes,
+    });
+    assert.equal(node.share(offer.payload, hashes, 0).ok, true);
+    return { fileId, chunks };
+  });
+  const drain = () => {
+    const out = [];
+    for (let a = node.pollAction(); a !== null; a = node.pollAction()) out.push(a);
+    return out;
+  };
+  drain();
+  const frame = (f, index) => swarm.encodeChunkFrame(f.fileId, index, f.chunks[index]);
+  for (let i = 0; i < 4200; i++) {
+    const peer = `peer-${i}-${'x'.repeat(i % 7)}`;
+    node.handlePeerOpen(peer, { binaryLane: true, maxMessageSize: 262144 }, i);
+    const sent = drain();
+    // Whoever joins learns what we seed, each file's swarm_offer and swarm_announce, to that peer.
+    assert.equal(sent.length, 4, `peer ${i}`);
+    for (const a of sent) {
+      assert.equal(a.kind, 'send');
+      assert.equal(a.peer, peer);
+      assert.equal(JSON.parse(a.text).to, peer);
+    }
+    const offered = sent.map((a) => JSON.parse(a.text)).filter((e) => e.type === 'swarm_offer');
+    assert.deepEqual(
+      offered.map((e) => e.payload.fileId).sort(),
+      files.map((f) => f.fileId).sort(),
+    );
+    if (i % 500 === 0 || i >= 4090) {
+      const f = files[i % 2];
+      const got = node.handleFrame(frame(f, i % 2));
+      assert.equal(got.fileId, f.fileId);
+      assert.equal(got.index, i % 2);
+      assert.deepEqual(got.data, f.chunks[i % 2]);
+    }
+    node.handlePeerClosed(peer, i);
+    drain();
+  }
+  assert.equal(node.handleFrame(new Uint8Array(64)), null, 'not one of our frames');
+  assert.equal(node.pollTimeout() === null || Number.isFinite(node.pollTimeout()), true);
+  node.dispose();
+});

@@ -2,6 +2,7 @@
 // transfer). A thin wrapper over src/swarm: it moves JSON text and bytes in and out of WASM memory
 // and hands back the core's actions. It makes no protocol decisions (DESIGN.md rule 4): the
 // caller's transport sends what the actions say and reports what happened.
+import { heapF64 } from './heap-view.js';
 import { loadTetherModule } from './load.js';
 
 /**
@@ -16,6 +17,12 @@ export async function loadSwarm(options) {
 export function createSwarm(mod) {
   const codec = new mod.SwarmCodec();
   const limits = mod.swarmLimits();
+  const layout = mod.swarmNodeRecordLayout();
+  const utf8 = new TextDecoder();
+
+  // A node's per-chunk calls leave their results in a record of doubles in WASM memory instead of
+  // building an Embind object (bindings/swarm_bindings.cpp, bench/README.md § Swarm 1 -> 1).
+  const f64 = heapF64(mod);
 
   function stage(target, bytes) {
     target.input(bytes.length).set(bytes);
@@ -127,8 +134,42 @@ export function createSwarm(mod) {
   // fetches, the envelopes, the offers and the serve queue. Peers are transport names.
   class Node {
     #inner;
+    #record; // the record's index in f64()
+    #names = []; // peers and file ids, by the numbers the record carries
+    #slots = new Map(); // and the other way round, for the inputs that name them
+    #generation = 0;
     constructor(config) {
       this.#inner = new mod.SwarmNode(JSON.stringify(config));
+      this.#record = this.#inner.record() / 8;
+    }
+    // The record after a call, with the names it numbers learnt first (a call that may grow WASM
+    // memory, so the view is taken after it).
+    #read() {
+      let f = f64();
+      const r = this.#record;
+      if (f[r + layout.generation] !== this.#generation) {
+        this.#generation = f[r + layout.generation];
+        this.#names = [];
+        this.#slots.clear();
+      }
+      const names = this.#names;
+      if (names.length < f[r + layout.nameCount]) {
+        while (names.length < f[r + layout.nameCount]) {
+          const name = this.#inner.name(names.length);
+          this.#slots.set(name, names.length);
+          names.push(name);
+        }
+        f = f64();
+      }
+      return f;
+    }
+    // A peer's or a file's number for an input, or -1 when it has none yet (then the string goes).
+    #slot(name) {
+      return this.#slots.get(name) ?? -1;
+    }
+    #text(f, at) {
+      const addr = f[this.#record + at];
+      return utf8.decode(mod.HEAPU8.subarray(addr, addr + f[this.#record + at + 1]));
     }
     identity() {
       return this.#inner.identity();
@@ -154,31 +195,51 @@ export function createSwarm(mod) {
     /** A binary-lane frame: {fileId, index, data} (a view into `frame`) or null. */
     handleFrame(frame) {
       const head = frame.subarray(0, limits.chunkFrameHeaderBytes);
-      const f = this.#inner.handleFrame(stage(this.#inner, head), frame.byteLength);
-      if (f === null) return null;
+      const index = this.#inner.handleFrame(stage(this.#inner, head), frame.byteLength);
+      if (index < 0) return null;
+      const f = this.#read();
+      const r = this.#record;
+      const offset = f[r + layout.offset];
       return {
-        fileId: f.fileId,
-        index: f.index,
-        data: frame.subarray(f.offset, f.offset + f.length),
+        fileId: this.#names[f[r + layout.file]],
+        index,
+        data: frame.subarray(offset, offset + f[r + layout.length]),
       };
     }
     wantsChunk(fileId, index, length) {
-      return this.#inner.wantsChunk(fileId, index, length);
+      const file = this.#slot(fileId);
+      return this.#inner.wantsChunk(file, file < 0 ? fileId : '', index, length);
     }
     handleChunk(peer, fileId, index, bytes, nowMs) {
-      return this.#inner.handleChunk(peer, fileId, index, stage(this.#inner, bytes), nowMs);
+      const n = this.#inner.handleChunk(peer, fileId, index, stage(this.#inner, bytes), nowMs);
+      return layout.outcomes[n];
     }
     handleChunkDigest(peer, fileId, index, length, sha256Hex, nowMs) {
-      return this.#inner.handleChunkDigest(peer, fileId, index, length, sha256Hex ?? '', nowMs);
+      const p = this.#slot(peer);
+      const file = this.#slot(fileId);
+      const n = this.#inner.handleChunkDigest(
+        p,
+        p < 0 ? peer : '',
+        file,
+        file < 0 ? fileId : '',
+        index,
+        length,
+        sha256Hex ?? '',
+        nowMs,
+      );
+      return layout.outcomes[n];
     }
     handleChunkWritten(fileId, index, nowMs) {
-      this.#inner.handleChunkWritten(fileId, index, nowMs);
+      const file = this.#slot(fileId);
+      this.#inner.handleChunkWritten(file, file < 0 ? fileId : '', index, nowMs);
     }
     handleSendResult(token, accepted, nowMs) {
       this.#inner.handleSendResult(token, accepted, nowMs);
     }
     handleServeDone(peer, fileId, index) {
-      this.#inner.handleServeDone(peer, fileId, index);
+      const p = this.#slot(peer);
+      const file = this.#slot(fileId);
+      this.#inner.handleServeDone(p, p < 0 ? peer : '', file, file < 0 ? fileId : '', index);
     }
     chunkEnvelope(peer, fileId, index, bytes, nowMs) {
       return this.#inner.chunkEnvelope(peer, fileId, index, stage(this.#inner, bytes), nowMs);
@@ -218,10 +279,54 @@ export function createSwarm(mod) {
       this.#inner.handleTimeout(nowMs);
     }
     pollTimeout() {
-      return this.#inner.pollTimeout();
+      const t = this.#inner.pollTimeout();
+      return Number.isNaN(t) ? null : t;
     }
+    /** The next action as a plain object (the same fields the core's action has), or null. */
     pollAction() {
-      return this.#inner.pollAction();
+      const kind = layout.actions[this.#inner.pollAction()];
+      if (!kind) return null;
+      const f = this.#read();
+      const r = this.#record;
+      const names = this.#names;
+      switch (kind) {
+        case 'send':
+          return {
+            kind,
+            peer: names[f[r + layout.peer]],
+            text: this.#text(f, layout.textAddr),
+            token: f[r + layout.token],
+          };
+        case 'serve':
+          return {
+            kind,
+            peer: names[f[r + layout.peer]],
+            fileId: names[f[r + layout.file]],
+            index: f[r + layout.index],
+            binary: f[r + layout.binary] === 1,
+            offset: f[r + layout.offset],
+            length: f[r + layout.length],
+          };
+        case 'resumeRead':
+          return {
+            kind,
+            fileId: names[f[r + layout.file]],
+            index: f[r + layout.index],
+            offset: f[r + layout.offset],
+            length: f[r + layout.length],
+          };
+        case 'rebuild':
+          return { kind, peer: names[f[r + layout.peer]] };
+        case 'failed':
+          return {
+            kind,
+            fileId: names[f[r + layout.file]],
+            code: this.#text(f, layout.codeAddr),
+            message: this.#text(f, layout.textAddr),
+          };
+        default: // openPart, verifyFile, saveFile, refreshLock
+          return { kind, fileId: names[f[r + layout.file]] };
+      }
     }
     pollEvent() {
       return this.#inner.pollEvent();

@@ -1,6 +1,7 @@
 // `tether/wire`: the cockpit v7 codec for JavaScript. A thin wrapper over the C++ wire core
 // (src/wire): it moves bytes in and out of WASM memory and turns validated JSON text into objects.
 // It makes no protocol decisions (DESIGN.md rule 4). Errors are values: { ok: false, ... }.
+import { heapF64 } from './heap-view.js';
 import { loadTetherModule } from './load.js';
 import { textBytes } from './text-bytes.js';
 
@@ -37,16 +38,7 @@ export function createWire(mod) {
   // takes numbers, returns an int, and leaves its results in WASM memory for us to read
   // (bindings/wire_bindings.cpp, bench/README.md). Growing that memory replaces its buffer: views
   // are rebuilt when that happened, and are never held across a call into the module.
-  let f64Buffer = null;
-  let f64View = null;
-  function f64() {
-    const buffer = mod.HEAPU8.buffer;
-    if (buffer !== f64Buffer) {
-      f64Buffer = buffer;
-      f64View = new Float64Array(buffer);
-    }
-    return f64View;
-  }
+  const f64 = heapF64(mod);
 
   // Wraps one binding object: its staging buffer's address, its outbox, and its channel names.
   function port(inner) {

@@ -225,6 +225,13 @@ export interface OpfsFolder extends SwarmFolder {
 export declare function opfsFolder(path: string): Promise<OpfsFolder>;
 
 export interface ProgressView {
+  /** Drawn at once when the file is new or its state changed, else within `intervalMs`. */
   update(progress: SwarmProgress): void;
+  /** Draws every report not drawn yet, now. */
+  flush(): void;
 }
-export declare function createProgressView(container: HTMLElement): ProgressView;
+/** `intervalMs` (250): at most one redraw per that long while a file's state stays the same. */
+export declare function createProgressView(
+  container: HTMLElement,
+  options?: { intervalMs?: number },
+): ProgressView;

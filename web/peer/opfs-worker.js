@@ -96,12 +96,16 @@ const ops = {
     const n = h.read(buf, { at: offset });
     return n === length ? buf : buf.slice(0, n);
   },
-  // A batch of writes, applied in order (web/peer/storage-opfs.js batches them).
-  write({ id, items }) {
+  // A batch of writes, applied in order (web/peer/storage-opfs.js batches them): their bytes one
+  // after the other in `bytes`, and (file offset, length) of each in `spans`.
+  write({ id, bytes, spans }) {
     const { h } = handles.get(id);
-    for (const { offset, bytes } of items) {
+    for (let i = 0, at = 0; i < spans.length; i += 2) {
+      const offset = spans[i];
+      const one = bytes.subarray(at, at + spans[i + 1]);
+      at += spans[i + 1];
       let done = 0;
-      while (done < bytes.byteLength) done += h.write(bytes.subarray(done), { at: offset + done });
+      while (done < one.byteLength) done += h.write(one.subarray(done), { at: offset + done });
     }
     return true;
   },

@@ -21,9 +21,14 @@ const SAFE = (name) => {
 };
 
 // A batch of writes goes to the worker at this many chunks (1 MiB of the default 64 KiB), or this
-// long after its first write (at 20 MB/s, about 6 chunks); see handleOf.
+// long after its first write (at 20 MB/s, about 16 chunks); see handleOf. Waiting longer only
+// delays when a verified chunk reaches the disk (a crash loses at most that long of chunks, which
+// the resume pass fetches again); every flush, read or close posts the batch at once.
 const WRITE_BATCH = 16;
-const WRITE_WAIT_MS = 20;
+const WRITE_WAIT_MS = 50;
+// A batch's bytes are copied into one buffer, not a new one per chunk: twice what the last batch
+// held, at most this much (a buffer is zeroed when made, so one far too big costs its size).
+const BATCH_BYTES = 1 << 20;
 
 // One worker for every folder of the page, started with the first folder and ended with the last
 // one's close(). A worker per folder cost its start-up (a thread, an isolate, the module) on every
@@ -88,29 +93,40 @@ export async function opfsFolder(path) {
   const call = (op, args = {}, transfer = []) => w.call(op, { folder, ...args }, transfer);
   let closed = false;
 
-  // Writes go to the worker in batches: a batch leaves once WRITE_BATCH writes are queued or
-  // WRITE_WAIT_MS after its first, whichever comes first. Every message is a structured clone, a
-  // task on both threads, a wake-up of the worker and a reply; sent while none was in flight, as
-  // before, a download at tens of MB/s still sent one per chunk, because the worker was always
-  // done before the next chunk arrived (postMessage 13-15% of a downloader's main thread,
-  // bench/README.md § Swarm 1 -> 1). Every other call on the handle posts the queued writes first,
-  // so the worker still sees the calls in the order they were made.
+  // Writes go to the worker in batches: a batch leaves once WRITE_BATCH writes are queued, its
+  // buffer is full, or WRITE_WAIT_MS after its first write, whichever comes first. Every message is
+  // a structured clone, a task on both threads, a wake-up of the worker and a reply; sent while
+  // none was in flight, as before, a download at tens of MB/s still sent one per chunk, because the
+  // worker was always done before the next chunk arrived (postMessage 13-15% of a downloader's
+  // main thread, bench/README.md § Swarm 1 -> 1). The bytes of a batch are copied into one buffer,
+  // which is transferred with the (offset, length) of each write: one allocation and one transfer
+  // per batch, where a copy per chunk (`slice`, its own 64 KiB ArrayBuffer) cost 4.6% more. Every
+  // other call on the handle posts the queued writes first, so the worker still sees the calls in
+  // the order they were made.
   const handleOf = (id) => {
-    /** @type {{offset: number, bytes: Uint8Array, resolve: (v: unknown) => void, reject: (e: unknown) => void}[]} */
-    let queued = [];
+    /** @type {{resolve: (v: unknown) => void, reject: (e: unknown) => void}[]} */
+    let waiters = [];
+    /** @type {number[]} (file offset, length) per queued write, in order */
+    let spans = [];
+    /** @type {Uint8Array | null} */
+    let buffer = null;
+    let used = 0;
+    let nextSize = 0;
     /** @type {ReturnType<typeof setTimeout> | null} */
     let timer = null;
     const post = () => {
       if (timer !== null) clearTimeout(timer);
       timer = null;
-      if (!queued.length) return;
-      const batch = queued;
-      queued = [];
-      call(
-        'write',
-        { id, items: batch.map(({ offset, bytes }) => ({ offset, bytes })) },
-        batch.map((w) => w.bytes.buffer),
-      ).then(
+      if (!waiters.length) return;
+      const batch = waiters;
+      const bytes = /** @type {Uint8Array} */ (buffer).subarray(0, used);
+      const args = { id, bytes, spans: Float64Array.from(spans) };
+      waiters = [];
+      spans = [];
+      buffer = null;
+      nextSize = Math.min(BATCH_BYTES, 2 * used);
+      used = 0;
+      call('write', args, [bytes.buffer]).then(
         (r) => {
           for (const w of batch) w.resolve(r);
         },
@@ -125,11 +141,16 @@ export async function opfsFolder(path) {
     };
     return {
       read: (offset, length) => ordered('read', { offset, length }),
-      // A copy is transferred: the caller keeps its bytes.
+      // A copy is transferred: the caller keeps its bytes, and may change them once this returns.
       write: (offset, bytes) =>
         new Promise((resolve, reject) => {
-          queued.push({ offset, bytes: bytes.slice(), resolve, reject });
-          if (queued.length >= WRITE_BATCH) post();
+          if (buffer && used + bytes.byteLength > buffer.length) post();
+          if (!buffer) buffer = new Uint8Array(Math.max(nextSize, 2 * bytes.byteLength));
+          buffer.set(bytes, used);
+          used += bytes.byteLength;
+          spans.push(offset, bytes.byteLength);
+          waiters.push({ resolve, reject });
+          if (waiters.length >= WRITE_BATCH) post();
           else if (timer === null) timer = setTimeout(post, WRITE_WAIT_MS);
         }),
       size: () => ordered('size'),
