@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "bus/equal.hpp"
 #include "common/base64.hpp"
 #include "common/utf8.hpp"
 
@@ -364,7 +365,7 @@ std::optional<std::string> owned(std::optional<std::string_view> s) {
 
 void Bus::handle_text(const ConnId& conn, ByteView text, TimeMs now_ms, std::uint64_t text_tag) {
   // The admitted connection is not held: only a roster holds one, and a roster drops admitted_.
-  if (!admitted_.stream || admitted_.conn != conn) {
+  if (!admitted_.stream || !equal_bytes(admitted_.conn, conn)) {
     auto cit = conns_.find(conn);
     if (cit != conns_.end() && cit->second.held) {
       // A held channel carried something: it is alive (see Reachability in bus.hpp). Woken
@@ -442,8 +443,9 @@ void Bus::handle_text(const ConnId& conn, ByteView text, TimeMs now_ms, std::uin
 }
 
 Bus::Stream* Bus::admit_scanned(const ConnId& conn, const ScannedEnvelope& v, TimeMs now_ms) {
-  if (admitted_.stream && admitted_.conn == conn && admitted_.from_text == v.from_text &&
-      (!v.to || *v.to == config_.self.stream_id))
+  if (admitted_.stream && equal_bytes(admitted_.conn, conn) &&
+      equal_bytes(admitted_.from_text, v.from_text) &&
+      (!v.to || equal_bytes(*v.to, config_.self.stream_id)))
     return admitted_.stream;
   Stream* s = admit(conn, view_of(v), v.type, v.to, now_ms);
   if (s) {
