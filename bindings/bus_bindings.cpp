@@ -69,7 +69,8 @@ double address_of(const void* p) {
 enum Slot : std::size_t {
   // Written after every call into a BusCore: what the host may poll.
   kStatus,   // bit 0: a transmit may be waiting; bit 1: events are waiting; bit 2: an event
-             // waits in this record already (the host clears the bit when it has read it)
+             // waits in this record already (the host clears the bit when it has read it);
+             // bit 3: the text just passed without the time needs it (pass it again with now)
   kTimeout,  // poll_timeout(), or -1 for none
   // A transmit (pollTransmit).
   kTxToken,
@@ -108,7 +109,7 @@ enum Slot : std::size_t {
   kRecordSize
 };
 
-constexpr int kBitTransmit = 1, kBitEvents = 2, kBitEventInRecord = 4;
+constexpr int kBitTransmit = 1, kBitEvents = 2, kBitEventInRecord = 4, kBitNeedsTime = 8;
 constexpr int kFlagReplayed = 1, kFlagSpans = 2, kFlagSameFrom = 4, kFlagSameTo = 8,
               kFlagSameTopic = 16, kFlagSameKeys = 32;
 
@@ -307,12 +308,22 @@ class BusCore {
   }
   // The message is the inbox's first `len` staged bytes; `tag` is the host's name for its text.
   // The first event it made is already in the record when the record's slot was free
-  // (kBitEventInRecord), so an ordinary message costs this one call.
+  // (kBitEventInRecord), so an ordinary message costs this one call. `now` NaN: the host has not
+  // read its clock; when the text needs the time nothing is done and the status says
+  // kBitNeedsTime (Bus::handle_text_untimed), and the host passes the same text again with it.
   void receive(std::uint32_t c, double len, double now, double tag) {
     if (c < names_.size()) {
       last_conn_ = c;
-      bus_->handle_text(names_[c], inbox().staged(std::size_t(len)), TimeMs(now),
-                        std::uint64_t(tag));
+      const ByteView text = inbox().staged(std::size_t(len));
+      if (now != now) {  // NaN
+        if (!bus_->handle_text_untimed(names_[c], text, std::uint64_t(tag))) {
+          settle();
+          record_[kStatus] = double(int(record_[kStatus]) | kBitNeedsTime);
+          return;
+        }
+      } else {
+        bus_->handle_text(names_[c], text, TimeMs(now), std::uint64_t(tag));
+      }
     }
     if (!(int(record_[kStatus]) & kBitEventInRecord))
       if (Event* e = bus_->peek_event()) {
@@ -541,6 +552,7 @@ val record_layout() {
   o.set("bitTransmit", kBitTransmit);
   o.set("bitEvents", kBitEvents);
   o.set("bitEventInRecord", kBitEventInRecord);
+  o.set("bitNeedsTime", kBitNeedsTime);
   o.set("flagReplayed", kFlagReplayed);
   o.set("flagSpans", kFlagSpans);
   o.set("flagSameFrom", kFlagSameFrom);

@@ -506,6 +506,50 @@ test("bus: a sender's repeated strings (from, to, topic, payload keys) read back
   assert.equal(got[1].envelope.payload.text, 'two');
 });
 
+test('bus: an ordinary message is received without reading the clock; a ping reads it', () => {
+  // The core asks for the time only for texts whose handling reads it (Bus::reads_time, a held
+  // channel's wake); the glue then passes the text again with now(). A chat, an ack or a command
+  // costs no clock read, a ping's pong carries the time read for it.
+  const sent = [];
+  const handlers = [];
+  let reads = 0;
+  const clock = () => {
+    reads++;
+    return T0 + 500;
+  };
+  api.createBus({
+    self: { streamId: 'me', role: 'agent', name: 'Me', instanceId: 'me-1' },
+    transport: {
+      openPeers: () => ['p1'],
+      send: (peer, text) => sent.push(JSON.parse(text)),
+      subscribe(h) {
+        handlers.push(h);
+        return () => {};
+      },
+    },
+    now: clock,
+    autoTick: false,
+  });
+  const from = '"from":{"streamId":"A","role":"agent","name":"Ann","instanceId":"a1"}';
+  const text = (id, type, rest = '') =>
+    handlers[0].text('p1', `{"v":1,"id":"${id}","type":"${type}",${from},"ts":1${rest}}`);
+  text('m0', 'chat', ',"payload":{"text":"first"}'); // binds A (a peer event)
+  sent.length = 0;
+  reads = 0;
+  text('m1', 'chat', ',"payload":{"text":"hi"}');
+  text('m2', 'ack', ',"to":"me","payload":{"messageId":"nothing-of-ours"}');
+  text('m3', 'command', ',"to":"me","payload":{"run":"ls"}');
+  text('m4', 'chat', ',"payload":{"text":"hi \\u00e9"}');
+  assert.equal(reads, 0);
+  assert.deepEqual(sent, []);
+  text('m5', 'ping', ',"to":"me","payload":{"ts":7}');
+  assert.equal(reads, 2); // the ping's, and the pong's transmit result
+  assert.equal(sent.length, 1);
+  assert.equal(sent[0].type, 'pong');
+  assert.equal(sent[0].ts, T0 + 500);
+  assert.equal(sent[0].payload.pongTs, T0 + 500);
+});
+
 test('bus: with peerIdsAreStreams a peer id can only speak for its own stream, from the first message', () => {
   const net = new LoopNet();
   const rejected = [];

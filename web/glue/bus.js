@@ -508,14 +508,20 @@ export function createBusApi(mod) {
     const address = core.address();
     let received = '';
     let receivedFrom = 0;
-    function receive(t) {
+    // The core reads the time only for some texts (Bus::reads_time, a held channel's wake): the text
+    // goes without it (NaN), and when the status says it needs it, again with now().
+    const BIT_NEEDS_TIME = L.bitNeedsTime;
+    function receive() {
       const text = received;
       // The previous text may still be read by an event it made that is not polled yet.
       if (lastTag !== 0 && heap.f64()[STATUS] & (BIT_EVENTS | BIT_IN_RECORD))
         texts.set(lastTag, lastText);
       lastTag = ++nextTag;
       lastText = text;
-      mod._tether_bus_text(address, receivedFrom, inbox.stage(text), t, lastTag);
+      const n = inbox.stage(text);
+      mod._tether_bus_text(address, receivedFrom, n, NaN, lastTag);
+      if (heap.f64()[STATUS] & BIT_NEEDS_TIME)
+        mod._tether_bus_text(address, receivedFrom, n, now(), lastTag);
     }
 
     function sent(call, transient) {
@@ -566,7 +572,7 @@ export function createBusApi(mod) {
         if (closed) return;
         received = String(text);
         receivedFrom = num(peer);
-        driver.input(receive);
+        driver.run(receive);
       },
       roster(peers) {
         input((t) => core.roster(JSON.stringify(Array.from(peers, num)), t));
