@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import { envelopeText as mk } from './lib/bus-envelopes.mjs';
 
 const [treeA, treeB] = process.argv.slice(2, 4);
 if (!treeA || !treeB) throw new Error('usage: node bench/bus-ab.mjs <treeA> <treeB> [rounds]');
@@ -33,18 +34,6 @@ async function side(tree) {
   return { receive: (t) => handlers[0].text('peer-origin', t), delivered: () => delivered };
 }
 
-const from = { streamId: 'agent-7', role: 'agent', name: 'Builder', instanceId: 'f3a9c1' };
-const mk = (type, to, payload, i) =>
-  JSON.stringify({
-    v: 1,
-    id: `m${i}-abcdefghijkl`,
-    type,
-    from,
-    to,
-    topic: null,
-    ts: 1e12 + i,
-    payload,
-  });
 const env4k = Object.fromEntries(
   Array.from({ length: 90 }, (_, k) => [`KEY_${k}`, 'v'.repeat(36)]),
 );
