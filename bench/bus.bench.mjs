@@ -15,6 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { loadBus } from '@tether-rt/tether/bus';
 import { loadTetherModule } from '../web/glue/load.js';
 import { atLeast } from './lib/targets.mjs';
+import { envelopeText as mk } from './lib/bus-envelopes.mjs';
 
 const api = await loadBus();
 const mod = await loadTetherModule({}, 'bus'); // the same instance: for the crossing-alone rows
@@ -102,18 +103,6 @@ function plainParse(text) {
   };
 }
 
-const from = { streamId: 'agent-7', role: 'agent', name: 'Builder', instanceId: 'f3a9c1' };
-const mk = (type, to, payload, i = 0) =>
-  JSON.stringify({
-    v: 1,
-    id: `m${i}-abcdefghijkl`,
-    type,
-    from,
-    to,
-    topic: null,
-    ts: 1700000000000 + i,
-    payload,
-  });
 const inputs = [
   ['chat (~200 B)', mk('chat', null, { text: 'build finished, 3 warnings; see the log' })],
   [

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bus/bus.hpp"
+#include "bus/equal.hpp"
 #include "bus/json_out.hpp"
 #include "bus/scan.hpp"
 #include "bus/shares.hpp"
@@ -68,7 +69,8 @@ double address_of(const void* p) {
 enum Slot : std::size_t {
   // Written after every call into a BusCore: what the host may poll.
   kStatus,   // bit 0: a transmit may be waiting; bit 1: events are waiting; bit 2: an event
-             // waits in this record already (the host clears the bit when it has read it)
+             // waits in this record already (the host clears the bit when it has read it);
+             // bit 3: the text just passed without the time needs it (pass it again with now)
   kTimeout,  // poll_timeout(), or -1 for none
   // A transmit (pollTransmit).
   kTxToken,
@@ -79,7 +81,8 @@ enum Slot : std::size_t {
   // An event (pollEvent), or a parse (busInboxScanSpans: kind -1).
   kEvKind,
   kEvConn,
-  kEvFlags,  // bit 0 replayed; bit 1 the envelope is read from the caller's text (the spans below)
+  kEvFlags,  // bit 0 replayed; bit 1 the envelope is read from the caller's text (the spans below);
+  // bits 2-5: its from, to, topic, payload keys are those of the last such event (Repeats)
   kEvTag,
   kEvType,
   kEvTs,
@@ -106,7 +109,9 @@ enum Slot : std::size_t {
   kRecordSize
 };
 
-constexpr int kBitTransmit = 1, kBitEvents = 2, kBitEventInRecord = 4;
+constexpr int kBitTransmit = 1, kBitEvents = 2, kBitEventInRecord = 4, kBitNeedsTime = 8;
+constexpr int kFlagReplayed = 1, kFlagSpans = 2, kFlagSameFrom = 4, kFlagSameTo = 8,
+              kFlagSameTopic = 16, kFlagSameKeys = 32;
 
 void put_spans(double* r, const ScannedEnvelope& v, const Tape& tape) {
   r[kEvType] = double(int(v.type));
@@ -136,6 +141,71 @@ void put_spans(double* r, const ScannedEnvelope& v, const Tape& tape) {
   r[kTapeWords] = double(tape.size());
 }
 
+// What JS may keep from the last message event it read through spans, so that a sender that says
+// the same again costs it no new strings: the four `from` strings, `to`, `topic` and the payload's
+// keys (a fresh key string also costs V8 a string-table lookup on every store; bench/README.md
+// § bus, round 4). Kept here as the bytes they were sliced from, and compared with the next
+// event's bytes; a flag bit says "reuse yours". Only the event the current call just made can be
+// compared (its views point into the staged text); for any other, JS slices afresh what it has and
+// the kept bytes are forgotten. The events go to the record in the order JS reads them (one at a
+// time: the status bit), so what is kept here is always what JS holds.
+class Repeats {
+ public:
+  // The flag bits for spans event `v` whose text is `text`, the staged bytes it was scanned from.
+  int note(const ScannedEnvelope& v, const Tape& tape, ByteView text) {
+    int flags = 0;
+    if (same(from_, v.from_text)) flags |= kFlagSameFrom;
+    if (v.to && same(to_, *v.to)) flags |= kFlagSameTo;
+    if (v.topic && same(topic_, *v.topic)) flags |= kFlagSameTopic;
+    if (!tape.empty()) {
+      // JS keeps the keys of every payload it walks, in token order; unknown here when one is
+      // escaped (JS parses it) or when UTF-16 spans are not byte offsets (non-ASCII payload).
+      if (key_bytes(v, tape, text, scratch_)) {
+        if (same(keys_, scratch_)) flags |= kFlagSameKeys;
+      } else {
+        keys_.reset();
+      }
+    }
+    return flags;
+  }
+  // A spans event whose text is no longer staged: JS slices what it carries and keeps that.
+  void forget(const ScannedEnvelope& v, const Tape& tape) {
+    from_.reset();
+    if (v.to) to_.reset();
+    if (v.topic) topic_.reset();
+    if (!tape.empty()) keys_.reset();
+  }
+
+ private:
+  // Compares with the kept bytes; keeps the new ones when they differ (JS slices those).
+  static bool same(std::optional<std::string>& kept, std::string_view now) {
+    if (kept && equal_bytes(*kept, now)) return true;
+    if (kept)
+      kept->assign(now);
+    else
+      kept.emplace(now);
+    return false;
+  }
+  // Every key of the payload, each followed by a NUL (never raw in a key), in token order.
+  static bool key_bytes(const ScannedEnvelope& v, const Tape& t, ByteView text, std::string& out) {
+    if (v.payload.size() != std::size_t(v.payload_span.end - v.payload_span.begin)) return false;
+    const auto* bytes = reinterpret_cast<const char*>(text.data);
+    const std::size_t shift = std::size_t(v.payload.data() - bytes) - v.payload_span.begin;
+    out.clear();
+    for (std::size_t i = 0; i + 2 < t.size(); i += 3) {
+      const TapeKind k = TapeKind(t[i]);
+      if (k == TapeKind::key_escaped) return false;
+      if (k != TapeKind::key) continue;
+      out.append(bytes + t[i + 1] + shift, t[i + 2] - t[i + 1]);
+      out += '\0';
+    }
+    return true;
+  }
+
+  std::optional<std::string> from_, to_, topic_, keys_;
+  std::string scratch_;
+};
+
 class Inbox {
  public:
   // The staging buffer's address once it holds at least n bytes; it moves only here.
@@ -155,7 +225,7 @@ class Inbox {
     if (!s) return false;
     double* r = record_;
     r[kEvKind] = -1;
-    r[kEvFlags] = 2;
+    r[kEvFlags] = kFlagSpans;
     put_spans(r, *s, tape_);
     return true;
   }
@@ -238,16 +308,28 @@ class BusCore {
   }
   // The message is the inbox's first `len` staged bytes; `tag` is the host's name for its text.
   // The first event it made is already in the record when the record's slot was free
-  // (kBitEventInRecord), so an ordinary message costs this one call.
+  // (kBitEventInRecord), so an ordinary message costs this one call. `now` NaN: the host has not
+  // read its clock; when the text needs the time nothing is done and the status says
+  // kBitNeedsTime (Bus::handle_text_untimed), and the host passes the same text again with it.
   void receive(std::uint32_t c, double len, double now, double tag) {
     if (c < names_.size()) {
       last_conn_ = c;
-      bus_->handle_text(names_[c], inbox().staged(std::size_t(len)), TimeMs(now),
-                        std::uint64_t(tag));
+      const ByteView text = inbox().staged(std::size_t(len));
+      if (now != now) {  // NaN
+        if (!bus_->handle_text_untimed(names_[c], text, std::uint64_t(tag))) {
+          settle();
+          record_[kStatus] = double(int(record_[kStatus]) | kBitNeedsTime);
+          return;
+        }
+      } else {
+        bus_->handle_text(names_[c], text, TimeMs(now), std::uint64_t(tag));
+      }
     }
     if (!(int(record_[kStatus]) & kBitEventInRecord))
       if (Event* e = bus_->peek_event()) {
-        put_event(*e);
+        // An event of this text (not one left from an earlier text): its views are still good.
+        const bool staged = e->spans && e->text_tag == std::uint64_t(tag) && c < names_.size();
+        put_event(*e, staged ? inbox().staged(std::size_t(len)) : ByteView());
         bus_->pop_event();
         status_bits_ = kBitEventInRecord;
       }
@@ -285,7 +367,7 @@ class BusCore {
   int poll_event() {
     int out = -1;
     if (Event* e = bus_->peek_event()) {
-      out = put_event(*e);
+      out = put_event(*e, ByteView());
       bus_->pop_event();
     }
     settle();
@@ -410,16 +492,21 @@ class BusCore {
     return s;
   }
 
-  int put_event(Event& e) {
+  // `staged`: the bytes e's views point into, or empty when they are gone (see Repeats).
+  int put_event(Event& e, ByteView staged) {
     double* r = record_;
     r[kEvKind] = double(int(e.kind));
     // Mostly the connection the text just came by: one comparison instead of a hash lookup.
-    const bool last = last_conn_ < names_.size() && names_[last_conn_] == e.conn;
+    const bool last = last_conn_ < names_.size() && equal_bytes(names_[last_conn_], e.conn);
     r[kEvConn] = e.conn.empty() ? -1 : double(last ? last_conn_ : conn(e.conn));
     r[kEvTag] = double(e.text_tag);
-    int flags = e.replayed ? 1 : 0;
+    int flags = e.replayed ? kFlagReplayed : 0;
     if (e.spans) {
-      flags |= 2;
+      flags |= kFlagSpans;
+      if (staged.data)
+        flags |= repeats_.note(*e.spans, e.tape, staged);
+      else
+        repeats_.forget(*e.spans, e.tape);
       // The tape stays readable here until the next event; the one held before goes back to the
       // bus for its next scan.
       held_tape_.swap(e.tape);
@@ -443,6 +530,7 @@ class BusCore {
   Tape held_tape_;
   std::uint32_t last_conn_ = 0;
   std::string event_json_;
+  Repeats repeats_;
   int status_bits_ = 0;
   double record_[kRecordSize] = {};
 };
@@ -464,6 +552,13 @@ val record_layout() {
   o.set("bitTransmit", kBitTransmit);
   o.set("bitEvents", kBitEvents);
   o.set("bitEventInRecord", kBitEventInRecord);
+  o.set("bitNeedsTime", kBitNeedsTime);
+  o.set("flagReplayed", kFlagReplayed);
+  o.set("flagSpans", kFlagSpans);
+  o.set("flagSameFrom", kFlagSameFrom);
+  o.set("flagSameTo", kFlagSameTo);
+  o.set("flagSameTopic", kFlagSameTopic);
+  o.set("flagSameKeys", kFlagSameKeys);
   return o;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "bus/equal.hpp"
 #include "common/base64.hpp"
 #include "common/utf8.hpp"
 
@@ -363,33 +364,62 @@ std::optional<std::string> owned(std::optional<std::string_view> s) {
 }  // namespace
 
 void Bus::handle_text(const ConnId& conn, ByteView text, TimeMs now_ms, std::uint64_t text_tag) {
+  receive_text(conn, text, now_ms, text_tag);
+}
+
+bool Bus::handle_text_untimed(const ConnId& conn, ByteView text, std::uint64_t text_tag) {
+  return receive_text(conn, text, std::nullopt, text_tag);
+}
+
+bool Bus::reads_time(MessageType t) {
+  switch (t) {
+    case MessageType::announce:         // on_announce: retry_handoffs_to
+    case MessageType::ping:             // on_ping: the pong's ts
+    case MessageType::history_request:  // on_history_request: the replays' ts
+    case MessageType::history_replay:   // on_history_replay: the reply window
+    case MessageType::handoff:          // on_handoff: expiry, the receipt's ts
+      return true;
+    default: return false;
+  }
+}
+
+bool Bus::receive_text(const ConnId& conn, ByteView text, std::optional<TimeMs> now_ms,
+                       std::uint64_t text_tag) {
   // The admitted connection is not held: only a roster holds one, and a roster drops admitted_.
-  if (!admitted_.stream || admitted_.conn != conn) {
+  if (!admitted_.stream || !equal_bytes(admitted_.conn, conn)) {
     auto cit = conns_.find(conn);
     if (cit != conns_.end() && cit->second.held) {
+      if (!now_ms) return false;
       // A held channel carried something: it is alive (see Reachability in bus.hpp). Woken
       // before this message is handled, so our announce precedes anything it makes us send.
       cit->second.held = false;
-      opened(conn, cit->second, now_ms);
+      opened(conn, cit->second, *now_ms);
     }
   }
+  // From here on only reads_time types read the time (the refusals, admit(), history, the seen
+  // set and confirmations never do), and without it those stop before anything changes. The
+  // value below is then never read.
+  const TimeMs now = now_ms.value_or(TimeMs{0});
   const bool spans_only = config_.message_spans_only;
   auto scanned = scan_envelope(text, spans_only ? &tape_scratch_ : nullptr);
   if (!scanned) {
     // Everything the one-pass scanner leaves, and every refusal, is the DOM path's.
     auto parsed = parse_envelope_dom(text);
-    if (!parsed) return reject(conn, parsed.error());
+    if (!parsed) return reject(conn, parsed.error()), true;
     Envelope& e = parsed.value();
-    Stream* s = admit(conn, view_of(e.from), e.type, view_of(e.to), now_ms);
-    if (!s) return;
+    if (!now_ms && reads_time(e.type)) return false;
+    Stream* s = admit(conn, view_of(e.from), e.type, view_of(e.to), now);
+    if (!s) return true;
     Event ev;
     ev.kind = EventKind::message;
     ev.conn = conn;
-    return on_envelope(conn, *s, std::move(e), now_ms, std::move(ev), text);
+    on_envelope(conn, *s, std::move(e), now, std::move(ev), text);
+    return true;
   }
   const ScannedEnvelope& v = *scanned;
-  Stream* s = admit_scanned(conn, v, now_ms);
-  if (!s) return;
+  if (!now_ms && reads_time(v.type)) return false;
+  Stream* s = admit_scanned(conn, v, now);
+  if (!s) return true;
   if (spans_only) {
     // A payload the bus never reads, or an ack or command_response naming nothing we wait on: no
     // Envelope to build. History, when it keeps the type, keeps the text; a file_chunk or a
@@ -408,7 +438,7 @@ void Bus::handle_text(const ConnId& conn, ByteView text, TimeMs now_ms, std::uin
       ev.text_tag = text_tag;
       ev.spans = v;
       ev.tape.swap(tape_scratch_);
-      return;
+      return true;
     }
   }
   Event ev;
@@ -438,12 +468,14 @@ void Bus::handle_text(const ConnId& conn, ByteView text, TimeMs now_ms, std::uin
       e.payload_text = std::string(v.payload);
     }
   }
-  on_envelope(conn, *s, std::move(e), now_ms, std::move(ev), text);
+  on_envelope(conn, *s, std::move(e), now, std::move(ev), text);
+  return true;
 }
 
 Bus::Stream* Bus::admit_scanned(const ConnId& conn, const ScannedEnvelope& v, TimeMs now_ms) {
-  if (admitted_.stream && admitted_.conn == conn && admitted_.from_text == v.from_text &&
-      (!v.to || *v.to == config_.self.stream_id))
+  if (admitted_.stream && equal_bytes(admitted_.conn, conn) &&
+      equal_bytes(admitted_.from_text, v.from_text) &&
+      (!v.to || equal_bytes(*v.to, config_.self.stream_id)))
     return admitted_.stream;
   Stream* s = admit(conn, view_of(v), v.type, v.to, now_ms);
   if (s) {

@@ -223,6 +223,14 @@ class Bus {
   // on a held connection wakes it first (even a refused one: the channel carried it). `text_tag`
   // is the host's name for this text, carried by the message event it makes (Event::text_tag).
   void handle_text(const ConnId& conn, ByteView text, TimeMs now_ms, std::uint64_t text_tag = 0);
+  // handle_text for a host that pays to read its clock (the WASM glue: a Date.now() per message,
+  // bench/README.md § bus, round 4): false, having changed nothing, when this text needs the time
+  // (a held connection wakes, or a type whose handling reads it: reads_time), and the host calls
+  // handle_text with it; true when the text was handled, which no time could have changed.
+  bool handle_text_untimed(const ConnId& conn, ByteView text, std::uint64_t text_tag = 0);
+  // The types whose handling reads now_ms: the announce we answer with (ts), history requests and
+  // replays (replays' window, the replies' ts), handoffs (expiry), pings (the pong's ts).
+  static bool reads_time(MessageType t);
   // What the transport did with the transmit `token` (true: accepted; only an explicit refusal
   // is false, agent-bus-and-swarm.md § Compatibility).
   void handle_transmit_result(std::uint32_t token, bool accepted, TimeMs now_ms);
@@ -363,6 +371,9 @@ class Bus {
   // would pass again and change nothing.
   Stream* admit_scanned(const ConnId& conn, const ScannedEnvelope& v, TimeMs now_ms);
   void forget_admitted() { admitted_.stream = nullptr; }
+  // handle_text's body; without now_ms, false (nothing done) when it would read it.
+  bool receive_text(const ConnId& conn, ByteView text, std::optional<TimeMs> now_ms,
+                    std::uint64_t text_tag);
   void on_envelope(const ConnId& conn, Stream& s, Envelope e, TimeMs now_ms, Event ev,
                    ByteView text);
   void opened(const ConnId& conn, const Conn& c, std::int64_t now_ms);

@@ -77,13 +77,27 @@ std::string_view message_type_name(MessageType t) {
 }
 
 std::optional<MessageType> message_type_from_name(std::string_view name) {
-  // The first and last letters and the length tell every name apart but one pair, so a received
-  // type costs one or two comparisons, not a walk over the list.
-  for (std::size_t i = 0; i < kTypeNames.size(); ++i) {
-    const std::string_view n = kTypeNames[i];
-    if (n.size() == name.size() && !name.empty() && n.front() == name.front() &&
-        n.back() == name.back() && n == name)
-      return MessageType(i);
+  // The names of each length (at most three share one), found once: a received type costs the
+  // compares of its length's names, not a walk over the list (every received envelope asks).
+  constexpr std::size_t kMaxLength = 32, kPerLength = 4;
+  struct ByLength {
+    std::array<std::array<std::int8_t, kPerLength>, kMaxLength> index{};
+    constexpr ByLength() {
+      for (auto& row : index)
+        for (auto& i : row) i = -1;
+      for (std::size_t t = 0; t < kTypeNames.size(); ++t) {
+        auto& row = index[kTypeNames[t].size()];
+        std::size_t k = 0;
+        while (row[k] >= 0) ++k;  // a fifth name of one length fails to compile (out of range)
+        row[k] = std::int8_t(t);
+      }
+    }
+  };
+  static constexpr ByLength kByLength;
+  if (name.size() >= kMaxLength) return std::nullopt;
+  for (const std::int8_t i : kByLength.index[name.size()]) {
+    if (i < 0) break;
+    if (kTypeNames[std::size_t(i)] == name) return MessageType(i);
   }
   return std::nullopt;
 }

@@ -2,6 +2,8 @@
 
 #include <functional>
 
+#include "bus/equal.hpp"
+
 namespace tether::bus {
 
 std::uint64_t SeenSet::default_hash(std::string_view key) {
@@ -31,7 +33,7 @@ std::size_t SeenSet::find(std::string_view key, std::uint64_t h, bool& found) co
     const std::uint32_t e = table_[i];
     if (e == kEmpty) break;
     const std::size_t slot = e - 1;
-    if (hashes_[slot] == h && keys_[slot] == key) {
+    if (hashes_[slot] == h && equal_bytes(keys_[slot], key)) {
       found = true;
       return i;
     }

@@ -410,6 +410,146 @@ test("bus: a received message reaches the handler with parseEnvelope's values, w
   assert.deepEqual(chats(nodes.A.log), ['reply to c-6']);
 });
 
+// A bus on a bare transport whose text handler the test calls itself, also from inside the bus's
+// own handlers (while earlier events of the same drain are still waiting to be read).
+function bareBus(hooks = {}) {
+  const handlers = [];
+  const got = [];
+  const text = (peer, t) => handlers[0].text(peer, t);
+  const bus = api.createBus({
+    self: { streamId: 'me', role: 'agent', name: 'Me', instanceId: 'me-1' },
+    transport: {
+      openPeers: () => ['p1', 'p2'],
+      send: () => true,
+      subscribe(h) {
+        handlers.push(h);
+        return () => {};
+      },
+    },
+    now: () => T0,
+    autoTick: false,
+    message: (e, info) => {
+      got.push({ json: JSON.stringify(e), peer: info.peer, envelope: e });
+      hooks.message?.(e, text);
+    },
+    peer: (peer) => hooks.peer?.(peer, text),
+  });
+  return { bus, got, text };
+}
+
+test("bus: a sender's repeated strings (from, to, topic, payload keys) read back as each text says", () => {
+  // The glue keeps the strings of the last message it read through spans and reuses them when the
+  // core reports the same bytes again (bindings/bus_bindings.cpp: Repeats). Every change of
+  // sender, `to`, topic or payload keys, escaped and non-ASCII keys, payloads without a tape, and
+  // texts that arrive while an earlier message's event still waits must read as parseEnvelope
+  // reads each text, into objects of their own.
+  const fromA = '"from":{"streamId":"A","role":"agent","name":"Ann","instanceId":"a1"}';
+  const fromA2 = '"from":{"streamId":"A","role":"agent","name":"Ann","instanceId":"a2"}';
+  const fromB = '"from":{"streamId":"B","role":"robot","name":"B\u00e9","instanceId":"b1"}';
+  const big = JSON.stringify(
+    Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, i])),
+  );
+  const env = (id, from, rest) => `{"v":1,"id":"${id}","type":"chat",${from},"ts":1${rest}}`;
+  const texts = [
+    ['p1', env('m1', fromA, ',"payload":{"text":"one"}')],
+    ['p1', env('m2', fromA, ',"payload":{"text":"two"}')],
+    ['p1', env('m3', fromA, ',"to":"me","topic":"t1","payload":{"text":"three","n":3}')],
+    ['p1', env('m4', fromA, ',"to":"me","topic":"t1","payload":{"text":"four","n":4}')],
+    ['p1', env('m5', fromA, ',"topic":"t2","payload":{"n":5,"text":"five"}')],
+    ['p1', env('m6', fromA, ',"topic":"t2","payload":{"tex\\u0074":"six","n":6}')],
+    ['p1', env('m7', fromA, ',"payload":{"text":"seven","n":7}')],
+    ['p1', env('m8', fromA, ',"payload":{"text":{"text":"eight"},"n":[8]}')],
+    ['p1', env('m9', fromA, ',"payload":{"text":"nine","n":9}')],
+    ['p1', env('m10', fromA, ',"payload":{"t\u00e9xt":"ten","n":10}')],
+    ['p1', env('m11', fromA, ',"payload":{"t\u00e9xt":"eleven","n":11}')],
+    ['p1', env('m12', fromA, `,"payload":${big}`)],
+    ['p1', env('m13', fromA, ',"payload":{"t\u00e9xt":"thirteen","n":13}')],
+    ['p1', env('m14', fromA, ',"payload":{"__proto__":"x","n":14}')],
+    ['p1', env('m15', fromA, ',"payload":{"__proto__":"y","n":15}')],
+    ['p1', env('m16', fromA, ',"payload":"scalar"')],
+    ['p1', env('m17', fromA, ',"payload":{"text":"seventeen"}')],
+    ['p1', env('m18', fromA, ',"payload":{"text":"eighteen","text":"again"}')],
+    ['p1', env('m19', fromA, ',"payload":{"text":"nineteen","text":"again"}')],
+    ['p1', env('m20', fromA2, ',"payload":{"text":"twenty"}')],
+    ['p2', env('m21', fromB, ',"to":"me","payload":{"text":"twenty-one"}')],
+    ['p2', env('m22', fromB, ',"to":"me","payload":{"text":"twenty-two"}')],
+    ['p1', env('m23', fromA2, ',"to":"me","topic":"t3","payload":{"text":"twenty-three"}')],
+    ['p1', env('m24', fromA2, ',"to":"me","topic":"t3","payload":{"text":"twenty-four"}')],
+  ];
+  // B's first message comes with a peer event, and its message event waits behind it: m22 arrives
+  // from the peer handler, so both of B's message events are read after their text was replaced.
+  let nested = false;
+  const { got, text } = bareBus({
+    peer: (info, send) => {
+      if (info.streamId === 'B' && !nested) {
+        nested = true;
+        send(...texts[21]);
+      }
+    },
+  });
+  for (let i = 0; i < texts.length; i++) if (i !== 21) text(...texts[i]);
+  assert.ok(nested);
+  assert.deepEqual(
+    got.map((g) => g.json),
+    texts.map(([, t]) => JSON.stringify(api.parseEnvelope(t).envelope)),
+  );
+  assert.deepEqual(
+    got.map((g) => g.peer),
+    texts.map(([p]) => p),
+  );
+  assert.equal(Object.getPrototypeOf(got[13].envelope.payload), Object.prototype);
+  assert.equal(Object.getOwnPropertyDescriptor(got[14].envelope.payload, '__proto__').value, 'y');
+  // Objects are the envelope's own: changing one changes no other.
+  got[0].envelope.from.name = 'changed';
+  got[0].envelope.payload.text = 'changed';
+  assert.equal(got[1].envelope.from.name, 'Ann');
+  assert.equal(got[1].envelope.payload.text, 'two');
+});
+
+test('bus: an ordinary message is received without reading the clock; a ping reads it', () => {
+  // The core asks for the time only for texts whose handling reads it (Bus::reads_time, a held
+  // channel's wake); the glue then passes the text again with now(). A chat, an ack or a command
+  // costs no clock read, a ping's pong carries the time read for it.
+  const sent = [];
+  const handlers = [];
+  let reads = 0;
+  const clock = () => {
+    reads++;
+    return T0 + 500;
+  };
+  api.createBus({
+    self: { streamId: 'me', role: 'agent', name: 'Me', instanceId: 'me-1' },
+    transport: {
+      openPeers: () => ['p1'],
+      send: (peer, text) => sent.push(JSON.parse(text)),
+      subscribe(h) {
+        handlers.push(h);
+        return () => {};
+      },
+    },
+    now: clock,
+    autoTick: false,
+  });
+  const from = '"from":{"streamId":"A","role":"agent","name":"Ann","instanceId":"a1"}';
+  const text = (id, type, rest = '') =>
+    handlers[0].text('p1', `{"v":1,"id":"${id}","type":"${type}",${from},"ts":1${rest}}`);
+  text('m0', 'chat', ',"payload":{"text":"first"}'); // binds A (a peer event)
+  sent.length = 0;
+  reads = 0;
+  text('m1', 'chat', ',"payload":{"text":"hi"}');
+  text('m2', 'ack', ',"to":"me","payload":{"messageId":"nothing-of-ours"}');
+  text('m3', 'command', ',"to":"me","payload":{"run":"ls"}');
+  text('m4', 'chat', ',"payload":{"text":"hi \\u00e9"}');
+  assert.equal(reads, 0);
+  assert.deepEqual(sent, []);
+  text('m5', 'ping', ',"to":"me","payload":{"ts":7}');
+  assert.equal(reads, 2); // the ping's, and the pong's transmit result
+  assert.equal(sent.length, 1);
+  assert.equal(sent[0].type, 'pong');
+  assert.equal(sent[0].ts, T0 + 500);
+  assert.equal(sent[0].payload.pongTs, T0 + 500);
+});
+
 test('bus: with peerIdsAreStreams a peer id can only speak for its own stream, from the first message', () => {
   const net = new LoopNet();
   const rejected = [];

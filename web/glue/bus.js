@@ -132,11 +132,25 @@ function setMember(obj, key, value) {
   else obj[key] = value;
 }
 
+// The payload's keys, one per key token in order: fresh slices, kept for the next payload (`fill`),
+// or those kept from the last payload whose key bytes the core found equal (`reuse`); see
+// Repeats in bindings/bus_bindings.cpp.
+function keyAt(keys, j, reuse, text, b, e) {
+  if (reuse) {
+    const k = keys[j];
+    if (k !== undefined) return k;
+  }
+  const k = text.slice(b, e);
+  keys[j] = k;
+  return k;
+}
+
 // A flat object of plain keys and scalars (chat, ack, a file_chunk), the common payload, without
 // the general walk's stacks; undefined when the tape holds anything else.
-function flatFromTape(text, w, at, end, K) {
+function flatFromTape(text, w, at, end, K, keys, reuse) {
   if (w[at] !== K.objectBegin || w[end - 3] !== K.objectEnd) return undefined;
   const out = {};
+  let j = 0;
   for (let i = at + 3; i < end - 3; i += 6) {
     if (w[i] !== K.key) return undefined;
     const kind = w[i + 3];
@@ -147,18 +161,20 @@ function flatFromTape(text, w, at, end, K) {
     else if (kind === K.false) value = false;
     else if (kind === K.null) value = null;
     else return undefined;
-    setMember(out, text.slice(w[i + 1], w[i + 2]), value);
+    setMember(out, keyAt(keys, j++, reuse, text, w[i + 1], w[i + 2]), value);
   }
+  if (!reuse) keys.length = j;
   return out;
 }
 
 // A payload from the scanner's tape (src/bus/scan.hpp): strings are slices of the text, so a 64 KiB
 // base64 string costs no copy; escaped ones, and numbers, are read from their own slice.
-function fromTape(text, w, at, end, K) {
-  const flat = flatFromTape(text, w, at, end, K);
+function fromTape(text, w, at, end, K, keys, reuse) {
+  const flat = flatFromTape(text, w, at, end, K, keys, reuse);
   if (flat !== undefined) return flat;
   const stack = [];
-  const keys = [];
+  const pending = [];
+  let j = 0;
   let out = null;
   for (let i = at; i < end; i += 3) {
     const kind = w[i];
@@ -171,11 +187,14 @@ function fromTape(text, w, at, end, K) {
         stack.push([]);
         continue;
       case K.key:
-        keys.push(text.slice(w[i + 1], w[i + 2]));
+        pending.push(keyAt(keys, j++, reuse, text, w[i + 1], w[i + 2]));
         continue;
-      case K.keyEscaped:
-        keys.push(JSON.parse(text.slice(w[i + 1] - 1, w[i + 2] + 1)));
+      case K.keyEscaped: {
+        const k = JSON.parse(text.slice(w[i + 1] - 1, w[i + 2] + 1));
+        keys[j++] = k; // never reused: the core reports no repeat for a payload with one
+        pending.push(k);
         continue;
+      }
       case K.objectEnd:
       case K.arrayEnd:
         value = stack.pop();
@@ -201,38 +220,90 @@ function fromTape(text, w, at, end, K) {
     const top = stack.length ? stack[stack.length - 1] : undefined;
     if (top === undefined) out = value;
     else if (Array.isArray(top)) top.push(value);
-    else setMember(top, keys.pop(), value);
+    else setMember(top, pending.pop(), value);
   }
+  if (!reuse) keys.length = j;
   return out;
+}
+
+// What a bus keeps from the last message it read through spans, for the core's "same again" flags
+// (Repeats in bindings/bus_bindings.cpp): strings are immutable, so sharing them between
+// envelopes is invisible to the application; every envelope still gets objects of its own.
+function createRepeats() {
+  return { streamId: '', role: '', name: '', instanceId: '', to: '', topic: '', keys: [] };
 }
 
 // The envelope the record's spans describe in `text` (the text the caller passed): its values are
 // those JSON.parse of the text gives, in the canonical key order with absent members as null.
-function readSpans(text, f, r, heap, T) {
+// `kept` is the bus's createRepeats() (null: the inbox's parse, which reports no repeats).
+function readSpans(text, f, r, heap, T, kept) {
   const L = T.L;
+  const flags = kept === null ? 0 : f[r + L.evFlags];
   let payload = null;
   const p0 = f[r + L.payloadBegin];
   if (p0 >= 0) {
     const words = f[r + L.tapeWords];
     if (words > 0) {
       const at = f[r + L.tapeAt] / 4;
-      payload = fromTape(text, heap.u32(), at, at + words, T.tapeKinds);
+      const keys = kept === null ? [] : kept.keys;
+      payload = fromTape(
+        text,
+        heap.u32(),
+        at,
+        at + words,
+        T.tapeKinds,
+        keys,
+        (flags & L.flagSameKeys) !== 0,
+      );
     } else {
       payload = JSON.parse(text.slice(p0, f[r + L.payloadEnd]));
+    }
+  }
+  let from;
+  if (flags & L.flagSameFrom) {
+    from = {
+      streamId: kept.streamId,
+      role: kept.role,
+      name: kept.name,
+      instanceId: kept.instanceId,
+    };
+  } else {
+    from = {
+      streamId: text.slice(f[r + L.streamBegin], f[r + L.streamEnd]),
+      role: text.slice(f[r + L.roleBegin], f[r + L.roleEnd]),
+      name: text.slice(f[r + L.nameBegin], f[r + L.nameEnd]),
+      instanceId: text.slice(f[r + L.instanceBegin], f[r + L.instanceEnd]),
+    };
+    if (kept !== null) {
+      kept.streamId = from.streamId;
+      kept.role = from.role;
+      kept.name = from.name;
+      kept.instanceId = from.instanceId;
+    }
+  }
+  let to = null;
+  if (f[r + L.toBegin] >= 0) {
+    if (flags & L.flagSameTo) to = kept.to;
+    else {
+      to = text.slice(f[r + L.toBegin], f[r + L.toEnd]);
+      if (kept !== null) kept.to = to;
+    }
+  }
+  let topic = null;
+  if (f[r + L.topicBegin] >= 0) {
+    if (flags & L.flagSameTopic) topic = kept.topic;
+    else {
+      topic = text.slice(f[r + L.topicBegin], f[r + L.topicEnd]);
+      if (kept !== null) kept.topic = topic;
     }
   }
   return {
     v: T.version,
     id: text.slice(f[r + L.idBegin], f[r + L.idEnd]),
     type: T.messageTypes[f[r + L.evType]],
-    from: {
-      streamId: text.slice(f[r + L.streamBegin], f[r + L.streamEnd]),
-      role: text.slice(f[r + L.roleBegin], f[r + L.roleEnd]),
-      name: text.slice(f[r + L.nameBegin], f[r + L.nameEnd]),
-      instanceId: text.slice(f[r + L.instanceBegin], f[r + L.instanceEnd]),
-    },
-    to: f[r + L.toBegin] < 0 ? null : text.slice(f[r + L.toBegin], f[r + L.toEnd]),
-    topic: f[r + L.topicBegin] < 0 ? null : text.slice(f[r + L.topicBegin], f[r + L.topicEnd]),
+    from,
+    to,
+    topic,
     ts: f[r + L.evTs],
     payload,
   };
@@ -340,6 +411,7 @@ export function createBusApi(mod) {
       return { token: f[rec + L.txToken], peer: names[f[rec + L.txConn]], text: txText };
     }
     const liveEvent = { kind: 'message', envelope: null, peer: '', replayed: false };
+    const repeats = createRepeats();
     function pollEvent() {
       let f = heap.f64();
       const s = f[STATUS];
@@ -355,9 +427,9 @@ export function createBusApi(mod) {
       } else {
         f = heap.f64();
       }
-      if (f[rec + L.evFlags] & 2) {
+      if (f[rec + L.evFlags] & L.flagSpans) {
         // One object for every such event: only deliver() reads it, before the next poll.
-        liveEvent.envelope = readSpans(textOf(f[rec + L.evTag]), f, rec, heap, T);
+        liveEvent.envelope = readSpans(textOf(f[rec + L.evTag]), f, rec, heap, T, repeats);
         liveEvent.peer = names[f[rec + L.evConn]];
         return liveEvent;
       }
@@ -436,14 +508,20 @@ export function createBusApi(mod) {
     const address = core.address();
     let received = '';
     let receivedFrom = 0;
-    function receive(t) {
+    // The core reads the time only for some texts (Bus::reads_time, a held channel's wake): the text
+    // goes without it (NaN), and when the status says it needs it, again with now().
+    const BIT_NEEDS_TIME = L.bitNeedsTime;
+    function receive() {
       const text = received;
       // The previous text may still be read by an event it made that is not polled yet.
       if (lastTag !== 0 && heap.f64()[STATUS] & (BIT_EVENTS | BIT_IN_RECORD))
         texts.set(lastTag, lastText);
       lastTag = ++nextTag;
       lastText = text;
-      mod._tether_bus_text(address, receivedFrom, inbox.stage(text), t, lastTag);
+      const n = inbox.stage(text);
+      mod._tether_bus_text(address, receivedFrom, n, NaN, lastTag);
+      if (heap.f64()[STATUS] & BIT_NEEDS_TIME)
+        mod._tether_bus_text(address, receivedFrom, n, now(), lastTag);
     }
 
     function sent(call, transient) {
@@ -494,7 +572,7 @@ export function createBusApi(mod) {
         if (closed) return;
         received = String(text);
         receivedFrom = num(peer);
-        driver.input(receive);
+        driver.run(receive);
       },
       roster(peers) {
         input((t) => core.roster(JSON.stringify(Array.from(peers, num)), t));
@@ -622,7 +700,7 @@ export function createBusApi(mod) {
       // hold, through the spans it reported (escape-free header strings, numbers whose value
       // JSON.parse and the core agree on: src/bus/scan.hpp), so nothing but numbers comes back.
       if (mod.busInboxScanSpans(n))
-        return { ok: true, envelope: readSpans(text, heap.f64(), inboxRecord, heap, T) };
+        return { ok: true, envelope: readSpans(text, heap.f64(), inboxRecord, heap, T, null) };
       mod.busInboxParse(n); // everything else: the core's DOM path, its result or its refusal
       return inbox.result();
     },

@@ -33,6 +33,11 @@ export interface Driver {
   /** Runs fn(now) against the core, then drains its output and reschedules; returns fn's value. */
   input<R>(fn: (nowMs: number) => R): R;
   /**
+   * Like input, but reads no clock: for a core that asks for the time only when an input needs it
+   * (fn calls driver.now() then), so an input that does not pays no clock read.
+   */
+  run<R>(fn: () => R): R;
+  /**
    * Like input, but when a drain is in progress (fn comes from inside perform or an event handler
    * and is not the answer to it), fn waits until that drain settles; returns fn's value when it
    * ran at once, else undefined.

@@ -184,3 +184,17 @@ TEST_CASE("bus envelope: a number beyond a double's range is refused as not JSON
   REQUIRE(tiny.ok());
   CHECK(tiny->payload_value()["n"].get<double>() == 0.0);
 }
+
+TEST_CASE("bus envelope: every type name maps to its type and nothing else maps") {
+  for (int i = 0; i < tether::bus::kMessageTypeCount; ++i) {
+    const auto t = tether::bus::MessageType(i);
+    const std::string name(tether::bus::message_type_name(t));
+    CHECK(tether::bus::message_type_from_name(name) == t);
+    CHECK_FALSE(tether::bus::message_type_from_name(name + "s"));
+    CHECK_FALSE(tether::bus::message_type_from_name(name.substr(1)));
+    CHECK_FALSE(tether::bus::message_type_from_name("x" + name.substr(1)));
+    CHECK_FALSE(tether::bus::message_type_from_name(name.substr(0, name.size() - 1) + "x"));
+  }
+  CHECK_FALSE(tether::bus::message_type_from_name(""));
+  CHECK_FALSE(tether::bus::message_type_from_name(std::string(40, 'a')));
+}

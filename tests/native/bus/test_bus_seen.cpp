@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "bus/equal.hpp"
 #include "bus/seen.hpp"
 
 using tether::bus::SeenSet;
@@ -48,4 +49,26 @@ TEST_CASE("bus seen: the oldest pair is forgotten past capacity, in insertion or
         REQUIRE(s.contains("peer", "id-" + std::to_string(k)) == (k >= oldest));
     }
   }
+}
+
+TEST_CASE(
+    "bus equal_bytes: agrees with std::string == at every length, offset and differing byte") {
+  // The receive path's word-at-a-time compare (bus/equal.hpp): views at every alignment, every
+  // length across the 8- and 4-byte steps and the tail, a difference at each position.
+  std::string a(80, 'x'), b(80, 'x');
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = b[i] = char('a' + i % 26);
+  for (std::size_t off_a = 0; off_a < 8; ++off_a)
+    for (std::size_t off_b = 0; off_b < 8; ++off_b)
+      for (std::size_t n = 0; n + 8 <= a.size(); ++n) {
+        std::string x = a.substr(0, n + 8), y = b.substr(0, n + 8);
+        const std::string_view vx(x.data() + off_a, n), vy(y.data() + off_b, n);
+        CHECK(tether::bus::equal_bytes(vx, std::string_view(x.data() + off_a, n)));
+        CHECK(tether::bus::equal_bytes(vx, vy) == (std::string(vx) == std::string(vy)));
+        CHECK_FALSE(tether::bus::equal_bytes(vx, std::string_view(y.data() + off_b, n + 1)));
+        for (std::size_t at = 0; at < n && off_a == off_b; ++at) {
+          y[off_b + at] ^= 0x20;
+          CHECK_FALSE(tether::bus::equal_bytes(vx, vy));
+          y[off_b + at] ^= 0x20;
+        }
+      }
 }
