@@ -233,6 +233,16 @@ function createRepeats() {
   return { streamId: '', role: '', name: '', instanceId: '', to: '', topic: '', keys: [] };
 }
 
+// An optional string member of the envelope (`to`, `topic`): null when absent (begin < 0), the
+// kept string when the core flagged it the same again, else a fresh slice, kept for the next one.
+function optionalMember(text, begin, end, same, kept, field) {
+  if (begin < 0) return null;
+  if (same) return kept[field];
+  const value = text.slice(begin, end);
+  if (kept !== null) kept[field] = value;
+  return value;
+}
+
 // The envelope the record's spans describe in `text` (the text the caller passed): its values are
 // those JSON.parse of the text gives, in the canonical key order with absent members as null.
 // `kept` is the bus's createRepeats() (null: the inbox's parse, which reports no repeats).
@@ -281,29 +291,20 @@ function readSpans(text, f, r, heap, T, kept) {
       kept.instanceId = from.instanceId;
     }
   }
-  let to = null;
-  if (f[r + L.toBegin] >= 0) {
-    if (flags & L.flagSameTo) to = kept.to;
-    else {
-      to = text.slice(f[r + L.toBegin], f[r + L.toEnd]);
-      if (kept !== null) kept.to = to;
-    }
-  }
-  let topic = null;
-  if (f[r + L.topicBegin] >= 0) {
-    if (flags & L.flagSameTopic) topic = kept.topic;
-    else {
-      topic = text.slice(f[r + L.topicBegin], f[r + L.topicEnd]);
-      if (kept !== null) kept.topic = topic;
-    }
-  }
   return {
     v: T.version,
     id: text.slice(f[r + L.idBegin], f[r + L.idEnd]),
     type: T.messageTypes[f[r + L.evType]],
     from,
-    to,
-    topic,
+    to: optionalMember(text, f[r + L.toBegin], f[r + L.toEnd], flags & L.flagSameTo, kept, 'to'),
+    topic: optionalMember(
+      text,
+      f[r + L.topicBegin],
+      f[r + L.topicEnd],
+      flags & L.flagSameTopic,
+      kept,
+      'topic',
+    ),
     ts: f[r + L.evTs],
     payload,
   };
