@@ -229,7 +229,10 @@ class Bus {
   // handle_text with it; true when the text was handled, which no time could have changed.
   bool handle_text_untimed(const ConnId& conn, ByteView text, std::uint64_t text_tag = 0);
   // The types whose handling reads now_ms: the announce we answer with (ts), history requests and
-  // replays (replays' window, the replies' ts), handoffs (expiry), pings (the pong's ts).
+  // replays (replays' window, the replies' ts), handoffs (expiry), pings (the pong's ts). Kept by
+  // hand, so two checks hold it to the handlers: tests/native/bus/test_bus_untimed.cpp per type,
+  // and tests/fuzz/fuzz_bus_session.cpp, a timed and an untimed-first bus fed the same hostile
+  // session, which must send and report the same after every step.
   static bool reads_time(MessageType t);
   // What the transport did with the transmit `token` (true: accepted; only an explicit refusal
   // is false, agent-bus-and-swarm.md § Compatibility).
