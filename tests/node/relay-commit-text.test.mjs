@@ -121,3 +121,22 @@ test('onCommit state: own enumerable values, spreadable, and the instance across
     [[]],
   );
 });
+
+// A message is staged into the core's buffer as UTF-8, ASCII by hand and the rest from the first
+// non-ASCII unit on (web/glue/relay.js stage): text after either part, and a pair split across
+// nothing, arrive whole.
+test('messages with non-ASCII text after an ASCII prefix are staged whole', () => {
+  const texts = [];
+  const r = room({ commitText: true, onCommit: (name, env) => void texts.push(env) });
+  const values = ['é', 'plain', 'a😀b', '😀', 'ü€😀 tail ascii', 'x'.repeat(5000) + 'ß'];
+  for (const next of values) {
+    r.conn.receive(r.client.write([{ kind: 'set', path: ['k'], next }]));
+    r.deliver();
+  }
+  assert.deepEqual(
+    texts.map((t) => JSON.parse(t).ops[0].next),
+    values,
+  );
+  assert.equal(r.client.value().k, values.at(-1));
+  assert.equal(r.client.unacked, 0);
+});
