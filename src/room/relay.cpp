@@ -957,6 +957,10 @@ RoomRelay::Step RoomRelay::run_envelope(Work& w, TimeMs now_ms) {
     a.text = share(std::move(seq_env));
     a.token = next_token_++;
     a.seq = room.seq;
+    // With room_id, names the generation the commit was made in: the instance changes only at
+    // a migration, which raises the schema version, or before an incarnation's first commit
+    // (hydrate), so a host may keep the instance it read for this pair (web/glue/relay.js).
+    a.epoch = room.schema_version;
     entry->ticket = a.token;
     pending_.emplace(a.token, PendingCommit{room.incarnation, room.head_id + room.queue.size()});
   }

@@ -90,7 +90,7 @@ struct RoomAction {
   std::uint64_t token = 0;    // commit ticket, or the question's token for handle_policy_verdict
   double seq = 0;             // ask_*: the room's seq before this envelope (PolicyRoomInfo);
                               // read: the acknowledged count
-  double epoch = 0;           // ask_can_bump
+  double epoch = 0;           // ask_can_bump; commit: the room's schema version
   std::uint32_t rule = 0;     // ask_acl
   // send: a presence update, which a slow reader may lose (a later one repairs it); the edge's
   // slow-reader rule drops these first (room/admission.hpp).

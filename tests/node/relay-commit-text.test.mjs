@@ -71,3 +71,72 @@ test('commitText: the echo still waits for the promise onCommit returns', async 
   r.deliver();
   assert.equal(r.client.unacked, 0);
 });
+
+// The state is read per commit from the packed action and the core (web/glue/relay.js
+// commitState): its own enumerable keys, a spread and JSON see the vectors as the literal with
+// getters did, read live inside the callback; the instance follows a migration within one room.
+test('onCommit state: own enumerable values, spreadable, and the instance across a migration', () => {
+  const seen = [];
+  const r = room({
+    commitText: true,
+    onCommit: (name, env, state) => {
+      const spread = { ...state };
+      seen.push({
+        keys: Object.keys(state),
+        spread,
+        json: JSON.parse(JSON.stringify(state)),
+        has: 'settled' in state && 'wm' in state,
+        live: state.instance === r.relay.room(name).instance,
+        registers: state.checkpoint(),
+      });
+    },
+  });
+  r.conn.receive(r.client.write([{ kind: 'set', path: ['k'], next: 1 }]));
+  r.deliver();
+  const first = r.relay.room('doc').instance;
+  // A migration: the client's next envelope, raised to schema 1 with a root op.
+  const msg = JSON.parse(r.client.write([{ kind: 'set', path: ['k'], next: 2 }]));
+  msg.env.schemaVersion = 1;
+  msg.env.ops = [{ kind: 'set', path: [], next: { k: 3 }, cites: [], epoch: 0 }];
+  r.inbox.length = 0;
+  r.conn.receive(JSON.stringify(msg));
+  assert.equal(seen.length, 2);
+  const keys = ['seq', 'instance', 'wm', 'ranges', 'settled', 'schemaVersion', 'checkpoint'];
+  for (const s of seen) {
+    assert.deepEqual(s.keys, keys);
+    assert.deepEqual(Object.keys(s.spread), keys);
+    assert.equal(typeof s.spread.checkpoint, 'function');
+    assert.ok(s.has && s.live);
+    assert.equal(s.json.seq, s.spread.seq);
+    assert.deepEqual(s.json.ranges, s.spread.ranges);
+  }
+  assert.equal(seen[0].spread.instance, first);
+  assert.deepEqual(seen[0].spread.wm, { o1: 1 });
+  assert.equal(seen[0].spread.schemaVersion, 0);
+  assert.notEqual(seen[1].spread.instance, first, 'a migration mints a new instance');
+  assert.equal(seen[1].spread.instance, r.relay.room('doc').instance);
+  assert.equal(seen[1].spread.schemaVersion, 1);
+  assert.deepEqual(
+    seen[1].registers.map((g) => g.path),
+    [[]],
+  );
+});
+
+// A message is staged into the core's buffer as UTF-8, ASCII by hand and the rest from the first
+// non-ASCII unit on (web/glue/relay.js stage): text after either part, and a pair split across
+// nothing, arrive whole.
+test('messages with non-ASCII text after an ASCII prefix are staged whole', () => {
+  const texts = [];
+  const r = room({ commitText: true, onCommit: (name, env) => void texts.push(env) });
+  const values = ['é', 'plain', 'a😀b', '😀', 'ü€😀 tail ascii', 'x'.repeat(5000) + 'ß'];
+  for (const next of values) {
+    r.conn.receive(r.client.write([{ kind: 'set', path: ['k'], next }]));
+    r.deliver();
+  }
+  assert.deepEqual(
+    texts.map((t) => JSON.parse(t).ops[0].next),
+    values,
+  );
+  assert.equal(r.client.value().k, values.at(-1));
+  assert.equal(r.client.unacked, 0);
+});

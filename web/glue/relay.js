@@ -253,6 +253,32 @@ export function pathPrefixAcl(rules) {
   return { canWrite, [ACL]: { canWrite, rules: list } };
 }
 
+// What onCommit is handed: seq and instance as values; wm, ranges, settled and schemaVersion read
+// from the core once, at the first that is asked for; checkpoint() walks the registers. A Proxy
+// over a plain object rather than a literal with getters: V8 defines each accessor of a literal
+// through the runtime, some 5-8 us per commit in Node (bench/README.md § The edge relay, fourth
+// pass), where this costs well under one. Spread, Object.keys and JSON.stringify see the same
+// own enumerable properties the literal had.
+const LAZY_STATE = ['wm', 'ranges', 'settled', 'schemaVersion'];
+const STATE_KEYS = ['seq', 'instance', ...LAZY_STATE, 'checkpoint'];
+const FROM = Symbol('tether.relay.stateFrom'); // {core, room, full}: where the lazy values come from
+const lazy = (t, key) => (t[FROM].full ??= JSON.parse(t[FROM].core.stateJson(t[FROM].room)))[key];
+const unset = (t, key) => LAZY_STATE.includes(key) && !Object.hasOwn(t, key);
+// Writes and deletes land on the target itself (the default traps), as on the literal.
+const stateHandler = {
+  get: (t, key) => (unset(t, key) ? lazy(t, key) : t[key]),
+  has: (t, key) => unset(t, key) || key in t,
+  ownKeys: (t) => [...new Set([...STATE_KEYS, ...Reflect.ownKeys(t)])].filter((k) => k !== FROM),
+  getOwnPropertyDescriptor: (t, key) =>
+    unset(t, key)
+      ? { value: lazy(t, key), writable: true, enumerable: true, configurable: true }
+      : Reflect.getOwnPropertyDescriptor(t, key),
+};
+function commitState(core, room, seq, instance) {
+  const checkpoint = () => JSON.parse(core.checkpointJson(room));
+  return new Proxy({ seq, instance, checkpoint, [FROM]: { core, room, full: null } }, stateHandler);
+}
+
 export function createRelay(opt = {}) {
   if (!mod) {
     throw new Error(
@@ -436,38 +462,29 @@ export function createRelay(opt = {}) {
     answer(token, !!ok);
   }
 
+  // The instance of the generation the last commit was made in, by (room incarnation, schema
+  // version): it changes only at a migration, which raises the version, or before a room's first
+  // commit (relay.hpp, the commit action's `epoch`). One string through Embind per generation, not
+  // per envelope (bench/README.md § The edge relay, fourth pass).
+  let instanceOf = { id: -1, schema: NaN, instance: '' };
   function commit(k) {
     const ticket = h[k + L.token];
-    const seq = h[k + L.seq]; // read before core.instance below, which may grow the heap
+    // Read before core.instance below, which may grow the heap.
+    const seq = h[k + L.seq];
+    const id = h[k + L.roomId];
+    const schema = h[k + L.epoch];
     const room = roomAt(k);
     // `commitText`: the envelope as the core's JSON text, for a callback that stores it as text
     // (web/edge/room-store.js), which spares a parse and a stringify per envelope.
     const env = opt.commitText === true ? textAt(k) : objAt(k);
+    if (instanceOf.id !== id || instanceOf.schema !== schema)
+      instanceOf = { id, schema, instance: core.instance(room) };
     let done;
     try {
-      // seq comes with the commit, the instance is read per commit; the vectors (which grow with
-      // the room's origins) and the registers only when the callback asks, inside it. An object
-      // with own getters, as the reference's has values: a store may spread it (the README's).
-      let full = null;
-      const all = () => (full ??= JSON.parse(core.stateJson(room)));
-      const state = {
-        seq,
-        instance: core.instance(room),
-        get wm() {
-          return all().wm;
-        },
-        get ranges() {
-          return all().ranges;
-        },
-        get settled() {
-          return all().settled;
-        },
-        get schemaVersion() {
-          return all().schemaVersion;
-        },
-        checkpoint: () => JSON.parse(core.checkpointJson(room)),
-      };
-      done = opt.onCommit(room, env, state);
+      // seq and the instance come with the commit; the vectors (which grow with the room's
+      // origins) and the registers only when the callback asks, inside it. It behaves as an object
+      // with own enumerable values, as the reference's: a store may spread it (the README's).
+      done = opt.onCommit(room, env, commitState(core, room, seq, instanceOf.instance));
     } catch (cause) {
       done = Promise.reject(cause);
     }
@@ -533,7 +550,13 @@ export function createRelay(opt = {}) {
   function stage(message) {
     const max = message.length * 3; // UTF-16 code units to UTF-8 bytes, at most
     if (staged === null || staged.length < max) staged = core.stage(Math.max(max, 4096));
-    return encoder.encodeInto(message, staged).written;
+    // ASCII by hand, the rest by encodeInto: on workerd TextEncoder is a runtime binding, and its
+    // call was the larger part of a message's staging (bench/README.md § The edge relay, fourth
+    // pass). The slice starts at a whole code point (the first non-ASCII unit).
+    const n = message.length;
+    let i = 0;
+    for (let c; i < n && (c = message.charCodeAt(i)) < 0x80; i++) staged[i] = c;
+    return i === n ? n : i + encoder.encodeInto(message.slice(i), staged.subarray(i)).written;
   }
 
   function attach(socket, ctx, text) {

@@ -55,6 +55,7 @@ struct Harness {
   std::map<ConnId, std::vector<std::string>> inbox;
   std::vector<std::string> events;  // close/commit/drop/violation/reject/join/failed
   std::vector<std::uint64_t> tickets;
+  std::vector<std::pair<double, std::string>> generations;  // per commit: its epoch, the instance
   std::vector<std::string> ephemeral;  // sends flagged ephemeral (a slow reader may lose them)
   TimeMs now = 1000;
 
@@ -75,6 +76,7 @@ struct Harness {
           }
           case RoomAction::Kind::commit:
             tickets.push_back(a->token);
+            generations.emplace_back(a->epoch, relay.room(*a->room)->instance);
             events.push_back("commit " + *a->room);
             break;
           default:
@@ -537,6 +539,33 @@ TEST_CASE("relay: a migration mints a generation, drops evidence and re-welcomes
   h.rx(b, h.env("ob", "w2", 1, 12, R"([{"kind":"set","path":["x"],"next":1,"cites":[],"epoch":0}])",
                 R"(,"schemaVersion":0)"));
   CHECK(h.last(b) == R"({"t":"drop","room":"r","origin":"ob","version":1,"reason":"schema"})");
+}
+
+TEST_CASE("relay: a commit names its generation: the schema version, raised by a migration") {
+  // web/glue/relay.js keeps the instance it read per (room incarnation, commit epoch): the
+  // instance may change within an incarnation only where the schema version rises.
+  RoomRelayOptions o;
+  o.durable = true;
+  Harness h(o);
+  ConnId a = h.relay.connect("w1");
+  h.hello(a, "oa");
+  auto commit = [&](const std::string& env) {
+    h.rx(a, env);
+    h.relay.handle_commit_result(h.tickets.back(), RoomRelay::Verdict::ok);
+    h.collect();
+  };
+  commit(h.env("oa", "w1", 1, 10));
+  commit(h.env("oa", "w1", 2, 11));
+  commit(h.env("oa", "w1", 3, 12, R"([{"kind":"set","path":[],"next":{},"cites":[],"epoch":0}])",
+               R"(,"schemaVersion":2)"));
+  commit(h.env("oa", "w1", 4, 13, R"([{"kind":"set","path":["a"],"next":1,"cites":[],"epoch":0}])",
+               R"(,"schemaVersion":2)"));
+  REQUIRE(h.generations.size() == 4);
+  CHECK(h.generations[0].first == 0);
+  CHECK(h.generations[1] == h.generations[0]);
+  CHECK(h.generations[2].first == 2);
+  CHECK(h.generations[2].second != h.generations[0].second);
+  CHECK(h.generations[3] == h.generations[2]);
 }
 
 TEST_CASE("relay: a schema raised to Infinity is written as null and hydrates back") {
