@@ -14,6 +14,12 @@ include(${CMAKE_CURRENT_LIST_DIR}/modules.cmake)
 #   SIZE   cores at -Oz with link-time optimisation, for a module that is uploaded or downloaded
 #          on first use. Cores listed in TETHER_WASM_HOT_CORES stay at -O3 even there.
 set(TETHER_WASM_HOT_CORES decode)
+# Files of a SIZE copy compiled for speed (bench/README.md § -Oz against -O3): -finline-functions
+# is needed because emcc turns any -Oz on the line into -fno-inline-functions (every function
+# noinline), which a later -O3 does not undo. The scanner alone fits the 120 KiB budget (+0.6 KiB);
+# relay.cpp too would be +22 KiB.
+set(TETHER_WASM_HOT_FILES src/room/json_scan.cpp)
+set(TETHER_WASM_HOT_FILE_COMPILE -O3 -finline-functions)
 tether_module(tether         SPEED)  # every binding: Node, Deno, browsers, bundlers (default)
 tether_module(tether-cockpit SIZE)   # the browser cockpit (web/cockpit): viewer session, decoders
 # workerd: one module per edge Worker (web/edge/workers.mjs), each only what its Worker serves, so

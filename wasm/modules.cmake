@@ -62,6 +62,15 @@ function(tether_size_flavour)
         set_target_properties(${core}_size PROPERTIES ${prop} "${value}")
       endif()
     endforeach()
+    # Files of TETHER_WASM_HOT_FILES (wasm/module.cmake) in this copy only: the same source in the
+    # SPEED copy (-O3 already) and the native build is untouched.
+    foreach(source ${sources})
+      file(RELATIVE_PATH rel "${CMAKE_SOURCE_DIR}" "${source}")
+      if(rel IN_LIST TETHER_WASM_HOT_FILES)
+        set_property(SOURCE "${source}" APPEND PROPERTY COMPILE_OPTIONS
+                     "$<$<STREQUAL:$<TARGET_PROPERTY:NAME>,${core}_size>:${TETHER_WASM_HOT_FILE_COMPILE}>")
+      endif()
+    endforeach()
     string(REGEX REPLACE "^tether_" "" short ${core})
     if(short IN_LIST TETHER_WASM_HOT_CORES)
       target_compile_options(${core}_size PRIVATE -O3)
