@@ -175,6 +175,9 @@ struct RoomRelay::Room {
   std::uint64_t incarnation = 0;
   double seq = 0;
   std::string instance;
+  // Relay-wide, new whenever `instance` is assigned (set_instance): a commit action carries it as
+  // its epoch, so a host may keep the instance it read until the number changes.
+  std::uint64_t instance_serial = 0;
   double schema_version = 0;
 
   std::vector<std::string> origin_names;
@@ -247,6 +250,11 @@ RoomEvent& RoomRelay::event(RoomEvent::Kind kind, Room& room, ConnId conn) {
   return e;
 }
 
+void RoomRelay::set_instance(Room& room, std::string instance) {
+  room.instance = std::move(instance);
+  room.instance_serial = ++instance_serials_;
+}
+
 std::string RoomRelay::mint_instance(TimeMs now_ms) {
   std::string out;
   append_base36(out, now_ms > 0 ? static_cast<std::uint64_t>(now_ms) : 0);
@@ -264,7 +272,7 @@ RoomRelay::Room& RoomRelay::room_of(const std::string& name, TimeMs now_ms) {
   room->name_json = json_quoted(name);
   room->name_text = share(name);
   room->incarnation = next_room_incarnation_++;
-  room->instance = mint_instance(now_ms);
+  set_instance(*room, mint_instance(now_ms));
   Room& ref = *room;
   by_incarnation_.emplace(ref.incarnation, &ref);
   rooms_.emplace(name, std::move(room));
@@ -894,7 +902,7 @@ RoomRelay::Step RoomRelay::run_envelope(Work& w, TimeMs now_ms) {
   if (schema && *schema > room.schema_version) {
     // A migration cuts a generation (spec: "Persistence"): evidence is dropped on purpose.
     room.schema_version = *schema;
-    room.instance = mint_instance(now_ms);
+    set_instance(room, mint_instance(now_ms));
     room.registers.reset();
     for (auto& o : room.origins) o = Room::OriginState{};
     room.ranges_order.clear();
@@ -957,10 +965,9 @@ RoomRelay::Step RoomRelay::run_envelope(Work& w, TimeMs now_ms) {
     a.text = share(std::move(seq_env));
     a.token = next_token_++;
     a.seq = room.seq;
-    // With room_id, names the generation the commit was made in: the instance changes only at
-    // a migration, which raises the schema version, or before an incarnation's first commit
-    // (hydrate), so a host may keep the instance it read for this pair (web/glue/relay.js).
-    a.epoch = room.schema_version;
+    // The generation the commit was made in: the same number as long as the instance is the
+    // same, so a host reads the instance string once per generation (web/glue/relay.js).
+    a.epoch = static_cast<double>(room.instance_serial);
     entry->ticket = a.token;
     pending_.emplace(a.token, PendingCommit{room.incarnation, room.head_id + room.queue.size()});
   }
@@ -1393,7 +1400,7 @@ bool RoomRelay::hydrate(const std::string& name, std::string_view snapshot_json,
     os.settled = h;
     room.registers.touch(id);
   }
-  if (instance) room.instance = *instance;
+  if (instance) set_instance(room, std::move(*instance));
   if (schema) room.schema_version = *schema;
   room.journal.assign(journal.begin(), journal.end());
   return true;

@@ -90,7 +90,7 @@ struct RoomAction {
   std::uint64_t token = 0;    // commit ticket, or the question's token for handle_policy_verdict
   double seq = 0;             // ask_*: the room's seq before this envelope (PolicyRoomInfo);
                               // read: the acknowledged count
-  double epoch = 0;           // ask_can_bump; commit: the room's schema version
+  double epoch = 0;           // ask_can_bump; commit: the room's instance serial (a generation)
   std::uint32_t rule = 0;     // ask_acl
   // send: a presence update, which a slow reader may lose (a later one repairs it); the edge's
   // slow-reader rule drops these first (room/admission.hpp).
@@ -218,6 +218,7 @@ class RoomRelay {
 
   Room& room_of(const std::string& name, TimeMs now_ms);
   std::string mint_instance(TimeMs now_ms);
+  void set_instance(Room& room, std::string instance);  // every assignment: a new instance_serial
   void maybe_evict(const std::string& name);
   void send(ConnId conn, const SharedText& t, bool ephemeral = false);
   void broadcast(Room& room, const SharedText& t, std::uint32_t except = 0xffffffffu,
@@ -275,6 +276,7 @@ class RoomRelay {
   std::uint64_t next_token_ = 1;  // commit tickets and question tokens share one counter
   std::uint64_t rng_;
   std::uint64_t instance_counter_ = 0;
+  std::uint64_t instance_serials_ = 0;  // Room::instance_serial's source
   PollQueue<RoomAction> actions_;
   PollQueue<RoomEvent> events_;
   // Questions awaiting a verdict: token -> the connection whose envelope asked.

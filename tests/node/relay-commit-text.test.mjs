@@ -6,9 +6,9 @@ import { test } from 'node:test';
 
 import { createRelay, createRoomClient } from '@tether-rt/tether/relay';
 
-function room(options) {
-  const relay = createRelay(options);
-  const client = createRoomClient({ room: 'doc', origin: 'o1', writer: 'w1', now: () => 1000 });
+// A room client of room `name` joined to `relay`, and what the relay sent it.
+function member(relay, name, origin = 'o1') {
+  const client = createRoomClient({ room: name, origin, writer: 'w1', now: () => 1000 });
   const inbox = [];
   const conn = relay.connectText({ send: (text) => inbox.push(text) }, { writer: 'w1' });
   const deliver = () => {
@@ -16,7 +16,12 @@ function room(options) {
   };
   conn.receive(client.hello());
   deliver();
-  return { relay, client, conn, inbox, deliver };
+  return { client, conn, inbox, deliver };
+}
+
+function room(options) {
+  const relay = createRelay(options);
+  return { relay, ...member(relay, 'doc') };
 }
 
 for (const commitText of [true, false]) {
@@ -120,6 +125,23 @@ test('onCommit state: own enumerable values, spreadable, and the instance across
     seen[1].registers.map((g) => g.path),
     [[]],
   );
+});
+
+// The glue keeps the instance it read until a commit names another generation: two rooms of one
+// relay, written in turn, must each be handed their own.
+test('onCommit state: each room of one relay gets its own instance', () => {
+  const seen = [];
+  const relay = createRelay({ onCommit: (name, env, state) => seen.push([name, state.instance]) });
+  const writers = ['doc', 'other'].map((name) => member(relay, name, `o-${name}`));
+  for (let n = 1; n <= 2; n++) {
+    for (const w of writers) {
+      w.conn.receive(w.client.write([{ kind: 'set', path: ['k'], next: n }]));
+      w.deliver();
+    }
+  }
+  assert.equal(seen.length, 4);
+  assert.notEqual(relay.room('doc').instance, relay.room('other').instance);
+  for (const [name, instance] of seen) assert.equal(instance, relay.room(name).instance, name);
 });
 
 // A message is staged into the core's buffer as UTF-8, ASCII by hand and the rest from the first

@@ -462,23 +462,21 @@ export function createRelay(opt = {}) {
     answer(token, !!ok);
   }
 
-  // The instance of the generation the last commit was made in, by (room incarnation, schema
-  // version): it changes only at a migration, which raises the version, or before a room's first
-  // commit (relay.hpp, the commit action's `epoch`). One string through Embind per generation, not
-  // per envelope (bench/README.md § The edge relay, fourth pass).
-  let instanceOf = { id: -1, schema: NaN, instance: '' };
+  // The instance of the generation the last commit was made in. The commit action's `epoch` is
+  // the core's serial for the room's instance, new whenever the instance is assigned (relay.hpp),
+  // so one string crosses Embind per generation, not per envelope (bench/README.md § The edge
+  // relay, fourth pass).
+  let instanceOf = { serial: -1, instance: '' };
   function commit(k) {
     const ticket = h[k + L.token];
     // Read before core.instance below, which may grow the heap.
     const seq = h[k + L.seq];
-    const id = h[k + L.roomId];
-    const schema = h[k + L.epoch];
+    const serial = h[k + L.epoch];
     const room = roomAt(k);
     // `commitText`: the envelope as the core's JSON text, for a callback that stores it as text
     // (web/edge/room-store.js), which spares a parse and a stringify per envelope.
     const env = opt.commitText === true ? textAt(k) : objAt(k);
-    if (instanceOf.id !== id || instanceOf.schema !== schema)
-      instanceOf = { id, schema, instance: core.instance(room) };
+    if (instanceOf.serial !== serial) instanceOf = { serial, instance: core.instance(room) };
     let done;
     try {
       // seq and the instance come with the commit; the vectors (which grow with the room's
