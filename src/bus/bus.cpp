@@ -3,6 +3,7 @@
 #include "bus/bus.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
 #include "bus/equal.hpp"
@@ -378,6 +379,7 @@ bool Bus::reads_time(MessageType t) {
     case MessageType::history_request:  // on_history_request: the replays' ts
     case MessageType::history_replay:   // on_history_replay: the reply window
     case MessageType::handoff:          // on_handoff: expiry, the receipt's ts
+    case MessageType::skill_update:     // on_skill_update: retry_handoffs_to
       return true;
     default: return false;
   }
@@ -620,6 +622,14 @@ void Bus::on_envelope(const ConnId& conn, Stream& s, Envelope e, TimeMs now_ms, 
       retry_handoffs_to(s.id, now_ms);
       peer_event(conn);
       break;
+    case MessageType::skill_update:
+      if (Json scratch; !e.payload_dom(scratch).is_object())
+        return reject(conn, bus_error(BusErrorCode::bad_payload, "payload",
+                                      "a skill_update payload is an object {skills?[], status?, "
+                                      "statusDetail?, agent?}"));
+      on_skill_update(s, e, now_ms);
+      peer_event(conn);
+      break;
     case MessageType::ack:
     case MessageType::command_response: on_confirmation(e); break;
     case MessageType::ping: on_ping(conn, e, now_ms); break;
@@ -643,6 +653,28 @@ void Bus::on_announce(Stream& s, const Envelope& e) {
   if (sk != p.end() && sk->is_array())
     for (const auto& v : *sk)
       if (v.is_string() && v.get<std::string>() == kHandoffCapability) s.handoff_capable = true;
+}
+
+// A skill_update changes what a peer's announce said, field by field (the public implementation
+// keeps the old value of every field the update leaves out), so `peers()` shows the peer's status
+// now and a peer that starts announcing handoff-v1 gets the handoffs waiting for it.
+void Bus::on_skill_update(Stream& s, const Envelope& e, std::int64_t now_ms) {
+  Json scratch;
+  const Json& p = e.payload_dom(scratch);
+  if (!s.announce.is_object()) s.announce = Json::object();
+  const auto take = [&](const char* key, bool (Json::*is)() const noexcept) {
+    if (auto it = p.find(key); it != p.end() && ((*it).*is)()) s.announce[key] = *it;
+  };
+  take("skills", &Json::is_array);
+  take("status", &Json::is_string);
+  take("statusDetail", &Json::is_string);
+  take("agent", &Json::is_object);
+  const bool was_capable = s.handoff_capable;
+  s.handoff_capable = false;
+  if (auto sk = s.announce.find("skills"); sk != s.announce.end() && sk->is_array())
+    for (const auto& v : *sk)
+      if (v.is_string() && v.get<std::string>() == kHandoffCapability) s.handoff_capable = true;
+  if (s.handoff_capable && !was_capable) retry_handoffs_to(s.id, now_ms);
 }
 
 void Bus::on_ping(const ConnId& conn, const Envelope& e, std::int64_t now_ms) {
@@ -733,9 +765,13 @@ void Bus::on_handoff(const ConnId& conn, const Envelope& e, std::int64_t now_ms)
 // --- history ----------------------------------------------------------------------------------
 
 std::size_t Bus::history_count(const Json& requested) {
-  auto n = json_integer(requested, 1, kMaxSafeInteger);
-  if (!n) return std::size_t(kHistoryDefaultRequest);
-  return std::size_t(std::min<std::int64_t>(*n, kHistoryMaxRequest));
+  // Any positive whole number is a valid count, capped (agent-bus-notes.md § Bus messages): 1e300
+  // asks for everything, so it gets the cap, as from the public implementation.
+  if (!requested.is_number()) return std::size_t(kHistoryDefaultRequest);
+  const double n = requested.get<double>();
+  if (!std::isfinite(n) || !(n > 0) || std::floor(n) != n)
+    return std::size_t(kHistoryDefaultRequest);
+  return n >= double(kHistoryMaxRequest) ? std::size_t(kHistoryMaxRequest) : std::size_t(n);
 }
 
 void Bus::record_history(MessageType type, std::string_view from,

@@ -402,6 +402,7 @@ class Bus {
   void on_ping(const ConnId& conn, const Envelope& e, std::int64_t now_ms);
   void on_confirmation(const Envelope& e);
   void on_announce(Stream& s, const Envelope& e);
+  void on_skill_update(Stream& s, const Envelope& e, std::int64_t now_ms);
   void on_handoff(const ConnId& conn, const Envelope& e, std::int64_t now_ms);
   void attempt_handoff(OutgoingHandoff& h, std::int64_t now_ms);
   void retry_handoffs_to(const std::string& stream, std::int64_t now_ms);

@@ -51,6 +51,48 @@ TEST_CASE("bus ping: every ping gets pong {pingId, pingTs, pongTs} to the pinger
   CHECK(events_of(drain_events(b), EventKind::message).size() == 3);
 }
 
+TEST_CASE("bus skill_update: changes the peer's announce field by field, and says so") {
+  Bus b(config("me"));
+  b.handle_connection_open("ca", 0);
+  deliver(b, "ca",
+          env("a0", MessageType::announce, ident("A"), std::nullopt,
+              Json{{"skills", Json::array({"chat"})},
+                   {"status", "online"},
+                   {"version", "0.2.2"},
+                   {"topics", Json::array({"t"})}}));
+  pump_all(b);
+  drain_events(b);
+  REQUIRE(b.peer("ca"));
+  CHECK_FALSE(b.peer("ca")->handoff);
+  // As the public implementation applies it: each field present replaces the old one, the rest
+  // stay, and a peer that now lists handoff-v1 can take handoffs.
+  deliver(b, "ca",
+          env("u1", MessageType::skill_update, ident("A"), std::nullopt,
+              Json{{"skills", Json::array({"chat", "handoff-v1"})},
+                   {"status", "busy"},
+                   {"statusDetail", "compiling"}}));
+  auto ev = drain_events(b);
+  CHECK(events_of(ev, EventKind::rejected).empty());
+  CHECK(events_of(ev, EventKind::peer).size() == 1);
+  const auto peer = b.peer("ca");
+  REQUIRE(peer);
+  const Json& a = peer->announce;
+  CHECK(a["status"] == "busy");
+  CHECK(a["statusDetail"] == "compiling");
+  CHECK(a["skills"] == Json::array({"chat", "handoff-v1"}));
+  CHECK(a["version"] == "0.2.2");
+  CHECK(a["topics"] == Json::array({"t"}));
+  CHECK(peer->handoff);
+  // A field of the wrong type changes nothing; a payload that is not an object is refused.
+  deliver(b, "ca",
+          env("u2", MessageType::skill_update, ident("A"), std::nullopt, Json{{"status", 7}}));
+  CHECK(b.peer("ca")->announce["status"] == "busy");
+  deliver(b, "ca", env("u3", MessageType::skill_update, ident("A"), std::nullopt, Json("busy")));
+  auto rej = events_of(drain_events(b), EventKind::rejected);
+  REQUIRE(rej.size() == 1);
+  CHECK(rej[0].error.code == BusErrorCode::bad_payload);
+}
+
 TEST_CASE(
     "bus announce: one addressed to our transport id is ours, and nothing else so addressed is") {
   BusConfig c = config("me");
@@ -161,8 +203,14 @@ TEST_CASE(
       file_ack_refusal(Json{{"transferId", "t-123456"}}, "too many incomplete transfers") ==
       Json{{"transferId", "t-123456"}, {"ok", false}, {"error", "too many incomplete transfers"}});
   CHECK(file_ack_refusal(Json{{"transferId", 7}}, "bad")["transferId"] == kUnnamedTransferId);
+  // An over-long id is cut to the bound, as the public implementation cuts it (slice(0, 128)),
+  // never through a surrogate pair; an empty one names nothing.
   CHECK(file_ack_refusal(Json{{"transferId", std::string(kMaxTransferIdChars + 1, 't')}},
-                         "bad")["transferId"] == kUnnamedTransferId);
+                         "bad")["transferId"] == std::string(kMaxTransferIdChars, 't'));
+  CHECK(file_ack_refusal(
+            Json{{"transferId", std::string(kMaxTransferIdChars - 1, 't') + "\xF0\x9F\x98\x80"}},
+            "bad")["transferId"] == std::string(kMaxTransferIdChars - 1, 't'));
+  CHECK(file_ack_refusal(Json{{"transferId", ""}}, "bad")["transferId"] == kUnnamedTransferId);
   CHECK(file_ack_refusal(Json("not an object"), "bad")["transferId"] == kUnnamedTransferId);
   CHECK(file_ack_refusal(Json{{"transferId", "t"}}, "")["error"] == "refused");
   CHECK(file_ack_refusal(Json{{"transferId", "t"}},
