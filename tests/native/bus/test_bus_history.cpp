@@ -26,6 +26,11 @@ TEST_CASE("bus history: count rules (cap 200, invalid or non-positive mean 50)")
   CHECK(Bus::history_count(Json(200)) == 200);
   CHECK(Bus::history_count(Json(201)) == 200);
   CHECK(Bus::history_count(Json(1e12)) == 200);
+  // Any positive whole number, however large (a double past 2^53 is still whole), gets the cap,
+  // as from the public implementation (Number.isInteger(1e300) is true there).
+  CHECK(Bus::history_count(Json(1e300)) == 200);
+  CHECK(Bus::history_count(Json(18446744073709551615ULL)) == 200);
+  CHECK(Bus::history_count(Json(3.0)) == 3);
   CHECK(Bus::history_count(Json(0)) == 50);
   CHECK(Bus::history_count(Json(-3)) == 50);
   CHECK(Bus::history_count(Json(2.5)) == 50);
