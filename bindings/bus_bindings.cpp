@@ -6,6 +6,7 @@
 #include <emscripten/val.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -763,6 +764,12 @@ EMSCRIPTEN_BINDINGS(tether_bus) {
       .function("peers", &BusCore::peers)
       .function("queued", &BusCore::queued)
       .function("history", &BusCore::history);
+  function("busFileChunkSizeFor", optional_override([](double max_message_bytes) {
+             return tether::bus::file_chunk_size_for(max_message_bytes > 0 &&
+                                                             std::isfinite(max_message_bytes)
+                                                         ? std::uint64_t(max_message_bytes)
+                                                         : 0);
+           }));
   class_<FilePlan>("BusFilePlan")
       .constructor<>()
       .function("input", &FilePlan::input)

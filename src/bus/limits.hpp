@@ -79,11 +79,15 @@ constexpr std::size_t kFileChunkEnvelopeOverhead = 16 * 1024;
 // only envelope allowed past kMaxEnvelopeBytes, and still refused before parsing above this.
 constexpr std::size_t kMaxFileChunkEnvelopeBytes =
     4 * ((std::size_t(kFileMaxChunkSize) + 2) / 3) + kFileChunkEnvelopeOverhead;
+// Room our own file_chunk envelope takes around its data, at worst: every header string we may
+// send at its bound (id, type, from's four, to, transferId: 970 UTF-16 units), each escaped at up
+// to 6 bytes, plus keys and numbers. 8 KiB covers it.
+constexpr std::size_t kFileChunkSendOverhead = 8 * 1024;
 constexpr std::size_t kMaxTransferIdChars = 128;
 constexpr std::size_t kMaxFileNameChars = 1024;
 constexpr std::size_t kMaxMimeTypeChars = 256;
-// A file_ack {ok: false, error} names its transfer; one we cannot name (absent, not a string, too
-// long) is acked under this id, as the public implementation does.
+// A file_ack {ok: false, error} names its transfer; one we cannot name (absent, not a string,
+// empty) is acked under this id, as the public implementation does; an over-long one is cut.
 constexpr const char* kUnnamedTransferId = "invalid";
 // Error text in a file_ack or command_response we send is cut to this many bytes.
 constexpr std::size_t kMaxErrorTextBytes = 2048;

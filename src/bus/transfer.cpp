@@ -1,6 +1,8 @@
 // The simple one-to-one transfer's checks (see transfer.hpp).
 #include "bus/transfer.hpp"
 
+#include <algorithm>
+
 #include "bus/envelope.hpp"
 #include "common/base64.hpp"
 #include "common/rng.hpp"
@@ -78,11 +80,13 @@ Result<FileOffer, BusError> parse_file_offer(const Json& p, std::uint64_t max_fi
   FileOffer o;
   if (auto e = member_string(p, "transferId", kMaxTransferIdChars, o.transfer_id)) return err(*e);
   if (auto e = member_string(p, "name", kMaxFileNameChars, o.name)) return err(*e);
-  // A bare file name: the receiver picks the folder, and a name must never pick it instead.
-  if (o.name == "." || o.name == ".." || o.name.find('/') != std::string::npos ||
-      o.name.find('\\') != std::string::npos)
+  // A bare file name: the receiver picks the folder, and a name must never pick it instead. A
+  // backslash is an ordinary character in a POSIX file name, and the public implementation sends
+  // such names as they are, so it is taken; whoever writes the file makes the name safe for its
+  // disk (web/agent/files.js safeName).
+  if (o.name == "." || o.name == ".." || o.name.find('/') != std::string::npos)
     return err(bus_error(BusErrorCode::bad_field, "payload.name",
-                         "payload.name must be a bare file name (no / or \\, not . or ..)"));
+                         "payload.name must be a bare file name (no /, not . or ..)"));
   if (auto e = member_string(p, "mimeType", kMaxMimeTypeChars, o.mime_type)) return err(*e);
   if (auto e = member_string(p, "kind", 8, o.kind)) return err(*e);
   if (o.kind != "file" && o.kind != "image")
@@ -154,6 +158,14 @@ Json file_chunk_payload(const FileOffer& o, ByteView bytes, std::uint32_t index)
               {"data", base64_encode(bytes.sub(start, chunk_length(o, index)))}};
 }
 
+std::uint32_t file_chunk_size_for(std::uint64_t max_message_bytes) {
+  if (max_message_bytes == 0) return kFileDefaultChunkSize;
+  if (max_message_bytes <= kFileChunkSendOverhead) return kFileMinChunkSize;
+  // base64 turns 3 bytes into 4 characters: the data may take the room the header leaves.
+  const std::uint64_t fits = (max_message_bytes - kFileChunkSendOverhead) / 4 * 3 / 1024 * 1024;
+  return std::uint32_t(std::clamp<std::uint64_t>(fits, kFileMinChunkSize, kFileDefaultChunkSize));
+}
+
 Json file_complete_payload(const FileOffer& o) {
   return Json{{"transferId", o.transfer_id},
               {"totalChunks", o.total_chunks},
@@ -165,8 +177,12 @@ Json file_ack_refusal(const Json& payload, std::string_view error) {
   std::string id = kUnnamedTransferId;
   if (payload.is_object())
     if (auto it = payload.find("transferId"); it != payload.end())
-      if (auto s = json_string(*it); s && !check_string(*s, kMaxTransferIdChars, "transferId"))
-        id.assign(s->data(), s->size());
+      // Cut to the bound rather than renamed, as the public implementation names its refusals,
+      // so a sender with an over-long id still finds which transfer was refused.
+      if (auto s = json_string(*it); s && !s->empty()) {
+        const auto kept = utf16_prefix(*s, kMaxTransferIdChars);
+        id.assign(kept.data(), kept.size());
+      }
   std::string text(utf8_prefix(error, kMaxErrorTextBytes));
   if (text.empty()) text = "refused";
   return Json{{"transferId", id}, {"ok", false}, {"error", text}};

@@ -41,6 +41,12 @@ Result<FileSendPlan, BusError> plan_file_send(ByteView bytes, std::string name,
                                               std::uint32_t chunk_size, std::string transfer_id,
                                               std::uint64_t id_seed = 1);
 // (An empty transfer_id is drawn from a SeededRng(id_seed): pass real entropy as the seed.)
+
+// The chunk size to plan for a peer whose transport takes messages of at most
+// `max_message_bytes` (0: no known limit): the default, or the largest whole KiB whose file_chunk
+// envelope still fits (a data channel whose far end states no limit takes 65,536 bytes), never
+// below kFileMinChunkSize, the smallest the public implementation takes.
+std::uint32_t file_chunk_size_for(std::uint64_t max_message_bytes);
 // The file_chunk payload for chunk `index` of `bytes` (the same bytes the plan was made from).
 Json file_chunk_payload(const FileOffer& o, ByteView bytes, std::uint32_t index);
 Json file_complete_payload(const FileOffer& o);

@@ -73,4 +73,16 @@ std::string_view utf8_prefix(std::string_view valid_text, std::size_t max_bytes)
   return valid_text.substr(0, n);
 }
 
+std::string_view utf16_prefix(std::string_view valid_text, std::size_t max_units) {
+  std::size_t units = 0;
+  for (std::size_t i = 0; i < valid_text.size(); ++i) {
+    const auto c = std::uint8_t(valid_text[i]);
+    if ((c & 0xC0) == 0x80) continue;  // continuation: the code point was counted at its lead
+    const std::size_t width = c >= 0xF0 ? 2 : 1;
+    if (units + width > max_units) return valid_text.substr(0, i);
+    units += width;
+  }
+  return valid_text;
+}
+
 }  // namespace tether

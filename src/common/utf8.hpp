@@ -25,4 +25,9 @@ std::size_t utf16_units(std::string_view valid_text);
 // boundary (so it is valid UTF-8 itself).
 std::string_view utf8_prefix(std::string_view valid_text, std::size_t max_bytes);
 
+// The longest prefix of valid UTF-8 text whose JavaScript length (utf16_units) is at most
+// max_units and that ends on a code point boundary: what `s.slice(0, max_units)` keeps of a JS
+// string, except that a surrogate pair is never split.
+std::string_view utf16_prefix(std::string_view valid_text, std::size_t max_units);
+
 }  // namespace tether

@@ -712,6 +712,31 @@ test('bus: one-to-one transfer plan and receiver verify a file end to end', () =
   rx.dispose();
 });
 
+test('bus: a plan for a peer with a message limit sends chunks whose envelopes fit it', () => {
+  const bytes = new Uint8Array(300_000).map((_, i) => (i * 13 + 5) & 0xff);
+  // No limit known: the default chunk. A data channel whose far end states none takes 65,536
+  // bytes, so a 64 KiB chunk (~88 KB of envelope) would be refused there.
+  assert.equal(
+    api.planFileSend({ bytes, name: 'a.bin' }).plan.offer.chunkSize,
+    api.limits.fileDefaultChunkSize,
+  );
+  const { nodes, link } = room(['A', 'B']);
+  link('A', 'B');
+  for (const limit of [65_536, 16_384]) {
+    const { plan } = api.planFileSend({ bytes, name: 'a.bin', maxMessageBytes: limit });
+    assert.ok(plan.offer.chunkSize < api.limits.fileDefaultChunkSize, `${limit}`);
+    assert.ok(plan.offer.chunkSize >= api.limits.fileMinChunkSize);
+    nodes.A.ep.sent.length = 0;
+    assert.equal(nodes.A.bus.send('B', 'file_chunk', plan.chunk(0)).ok, true);
+    const [chunk] = nodes.A.ep.sent;
+    assert.ok(
+      Buffer.byteLength(chunk.text) <= limit,
+      `${Buffer.byteLength(chunk.text)} > ${limit}`,
+    );
+    plan.dispose();
+  }
+});
+
 test('bus: tsc type-checks a consumer of tether/bus', async () => {
   const { spawnSync } = await import('node:child_process');
   const { fileURLToPath } = await import('node:url');

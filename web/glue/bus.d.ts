@@ -429,6 +429,12 @@ export interface BusApi {
     name: string;
     mimeType?: string;
     kind?: 'file' | 'image';
+    /**
+     * The largest message the peer's transport takes (a data channel's negotiated SCTP limit);
+     * the core picks the largest chunk whose envelope fits it. 0 or absent: no known limit.
+     */
+    maxMessageBytes?: number;
+    /** An explicit chunk size (1 KiB to 1 MiB) instead of the one the core picks. */
     chunkSize?: number;
     transferId?: string;
   }): { ok: true; plan: FileSendPlan } | BusError;

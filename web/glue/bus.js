@@ -740,7 +740,9 @@ export function createBusApi(mod) {
       name,
       mimeType = '',
       kind = 'file',
-      chunkSize = limits.fileDefaultChunkSize,
+      maxMessageBytes = 0,
+      // The core sizes chunks so each file_chunk envelope fits the peer's transport.
+      chunkSize = mod.busFileChunkSizeFor(maxMessageBytes),
       transferId = '',
     }) {
       const p = new mod.BusFilePlan();

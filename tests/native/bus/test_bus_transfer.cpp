@@ -91,6 +91,15 @@ TEST_CASE("bus transfer: hostile offers and chunks are refused") {
   bad = file_offer_json(o);
   bad["name"] = "../etc/passwd";
   CHECK(FileReceiver().offer("S", bad).error().field == "payload.name");
+  for (const char* name : {"..", ".", "a/b"}) {
+    bad["name"] = name;
+    CHECK(FileReceiver().offer("S", bad).error().field == "payload.name");
+  }
+  // A backslash is an ordinary character of a POSIX name (the public implementation sends such
+  // names as they are): taken, and made safe by whoever writes the file.
+  Json odd = file_offer_json(o);
+  odd["name"] = "notes\\2026.txt";
+  CHECK(FileReceiver().offer("S", odd).ok());
   bad = file_offer_json(o);
   bad["sha256"] = std::string(64, 'A');
   CHECK(FileReceiver().offer("S", bad).error().field == "payload.sha256");
@@ -138,4 +147,30 @@ TEST_CASE("bus transfer: an empty file has no chunks") {
   FileReceiver rx;
   REQUIRE(rx.offer("S", file_offer_json(plan->offer)).ok());
   CHECK(rx.complete("S", file_complete_payload(plan->offer)).ok());
+}
+
+TEST_CASE("bus transfer: the chunk size planned for a transport's message limit fits it") {
+  CHECK(file_chunk_size_for(0) == kFileDefaultChunkSize);
+  CHECK(file_chunk_size_for(std::uint64_t(1) << 40) == kFileDefaultChunkSize);
+  CHECK(file_chunk_size_for(100) == kFileMinChunkSize);
+  // The data channel limit a far end that states none gets, and a sealed relay lane's size: the
+  // largest chunk whose envelope, every header string at its bound and escaped, still fits.
+  const std::string worst_id(kMaxTransferIdChars, '"');  // each escaped as \"
+  for (std::uint64_t limit : {16'384, 65'536, 262'144}) {
+    const std::uint32_t size = file_chunk_size_for(limit);
+    INFO("limit " << limit << ", chunk " << size);
+    CHECK(size % 1024 == 0);
+    CHECK(size >= kFileMinChunkSize);
+    CHECK(size <= kFileDefaultChunkSize);
+    Bytes data = file_of(size);
+    auto plan = plan_file_send(ByteView(data), "f.bin", "", "", size, worst_id);
+    REQUIRE(plan.ok());
+    Envelope e = env(std::string(128, '\x01'), MessageType::file_chunk,
+                     Identity{std::string(128, '\x01'), std::string(64, '\x01'),
+                              std::string(256, '\x01'), std::string(128, '\x01')},
+                     std::string(128, '\x01'), file_chunk_payload(plan->offer, ByteView(data), 0));
+    auto text = encode_envelope(e);
+    REQUIRE(text.ok());
+    CHECK(text->size() <= limit);
+  }
 }
