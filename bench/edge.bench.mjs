@@ -17,7 +17,7 @@
 //   node bench/edge.bench.mjs [--quick] [--rounds N] [--writes N] [--only tether|mesh|echo]
 //     [--tether-script PATH]  another copy of web/edge/worker.js (inside the repo) as tether's
 //                             lane, for an A/B of two builds or two versions at the same load
-//   node bench/edge.bench.mjs --profile tether|mesh|echo [--memory]
+//   node bench/edge.bench.mjs --profile tether|mesh|echo [--memory] [--callers NAME]
 //     one run of that lane with workerd's V8 inspector sampling (Miniflare's inspector), then the
 //     functions with the most self time (bench/README.md § The edge relay: where the time goes)
 import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -383,6 +383,27 @@ function selfTimes(profile) {
   return { busy, idle, rows: [...rows].sort((a, b) => b[1] - a[1]) };
 }
 
+// Self samples of every function named `name`, by the two frames above it.
+function callersOf(profile, name) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const hits = new Map();
+  for (const s of profile.samples) hits.set(s, (hits.get(s) ?? 0) + 1);
+  const label = (id) => {
+    const c = byId.get(id)?.callFrame;
+    return c ? `${c.functionName || '(anonymous)'}:${c.lineNumber + 1}` : '(root)';
+  };
+  const out = new Map();
+  for (const [id, count] of hits) {
+    if (byId.get(id).callFrame.functionName !== name) continue;
+    const p1 = parent.get(id);
+    const key = `${label(p1)} <- ${label(parent.get(p1))}`;
+    out.set(key, (out.get(key) ?? 0) + count);
+  }
+  return [...out].sort((a, b) => b[1] - a[1]);
+}
+
 const f = (x, d = 1) => x.toFixed(d);
 const load = () =>
   loadavg()
@@ -404,6 +425,11 @@ if (PROFILE) {
   console.log('self %   function  file:line');
   for (const [k, n] of rows.slice(0, Number(arg('--top') ?? 40)))
     console.log(`${f((100 * n) / busy).padStart(6)}   ${k}`);
+  // --callers NAME: who calls the function NAME, two frames up, by its self samples.
+  if (arg('--callers')) {
+    for (const [caller, n] of callersOf(r.profile, arg('--callers')).slice(0, 12))
+      console.log(`${f((100 * n) / busy).padStart(6)}   ${arg('--callers')} <- ${caller}`);
+  }
   process.exit(0);
 }
 
