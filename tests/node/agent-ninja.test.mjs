@@ -77,6 +77,22 @@ test('ninja-p2p peer: its command_response {requestId} to our command is found b
   await h.ok(A, ['leave']);
 });
 
+test('ninja-p2p peer: its skill_update is not mail (the public sidecar keeps it out of the inbox too)', async (t) => {
+  const { h, A, ninja } = await setUp(t);
+  ninja.send(ME, 'skill_update', {
+    skills: ['review'],
+    status: 'busy',
+    statusDetail: 'reviewing PR 7',
+    agent: { runtime: 'node', summary: 'a worker' },
+  });
+  // One connection delivers in order: once the chat is in, the update before it was handled.
+  const chat = ninja.send(ME, 'chat', { text: 'after the update' });
+  await waitFor('the chat is in', async () => (await h.ok(A, ['notify'])).unread >= 1);
+  const mail = (await h.ok(A, ['read'])).messages.map((m) => [m.envelope.type, m.envelope.id]);
+  assert.deepEqual(mail, [['chat', chat.id]]);
+  await h.ok(A, ['leave']);
+});
+
 test('ninja-p2p peer: history is one history_replay per message, payload the original, both ways', async (t) => {
   const { h, A, ninja } = await setUp(t);
   const sent = await h.ok(A, ['send', NINJA, 'hello there']);
