@@ -23,6 +23,7 @@ const TOOLS = [
   'peers',
   'read',
   'receipt',
+  'respond',
   'send',
   'status',
   'swarm_fetch',
@@ -66,7 +67,14 @@ test('two agents through tether mcp: send, read, broadcast, peers, history, a ha
   assert.equal(send.inputSchema.properties.peer.maxLength, 128, "the core's bound");
   assert.deepEqual(send.inputSchema.required, ['peer']);
   const outward = listed.tools.filter((x) => x.annotations.openWorldHint).map((x) => x.name);
-  assert.deepEqual(outward.sort(), ['broadcast', 'handoff', 'mailbox_send', 'send', 'swarm_offer']);
+  assert.deepEqual(outward.sort(), [
+    'broadcast',
+    'handoff',
+    'mailbox_send',
+    'respond',
+    'send',
+    'swarm_offer',
+  ]);
   assert.equal(listed.tools.find((x) => x.name === 'peek').annotations.readOnlyHint, true);
   assert.equal(listed.tools.find((x) => x.name === 'read').annotations.readOnlyHint, false);
 
@@ -116,6 +124,30 @@ test('two agents through tether mcp: send, read, broadcast, peers, history, a ha
       [bc.id, 'chat', null, { text: 'all hands' }],
     ],
   );
+
+  // A command from text and args is {command, args}; its answer through respond carries requestId.
+  const cmd = await alice.ok('send', {
+    peer: 'bob',
+    type: 'command',
+    text: 'build',
+    args: { target: 'wasm' },
+  });
+  await waitFor('bob has the command', async () => (await bob.ok('peek')).messages.length === 1);
+  const [c] = (await bob.ok('read')).messages.map((m) => m.envelope);
+  assert.deepEqual(
+    [c.id, c.type, c.payload],
+    [cmd.id, 'command', { command: 'build', args: { target: 'wasm' } }],
+  );
+  await bob.ok('respond', { peer: 'alice', request_id: c.id, result: { built: true } });
+  await waitFor('alice has the answer', async () => (await alice.ok('peek')).messages.length === 1);
+  const [answer] = (await alice.ok('read')).messages.map((m) => m.envelope);
+  assert.deepEqual(
+    [answer.type, answer.payload],
+    ['command_response', { requestId: cmd.id, ok: true, result: { built: true } }],
+  );
+  const rcmd = await alice.ok('receipt', { peer: 'bob', request_id: cmd.id });
+  assert.equal(rcmd.receipts.length, 1);
+  assert.equal(rcmd.receipts[0].failed, false);
 
   // History: a broadcast bob missed while his sidecar was down comes back, new, into his inbox.
   await h.ok(B, ['leave']);
@@ -277,6 +309,34 @@ test('bad tool calls are clear tool errors, and the server goes on serving', asy
       /give either text .* or payload .*, not both/,
     ],
     ['send', { peer: 'bob' }, /give either text .* or payload/],
+    // typed text: a command is one word, an answer goes through respond
+    [
+      'send',
+      { peer: 'bob', type: 'command', text: 'deploy now' },
+      /type command takes one word, the command's name .*; give its arguments as JSON with args/,
+    ],
+    [
+      'send',
+      { peer: 'bob', type: 'command_response', text: 'done' },
+      /a command_response answers a command by its id .*: use the respond tool/,
+    ],
+    ['send', { peer: 'bob', text: 'x', args: { a: 1 } }, /args goes with type command only/],
+    [
+      'send',
+      { peer: 'bob', type: 'command', payload: { command: 'x' }, args: {} },
+      /payload is the whole payload: give the args inside it/,
+    ],
+    [
+      'respond',
+      { peer: 'bob', request_id: 'r1', result: 1, error: 'x' },
+      /an answer is a result or an error, not both/,
+    ],
+    [
+      'respond',
+      { peer: 'bob', request_id: 'r1', error: '' },
+      /error is empty; say what went wrong/,
+    ],
+    ['respond', { peer: 'bob', error: 'x' }, /request_id/],
     ['send', { peer: 'bob', payload: [1, 2] }, /payload must be a JSON object/],
     ['send', { peer: '', text: 'x' }, /peer is empty; give a peer id/],
     ['send', { peer: 'b\u0000ob', text: 'x' }, /peer holds a NUL character/],
@@ -284,7 +344,7 @@ test('bad tool calls are clear tool errors, and the server goes on serving', asy
     [
       'send',
       { peer: 'bob', txt: 'hi' },
-      /unknown argument 'txt': this tool takes peer, text, payload, type, topic, allow_unseen/,
+      /unknown argument 'txt': this tool takes peer, text, payload, type, args, topic, allow_unseen/,
     ],
     [
       'swarm_fetch',

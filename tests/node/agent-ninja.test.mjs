@@ -77,6 +77,64 @@ test('ninja-p2p peer: its command_response {requestId} to our command is found b
   await h.ok(A, ['leave']);
 });
 
+test('ninja-p2p peer: its skill_update is not mail (the public sidecar keeps it out of the inbox too)', async (t) => {
+  const { h, A, ninja } = await setUp(t);
+  ninja.send(ME, 'skill_update', {
+    skills: ['review'],
+    status: 'busy',
+    statusDetail: 'reviewing PR 7',
+    agent: { runtime: 'node', summary: 'a worker' },
+  });
+  // One connection delivers in order: once the chat is in, the update before it was handled.
+  const chat = ninja.send(ME, 'chat', { text: 'after the update' });
+  await waitFor('the chat is in', async () => (await h.ok(A, ['notify'])).unread >= 1);
+  const mail = (await h.ok(A, ['read'])).messages.map((m) => [m.envelope.type, m.envelope.id]);
+  assert.deepEqual(mail, [['chat', chat.id]]);
+  await h.ok(A, ['leave']);
+});
+
+test('ninja-p2p peer: `send --type command WORD`, `--type ack ID` and `respond` reach it as {command, args}, {messageId} and {requestId, ok, result | error}', async (t) => {
+  const { h, A, ninja } = await setUp(t);
+  const got = (id) => ninja.expect(`our ${id}`, (e) => e.id === id);
+  const cmd = await h.ok(A, [
+    'send',
+    NINJA,
+    '--type',
+    'command',
+    'status',
+    '--args-json',
+    '{"verbose":true}',
+  ]);
+  assert.deepEqual((await got(cmd.id)).payload, { command: 'status', args: { verbose: true } });
+  const bare = await h.ok(A, ['send', NINJA, '--type', 'command', 'ping']);
+  assert.deepEqual((await got(bare.id)).payload, { command: 'ping' });
+  const ack = await h.ok(A, ['send', NINJA, '--type', 'ack', 'nMsg0001']);
+  assert.deepEqual((await got(ack.id)).payload, { messageId: 'nMsg0001' });
+
+  // Its command lands in our inbox; we answer it by its id, as a result and as an error.
+  const asked = ninja.send(ME, 'command', { command: 'review', args: { pr: 7 } });
+  await waitFor('its command is in', async () => (await h.ok(A, ['notify'])).unread >= 1);
+  const read = await h.run(A, ['read'], { json: false });
+  assert.match(read.stdout, new RegExp(`command ${asked.id}: review \\{"pr":7\\}$`, 'm'));
+  const yes = await h.ok(A, ['respond', NINJA, asked.id, 'looks', 'good']);
+  assert.deepEqual((await got(yes.id)).payload, {
+    requestId: asked.id,
+    ok: true,
+    result: 'looks good',
+  });
+  const json = await h.ok(A, ['respond', NINJA, asked.id, '--result-json', '{"approved":true}']);
+  assert.deepEqual((await got(json.id)).payload, {
+    requestId: asked.id,
+    ok: true,
+    result: { approved: true },
+  });
+  const no = await h.ok(A, ['respond', NINJA, asked.id, '--error', 'no', 'time']);
+  const noEnv = await got(no.id);
+  assert.equal(noEnv.type, 'command_response');
+  assert.deepEqual(noEnv.payload, { requestId: asked.id, ok: false, error: 'no time' });
+  await h.ok(A, ['leave']);
+});
+
 test('ninja-p2p peer: history is one history_replay per message, payload the original, both ways', async (t) => {
   const { h, A, ninja } = await setUp(t);
   const sent = await h.ok(A, ['send', NINJA, 'hello there']);

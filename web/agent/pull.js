@@ -14,8 +14,9 @@
 //   which never replaces an existing file: a taken name gets a " (n)" suffix instead.
 import fs from 'node:fs';
 import path from 'node:path';
-import { resolveInShare } from './share.js';
+import { fileType } from './file-type.js';
 import { placeExclusive, safeName } from './files.js';
+import { resolveInShare, sharePath } from './share.js';
 
 export { placeExclusive, safeName };
 
@@ -23,6 +24,7 @@ const DRAIN_POLL_MS = 10;
 const DRAIN_GIVE_UP_MS = 30_000;
 const PULL_IDLE_MS = 60_000; // a pull with no progress for this long fails
 const SERVED_KEPT = 64; // transfers whose file_ack we still expect
+const FAILED_KEPT = 64; // failed pulls' transfers: the rest of their chunks get no second word
 
 export class Pulls {
   /**
@@ -60,6 +62,7 @@ export class Pulls {
     this.active = new Map(); // pull request id -> state (our pulls)
     this.byTransfer = new Map(); // transferId -> state
     this.served = new Map(); // transferId -> what we served, until its file_ack (bounded)
+    this.failed = new Map(); // transferId -> peer, of pulls that failed once the offer came (bounded)
     this.seq = 0;
   }
 
@@ -112,7 +115,9 @@ export class Pulls {
     st.timer = setInterval(() => {
       if (st.state === 'done' || st.state === 'failed') return clearInterval(st.timer);
       if (Date.now() - st.lastProgress > PULL_IDLE_MS)
-        this.fail(st, `no progress from '${st.peer}' for ${PULL_IDLE_MS / 1000} s; try again`);
+        this.fail(st, `no progress from '${st.peer}' for ${PULL_IDLE_MS / 1000} s; try again`, {
+          detail: `no chunk for ${PULL_IDLE_MS / 1000} s; the pull was given up`,
+        });
     }, 1000);
     st.timer.unref?.();
   }
@@ -124,10 +129,33 @@ export class Pulls {
     return { ok: true, ...rest };
   }
 
-  fail(st, error) {
+  /**
+   * Fails pull `st`. Once its offer came, the owner is told once, with file_ack {ok: false, error:
+   * `detail`} about `payload` (the offer, chunk or completion refused; by default the transfer),
+   * unless `ack` is false (the owner gave up itself). The transfer id is kept, so the chunks and
+   * completion still on their way are dropped without a second word: without it they would fall
+   * to the handler of files nobody asked for (web/agent/inbox-files.js), which refuses them again.
+   * (agent-bus-notes.md § Bus messages: a file is refused with a file_ack, never silently; one
+   * refusal says it.)
+   * @param {object} st
+   * @param {string} error what `pull` reports
+   * @param {{payload?: import('../glue/bus.d.ts').JsonValue, detail?: string, ack?: boolean}} [refusal]
+   */
+  fail(st, error, { payload, detail = error, ack = true } = {}) {
     if (st.state === 'done' || st.state === 'failed') return;
     st.state = 'failed';
     st.error = error;
+    if (ack && (payload || st.transferId))
+      this.sendNow(
+        st.peer,
+        'file_ack',
+        this.api.fileAckRefusal(payload ?? { transferId: st.transferId }, detail),
+      );
+    const tid = st.transferId ?? /** @type {{transferId?: unknown}} */ (payload ?? {}).transferId;
+    if (typeof tid === 'string') {
+      this.failed.set(tid, st.peer);
+      while (this.failed.size > FAILED_KEPT) this.failed.delete(this.failed.keys().next().value);
+    }
     if (st.transferId) {
       this.receiver.abort(st.transferId);
       this.byTransfer.delete(st.transferId);
@@ -149,26 +177,38 @@ export class Pulls {
     for (const [id, st] of this.active) {
       if (st.peer !== peer || !this.api.matchReceipt(env, { requestId: id, peer })) continue;
       if (env.payload?.ok === false)
-        this.fail(st, `'${peer}' refused: ${env.payload.error ?? 'no reason given'}`);
+        this.fail(st, `'${peer}' refused: ${env.payload.error ?? 'no reason given'}`, {
+          ack: false,
+        });
       return true;
     }
     return false;
   }
 
-  /** An untagged file_offer from `peer`: ours when it answers a pull we asked of it. */
+  /**
+   * An untagged file_offer from `peer`: ours when it answers a pull we asked of it. The owner
+   * names the file after the path as it reads it (trimmed, backslashes as slashes: sharePath),
+   * so the pull's path is read the same way before it is compared.
+   */
   offer(peer, env) {
     const name = env.payload?.name;
     let st = null;
     for (const p of this.active.values())
-      if (p.peer === peer && p.state === 'requested' && path.posix.basename(p.path) === name) {
+      if (
+        p.peer === peer &&
+        p.state === 'requested' &&
+        path.posix.basename(sharePath(p.path)) === name
+      ) {
         st = p;
         break; // the oldest: the owner answers in order
       }
     if (!st) return false;
     const r = this.receiver.offer(peer, env.payload);
     if (r.ok === false) {
-      this.sendNow(peer, 'file_ack', this.api.fileAckRefusal(env.payload, r.detail));
-      this.fail(st, `bad offer from '${peer}': ${r.detail}`);
+      this.fail(st, `bad offer from '${peer}': ${r.detail}`, {
+        payload: env.payload,
+        detail: r.detail,
+      });
       return true;
     }
     st.transferId = r.offer.transferId;
@@ -184,21 +224,26 @@ export class Pulls {
       // 0666 less the umask, as every other way a file arrives (swarm fetches: storage-node.js).
       st.fd = fs.openSync(st.part, 'wx', 0o666);
     } catch (err) {
-      this.fail(st, `cannot write ${st.part} (${err.code})`);
+      this.fail(st, `cannot write ${st.part} (${err.code})`, {
+        detail: `cannot store it here (${err.code})`,
+      });
       return true;
     }
     this.byTransfer.set(st.transferId, st);
     return true;
   }
 
-  /** A file_chunk; returns whether it belongs to one of our pulls. */
+  /** A file_chunk; returns whether it belongs to one of our pulls (a failed one's too). */
   chunk(peer, env) {
-    const st = this.byTransfer.get(env.payload?.transferId);
-    if (!st || st.peer !== peer) return false;
+    const tid = env.payload?.transferId;
+    const st = this.byTransfer.get(tid);
+    if (!st || st.peer !== peer) return this.failed.get(tid) === peer;
     const r = this.receiver.chunk(peer, env.payload);
     if (r.ok === false) {
-      this.sendNow(peer, 'file_ack', this.api.fileAckRefusal(env.payload, r.detail));
-      this.fail(st, `bad chunk from '${peer}': ${r.detail}`);
+      this.fail(st, `bad chunk from '${peer}': ${r.detail}`, {
+        payload: env.payload,
+        detail: r.detail,
+      });
       return true;
     }
     fs.writeSync(st.fd, r.data, 0, r.data.length, r.offset);
@@ -207,14 +252,17 @@ export class Pulls {
     return true;
   }
 
-  /** A file_complete; returns whether it belongs to one of our pulls. */
+  /** A file_complete; returns whether it belongs to one of our pulls (a failed one's too). */
   complete(peer, env) {
-    const st = this.byTransfer.get(env.payload?.transferId);
-    if (!st || st.peer !== peer) return false;
+    const tid = env.payload?.transferId;
+    const st = this.byTransfer.get(tid);
+    if (!st || st.peer !== peer) return this.failed.get(tid) === peer;
     const r = this.receiver.complete(peer, env.payload);
     if (r.ok === false) {
-      this.sendNow(peer, 'file_ack', this.api.fileAckRefusal(env.payload, r.detail));
-      this.fail(st, `the file from '${peer}' did not verify: ${r.detail}`);
+      this.fail(st, `the file from '${peer}' did not verify: ${r.detail}`, {
+        payload: env.payload,
+        detail: r.detail,
+      });
       return true;
     }
     fs.fsyncSync(st.fd);
@@ -247,8 +295,10 @@ export class Pulls {
     return next;
   }
 
-  async serveOne(peer, env, { share, path: rel }) {
+  async serveOne(peer, env, { share, path: asked }) {
     const refuse = (error) => this.respond(env, { error });
+    // Read as list-files reads it (docs/agent-bus.md § Shared folders): `a\b.txt` is a/b.txt.
+    const rel = sharePath(asked);
     const root = this.shares()[share];
     if (!root) return refuse(`no share named '${share}'`);
     let real;
@@ -271,11 +321,13 @@ export class Pulls {
     } catch (err) {
       return refuse(`'${rel}' cannot be read (${err.code})`);
     }
-    // Named as asked (the public implementation's choice), not after a link's target.
-    const name = path.posix.basename(rel.replace(/\\/g, '/'));
+    // Named as asked (the public implementation's choice), not after a link's target; its type
+    // guessed from that name, as the public implementation guesses it.
+    const name = path.posix.basename(rel);
     const p = this.api.planFileSend({
       bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length),
       name,
+      ...fileType(name),
     });
     if (p.ok === false) return refuse(p.detail);
     const plan = p.plan;

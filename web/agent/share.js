@@ -22,6 +22,22 @@ export function validShareName(name) {
   );
 }
 
+/**
+ * A path inside a share as list-files and get-file take it: trimmed, backslashes read as slashes
+ * (a Windows peer writes them), `.` and `..` folded, no leading or trailing slash; '' is the
+ * share's root. The public implementation reads its paths so; resolveInShare still applies the
+ * containment. The puller names the file it expects by this too (web/agent/pull.js).
+ * @param {unknown} p
+ */
+export function sharePath(p) {
+  const n = path.posix.normalize(
+    String(p ?? '')
+      .replace(/\\/g, '/')
+      .trim(),
+  );
+  return n === '.' ? '' : n.replace(/^\/+|\/+$/g, '');
+}
+
 function inside(root, real) {
   return real === root || real.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
 }
@@ -149,9 +165,7 @@ export function listShareLevel(rootDir, share, sub = '', maxEntries = SHARE_LIMI
   } catch (err) {
     return { error: `share '${share}' is not available (${err.code})` };
   }
-  const rel = String(sub)
-    .replace(/\\/g, '/')
-    .replace(/^\/+|\/+$/g, '');
+  const rel = sharePath(sub);
   const start = resolveInShare(root, rel);
   if (start.error) return { error: start.error };
   let names;

@@ -31,8 +31,10 @@ import { Shares } from './sidecar/shares.js';
 import { SwarmService } from './sidecar/swarm.js';
 import { HostedMailboxes } from './sidecar/hosted-mailbox.js';
 
-// Types a peer's message lands in the inbox as (the rest is protocol traffic handled here).
-const MAIL_TYPES = new Set(['chat', 'command', 'command_response', 'event', 'ack', 'skill_update']);
+// Types a peer's message lands in the inbox as (the rest is protocol traffic handled here). A
+// skill_update is not mail: it changes the peer's announce, which `peers` shows (docs/agent-bus.md
+// § The agent command line), and the public implementation keeps it out of the inbox too.
+const MAIL_TYPES = new Set(['chat', 'command', 'command_response', 'event', 'ack']);
 export const SEND_TYPES = ['chat', 'command', 'command_response', 'event', 'ack'];
 const VERSION = '0.1.0';
 

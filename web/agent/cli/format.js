@@ -11,7 +11,9 @@ export function formatEnv(m) {
       ? `HANDOFF (expires ${iso(p.expiresAt)}): ${p.request}`
       : typeof p?.text === 'string'
         ? p.text
-        : JSON.stringify(p);
+        : e.type === 'command' && typeof p?.command === 'string'
+          ? `${p.command}${p.args === undefined ? '' : ` ${JSON.stringify(p.args)}`}` // {command, args?}
+          : JSON.stringify(p);
   const who =
     e.from.name && e.from.name !== e.from.streamId
       ? `${e.from.streamId} (${e.from.name})`

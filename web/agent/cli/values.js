@@ -39,15 +39,19 @@ export const PAYLOAD_JSON_OPTION = Object.freeze({
   help: 'send this JSON payload instead of {text}',
 });
 
+/** A flag's JSON value, parsed (undefined when the flag is not given). */
+export function jsonFlag(flag, s) {
+  if (s === undefined) return undefined;
+  try {
+    return JSON.parse(s);
+  } catch {
+    return fail(`${flag} must be valid JSON`);
+  }
+}
+
 /** A message payload: --payload-json as given, else {text} from the words. */
 export function payloadFrom(v, words, what) {
-  if (v['payload-json'] !== undefined) {
-    try {
-      return JSON.parse(v['payload-json']);
-    } catch {
-      fail('--payload-json must be valid JSON');
-    }
-  }
+  if (v['payload-json'] !== undefined) return jsonFlag('--payload-json', v['payload-json']);
   const text = textFrom(words);
   if (!text) fail(`${what}: give the text to send (or "-" to read it from stdin)`);
   return { text };

@@ -18,6 +18,7 @@ import pruneArchive from './prune-archive.js';
 import pull from './pull.js';
 import read from './read.js';
 import receipt from './receipt.js';
+import respond from './respond.js';
 import roomsTicket from './rooms-ticket.js';
 import send from './send.js';
 import share from './share.js';
@@ -40,6 +41,7 @@ export const AGENT = {
     status,
     peers,
     send,
+    respond,
     broadcast,
     read,
     notify,

@@ -86,20 +86,23 @@ export function fields(limits) {
       if (n > envelopeMax) ctx.addIssue({ code: 'custom', message: tooBig('text', n) });
     })
     .describe('the message text (sent as payload {text})');
-  // The payload sits one level inside the envelope, whose nesting the core bounds.
+  // The payload sits one level inside the envelope, whose nesting the core bounds; a command's
+  // args and an answer's result one level inside the payload.
   const payloadDepthMax = limits.maxJsonDepth - 1;
+  const fits = (what, depthMax) => (v, ctx) => {
+    if (jsonDepth(v, depthMax) > depthMax)
+      return ctx.addIssue({
+        code: 'custom',
+        message: `${what} nests more than ${depthMax} levels deep, the most an envelope carries: flatten it`,
+      });
+    const n = jsonBytes(v);
+    if (n > envelopeMax) ctx.addIssue({ code: 'custom', message: tooBig(what, n) });
+  };
   const payload = z
     .record(z.string(), z.unknown(), { error: 'payload must be a JSON object' })
-    .superRefine((p, ctx) => {
-      if (jsonDepth(p, payloadDepthMax) > payloadDepthMax)
-        return ctx.addIssue({
-          code: 'custom',
-          message: `payload nests more than ${payloadDepthMax} levels deep, the most an envelope carries: flatten it`,
-        });
-      const n = jsonBytes(p);
-      if (n > envelopeMax) ctx.addIssue({ code: 'custom', message: tooBig('payload', n) });
-    })
+    .superRefine(fits('payload', payloadDepthMax))
     .describe('a JSON object to send as the payload, instead of {text}');
+  const inPayload = (what) => z.unknown().superRefine(fits(what, payloadDepthMax - 1));
   return {
     peer,
     topic,
@@ -108,7 +111,21 @@ export function fields(limits) {
     type: z
       .enum(SEND_TYPES, { error: `type must be one of ${SEND_TYPES.join(', ')}` })
       .optional()
-      .describe(`the message type: ${SEND_TYPES.join(', ')} (default chat)`),
+      .describe(
+        `the message type: ${SEND_TYPES.join(', ')} (default chat). With text, a command is sent as {command: text, args?}, an ack as {messageId: text}; answer a command with the respond tool`,
+      ),
+    args: inPayload('args')
+      .optional()
+      .describe("with type command: the command's args (any JSON value)"),
+    result: inPayload('result')
+      .optional()
+      .describe('what the command produced (any JSON value; default null)'),
+    error: z
+      .string({ error: 'error must be a string: what went wrong' })
+      .min(1, { error: 'error is empty; say what went wrong' })
+      .max(envelopeMax, { error: tooBig('error', `over ${envelopeMax}`) })
+      .optional()
+      .describe('the command failed: why (sent as {ok: false, error} instead of a result)'),
     take: count('take', 0, READ_TAKE_MAX)
       .optional()
       .describe(
@@ -141,6 +158,11 @@ export function fields(limits) {
       limits.maxIdChars,
       'the id send or handoff returned',
     ).describe('the id of our message or handoff (what send or handoff returned)'),
+    commandId: boundedString(
+      'request_id',
+      limits.maxIdChars,
+      'the id of the command, as read shows it',
+    ).describe("the id of the peer's command being answered (its envelope id, as read shows it)"),
     path: z
       .string({ error: 'path must be a string: a file path' })
       .min(1, { error: 'path is empty; give the file to offer' })

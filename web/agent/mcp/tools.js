@@ -11,6 +11,7 @@ import { READ_TAKE_DEFAULT } from '../commands/read.js';
 import { findReceipts } from '../commands/receipt.js';
 import { followFetch } from '../commands/swarm.js';
 import { ensureDirs, readInbox } from '../store.js';
+import { MCP_NAMES, responsePayload, typedPayload } from '../typed-payload.js';
 
 /** read and peek: the inbox, oldest first; read moves what it returns to the archive. */
 function inbox(peek) {
@@ -26,6 +27,38 @@ function payloadOf({ text, payload }) {
     fail('give either text (sent as {text}) or payload (a JSON object), not both and not neither');
   return payload ?? { text };
 }
+
+/** A send's payload: the given object, or the shape its type takes from text (typed-payload.js). */
+function sendPayload(a) {
+  const payload = payloadOf(a);
+  if (a.payload === undefined)
+    return typedPayload(a.type ?? 'chat', a.text, { args: a.args, names: MCP_NAMES });
+  if (a.args !== undefined) fail('payload is the whole payload: give the args inside it');
+  return payload;
+}
+
+/**
+ * A direct message through the sidecar's disk outbox (send, respond); a name never seen in the
+ * room is refused unless allow_unseen.
+ */
+async function sendDirect(agent, a, type, payload) {
+  const r = await agent.rpc('send', {
+    to: a.peer,
+    type,
+    topic: a.topic,
+    payload,
+    refuseUnseen: !a.allow_unseen,
+  });
+  if (!r.ok && r.unknownPeer)
+    fail(
+      `${r.error}; check the name (the peers tool lists who is here), or pass allow_unseen: true to queue it until '${a.peer}' joins`,
+    );
+  if (!r.ok) fail(r.error);
+  return r;
+}
+
+const allowUnseen = (f) =>
+  f.flag('allow_unseen', 'queue the message even if nobody of that name has been in the room yet');
 
 /**
  * A followFetch status callback reporting each step forward as MCP progress, in chunks: MCP
@@ -74,28 +107,32 @@ export const TOOLS = [
       text: f.text.optional(),
       payload: f.payload.optional(),
       type: f.type,
+      args: f.args,
       topic: f.topic,
-      allow_unseen: f.flag(
-        'allow_unseen',
-        'queue the message even if nobody of that name has been in the room yet',
-      ),
+      allow_unseen: allowUnseen(f),
     }),
-    run: async (a, { agent }) => {
-      const payload = payloadOf(a);
-      const r = await agent.rpc('send', {
-        to: a.peer,
-        type: a.type,
-        topic: a.topic,
-        payload,
-        refuseUnseen: !a.allow_unseen,
-      });
-      if (!r.ok && r.unknownPeer)
-        fail(
-          `${r.error}; check the name (the peers tool lists who is here), or pass allow_unseen: true to queue it until '${a.peer}' joins`,
-        );
-      if (!r.ok) fail(r.error);
-      return r;
-    },
+    run: (a, { agent }) => sendDirect(agent, a, a.type, sendPayload(a)),
+  },
+  {
+    name: 'respond',
+    outward: true,
+    title: "Answer a peer's command",
+    description:
+      'Answers a command a peer sent (read shows its id) with command_response {requestId, ok: true, result}, or {requestId, ok: false, error} when error is given. Kept on disk until the transport takes it, like send.',
+    args: (f) => ({
+      peer: f.peer,
+      request_id: f.commandId,
+      result: f.result,
+      error: f.error,
+      allow_unseen: allowUnseen(f),
+    }),
+    run: (a, { agent }) =>
+      sendDirect(
+        agent,
+        a,
+        'command_response',
+        responsePayload(a.request_id, { result: a.result, error: a.error }),
+      ),
   },
   {
     name: 'broadcast',
