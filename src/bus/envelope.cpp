@@ -127,6 +127,7 @@ bool bus_reads_payload(MessageType t) {
     case MessageType::history_request:   // count
     case MessageType::history_replay:    // the replayed envelope
     case MessageType::ping:              // ts, for the pong
+    case MessageType::skill_update:      // the announce fields it replaces (Bus::on_skill_update)
       return true;
     default: return false;
   }

@@ -90,6 +90,10 @@ test('ninja-p2p peer: its skill_update is not mail (the public sidecar keeps it 
   await waitFor('the chat is in', async () => (await h.ok(A, ['notify'])).unread >= 1);
   const mail = (await h.ok(A, ['read'])).messages.map((m) => [m.envelope.type, m.envelope.id]);
   assert.deepEqual(mail, [['chat', chat.id]]);
+  // What it changed is what `peers` shows of it now (the core applies it to the announce).
+  const peer = (await h.ok(A, ['peers'])).peers.find((p) => p.id === NINJA);
+  assert.equal(peer.status, 'busy');
+  assert.deepEqual(peer.skills, ['review']);
   await h.ok(A, ['leave']);
 });
 
