@@ -16,7 +16,7 @@ const OWNER = 'owner';
 const from = (streamId) => ({ streamId, role: 'agent', name: streamId, instanceId: 'i1' });
 
 /** A Shares concern for `me` in a fresh state dir, everything it sends recorded in `sent`. */
-async function concern(t, me, shares = {}) {
+async function concern(t, me, shares = {}, { maxMessageSize } = {}) {
   assert.ok(await useBus(), 'tether/bus loads (make wasm)');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tether-pull-units-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -26,10 +26,17 @@ async function concern(t, me, shares = {}) {
   const transport = {
     send(to, text) {
       const e = JSON.parse(text);
-      sent.push({ via: 'transport', to, type: e.type, payload: e.payload });
+      sent.push({
+        via: 'transport',
+        to,
+        type: e.type,
+        payload: e.payload,
+        bytes: Buffer.byteLength(text),
+      });
       return true;
     },
     openPeers: () => [OWNER, 'puller'],
+    ...(maxMessageSize ? { maxMessageSize: () => maxMessageSize } : {}),
   };
   const s = new Shares({ dir, from: from(me), log: () => {}, whyNotNow: () => null });
   s.start(bus(), transport, {
@@ -95,14 +102,14 @@ test('sharePath: trimmed, backslashes as slashes, dots folded, no outer slashes'
 });
 
 /** An owner sharing `files` (name -> content) as docs; serve(path) answers a get-file of it. */
-async function owner(t, files) {
+async function owner(t, files, transport = {}) {
   const share = fs.mkdtempSync(path.join(os.tmpdir(), 'tether-share-'));
   t.after(() => fs.rmSync(share, { recursive: true, force: true }));
   for (const [rel, bytes] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(share, rel)), { recursive: true });
     fs.writeFileSync(path.join(share, rel), bytes);
   }
-  const c = await concern(t, 'me', { docs: share });
+  const c = await concern(t, 'me', { docs: share }, transport);
   const serve = (p) => {
     const e = makeEnvelope({
       from: from('puller'),
@@ -114,7 +121,7 @@ async function owner(t, files) {
   };
   const offers = () => c.sent.filter((x) => x.type === 'file_offer').map((x) => x.payload);
   const answer = () => c.sent.filter((x) => x.via === 'respond').at(-1).outcome;
-  return { serve, offers, answer };
+  return { serve, offers, answer, sent: c.sent };
 }
 
 test('get-file: the offer names the MIME type and kind its extension gives', async (t) => {
@@ -135,6 +142,19 @@ test('get-file: the offer names the MIME type and kind its extension gives', asy
     ],
   );
   assert.equal(o.answer().result.mimeType, 'application/octet-stream', 'the answer names it too');
+});
+
+test('get-file: over a data channel that takes 65,536 bytes, every chunk envelope fits it', async (t) => {
+  // A far end that states no SCTP limit gets 65,536: a 64 KiB chunk (~88 KB of envelope) would be
+  // refused there until the pull gave up.
+  const big = Buffer.alloc(300_000, 7);
+  const o = await owner(t, { 'big.bin': big }, { maxMessageSize: 65_536 });
+  await o.serve('big.bin');
+  assert.equal(o.answer().error, undefined, `served, not refused: ${o.answer().error}`);
+  const chunks = o.sent.filter((x) => x.type === 'file_chunk');
+  assert.equal(chunks.length, o.offers()[0].totalChunks);
+  assert.ok(chunks.length > 300_000 / 65_536, 'smaller chunks than the default');
+  for (const c of chunks) assert.ok(c.bytes <= 65_536, `${c.bytes} bytes`);
 });
 
 test('get-file: a\\b.txt is a/b.txt, as list-files reads it', async (t) => {

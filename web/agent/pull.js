@@ -328,6 +328,9 @@ export class Pulls {
       bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length),
       name,
       ...fileType(name),
+      // Chunks sized so each envelope fits this peer's transport (a data channel's SCTP limit, a
+      // relay's frame bound); the core picks the size (docs/agent-bus.md § One-to-one transfer).
+      maxMessageBytes: this.transport().maxMessageSize?.(peer) ?? 0,
     });
     if (p.ok === false) return refuse(p.detail);
     const plan = p.plan;
