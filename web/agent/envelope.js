@@ -5,6 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 let busApi = null;
+let loadError = null;
 
 /** Loads tether/bus (the WASM module) once; returns whether it loaded. */
 export async function useBus() {
@@ -12,10 +13,28 @@ export async function useBus() {
   try {
     const { loadBus } = await import('@tether-rt/tether/bus');
     busApi = await loadBus();
-  } catch {
+  } catch (err) {
     busApi = null;
+    loadError = err;
   }
   return busApi !== null;
+}
+
+/**
+ * Why tether/bus did not load, and the fix: in a checkout of the repository the module is built
+ * by `make wasm`; from an installed package it ships built, so the cause is the Node version or
+ * a broken install.
+ */
+export function busLoadFailure() {
+  const cause = loadError ? `: ${loadError.message ?? loadError}` : '';
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  const fix =
+    major < 20 || (major === 20 && minor < 16)
+      ? `this is Node ${process.versions.node}; tether needs Node 20.16 or newer`
+      : new URL(import.meta.url).pathname.includes('/node_modules/')
+        ? 'reinstall the package (npm ci, or npm install @tether-rt/tether)'
+        : 'build it with `make wasm` (or `make build`) in the repository';
+  return `tether/bus (the WASM module) could not be loaded${cause}; ${fix}`;
 }
 
 /** The loaded bus API, or null before useBus(). */
@@ -25,9 +44,7 @@ export function bus() {
 
 function api() {
   if (!busApi)
-    throw new Error(
-      'tether/bus is not loaded: call useBus() first (and build it with `make wasm`)',
-    );
+    throw new Error(`tether/bus is not loaded: call useBus() first (${busLoadFailure()})`);
   return busApi;
 }
 

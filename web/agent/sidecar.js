@@ -16,7 +16,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRelayTransport } from '../peer/relay-transport.js';
-import { bus, newId, useBus } from './envelope.js';
+import { bus, busLoadFailure, newId, useBus } from './envelope.js';
 import { ensureDirs } from './store.js';
 import { redact } from './redact.js';
 import { files, readJson, readSecret, readTicket, releaseLock, takeLock } from './state.js';
@@ -366,8 +366,7 @@ async function main() {
   let s;
   try {
     // Records on disk and envelopes on the wire are checked by the bus core: load it first.
-    if (!(await useBus()))
-      throw new Error('tether/bus could not be loaded; build it with `make wasm`');
+    if (!(await useBus())) throw new Error(busLoadFailure());
     s = new Sidecar(dir, cfg, { log });
     process.on('SIGTERM', () => s.stop(0));
     process.on('SIGINT', () => s.stop(0));

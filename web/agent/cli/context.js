@@ -1,7 +1,7 @@
 // What a command's run(ctx) gets: its flags and arguments, the state dir, output that respects
 // --json, and the sidecar and bus it may need. Built once per invocation by the group
 // (web/agent/commands/index.js).
-import { bus } from '../envelope.js';
+import { bus, busLoadFailure } from '../envelope.js';
 import { resolveStateDir } from '../state.js';
 import { UsageError } from './args.js';
 import { call, rpc } from './sidecar-client.js';
@@ -43,7 +43,7 @@ export function agentContext({ values, positionals, io, limits }) {
     /** The bus core; commands that check records with it fail here, naming the build step. */
     needBus() {
       const api = bus();
-      if (!api) fail('tether/bus (the WASM module) could not be loaded; build it with `make wasm`');
+      if (!api) fail(busLoadFailure());
       return api;
     },
   };
