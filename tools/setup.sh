@@ -7,6 +7,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DEPS=build/deps
 step() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+die() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; exit 1; }
+
+# Node 20.16 or newer with npm, before anything else: the glue's loader needs
+# process.getBuiltinModule (Node 20.16+, package.json engines) and set-up runs `npm ci`. Debian
+# bookworm's own nodejs package is 18 and comes without npm, so set-up does not install Node itself.
+node_fix="install Node 20.16 or newer with npm (e.g. NodeSource's nodejs 20.x package: https://github.com/nodesource/distributions), then run make setup again"
+if ! command -v node >/dev/null 2>&1; then
+  die "node not found: $node_fix"
+fi
+node_version=$(node -p process.versions.node)
+if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 16) ? 0 : 1)'; then
+  die "node $node_version is too old (tether needs 20.16 or newer): $node_fix"
+fi
+if ! command -v npm >/dev/null 2>&1; then
+  die "npm not found (node $node_version has no npm beside it; Debian's nodejs package ships none): $node_fix"
+fi
 
 debian_packages=(emscripten nlohmann-json3-dev catch2 chromium clang libclang-rt-14-dev
                  zlib1g-dev libdeflate-dev libmbedtls-dev cmake ninja-build openssl dpkg-dev iproute2 util-linux nodejs
