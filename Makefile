@@ -17,7 +17,7 @@ E2E_TESTS    := $(shell find tests/e2e -name '*.test.mjs' 2>/dev/null | sort)
 
 .PHONY: setup build native wasm cockpit fuzz-build test lint test-native test-node test-e2e test-package \
         test-deploy test-sanitize fuzz fuzz-smoke fuzz-diff fixtures bench demo edge-dev edge-deploy \
-        format clean
+        format clean distclean
 
 setup:
 	@bash tools/setup.sh
@@ -142,8 +142,14 @@ edge-dev: setup wasm cockpit
 
 # Deploys every edge Worker to your Cloudflare account, in the order their bindings need
 # (web/edge/deploy.mjs; README § Deploy at the edge).
-edge-deploy: wasm cockpit
+edge-deploy: setup wasm cockpit
 	@node web/edge/deploy.mjs
 
+# Everything under build/ but build/deps/ (the sources and WASM libraries set-up fetches and builds:
+# slow to make again): the builds, the cockpit bundle, edge-dev's state, test and bench output.
+# distclean removes build/deps/ too.
 clean:
-	rm -rf $(NATIVE_DIR) $(WASM_DIR) $(FUZZ_DIR)
+	rm -rf $(filter-out $(BUILD)/deps,$(wildcard $(BUILD)/*))
+
+distclean:
+	rm -rf $(BUILD)
