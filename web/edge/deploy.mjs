@@ -10,7 +10,7 @@
 // CLOUDFLARE_ACCOUNT_ID, and may ask you things on the terminal.
 import { join, resolve } from 'node:path';
 import { EDGE_WORKERS, dryRun, uploadLine } from './workers.mjs';
-import { runWranglerAsUser } from './wrangler-cli.mjs';
+import { LOGIN_HINT, runWranglerAsUser } from './wrangler-cli.mjs';
 
 const args = process.argv.slice(2);
 const at = args.indexOf('--outdir');
@@ -36,9 +36,7 @@ for (const [i, w] of EDGE_WORKERS.entries()) {
     console.error(
       `tether edge deploy: wrangler deploy -c ${w.config} failed (exit ${code}); ` +
         (left.length ? `not deployed: ${left.join(', ')}. ` : '') +
-        'Fix what wrangler said above and run this again: deploying a Worker again is safe. ' +
-        'Not logged in? `node node_modules/wrangler/wrangler-dist/cli.js login`, or set ' +
-        'CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID.',
+        `Fix what wrangler said above and run this again: deploying a Worker again is safe. ${LOGIN_HINT}`,
     );
     process.exit(code);
   }

@@ -45,6 +45,11 @@ export function wranglerEnv(extra = {}) {
   return { ...process.env, ...OFFLINE_ENV, ...extra };
 }
 
+/** What a run as the user says when wrangler failed: how to log in. */
+export const LOGIN_HINT =
+  'Not logged in? `node node_modules/wrangler/wrangler-dist/cli.js login`, or set ' +
+  'CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID.';
+
 /**
  * Runs `wrangler <args>` as the user would from their shell, for what reaches their Cloudflare
  * account: their own environment (no OFFLINE_ENV, so wrangler may prompt, use the login that
