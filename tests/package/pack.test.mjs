@@ -339,6 +339,52 @@ test(
 );
 
 test(
+  'chromium: a page bundled with only tether/cockpit-viewer loads its module and runs a viewer',
+  { timeout: 120_000 },
+  async () => {
+    // The subpath's default is a full/ wrapper that registers the module it runs on, so the
+    // bundle holds that module's JS rather than falling back to a path beside the glue.
+    const dist = join(app, 'viewer-dist');
+    const bundled = await build({
+      absWorkingDir: app,
+      entryPoints: ['viewer-page.mjs'],
+      bundle: true,
+      format: 'esm',
+      platform: 'browser',
+      outdir: dist,
+      loader: { '.wasm': 'file' },
+      logLevel: 'warning',
+      metafile: true,
+    });
+    assert.deepEqual(
+      modulesIn(bundled.metafile),
+      ['tether'],
+      'a bundle of tether/cockpit-viewer alone holds the module it runs on',
+    );
+    writeFileSync(
+      join(dist, 'index.html'),
+      '<!doctype html><script type="module" src="/viewer-page.js"></script>',
+    );
+    const server = await startStaticServer(dist);
+    const browser = await chromium.launch(LAUNCH);
+    try {
+      const page = await browser.newPage();
+      const errors = [];
+      page.on('pageerror', (e) => errors.push(String(e)));
+      await page.goto(`${server.origin}/index.html`);
+      await page.waitForFunction(() => window.result !== undefined, null, { timeout: 60_000 });
+      const r = await page.evaluate(() => window.result);
+      assert.ok(r.ok, r.error);
+      assert.deepEqual(errors, []);
+      assert.deepEqual(r.viewer, { protocolVersion: 7, publish: 'not_connected', stopped: false });
+    } finally {
+      await browser.close();
+      await server.close();
+    }
+  },
+);
+
+test(
   'workerd: a Worker importing tether/relay from the installed package serves a room',
   { timeout: 120_000 },
   async () => {
