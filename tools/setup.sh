@@ -91,7 +91,7 @@ if ! ls -d "$DEPS"/zlib-src/zlib.h >/dev/null 2>&1; then
   rm -rf "$DEPS/zlib-src" && mv "$DEPS/zlib-fetch/out" "$DEPS/zlib-src" && rm -rf "$DEPS/zlib-fetch"
 fi
 
-# emcc needs acorn from Debian's node modules (TOOLCHAIN.md).
+# emcc needs acorn, which Debian installs (node-acorn) under /usr/share/nodejs, outside node's own search path.
 export NODE_PATH=/usr/share/nodejs
 if [ ! -f "$DEPS/zlib-wasm/libz.a" ]; then
   step "building zlib for WASM"
