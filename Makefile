@@ -16,8 +16,8 @@ NODE_TESTS   := $(shell find tests/node -name '*.test.mjs' 2>/dev/null | sort)
 E2E_TESTS    := $(shell find tests/e2e -name '*.test.mjs' 2>/dev/null | sort)
 
 .PHONY: setup build native wasm cockpit fuzz-build test lint test-native test-node test-e2e test-package \
-        test-deploy test-sanitize fuzz fuzz-smoke fuzz-diff fixtures bench demo edge-dev edge-deploy \
-        format clean
+        test-deploy test-sanitize fuzz fuzz-smoke fuzz-diff fixtures bench demo edge-dev edge-deploy edge-secret \
+        format clean distclean
 
 setup:
 	@bash tools/setup.sh
@@ -142,8 +142,20 @@ edge-dev: setup wasm cockpit
 
 # Deploys every edge Worker to your Cloudflare account, in the order their bindings need
 # (web/edge/deploy.mjs; README § Deploy at the edge).
-edge-deploy: wasm cockpit
+edge-deploy: setup wasm cockpit
 	@node web/edge/deploy.mjs
 
+# Puts a secret on an edge Worker with the pinned wrangler, in your environment (web/edge/secret.mjs):
+# NAME=TICKET_SECRET, COCKPIT_AUTH or COCKPIT_RTC goes to the Worker that reads it; CONFIG=FILE
+# names another. wrangler asks for the value, or reads it from stdin (`... | make edge-secret NAME=...`).
+edge-secret:
+	@node web/edge/secret.mjs $(NAME) $(if $(CONFIG),--config $(CONFIG))
+
+# Everything under build/ but build/deps/ (the sources and WASM libraries set-up fetches and builds:
+# slow to make again): the builds, the cockpit bundle, edge-dev's state, test and bench output.
+# distclean removes build/deps/ too.
 clean:
-	rm -rf $(NATIVE_DIR) $(WASM_DIR) $(FUZZ_DIR)
+	rm -rf $(filter-out $(BUILD)/deps,$(wildcard $(BUILD)/*))
+
+distclean:
+	rm -rf $(BUILD)

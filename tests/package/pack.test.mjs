@@ -291,50 +291,72 @@ test('deno: the installed package imports and runs', async () => {
   checkUsage(r);
 });
 
+// A page of the app bundled by esbuild for the browser into DIR, opened in Chromium from a static
+// server: the bundle's metafile, the page's window.result and what the server served.
+async function bundledPage(entry, dir) {
+  const dist = join(app, dir);
+  const bundled = await build({
+    absWorkingDir: app,
+    entryPoints: [entry],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    outdir: dist,
+    loader: { '.wasm': 'file' },
+    logLevel: 'warning',
+    metafile: true,
+  });
+  const script = entry.replace(/\.mjs$/, '.js');
+  writeFileSync(
+    join(dist, 'index.html'),
+    `<!doctype html><script type="module" src="/${script}"></script>`,
+  );
+  const server = await startStaticServer(dist);
+  const browser = await chromium.launch(LAUNCH);
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(`${server.origin}/index.html`);
+    await page.waitForFunction(() => window.result !== undefined, null, { timeout: 60_000 });
+    const result = await page.evaluate(() => window.result);
+    assert.ok(result.ok, result.error);
+    assert.deepEqual(errors, []);
+    return { metafile: bundled.metafile, result, served: server.served };
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+}
+
 test(
   'chromium: a page bundled by esbuild from the installed package',
   { timeout: 120_000 },
   async () => {
-    const dist = join(app, 'dist');
-    const bundled = await build({
-      absWorkingDir: app,
-      entryPoints: ['page.mjs'],
-      bundle: true,
-      format: 'esm',
-      platform: 'browser',
-      outdir: dist,
-      loader: { '.wasm': 'file' },
-      logLevel: 'warning',
-      metafile: true,
-    });
+    const { metafile, result, served } = await bundledPage('page.mjs', 'dist');
+    assert.deepEqual(modulesIn(metafile), ['tether'], 'a browser bundle holds the full module');
+    checkUsage(result);
+    assert.ok(served.some((s) => s.path.endsWith('.wasm') && s.type === 'application/wasm'));
+  },
+);
+
+test(
+  'chromium: a page bundled with only tether/cockpit-viewer loads its module and runs a viewer',
+  { timeout: 120_000 },
+  async () => {
+    // The subpath's default is a full/ wrapper that registers the module it runs on, so the
+    // bundle holds that module's JS rather than falling back to a path beside the glue.
+    const { metafile, result } = await bundledPage('viewer-page.mjs', 'viewer-dist');
     assert.deepEqual(
-      modulesIn(bundled.metafile),
+      modulesIn(metafile),
       ['tether'],
-      'a browser bundle holds the full module',
+      'a bundle of tether/cockpit-viewer alone holds the module it runs on',
     );
-    writeFileSync(
-      join(dist, 'index.html'),
-      '<!doctype html><script type="module" src="/page.js"></script>',
-    );
-    const server = await startStaticServer(dist);
-    const browser = await chromium.launch(LAUNCH);
-    try {
-      const page = await browser.newPage();
-      const errors = [];
-      page.on('pageerror', (e) => errors.push(String(e)));
-      await page.goto(`${server.origin}/index.html`);
-      await page.waitForFunction(() => window.result !== undefined, null, { timeout: 60_000 });
-      const r = await page.evaluate(() => window.result);
-      assert.ok(r.ok, r.error);
-      assert.deepEqual(errors, []);
-      checkUsage(r);
-      assert.ok(
-        server.served.some((s) => s.path.endsWith('.wasm') && s.type === 'application/wasm'),
-      );
-    } finally {
-      await browser.close();
-      await server.close();
-    }
+    assert.deepEqual(result.viewer, {
+      protocolVersion: 7,
+      publish: 'not_connected',
+      stopped: false,
+    });
   },
 );
 

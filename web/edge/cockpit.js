@@ -25,8 +25,8 @@
 // itself by acknowledged pongs (webSocketBufferedAmount: false; the edge's slow-reader rule,
 // docs/cockpit-protocol.md § The slow-reader rule on a WebSocket).
 //
-// WebRTC video: with the COCKPIT_RTC secret (the Deno relay's --rtc-file JSON, `wrangler secret
-// put COCKPIT_RTC`) the object brokers through Cloudflare Realtime, making the core's SFU calls
+// WebRTC video: with the COCKPIT_RTC secret (the Deno relay's --rtc-file JSON, `make edge-secret
+// NAME=COCKPIT_RTC`) the object brokers through Cloudflare Realtime, making the core's SFU calls
 // with the Realtime client (web/glue/cockpit-sfu.js, `fetch` only). The core's long deadlines
 // (the hourly TURN refresh) ride a Durable Object alarm rather than a timer, so they fire even
 // when nothing else wakes the object. Every deadline of the core (TURN refresh and retries, SFU
@@ -273,7 +273,9 @@ export class CockpitRelayObject {
       const parsed = parseRtcFile(this.env.COCKPIT_RTC, { source: 'the COCKPIT_RTC secret' });
       if (!parsed.ok) {
         const { error } = /** @type {{error: string}} */ (parsed);
-        this.failure = `${error} (set it with \`wrangler secret put COCKPIT_RTC\`)`;
+        this.failure =
+          `${error} (put it on the cockpit relay Worker from a clone of tether: ` +
+          '`make edge-secret NAME=COCKPIT_RTC CONFIG=web/edge/cockpit.wrangler.toml < rtc.json`)';
         return;
       }
       rtc = parsed.rtc;
@@ -287,7 +289,7 @@ export class CockpitRelayObject {
     const leaseGenFloor = (await this.ctx.storage.get(LEASE_GEN_KEY)) ?? 0;
     const started = Date.now();
     // COCKPIT_AUTH holds the relay's auth file (the same JSON as the Deno relay's --auth); empty
-    // means open, as on a loopback relay. Set it with `wrangler secret put COCKPIT_AUTH`.
+    // means open, as on a loopback relay. Set it with `make edge-secret NAME=COCKPIT_AUTH`.
     this.core = createCockpitRelay(mod, {
       authText: this.env.COCKPIT_AUTH ?? '',
       sfu: !!rtc,

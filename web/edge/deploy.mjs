@@ -4,11 +4,13 @@
 // (web/edge/wrangler-cli.mjs); needs `make wasm cockpit` first (`make edge-deploy` runs both).
 //
 //   node web/edge/deploy.mjs [--dry-run --outdir DIR]   (any other arguments go to each deploy)
-// With --dry-run nothing is uploaded: each Worker is bundled into DIR/<name> and its size printed.
-import { spawn } from 'node:child_process';
+// With --dry-run nothing is uploaded: each Worker is bundled into DIR/<name> and its size printed,
+// offline. A real deploy runs wrangler in your own environment, so it uses your login
+// (`node node_modules/wrangler/wrangler-dist/cli.js login`) or CLOUDFLARE_API_TOKEN and
+// CLOUDFLARE_ACCOUNT_ID, and may ask you things on the terminal.
 import { join, resolve } from 'node:path';
 import { EDGE_WORKERS, dryRun, uploadLine } from './workers.mjs';
-import { repoDir, wranglerCommand, wranglerEnv } from './wrangler-cli.mjs';
+import { LOGIN_HINT, runWranglerAsUser } from './wrangler-cli.mjs';
 
 const args = process.argv.slice(2);
 const at = args.indexOf('--outdir');
@@ -28,17 +30,13 @@ if (dry) {
 
 for (const [i, w] of EDGE_WORKERS.entries()) {
   console.log(`tether edge deploy: ${i + 1}/${EDGE_WORKERS.length} ${w.name} (${w.config})`);
-  const [cmd, argv] = wranglerCommand(['deploy', '-c', w.config, ...args]);
-  const code = await new Promise((done) => {
-    const child = spawn(cmd, argv, { cwd: repoDir, env: wranglerEnv(), stdio: 'inherit' });
-    child.once('exit', (c) => done(c ?? 1));
-  });
+  const code = await runWranglerAsUser(['deploy', '-c', w.config, ...args]);
   if (code !== 0) {
     const left = EDGE_WORKERS.slice(i + 1).map((o) => o.name);
     console.error(
       `tether edge deploy: wrangler deploy -c ${w.config} failed (exit ${code}); ` +
         (left.length ? `not deployed: ${left.join(', ')}. ` : '') +
-        'Fix what wrangler said above and run this again: deploying a Worker again is safe.',
+        `Fix what wrangler said above and run this again: deploying a Worker again is safe. ${LOGIN_HINT}`,
     );
     process.exit(code);
   }

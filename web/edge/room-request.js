@@ -45,7 +45,11 @@ export async function checkRoomRequest(request, secret) {
 
 async function verified(url, room, secret) {
   if (!secret)
-    return text(500, 'the server has no TICKET_SECRET; run `wrangler secret put TICKET_SECRET`\n');
+    return text(
+      500,
+      'the server has no TICKET_SECRET; at the edge put it on the rooms Worker from a clone of ' +
+        'tether: `make edge-secret NAME=TICKET_SECRET CONFIG=web/edge/wrangler.toml`\n',
+    );
   let v;
   try {
     v = await verifyTicket(secret, url.searchParams.get('ticket') ?? '', { room });

@@ -10,6 +10,7 @@ import {
   type ServerMsg,
 } from '@tether-rt/tether/relay';
 import { loadCockpitRelay, type Action } from '@tether-rt/tether/relay-cockpit';
+import { connectViewer, loadViewer, type Viewer } from '@tether-rt/tether/cockpit-viewer';
 import { initTickets, mintTicket, verifyTicket, type TicketCheck } from '@tether-rt/tether/tickets';
 import { loadBus, createBus, type Envelope, type BusApi } from '@tether-rt/tether/bus';
 import { loadSwarm, type Swarm, type SwarmAction } from '@tether-rt/tether/swarm';
@@ -42,6 +43,9 @@ export async function typed(transport: PeerTransport): Promise<number> {
   const cockpit = await loadCockpitRelay();
   const action: Action | null = cockpit.pollAction();
   const deadline: number | null = cockpit.pollTimeout();
+  const { mod, wire: viewerWire } = await loadViewer();
+  const viewer: Viewer = connectViewer(mod, viewerWire, { version: 7, wsUrl: 'ws://127.0.0.1:1/' });
+  viewer.close();
   await initTickets(); // what a Worker does with { wasmModule } (web/edge/init.js)
   const ticket: string = await mintTicket('x'.repeat(32), { writer: 'w', room: 'lab' });
   const checked: TicketCheck = await verifyTicket('x'.repeat(32), ticket, { room: 'lab' });
