@@ -84,9 +84,8 @@ std::string json_string(std::string_view s) {
 std::string secret_error(std::string_view secret) {
   if (!is_valid_utf8(ByteView(secret)) || js_length(secret) < kMinSecretChars) {
     return "the ticket secret must be a string of at least " + std::to_string(kMinSecretChars) +
-           " characters; set TICKET_SECRET (`wrangler secret put TICKET_SECRET`, or "
-           "--ticket-secret-file for the "
-           "Deno host)";
+           " characters; set TICKET_SECRET (`make edge-secret NAME=TICKET_SECRET` at the edge, or "
+           "--ticket-secret-file for the Deno host)";
   }
   return std::string();
 }

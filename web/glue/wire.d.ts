@@ -316,7 +316,10 @@ export interface Wire {
   validateManifest(manifest: MessageInput): ValidateManifestResult;
 }
 
-/** Loads the module (see loadTetherModule) and wraps it. In workerd pass { wasmModule }. */
+/**
+ * Loads the module (see loadTetherModule) and wraps it. Under workerd the package's `workerd`
+ * condition brings its own precompiled module: call it with no options.
+ */
 export function loadWire(options?: LoadOptions): Promise<Wire>;
 
 /** Wraps an already loaded module. */

@@ -9,7 +9,8 @@ const utf8 = new TextDecoder();
 const utf8Encoder = new TextEncoder();
 
 /**
- * Loads the wire codec. In workerd pass { wasmModule } (the imported tether.wasm).
+ * Loads the wire codec. Under workerd the package's `workerd` condition brings its own precompiled
+ * module, so no options are needed; elsewhere { wasmModule } or { wasmBinary } replace the fetch.
  * @param {{wasmModule?: WebAssembly.Module, wasmBinary?: Uint8Array}} [options]
  */
 export async function loadWire(options) {
