@@ -47,6 +47,11 @@ export interface PeerTransport {
   bufferedAmount(peer: PeerId): number;
   /** Whether the binary lane to `peer` is open (per-request choice of raw vs base64 chunks). */
   hasBinary(peer: PeerId): boolean;
+  /**
+   * The largest message `send` takes for `peer`, in bytes: a data channel's negotiated SCTP limit,
+   * a relay's frame bound. Optional: a transport without one sets no limit.
+   */
+  maxMessageSize?(peer: PeerId): number;
   /** Registers handlers; returns the function that removes them. */
   subscribe(handlers: PeerTransportEvents): () => void;
   /** Tears down and reopens the connection to `peer` (a lane that stalled); optional. */
