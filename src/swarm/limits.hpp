@@ -30,8 +30,11 @@ constexpr std::size_t kMaxMimeTypeChars = 256;
 // PeerCaps). The spec measured 64 KB to 192 KB within 2% of each other.
 constexpr std::uint32_t kMinChunkSize = 1024;
 constexpr std::uint32_t kMaxChunkSize = 16u << 20;
-// § What was measured: "the 64 KB default".
-constexpr std::uint32_t kDefaultChunkSize = 64 * 1024;
+// § What was measured: "the 64 KB default". 64,000 and not 65,536, as the public implementation
+// chooses: a chunk plus its 40-byte binary frame header must fit the 65,536-byte message every
+// WebRTC implementation takes (kMinSctpMessageSize), or a peer at that limit is unusable for the
+// file (PeerCaps), and 65,536 + 40 does not.
+constexpr std::uint32_t kDefaultChunkSize = 64'000;
 // File sizes are JSON numbers: at most Number.MAX_SAFE_INTEGER, and chunk count bounds them far
 // below that (kMaxChunks * kMaxChunkSize).
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "bus/limits.hpp"
+#include "common/utf8.hpp"
 #include "swarm/resume.hpp"
 
 namespace tether::swarm {
@@ -24,11 +25,15 @@ std::string_view file_state_name(FileState s) {
 SwarmNode::SwarmNode(NodeConfig config)
     : self_(std::move(config.self)), rng_(config.seed), swarm_config_(config.swarm) {
   if (self_.instance_id.empty()) {
-    // The stream id plus 8 base-36 characters, as the bus's own instance ids look.
+    // The stream id (its first 64 characters) plus 8 base-36 characters, as the bus's own
+    // instance ids look; a 128-character stream id must not push it past the envelope's bound.
     static constexpr char kDigits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
-    self_.instance_id = self_.stream_id + '.';
+    self_.instance_id = std::string(utf16_prefix(self_.stream_id, 64)) + '.';
     for (int i = 0; i < 8; ++i) self_.instance_id += kDigits[rng_.below(36)];
   }
+  // Message ids are "<instance>.<counter>"; the instance part is cut so the id stays within
+  // bus::kMaxIdChars (128) however long a given instance id is (a counter takes at most 20).
+  id_prefix_ = std::string(utf16_prefix(self_.instance_id, bus::kMaxIdChars - 21)) + '.';
 }
 
 // --- peers and envelopes --------------------------------------------------------------------------
@@ -56,7 +61,7 @@ void SwarmNode::refuse(std::string_view peer, std::string code, std::string deta
 std::string SwarmNode::envelope(std::string_view type, const std::string* to,
                                 std::string_view payload, TimeMs now_ms) {
   bus::Envelope e;
-  e.id = self_.instance_id + '.' + std::to_string(++message_counter_);
+  e.id = id_prefix_ + std::to_string(++message_counter_);
   e.type = bus::message_type_from_name(type).value_or(bus::MessageType::swarm_offer);
   e.from = self_;
   if (to) e.to = *to;
@@ -216,6 +221,20 @@ std::optional<ArrivedFrame> SwarmNode::handle_frame(ByteView head, std::size_t f
                       frame_length - kChunkFrameHeaderBytes};
 }
 
+namespace {
+
+// Two offers describe the same bytes: the same shape, and the same digest over the chunk hashes
+// (which pins every chunk). Without a digest on either side the inline lists must agree.
+bool same_file(const Offer& a, const Offer& b) {
+  if (a.shape.size != b.shape.size || a.shape.chunk_size != b.shape.chunk_size ||
+      a.shape.total_chunks != b.shape.total_chunks)
+    return false;
+  if (a.chunk_hashes_hash || b.chunk_hashes_hash) return a.chunk_hashes_hash == b.chunk_hashes_hash;
+  return a.inline_hashes == b.inline_hashes;
+}
+
+}  // namespace
+
 void SwarmNode::on_offer(std::string_view peer, const Offer& offer, TimeMs now_ms) {
   (void)now_ms;
   std::string payload = encode_payload(Message{offer});
@@ -227,8 +246,11 @@ void SwarmNode::on_offer(std::string_view peer, const Offer& offer, TimeMs now_m
       return;
     }
     it = offers_.emplace(offer.file_id, KnownOffer{offer, std::move(payload), {}}).first;
-  } else if (it->second.payload != payload) {
-    // A different shape under the same id: the first stands, which its offerers vouch for.
+  } else if (it->second.payload != payload && !same_file(it->second.offer, offer)) {
+    // A different shape under the same id: the first stands, which its offerers vouch for. A
+    // name, a MIME type or the manifest's transport (inline or paged) may differ: the same bytes
+    // seeded under another name, or by an implementation that guesses the type, is the same file,
+    // and its seeder is one more source (the public implementation compares the same fields).
     refuse(peer, "conflicting_offer",
            "a second, different offer for " + to_hex(offer.file_id) + "; the first is kept");
     return;

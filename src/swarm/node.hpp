@@ -280,6 +280,7 @@ class SwarmNode {
   SeededRng rng_;
   SwarmConfig swarm_config_;
   std::uint64_t message_counter_ = 0;
+  std::string id_prefix_;  // "<instance>.", cut to keep ids within the bound
   std::unordered_map<std::string, PeerId> peer_numbers_;
   std::vector<std::string> peer_names_;                       // by PeerId - 1
   std::vector<std::pair<std::string, PeerCaps>> open_peers_;  // connection order

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "bus/envelope.hpp"
+#include "bus/limits.hpp"
 #include "swarm/node.hpp"
 
 using namespace tether;
@@ -153,6 +154,26 @@ std::set<std::string> manifest_requests_to(const std::vector<NodeSend>& sends) {
 
 }  // namespace
 
+TEST_CASE("swarm node: ids stay within the envelope's bounds for the longest stream id",
+          "[swarm][node]") {
+  // A 128-character stream id is allowed; the instance id the node draws and every message id
+  // must still be at most 128 (a public peer refuses the whole envelope otherwise).
+  for (const std::string& instance : {std::string(), std::string(128, 'i')}) {
+    SwarmNode node{NodeConfig{bus::Identity{std::string(128, 's'), "peer", "me", instance}, 7, {}}};
+    node.handle_peer_open("alice", PeerCaps{}, 0);
+    TestFile f = make_file(2);
+    REQUIRE(node.share(f.offer, f.hashes, 0).ok());
+    std::vector<NodeSend> sends;
+    while (auto a = node.poll_action())
+      if (auto* x = std::get_if<NodeSend>(&*a)) sends.push_back(*x);
+    REQUIRE_FALSE(sends.empty());
+    for (const Sent& x : parse_sends(sends)) {  // parse_envelope enforces both bounds
+      CHECK(x.envelope.id.size() <= bus::kMaxIdChars);
+      CHECK(x.envelope.from.instance_id.size() <= bus::kMaxIdChars);
+    }
+  }
+}
+
 TEST_CASE("swarm node: envelopes are the core's, one broadcast per open peer", "[swarm][node]") {
   Node n;
   n.open("alice");
@@ -240,16 +261,23 @@ TEST_CASE("swarm node: a second, different offer under a known id is refused, th
           "[swarm][node]") {
   Node n;
   TestFile f = make_file(4);
-  Offer other = f.offer;
-  other.name = "evil.exe";
+  // Another shape under the same id: refused.
+  Offer other = make_file(5).offer;
+  other.file_id = f.offer.file_id;
   n.say("alice", "swarm_offer", offer_payload(f.offer));
   n.say("mallory", "swarm_offer", offer_payload(other));
   n.say("bob", "swarm_offer", offer_payload(f.offer));
   n.say("alice", "swarm_offer", offer_payload(f.offer));  // again: counted once
+  // The same bytes under another name and type (seeded twice, or by a peer that guesses the
+  // type): the same file, one more source; the first offer's name stands.
+  Offer renamed = f.offer;
+  renamed.name = "copy.bin";
+  renamed.mime_type = "image/png";
+  n.say("carol", "swarm_offer", offer_payload(renamed));
   const KnownOffer* k = n.node.known_offer(f.offer.file_id);
   REQUIRE(k != nullptr);
   CHECK(k->offer.name == "t.bin");
-  CHECK(k->offerers == std::vector<std::string>{"alice", "bob"});
+  CHECK(k->offerers == std::vector<std::string>{"alice", "bob", "carol"});
   CHECK(n.refusals("conflicting_offer") == 1);
   CHECK(n.node.stats().refused[0].peer == "mallory");
 

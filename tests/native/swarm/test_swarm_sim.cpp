@@ -101,7 +101,7 @@ TEST_CASE("swarm sim: the startup bitfield reply removes the wait for the period
 
 TEST_CASE("swarm sim: a chunk lost on a healthy link costs one RTT-scaled timeout, not 15 s",
           "[swarm][sim]") {
-  Scenario base = swarm_of(1, 1, 16u << 20);
+  Scenario base = swarm_of(1, 1, 256u * kDefaultChunkSize);
   const SimResult clean = simulate(base);
   REQUIRE(clean.all_complete);
   const auto& req = clean.nodes[1].requested;
@@ -165,7 +165,7 @@ TEST_CASE("swarm sim: our own reconnect abandons without charging, rebuilds wait
 
 TEST_CASE("swarm sim: resume re-fetches exactly the chunks that fail verification",
           "[swarm][sim]") {
-  Scenario s = swarm_of(1, 1, 20u << 20);  // 320 chunks: a paged manifest
+  Scenario s = swarm_of(1, 1, 320u * kDefaultChunkSize);  // 320 chunks: a paged manifest
   Simulator probe(s);
   const FileShape shape = probe.shape();
   REQUIRE(shape.total_chunks == 320);
@@ -191,7 +191,7 @@ TEST_CASE("swarm sim: resume re-fetches exactly the chunks that fail verificatio
   CHECK(r.nodes[1].requested.size() == bad.size());  // each exactly once
 
   // A part file that is already complete finishes at once, without a single request.
-  Scenario full = swarm_of(1, 1, 20u << 20);
+  Scenario full = swarm_of(1, 1, 320u * kDefaultChunkSize);
   for (std::uint32_t i = 0; i < 320; ++i)
     full.nodes[1].part_file[i] = chunk_content(full.seed, shape, i);
   const SimResult f = simulate(full);
@@ -202,7 +202,7 @@ TEST_CASE("swarm sim: resume re-fetches exactly the chunks that fail verificatio
 
 TEST_CASE("swarm sim: paged manifests, mixed lanes and message limits in one room",
           "[swarm][sim]") {
-  Scenario s = swarm_of(1, 3, 40u << 20);  // 640 chunks: 3 manifest pages
+  Scenario s = swarm_of(1, 3, 40u << 20);  // 656 chunks: 3 manifest pages
   s.nodes[2].binary_lane = false;          // an older peer: base64 answers, chosen per request
   const SimResult r = simulate(s);
   REQUIRE(r.all_complete);
