@@ -111,8 +111,27 @@ void SwarmNode::handle_peer_closed(std::string_view peer, TimeMs now_ms) {
   if (it == peer_numbers_.end()) return;
   for (auto& [id, f] : files_) {
     f.session.handle_peer_closed(it->second, now_ms);
+    // The peer we were asking for manifest pages left: ask another that offered the file and is
+    // here, or the fetch would wait on a peer that may never return (the public implementation
+    // moves on as well). The one that left stays an offerer: it may come back.
+    if (f.role == FileRole::fetch && f.manifest_source == name && f.session.fetching_manifest())
+      if (auto next = open_offerer(id, name)) {
+        f.manifest_source = *next;
+        f.session.retry_manifest_from(peer_number(*next), now_ms);
+      }
     pump(id, now_ms);
   }
+}
+
+std::optional<std::string> SwarmNode::open_offerer(const FileId& id,
+                                                   std::string_view except) const {
+  auto o = offers_.find(id);
+  if (o == offers_.end()) return std::nullopt;
+  for (const auto& who : o->second.offerers)
+    if (who != except && std::any_of(open_peers_.begin(), open_peers_.end(),
+                                     [&](const auto& p) { return p.first == who; }))
+      return who;
+  return std::nullopt;
 }
 
 void SwarmNode::handle_reconnect(TimeMs now_ms) {

@@ -279,6 +279,8 @@ class SwarmNode {
   bus::Identity self_;
   SeededRng rng_;
   SwarmConfig swarm_config_;
+  // An offerer of `id` other than `except` that is open now, if any (manifest fallback).
+  std::optional<std::string> open_offerer(const FileId& id, std::string_view except) const;
   std::uint64_t message_counter_ = 0;
   std::string id_prefix_;  // "<instance>.", cut to keep ids within the bound
   std::unordered_map<std::string, PeerId> peer_numbers_;

@@ -539,6 +539,11 @@ void Swarm::hold_requests(bool held, TimeMs now_ms) {
 void Swarm::retry_manifest_from(PeerId source, TimeMs now_ms) {
   if (phase_ != Phase::manifest) return;
   manifest_source_ = source;
+  // The list starts over from the new source alone: pages mixed from two peers could not say
+  // which one lied if the digest then failed (a few pages again is the price).
+  std::fill(page_received_.begin(), page_received_.end(), 0);
+  std::fill(page_requested_ms_.begin(), page_requested_ms_.end(), INT64_MIN);
+  pages_received_ = 0;
   request_manifest_pages(now_ms);
 }
 

@@ -137,6 +137,8 @@ class Swarm {
   // After a manifest_digest_mismatch: assemble the manifest again, from `source`.
   void retry_manifest_from(PeerId source, TimeMs now_ms);
   std::optional<PeerId> manifest_source() const { return manifest_source_; }
+  // Still assembling the manifest (a paged offer's pages are not all in).
+  bool fetching_manifest() const { return phase_ == Phase::manifest; }
   // Timeouts, rebuilds, the periodic bitfield, and new requests.
   void handle_timeout(TimeMs now_ms);
   // When handle_timeout next has something to do, or none.

@@ -98,6 +98,7 @@ struct Node {
   }
   void clear() { take<NodeSend>(); }
   void open(const std::string& peer) { node.handle_peer_open(peer, PeerCaps{}, 0); }
+  void close(const std::string& peer) { node.handle_peer_closed(peer, 0); }
   void say(const std::string& peer, std::string_view type, const std::string& payload,
            const char* to = nullptr, TimeMs now = 0) {
     node.handle_text(peer, text(env(peer, type, payload, to)), now);
@@ -322,6 +323,30 @@ TEST_CASE("swarm node: manifest pages are taken only from the peer asked", "[swa
   send_pages(n, "alice", pages_of(f));
   CHECK(n.take<NodeOpenPart>().size() == 1);
   CHECK(n.node.stats().unsolicited_pages == 3);
+}
+
+TEST_CASE("swarm node: when the manifest source leaves, an open offerer is asked instead",
+          "[swarm][node]") {
+  Node n;
+  for (const char* p : {"alice", "bob", "carol"}) n.open(p);
+  TestFile f = make_file(600);  // three pages
+  for (const char* p : {"alice", "bob", "carol"}) n.say(p, "swarm_offer", offer_payload(f.offer));
+  n.close("bob");  // an offerer that is not here is never asked
+  n.clear();
+  REQUIRE(n.node.fetch(f.offer.file_id, std::nullopt, 0).ok());
+  CHECK(manifest_requests_to(n.take<NodeSend>()) == std::set<std::string>{"alice"});
+  auto pages = pages_of(f);
+  send_pages(n, "alice", {pages[0]});
+  n.clear();
+  n.close("alice");
+  CHECK(manifest_requests_to(n.take<NodeSend>()) == std::set<std::string>{"carol"});
+  // The list starts over from carol alone (a digest failure must name one source): alice's
+  // late pages fill nothing, carol's three finish it.
+  send_pages(n, "alice", {pages[1], pages[2]});
+  send_pages(n, "carol", {pages[1], pages[2]});
+  CHECK(n.take<NodeOpenPart>().empty());
+  send_pages(n, "carol", {pages[0]});
+  CHECK(n.take<NodeOpenPart>().size() == 1);
 }
 
 TEST_CASE("swarm node: after a digest mismatch the next offerer is asked, the liar never again",
