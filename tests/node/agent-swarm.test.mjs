@@ -13,7 +13,7 @@ test('swarm: one seeder, two fetchers over the relay transport; every file verif
   t.after(() => server.close());
   const h = new Harness(t);
   const [A, B, C] = ['alice', 'bob', 'carol'].map((n) => h.dir(n));
-  const src = path.join(h.dir('src'), 'model.bin');
+  const src = path.join(h.dir('src'), 'model.json');
   const data = randomBytes(1_500_000);
   fs.writeFileSync(src, data);
   const sha = createHash('sha256').update(data).digest('hex');
@@ -31,6 +31,8 @@ test('swarm: one seeder, two fetchers over the relay transport; every file verif
   await waitFor('bob saw the offer', async () =>
     Object.keys((await h.ok(B, ['swarm', 'list'])).offers).includes(sha),
   );
+  // Its type comes from the extension, as a public peer offers it (not octet-stream for all).
+  assert.equal((await h.ok(B, ['swarm', 'list'])).offers[sha].mimeType, 'application/json');
 
   const dests = [h.dir('dest-b'), h.dir('dest-c')];
   const [rb, rc] = await Promise.all([
@@ -43,8 +45,8 @@ test('swarm: one seeder, two fetchers over the relay transport; every file verif
   ]) {
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.json.sha256, sha);
-    assert.ok(fs.readFileSync(path.join(d, 'model.bin')).equals(data));
-    assert.match(r.stderr, /model\.bin: \d+\/\d+ chunks/, 'progress lines');
+    assert.ok(fs.readFileSync(path.join(d, 'model.json')).equals(data));
+    assert.match(r.stderr, /model\.json: \d+\/\d+ chunks/, 'progress lines');
   }
 
   const bad = await h.run(B, ['swarm', 'fetch', 'nothex', '--to', dests[0]], { json: false });

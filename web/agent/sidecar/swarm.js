@@ -9,6 +9,7 @@ import { createSwarmPeer } from '../../peer/swarm-glue.js';
 import { fileSource, nodeFolder } from '../../peer/storage-node.js';
 import { readJson, writeJson } from '../state.js';
 import { copyVerified } from '../files.js';
+import { fileType } from '../file-type.js';
 
 /** A swarm file id: the file's SHA-256 in lowercase hex (docs/agent-bus.md § Swarms). */
 export const FILE_ID_RE = /^[0-9a-f]{64}$/;
@@ -65,7 +66,9 @@ export class SwarmService {
     }
     try {
       const source = await fileSource(real);
-      const r = await this.peer.share({ name: path.basename(real), source });
+      // The type from the extension, as the public implementation offers it (file-type.js).
+      const { mimeType } = fileType(path.basename(real));
+      const r = await this.peer.share({ name: path.basename(real), mimeType, source });
       const list = (readJson(this.offersFile) ?? []).filter((o) => o.path !== real);
       list.push({ path: real, fileId: r.fileId });
       writeJson(this.offersFile, list);
