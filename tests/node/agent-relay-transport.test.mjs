@@ -249,7 +249,9 @@ test('relay transport: another writer ejected under ejection "writer" is not our
   const seen = [];
   mallory.on('message', (d) => seen.push(JSON.parse(String(d))));
   await new Promise((r) => mallory.once('open', r));
-  mallory.send(JSON.stringify({ t: 'hello', room: 'lab', origin: 'm1', proto: 3, policyVersion: 1 }));
+  mallory.send(
+    JSON.stringify({ t: 'hello', room: 'lab', origin: 'm1', proto: 3, policyVersion: 1 }),
+  );
   await waitFor('mallory welcomed', () => seen.some((m) => m.t === 'welcome'));
   await waitFor('alice sees mallory', () => a.log.roster.at(-1)?.includes('m1'));
   mallory.send(JSON.stringify({ t: 'env', room: 'lab', env: { proto: 3, policyVersion: 1 } }));

@@ -227,7 +227,7 @@ for (const [name, lib, text] of [
     b.flush();
     assert.deepEqual(reloaded.refused(), []);
     assert.equal(reloaded.unacked, 0);
-    assert.equal(relay.room('doc').seq, 3, 'the reload\'s write was sequenced, not a duplicate');
+    assert.equal(relay.room('doc').seq, 3, "the reload's write was sequenced, not a duplicate");
     const late = createRoomClient({ room: 'doc', origin: 'late', writer: 'w2', now: () => 30 });
     open(late);
     assert.deepEqual(late.value(), { n: 2 });
