@@ -109,6 +109,7 @@ class RoomMemberCore {
     o.set("again", e.again);
     o.set("fatal", e.fatal);
     o.set("reason", e.reason);
+    if (!e.writer.empty()) o.set("writer", e.writer);
     if (e.expected >= 0) o.set("expected", e.expected);
     return o;
   }

@@ -52,13 +52,16 @@ class RoomClientCore {
     auto m = client_.poll_transmit();
     return m ? val(*m) : val::null();
   }
-  // A refused write as {reason, env} (env: the OpEnvelope JSON), or null.
+  // What the relay refused, as {kind, reason, env?, expected?} (kind: room_client_event_name;
+  // env: a refused write's OpEnvelope JSON), or null.
   val poll_event() {
     auto r = client_.poll_event();
     if (!r) return val::null();
     val o = val::object();
+    o.set("kind", std::string(room_client_event_name(r->kind)));
     o.set("reason", r->reason);
-    o.set("env", r->envelope);
+    if (r->kind == RoomClientEvent::Kind::refused) o.set("env", r->envelope);
+    if (r->expected >= 0) o.set("expected", r->expected);
     return o;
   }
   val tail() const {

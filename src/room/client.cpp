@@ -34,7 +34,32 @@ std::string str(const Json& j, const char* k) {
 }
 }  // namespace
 
+const char* room_client_event_name(RoomClientEvent::Kind k) {
+  switch (k) {
+    case RoomClientEvent::Kind::refused: return "refused";
+    case RoomClientEvent::Kind::rejected: return "rejected";
+    case RoomClientEvent::Kind::ejected: return "ejected";
+  }
+  return "";
+}
+
 RoomClient::RoomClient(RoomClientOptions options) : opt_(std::move(options)) {}
+
+void RoomClient::refused(std::string reason, const Json& env) {
+  RoomClientEvent& e = events_.emplace();
+  e.kind = RoomClientEvent::Kind::refused;
+  e.reason = std::move(reason);
+  e.envelope = to_json(env);
+}
+
+// Our next write must be above every version the room already holds from our origin: a client
+// created again under an origin it used before (docs/rooms.md § The envelope: one origin per tab
+// or device, so a reload reuses it) would otherwise write versions 1, 2, ... again, and the relay
+// answers those `duplicate` (§ Sequencing and admission), which reads as an acknowledgement of a
+// write the room never kept.
+void RoomClient::raise_version(double admitted) {
+  if (admitted > version_) version_ = admitted;
+}
 
 std::string RoomClient::key_of(const Json& path) {
   return path_register_key(path);
@@ -238,11 +263,18 @@ void RoomClient::apply(std::string_view server_json, TimeMs now_ms) {
         }
         observe_registers(*regs, now_ms);
       }
+      // `wm`: per origin, the highest version the room holds at the snapshot point.
+      if (const Json* wm = field(m, "wm"); wm && wm->is_object()) {
+        if (const Json* ours = field(*wm, opt_.origin.c_str())) {
+          if (auto v = read_number(*ours)) raise_version(*v);
+        }
+      }
     } else if (mode == "delta") {
       if (const Json* envs = field(m, "envs"); envs && envs->is_array()) {
         for (const auto& e : *envs) {
           ingest(e);
           if (const Json* h = field(e, "hlc")) observe(hlc_of(*h), now_ms);
+          if (str(e, "origin") == opt_.origin) raise_version(num(e, "version", 0));
         }
       }
     }
@@ -255,7 +287,7 @@ void RoomClient::apply(std::string_view server_json, TimeMs now_ms) {
       if (p.instance == instance_)
         keep.push_back(std::move(p));
       else
-        events_.push(RefusedWrite{"generation", to_json(p.env)});
+        refused("generation", p.env);
     }
     tail_.swap(keep);
     if (new_generation && mode != "snapshot" && seq_ > 0) {
@@ -300,7 +332,7 @@ void RoomClient::apply(std::string_view server_json, TimeMs now_ms) {
     if (it == tail_.end()) return;
     if (reason != "duplicate") {
       // Refused: not in the room. Hand it to the application and rehydrate from a snapshot.
-      events_.push(RefusedWrite{reason, to_json(it->env)});
+      refused(reason, it->env);
       tail_.erase(it);
       welcomed_ = false;
       seq_ = 0;
@@ -312,6 +344,32 @@ void RoomClient::apply(std::string_view server_json, TimeMs now_ms) {
   }
   if (t == "settled") {
     if (const Json* s = field(m, "settled"); s && s->is_object()) settle(*s);
+    return;
+  }
+  if (t == "reject") {
+    // Our hello was refused (docs/rooms.md § Messages): nothing we write reaches the room until
+    // a hello is accepted, so write() refuses until then, and the host hears why (a `schema`
+    // reject wants a client of the room's schema, `policy-version` the relay's policy, and
+    // `unauthorized` means our writer is banned). The tail stays: tail() still hands it over.
+    RoomClientEvent& e = events_.emplace();
+    e.kind = RoomClientEvent::Kind::rejected;
+    e.reason = str(m, "reason");
+    e.expected = num(m, "expected", -1);
+    if (e.expected < 0) e.expected = -1;
+    welcomed_ = false;
+    catching_up_ = false;
+    return;
+  }
+  if (t == "eject") {
+    // Under `ejection: 'writer'` every member hears of every eject (docs/rooms.md § Policy and the
+    // tripwire): only one naming our writer is ours. The relay closes our socket; until a new
+    // welcome nothing we write can be sequenced.
+    if (str(m, "writer") != opt_.writer) return;
+    RoomClientEvent& e = events_.emplace();
+    e.kind = RoomClientEvent::Kind::ejected;
+    e.reason = str(m, "reason");
+    welcomed_ = false;
+    catching_up_ = false;
   }
 }
 

@@ -6,7 +6,7 @@
 //
 // Sans-IO like the relay and driven the same way (common/drive.hpp): server messages come in as
 // JSON text with now_ms; the client messages to send leave through poll_transmit() as JSON text,
-// and refused writes through poll_event(). The clock observes every stamp the client learns of:
+// and what the relay refused (a write, our hello, or us) through poll_event(). The clock observes every stamp the client learns of:
 // live envelopes, a welcome's delta and snapshot (siblings and watermarks) and a seeded outbox, so
 // a late joiner whose wall clock lags never writes below a write it has seen (its write would
 // lose every fold to the older one). The fold is this client's policy (the relay never
@@ -14,6 +14,7 @@
 // in (hlc, origin) order, so a newer write at an ancestor replaces an older subtree and a newer
 // leaf lands inside it.
 #pragma once
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -37,12 +38,20 @@ struct RoomClientOptions {
   double schema_version = 0;
 };
 
-// A write the relay refused ('generation', 'schema', 'order'): not in the room. The values are
-// in the envelope; whether to write them again is the person's call (spec).
-struct RefusedWrite {
+// What the relay refused, as poll_event() reports it (docs/rooms.md § The room client):
+//   refused:  a write ('generation', 'schema', 'order'): not in the room. The values are in the
+//             envelope; whether to write them again is the person's call (spec);
+//   rejected: our hello ('proto', 'policy-version', 'schema', 'unauthorized'); `expected` is what
+//             the relay runs, or -1. The client is not welcomed until a hello is accepted;
+//   ejected:  us, for a policy violation of our writer (`reason`); the relay closes the socket.
+struct RoomClientEvent {
+  enum class Kind : std::uint8_t { refused, rejected, ejected };
+  Kind kind = Kind::refused;
   std::string reason;
-  std::string envelope;  // the OpEnvelope JSON
+  std::string envelope;  // refused: the OpEnvelope JSON
+  double expected = -1;  // rejected: what the relay expected, or -1
 };
+const char* room_client_event_name(RoomClientEvent::Kind k);
 
 class RoomClient {
  public:
@@ -55,7 +64,8 @@ class RoomClient {
   // Builds one envelope from StoreOps (JSON array of {kind, path, next?, prev?}), stamps the
   // clock, fills cites and epoch from the registers, applies it locally, queues it in the tail
   // and its client message for poll_transmit. False (nothing queued) when `ops_json` is not an
-  // array of ops or the client has not been welcomed yet (no generation to write in).
+  // array of ops or the client is not welcomed (before the first welcome, and after a reject or
+  // an eject until the next one: no generation to write in).
   bool write(std::string_view ops_json, TimeMs now_ms);
   // Seeds a new client with a persisted outbox: the client messages tail_messages() returned
   // before the process went away, oldest first. They are resent after the first welcome (the
@@ -71,7 +81,7 @@ class RoomClient {
   void handle_message(std::string_view server_json, TimeMs now_ms, bool frame = true);
 
   std::optional<std::string> poll_transmit() { return transmits_.poll(); }
-  std::optional<RefusedWrite> poll_event() { return events_.poll(); }
+  std::optional<RoomClientEvent> poll_event() { return events_.poll(); }
   Timeout poll_timeout() const { return std::nullopt; }
 
   // The unacknowledged tail as client messages, oldest first (what a welcome resends).
@@ -108,6 +118,8 @@ class RoomClient {
   void observe(const Hlc& remote, TimeMs now_ms);
   void ingest(const Json& env);
   void observe_registers(const Json& registers, TimeMs now_ms);
+  void refused(std::string reason, const Json& env);
+  void raise_version(double admitted);
   void settle(const Json& settled);
   static std::string key_of(const Json& path);
   bool live(const Register& r, const Sibling& s) const;
@@ -124,7 +136,7 @@ class RoomClient {
   ReadCounter reads_;
   bool uncounted_ = false;  // a message that was not the socket's frame: no acknowledgements
   PollQueue<std::string> transmits_;
-  PollQueue<RefusedWrite> events_;
+  PollQueue<RoomClientEvent> events_;
 };
 
 }  // namespace tether::room

@@ -96,6 +96,11 @@ ParsedMemberOptions parse_member_options(std::string_view json) {
   if (!text("room", kMaxRoomNameBytes, o.room, "the room's name")) return out;
   if (!text("selfId", kMaxPeerIdBytes, o.origin, "our origin in the room; peers address us by it"))
     return out;
+  if (const Json* w = field(j, "writer"); w && !w->is_null()) {
+    if (!text("writer", kMaxIdBytes, o.writer,
+              "our writer as the relay authenticated it, e.g. the ticket's"))
+      return out;
+  }
   if (const Json* pv = field(j, "policyVersion"); pv && !pv->is_null()) {
     auto d = read_number(*pv);
     if (!d) {
@@ -374,21 +379,37 @@ void RoomMember::signal(std::uint32_t msg) {
 void RoomMember::refused(std::uint32_t msg, bool reject) {
   const std::uint32_t r = scan_.field(msg, "reason");
   std::string reason = scan_.is_string(r) ? std::string(scan_.str(r, scratch_)) : std::string();
+  if (!reject) {
+    // An eject names the writer it bans. Under `ejection: 'writer'` the relay broadcasts it to
+    // the whole room (docs/rooms.md § Policy and the tripwire), so a member that knows its
+    // writer acts only on one naming it; another writer's is not news about us (its members'
+    // `member … gone` notices follow and update the roster).
+    const std::uint32_t w = scan_.field(msg, "writer");
+    std::string writer = scan_.is_string(w) ? std::string(scan_.str(w, scratch_)) : std::string();
+    if (!opt_.writer.empty() && writer != opt_.writer) {
+      ++stats_.ignored;
+      return;
+    }
+    MemberEvent& e = event(MemberEvent::Kind::refused);
+    e.reason = std::move(reason);
+    e.writer = writer;
+    // Without our writer we cannot tell whose it is: say what the relay said, claim nothing.
+    e.text = opt_.writer.empty() ? "the relay ejected writer '" + writer + "' (" + e.reason +
+                                       "); pass the writer option to tell whether it was us"
+                                 : "the relay ejected us (" + e.reason + ")";
+    return;
+  }
   MemberEvent& e = event(MemberEvent::Kind::refused);
   e.reason = reason;
-  e.fatal = reject;
-  if (reject) {
-    auto expected = read_number(scan_, scan_.field(msg, "expected"));
-    if (expected) e.expected = *expected;
-    e.text = "the relay rejected our hello (" + reason +
-             (expected ? ", expected " + number_text(*expected) : "") +
-             "); check the policyVersion option against the relay";
-    // A refused hello will be refused again: stop instead of hammering the relay.
-    fatal_ = true;
-    redial_at_.reset();
-  } else {
-    e.text = "the relay ejected us (" + reason + ")";
-  }
+  e.fatal = true;
+  auto expected = read_number(scan_, scan_.field(msg, "expected"));
+  if (expected) e.expected = *expected;
+  e.text = "the relay rejected our hello (" + reason +
+           (expected ? ", expected " + number_text(*expected) : "") +
+           "); check the policyVersion option against the relay";
+  // A refused hello will be refused again: stop instead of hammering the relay.
+  fatal_ = true;
+  redial_at_.reset();
 }
 
 // A signal to `to`, up to its data: {"t":"signal","room":..,"to":..,"data":

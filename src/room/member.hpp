@@ -55,6 +55,11 @@ constexpr std::size_t kMaxServerMessageBytes = 8u << 20;
 struct RoomMemberOptions {
   std::string room;
   std::string origin;  // our id in the room
+  // Our writer as the relay knows it (what authenticated the socket: a ticket's `w`), or empty
+  // when the caller does not know it. An eject names a writer, and under `ejection: 'writer'` the
+  // relay sends it to every member (docs/rooms.md § Policy and the tripwire): only one naming
+  // this writer is ours.
+  std::string writer;
   double policy_version = 1;
   bool lanes = false;
   std::size_t max_message_bytes = kDefaultLaneMessageBytes;
@@ -65,7 +70,7 @@ struct RoomMemberOptions {
   std::uint64_t seed = 0;
 };
 
-// Options from JSON text ({room, selfId, policyVersion, lanes, maxMessageBytes, maxFrameBytes,
+// Options from JSON text ({room, selfId, writer, policyVersion, lanes, maxMessageBytes, maxFrameBytes,
 // maxBufferedBytes, reconnectMinMs, reconnectMaxMs, seed}), or the message naming what to fix.
 struct ParsedMemberOptions {
   RoomMemberOptions options;
@@ -100,7 +105,8 @@ struct MemberEvent {
     text,        // lanes: one envelope text from origin
     signal,      // not lanes: a signal from origin; text = its data as JSON
     down,        // the link to the relay was lost after a welcome
-    refused,     // the relay rejected our hello (fatal: no more dialing) or ejected us
+    refused,     // the relay rejected our hello (fatal: no more dialing) or ejected us (or,
+                 // with no writer option, some writer it could not tell from us: `writer` says)
   };
   Kind kind = Kind::joined;
   std::string origin;
@@ -110,6 +116,7 @@ struct MemberEvent {
   bool again = false;
   bool fatal = false;
   std::string reason;    // refused: the relay's reason
+  std::string writer;    // refused by an eject: the writer it named
   double expected = -1;  // refused: what the relay expected (reject), or -1
 };
 
@@ -132,6 +139,7 @@ const char* member_event_name(MemberEvent::Kind k);
 const char* lane_send_name(LaneSend s);
 
 struct MemberStats {
+  // ignored: signals that were not ours to read, and ejects that named another writer.
   std::uint64_t reconnects = 0, sent = 0, received = 0, refused = 0, ignored = 0, read_acks = 0;
 };
 

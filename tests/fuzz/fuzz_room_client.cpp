@@ -50,6 +50,7 @@ void drain(RoomClient& c, Reads& r) {
     if (b > 0) r.last = b;
   }
   while (auto e = c.poll_event()) {
+    if (e->kind != RoomClientEvent::Kind::refused) continue;  // the relay's reason, as it came
     check(!e->reason.empty());
     check(parse_json(ByteView(std::string_view(e->envelope))).ok());
   }

@@ -232,3 +232,32 @@ test('relay transport: a refused hello rejects `ready` naming the fix, and it st
   assert.equal(errors.length, 1, 'one refusal, no retry loop');
   assert.equal(x.isConnected(), false);
 });
+
+// docs/rooms.md § Policy and the tripwire: with ejection 'writer' (createRelay's default) the
+// relay sends the eject to the whole room. A transport that knows its writer hears only of its own.
+test('relay transport: another writer ejected under ejection "writer" is not our error', async (t) => {
+  const server = await startRoomServer();
+  const errors = [];
+  const a = peer(server, 'alice', { writer: 'alice', onError: (e) => errors.push(e.message) });
+  t.after(async () => {
+    await a.t.close();
+    await server.close();
+  });
+  await a.t.ready;
+  // mallory sends a malformed envelope: a tripwire, and the relay bans its writer.
+  const mallory = new WebSocket(`${server.url}?writer=mallory&kind=agent`);
+  const seen = [];
+  mallory.on('message', (d) => seen.push(JSON.parse(String(d))));
+  await new Promise((r) => mallory.once('open', r));
+  mallory.send(
+    JSON.stringify({ t: 'hello', room: 'lab', origin: 'm1', proto: 3, policyVersion: 1 }),
+  );
+  await waitFor('mallory welcomed', () => seen.some((m) => m.t === 'welcome'));
+  await waitFor('alice sees mallory', () => a.log.roster.at(-1)?.includes('m1'));
+  mallory.send(JSON.stringify({ t: 'env', room: 'lab', env: { proto: 3, policyVersion: 1 } }));
+  await waitFor('mallory ejected', () => seen.some((m) => m.t === 'eject'));
+  await waitFor('alice sees mallory go', () => !a.log.roster.at(-1)?.includes('m1'));
+  assert.deepEqual(errors, [], 'the eject named mallory, not us');
+  assert.equal(a.t.isConnected(), true);
+  assert.equal(a.t.stats.ignored, 1, 'counted as an eject that was not ours');
+});

@@ -189,3 +189,100 @@ test('a client with a newer schemaVersion starts a migration with its next write
   assert.deepEqual(clients[1].value(), { a: 2 });
   assert.equal(clients[1].unacked, 0);
 });
+
+// docs/rooms.md § The room client: one origin per tab or device, so a reload creates a new
+// client under an origin the room already holds versions of. Its writes must be kept, not
+// answered `duplicate` and dropped as acknowledged.
+for (const [name, lib, text] of [
+  ['tether/relay (text)', { createRelay }, true],
+  ['the reference relay', reference, false],
+]) {
+  test(`a client created again under a used origin writes above the room's mark, over ${name}`, () => {
+    const relay = lib.createRelay({});
+    const open = (client) => {
+      const inbox = [];
+      const socket = { send: (m) => inbox.push(typeof m === 'string' ? m : JSON.stringify(m)) };
+      const conn = text
+        ? relay.connectText(socket, { writer: 'w' })
+        : relay.connect(socket, { writer: 'w' });
+      const send = (m) => conn.receive(text ? m : JSON.parse(m));
+      const flush = () => {
+        while (inbox.length) for (const out of client.receive(inbox.shift())) send(out);
+      };
+      send(client.hello());
+      flush();
+      return { send, flush, conn };
+    };
+    const first = createRoomClient({ room: 'doc', origin: 'tab', writer: 'w', now: () => 10 });
+    const a = open(first);
+    a.send(first.write([{ kind: 'set', path: [], next: { n: 0 } }]));
+    a.send(first.write([{ kind: 'set', path: ['n'], next: 1 }]));
+    a.flush();
+    assert.equal(first.unacked, 0);
+    a.conn.disconnect();
+
+    const reloaded = createRoomClient({ room: 'doc', origin: 'tab', writer: 'w', now: () => 20 });
+    const b = open(reloaded);
+    b.send(reloaded.write([{ kind: 'set', path: ['n'], next: 2 }]));
+    b.flush();
+    assert.deepEqual(reloaded.refused(), []);
+    assert.equal(reloaded.unacked, 0);
+    assert.equal(relay.room('doc').seq, 3, "the reload's write was sequenced, not a duplicate");
+    const late = createRoomClient({ room: 'doc', origin: 'late', writer: 'w2', now: () => 30 });
+    open(late);
+    assert.deepEqual(late.value(), { n: 2 });
+    assert.deepEqual(reloaded.value(), { n: 2 });
+  });
+}
+
+// docs/rooms.md § The room client: a refused hello and an eject naming our writer reach the
+// caller as events; another writer's eject, broadcast under ejection 'writer', does not.
+for (const [name, lib, text] of [
+  ['tether/relay (text)', { createRelay }, true],
+  ['the reference relay', reference, false],
+]) {
+  test(`rejects and ejects are events of the room client, over ${name}`, () => {
+    const relay = lib.createRelay({
+      policyVersion: 1,
+      policy: { canWrite: (ctx, path) => !(ctx.writer === 'bad' && path[0] === 'secret') },
+    });
+    const open = (client, writer) => {
+      const inbox = [];
+      const socket = {
+        send: (m) => inbox.push(typeof m === 'string' ? m : JSON.stringify(m)),
+        close() {},
+      };
+      const conn = text ? relay.connectText(socket, { writer }) : relay.connect(socket, { writer });
+      const send = (m) => conn.receive(text ? m : JSON.parse(m));
+      const flush = () => {
+        while (inbox.length) for (const out of client.receive(inbox.shift())) send(out);
+      };
+      send(client.hello());
+      flush();
+      return { send, flush };
+    };
+    const make = (origin, writer, extra = {}) =>
+      createRoomClient({ room: 'doc', origin, writer, policyVersion: 1, ...extra });
+    const stale = make('s', 'w', { policyVersion: 0 });
+    open(stale, 'w');
+    assert.deepEqual(stale.events(), [{ kind: 'rejected', reason: 'policy-version', expected: 1 }]);
+    assert.equal(stale.write([{ kind: 'set', path: ['x'], next: 1 }]), null);
+
+    const good = make('g', 'w');
+    const bad = make('b', 'bad');
+    const g = open(good, 'w');
+    const b = open(bad, 'bad');
+    b.send(bad.write([{ kind: 'set', path: ['secret'], next: 1 }]));
+    b.flush();
+    g.flush();
+    assert.deepEqual(bad.events(), [{ kind: 'ejected', reason: 'can-write' }]);
+    assert.equal(bad.welcomed, false);
+    assert.equal(bad.write([{ kind: 'set', path: ['x'], next: 1 }]), null);
+    assert.deepEqual(good.events(), [], 'the eject named another writer');
+    assert.equal(good.welcomed, true);
+    // Its writer is banned: the next hello is rejected `unauthorized`.
+    const again = make('b2', 'bad');
+    open(again, 'bad');
+    assert.deepEqual(again.events(), [{ kind: 'rejected', reason: 'unauthorized' }]);
+  });
+}

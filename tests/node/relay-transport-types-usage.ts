@@ -9,6 +9,7 @@ export async function use(): Promise<void> {
     url: 'ws://127.0.0.1:1/',
     room: 'lab',
     selfId: 'a',
+    writer: 'w-a',
     reconnectMinMs: 10,
   });
   const p: PeerTransport = t;

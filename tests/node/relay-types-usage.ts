@@ -31,6 +31,11 @@ if (info)
 const c = createRoomClient({ room: 'r', origin: 'o', writer: 'w' });
 const m: string | null = c.write([{ kind: 'set', path: ['a'], next: 1 }]);
 console.log(m, c.receive('{}').length, c.unacked, c.refused());
+for (const e of c.events()) {
+  if (e.kind === 'refused') console.log(e.env.version);
+  else if (e.kind === 'rejected') console.log(e.reason, e.expected ?? 'none');
+  else console.log(e.reason);
+}
 const seeded = createRoomClient({
   room: 'r',
   origin: 'o',

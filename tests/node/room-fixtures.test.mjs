@@ -70,6 +70,7 @@ function canonical(e) {
     case 'refused': {
       const out = { kind: e.kind, reason: e.reason, text: e.text, fatal: e.fatal };
       if (e.expected !== undefined) out.expected = e.expected;
+      if (e.writer !== undefined) out.writer = e.writer;
       return out;
     }
     default:

@@ -381,10 +381,24 @@ export type RoomClientOptions = {
 };
 /** A write the relay refused ('generation', 'schema', 'order'): not in the room. */
 export type RefusedWrite = { readonly reason: string; readonly env: OpEnvelope };
+/**
+ * What the relay refused, in the order it happened: a write (as refused() lists it), our hello
+ * (`rejected`: 'proto', 'policy-version', 'schema' or 'unauthorized', with what the relay
+ * expected), or us (`ejected`: an eject naming our writer; the relay closes the socket). After a
+ * rejection or an ejection the client is not welcomed (write() returns null) until a hello is
+ * welcomed again.
+ */
+export type RoomClientEvent =
+  | ({ readonly kind: 'refused' } & RefusedWrite)
+  | { readonly kind: 'rejected'; readonly reason: string; readonly expected?: number }
+  | { readonly kind: 'ejected'; readonly reason: string };
 export type RoomClient = {
   /** The hello to send on every (re)connect, once per socket: it starts the socket's read count. */
   hello(): string;
-  /** The client message for these ops, or null before the first welcome. */
+  /**
+   * The client message for these ops, or null when not welcomed (before the first welcome, and
+   * after a rejection or an ejection until the next welcome).
+   */
   write(ops: readonly StoreOp[]): string | null;
   /**
    * One server message; returns the client messages to send in answer (a read acknowledgement
@@ -400,5 +414,7 @@ export type RoomClient = {
   readonly seq: number;
   readonly welcomed: boolean;
   refused(): RefusedWrite[];
+  /** Every refusal so far, refused writes included, oldest first. */
+  events(): RoomClientEvent[];
 };
 export declare function createRoomClient(options: RoomClientOptions): RoomClient;

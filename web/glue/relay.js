@@ -644,6 +644,8 @@ export function createRoomClient(options) {
     }
   }
   const refused = [];
+  // Every refusal the core reported, in order: refused writes, rejected hellos, ejections.
+  const events = [];
   // The client's transmits are returned to the caller, who owns the socket.
   let out = [];
   const driver = createDriver(
@@ -653,7 +655,15 @@ export function createRoomClient(options) {
     },
     {
       perform: (text) => out.push(text),
-      event: (r) => refused.push({ reason: r.reason, env: JSON.parse(r.env) }),
+      event: (r) => {
+        if (r.kind === 'refused') {
+          const w = { reason: r.reason, env: JSON.parse(r.env) };
+          refused.push(w);
+          events.push({ kind: 'refused', ...w });
+        } else {
+          events.push(r);
+        }
+      },
     },
     { now: options.now ?? Date.now },
   );
@@ -690,6 +700,7 @@ export function createRoomClient(options) {
       return core.welcomed();
     },
     refused: () => refused.slice(),
+    events: () => events.slice(),
   };
   clients.register(client, core);
   return client;

@@ -5,6 +5,11 @@ export interface RoomMemberOptions {
   room: string;
   /** Our origin in the room: at most 128 bytes, no control characters. */
   selfId: string;
+  /**
+   * Our writer as the relay authenticated it (a ticket's writer). Under `ejection: 'writer'` the
+   * relay sends every eject to the whole room: with this set, only one naming us is reported.
+   */
+  writer?: string;
   policyVersion?: number;
   /** The explicit relay transport: envelopes ride tether-env signals; lane events. */
   lanes?: boolean;
@@ -27,7 +32,15 @@ export type RoomMemberEvent =
   | { kind: 'text'; origin: string; text: string }
   | { kind: 'signal'; origin: string; text: string }
   | { kind: 'down' }
-  | { kind: 'refused'; reason: string; text: string; fatal: boolean; expected?: number };
+  | {
+      kind: 'refused';
+      reason: string;
+      text: string;
+      fatal: boolean;
+      expected?: number;
+      /** An eject: the writer it named (ours, or any when the writer option is not set). */
+      writer?: string;
+    };
 
 export interface RoomMemberHost {
   /** Open a socket to the relay (attempt counts dials since the last welcome, from 1). */

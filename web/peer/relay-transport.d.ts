@@ -9,6 +9,12 @@ export interface RelayTransportOptions {
   room: string;
   /** Our origin in the room; peers address us by it. At most 128 bytes, no control characters. */
   selfId: PeerId;
+  /**
+   * Our writer as the relay authenticated it (the writer of the ticket in `url`). A relay with
+   * `ejection: 'writer'` sends every eject to the whole room: with this set, onError hears only
+   * of one naming us; without it, of every one, worded as another writer's.
+   */
+  writer?: string;
   /** WebSocket constructor; defaults to globalThis.WebSocket (pass `ws` in older Node). */
   WebSocket?: unknown;
   /**

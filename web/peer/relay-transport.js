@@ -100,6 +100,7 @@ export function createRelayTransport(options) {
       {
         room: o.room,
         selfId: o.selfId,
+        writer: o.writer,
         policyVersion: o.policyVersion,
         lanes: true,
         maxMessageBytes: o.maxMessageBytes,

@@ -22,7 +22,7 @@ const char* kWelcome =
 struct Client {
   explicit Client(RoomClientOptions o) : core(std::move(o)) {}
   RoomClient core;
-  std::vector<RefusedWrite> refused_;
+  std::vector<RoomClientEvent> refused_;
   std::vector<std::string> sent() {
     std::vector<std::string> out;
     while (auto m = core.poll_transmit()) out.push_back(*m);
@@ -38,7 +38,7 @@ struct Client {
     REQUIRE(out.size() == 1);
     return out[0];
   }
-  const std::vector<RefusedWrite>& refused() {
+  const std::vector<RoomClientEvent>& refused() {
     while (auto e = core.poll_event()) refused_.push_back(*e);
     return refused_;
   }
@@ -285,4 +285,75 @@ TEST_CASE("client: acknowledges what it read at each mark, only when the relay a
     CHECK(c.sent().empty());
     for (int i = 0; i < 4; ++i) CHECK(c.receive(presence, 3 + i).empty());
   }
+}
+
+// docs/rooms.md § The room client: a client created again under an origin it used before (a
+// reload) must write above what the room holds from that origin, else its writes are answered
+// `duplicate` and dropped from the tail as acknowledged, while the room never kept them.
+TEST_CASE("client: a welcome raises the version counter above the room's mark for our origin") {
+  Client c({"r", "tab", "w"});
+  c.receive(
+      R"({"t":"welcome","room":"r","seq":7,"instance":"g1","schemaVersion":0,"mode":"snapshot","registers":[],"wm":{"tab":5,"other":9},"peers":[],"members":[]})",
+      10);
+  auto m = c.write(R"([{"kind":"set","path":["a"],"next":1}])", 20);
+  REQUIRE(m);
+  CHECK(parse(*m)["env"]["version"] == 6);
+  // A delta: the highest version of ours among its envelopes.
+  Client d({"r", "tab", "w"});
+  d.receive(kWelcome, 0);
+  CHECK(parse(*d.write(R"([{"kind":"set","path":["a"],"next":1}])", 5))["env"]["version"] == 1);
+  auto env = [](const char* origin, int version, int seq) {
+    return std::string(R"({"proto":3,"instance":"g1","origin":")") + origin +
+           R"(","writer":"w","version":)" + std::to_string(version) +
+           R"(,"hlc":{"p":1,"l":0},"policyVersion":0,"ops":[{"kind":"set","path":["b"],"next":0,"cites":[],"epoch":0}],"seq":)" +
+           std::to_string(seq) + "}";
+  };
+  d.receive(
+      std::string(
+          R"({"t":"welcome","room":"r","seq":3,"instance":"g1","schemaVersion":0,"mode":"delta","envs":[)") +
+          env("tab", 4, 2) + "," + env("other", 8, 3) + R"(],"peers":[],"members":[]})",
+      6);
+  CHECK(parse(*d.write(R"([{"kind":"set","path":["a"],"next":2}])", 7))["env"]["version"] == 5);
+  // A mark below what we wrote never lowers the counter.
+  d.receive(
+      R"({"t":"welcome","room":"r","seq":9,"instance":"g1","schemaVersion":0,"mode":"snapshot","registers":[],"wm":{"tab":2},"peers":[],"members":[]})",
+      8);
+  d.sent();
+  CHECK(parse(*d.write(R"([{"kind":"set","path":["a"],"next":3}])", 9))["env"]["version"] == 6);
+}
+
+// docs/rooms.md § The room client: a refused hello and an eject naming our writer are reported,
+// and the client is not welcomed until a hello is accepted; another writer's eject is not ours.
+TEST_CASE("client: a reject and an eject naming our writer are events; others' ejects are not") {
+  Client c({"r", "me", "w"});
+  c.receive(R"({"t":"reject","room":"r","reason":"schema","expected":4})", 1);
+  REQUIRE(c.refused().size() == 1);
+  CHECK(c.refused()[0].kind == RoomClientEvent::Kind::rejected);
+  CHECK(c.refused()[0].reason == "schema");
+  CHECK(c.refused()[0].expected == 4);
+  CHECK(!c.welcomed());
+  c.receive(kWelcome, 2);
+  REQUIRE(c.write(R"([{"kind":"set","path":["a"],"next":1}])", 3));
+  c.receive(R"({"t":"eject","room":"r","writer":"other","reason":"rate"})", 4);
+  CHECK(c.refused().size() == 1);  // broadcast under ejection 'writer': not ours
+  CHECK(c.welcomed());
+  c.receive(R"({"t":"eject","room":"r","writer":"w","reason":"can-write"})", 5);
+  REQUIRE(c.refused().size() == 2);
+  CHECK(c.refused()[1].kind == RoomClientEvent::Kind::ejected);
+  CHECK(c.refused()[1].reason == "can-write");
+  CHECK(!c.welcomed());
+  CHECK(!c.write(R"([{"kind":"set","path":["a"],"next":2}])", 6));
+  CHECK(c.unacked() == 1);  // the tail stays for tail() and the next welcome
+  // A reconnect's refused hello unwelcomes a client that had been welcomed.
+  Client d({"r", "me", "w"});
+  d.receive(kWelcome, 0);
+  d.receive(R"({"t":"reject","room":"r","reason":"policy-version","expected":2})", 1);
+  REQUIRE(d.refused().size() == 1);
+  CHECK(d.refused()[0].reason == "policy-version");
+  CHECK(!d.welcomed());
+  CHECK(!d.write(R"([{"kind":"set","path":["a"],"next":1}])", 2));
+  Client e({"r", "me", "w"});
+  e.receive(R"({"t":"reject","room":"r","reason":"unauthorized"})", 1);
+  REQUIRE(e.refused().size() == 1);
+  CHECK(e.refused()[0].expected == -1);
 }

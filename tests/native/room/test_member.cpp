@@ -259,3 +259,36 @@ TEST_CASE(
   CHECK(drain_events(m) ==
         std::vector<std::string>{R"(signal alice {"k":"offer","gen":"x.1","sdp":"v=0"})"});
 }
+
+// docs/rooms.md § Policy and the tripwire: under ejection 'writer' the relay broadcasts the eject
+// to every member, so only one naming our writer is ours.
+TEST_CASE("member: an eject naming another writer is not ours; one naming ours is") {
+  RoomMemberOptions o = lanes();
+  o.writer = "w-alice";
+  RoomMember m(o);
+  join(m);
+  m.handle_link_message(R"({"t":"eject","room":"lab","writer":"w-mallory","reason":"rate"})", 3);
+  CHECK(drain_events(m).empty());
+  CHECK(m.stats().ignored == 1);
+  CHECK(m.joined());
+  m.handle_link_message(R"({"t":"eject","room":"lab","writer":"w-alice","reason":"rate"})", 4);
+  auto e = m.poll_event();
+  REQUIRE(e);
+  CHECK(e->kind == MemberEvent::Kind::refused);
+  CHECK(!e->fatal);
+  CHECK(e->writer == "w-alice");
+  CHECK(e->text == "the relay ejected us (rate)");
+  // Without the writer option the member cannot tell: it reports the eject and claims nothing.
+  RoomMember n(lanes());
+  join(n);
+  n.handle_link_message(R"({"t":"eject","room":"lab","writer":"w-mallory","reason":"rate"})", 3);
+  auto f = n.poll_event();
+  REQUIRE(f);
+  CHECK(f->writer == "w-mallory");
+  CHECK(f->text ==
+        "the relay ejected writer 'w-mallory' (rate); pass the writer option to tell whether it "
+        "was us");
+  CHECK(parse_member_options(R"({"room":"lab","selfId":"a","writer":"w"})").options.writer == "w");
+  CHECK(parse_member_options(R"({"room":"lab","selfId":"a","writer":""})").error.find("writer") !=
+        std::string::npos);
+}
