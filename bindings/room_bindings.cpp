@@ -187,8 +187,9 @@ class RoomRelayCore {
  public:
   explicit RoomRelayCore(const std::string& options_json) : relay_(options_from(options_json)) {}
 
-  double connect(const std::string& writer, const std::string& only_room) {
-    return relay_.connect(writer, only_room);
+  // `replay`: ctx.replay, the host replaying its own journal (RoomRelay::connect).
+  double connect(const std::string& writer, const std::string& only_room, bool replay) {
+    return relay_.connect(writer, only_room, replay);
   }
   void disconnect(double conn) { relay_.handle_disconnect(static_cast<ConnId>(conn)); }
   // The fast path: JS encodes a message straight into this buffer (TextEncoder.encodeInto), so no

@@ -366,12 +366,18 @@ SendVerdict Admission::handle_send(std::uint64_t conn, double bytes, bool epheme
     queued = max;  // its count was lost with the host's memory: nothing it holds is known
   else if (c.counts_reads || required)
     queued = std::max(c.sent - c.acked, buffered);
-  if (ephemeral && queued + bytes > max * kEphemeralQueueShare) {
+  // A socket that holds nothing unsent takes any frame, however large: the bound is about a
+  // reader that stopped reading, not about the size of one frame. A welcome is one frame with the
+  // whole room (or the delta) in it, and one past the bound refused to a fresh socket would be
+  // refused again after every reconnect (docs/rooms.md § Limits, the slow-reader rule). What it
+  // leaves unread counts against the frames after it as usual.
+  const bool holds = queued > 0;
+  if (holds && ephemeral && queued + bytes > max * kEphemeralQueueShare) {
     ++dropped_ephemeral_;
     v.kind = SendVerdict::Kind::drop;
     return v;
   }
-  if (queued + bytes > max) {
+  if (holds && queued + bytes > max) {
     v.kind = SendVerdict::Kind::close;
     v.code = CloseCode::slow_reader;
     v.reason = "more than " + whole(max) + " bytes queued for this reader; read faster, reconnect";

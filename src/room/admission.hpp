@@ -215,7 +215,8 @@ class Admission {
   // neither exists, the core's pace model of the queue. Presence is dropped
   // once the queue would pass kEphemeralQueueShare of max_buffered_bytes; any other frame that
   // would pass max_buffered_bytes closes the socket with 4010 (final: the host closes and calls
-  // handle_closed). A sent frame joins the count and the model. It queues no action and no
+  // handle_closed). A socket that holds nothing takes any frame, whatever its size (one welcome
+  // may be larger than the bound). A sent frame joins the count and the model. It queues no action and no
   // event, whatever the verdict: hosts call it once per recipient without draining.
   SendVerdict handle_send(std::uint64_t conn, double bytes, bool ephemeral, double buffered,
                           TimeMs now_ms);

@@ -131,7 +131,8 @@ struct RoomRelay::Connection {
   std::uint64_t host_tag = 0;
   std::string writer;
   std::string writer_json;
-  std::string only_room;                                      // empty: any room
+  std::string only_room;  // empty: any room
+  bool replay = false;    // the host's journal replay (connect): not judged again
   std::vector<std::pair<std::string, std::uint32_t>> joined;  // insertion order, like a Map
   // Members this connection's hello replaced in `joined` (another origin, same room) that are
   // still in their room: disconnect removes them too.
@@ -302,10 +303,11 @@ OriginId RoomRelay::intern(Room& room, const std::string& origin) {
 
 // ---- connections and membership ---------------------------------------------------------------
 
-ConnId RoomRelay::connect(std::string writer, std::string only_room) {
+ConnId RoomRelay::connect(std::string writer, std::string only_room, bool replay) {
   ConnId id = next_conn_++;
   Connection c;
   c.only_room = std::move(only_room);
+  c.replay = replay;
   c.writer_json = json_quoted(writer);
   c.writer = std::move(writer);
   conns_.emplace(id, std::move(c));
@@ -563,12 +565,14 @@ void RoomRelay::hello(ConnId conn, Connection& c, std::uint32_t msg, const std::
     reject("unauthorized", std::nullopt);
     return;
   }
-  if (!number_equals(scan, scan.field(msg, "proto"), kMeshProtoVersion)) {
+  // The pins are a client's promise to speak this relay's protocol and policy; the host's own
+  // journal replay makes none (connect's `replay`; docs/rooms.md § Durability at the edge).
+  if (!c.replay && !number_equals(scan, scan.field(msg, "proto"), kMeshProtoVersion)) {
     reject("proto", kMeshProtoVersion);
     maybe_evict(name);
     return;
   }
-  if (!number_equals(scan, scan.field(msg, "policyVersion"), opt_.policy_version)) {
+  if (!c.replay && !number_equals(scan, scan.field(msg, "policyVersion"), opt_.policy_version)) {
     reject("policy-version", opt_.policy_version);
     maybe_evict(name);
     return;
@@ -709,13 +713,19 @@ void RoomRelay::envelope(ConnId conn, Connection& c, std::uint32_t member, Room&
   EnvelopeView& ev = scratch_;
   const std::string& writer = c.writer;
   // Tripwires, in the reference's order: proto/policy pin, shape, op count, rate, policy.
+  // A journal replay (connect's `replay`) re-applies an envelope that passed them all when it was
+  // written, under the version, limits and rules of that day: judging it again by today's would
+  // leave a room unloadable after an operator bumps POLICY_VERSION or tightens a rule
+  // (docs/rooms.md § Durability at the edge). Only what keeps the room consistent applies to it:
+  // shape, writer, and the refusals (generation, schema, duplicate, order).
+  const bool judged = !c.replay;
   const JsonScan& scan = scan_;
   if (!scan.is_object(env) && !scan.is_array(env)) {
     eject(room, member, writer, "malformed", "envelope", nullptr);
     return;
   }
-  if (!number_equals(scan, scan.field(env, "policyVersion"), opt_.policy_version) ||
-      !number_equals(scan, scan.field(env, "proto"), kMeshProtoVersion)) {
+  if (judged && (!number_equals(scan, scan.field(env, "policyVersion"), opt_.policy_version) ||
+                 !number_equals(scan, scan.field(env, "proto"), kMeshProtoVersion))) {
     eject(room, member, writer, "proto", "", nullptr);
     return;
   }
@@ -723,11 +733,12 @@ void RoomRelay::envelope(ConnId conn, Connection& c, std::uint32_t member, Room&
     eject(room, member, writer, "malformed", malformed, nullptr);
     return;
   }
-  if (static_cast<double>(ev.n_ops) > opt_.max_ops_per_envelope) {
+  if (judged && static_cast<double>(ev.n_ops) > opt_.max_ops_per_envelope) {
     eject(room, member, writer, "ops-limit", "", nullptr);
     return;
   }
-  if (over_rate(room, writer, now_ms)) {
+  // A replay takes no token either: a restart must not spend live writers' budgets.
+  if (judged && over_rate(room, writer, now_ms)) {
     eject(room, member, writer, "rate", "", nullptr);
     return;
   }
@@ -782,9 +793,11 @@ RoomRelay::Step RoomRelay::run_envelope(Work& w, TimeMs now_ms) {
   const std::uint32_t env = w.env;
   Connection& c = conns_.find(w.conn)->second;
   const std::string& writer = c.writer;
+  // No policy question for a journal replay (connect's `replay`): it was answered when written.
+  const bool policy = opt_.has_policy && !c.replay;
 
   if (w.phase == Work::Phase::policy) {
-    if (opt_.has_policy) {
+    if (policy) {
       for (; w.op < ev.n_ops; ++w.op, w.op_checked = false) {
         const OpView& op = ev.ops[w.op];
         if (!w.op_checked && (opt_.native_acl || opt_.has_can_write)) {
@@ -851,7 +864,7 @@ RoomRelay::Step RoomRelay::run_envelope(Work& w, TimeMs now_ms) {
     w.op_checked = false;
   }
 
-  if (opt_.has_policy && (opt_.has_can_bump || opt_.verify_citations)) {
+  if (policy && (opt_.has_can_bump || opt_.verify_citations)) {
     for (; w.op < ev.n_ops; ++w.op, w.op_checked = false) {
       const OpView& op = ev.ops[w.op];
       const std::size_t k = w.op;

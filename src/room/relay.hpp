@@ -158,7 +158,15 @@ class RoomRelay {
   // Connections. `writer` is the authenticated principal (ctx.writer). A non-empty `only_room`
   // binds the connection to that room (an adapter whose ticket names one room): a message naming
   // any other room is refused as other_room before it can join, read or write anything.
-  ConnId connect(std::string writer, std::string only_room = std::string());
+  //
+  // `replay`: the host's own journal replay (docs/rooms.md § Durability at the edge), not a
+  // client. What it sends was accepted once, when it was written, so it is not judged again: its
+  // hello and envelopes skip the proto and policyVersion pins (the envelopes carry the version
+  // they were written under, which an operator may since have bumped), the op limit, the token
+  // bucket and every policy question. What keeps the room consistent still applies (shape,
+  // writer, generation, duplicate, order, schema), so a store that disagrees with itself is
+  // still caught.
+  ConnId connect(std::string writer, std::string only_room = std::string(), bool replay = false);
   // A number the host keeps with a connection (0 until set, and for an unknown one), so a host
   // that maps connections to its own ids needs no table of its own (the bindings keep the
   // admission core's id here).

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { createRoomClient } from '@tether-rt/tether/relay';
 import { Peer, startEdge, until } from './lib/edge.mjs';
 
 const dir = mkdtempSync(join(tmpdir(), 'tether-edge-'));
@@ -101,6 +102,50 @@ test(
     await until(() => c.client.welcomed, 'fresh welcome');
     assert.deepEqual(c.client.value(), v);
     for (const p of [a2, b2, c]) await p.close();
+    await stop(edge);
+  },
+);
+
+// The operator bumps POLICY_VERSION (docs/rooms.md § Policy) and restarts: the envelopes after the
+// last checkpoint were written under the old version, and replaying them is not a live write
+// (§ Durability at the edge), so the room loads with everything in it, while a client still on
+// the old version is refused as before.
+test(
+  'edge: after a POLICY_VERSION bump a durable room loads: its journal replays, old clients are refused',
+  { timeout: 60_000 },
+  async () => {
+    const room = 'policy-bump';
+    let edge = await start();
+    const a = new Peer(edge.wsUrl, room, { writer: 'a' });
+    await until(() => a.client.welcomed, 'welcome');
+    a.write([{ kind: 'set', path: [], next: { n: 0 } }]);
+    // A checkpoint at seq 1 (a new generation) and a journal tail after it (CHECKPOINT_EVERY=8).
+    for (let n = 1; n <= 5; n++) a.write([{ kind: 'set', path: ['n'], next: n }]);
+    await until(() => a.client.unacked === 0, 'writes echoed');
+    const value = a.client.value();
+    await a.close();
+    await stop(edge);
+
+    edge = await start({ bindings: { CHECKPOINT_EVERY: '8', POLICY_VERSION: '2' } });
+    const client = createRoomClient({ room, origin: 'b', writer: 'b', policyVersion: 2 });
+    const b = new Peer(edge.wsUrl, room, { writer: 'b', client });
+    await until(() => b.client.welcomed || b.closed, 'welcome under the new version');
+    assert.equal(b.closed, null, `refused: ${JSON.stringify(b.closed)} ${b.httpBody ?? ''}`);
+    assert.deepEqual(b.client.value(), value);
+    assert.equal((await edge.hook('info', room)).seq, 6);
+    b.write([{ kind: 'set', path: ['n'], next: 6 }]);
+    await until(() => b.client.unacked === 0, 'a write under the new version');
+
+    const old = new Peer(edge.wsUrl, room, { writer: 'c' }); // still on version 1
+    await until(() => old.messages.some((m) => m.t === 'reject') || old.closed, 'the old hello');
+    assert.deepEqual(old.messages[0], {
+      t: 'reject',
+      room,
+      reason: 'policy-version',
+      expected: 2,
+    });
+    assert.equal(old.client.welcomed, false);
+    for (const p of [b, old]) await p.close();
     await stop(edge);
   },
 );

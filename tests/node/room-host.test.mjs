@@ -121,6 +121,25 @@ test('room host: judged in the relay, a reader that never acknowledges is closed
   assert.equal(writer.closed, null, 'the acknowledging writer stays');
 });
 
+// The bound is about a reader that stopped reading, not one frame (docs/rooms.md § Limits, the
+// slow-reader rule): a welcome larger than maxBufferedBytes reaches a fresh socket, whichever side
+// judges it, instead of closing it 4010 on every reconnect.
+test('room host: a welcome larger than maxBufferedBytes reaches a fresh socket', () => {
+  for (const buffered of [false, true]) {
+    const h = host({ maxBufferedBytes: 4096 });
+    const writer = member(h, 'doc', 'w', { buffered });
+    for (let i = 0; i < 20; i++) {
+      writer.write([{ kind: 'set', path: ['k', i], next: 'v'.repeat(400) }]);
+      writer.pump();
+    }
+    assert.equal(writer.client.unacked, 0);
+    const fresh = member(h, 'doc', 'fresh', { buffered });
+    assert.equal(fresh.closed, null, `buffered ${buffered}: ${JSON.stringify(fresh.closed)}`);
+    assert.equal(fresh.client.welcomed, true);
+    assert.deepEqual(fresh.client.value(), writer.client.value());
+  }
+});
+
 test('room host: judged in the relay, a frame over maxFrameBytes in UTF-8 is closed 1009 unread', () => {
   const h = host({ maxFrameBytes: 1024 });
   const stays = member(h, 'doc', 'stays'); // keeps the room loaded once the others are closed

@@ -12,7 +12,9 @@
 // decide, which keeps the ACL inside the WASM core with no JS call per op).
 //
 // Replaying the journal into a fresh relay (room-store.js) must not be judged again by a policy
-// that may have changed since: those connections carry ctx.replay and are always allowed.
+// that may have changed since: those connections carry ctx.replay. Tether's relay core asks no
+// policy question about them at all (nor pins their policyVersion: docs/rooms.md § Durability at
+// the edge); the clauses below keep them allowed under the reference relay, which asks.
 
 const KINDS = ['human', 'agent'];
 

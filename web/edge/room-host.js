@@ -133,7 +133,9 @@ export function createRoomHost({
 
   // Rebuilds a room from the store before anyone is answered: hydrate the checkpoint (instance,
   // registers, ranges, settled, journal tail), then replay the envelopes after it through
-  // connections that carry ctx.replay, with commits not written again.
+  // connections that carry ctx.replay, with commits not written again. The relay core does not
+  // judge those again: each envelope carries the policyVersion it was written under, which may
+  // since have been bumped (docs/rooms.md § Durability at the edge).
   function load(name) {
     const r = roomOf(name);
     if (r.loaded) return;

@@ -191,6 +191,12 @@ export type PrincipalCtx = {
   readonly writer: string;
   /** Binds the connection to this one room (tether extension): other rooms answer 'other-room'. */
   readonly room?: string;
+  /**
+   * The adapter replaying its own journal into a fresh relay (tether extension): its hello and
+   * envelopes are not judged again (no proto or policyVersion pin, op limit, rate or policy
+   * question; docs/rooms.md § Durability at the edge). Never set it from anything a client sends.
+   */
+  readonly replay?: boolean;
   readonly kind?: 'human' | 'agent' | (string & {});
   readonly claims?: Readonly<Record<string, unknown>>;
 };

@@ -558,8 +558,14 @@ export function createRelay(opt = {}) {
   }
 
   function attach(socket, ctx, text) {
-    // ctx.room (an adapter's ticket) binds the connection to that one room.
-    const conn = core.connect(String(ctx.writer), ctx.room == null ? '' : String(ctx.room));
+    // ctx.room (an adapter's ticket) binds the connection to that one room. ctx.replay: the
+    // adapter replaying its own journal, which the core does not judge again (docs/rooms.md
+    // § Durability at the edge).
+    const conn = core.connect(
+      String(ctx.writer),
+      ctx.room == null ? '' : String(ctx.room),
+      ctx.replay === true,
+    );
     conns.set(conn, { socket, ctx, text });
     const disconnect = () => {
       if (!conns.has(conn)) return;

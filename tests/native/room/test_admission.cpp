@@ -396,6 +396,57 @@ TEST_CASE(
 // The read state a host keeps through a hibernation: the woken core counts on exactly where the
 // old one stopped, so the reader's marks still match (its acknowledgements are credited) and
 // what it had not acknowledged still counts against the bound.
+// One frame larger than the bound (a welcome holds the whole room or the delta) goes to a socket
+// that holds nothing unsent, whatever the evidence; what it leaves unread then counts against the
+// frames after it (docs/rooms.md § Limits, the slow-reader rule). Refused, it would be refused
+// again after every reconnect.
+TEST_CASE("admission: a frame past the bound goes to a socket that holds nothing, then counts") {
+  AdmissionLimits l;
+  l.max_buffered_bytes = 8192;
+  using K = SendVerdict::Kind;
+  SECTION("read acknowledgements required (the default)") {
+    Host h(l);
+    std::uint64_t c = h.open("r", "w", 0);
+    CHECK(h.adm.handle_send(c, 20'000, false, -1, 0).kind == K::send);  // the welcome
+    CHECK(h.adm.handle_send(c, 10, true, -1, 0).kind == K::drop);       // 20000 unacknowledged
+    CHECK(h.adm.handle_send(c, 10, false, -1, 0).code == CloseCode::slow_reader);
+    Host again(l);
+    std::uint64_t d = again.open("r", "w", 0);
+    CHECK(again.adm.handle_send(d, 20'000, false, -1, 0).kind == K::send);
+    CHECK(again.adm.handle_read(d, 0));       // the claim
+    CHECK(again.adm.handle_read(d, 20'000));  // the mark at the welcome's end
+    CHECK(again.adm.handle_send(d, 20'000, false, -1, 0).kind == K::send);  // nothing held again
+    CHECK(again.adm.handle_send(d, 1, false, -1, 0).code == CloseCode::slow_reader);
+  }
+  SECTION("bufferedAmount") {
+    l.require_read_ack = false;
+    Host h(l);
+    std::uint64_t c = h.open("r", "w", 0);
+    CHECK(h.adm.handle_send(c, 20'000, false, 0, 0).kind == K::send);
+    CHECK(h.adm.handle_send(c, 10, false, 20'000, 0).code == CloseCode::slow_reader);
+  }
+  SECTION("the pace model") {
+    l.require_read_ack = false;
+    l.reader_bytes_per_second = 1000;
+    Host h(l);
+    std::uint64_t c = h.open("r", "w", 0);
+    CHECK(h.adm.handle_send(c, 20'000, false, -1, 0).kind == K::send);
+    CHECK(h.adm.handle_send(c, 10, false, -1, 1000).code == CloseCode::slow_reader);  // 19000 left
+    Host later(l);
+    std::uint64_t d = later.open("r", "w", 0);
+    CHECK(later.adm.handle_send(d, 20'000, false, -1, 0).kind == K::send);
+    CHECK(later.adm.handle_send(d, 20'000, true, -1, 20'000).kind == K::send);  // drained: empty
+  }
+  SECTION("a socket resumed without its read state is still taken as full") {
+    Host h(l);
+    OpenedSocket how;
+    how.resumed = true;
+    std::uint64_t c = h.adm.handle_opened("r", "w", 0, how);
+    h.drain(0);
+    CHECK(h.adm.handle_send(c, 20'000, false, -1, 0).code == CloseCode::slow_reader);
+  }
+}
+
 TEST_CASE("admission: a socket resumed with its read state counts on exactly") {
   AdmissionLimits l;
   l.max_buffered_bytes = 8192;  // marks every 2048

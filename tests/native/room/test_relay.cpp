@@ -724,6 +724,55 @@ TEST_CASE("relay: a connection bound to one room cannot name another (adapter ti
   CHECK(h.relay.room("other").has_value());
 }
 
+// A host rebuilding a room from its own journal (docs/rooms.md § Durability at the edge) feeds
+// back envelopes this relay, or the one before a restart, already accepted: they carry the
+// policy version they were written under, and the rules, rate and op limit may have changed
+// since. A replay connection skips those judgements; a live one is judged as always.
+TEST_CASE("relay: a journal replay connection skips the pins and the policy, a live one does not") {
+  RoomRelayOptions o;
+  o.policy_version = 2;  // the envelopes below were written under 0 (Harness::env)
+  o.has_policy = true;
+  o.has_can_write = true;
+  o.has_validate = true;
+  o.has_can_bump = true;
+  o.verify_citations = true;
+  o.max_ops_per_envelope = 1;
+  o.max_envelopes_per_second = 1;  // a burst of two
+  o.eject_connection = true;
+  Harness h(o);
+  ConnId replay = h.relay.connect("w1", "r", /*replay=*/true);
+  // Even a hello under the old pins: the host's own connection, not a client's.
+  h.rx(replay, R"({"t":"hello","room":"r","origin":"oa","proto":3,"policyVersion":0})");
+  REQUIRE(has(h.last(replay), R"("t":"welcome")"));
+  const std::vector<std::string> ops = {
+      R"([{"kind":"set","path":["k"],"next":"forbidden","cites":[],"epoch":0}])",  // validate
+      R"([{"kind":"set","path":[],"next":{},"cites":[],"epoch":0}])",              // can-write
+      R"([{"kind":"set","path":["k"],"next":1,"cites":[],"epoch":5}])",            // epoch-bump
+      R"([{"kind":"set","path":["k"],"next":2,"cites":[{"origin":"ghost","hlc":{"p":1,"l":0}}],"epoch":5}])",
+      R"([{"kind":"set","path":["a"],"next":1,"cites":[],"epoch":0},{"kind":"set","path":["b"],"next":1,"cites":[],"epoch":0}])",
+  };
+  for (std::size_t v = 0; v < ops.size(); ++v) {
+    CHECK(h.rx(replay, h.env("oa", "w1", int(v) + 1, 10 + int(v), ops[v])) == ReceiveError::none);
+  }
+  CHECK(h.relay.room("r")->seq == double(ops.size()));
+  CHECK(h.hooks.calls.empty());  // not one policy question
+  CHECK_FALSE(h.recent("violation", h.events.size()));
+  // The room's journal is still its own: a replayed envelope it already holds is a duplicate.
+  h.rx(replay, h.env("oa", "w1", 1, 10));
+  CHECK(h.recent("drop duplicate"));
+
+  // A live client under the old version is refused at its hello, and its envelope is a proto
+  // violation even after a hello under the new one.
+  ConnId live = h.relay.connect("w2", "r");
+  h.rx(live, R"({"t":"hello","room":"r","origin":"ob","proto":3,"policyVersion":0})");
+  CHECK(h.last(live) == R"({"t":"reject","room":"r","reason":"policy-version","expected":2})");
+  h.rx(live, R"({"t":"hello","room":"r","origin":"ob","proto":3,"policyVersion":2})");
+  REQUIRE(has(h.last(live), R"("t":"welcome")"));
+  h.rx(live, h.env("ob", "w2", 1, 20));
+  CHECK(h.recent(R"({"writer":"w2","reason":"proto"})"));
+  CHECK(h.relay.room("r")->seq == double(ops.size()));
+}
+
 // ---- policy questions (common/drive.hpp: a host decision is an action answered by an input) ----
 
 TEST_CASE("relay: a policy question holds its envelope and everything its connection sends next") {
