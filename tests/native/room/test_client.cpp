@@ -324,7 +324,7 @@ TEST_CASE("client: a welcome raises the version counter above the room's mark fo
 
 // docs/rooms.md § The room client: a refused hello and an eject naming our writer are reported,
 // and the client is not welcomed until a hello is accepted; another writer's eject is not ours.
-TEST_CASE("client: a reject and an eject naming our writer are events; others' ejects are not") {
+TEST_CASE("client: a reject and an eject naming our writer are events, others' ejects are not") {
   Client c({"r", "me", "w"});
   c.receive(R"({"t":"reject","room":"r","reason":"schema","expected":4})", 1);
   REQUIRE(c.refused().size() == 1);

@@ -262,7 +262,7 @@ TEST_CASE(
 
 // docs/rooms.md § Policy and the tripwire: under ejection 'writer' the relay broadcasts the eject
 // to every member, so only one naming our writer is ours.
-TEST_CASE("member: an eject naming another writer is not ours; one naming ours is") {
+TEST_CASE("member: an eject naming another writer is not ours, one naming ours is") {
   RoomMemberOptions o = lanes();
   o.writer = "w-alice";
   RoomMember m(o);
