@@ -644,15 +644,24 @@ void Bus::on_envelope(const ConnId& conn, Stream& s, Envelope e, TimeMs now_ms, 
   events_.push(std::move(ev));
 }
 
+namespace {
+
+// Whether an announce's `skills` list the handoff-v1 capability (§ Handoffs).
+bool lists_handoff(const Json& announce) {
+  auto sk = announce.find("skills");
+  if (sk == announce.end() || !sk->is_array()) return false;
+  for (const auto& v : *sk)
+    if (v.is_string() && v.get<std::string>() == kHandoffCapability) return true;
+  return false;
+}
+
+}  // namespace
+
 void Bus::on_announce(Stream& s, const Envelope& e) {
   Json scratch;
   const Json& p = e.payload_dom(scratch);
   s.announce = p;
-  s.handoff_capable = false;
-  auto sk = p.find("skills");
-  if (sk != p.end() && sk->is_array())
-    for (const auto& v : *sk)
-      if (v.is_string() && v.get<std::string>() == kHandoffCapability) s.handoff_capable = true;
+  s.handoff_capable = lists_handoff(p);
 }
 
 // A skill_update changes what a peer's announce said, field by field (the public implementation
@@ -670,10 +679,7 @@ void Bus::on_skill_update(Stream& s, const Envelope& e, std::int64_t now_ms) {
   take("statusDetail", &Json::is_string);
   take("agent", &Json::is_object);
   const bool was_capable = s.handoff_capable;
-  s.handoff_capable = false;
-  if (auto sk = s.announce.find("skills"); sk != s.announce.end() && sk->is_array())
-    for (const auto& v : *sk)
-      if (v.is_string() && v.get<std::string>() == kHandoffCapability) s.handoff_capable = true;
+  s.handoff_capable = lists_handoff(s.announce);
   if (s.handoff_capable && !was_capable) retry_handoffs_to(s.id, now_ms);
 }
 

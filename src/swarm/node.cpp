@@ -265,7 +265,7 @@ void SwarmNode::on_offer(std::string_view peer, const Offer& offer, TimeMs now_m
       return;
     }
     it = offers_.emplace(offer.file_id, KnownOffer{offer, std::move(payload), {}}).first;
-  } else if (it->second.payload != payload && !same_file(it->second.offer, offer)) {
+  } else if (!same_file(it->second.offer, offer)) {
     // A different shape under the same id: the first stands, which its offerers vouch for. A
     // name, a MIME type or the manifest's transport (inline or paged) may differ: the same bytes
     // seeded under another name, or by an implementation that guesses the type, is the same file,

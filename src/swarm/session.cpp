@@ -142,9 +142,7 @@ void Swarm::on_manifest_page(PeerId peer, const ManifestPage& page, std::int64_t
   }
   if (chunk_hashes_digest(hashes_) != *offer_.chunk_hashes_hash) {
     // Some page lied. Nothing was opened on disk; start the assembly over.
-    std::fill(page_received_.begin(), page_received_.end(), 0);
-    std::fill(page_requested_ms_.begin(), page_requested_ms_.end(), INT64_MIN);
-    pages_received_ = 0;
+    restart_manifest();
     manifest_source_.reset();  // never asked again: the host names another (retry_manifest_from)
     emit(Failed{"manifest_digest_mismatch",
                 "the assembled chunk-hash list does not match the offer's chunkHashesHash; the "
@@ -541,10 +539,14 @@ void Swarm::retry_manifest_from(PeerId source, TimeMs now_ms) {
   manifest_source_ = source;
   // The list starts over from the new source alone: pages mixed from two peers could not say
   // which one lied if the digest then failed (a few pages again is the price).
+  restart_manifest();
+  request_manifest_pages(now_ms);
+}
+
+void Swarm::restart_manifest() {
   std::fill(page_received_.begin(), page_received_.end(), 0);
   std::fill(page_requested_ms_.begin(), page_requested_ms_.end(), INT64_MIN);
   pages_received_ = 0;
-  request_manifest_pages(now_ms);
 }
 
 void Swarm::plan(std::int64_t now_ms) {

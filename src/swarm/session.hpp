@@ -188,6 +188,8 @@ class Swarm {
   enum class Phase { manifest, ready, downloading };
 
   explicit Swarm(const Offer& offer, const SwarmConfig& config);
+  // Forgets every manifest page received or asked for (the list is assembled again).
+  void restart_manifest();
   void plan(std::int64_t now_ms);
   void release(std::uint32_t index);  // forget a request without charging anyone
   void abandon_peer(PeerId peer);

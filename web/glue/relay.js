@@ -649,7 +649,6 @@ export function createRoomClient(options) {
       throw new Error(`tether/relay: createRoomClient: ${error}`);
     }
   }
-  const refused = [];
   // Every refusal the core reported, in order: refused writes, rejected hellos, ejections.
   const events = [];
   // The client's transmits are returned to the caller, who owns the socket.
@@ -661,15 +660,10 @@ export function createRoomClient(options) {
     },
     {
       perform: (text) => out.push(text),
-      event: (r) => {
-        if (r.kind === 'refused') {
-          const w = { reason: r.reason, env: JSON.parse(r.env) };
-          refused.push(w);
-          events.push({ kind: 'refused', ...w });
-        } else {
-          events.push(r);
-        }
-      },
+      event: (r) =>
+        events.push(
+          r.kind === 'refused' ? { kind: r.kind, reason: r.reason, env: JSON.parse(r.env) } : r,
+        ),
     },
     { now: options.now ?? Date.now },
   );
@@ -705,7 +699,8 @@ export function createRoomClient(options) {
     get welcomed() {
       return core.welcomed();
     },
-    refused: () => refused.slice(),
+    refused: () =>
+      events.filter((e) => e.kind === 'refused').map(({ reason, env }) => ({ reason, env })),
     events: () => events.slice(),
   };
   clients.register(client, core);
