@@ -30,9 +30,14 @@ class RoomClientCore {
       : client_(client_options(options_json)) {}
   std::string hello() const { return client_.hello(); }
   std::string connect() { return client_.connect(); }
-  bool write(const std::string& ops, double now) {
-    return client_.write(ops, static_cast<TimeMs>(now));
+  // "" when the envelope was queued, else the refusal's name (write_refusal_name).
+  std::string write(const std::string& ops, double now) {
+    return write_refusal_name(client_.write(ops, static_cast<TimeMs>(now)).refusal);
   }
+  std::string migrate(const std::string& ops, double now) {
+    return write_refusal_name(client_.migrate(ops, static_cast<TimeMs>(now)).refusal);
+  }
+  double room_schema_version() const { return client_.room_schema_version(); }
   void receive(const std::string& text, double now, bool frame) {
     client_.handle_message(text, static_cast<TimeMs>(now), frame);
   }
@@ -207,6 +212,8 @@ EMSCRIPTEN_BINDINGS(tether_room_client) {
       .function("hello", &RoomClientCore::hello)
       .function("connect", &RoomClientCore::connect)
       .function("write", &RoomClientCore::write)
+      .function("migrate", &RoomClientCore::migrate)
+      .function("roomSchemaVersion", &RoomClientCore::room_schema_version)
       .function("receive", &RoomClientCore::receive)
       .function("seed", &RoomClientCore::seed)
       .function("pollTransmit", &RoomClientCore::poll_transmit)

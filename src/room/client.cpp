@@ -3,6 +3,7 @@
 #include "room/client.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
 #include "room/limits.hpp"
@@ -33,6 +34,20 @@ std::string str(const Json& j, const char* k) {
   return v && v->is_string() ? v->get<std::string>() : std::string();
 }
 }  // namespace
+
+const char* write_refusal_name(WriteRefusal r) {
+  switch (r) {
+    case WriteRefusal::none: return "";
+    case WriteRefusal::not_welcomed: return "not-welcomed";
+    case WriteRefusal::migrating: return "migrating";
+    case WriteRefusal::bad_ops: return "ops";
+    case WriteRefusal::needs_migration: return "needs-migration";
+    case WriteRefusal::outdated: return "outdated";
+    case WriteRefusal::no_migration: return "no-migration";
+    case WriteRefusal::migration_root: return "migration-root";
+  }
+  return "";
+}
 
 const char* room_client_event_name(RoomClientEvent::Kind k) {
   switch (k) {
@@ -169,17 +184,53 @@ void RoomClient::settle(const Json& settled) {
   }
 }
 
-bool RoomClient::write(std::string_view ops_json, TimeMs now_ms) {
-  if (!welcomed_) return false;
+// docs/rooms.md § Migrations: an ordinary write carries the room's schema, so it never cuts a
+// generation; ours goes on an envelope only where the cut drops nothing anyone wrote.
+WriteOutcome RoomClient::write(std::string_view ops_json, TimeMs now_ms) {
+  if (!welcomed_) return {WriteRefusal::not_welcomed};
+  if (migrating_) return {WriteRefusal::migrating};
+  if (room_schema_ > opt_.schema_version) return {WriteRefusal::outdated};
+  if (room_schema_ < opt_.schema_version) {
+    // A room nobody has written holds nothing a migration could drop: its first write may
+    // carry our schema (the spec's creator "whose first envelope was the migration that cut").
+    if (seq_ > 0 || !registers_.empty() || !tail_.empty()) return {WriteRefusal::needs_migration};
+    return build(ops_json, now_ms, opt_.schema_version, true);
+  }
+  return build(ops_json, now_ms, room_schema_, false);
+}
+
+WriteOutcome RoomClient::migrate(std::string_view ops_json, TimeMs now_ms) {
+  if (!welcomed_) return {WriteRefusal::not_welcomed};
+  if (migrating_) return {WriteRefusal::migrating};
+  if (room_schema_ >= opt_.schema_version) return {WriteRefusal::no_migration};
   JsonParse parsed = parse_json(ByteView(ops_json));
-  if (!parsed.ok() || !parsed.value.is_array() || parsed.value.empty()) return false;
-  Hlc h = tick(now_ms);
-  Json ops = Json::array();
+  bool sets_root = false;
+  if (parsed.ok() && parsed.value.is_array()) {
+    for (const auto& op : parsed.value) {
+      const Json* path = field(op, "path");
+      if (path && path->is_array() && path->empty() && str(op, "kind") == "set") sets_root = true;
+    }
+  }
+  if (parsed.ok() && parsed.value.is_array() && !parsed.value.empty() && !sets_root)
+    return {WriteRefusal::migration_root};
+  return build(ops_json, now_ms, opt_.schema_version, true);
+}
+
+WriteOutcome RoomClient::build(std::string_view ops_json, TimeMs now_ms, double schema,
+                               bool migration) {
+  JsonParse parsed = parse_json(ByteView(ops_json));
+  if (!parsed.ok() || !parsed.value.is_array() || parsed.value.empty())
+    return {WriteRefusal::bad_ops};
   for (const auto& store_op : parsed.value) {
     const Json* path = field(store_op, "path");
     std::string kind = str(store_op, "kind");
     if (!path || !path->is_array() || (kind != "set" && kind != "delete" && kind != "clear"))
-      return false;
+      return {WriteRefusal::bad_ops};
+  }
+  Hlc h = tick(now_ms);
+  Json ops = Json::array();
+  for (const auto& store_op : parsed.value) {
+    const Json* path = field(store_op, "path");
     Json op = store_op;
     Json cites = Json::array();
     double epoch = 0;
@@ -202,13 +253,15 @@ bool RoomClient::write(std::string_view ops_json, TimeMs now_ms) {
               {"version", ++version_},
               {"hlc", hlc_json(h)},
               {"policyVersion", opt_.policy_version},
-              {"schemaVersion", opt_.schema_version},
+              {"schemaVersion", schema},
               {"ops", ops}};
   ingest(env);
   std::string message = to_json(Json{{"t", "env"}, {"room", opt_.room}, {"env", env}});
   transmits_.push(message);
   tail_.push_back(Pending{version_, instance_, std::move(message), env});
-  return true;
+  // Ours cuts a generation: what we write in this one would be refused after the cut.
+  if (migration) migrating_ = true;
+  return {};
 }
 
 std::string RoomClient::connect() {
@@ -279,17 +332,27 @@ void RoomClient::apply(std::string_view server_json, TimeMs now_ms) {
       }
     }
     seq_ = num(m, "seq", 0);
+    // null is how a schema raised to Infinity (an envelope's 1e999) is written.
+    if (const Json* sv = field(m, "schemaVersion"))
+      room_schema_ = sv->is_null() ? HUGE_VAL : read_number(*sv).value_or(0);
+    else
+      room_schema_ = 0;
     welcomed_ = true;
     catching_up_ = false;
-    // A tail written in another generation means nothing here: drop it loudly (spec).
+    // A tail written in another generation means nothing here: drop it loudly (spec). All but
+    // the envelope that cut this generation: a migration whose echo was lost on the way is in
+    // the registers the welcome handed over, and is acknowledged, not refused.
     std::vector<Pending> keep;
     for (auto& p : tail_) {
       if (p.instance == instance_)
         keep.push_back(std::move(p));
-      else
+      else if (!new_generation || !in_registers(p))
         refused("generation", p.env);
     }
     tail_.swap(keep);
+    migrating_ = std::any_of(tail_.begin(), tail_.end(), [&](const Pending& p) {
+      return num(p.env, "schemaVersion", 0) > room_schema_;
+    });
     if (new_generation && mode != "snapshot" && seq_ > 0) {
       // Our registers belong to a dead generation and this answer did not replace them.
       welcomed_ = false;
@@ -371,6 +434,18 @@ void RoomClient::apply(std::string_view server_json, TimeMs now_ms) {
     welcomed_ = false;
     catching_up_ = false;
   }
+}
+
+// Whether the registers hold `p` as a sibling: our origin at its stamp (a clock never stamps
+// twice, so the stamp names the envelope).
+bool RoomClient::in_registers(const Pending& p) const {
+  const Hlc h = hlc_at(p.env, "hlc");
+  for (const auto& [key, r] : registers_) {
+    for (const auto& s : r.siblings) {
+      if (s.origin == opt_.origin && compare_hlc(s.hlc, h) == 0) return true;
+    }
+  }
+  return false;
 }
 
 void RoomClient::observe_registers(const Json& registers, TimeMs now_ms) {

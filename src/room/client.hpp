@@ -33,9 +33,32 @@ struct RoomClientOptions {
   std::string origin;  // this replica (one per tab or device)
   std::string writer;  // the authenticated principal
   double policy_version = 0;
-  // The data shape this client writes, stamped on every hello and envelope: an envelope stamped
-  // above the room's starts a migration (spec: "Persistence", a new generation).
+  // The data shape this client writes (spec: "Persistence"). The hello carries it (a relay whose
+  // room is newer rejects it as `schema`); an envelope carries it only where it cuts nothing
+  // another wrote: a migration (RoomClient::migrate), or the first write into a room nobody has
+  // written. Every other envelope carries the room's own schema, so an ordinary write can never
+  // become a migration that drops the document (docs/rooms.md § Migrations).
   double schema_version = 0;
+};
+
+// Why write() or migrate() queued nothing (docs/rooms.md § Migrations). The transient ones
+// (not_welcomed, migrating) pass with the next welcome; the others name something to change.
+enum class WriteRefusal : std::uint8_t {
+  none,
+  not_welcomed,     // before the first welcome, and after a reject or an eject until the next
+  migrating,        // a migration of ours is in flight: the next welcome opens its generation
+  bad_ops,          // not a non-empty array of {kind: set|delete|clear, path: [...]}
+  needs_migration,  // the room holds an older schema than ours: migrate() it first
+  outdated,         // the room holds a newer schema than ours: this client is out of date
+  no_migration,     // migrate() on a room already at our schema (or newer)
+  migration_root,   // a migration replaces the document: it must set the root path []
+};
+const char* write_refusal_name(WriteRefusal r);
+
+// What write() and migrate() did: true when the envelope was queued for poll_transmit.
+struct WriteOutcome {
+  WriteRefusal refusal = WriteRefusal::none;
+  explicit operator bool() const { return refusal == WriteRefusal::none; }
 };
 
 // What the relay refused, as poll_event() reports it (docs/rooms.md § The room client):
@@ -65,8 +88,17 @@ class RoomClient {
   // clock, fills cites and epoch from the registers, applies it locally, queues it in the tail
   // and its client message for poll_transmit. False (nothing queued) when `ops_json` is not an
   // array of ops or the client is not welcomed (before the first welcome, and after a reject or
-  // an eject until the next one: no generation to write in).
-  bool write(std::string_view ops_json, TimeMs now_ms);
+  // an eject until the next one: no generation to write in), and where the room's schema is not
+  // ours (WriteRefusal says which way, and what to do).
+  WriteOutcome write(std::string_view ops_json, TimeMs now_ms);
+  // The envelope that moves a room written at an older schema to ours: the ops (a `set` at the
+  // root path [] among them, the whole document in the new shape) are stamped with our schema,
+  // so the relay cuts a new generation with exactly them in it. Until the welcome into that
+  // generation, write() refuses as `migrating` (a write in the old one would be refused as
+  // `generation` after the cut).
+  WriteOutcome migrate(std::string_view ops_json, TimeMs now_ms);
+  // The schema the room holds, from the last welcome (-1 before the first one).
+  double room_schema_version() const { return room_schema_; }
   // Seeds a new client with a persisted outbox: the client messages tail_messages() returned
   // before the process went away, oldest first. They are resent after the first welcome (the
   // relay answers what it already holds as 'duplicate', the acknowledgement), dropped loudly as
@@ -114,6 +146,8 @@ class RoomClient {
   };
 
   void apply(std::string_view server_json, TimeMs now_ms);
+  WriteOutcome build(std::string_view ops_json, TimeMs now_ms, double schema, bool migration);
+  bool in_registers(const Pending& p) const;
   Hlc tick(TimeMs now_ms);
   void observe(const Hlc& remote, TimeMs now_ms);
   void ingest(const Json& env);
@@ -130,6 +164,8 @@ class RoomClient {
   double seq_ = 0;
   std::string instance_;
   bool welcomed_ = false;
+  double room_schema_ = -1;   // from the last welcome
+  bool migrating_ = false;    // our migration is in flight: no write until the next welcome
   bool catching_up_ = false;  // a gap in the seqs sent a hello; envs wait for its welcome
   std::map<std::string, Register> registers_;
   std::vector<Pending> tail_;

@@ -155,40 +155,77 @@ test('a new client seeded with a persisted outbox resends it; the relay acknowle
   );
 });
 
-test('a client with a newer schemaVersion starts a migration with its next write', () => {
-  const relay = createRelay({});
-  const boxes = [[], []];
-  const clients = [
-    createRoomClient({ room: 'doc', origin: 'old', writer: 'w1', schemaVersion: 1 }),
-    createRoomClient({ room: 'doc', origin: 'new', writer: 'w2', schemaVersion: 2 }),
-  ];
-  const conns = boxes.map((box, i) =>
-    relay.connectText({ send: (m) => box.push(m) }, { writer: `w${i + 1}` }),
-  );
-  const settle = () => {
-    for (let moved = true; moved;) {
-      moved = false;
-      boxes.forEach((box, i) => {
-        while (box.length) {
-          moved = true;
-          for (const out of clients[i].receive(box.shift())) conns[i].receive(out);
-        }
-      });
-    }
-  };
-  conns[0].receive(clients[0].hello());
-  settle();
-  conns[0].receive(clients[0].write([{ kind: 'set', path: ['a'], next: 1 }]));
-  settle();
-  const before = relay.room('doc').instance;
-  conns[1].receive(clients[1].hello());
-  settle();
-  conns[1].receive(clients[1].write([{ kind: 'set', path: ['a'], next: 2 }]));
-  settle();
-  assert.notEqual(relay.room('doc').instance, before); // a new generation
-  assert.deepEqual(clients[1].value(), { a: 2 });
-  assert.equal(clients[1].unacked, 0);
-});
+// docs/rooms.md § Migrations: a client of a newer schema never wipes a written room by writing
+// a leaf; the document moves only with migrate(), over our relay and the reference alike.
+for (const [name, lib, text] of [
+  ['tether/relay (text)', { createRelay }, true],
+  ['the reference relay', reference, false],
+]) {
+  test(`a newer client migrates a written room only with migrate(), over ${name}`, () => {
+    const relay = lib.createRelay({});
+    const boxes = [[], []];
+    const clients = [
+      createRoomClient({ room: 'doc', origin: 'old', writer: 'w1', schemaVersion: 1 }),
+      createRoomClient({ room: 'doc', origin: 'new', writer: 'w2', schemaVersion: 2 }),
+    ];
+    const conns = boxes.map((box, i) => {
+      const socket = { send: (m) => box.push(typeof m === 'string' ? m : JSON.stringify(m)) };
+      const conn = text
+        ? relay.connectText(socket, { writer: `w${i + 1}` })
+        : relay.connect(socket, { writer: `w${i + 1}` });
+      return { receive: (m) => conn.receive(text ? m : JSON.parse(m)) };
+    });
+    const settle = () => {
+      for (let moved = true; moved;) {
+        moved = false;
+        boxes.forEach((box, i) => {
+          while (box.length) {
+            moved = true;
+            for (const out of clients[i].receive(box.shift())) conns[i].receive(out);
+          }
+        });
+      }
+    };
+    conns[0].receive(clients[0].hello());
+    settle();
+    conns[0].receive(clients[0].write([{ kind: 'set', path: [], next: { a: 1, b: 1 } }]));
+    settle();
+    const before = relay.room('doc').instance;
+    conns[1].receive(clients[1].hello());
+    settle();
+    assert.equal(clients[1].roomSchemaVersion, 1);
+    // A leaf write would have been a migration that kept only that leaf.
+    assert.throws(
+      () => clients[1].write([{ kind: 'set', path: ['a'], next: 2 }]),
+      /the room holds schema 1 and this client writes schema 2; call migrate\(ops\)/,
+    );
+    assert.throws(
+      () => clients[1].migrate([{ kind: 'set', path: ['a'], next: 2 }]),
+      /a migration replaces the whole document: include a set at the root path \[\]/,
+    );
+    settle();
+    assert.equal(relay.room('doc').instance, before);
+    assert.deepEqual(clients[0].value(), { a: 1, b: 1 });
+    // The migration: the document in the new shape, built from what the room holds.
+    const next = { ...clients[1].value(), a: 2, shape: 2 };
+    conns[1].receive(clients[1].migrate([{ kind: 'set', path: [], next }]));
+    assert.equal(clients[1].write([{ kind: 'set', path: ['early'], next: 1 }]), null);
+    settle();
+    assert.notEqual(relay.room('doc').instance, before); // a new generation
+    assert.equal(clients[1].unacked, 0);
+    assert.deepEqual(clients[1].refused(), []);
+    assert.deepEqual(clients[1].value(), { a: 1, b: 1, shape: 2, ...{ a: 2 } });
+    assert.deepEqual(clients[0].value(), clients[1].value());
+    conns[1].receive(clients[1].write([{ kind: 'set', path: ['b'], next: 3 }]));
+    settle();
+    assert.equal(clients[0].value().b, 3);
+    // The old client is out of date now, and says what to do.
+    assert.throws(
+      () => clients[0].write([{ kind: 'set', path: ['a'], next: 9 }]),
+      /the room holds schema 2, newer than this client's 1; load the code/,
+    );
+  });
+}
 
 // docs/rooms.md § The room client: one origin per tab or device, so a reload creates a new
 // client under an origin the room already holds versions of. Its writes must be kept, not

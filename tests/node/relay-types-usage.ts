@@ -44,6 +44,9 @@ const seeded = createRoomClient({
   outbox: c.tail(),
 });
 console.log(seeded.unacked, relay.stats().rooms);
+// A migration: the whole document in the new shape; null until welcomed.
+const migration: string | null = seeded.migrate([{ kind: 'set', path: [], next: {} }]);
+console.log(migration, seeded.roomSchemaVersion.toFixed(0));
 // A policy that allows every path below the root says so: tether asks it about root ops only.
 const rootOk = (ctx: { kind?: string }, path: readonly unknown[]) =>
   path.length > 0 || ctx.kind !== 'agent';
@@ -72,4 +75,7 @@ const registers: RegisterStore = createRegisterStore();
 registers.ingest(env);
 registers.load(registers.checkpoint());
 registers.settle({ o: { p: 1, l: 0 } });
-console.log(registers.maxEpoch(['a']), registers.covers(['a'], { origin: 'o', hlc: { p: 1, l: 0 } }));
+console.log(
+  registers.maxEpoch(['a']),
+  registers.covers(['a'], { origin: 'o', hlc: { p: 1, l: 0 } }),
+);

@@ -375,7 +375,11 @@ export type RoomClientOptions = {
   readonly origin: string;
   readonly writer: string;
   readonly policyVersion?: number;
-  /** Stamped on every hello and envelope: one above the room's starts a migration. */
+  /**
+   * The data shape this client writes. The hello carries it; an envelope carries it only when it
+   * is a migration (migrate()) or the first write into a room nobody has written, so an
+   * ordinary write never cuts the room's generation.
+   */
   readonly schemaVersion?: number;
   /**
    * A persisted outbox: what tail() returned before the process went away. Resent after the
@@ -403,9 +407,18 @@ export type RoomClient = {
   hello(): string;
   /**
    * The client message for these ops, or null when not welcomed (before the first welcome, and
-   * after a rejection or an ejection until the next welcome).
+   * after a rejection or an ejection until the next welcome) or while our migration is in
+   * flight. Throws, naming the fix, for malformed ops and where the room's schema is not this
+   * client's (older: migrate() first; newer: this client is out of date).
    */
   write(ops: readonly StoreOp[]): string | null;
+  /**
+   * The client message that moves a room written at an older schema to this client's: the ops
+   * (a set at the root path [] among them, the whole document in the new shape) cut a new
+   * generation holding exactly them. Until the welcome into it, write() and migrate() return
+   * null. Throws, naming the fix, when the room is not older or the root is not set.
+   */
+  migrate(ops: readonly StoreOp[]): string | null;
   /**
    * One server message; returns the client messages to send in answer (a read acknowledgement
    * among them when the relay asked for them). Pass the frame's text: a parsed object is not
@@ -419,6 +432,8 @@ export type RoomClient = {
   readonly unacked: number;
   readonly seq: number;
   readonly welcomed: boolean;
+  /** The schema the room holds, from the last welcome (-1 before the first). */
+  readonly roomSchemaVersion: number;
   refused(): RefusedWrite[];
   /** Every refusal so far, refused writes included, oldest first. */
   events(): RoomClientEvent[];

@@ -633,6 +633,34 @@ export function createRelay(opt = {}) {
 
 const clients = registry((core) => core.delete());
 
+/** What to do about a write the client core refused (WriteRefusal in src/room/client.hpp). */
+function writeRefusalFix(refusal, room, ours) {
+  switch (refusal) {
+    case 'ops':
+      return 'ops must be a non-empty array of {kind: "set" | "delete" | "clear", path: [...], next?}';
+    case 'needs-migration':
+      return (
+        `the room holds schema ${room} and this client writes schema ${ours}; ` +
+        'call migrate(ops) once with the document in the new shape (a set at the root path []), ' +
+        `or create the client with schemaVersion ${room}`
+      );
+    case 'outdated':
+      return (
+        `the room holds schema ${room}, newer than this client's ${ours}; ` +
+        'load the code that writes the new shape and create the client with its schemaVersion'
+      );
+    case 'no-migration':
+      return `the room already holds schema ${room} (this client's is ${ours}): write() instead`;
+    case 'migration-root':
+      return (
+        'a migration replaces the whole document: include a set at the root path [] ' +
+        'with the document in the new shape'
+      );
+    default:
+      return `refused (${refusal})`;
+  }
+}
+
 /**
  * A room client (the peer side of the protocol): builds envelopes with cites and epoch, keeps the
  * unacknowledged tail and resends it after every welcome, handles drops, hydrates from welcomes,
@@ -672,14 +700,26 @@ export function createRoomClient(options) {
     driver.input(fn);
     return out;
   };
+  // A write or a migration: the client message, null while the client cannot write yet (not
+  // welcomed, or our migration's generation not yet open), and an error naming the fix for a
+  // refusal that waiting does not cure (docs/rooms.md § Migrations).
+  const queued = (call, ops, fn) => {
+    let refusal = '';
+    const sent = run((now) => {
+      refusal = fn(JSON.stringify(ops), now);
+    });
+    if (refusal === '') return sent[0];
+    if (refusal === 'not-welcomed' || refusal === 'migrating') return null;
+    const room = core.roomSchemaVersion();
+    const ours = coreOptions.schemaVersion ?? 0;
+    throw new Error(`tether/relay: ${call}: ${writeRefusalFix(refusal, room, ours)}`);
+  };
   const client = {
     // Once per socket: the hello also starts that socket's read count (docs/rooms.md § The
     // slow-reader rule), which the client acknowledges to a relay that asks for it.
     hello: () => core.connect(),
-    write: (ops) => {
-      const sent = run((now) => core.write(JSON.stringify(ops), now));
-      return sent.length > 0 ? sent[0] : null;
-    },
+    write: (ops) => queued('write', ops, (text, now) => core.write(text, now)),
+    migrate: (ops) => queued('migrate', ops, (text, now) => core.migrate(text, now)),
     // A frame's own text counts towards what the socket read; a parsed message does not (its
     // serialisation need not be the frame's bytes), and stops acknowledgements on this socket.
     receive: (message) =>
@@ -698,6 +738,10 @@ export function createRoomClient(options) {
     },
     get welcomed() {
       return core.welcomed();
+    },
+    /** The schema the room holds, from the last welcome (-1 before the first). */
+    get roomSchemaVersion() {
+      return core.roomSchemaVersion();
     },
     refused: () =>
       events.filter((e) => e.kind === 'refused').map(({ reason, env }) => ({ reason, env })),

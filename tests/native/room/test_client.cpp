@@ -357,3 +357,118 @@ TEST_CASE("client: a reject and an eject naming our writer are events, others' e
   REQUIRE(e.refused().size() == 1);
   CHECK(e.refused()[0].expected == -1);
 }
+
+// docs/rooms.md § Migrations: the room's document survives a client of a newer schema.
+namespace {
+const char* kWrittenAtSchema1 =
+    R"({"t":"welcome","room":"r","seq":3,"instance":"g1","schemaVersion":1,"mode":"snapshot","registers":[{"path":["a"],"siblings":[{"kind":"set","writer":"x","origin":"old","hlc":{"p":100,"l":0},"epoch":0,"value":1}],"water":{}}],"wm":{"old":3},"peers":[],"members":[]})";
+}  // namespace
+
+TEST_CASE("client: a newer client writes nothing into an older written room until it migrates") {
+  RoomClientOptions o{"r", "me", "w"};
+  o.schema_version = 2;
+  Client c(o);
+  c.receive(kWrittenAtSchema1, 200);
+  CHECK(c.core.room_schema_version() == 1);
+  CHECK(c.core.write(R"([{"kind":"set","path":["a"],"next":2}])", 210).refusal ==
+        WriteRefusal::needs_migration);
+  CHECK(c.sent().empty());
+  CHECK(c.core.unacked() == 0);
+  CHECK(c.value() == parse(R"({"a":1})"));  // nothing of the room's was touched
+  // A migration replaces the document, so it must say what the whole document is.
+  CHECK(c.core.migrate(R"([{"kind":"set","path":["b"],"next":2}])", 210).refusal ==
+        WriteRefusal::migration_root);
+  REQUIRE(c.core.migrate(R"([{"kind":"set","path":[],"next":{"a":1,"b":2}}])", 220));
+  auto out = c.sent();
+  REQUIRE(out.size() == 1);
+  Json env = parse(out[0])["env"];
+  CHECK(env["schemaVersion"] == 2);
+  CHECK(env["instance"] == "g1");
+  // Until the new generation's welcome, a write would land in the dead one.
+  CHECK(c.core.write(R"([{"kind":"set","path":["c"],"next":3}])", 230).refusal ==
+        WriteRefusal::migrating);
+  CHECK(c.core.migrate(R"([{"kind":"set","path":[],"next":{}}])", 230).refusal ==
+        WriteRefusal::migrating);
+  // The echo, then the relay's re-welcome into the generation the migration cut.
+  env["seq"] = 4;
+  c.receive(to_json(Json{{"t", "env"}, {"room", "r"}, {"env", env}}), 240);
+  CHECK(c.core.unacked() == 0);
+  c.receive(
+      R"({"t":"welcome","room":"r","seq":4,"instance":"g2","schemaVersion":2,"mode":"snapshot","registers":[{"path":[],"siblings":[{"kind":"set","writer":"w","origin":"me","hlc":{"p":220,"l":0},"epoch":0,"value":{"a":1,"b":2}}],"water":{}}],"wm":{},"peers":[],"members":[]})",
+      250);
+  CHECK(c.refused().empty());
+  CHECK(c.core.room_schema_version() == 2);
+  auto m = c.write(R"([{"kind":"set","path":["c"],"next":3}])", 260);
+  REQUIRE(m);
+  CHECK(parse(*m)["env"]["schemaVersion"] == 2);
+  CHECK(parse(*m)["env"]["instance"] == "g2");
+  CHECK(c.core.migrate(R"([{"kind":"set","path":[],"next":{}}])", 270).refusal ==
+        WriteRefusal::no_migration);
+}
+
+TEST_CASE("client: ordinary writes carry the room's schema, and one migrated past us is outdated") {
+  RoomClientOptions o{"r", "me", "w"};
+  o.schema_version = 1;
+  Client c(o);
+  c.receive(kWrittenAtSchema1, 200);
+  auto m = c.write(R"([{"kind":"set","path":["a"],"next":5}])", 210);
+  REQUIRE(m);
+  CHECK(parse(*m)["env"]["schemaVersion"] == 1);
+  // Another client migrated the room to schema 2 while we were in it.
+  c.receive(
+      R"({"t":"welcome","room":"r","seq":9,"instance":"g2","schemaVersion":2,"mode":"snapshot","registers":[],"wm":{},"peers":[],"members":[]})",
+      220);
+  CHECK(c.core.write(R"([{"kind":"set","path":["a"],"next":6}])", 230).refusal ==
+        WriteRefusal::outdated);
+  CHECK(c.sent().empty());
+  // A room raised to Infinity (an envelope's 1e999, written null) is newer than any client.
+  c.receive(
+      R"({"t":"welcome","room":"r","seq":10,"instance":"g3","schemaVersion":null,"mode":"snapshot","registers":[],"wm":{},"peers":[],"members":[]})",
+      240);
+  CHECK(c.core.write(R"([{"kind":"set","path":["a"],"next":7}])", 250).refusal ==
+        WriteRefusal::outdated);
+}
+
+// After our migration, the socket dropped before its echo: the reconnect's welcome is the new
+// generation's, and whether our migration made it is in its registers.
+TEST_CASE("client: a migration whose echo was lost is judged by the new generation's snapshot") {
+  RoomClientOptions o{"r", "me", "w"};
+  o.schema_version = 2;
+  Client c(o);
+  c.receive(kWrittenAtSchema1, 200);
+  REQUIRE(c.core.migrate(R"([{"kind":"set","path":[],"next":{"a":1}}])", 300));
+  c.sent();
+  SECTION("ours cut it: the sibling at its stamp is the acknowledgement") {
+    c.receive(
+        R"({"t":"welcome","room":"r","seq":4,"instance":"g2","schemaVersion":2,"mode":"snapshot","registers":[{"path":[],"siblings":[{"kind":"set","writer":"w","origin":"me","hlc":{"p":300,"l":0},"epoch":0,"value":{"a":1}}],"water":{}}],"wm":{},"peers":[],"members":[]})",
+        310);
+    CHECK(c.refused().empty());
+    CHECK(c.value() == parse(R"({"a":1})"));
+  }
+  SECTION("another's cut it first: ours is refused as generation, loudly") {
+    c.receive(
+        R"({"t":"welcome","room":"r","seq":4,"instance":"g2","schemaVersion":2,"mode":"snapshot","registers":[{"path":[],"siblings":[{"kind":"set","writer":"y","origin":"rival","hlc":{"p":290,"l":0},"epoch":0,"value":{"theirs":1}}],"water":{}}],"wm":{},"peers":[],"members":[]})",
+        310);
+    REQUIRE(c.refused().size() == 1);
+    CHECK(c.refused()[0].reason == "generation");
+  }
+  CHECK(c.core.unacked() == 0);
+  // The room is at our schema either way: an ordinary write goes, a second migration does not.
+  CHECK(c.write(R"([{"kind":"set","path":["b"],"next":2}])", 320));
+  CHECK(c.core.migrate(R"([{"kind":"set","path":[],"next":{}}])", 330).refusal ==
+        WriteRefusal::no_migration);
+}
+
+TEST_CASE("client: the first write into a room nobody has written may carry our schema") {
+  RoomClientOptions o{"r", "me", "w"};
+  o.schema_version = 3;
+  Client c(o);
+  c.receive(kWelcome, 0);  // seq 0, schema 0
+  auto m = c.write(R"([{"kind":"set","path":[],"next":{}}])", 5);
+  REQUIRE(m);
+  CHECK(parse(*m)["env"]["schemaVersion"] == 3);
+  // It cuts a generation, so the next write waits for that welcome.
+  CHECK(c.core.write(R"([{"kind":"set","path":["a"],"next":1}])", 6).refusal ==
+        WriteRefusal::migrating);
+  CHECK(c.core.write(R"({"not":"ops"})", 7).refusal == WriteRefusal::migrating);
+}
