@@ -66,6 +66,7 @@ class RoomClientCore {
     o.set("kind", std::string(room_client_event_name(r->kind)));
     o.set("reason", r->reason);
     if (r->kind == RoomClientEvent::Kind::refused) o.set("env", r->envelope);
+    if (r->kind == RoomClientEvent::Kind::lost) o.set("value", r->envelope);
     if (r->expected >= 0) o.set("expected", r->expected);
     return o;
   }

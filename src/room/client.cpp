@@ -54,6 +54,7 @@ const char* room_client_event_name(RoomClientEvent::Kind k) {
     case RoomClientEvent::Kind::refused: return "refused";
     case RoomClientEvent::Kind::rejected: return "rejected";
     case RoomClientEvent::Kind::ejected: return "ejected";
+    case RoomClientEvent::Kind::lost: return "lost";
   }
   return "";
 }
@@ -291,6 +292,20 @@ void RoomClient::apply(std::string_view server_json, TimeMs now_ms) {
     std::string instance = str(m, "instance");
     std::string mode = str(m, "mode");
     bool new_generation = instance != instance_;
+    // null is how a schema raised to Infinity (an envelope's 1e999) is written.
+    double schema = 0;
+    if (const Json* sv = field(m, "schemaVersion"))
+      schema = sv->is_null() ? HUGE_VAL : read_number(*sv).value_or(0);
+    // A new generation without a raised schema is no migration: the relay lost the room (it
+    // restarted without storage, or served the name again without hydrating it; spec: unload).
+    // The spec has us hydrate from what it holds now, so the document we held goes: hand it to
+    // the application first, which alone can say whether to write it again.
+    if (new_generation && !instance_.empty() && schema <= room_schema_ && !registers_.empty()) {
+      RoomClientEvent& e = events_.emplace();
+      e.kind = RoomClientEvent::Kind::lost;
+      e.reason = "room-lost";
+      e.envelope = to_json(value());
+    }
     instance_ = instance;
     if (mode == "snapshot" || new_generation) registers_.clear();
     if (mode == "snapshot") {
@@ -332,11 +347,7 @@ void RoomClient::apply(std::string_view server_json, TimeMs now_ms) {
       }
     }
     seq_ = num(m, "seq", 0);
-    // null is how a schema raised to Infinity (an envelope's 1e999) is written.
-    if (const Json* sv = field(m, "schemaVersion"))
-      room_schema_ = sv->is_null() ? HUGE_VAL : read_number(*sv).value_or(0);
-    else
-      room_schema_ = 0;
+    room_schema_ = schema;
     welcomed_ = true;
     catching_up_ = false;
     // A tail written in another generation means nothing here: drop it loudly (spec). All but

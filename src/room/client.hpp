@@ -66,12 +66,16 @@ struct WriteOutcome {
 //             envelope; whether to write them again is the person's call (spec);
 //   rejected: our hello ('proto', 'policy-version', 'schema', 'unauthorized'); `expected` is what
 //             the relay runs, or -1. The client is not welcomed until a hello is accepted;
-//   ejected:  us, for a policy violation of our writer (`reason`); the relay closes the socket.
+//   ejected:  us, for a policy violation of our writer (`reason`); the relay closes the socket;
+//   lost:     the relay came back with the room in a new generation that no migration cut
+//             (`room-lost`: it restarted without storage), so the document we held is gone from
+//             the room and from this client; `envelope` holds it (the folded value, JSON), for
+//             the application to write again if it should be kept.
 struct RoomClientEvent {
-  enum class Kind : std::uint8_t { refused, rejected, ejected };
+  enum class Kind : std::uint8_t { refused, rejected, ejected, lost };
   Kind kind = Kind::refused;
   std::string reason;
-  std::string envelope;  // refused: the OpEnvelope JSON
+  std::string envelope;  // refused: the OpEnvelope JSON; lost: the document we held (JSON)
   double expected = -1;  // rejected: what the relay expected, or -1
 };
 const char* room_client_event_name(RoomClientEvent::Kind k);

@@ -323,3 +323,44 @@ for (const [name, lib, text] of [
     assert.deepEqual(again.events(), [{ kind: 'rejected', reason: 'unauthorized' }]);
   });
 }
+
+// docs/rooms.md § The room client, a room the relay lost: a relay without storage restarts, and
+// the client hears what it held before it hydrates from the empty room.
+for (const [name, lib, text] of [
+  ['tether/relay (text)', { createRelay }, true],
+  ['the reference relay', reference, false],
+]) {
+  test(`a client reports the document of a room its relay lost, over ${name}`, () => {
+    const client = createRoomClient({ room: 'doc', origin: 'tab', writer: 'w' });
+    const attach = (relay) => {
+      const box = [];
+      const socket = { send: (m) => box.push(typeof m === 'string' ? m : JSON.stringify(m)) };
+      const conn = text
+        ? relay.connectText(socket, { writer: 'w' })
+        : relay.connect(socket, { writer: 'w' });
+      const send = (m) => conn.receive(text ? m : JSON.parse(m));
+      const settle = () => {
+        while (box.length) for (const out of client.receive(box.shift())) send(out);
+      };
+      return { send, settle };
+    };
+    const first = attach(lib.createRelay({}));
+    first.send(client.hello());
+    first.settle();
+    first.send(client.write([{ kind: 'set', path: [], next: { title: 'plan', steps: 3 } }]));
+    first.settle();
+    assert.deepEqual(client.events(), []);
+    // The process restarted: a new relay, nothing of the room in it.
+    const second = attach(lib.createRelay({}));
+    second.send(client.hello());
+    second.settle();
+    assert.deepEqual(client.events(), [
+      { kind: 'lost', reason: 'room-lost', value: { title: 'plan', steps: 3 } },
+    ]);
+    assert.deepEqual(client.value(), {});
+    second.send(client.write([{ kind: 'set', path: [], next: client.events()[0].value }]));
+    second.settle();
+    assert.deepEqual(client.value(), { title: 'plan', steps: 3 });
+    assert.equal(client.unacked, 0);
+  });
+}

@@ -401,7 +401,13 @@ export type RefusedWrite = { readonly reason: string; readonly env: OpEnvelope }
 export type RoomClientEvent =
   | ({ readonly kind: 'refused' } & RefusedWrite)
   | { readonly kind: 'rejected'; readonly reason: string; readonly expected?: number }
-  | { readonly kind: 'ejected'; readonly reason: string };
+  | { readonly kind: 'ejected'; readonly reason: string }
+  /**
+   * The relay came back with the room in a new generation no migration cut ('room-lost': it
+   * restarted without storage). The client hydrates from what the room holds now; `value` is the
+   * document it held before, to write again (a root set) if it should be kept.
+   */
+  | { readonly kind: 'lost'; readonly reason: 'room-lost'; readonly value: unknown };
 export type RoomClient = {
   /** The hello to send on every (re)connect, once per socket: it starts the socket's read count. */
   hello(): string;

@@ -690,7 +690,11 @@ export function createRoomClient(options) {
       perform: (text) => out.push(text),
       event: (r) =>
         events.push(
-          r.kind === 'refused' ? { kind: r.kind, reason: r.reason, env: JSON.parse(r.env) } : r,
+          r.kind === 'refused'
+            ? { kind: r.kind, reason: r.reason, env: JSON.parse(r.env) }
+            : r.kind === 'lost'
+              ? { kind: r.kind, reason: r.reason, value: JSON.parse(r.value) }
+              : r,
         ),
     },
     { now: options.now ?? Date.now },

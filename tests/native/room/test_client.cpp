@@ -472,3 +472,37 @@ TEST_CASE("client: the first write into a room nobody has written may carry our 
         WriteRefusal::migrating);
   CHECK(c.core.write(R"({"not":"ops"})", 7).refusal == WriteRefusal::migrating);
 }
+
+TEST_CASE("client: a room the relay lost is reported with the document we held") {
+  Client c({"r", "me", "w"});
+  c.receive(kWelcome, 0);
+  c.receive(
+      R"({"t":"env","room":"r","env":{"proto":3,"instance":"g1","origin":"other","writer":"x","version":1,"hlc":{"p":50,"l":0},"policyVersion":0,"ops":[{"kind":"set","path":[],"next":{"kept":1}}],"seq":1}})",
+      60);
+  REQUIRE(c.write(R"([{"kind":"set","path":["mine"],"next":2}])", 70));
+  // The relay restarted without storage: the same name, a new generation, seq 0, same schema.
+  c.receive(
+      R"({"t":"welcome","room":"r","seq":0,"instance":"g9","schemaVersion":0,"mode":"up-to-date","peers":[],"members":[]})",
+      80);
+  auto events = c.refused();
+  REQUIRE(events.size() == 2);
+  CHECK(events[0].kind == RoomClientEvent::Kind::lost);
+  CHECK(events[0].reason == "room-lost");
+  CHECK(parse(events[0].envelope) == parse(R"({"kept":1,"mine":2})"));
+  CHECK(events[1].kind == RoomClientEvent::Kind::refused);
+  CHECK(events[1].reason == "generation");
+  CHECK(c.value() == Json::object());
+  // Writing it back is the application's call, and an ordinary write.
+  CHECK(c.write(R"([{"kind":"set","path":[],"next":{"kept":1,"mine":2}}])", 90));
+}
+
+TEST_CASE("client: a migration's new generation is not a lost room") {
+  RoomClientOptions o{"r", "me", "w"};
+  o.schema_version = 1;
+  Client c(o);
+  c.receive(kWrittenAtSchema1, 200);
+  c.receive(
+      R"({"t":"welcome","room":"r","seq":9,"instance":"g2","schemaVersion":2,"mode":"snapshot","registers":[],"wm":{},"peers":[],"members":[]})",
+      220);
+  CHECK(c.refused().empty());
+}
