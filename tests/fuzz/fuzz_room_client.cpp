@@ -82,9 +82,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     now += 7;
     const double seq_before = client.seq();
     const bool is_welcome = msg.find("welcome") != std::string::npos;
-    if (!msg.empty() && msg[0] == 'W') {
-      const bool queued = client.write(std::string_view(msg).substr(1), now);
-      check(!queued || client.welcomed());
+    if (!msg.empty() && (msg[0] == 'W' || msg[0] == 'M')) {
+      // 'W' a write, 'M' a migration (docs/rooms.md § Migrations): either is queued only when
+      // welcomed, and an ordinary write never carries a schema other than the room's unless the
+      // room was never written.
+      const std::string_view ops = std::string_view(msg).substr(1);
+      const WriteOutcome out = msg[0] == 'W' ? client.write(ops, now) : client.migrate(ops, now);
+      check(!out || client.welcomed());
+      check(!out || msg[0] == 'W' || o.schema_version > client.room_schema_version());
     } else {
       if (msg.find("\"readAck\"") != std::string::npos) reads.advertised = true;
       reads.received += static_cast<double>(msg.size());

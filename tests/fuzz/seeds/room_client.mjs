@@ -1,11 +1,14 @@
 // Seeds for fuzz_room_client: a flags byte (policy version 1, as in the transcripts), then what
 // each connection of the relay transcripts (fixtures/room/messages.json, numbers.json) was sent,
-// one message per line, with local writes ('W' and StoreOps JSON) after the first welcome.
+// one message per line, with local writes ('W' and StoreOps JSON) after the first welcome, and a
+// migration ('M', a root set) that a client of a newer schema (flags byte 5) may send.
 export default function seeds({ read }) {
   const writes = [
     'W[{"kind":"set","path":["a"],"next":{"b":[1,2]}}]',
     'W[{"kind":"delete","path":["n"]},{"kind":"set","path":[],"next":{"title":"x"}}]',
     'W[{"kind":"clear","path":["a"]}]',
+    'M[{"kind":"set","path":[],"next":{"shape":2}}]',
+    'W[{"kind":"set","path":["after"],"next":1}]',
   ];
   const out = [];
   for (const name of ['messages.json', 'numbers.json', 'read_ack.json']) {
@@ -21,6 +24,7 @@ export default function seeds({ read }) {
     }
     for (const lines of perConn.values()) {
       out.push(Buffer.concat([Buffer.from([1]), Buffer.from(lines.join('\n'))]));
+      out.push(Buffer.concat([Buffer.from([5]), Buffer.from(lines.join('\n'))]));
       for (const l of lines) out.push(Buffer.concat([Buffer.from([1]), Buffer.from(l)]));
     }
   }
