@@ -59,6 +59,7 @@ Result<Swarm, Refusal> Swarm::seed(const Offer& offer, std::vector<ChunkHash> ha
                        "the chunk hashes do not match the offer; rebuild the offer from the file"});
   Swarm s(offer, config);
   s.hashes_ = std::move(hashes);
+  if (!s.offer_.chunk_hashes_hash) s.offer_.chunk_hashes_hash = chunk_hashes_digest(s.hashes_);
   s.manifest_ready_ = true;
   s.began_ = true;
   s.completed_emitted_ = true;
@@ -332,17 +333,25 @@ void Swarm::serve_request(PeerId peer, const Request& req) {
 }
 
 void Swarm::serve_manifest(PeerId peer, const ManifestRequest& req) {
-  if (!manifest_ready_ || !offer_.paged() || req.page_size != offer_.page_size) return;
+  // Any page size the parser let through (1..kMaxPageHashes), whatever size our own offer named,
+  // and for an inline offer too: the public implementation answers in the size asked, and asks in
+  // the size of the first offer it saw for the file, which need not be ours. Each page once.
+  if (!manifest_ready_ || !offer_.chunk_hashes_hash || req.page_size == 0) return;
+  const std::uint32_t size = req.page_size;
+  const std::uint32_t total_pages = (offer_.shape.total_chunks + size - 1) / size;
+  std::vector<std::uint32_t> served;
   for (std::uint32_t page : req.pages) {
-    if (page >= offer_.pages) continue;
+    if (page >= total_pages || std::find(served.begin(), served.end(), page) != served.end())
+      continue;
+    served.push_back(page);
     ManifestPage out;
     out.file_id = offer_.file_id;
     out.page = page;
-    out.total_pages = offer_.pages;
-    out.page_size = offer_.page_size;
+    out.total_pages = total_pages;
+    out.page_size = size;
     out.chunk_hashes_hash = *offer_.chunk_hashes_hash;
-    const std::uint32_t first = page * offer_.page_size;
-    const std::uint32_t n = std::min(offer_.page_size, offer_.shape.total_chunks - first);
+    const std::uint32_t first = page * size;
+    const std::uint32_t n = std::min(size, offer_.shape.total_chunks - first);
     out.hashes.assign(hashes_.begin() + first, hashes_.begin() + first + n);
     Message m = std::move(out);
     emit(SendControl{peer, std::string(message_type(m)), encode_payload(m)});
