@@ -19,6 +19,10 @@ constexpr std::uint32_t kMaxInlineHashes = 256;
 constexpr std::uint32_t kMaxPagesPerRequest = 16;
 // Manifest pages we keep requested at once while assembling.
 constexpr std::uint32_t kManifestPagesInFlight = 8;
+// A manifest page not answered within this long is asked again, of the next open offerer when
+// there is one (the public implementation retries lost page requests after 2 s, moving round its
+// sources): a source that stays connected but does not answer must not hold the fetch.
+constexpr std::int64_t kManifestPageTimeoutMs = 2'000;
 constexpr std::size_t kFileIdHexLength = 64;
 constexpr std::size_t kHashHexLength = 64;
 // Names and MIME types in UTF-16 code units, as JavaScript's `string.length` counts them: the
