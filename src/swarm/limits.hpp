@@ -11,12 +11,18 @@ constexpr std::uint32_t kMaxChunks = 1'000'000;
 // § Why the manifest is paged: pages of at most 256 hashes.
 constexpr std::uint32_t kMaxPageHashes = 256;
 // Lists this short travel inline in the offer. Equal to a page, so an inline offer is never
-// larger than a manifest page (about 17 KB), well under the smallest SCTP limit.
+// larger than a manifest page (about 17 KB), well under the smallest SCTP limit. A longer inline
+// list from another peer is accepted (up to kMaxChunks, the public implementation's bound),
+// checked, and kept as the paged offer it authenticates.
 constexpr std::uint32_t kMaxInlineHashes = 256;
 // Pages one swarm_manifest_request may ask for. 16 pages of 256 hashes answer with 16 messages.
 constexpr std::uint32_t kMaxPagesPerRequest = 16;
 // Manifest pages we keep requested at once while assembling.
 constexpr std::uint32_t kManifestPagesInFlight = 8;
+// A manifest page not answered within this long is asked again, of the next open offerer when
+// there is one (the public implementation retries lost page requests after 2 s, moving round its
+// sources): a source that stays connected but does not answer must not hold the fetch.
+constexpr std::int64_t kManifestPageTimeoutMs = 2'000;
 constexpr std::size_t kFileIdHexLength = 64;
 constexpr std::size_t kHashHexLength = 64;
 // Names and MIME types in UTF-16 code units, as JavaScript's `string.length` counts them: the

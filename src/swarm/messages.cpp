@@ -95,7 +95,7 @@ struct Reader {
   }
 
   // A string of at most max_chars UTF-16 code units (JavaScript's length), no NUL; `nonblank`
-  // also refuses one that is empty or only whitespace.
+  // also refuses one that is empty or only whitespace, as JavaScript's trim() sees it.
   bool text(const char* key, std::string& out, std::size_t max_chars, bool nonblank) {
     const Json* v = member(obj, key);
     if (!v) return fail(MessageError::missing_field, key, "is required");
@@ -107,7 +107,7 @@ struct Reader {
                   "is longer than " + std::to_string(max_chars) + " characters; shorten it");
     if (s->find('\0') != std::string_view::npos)
       return fail(MessageError::bad_field, key, "must not contain NUL");
-    if (nonblank && s->find_first_not_of(" \t\r\n\f\v") == std::string_view::npos)
+    if (nonblank && js_blank(*s))
       return fail(MessageError::bad_field, key, "must not be empty or blank");
     out.assign(s->data(), s->size());
     return true;
@@ -134,6 +134,9 @@ struct Reader {
     return true;
   }
 
+  // An array of at most max_count entries (checked before anything is allocated for it), of
+  // which those that are integers from 0 to max_value are kept. Any other entry is skipped, as the
+  // public implementation skips it: one bad entry must not lose the rest.
   bool indexes(const char* key, std::vector<std::uint32_t>& out, std::size_t max_count,
                std::uint32_t max_value) {
     const Json* v = member(obj, key);
@@ -143,13 +146,8 @@ struct Reader {
       return fail(MessageError::out_of_range, key,
                   "holds more than " + std::to_string(max_count) + " entries; split it");
     out.reserve(v->size());
-    for (std::size_t i = 0; i < v->size(); ++i) {
-      auto n = json_integer((*v)[i], 0, max_value);
-      if (!n)
-        return fail(MessageError::out_of_range, std::string(key) + "[" + std::to_string(i) + "]",
-                    "must be an integer from 0 to " + std::to_string(max_value));
-      out.push_back(std::uint32_t(*n));
-    }
+    for (std::size_t i = 0; i < v->size(); ++i)
+      if (auto n = json_integer((*v)[i], 0, max_value)) out.push_back(std::uint32_t(*n));
     return true;
   }
 
@@ -172,34 +170,38 @@ Result<Message, Refusal> parse_offer(const Json& p) {
       !r.u32("totalChunks", o.shape.total_chunks, 0, UINT32_MAX))
     return err(*r.why);
   if (auto bad = check_shape(o.shape)) return err(*bad);
+  // Inline hashes win: the public implementation then ignores the page fields and a digest it
+  // cannot read (it computes the digest from the list), so we do too.
   const bool has_inline = member(p, "chunkHashes") != nullptr;
-  const bool has_pages = member(p, "manifestPages") != nullptr || member(p, "manifestPageSize");
   if (member(p, "chunkHashesHash")) {
     Sha256Digest d{};
-    if (!r.digest("chunkHashesHash", d)) return err(*r.why);
-    o.chunk_hashes_hash = d;
+    if (r.digest("chunkHashesHash", d))
+      o.chunk_hashes_hash = d;
+    else if (!has_inline)
+      return err(*r.why);
   }
-  if (has_inline && has_pages)
-    return refuse(MessageError::inconsistent_shape, "payload.chunkHashes",
-                  "an offer carries either inline chunkHashes or manifestPageSize/manifestPages, "
-                  "not both");
   if (has_inline) {
-    if (o.shape.total_chunks > kMaxInlineHashes)
-      return refuse(
-          MessageError::too_many_hashes, "payload.chunkHashes",
-          "inline lists hold at most " + std::to_string(kMaxInlineHashes) +
-              " hashes; offer manifestPageSize/manifestPages and chunkHashesHash instead");
-    if (!r.hashes("chunkHashes", o.inline_hashes, kMaxInlineHashes)) return err(*r.why);
-    if (o.inline_hashes.size() != o.shape.total_chunks)
+    // An inline list of any length up to the chunk bound (the public implementation's rule), one
+    // hash per chunk: its length is checked against totalChunks before anything is allocated.
+    const Json* list = member(p, "chunkHashes");
+    if (list->is_array() && list->size() != o.shape.total_chunks)
       return refuse(MessageError::inconsistent_shape, "payload.chunkHashes",
-                    "holds " + std::to_string(o.inline_hashes.size()) + " hashes for " +
+                    "holds " + std::to_string(list->size()) + " hashes for " +
                         std::to_string(o.shape.total_chunks) + " chunks; send one per chunk");
+    if (!r.hashes("chunkHashes", o.inline_hashes, o.shape.total_chunks)) return err(*r.why);
     const Sha256Digest d = chunk_hashes_digest(o.inline_hashes);
     if (o.chunk_hashes_hash && *o.chunk_hashes_hash != d)
       return refuse(MessageError::bad_hash, "payload.chunkHashesHash",
                     "does not match the inline chunkHashes; it must be SHA-256 over the raw "
                     "32-byte hashes in chunk order");
     o.chunk_hashes_hash = d;
+    if (o.inline_hashes.size() > kMaxInlineHashes) {
+      // Longer than we keep inline: kept as the paged offer it authenticates, so a remembered
+      // offer stays small; the list is fetched in pages when somebody asks for the file.
+      o.inline_hashes = {};
+      o.page_size = kMaxPageHashes;
+      o.pages = (o.shape.total_chunks + kMaxPageHashes - 1) / kMaxPageHashes;
+    }
     return Message{std::move(o)};
   }
   if (!o.chunk_hashes_hash)
@@ -273,13 +275,9 @@ Result<Message, Refusal> parse_announce(const Json& p) {
   if (bits->size() != want)
     return refuse(MessageError::inconsistent_shape, "payload.chunks",
                   "holds " + std::to_string(bits->size()) + " bytes: " + whole);
-  // The bits past totalChunks are zero (LSB first: chunk i is bit i & 7 of byte i >> 3). A set one
-  // is most likely a peer writing the other bit order, whose every partial bitfield we would
-  // misread.
-  if (a.total_chunks % 8 != 0 && (bits->back() >> (a.total_chunks % 8)) != 0)
-    return refuse(MessageError::bad_field, "payload.chunks",
-                  "sets bits past totalChunks; chunk i is bit (i & 7) of byte (i >> 3), least "
-                  "significant bit first, and the rest of the last byte is zero");
+  // The bits past totalChunks are zero when we write them; set ones are ignored, as the public
+  // implementation ignores them, and cleared so that nothing past the file is kept.
+  if (a.total_chunks % 8 != 0) bits->back() &= std::uint8_t((1u << (a.total_chunks % 8)) - 1);
   a.bits = std::move(*bits);
   return Message{std::move(a)};
 }
@@ -288,7 +286,9 @@ Result<Message, Refusal> parse_have(const Json& p) {
   Reader r{p, {}};
   Have h;
   if (!r.digest("fileId", h.file_id)) return err(*r.why);
-  if (member(p, "indexes")) {
+  // A list that is not an array is passed over for `index`, as the public implementation does.
+  const Json* list = member(p, "indexes");
+  if (list && list->is_array()) {
     if (!r.indexes("indexes", h.indexes, kMaxHaveIndexes, kMaxChunks - 1)) return err(*r.why);
   } else {
     std::uint32_t i = 0;
@@ -301,11 +301,12 @@ Result<Message, Refusal> parse_have(const Json& p) {
 Result<Message, Refusal> parse_request(const Json& p) {
   Reader r{p, {}};
   Request q;
-  std::uint32_t bin = 0;
-  if (!r.digest("fileId", q.file_id) || !r.u32("index", q.index, 0, kMaxChunks - 1) ||
-      !r.u32("bin", bin, 0, 1, /*required=*/false))
+  if (!r.digest("fileId", q.file_id) || !r.u32("index", q.index, 0, kMaxChunks - 1))
     return err(*r.why);
-  q.bin = bin == 1;
+  // `bin: 1` asks for the binary lane; any other value is a plain request, never a refusal (the
+  // public implementation reads exactly `bin === 1`).
+  const Json* bin = member(p, "bin");
+  q.bin = bin && json_integer(*bin, 1, 1).has_value();
   return Message{std::move(q)};
 }
 

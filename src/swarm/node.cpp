@@ -127,10 +127,17 @@ std::optional<std::string> SwarmNode::open_offerer(const FileId& id,
                                                    std::string_view except) const {
   auto o = offers_.find(id);
   if (o == offers_.end()) return std::nullopt;
-  for (const auto& who : o->second.offerers)
-    if (who != except && std::any_of(open_peers_.begin(), open_peers_.end(),
-                                     [&](const auto& p) { return p.first == who; }))
-      return who;
+  // Round the offerers from the one after `except`, so that each is asked in turn.
+  const auto& who = o->second.offerers;
+  const std::size_t n = who.size();
+  const auto at = std::find(who.begin(), who.end(), except);
+  const std::size_t start = at == who.end() ? 0 : std::size_t(at - who.begin()) + 1;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::string& next = who[(start + k) % n];
+    if (next != except && std::any_of(open_peers_.begin(), open_peers_.end(),
+                                      [&](const auto& p) { return p.first == next; }))
+      return next;
+  }
   return std::nullopt;
 }
 
@@ -217,8 +224,8 @@ std::optional<ArrivedChunk> SwarmNode::handle_text(std::string_view peer, ByteVi
   ++stats_.control_received;
   File& f = fit->second;
   if (std::holds_alternative<ManifestPage>(msg) &&
-      (f.role != FileRole::fetch || f.manifest_source != peer)) {
-    // Only the peer asked may fill the manifest: anyone else's page could only poison it.
+      (f.role != FileRole::fetch || !f.session.takes_pages_from(peer_number(peer)))) {
+    // Only the peers asked may fill the manifest: anyone else's page could only poison it.
     ++stats_.unsolicited_pages;
     refuse(peer, "unsolicited_page",
            "a manifest page for " + to_hex(id) + " that was not asked of this peer; dropped");
@@ -440,7 +447,8 @@ void SwarmNode::on_session_failed(const FileId& id, File& f, const Failed& faile
   // The source's pages do not add up to the offer's digest; nothing touched the disk. Another
   // peer that offered the file is asked, and the liar never again.
   ++stats_.manifest_failures;
-  const std::string liar = f.manifest_source;
+  const std::string* blamed = failed.blamed ? peer_name(*failed.blamed) : nullptr;
+  const std::string liar = blamed ? *blamed : f.manifest_source;
   refuse(liar, failed.code, failed.detail);
   std::string next;
   if (auto o = offers_.find(id); o != offers_.end()) {
@@ -647,6 +655,13 @@ void SwarmNode::handle_timeout(TimeMs now_ms) {
       f.lock_refresh_at = now_ms + kLockRefreshMs;
       actions_.push(NodeRefreshLock{id});
     }
+    // A manifest source that stays connected but leaves pages unanswered: the next open offerer
+    // is asked them (the pages already in are kept), or the same one again when nobody else is.
+    if (f.role == FileRole::fetch && f.session.manifest_stalled(now_ms))
+      if (auto next = open_offerer(id, f.manifest_source)) {
+        f.manifest_source = *next;
+        f.session.switch_manifest_source(peer_number(*next), now_ms);
+      }
     if (auto t = f.session.poll_timeout(); t && *t <= now_ms) f.session.handle_timeout(now_ms);
     pump(id, now_ms);
   }

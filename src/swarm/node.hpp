@@ -7,8 +7,9 @@
 //    checked against the connection they came over (§ Untrusted wire input: a connection is bound
 //    to the identity it was opened with).
 //  - The offers the room made: one per file id, bounded; a second, different offer under a known
-//    id is refused; which offerer to ask for the manifest, and which next after a digest mismatch.
-//  - Manifest pages from anyone but the peer asked are refused and counted.
+//    id is refused; which offerer to ask for the manifest, and which next when it leaves, leaves
+//    pages unanswered (kManifestPageTimeoutMs) or after a digest mismatch.
+//  - Manifest pages from anyone but the peers asked are refused and counted.
 //  - Serves queued per peer: a repeated request is served once, and the queue is bounded.
 //  - The resume pass over the part file (resume.hpp), one read at a time, and the final check of
 //    the whole file's digest.
@@ -279,7 +280,8 @@ class SwarmNode {
   bus::Identity self_;
   SeededRng rng_;
   SwarmConfig swarm_config_;
-  // An offerer of `id` other than `except` that is open now, if any (manifest fallback).
+  // An offerer of `id` other than `except` that is open now, the one after `except` first, if
+  // any (manifest fallback).
   std::optional<std::string> open_offerer(const FileId& id, std::string_view except) const;
   std::uint64_t message_counter_ = 0;
   std::string id_prefix_;  // "<instance>.", cut to keep ids within the bound

@@ -59,6 +59,7 @@ Result<Swarm, Refusal> Swarm::seed(const Offer& offer, std::vector<ChunkHash> ha
                        "the chunk hashes do not match the offer; rebuild the offer from the file"});
   Swarm s(offer, config);
   s.hashes_ = std::move(hashes);
+  if (!s.offer_.chunk_hashes_hash) s.offer_.chunk_hashes_hash = chunk_hashes_digest(s.hashes_);
   s.manifest_ready_ = true;
   s.began_ = true;
   s.completed_emitted_ = true;
@@ -88,6 +89,7 @@ Result<Swarm, Refusal> Swarm::fetch(const Offer& offer, PeerId offered_by,
   s.hashes_.resize(offer.shape.total_chunks);
   s.page_received_.assign(offer.pages, 0);
   s.page_requested_ms_.assign(offer.pages, INT64_MIN);
+  s.page_source_.assign(offer.pages, 0);
   s.request_manifest_pages(now_ms);
   return s;
 }
@@ -97,6 +99,7 @@ void Swarm::finish_manifest() {
   phase_ = Phase::ready;
   page_received_ = {};
   page_requested_ms_ = {};
+  page_source_ = {};
   emit(ManifestReady{});
 }
 
@@ -105,14 +108,15 @@ void Swarm::request_manifest_pages(std::int64_t now_ms) {
   std::uint32_t outstanding = 0;
   for (std::uint32_t p = 0; p < offer_.pages; ++p)
     if (!page_received_[p] && page_requested_ms_[p] != INT64_MIN &&
-        now_ms - page_requested_ms_[p] < kTimeoutCeilingMs)
+        now_ms - page_requested_ms_[p] < kManifestPageTimeoutMs)
       ++outstanding;
   ManifestRequest req;
   req.file_id = offer_.file_id;
   req.page_size = offer_.page_size;
   for (std::uint32_t p = 0; p < offer_.pages && outstanding < kManifestPagesInFlight; ++p) {
     if (page_received_[p]) continue;
-    if (page_requested_ms_[p] != INT64_MIN && now_ms - page_requested_ms_[p] < kTimeoutCeilingMs)
+    if (page_requested_ms_[p] != INT64_MIN &&
+        now_ms - page_requested_ms_[p] < kManifestPageTimeoutMs)
       continue;
     page_requested_ms_[p] = now_ms;
     req.pages.push_back(p);
@@ -120,14 +124,35 @@ void Swarm::request_manifest_pages(std::int64_t now_ms) {
     if (req.pages.size() == kMaxPagesPerRequest) break;
   }
   if (req.pages.empty()) return;
+  if (!takes_pages_from(*manifest_source_) && asked_sources_.size() < kMaxPeersPerFile)
+    asked_sources_.push_back(*manifest_source_);
   Message m = std::move(req);
   emit(SendControl{manifest_source_, std::string(message_type(m)), encode_payload(m)});
 }
 
+bool Swarm::takes_pages_from(PeerId peer) const {
+  return std::find(asked_sources_.begin(), asked_sources_.end(), peer) != asked_sources_.end();
+}
+
+bool Swarm::manifest_stalled(TimeMs now_ms) const {
+  if (phase_ != Phase::manifest || !manifest_source_ || single_source_) return false;
+  for (std::uint32_t p = 0; p < offer_.pages; ++p)
+    if (!page_received_[p] && page_requested_ms_[p] != INT64_MIN &&
+        now_ms - page_requested_ms_[p] >= kManifestPageTimeoutMs)
+      return true;
+  return false;
+}
+
+void Swarm::switch_manifest_source(PeerId source, TimeMs now_ms) {
+  if (phase_ != Phase::manifest || single_source_) return;
+  manifest_source_ = source;
+  request_manifest_pages(now_ms);
+}
+
 void Swarm::on_manifest_page(PeerId peer, const ManifestPage& page, std::int64_t now_ms) {
   // Every check happens before the page's hashes are copied anywhere (§ Untrusted wire input).
-  // Pages are taken only from the peer asked: anyone else's could only poison the list.
-  if (phase_ != Phase::manifest || manifest_source_ != peer) return;
+  // Pages are taken only from the peers asked: anyone else's could only poison the list.
+  if (phase_ != Phase::manifest || !takes_pages_from(peer)) return;
   if (page.chunk_hashes_hash != *offer_.chunk_hashes_hash || page.page_size != offer_.page_size ||
       page.total_pages != offer_.pages || page.page >= offer_.pages)
     return;  // a page of some other manifest: not ours to store
@@ -136,18 +161,31 @@ void Swarm::on_manifest_page(PeerId peer, const ManifestPage& page, std::int64_t
   if (page.hashes.size() != expected || page_received_[page.page]) return;
   std::copy(page.hashes.begin(), page.hashes.end(), hashes_.begin() + first);
   page_received_[page.page] = 1;
+  page_source_[page.page] = peer;
   if (++pages_received_ < offer_.pages) {
     request_manifest_pages(now_ms);
     return;
   }
   if (chunk_hashes_digest(hashes_) != *offer_.chunk_hashes_hash) {
     // Some page lied. Nothing was opened on disk; start the assembly over.
+    const PeerId first_source = page_source_[0];
+    const bool one_source = std::all_of(page_source_.begin(), page_source_.end(),
+                                        [&](PeerId s) { return s == first_source; });
     restart_manifest();
+    if (!one_source) {
+      // Pages from several peers cannot say which one lied: again from the current source
+      // alone, and from then on one source at a time, so that a second miss names its liar.
+      ++stats_.manifest_restarts;
+      single_source_ = true;
+      request_manifest_pages(now_ms);
+      return;
+    }
     manifest_source_.reset();  // never asked again: the host names another (retry_manifest_from)
     emit(Failed{"manifest_digest_mismatch",
                 "the assembled chunk-hash list does not match the offer's chunkHashesHash; the "
                 "pages were discarded before any part file was opened. Fetch the manifest again "
-                "from a peer you trust."});
+                "from a peer you trust.",
+                first_source});
     return;
   }
   finish_manifest();
@@ -332,17 +370,25 @@ void Swarm::serve_request(PeerId peer, const Request& req) {
 }
 
 void Swarm::serve_manifest(PeerId peer, const ManifestRequest& req) {
-  if (!manifest_ready_ || !offer_.paged() || req.page_size != offer_.page_size) return;
+  // Any page size the parser let through (1..kMaxPageHashes), whatever size our own offer named,
+  // and for an inline offer too: the public implementation answers in the size asked, and asks in
+  // the size of the first offer it saw for the file, which need not be ours. Each page once.
+  if (!manifest_ready_ || !offer_.chunk_hashes_hash || req.page_size == 0) return;
+  const std::uint32_t size = req.page_size;
+  const std::uint32_t total_pages = (offer_.shape.total_chunks + size - 1) / size;
+  std::vector<std::uint32_t> served;
   for (std::uint32_t page : req.pages) {
-    if (page >= offer_.pages) continue;
+    if (page >= total_pages || std::find(served.begin(), served.end(), page) != served.end())
+      continue;
+    served.push_back(page);
     ManifestPage out;
     out.file_id = offer_.file_id;
     out.page = page;
-    out.total_pages = offer_.pages;
-    out.page_size = offer_.page_size;
+    out.total_pages = total_pages;
+    out.page_size = size;
     out.chunk_hashes_hash = *offer_.chunk_hashes_hash;
-    const std::uint32_t first = page * offer_.page_size;
-    const std::uint32_t n = std::min(offer_.page_size, offer_.shape.total_chunks - first);
+    const std::uint32_t first = page * size;
+    const std::uint32_t n = std::min(size, offer_.shape.total_chunks - first);
     out.hashes.assign(hashes_.begin() + first, hashes_.begin() + first + n);
     Message m = std::move(out);
     emit(SendControl{peer, std::string(message_type(m)), encode_payload(m)});
@@ -515,7 +561,7 @@ Timeout Swarm::poll_timeout() const {
   if (phase_ == Phase::manifest) {
     for (std::uint32_t p = 0; p < offer_.pages; ++p)
       if (!page_received_[p] && page_requested_ms_[p] != INT64_MIN)
-        wake = std::min(wake, page_requested_ms_[p] + kTimeoutCeilingMs);
+        wake = std::min(wake, page_requested_ms_[p] + kManifestPageTimeoutMs);
   }
   for (const auto& [index, f] : inflight_)
     if (f.accepted) wake = std::min(wake, f.since_ms + timeout_for(f.peer));
@@ -547,6 +593,7 @@ void Swarm::restart_manifest() {
   std::fill(page_received_.begin(), page_received_.end(), 0);
   std::fill(page_requested_ms_.begin(), page_requested_ms_.end(), INT64_MIN);
   pages_received_ = 0;
+  asked_sources_.clear();
 }
 
 void Swarm::plan(std::int64_t now_ms) {
@@ -587,7 +634,8 @@ void Swarm::plan(std::int64_t now_ms) {
 std::size_t Swarm::memory_bytes() const {
   return sizeof(*this) + hashes_.capacity() * sizeof(ChunkHash) + have_.memory_bytes() +
          busy_.memory_bytes() + picker_.memory_bytes() + page_received_.capacity() +
-         page_requested_ms_.capacity() * sizeof(std::int64_t);
+         page_requested_ms_.capacity() * sizeof(std::int64_t) +
+         (page_source_.capacity() + asked_sources_.capacity()) * sizeof(PeerId);
 }
 
 std::size_t Swarm::peer_memory_bytes() const {

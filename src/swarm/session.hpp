@@ -70,8 +70,9 @@ struct RebuildPeer {
 };
 struct Completed {};  // every chunk verified: flush, rename the part file into place
 struct Failed {
-  std::string code;    // manifest_digest_mismatch
-  std::string detail;  // what happened and what to do
+  std::string code;              // manifest_digest_mismatch
+  std::string detail;            // what happened and what to do
+  std::optional<PeerId> blamed;  // the peer whose pages did not add up to the digest
 };
 using Action = std::variant<SendControl, SendRequest, ServeChunk, ManifestReady, RebuildPeer,
                             Completed, Failed>;
@@ -95,6 +96,8 @@ struct SwarmStats {
   std::uint64_t duplicates = 0;
   std::uint64_t startup_replies = 0;
   std::uint64_t requests_refused_too_large = 0;  // a chunk that would not fit the peer's limit
+  // Assemblies from several sources that missed the digest: started over from one source alone.
+  std::uint64_t manifest_restarts = 0;
 };
 
 class Swarm {
@@ -137,6 +140,16 @@ class Swarm {
   // After a manifest_digest_mismatch: assemble the manifest again, from `source`.
   void retry_manifest_from(PeerId source, TimeMs now_ms);
   std::optional<PeerId> manifest_source() const { return manifest_source_; }
+  // A page asked for has gone unanswered for kManifestPageTimeoutMs while the assembly may move
+  // between sources: the host may name another (switch_manifest_source), or the pages are asked
+  // of the same source again at handle_timeout.
+  bool manifest_stalled(TimeMs now_ms) const;
+  // Asks the unanswered pages of `source` from now on, keeping the pages already in: any peer
+  // asked during this assembly may still answer. Should they then miss the digest together, the
+  // assembly starts over from one source alone, which is then blamed for a second miss.
+  void switch_manifest_source(PeerId source, TimeMs now_ms);
+  // Whether a manifest page from `peer` is one we asked for (anyone else's is unsolicited).
+  bool takes_pages_from(PeerId peer) const;
   // Still assembling the manifest (a paged offer's pages are not all in).
   bool fetching_manifest() const { return phase_ == Phase::manifest; }
   // Timeouts, rebuilds, the periodic bitfield, and new requests.
@@ -220,6 +233,9 @@ class Swarm {
   std::vector<std::uint8_t> page_received_;
   std::vector<std::int64_t> page_requested_ms_;
   std::uint32_t pages_received_ = 0;
+  std::vector<PeerId> page_source_;    // who supplied each received page
+  std::vector<PeerId> asked_sources_;  // every peer asked for pages during this assembly
+  bool single_source_ = false;         // after a mixed miss: one source at a time, no switching
   std::optional<PeerId> manifest_source_;
   Bitfield have_;
   Bitfield busy_;  // chunks with a request in flight

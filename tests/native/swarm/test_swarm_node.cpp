@@ -153,6 +153,16 @@ std::set<std::string> manifest_requests_to(const std::vector<NodeSend>& sends) {
   return to;
 }
 
+// Each of `peers` connects and offers `f`, then the fetch starts: who the manifest is asked of.
+std::set<std::string> fetch_offered_by(Node& n, const TestFile& f,
+                                       std::initializer_list<const char*> peers) {
+  for (const char* p : peers) n.open(p);
+  for (const char* p : peers) n.say(p, "swarm_offer", offer_payload(f.offer));
+  n.clear();
+  REQUIRE(n.node.fetch(f.offer.file_id, std::nullopt, 0).ok());
+  return manifest_requests_to(n.take<NodeSend>());
+}
+
 }  // namespace
 
 TEST_CASE("swarm node: ids stay within the envelope's bounds for the longest stream id",
@@ -302,15 +312,9 @@ TEST_CASE("swarm node: offers remembered are bounded", "[swarm][node]") {
 
 TEST_CASE("swarm node: manifest pages are taken only from the peer asked", "[swarm][node]") {
   Node n;
-  n.open("alice");
-  n.open("bob");
   TestFile f = make_file(600);  // three pages
   REQUIRE(f.offer.paged());
-  n.say("alice", "swarm_offer", offer_payload(f.offer));
-  n.say("bob", "swarm_offer", offer_payload(f.offer));
-  n.clear();
-  REQUIRE(n.node.fetch(f.offer.file_id, std::nullopt, 0).ok());
-  CHECK(manifest_requests_to(n.take<NodeSend>()) == std::set<std::string>{"alice"});
+  CHECK(fetch_offered_by(n, f, {"alice", "bob"}) == std::set<std::string>{"alice"});
 
   // Bob's pages, true or not, were not asked for: refused, and they fill nothing.
   send_pages(n, "bob", pages_of(f));
@@ -349,16 +353,79 @@ TEST_CASE("swarm node: when the manifest source leaves, an open offerer is asked
   CHECK(n.take<NodeOpenPart>().size() == 1);
 }
 
+TEST_CASE(
+    "swarm node: a manifest source that stays but leaves pages unanswered gives way to the "
+    "next offerer",
+    "[swarm][node]") {
+  // The public implementation asks the next source for a page unanswered after 2 s
+  // (swarm-manager.ts requestManifestPages); a source that stays connected must not hold us.
+  Node n;
+  TestFile f = make_file(600);  // three pages
+  CHECK(fetch_offered_by(n, f, {"alice", "bob", "carol"}) == std::set<std::string>{"alice"});
+  auto pages = pages_of(f);
+  send_pages(n, "alice", {pages[0]});
+  n.clear();
+  // Due on the core's clock: the deadline is the page timeout, and nothing moves before it.
+  REQUIRE(n.node.poll_timeout());
+  CHECK(*n.node.poll_timeout() == kManifestPageTimeoutMs);
+  n.node.handle_timeout(kManifestPageTimeoutMs - 1);
+  CHECK(manifest_requests_to(n.take<NodeSend>()).empty());
+  n.node.handle_timeout(kManifestPageTimeoutMs);
+  CHECK(manifest_requests_to(n.take<NodeSend>()) == std::set<std::string>{"bob"});
+  // Bob is silent too: carol next, not alice again.
+  n.node.handle_timeout(2 * kManifestPageTimeoutMs);
+  CHECK(manifest_requests_to(n.take<NodeSend>()) == std::set<std::string>{"carol"});
+  // The page already in is kept, and a late answer from anyone asked still counts.
+  send_pages(n, "alice", {pages[1]});
+  send_pages(n, "carol", {pages[2]});
+  CHECK(n.node.stats().unsolicited_pages == 0);
+  CHECK(n.take<NodeOpenPart>().size() == 1);
+}
+
+TEST_CASE("swarm node: with nobody else to ask, the silent source is asked again",
+          "[swarm][node]") {
+  Node n;
+  TestFile f = make_file(600);
+  CHECK(fetch_offered_by(n, f, {"alice"}) == std::set<std::string>{"alice"});
+  n.node.handle_timeout(kManifestPageTimeoutMs);
+  CHECK(manifest_requests_to(n.take<NodeSend>()) == std::set<std::string>{"alice"});
+  send_pages(n, "alice", pages_of(f));
+  CHECK(n.take<NodeOpenPart>().size() == 1);
+}
+
+TEST_CASE(
+    "swarm node: pages from several sources that miss the digest start over from one, "
+    "whose own miss names it",
+    "[swarm][node]") {
+  Node n;
+  TestFile f = make_file(600);
+  CHECK(fetch_offered_by(n, f, {"liar", "honest"}) == std::set<std::string>{"liar"});
+  auto lies = pages_of(f);
+  lies[0].hashes[1][0] ^= 1;
+  send_pages(n, "liar", {lies[0]});
+  n.node.handle_timeout(kManifestPageTimeoutMs);
+  CHECK(manifest_requests_to(n.take<NodeSend>()) == std::set<std::string>{"honest"});
+  // Page 0 from the liar, 1 and 2 from the honest peer: nobody can be blamed, nobody is.
+  send_pages(n, "honest", {pages_of(f)[1], pages_of(f)[2]});
+  CHECK(n.node.stats().manifest_failures == 0);
+  CHECK(n.refusals("manifest_digest_mismatch") == 0);
+  CHECK(n.node.file(f.offer.file_id)->session.stats().manifest_restarts == 1);
+  CHECK(n.node.known_offer(f.offer.file_id)->offerers.size() == 2);
+  // Again, all of it from the honest peer alone, which no timeout moves away from now.
+  CHECK(manifest_requests_to(n.take<NodeSend>()) == std::set<std::string>{"honest"});
+  n.node.handle_timeout(2 * kManifestPageTimeoutMs);
+  CHECK(manifest_requests_to(n.take<NodeSend>()) == std::set<std::string>{"honest"});
+  send_pages(n, "liar", {pages_of(f)[0]});  // no longer asked: refused
+  CHECK(n.node.stats().unsolicited_pages == 1);
+  send_pages(n, "honest", pages_of(f));
+  CHECK(n.take<NodeOpenPart>().size() == 1);
+}
+
 TEST_CASE("swarm node: after a digest mismatch the next offerer is asked, the liar never again",
           "[swarm][node]") {
   Node n;
-  for (const char* p : {"liar", "honest"}) n.open(p);
   TestFile f = make_file(600);
-  n.say("liar", "swarm_offer", offer_payload(f.offer));
-  n.say("honest", "swarm_offer", offer_payload(f.offer));
-  n.clear();
-  REQUIRE(n.node.fetch(f.offer.file_id, std::nullopt, 0).ok());
-  CHECK(manifest_requests_to(n.take<NodeSend>()) == std::set<std::string>{"liar"});
+  CHECK(fetch_offered_by(n, f, {"liar", "honest"}) == std::set<std::string>{"liar"});
 
   // Well-formed pages that carry the offer's digest but other hashes.
   auto lies = pages_of(f);

@@ -368,6 +368,46 @@ TEST_CASE("swarm manifest: pages are checked against the offer's digest before a
   for (const auto& p : pages) CHECK(p.payload.size() <= max_payload_bytes(kMinSctpMessageSize));
 }
 
+TEST_CASE("swarm manifest: pages are served in the size asked, each once, inline offers too",
+          "[swarm]") {
+  // The public implementation asks in the page size of the first offer it saw for the file,
+  // which need not be ours, and answers any size from 1 to 256 (swarm-manager.ts
+  // handleManifestRequest); so do we.
+  File f = make_file(600);
+  Swarm seeder = Swarm::seed(f.offer, f.hashes, {}).value();
+  seeder.handle_peer_open(9, {}, 0);
+  drain_actions(seeder);
+  seeder.handle_message(9, ManifestRequest{f.offer.file_id, 100, {5, 0, 5, 6}}, true, 0);
+  auto sent = only<SendControl>(drain_actions(seeder));
+  REQUIRE(sent.size() == 2);  // page 5 once, page 6 of 6 does not exist
+  std::vector<ManifestPage> pages;
+  for (const auto& c : sent) {
+    auto m = parse_message("swarm_manifest_page",
+                           parse_json(ByteView(std::string_view(c.payload))).value);
+    REQUIRE(m.ok());
+    pages.push_back(std::get<ManifestPage>(m.value()));
+  }
+  CHECK(pages[0].page == 5);
+  CHECK(pages[1].page == 0);
+  for (const auto& p : pages) {
+    CHECK(p.page_size == 100);
+    CHECK(p.total_pages == 6);
+    CHECK(p.chunk_hashes_hash == *f.offer.chunk_hashes_hash);
+    CHECK(p.hashes == std::vector<ChunkHash>(f.hashes.begin() + p.page * 100,
+                                             f.hashes.begin() + p.page * 100 + 100));
+  }
+  // A file small enough to travel inline is served in pages as well.
+  File small = make_file(3);
+  REQUIRE_FALSE(small.offer.paged());
+  Swarm little = Swarm::seed(small.offer, small.hashes, {}).value();
+  little.handle_peer_open(9, {}, 0);
+  drain_actions(little);
+  little.handle_message(9, ManifestRequest{small.offer.file_id, 2, {1}}, true, 0);
+  sent = only<SendControl>(drain_actions(little));
+  REQUIRE(sent.size() == 1);
+  CHECK(sent[0].payload.find("\"totalPages\":2") != std::string::npos);
+}
+
 TEST_CASE("swarm lanes: the answer format is chosen per request and per peer limit", "[swarm]") {
   File f = make_file(4, 65536);
   Swarm seeder = Swarm::seed(f.offer, f.hashes, {}).value();
