@@ -681,6 +681,11 @@ std::string parse_share_command_js(const std::string& envelope) {
 }
 
 // {ok:true, payload} (the command payload) or a BusError.
+// share_path (bus/shares.hpp): a path inside a share as its owner reads it.
+std::string share_path_js(const std::string& raw) {
+  return share_path(raw);
+}
+
 std::string share_command_payload_js(const std::string& command, const std::string& share,
                                      const std::string& path) {
   ShareCommand c;
@@ -802,6 +807,7 @@ EMSCRIPTEN_BINDINGS(tether_bus) {
   function("busLimits", &limits_js);
   function("busParseShareCommand", &parse_share_command_js);
   function("busShareCommandPayload", &share_command_payload_js);
+  function("busSharePath", &share_path_js);
   function("busFileAckRefusal", &file_ack_refusal_js);
   function("busFileAckReceived", &file_ack_received_js);
   function(

@@ -2,20 +2,18 @@
 #include "bus/shares.hpp"
 
 #include <cctype>
+#include <vector>
 
 #include "bus/limits.hpp"
+#include "common/utf8.hpp"
 
 namespace tether::bus {
 
 namespace {
 
-constexpr std::string_view kWhitespace = " \t\r\n\f\v";
-
+// The public implementation reads its strings with String.prototype.trim(): so do we.
 std::string_view trim(std::string_view s) {
-  const auto a = s.find_first_not_of(kWhitespace);
-  if (a == std::string_view::npos) return {};
-  const auto b = s.find_last_not_of(kWhitespace);
-  return s.substr(a, b - a + 1);
+  return js_trim(s);
 }
 
 std::string lower(std::string_view s) {
@@ -45,6 +43,36 @@ std::optional<BusError> check_args(const ShareCommand& c, const std::string& pre
 }
 
 }  // namespace
+
+std::string share_path(std::string_view raw) {
+  std::string slashed(raw);
+  for (char& ch : slashed)
+    if (ch == '\\') ch = '/';
+  const std::string_view p = trim(slashed);
+  const bool absolute = !p.empty() && p.front() == '/';
+  std::vector<std::string_view> parts;
+  for (std::size_t at = 0; at <= p.size();) {
+    std::size_t end = p.find('/', at);
+    if (end == std::string_view::npos) end = p.size();
+    const std::string_view part = p.substr(at, end - at);
+    at = end + 1;
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      if (!parts.empty() && parts.back() != "..")
+        parts.pop_back();
+      else if (!absolute)
+        parts.push_back(part);  // above a relative start: kept (normalize does)
+      continue;
+    }
+    parts.push_back(part);
+  }
+  std::string out;
+  for (const auto& part : parts) {
+    if (!out.empty()) out += '/';
+    out += part;
+  }
+  return out;
+}
 
 std::string_view share_command_name(ShareCommand::Kind k) {
   switch (k) {
@@ -88,7 +116,11 @@ std::optional<Result<ShareCommand, BusError>> parse_share_command(const Envelope
     return Result<ShareCommand, BusError>(
         err(bus_error(BusErrorCode::bad_payload, "payload.args", usage)));
   c.share = std::move(*share);
-  c.path = path.value_or("");
+  c.path = share_path(path.value_or(""));
+  if (c.kind == ShareCommand::Kind::get_file && c.path.empty())
+    return Result<ShareCommand, BusError>(
+        err(bus_error(BusErrorCode::bad_payload, "payload.args.path",
+                      "get-file names a file inside the share; this path is the share's root")));
   if (auto bad = check_args(c, "payload.args")) return Result<ShareCommand, BusError>(err(*bad));
   return Result<ShareCommand, BusError>(std::move(c));
 }
@@ -96,7 +128,7 @@ std::optional<Result<ShareCommand, BusError>> parse_share_command(const Envelope
 Result<Json, BusError> share_command_payload(const ShareCommand& c) {
   ShareCommand t = c;
   t.share = std::string(trim(c.share));
-  t.path = std::string(trim(c.path));
+  t.path = share_path(c.path);
   if (t.kind != ShareCommand::Kind::shares) {
     if (t.share.empty() || (t.kind == ShareCommand::Kind::get_file && t.path.empty()))
       return err(bus_error(BusErrorCode::bad_payload, "args",

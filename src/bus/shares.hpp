@@ -18,8 +18,14 @@ namespace tether::bus {
 struct ShareCommand {
   enum class Kind { shares, list_files, get_file } kind = Kind::shares;
   std::string share;  // list-files, get-file: the share's name, trimmed
-  std::string path;   // list-files (may be empty: the share's root), get-file: relative, trimmed
+  std::string path;   // list-files (may be empty: the share's root), get-file: share_path's
 };
+
+// A path inside a share as the owner reads it (and so as the puller must, to know the file it
+// is sent): JavaScript-trimmed, backslashes as slashes (a Windows peer writes them), `.` and `..`
+// folded as path.posix.normalize folds them, no leading or trailing slash; "" is the share's
+// root. A leading `..` stays, for the owner's real-path containment to refuse.
+std::string share_path(std::string_view raw);
 
 std::string_view share_command_name(ShareCommand::Kind k);  // "shares", "list-files", "get-file"
 

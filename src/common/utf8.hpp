@@ -34,5 +34,7 @@ std::string_view utf16_prefix(std::string_view valid_text, std::size_t max_units
 // tab, LF, VT, FF, CR, space, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F,
 // U+3000 and U+FEFF. A name JS peers refuse as blank is refused here too.
 bool js_blank(std::string_view valid_text);
+// Valid UTF-8 text without what `String.prototype.trim()` strips at either end (the set above).
+std::string_view js_trim(std::string_view valid_text);
 
 }  // namespace tether

@@ -8,7 +8,6 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { bus, makeEnvelope, useBus } from '../../web/agent/envelope.js';
 import { fileType } from '../../web/agent/file-type.js';
-import { sharePath } from '../../web/agent/share.js';
 import { Shares } from '../../web/agent/sidecar/shares.js';
 import { stateDirs } from '../../web/agent/store.js';
 
@@ -91,14 +90,52 @@ test('fileType: the extension picks the MIME type; images are kind image; unknow
   });
 });
 
-test('sharePath: trimmed, backslashes as slashes, dots folded, no outer slashes', () => {
-  assert.equal(sharePath('a\\b.txt'), 'a/b.txt');
-  assert.equal(sharePath(' guide.md '), 'guide.md');
-  assert.equal(sharePath('/notes/'), 'notes');
-  assert.equal(sharePath('notes/./plan.txt'), 'notes/plan.txt');
-  assert.equal(sharePath('.'), '');
-  assert.equal(sharePath(''), '');
-  assert.equal(sharePath('../x'), '../x', 'left for the containment to refuse');
+// The bus core reads a share path (src/bus/shares.hpp share_path) as path.posix.normalize reads
+// it after the public implementation's trim and backslash rule: checked against Node's own.
+test('the core reads share paths as the owner does: trimmed, backslashes as slashes, dots folded', async () => {
+  assert.ok(await useBus(), 'tether/bus loads (make wasm)');
+  const api = bus();
+  const node = (p) => {
+    const n = path.posix.normalize(p.replace(/\\/g, '/').trim());
+    return n === '.' ? '' : n.replace(/^\/+|\/+$/g, '');
+  };
+  const cases = [
+    ['a\\b.txt', 'a/b.txt'],
+    [' guide.md ', 'guide.md'],
+    ['\u00a0guide.md\u3000', 'guide.md'],
+    ['/notes/', 'notes'],
+    ['notes/./plan.txt', 'notes/plan.txt'],
+    ['.', ''],
+    ['', ''],
+    ['../x', '../x'],
+    ['a/../../x', '../x'],
+    ['/../x', 'x'],
+    ['a//b///c/', 'a/b/c'],
+    ['a/b/..', 'a'],
+    ['./..', '..'],
+    ['\\\\server\\share\\f', 'server/share/f'],
+    ['..a/b..', '..a/b..'],
+  ];
+  for (const [raw, want] of cases) {
+    assert.equal(node(raw), want, `Node reads ${JSON.stringify(raw)} so`);
+    assert.equal(api.sharePath(raw), want, JSON.stringify(raw));
+  }
+  // A get-file as the owner reads it, and as the puller writes it.
+  const getFile = (p) =>
+    api.parseShareCommand(
+      makeEnvelope({
+        from: from('asker'),
+        type: 'command',
+        payload: { command: 'get-file', args: { share: 'docs', path: p } },
+      }).env,
+    );
+  const cmd = getFile('a\\..\\b.txt');
+  assert.equal(cmd.path, 'b.txt');
+  const ask = api.shareCommandPayload({ command: 'get-file', share: 'docs', path: ' x\\y.md ' });
+  assert.deepEqual(ask.payload.args, { share: 'docs', path: 'x/y.md' });
+  const root = getFile('./');
+  assert.equal(root.ok, false);
+  assert.match(root.detail, /get-file names a file inside the share/);
 });
 
 /** An owner sharing `files` (name -> content) as docs; serve(path) answers a get-file of it. */
@@ -117,7 +154,9 @@ async function owner(t, files, transport = {}) {
       to: 'me',
       payload: { command: 'get-file', args: { share: 'docs', path: p } },
     });
-    return c.s.pulls.serve('puller', e.env, { share: 'docs', path: p });
+    // As the sidecar hands it over: the path as the bus core read it (answerShareCommand).
+    const cmd = bus().parseShareCommand(e.env);
+    return c.s.pulls.serve('puller', e.env, { share: 'docs', path: cmd.path });
   };
   const offers = () => c.sent.filter((x) => x.type === 'file_offer').map((x) => x.payload);
   const answer = () => c.sent.filter((x) => x.via === 'respond').at(-1).outcome;

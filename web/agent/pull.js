@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileType } from './file-type.js';
 import { placeExclusive, safeName } from './files.js';
-import { resolveInShare, sharePath } from './share.js';
+import { resolveInShare } from './share.js';
 
 export { placeExclusive, safeName };
 
@@ -97,7 +97,8 @@ export class Pulls {
       id: r.id,
       peer,
       share,
-      path: rel,
+      // The path as the owner reads it, which names the file it sends (the payload carries it).
+      path: /** @type {any} */ (ask.payload).args.path,
       dir,
       state: 'requested',
       received: 0,
@@ -187,18 +188,14 @@ export class Pulls {
 
   /**
    * An untagged file_offer from `peer`: ours when it answers a pull we asked of it. The owner
-   * names the file after the path as it reads it (trimmed, backslashes as slashes: sharePath),
-   * so the pull's path is read the same way before it is compared.
+   * names the file after the path as it reads it (the bus core's share_path), which is the path
+   * our get-file carried (shareCommandPayload reads it so).
    */
   offer(peer, env) {
     const name = env.payload?.name;
     let st = null;
     for (const p of this.active.values())
-      if (
-        p.peer === peer &&
-        p.state === 'requested' &&
-        path.posix.basename(sharePath(p.path)) === name
-      ) {
+      if (p.peer === peer && p.state === 'requested' && path.posix.basename(p.path) === name) {
         st = p;
         break; // the oldest: the owner answers in order
       }
@@ -298,7 +295,7 @@ export class Pulls {
   async serveOne(peer, env, { share, path: asked }) {
     const refuse = (error) => this.respond(env, { error });
     // Read as list-files reads it (docs/agent-bus.md § Shared folders): `a\b.txt` is a/b.txt.
-    const rel = sharePath(asked);
+    const rel = asked; // as the bus core read it (parseShareCommand)
     const root = this.shares()[share];
     if (!root) return refuse(`no share named '${share}'`);
     let real;

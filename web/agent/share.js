@@ -22,22 +22,6 @@ export function validShareName(name) {
   );
 }
 
-/**
- * A path inside a share as list-files and get-file take it: trimmed, backslashes read as slashes
- * (a Windows peer writes them), `.` and `..` folded, no leading or trailing slash; '' is the
- * share's root. The public implementation reads its paths so; resolveInShare still applies the
- * containment. The puller names the file it expects by this too (web/agent/pull.js).
- * @param {unknown} p
- */
-export function sharePath(p) {
-  const n = path.posix.normalize(
-    String(p ?? '')
-      .replace(/\\/g, '/')
-      .trim(),
-  );
-  return n === '.' ? '' : n.replace(/^\/+|\/+$/g, '');
-}
-
 function inside(root, real) {
   return real === root || real.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
 }
@@ -165,7 +149,8 @@ export function listShareLevel(rootDir, share, sub = '', maxEntries = SHARE_LIMI
   } catch (err) {
     return { error: `share '${share}' is not available (${err.code})` };
   }
-  const rel = sharePath(sub);
+  // `sub` as the bus core read it (parseShareCommand: share_path in src/bus/shares.hpp).
+  const rel = sub;
   const start = resolveInShare(root, rel);
   if (start.error) return { error: start.error };
   let names;

@@ -445,6 +445,12 @@ export interface BusApi {
    * `respond(envelope, {error: detail})`).
    */
   parseShareCommand(envelope: Envelope | string): ShareCommand | BusError | null;
+  /**
+   * A path inside a share as its owner reads it: trimmed, backslashes as slashes, `.` and `..`
+   * folded, no outer slashes; '' is the share's root. parseShareCommand and shareCommandPayload
+   * hand paths over read this way.
+   */
+  sharePath(path: string): string;
   /** The command payload asking a peer for `shares`, `list-files {share, path?}` or `get-file {share, path}`. */
   shareCommandPayload(c: {
     command: ShareCommand['command'];

@@ -716,6 +716,8 @@ export function createBusApi(mod) {
       if (t === null) return notJson('envelope');
       return JSON.parse(mod.busParseShareCommand(t));
     },
+    /** A path inside a share as its owner reads it (src/bus/shares.hpp share_path). */
+    sharePath: (p) => mod.busSharePath(String(p ?? '')),
     shareCommandPayload: ({ command, share = '', path = '' }) =>
       JSON.parse(mod.busShareCommandPayload(String(command), String(share), String(path))),
     fileAckRefusal: (payload, error) =>
