@@ -20,6 +20,7 @@
 #include "bus/scan.hpp"
 #include "bus/shares.hpp"
 #include "bus/transfer.hpp"
+#include "bus/typed_payload.hpp"
 #include "js_integer.hpp"
 
 namespace tether::bus::bindings {
@@ -703,6 +704,55 @@ std::string share_command_payload_js(const std::string& command, const std::stri
   return text(Json{{"ok", true}, {"payload", p.value()}});
 }
 
+// {ok:true, payload} or {ok:false, code, count, bound, json?}: a typed_payload or
+// command_response_from refusal, which web/agent/typed-payload.js words for its caller.
+std::string words_payload_js(const Result<Json, WordsRefusal>& r) {
+  if (r) return text(Json{{"ok", true}, {"payload", r.value()}});
+  const WordsRefusal& e = r.error();
+  Json j{{"ok", false},
+         {"code", std::string(words_error_name(e.code))},
+         {"count", e.count},
+         {"bound", e.bound}};
+  if (e.json != JsonError::none) j["json"] = json_error_name(e.json);
+  return text(j);
+}
+
+std::optional<std::string_view> opt_view(const std::string& s, bool present) {
+  if (!present) return std::nullopt;
+  return std::string_view(s);
+}
+
+// Text a caller typed crosses as its JSON text (JSON.stringify of the JS string): Embind's own
+// std::string conversion merges a lone surrogate with the code unit after it, so `"hi \ud800"`
+// would arrive as "hi U+10000" and be sent. Decoded here; nullopt when it holds a lone surrogate,
+// which has no UTF-8 (the core's not_utf8).
+std::optional<std::string> js_text(const std::string& json_text) {
+  JsonParse p = parse_json(ByteView(std::string_view(json_text)));
+  if (!p.ok() || !p.value.is_string()) return std::nullopt;
+  return p.value.get<std::string>();
+}
+
+std::string not_utf8_js() {
+  return words_payload_js(err(WordsRefusal{WordsError::not_utf8}));
+}
+
+std::string typed_payload_js(const std::string& type, const std::string& text_json,
+                             const std::string& args_json, bool has_args) {
+  auto words = js_text(text_json);
+  if (!words) return not_utf8_js();
+  return words_payload_js(typed_payload(type, *words, opt_view(args_json, has_args)));
+}
+
+std::string command_response_js(const std::string& request_id_json, const std::string& result_json,
+                                bool has_result, const std::string& error_json_text,
+                                bool has_error) {
+  auto id = js_text(request_id_json);
+  auto error = has_error ? js_text(error_json_text) : std::optional<std::string>("");
+  if (!id || !error) return not_utf8_js();
+  return words_payload_js(
+      command_response_from(*id, opt_view(result_json, has_result), opt_view(*error, has_error)));
+}
+
 std::string file_ack_refusal_js(const std::string& payload, const std::string& error) {
   return text(file_ack_refusal(parse(payload), error));
 }
@@ -808,6 +858,8 @@ EMSCRIPTEN_BINDINGS(tether_bus) {
   function("busParseShareCommand", &parse_share_command_js);
   function("busShareCommandPayload", &share_command_payload_js);
   function("busSharePath", &share_path_js);
+  function("busTypedPayload", &typed_payload_js);
+  function("busCommandResponse", &command_response_js);
   function("busFileAckRefusal", &file_ack_refusal_js);
   function("busFileAckReceived", &file_ack_received_js);
   function(

@@ -99,4 +99,10 @@ constexpr std::size_t kMaxCommandNameChars = 64;
 constexpr std::size_t kMaxShareNameChars = 64;
 constexpr std::size_t kMaxSharePathChars = 4096;
 
+// --- payloads written as words (typed_payload.hpp) ----------------------------------------------
+// A command's args and an answer's result sit two levels inside the envelope (the envelope, its
+// payload), whose whole text nests at most kMaxJsonDepth (64, common/json.hpp) deep: deeper ones
+// could never be sent, so they are refused when the payload is built.
+constexpr std::size_t kMaxPayloadValueDepth = 62;
+
 }  // namespace tether::bus

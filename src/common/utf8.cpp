@@ -86,22 +86,21 @@ std::string_view utf16_prefix(std::string_view valid_text, std::size_t max_units
   return valid_text;
 }
 
-namespace {
-// The code point at `i` of valid UTF-8 text and its length in bytes.
-char32_t code_point_at(std::string_view text, std::size_t i, std::size_t& len) {
-  const auto c = std::uint8_t(text[i]);
+char32_t utf8_code_point_at(std::string_view valid_text, std::size_t i, std::size_t& len) {
+  const auto c = std::uint8_t(valid_text[i]);
   len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
   char32_t cp = len == 1 ? c : c & (0x7F >> len);
-  for (std::size_t k = 1; k < len && i + k < text.size(); ++k)
-    cp = cp << 6 | (std::uint8_t(text[i + k]) & 0x3F);
+  for (std::size_t k = 1; k < len && i + k < valid_text.size(); ++k)
+    cp = cp << 6 | (std::uint8_t(valid_text[i + k]) & 0x3F);
   return cp;
 }
+
 bool js_space(char32_t cp) {
+  if (cp > 0x20 && cp < 0x80) return false;  // the common case: printable ASCII
   return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0xA0 || cp == 0x1680 ||
          (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
          cp == 0x205F || cp == 0x3000 || cp == 0xFEFF;
 }
-}  // namespace
 
 bool js_blank(std::string_view valid_text) {
   return js_trim(valid_text).empty();
@@ -111,7 +110,7 @@ std::string_view js_trim(std::string_view valid_text) {
   std::size_t begin = 0, end = 0, len = 0;
   bool seen = false;  // a code point that is not space
   for (std::size_t i = 0; i < valid_text.size(); i += len) {
-    if (js_space(code_point_at(valid_text, i, len))) continue;
+    if (js_space(utf8_code_point_at(valid_text, i, len))) continue;
     if (!seen) begin = i;
     seen = true;
     end = i + len;

@@ -30,6 +30,13 @@ std::string_view utf8_prefix(std::string_view valid_text, std::size_t max_bytes)
 // string, except that a surrogate pair is never split.
 std::string_view utf16_prefix(std::string_view valid_text, std::size_t max_units);
 
+// The code point that starts at byte `i` of valid UTF-8 text, and its length in bytes (`len`);
+// never reads past the text, whatever the bytes.
+char32_t utf8_code_point_at(std::string_view valid_text, std::size_t i, std::size_t& len);
+// Whether a code point is what JavaScript's `\s` matches and `String.prototype.trim()` strips
+// (ECMA-262 WhiteSpace and LineTerminator): the set js_blank names below.
+bool js_space(char32_t cp);
+
 // Whether valid UTF-8 text is empty or only what JavaScript's `String.prototype.trim()` strips:
 // tab, LF, VT, FF, CR, space, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F,
 // U+3000 and U+FEFF. A name JS peers refuse as blank is refused here too.

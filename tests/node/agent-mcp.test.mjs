@@ -321,6 +321,12 @@ test('bad tool calls are clear tool errors, and the server goes on serving', asy
       /a command_response answers a command by its id .*: use the respond tool/,
     ],
     ['send', { peer: 'bob', text: 'x', args: { a: 1 } }, /args goes with type command only/],
+    // refused by the bus core, which alone holds an ack's id to the bus id bound
+    [
+      'send',
+      { peer: 'bob', type: 'ack', text: 'm'.repeat(129) },
+      /type ack takes the id of the message it acknowledges, and no message id is longer than 128 characters \(got 129\)/,
+    ],
     [
       'send',
       { peer: 'bob', type: 'command', payload: { command: 'x' }, args: {} },

@@ -118,11 +118,20 @@ test('an offline peer gets its queued directs in order after it joins; the outbo
     sent.push(r.id);
   }
   assert.deepEqual((await h.ok(A, ['notify'])).queuedBy, { bob: 5 });
-  // Too big for any transport: refused up front, never queued in front of the rest.
+  // Too big for any transport: refused up front (by the bus core, before an envelope is made),
+  // never queued in front of the rest.
   const big = await h.run(A, ['send', 'bob', '-'], { json: false, input: 'x'.repeat(300_000) });
   assert.equal(big.code, 2);
   assert.match(
     big.stderr,
+    /the text is 300000 bytes, and one message carries at most 262144 bytes of JSON in all: send less, or send it as a file or swarm transfer \(`tether agent swarm offer PATH`\)/,
+  );
+  // Under that alone but over the envelope's bound with the rest of the envelope: the core's
+  // envelope check refuses it.
+  const near = await h.run(A, ['send', 'bob', '-'], { json: false, input: 'x'.repeat(262_100) });
+  assert.equal(near.code, 2);
+  assert.match(
+    near.stderr,
     /too_large: the envelope is \d+ bytes; the limit is 262144 \(send large data as a file or swarm transfer\)/,
   );
   assert.equal((await h.ok(A, ['notify'])).queued, 5);

@@ -1,7 +1,14 @@
 // Compiled (never run) by tests/node/bus.test.mjs: uses `tether/bus` as a consumer would.
 // The @ts-expect-error lines prove the declarations are precise.
 import { createBus, loadBus } from '@tether-rt/tether/bus';
-import type { Bus, BusApi, Envelope, PeerTransport, SendResult } from '@tether-rt/tether/bus';
+import type {
+  Bus,
+  BusApi,
+  Envelope,
+  PeerTransport,
+  SendResult,
+  WordsErrorCode,
+} from '@tether-rt/tether/bus';
 
 export async function useBus(transport: PeerTransport): Promise<void> {
   const api: BusApi = await loadBus();
@@ -71,6 +78,15 @@ export async function useBus(transport: PeerTransport): Promise<void> {
   api.shareCommandPayload({ command: 'get-file', share: 'docs', path: 'a.md' });
   // @ts-expect-error the share commands are a closed set
   api.shareCommandPayload({ command: 'rm', share: 'docs' });
+  const typed = api.typedPayload('command', 'deploy', '{"env":"prod"}');
+  if (!typed.ok) {
+    const code: WordsErrorCode = typed.code;
+    void [code, typed.count, typed.bound, typed.json];
+  }
+  api.commandResponse('r1', { resultJson: '1' });
+  api.commandResponse('r1', { error: 'no disk' });
+  // @ts-expect-error args cross as JSON text
+  api.typedPayload('command', 'deploy', { env: 'prod' });
   const tid: string = api.fileAckRefusal({ transferId: 't' }, 'no').transferId;
   void tid;
   bus.close();

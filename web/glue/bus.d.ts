@@ -457,6 +457,22 @@ export interface BusApi {
     share?: string;
     path?: string;
   }): { ok: true; payload: JsonValue } | BusError;
+  /**
+   * The payload a direct message of `type` carries when its words are `text` (docs/agent-bus.md
+   * § Payloads with fixed shapes): chat and event `{text}`; a command `{command, args?}` (one word;
+   * `argsJson`, JSON text, goes with a command only); an ack `{messageId}` (one word, an id).
+   * command_response is `commandResponse`'s; every other type is refused.
+   */
+  typedPayload(type: string, text: string, argsJson?: string): WordsPayload;
+  /**
+   * The command_response answering command `requestId`: `{requestId, ok: true, result}`
+   * (`resultJson` parsed, or null), or `{requestId, ok: false, error}` when `error` is given (cut
+   * to `limits.maxErrorTextBytes`).
+   */
+  commandResponse(
+    requestId: string,
+    outcome?: { resultJson?: string; error?: string },
+  ): WordsPayload;
   /** `file_ack {transferId, ok: false, error}` refusing the offer, chunk or completion `payload`. */
   fileAckRefusal(
     payload: JsonValue,
@@ -468,6 +484,41 @@ export interface BusApi {
     savedPath?: string,
   ): { ok: true; payload: JsonValue } | BusError;
 }
+
+/** Why `typedPayload` or `commandResponse` refused (src/bus/typed_payload.hpp). */
+export type WordsErrorCode =
+  | 'not_words_type'
+  | 'use_respond'
+  | 'args_not_command'
+  | 'no_word'
+  | 'many_words'
+  | 'no_text'
+  | 'text_too_large'
+  | 'args_too_large'
+  | 'args_not_json'
+  | 'args_too_deep'
+  | 'no_request_id'
+  | 'result_and_error'
+  | 'no_error_text'
+  | 'result_too_large'
+  | 'result_not_json'
+  | 'result_too_deep'
+  | 'id_too_long'
+  | 'nul_in_id'
+  | 'not_utf8';
+
+export type WordsPayload =
+  | { ok: true; payload: JsonValue }
+  | {
+      ok: false;
+      code: WordsErrorCode;
+      /** many_words: how many; *_too_large: the bytes; id_too_long: the id's length. */
+      count: number;
+      /** The bound a *_too_large, *_too_deep or id_too_long broke. */
+      bound: number;
+      /** *_not_json: why the text did not parse. */
+      json?: 'invalid_utf8' | 'too_deep' | 'invalid_json' | 'number_out_of_range';
+    };
 
 export interface ShareCommand {
   ok: true;

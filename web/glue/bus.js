@@ -720,6 +720,30 @@ export function createBusApi(mod) {
     sharePath: (p) => mod.busSharePath(String(p ?? '')),
     shareCommandPayload: ({ command, share = '', path = '' }) =>
       JSON.parse(mod.busShareCommandPayload(String(command), String(share), String(path))),
+    // Typed text crosses as JSON text, so a lone surrogate reaches the core as what it is
+    // (Embind's own string conversion would merge it with the next code unit: bus_bindings.cpp).
+    typedPayload: (type, text, argsJson) =>
+      JSON.parse(
+        mod.busTypedPayload(
+          String(type),
+          JSON.stringify(String(text)),
+          argsJson ?? '',
+          argsJson !== undefined,
+        ),
+      ),
+    commandResponse: (
+      requestId,
+      { resultJson, error } = /** @type {{resultJson?: string, error?: string}} */ ({}),
+    ) =>
+      JSON.parse(
+        mod.busCommandResponse(
+          JSON.stringify(String(requestId)),
+          resultJson ?? '',
+          resultJson !== undefined,
+          JSON.stringify(String(error ?? '')),
+          error !== undefined,
+        ),
+      ),
     fileAckRefusal: (payload, error) =>
       JSON.parse(mod.busFileAckRefusal(json(payload) ?? 'null', String(error ?? ''))),
     fileAckReceived: (offer, savedPath = '') =>

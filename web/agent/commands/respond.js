@@ -3,19 +3,21 @@
 // shapes), as `send` sends: through the disk outbox. The public implementation's peers match an
 // answer to their command only by requestId, which `send {text}` never carries.
 import { usage } from '../cli/context.js';
-import { jsonFlag, textFrom } from '../cli/values.js';
-import { responsePayload } from '../typed-payload.js';
+import { textFrom } from '../cli/values.js';
+import { CLI_NAMES, responsePayload } from '../typed-payload.js';
 import { reportSent } from './send.js';
 
+/** The answer's outcome as the bus core takes it: the result as JSON text, or the error text. */
 function outcome(v, words) {
   const text = textFrom(words);
   if (v.error) {
     if (v['result-json'] !== undefined) usage('--error and --result-json do not go together');
     return { error: text };
   }
-  if (v['result-json'] === undefined) return { result: text || null };
+  if (v['result-json'] === undefined)
+    return { resultJson: text ? JSON.stringify(text) : undefined };
   if (text) usage('give the result as TEXT or as --result-json, not both');
-  return { result: jsonFlag('--result-json', v['result-json']) };
+  return { resultJson: v['result-json'] };
 }
 
 export default {
@@ -28,11 +30,14 @@ export default {
     error: { type: 'boolean', help: 'the command failed; TEXT says why' },
     'result-json': { type: 'string', value: 'JSON', help: 'the result as JSON, instead of TEXT' },
   },
-  async run({ v, pos, out, call, progress }) {
+  async run({ v, pos, out, call, progress, needBus }) {
     const [to, requestId, ...words] = pos;
     if (!to || !requestId)
       usage('respond PEER REQUEST_ID: name the peer and the id of its command (see `read`)');
-    const payload = responsePayload(requestId, outcome(v, words));
+    const payload = responsePayload(needBus(), requestId, {
+      ...outcome(v, words),
+      names: CLI_NAMES,
+    });
     const r = await call('send', { to, type: 'command_response', payload });
     reportSent(r, to, { out, progress });
   },

@@ -1,14 +1,15 @@
 // `tether agent send PEER TEXT...`: a direct message, kept in the disk outbox until the transport
 // accepts it (agent-bus-and-swarm.md § Delivery semantics). The words become the payload its type
-// takes (web/agent/typed-payload.js); `respond` answers a command.
+// takes (the bus core's typedPayload, worded by web/agent/typed-payload.js); `respond` answers a
+// command.
 import { usage } from '../cli/context.js';
-import { PAYLOAD_JSON_OPTION, jsonFlag, payloadFrom, textFrom } from '../cli/values.js';
+import { PAYLOAD_JSON_OPTION, payloadFrom, textFrom } from '../cli/values.js';
 import { CLI_NAMES, typedPayload } from '../typed-payload.js';
 
-function payload(v, words) {
+function payload(v, words, needBus) {
   if (v['payload-json'] === undefined)
-    return typedPayload(v.type ?? 'chat', textFrom(words), {
-      args: jsonFlag('--args-json', v['args-json']),
+    return typedPayload(needBus(), v.type ?? 'chat', textFrom(words), {
+      argsJson: v['args-json'],
       names: CLI_NAMES,
     });
   if (v['args-json'] !== undefined)
@@ -46,10 +47,15 @@ export default {
     'args-json': { type: 'string', value: 'JSON', help: "with --type command: the command's args" },
     'payload-json': PAYLOAD_JSON_OPTION,
   },
-  async run({ v, pos, out, call, progress }) {
+  async run({ v, pos, out, call, progress, needBus }) {
     const [to, ...words] = pos;
     if (!to) usage('send PEER TEXT...: name the peer (see `tether agent peers`)');
-    const r = await call('send', { to, type: v.type, topic: v.topic, payload: payload(v, words) });
+    const r = await call('send', {
+      to,
+      type: v.type,
+      topic: v.topic,
+      payload: payload(v, words, needBus),
+    });
     reportSent(r, to, { out, progress });
   },
 };

@@ -28,11 +28,20 @@ function payloadOf({ text, payload }) {
   return payload ?? { text };
 }
 
-/** A send's payload: the given object, or the shape its type takes from text (typed-payload.js). */
-function sendPayload(a) {
+/** A value as the JSON text the bus core parses (undefined stays not given). */
+const jsonText = (v) => (v === undefined ? undefined : JSON.stringify(v));
+
+/**
+ * A send's payload: the given object, or the shape its type takes from text (the bus core's
+ * typedPayload, worded by typed-payload.js).
+ */
+function sendPayload(a, api) {
   const payload = payloadOf(a);
   if (a.payload === undefined)
-    return typedPayload(a.type ?? 'chat', a.text, { args: a.args, names: MCP_NAMES });
+    return typedPayload(api, a.type ?? 'chat', a.text, {
+      argsJson: jsonText(a.args),
+      names: MCP_NAMES,
+    });
   if (a.args !== undefined) fail('payload is the whole payload: give the args inside it');
   return payload;
 }
@@ -111,7 +120,7 @@ export const TOOLS = [
       topic: f.topic,
       allow_unseen: allowUnseen(f),
     }),
-    run: (a, { agent }) => sendDirect(agent, a, a.type, sendPayload(a)),
+    run: (a, { agent, api }) => sendDirect(agent, a, a.type, sendPayload(a, api)),
   },
   {
     name: 'respond',
@@ -126,12 +135,16 @@ export const TOOLS = [
       error: f.error,
       allow_unseen: allowUnseen(f),
     }),
-    run: (a, { agent }) =>
+    run: (a, { agent, api }) =>
       sendDirect(
         agent,
         a,
         'command_response',
-        responsePayload(a.request_id, { result: a.result, error: a.error }),
+        responsePayload(api, a.request_id, {
+          resultJson: jsonText(a.result),
+          error: a.error,
+          names: MCP_NAMES,
+        }),
       ),
   },
   {
