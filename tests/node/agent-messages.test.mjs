@@ -52,6 +52,10 @@ test('help: tether --help and every group, command and subcommand --help exit 0 
           words.join(' '),
         );
         assert.equal(r.stderr, '');
+        // The ticket goes in $TETHER_TICKET: no help puts it on a command line, where `ps` and
+        // npm's debug log see it, and no usage shows --ticket as required.
+        assert.doesNotMatch(r.stdout, /--ticket "\$\(/, `${words.join(' ')} --help`);
+        assert.doesNotMatch(r.stdout.split('\n')[0], /(?<!\[)--ticket TICKET/, words.join(' '));
       }
     }
   }
