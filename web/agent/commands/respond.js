@@ -28,12 +28,12 @@ export default {
     error: { type: 'boolean', help: 'the command failed; TEXT says why' },
     'result-json': { type: 'string', value: 'JSON', help: 'the result as JSON, instead of TEXT' },
   },
-  async run({ v, pos, out, call, progress }) {
+  async run({ v, pos, out, call, progress, dirArg }) {
     const [to, requestId, ...words] = pos;
     if (!to || !requestId)
       usage('respond PEER REQUEST_ID: name the peer and the id of its command (see `read`)');
     const payload = responsePayload(requestId, outcome(v, words));
     const r = await call('send', { to, type: 'command_response', payload });
-    reportSent(r, to, { out, progress });
+    reportSent(r, to, { out, progress, dirArg });
   },
 };
