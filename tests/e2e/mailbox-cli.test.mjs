@@ -184,3 +184,43 @@ test(
     assertNoKeys(h, [A, C]);
   },
 );
+
+test(
+  'tether mailbox: the next commands create and pair print run as printed from any folder (they carry --dir)',
+  { timeout: 60_000 },
+  async (t) => {
+    const h = new Harness(t);
+    const host = await startDenoMailbox(hostDir);
+    const A = h.dir('owner');
+    const B = h.dir('sender');
+    const elsewhere = { env: { TETHER_AGENT_DIR: h.dir('elsewhere') } }; // not the dir we used
+    /** The command after `label: tether ` in `text`, as argv words (the harness dirs are plain). */
+    const printed = (text, label) => {
+      const m = new RegExp(`${label}: tether (\\S.*?)( TEXT\\.\\.\\.)?$`, 'm').exec(text);
+      assert.ok(m, `"${label}" in:\n${text}`);
+      return m[1].split(' ');
+    };
+    const made = await h.run(A, ['create', '--url', host.url], { group: 'mailbox', json: false });
+    assert.equal(made.code, 0, made.stderr);
+    const issued = await h.cli(printed(made.stdout, 'pair a sender'), elsewhere);
+    assert.equal(issued.code, 0, issued.stderr);
+    const [url, code] = printed(issued.stdout, 'the sender runs').slice(2);
+    const paired = await h.run(B, ['pair', url, code, '--name', 'bob'], {
+      group: 'mailbox',
+      json: false,
+    });
+    assert.equal(paired.code, 0, paired.stderr);
+    const sent = await h.cli([...printed(paired.stdout, 'send with'), 'hello'], elsewhere);
+    assert.equal(sent.code, 0, sent.stderr);
+    assert.match(sent.stdout, /^stored \S+ in /);
+
+    // No service named: the fix points at the shipped docs, not at a file of the repository.
+    const none = await h.run(h.dir('eve'), ['create'], { group: 'mailbox', json: false });
+    assert.equal(none.code, 2);
+    assert.match(
+      none.stderr,
+      /--url http:\/\/HOST:PORT, or set TETHER_MAILBOX_URL .*docs\/mailbox\.md/,
+    );
+    assert.doesNotMatch(none.stderr, /web\/host/);
+  },
+);

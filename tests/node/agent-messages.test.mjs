@@ -52,6 +52,10 @@ test('help: tether --help and every group, command and subcommand --help exit 0 
           words.join(' '),
         );
         assert.equal(r.stderr, '');
+        // The ticket goes in $TETHER_TICKET: no help puts it on a command line, where `ps` and
+        // npm's debug log see it, and no usage shows --ticket as required.
+        assert.doesNotMatch(r.stdout, /--ticket "\$\(/, `${words.join(' ')} --help`);
+        assert.doesNotMatch(r.stdout.split('\n')[0], /(?<!\[)--ticket TICKET/, words.join(' '));
       }
     }
   }
@@ -141,9 +145,11 @@ test('send to a name never seen in the room warns with the drop command; outbox 
   assert.match(
     z.stderr,
     new RegExp(
-      `^warning: nobody named 'zed' has been in this room since this agent joined it \\(seen: bob\\); .*\`tether agent outbox drop ${id}\``,
+      `^warning: nobody named 'zed' has been in this room since this agent joined it \\(seen: bob\\); .*\`tether agent outbox drop ${id} --dir ${A}\``,
     ),
   );
+  // The drop command as printed, run as printed: it names this state dir, not the default one.
+  const printedDrop = /Drop it with `tether ([^`]+)`/.exec(z.stderr)[1].split(' ');
   // Bob has been seen: no warning for him, even once he is gone.
   await h.ok(B, ['leave']);
   await waitFor('bob gone', async () => !(await h.ok(A, ['peers'])).peers.some((p) => p.open));
@@ -167,8 +173,8 @@ test('send to a name never seen in the room warns with the drop command; outbox 
     ],
   );
   assert.match(list.stdout, /\thello zed$/m);
-  const drop = await h.run(A, ['outbox', 'drop', id], { json: false });
-  assert.equal(drop.code, 0);
+  const drop = await h.cli(printedDrop, { env: { TETHER_AGENT_DIR: h.dir('elsewhere') } });
+  assert.equal(drop.code, 0, drop.stderr);
   assert.equal(drop.stdout.trim(), 'dropped 1 queued message(s): they will not be sent');
   const missing = await h.run(A, ['outbox', 'drop', id], { json: false });
   assert.equal(missing.code, 2);

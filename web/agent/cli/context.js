@@ -23,6 +23,10 @@ export class CannotConnect extends Error {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** `word` as one shell word: as is when it is plain, else in single quotes. */
+const shellWord = (word) =>
+  /^[\w@%+=:,./~-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+
 /**
  * @param {{values: Record<string, any>, positionals: string[], io: {stdout(s: string): void, stderr(s: string): void}, limits: object|null}} o
  */
@@ -30,6 +34,8 @@ export function agentContext({ values, positionals, io, limits }) {
   const dir = resolveStateDir(values.dir);
   return {
     dir,
+    /** ` --dir DIR` when --dir was given, for a command we print to be run as printed. */
+    dirArg: values.dir === undefined ? '' : ` --dir ${shellWord(dir)}`,
     v: values,
     pos: positionals,
     limits,

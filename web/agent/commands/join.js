@@ -32,7 +32,7 @@ const SAME = ['id', 'room', 'relay', 'transport'];
 export default {
   name: 'join',
   usage:
-    '--relay ws://HOST:PORT/ --room ROOM --id ID --ticket TICKET [--secret-file FILE] [--name N] [--role R] [--transport relay|http|webrtc] [--wake CMD] [--wait 15s]',
+    '--relay ws://HOST:PORT/ --room ROOM --id ID [--ticket TICKET] [--secret-file FILE] [--name N] [--role R] [--transport relay|http|webrtc] [--wake CMD] [--wait 15s]',
   summary: 'start the sidecar and join the room (later joins reuse the saved settings)',
   details: [
     'The ticket comes from $TETHER_TICKET (or --ticket, but a command line shows in `ps` and',

@@ -30,7 +30,7 @@ export default {
     error: { type: 'boolean', help: 'the command failed; TEXT says why' },
     'result-json': { type: 'string', value: 'JSON', help: 'the result as JSON, instead of TEXT' },
   },
-  async run({ v, pos, out, call, progress, needBus }) {
+  async run({ v, pos, out, call, progress, needBus, dirArg }) {
     const [to, requestId, ...words] = pos;
     if (!to || !requestId)
       usage('respond PEER REQUEST_ID: name the peer and the id of its command (see `read`)');
@@ -39,6 +39,6 @@ export default {
       names: CLI_NAMES,
     });
     const r = await call('send', { to, type: 'command_response', payload });
-    reportSent(r, to, { out, progress });
+    reportSent(r, to, { out, progress, dirArg });
   },
 };

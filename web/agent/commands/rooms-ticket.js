@@ -14,7 +14,8 @@ export default {
   usage: '--room ROOM --id ID [--kind agent|human] [--ttl 1h] [--secret-file FILE]',
   summary: "mint a ticket for ROOM from the relay's secret ($TICKET_SECRET), for local use",
   details: [
-    'Prints the ticket alone on stdout, for `--ticket "$(tether rooms ticket ...)"`.',
+    'Prints the ticket alone on stdout, for `TETHER_TICKET=$(tether rooms ticket ...) tether agent join ...`',
+    "(not as --ticket: a command line shows in `ps`, and npm's debug log keeps it).",
     'Production: your server mints tickets for the users it knows (mintTicket from',
     "@tether-rt/tether/tickets) and the relay's secret never leaves it.",
   ].join('\n'),

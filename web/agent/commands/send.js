@@ -18,10 +18,10 @@ function payload(v, words, needBus) {
 }
 
 /** The answer of the sidecar's send, for send and respond: sent, or queued and why. */
-export function reportSent(r, to, { out, progress }) {
+export function reportSent(r, to, { out, progress, dirArg }) {
   if (r.unknownPeer)
     progress(
-      `warning: nobody named '${to}' has been in this room since this agent joined it${r.seen.length ? ` (seen: ${r.seen.join(', ')})` : ''}; the message waits in the outbox until '${to}' joins. A typo? Drop it with \`tether agent outbox drop ${r.id}\``,
+      `warning: nobody named '${to}' has been in this room since this agent joined it${r.seen.length ? ` (seen: ${r.seen.join(', ')})` : ''}; the message waits in the outbox until '${to}' joins. A typo? Drop it with \`tether agent outbox drop ${r.id}${dirArg}\``,
     );
   out(
     r,
@@ -47,7 +47,7 @@ export default {
     'args-json': { type: 'string', value: 'JSON', help: "with --type command: the command's args" },
     'payload-json': PAYLOAD_JSON_OPTION,
   },
-  async run({ v, pos, out, call, progress, needBus }) {
+  async run({ v, pos, out, call, progress, needBus, dirArg }) {
     const [to, ...words] = pos;
     if (!to) usage('send PEER TEXT...: name the peer (see `tether agent peers`)');
     const r = await call('send', {
@@ -56,6 +56,6 @@ export default {
       topic: v.topic,
       payload: payload(v, words, needBus),
     });
-    reportSent(r, to, { out, progress });
+    reportSent(r, to, { out, progress, dirArg });
   },
 };

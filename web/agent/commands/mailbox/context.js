@@ -22,7 +22,7 @@ export function mailboxContext(o) {
     service(url = defaultUrl) {
       if (!url)
         fail(
-          `give the mailbox service: --url http://HOST:PORT, or set ${MAILBOX_URL_ENV} (the edge Worker or \`deno run web/host/mailbox.js\`)`,
+          `give the mailbox service: --url http://HOST:PORT, or set ${MAILBOX_URL_ENV} (the edge Worker's, or one you host: docs/mailbox.md § Hosting)`,
         );
       return new MailboxService(url);
     },

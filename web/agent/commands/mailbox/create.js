@@ -4,7 +4,7 @@ export default {
   name: 'create',
   usage: '[--url URL]',
   summary: 'a new mailbox owned by this state dir (its owner key is saved here, not printed)',
-  async run({ creds, service, out, syncSidecar }) {
+  async run({ creds, service, out, syncSidecar, dirArg }) {
     const s = service();
     const r = await s.create();
     creds.owned[r.mailbox] = { url: s.url, ownerKey: r.ownerKey, createdAt: r.createdAt };
@@ -17,7 +17,7 @@ export default {
         `created mailbox ${r.mailbox}`,
         `  url: ${url}`,
         `  its owner key is in ${creds.file}: keep that file, only the key reads the mailbox`,
-        `  pair a sender: tether mailbox pair ${r.mailbox}`,
+        `  pair a sender: tether mailbox pair ${r.mailbox}${dirArg}`,
       ].join('\n'),
     );
   },

@@ -21,7 +21,7 @@ export default {
     },
     accept: { type: 'string', value: 'PAIR', help: 'owner: accept the pair request PAIR' },
   },
-  async run({ dir, v, pos, creds, mailbox, out }) {
+  async run({ dir, dirArg, v, pos, creds, mailbox, out }) {
     const [ref, code, ...extra] = pos;
     if (extra.length) usage(`pair takes MAILBOX and at most one CODE (got ${pos.length} words)`);
     if (v.accept !== undefined) {
@@ -53,7 +53,7 @@ export default {
     out(
       { ...shown, mailbox: m.id, keys: creds.file },
       r.state === 'active'
-        ? `paired with mailbox ${m.id} as '${r.name}' (pair ${r.pair}); send with: tether mailbox send ${m.id} TEXT...`
+        ? `paired with mailbox ${m.id} as '${r.name}' (pair ${r.pair}); send with: tether mailbox send ${m.id}${dirArg} TEXT...`
         : `asked mailbox ${m.id} to pair as '${r.name}' (pair ${r.pair}); the owner accepts with: tether mailbox pair ${m.id} --accept ${r.pair}`,
     );
   },
