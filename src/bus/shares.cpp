@@ -128,7 +128,9 @@ std::optional<Result<ShareCommand, BusError>> parse_share_command(const Envelope
 Result<Json, BusError> share_command_payload(const ShareCommand& c) {
   ShareCommand t = c;
   t.share = std::string(trim(c.share));
-  t.path = share_path(c.path);
+  // Sent as given (trimmed): the owner reads it with share_path, and reading an already read path
+  // again need not give the same (`./ a` reads as ` a`, which trims to `a`).
+  t.path = std::string(trim(c.path));
   if (t.kind != ShareCommand::Kind::shares) {
     if (t.share.empty() || (t.kind == ShareCommand::Kind::get_file && t.path.empty()))
       return err(bus_error(BusErrorCode::bad_payload, "args",

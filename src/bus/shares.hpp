@@ -24,7 +24,8 @@ struct ShareCommand {
 // A path inside a share as the owner reads it (and so as the puller must, to know the file it
 // is sent): JavaScript-trimmed, backslashes as slashes (a Windows peer writes them), `.` and `..`
 // folded as path.posix.normalize folds them, no leading or trailing slash; "" is the share's
-// root. A leading `..` stays, for the owner's real-path containment to refuse.
+// root. A leading `..` stays, for the owner's real-path containment to refuse. A puller sends
+// the path as given and reads it so only to know the file's name.
 std::string share_path(std::string_view raw);
 
 std::string_view share_command_name(ShareCommand::Kind k);  // "shares", "list-files", "get-file"

@@ -131,8 +131,9 @@ test('the core reads share paths as the owner does: trimmed, backslashes as slas
     );
   const cmd = getFile('a\\..\\b.txt');
   assert.equal(cmd.path, 'b.txt');
+  // The puller sends what it was given (trimmed) and reads it as the owner will.
   const ask = api.shareCommandPayload({ command: 'get-file', share: 'docs', path: ' x\\y.md ' });
-  assert.deepEqual(ask.payload.args, { share: 'docs', path: 'x/y.md' });
+  assert.deepEqual(ask.payload.args, { share: 'docs', path: 'x\\y.md' });
   const root = getFile('./');
   assert.equal(root.ok, false);
   assert.match(root.detail, /get-file names a file inside the share/);

@@ -97,8 +97,8 @@ export class Pulls {
       id: r.id,
       peer,
       share,
-      // The path as the owner reads it, which names the file it sends (the payload carries it).
-      path: /** @type {any} */ (ask.payload).args.path,
+      // The path as the owner reads it, which names the file it sends.
+      path: this.api.sharePath(rel),
       dir,
       state: 'requested',
       received: 0,
@@ -188,8 +188,8 @@ export class Pulls {
 
   /**
    * An untagged file_offer from `peer`: ours when it answers a pull we asked of it. The owner
-   * names the file after the path as it reads it (the bus core's share_path), which is the path
-   * our get-file carried (shareCommandPayload reads it so).
+   * names the file after the path as it reads it (the bus core's share_path), and so did we when
+   * the pull started.
    */
   offer(peer, env) {
     const name = env.payload?.name;
