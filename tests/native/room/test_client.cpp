@@ -17,6 +17,12 @@ Json parse(const std::string& s) {
 const char* kWelcome =
     R"({"t":"welcome","room":"r","seq":0,"instance":"g1","schemaVersion":0,"mode":"up-to-date","peers":[],"members":[]})";
 
+RoomClientOptions at_schema(double schema) {
+  RoomClientOptions o{"r", "me", "w"};
+  o.schema_version = schema;
+  return o;
+}
+
 // The client driven as a host drives it: what it queued to send after each input, in order, and
 // every refused write it reported.
 struct Client {
@@ -160,9 +166,7 @@ TEST_CASE("client: a late joiner whose clock lags writes above the stamps of a w
 }
 
 TEST_CASE("client: envelopes carry the client's schemaVersion") {
-  RoomClientOptions o{"r", "me", "w"};
-  o.schema_version = 2;
-  Client c(o);
+  Client c(at_schema(2));
   c.receive(kWelcome, 0);
   auto m = c.write(R"([{"kind":"set","path":["a"],"next":1}])", 5);
   REQUIRE(m);
@@ -365,9 +369,7 @@ const char* kWrittenAtSchema1 =
 }  // namespace
 
 TEST_CASE("client: a newer client writes nothing into an older written room until it migrates") {
-  RoomClientOptions o{"r", "me", "w"};
-  o.schema_version = 2;
-  Client c(o);
+  Client c(at_schema(2));
   c.receive(kWrittenAtSchema1, 200);
   CHECK(c.core.room_schema_version() == 1);
   CHECK(c.core.write(R"([{"kind":"set","path":["a"],"next":2}])", 210).refusal ==
@@ -407,9 +409,7 @@ TEST_CASE("client: a newer client writes nothing into an older written room unti
 }
 
 TEST_CASE("client: ordinary writes carry the room's schema, and one migrated past us is outdated") {
-  RoomClientOptions o{"r", "me", "w"};
-  o.schema_version = 1;
-  Client c(o);
+  Client c(at_schema(1));
   c.receive(kWrittenAtSchema1, 200);
   auto m = c.write(R"([{"kind":"set","path":["a"],"next":5}])", 210);
   REQUIRE(m);
@@ -432,9 +432,7 @@ TEST_CASE("client: ordinary writes carry the room's schema, and one migrated pas
 // After our migration, the socket dropped before its echo: the reconnect's welcome is the new
 // generation's, and whether our migration made it is in its registers.
 TEST_CASE("client: a migration whose echo was lost is judged by the new generation's snapshot") {
-  RoomClientOptions o{"r", "me", "w"};
-  o.schema_version = 2;
-  Client c(o);
+  Client c(at_schema(2));
   c.receive(kWrittenAtSchema1, 200);
   REQUIRE(c.core.migrate(R"([{"kind":"set","path":[],"next":{"a":1}}])", 300));
   c.sent();
@@ -460,9 +458,7 @@ TEST_CASE("client: a migration whose echo was lost is judged by the new generati
 }
 
 TEST_CASE("client: the first write into a room nobody has written may carry our schema") {
-  RoomClientOptions o{"r", "me", "w"};
-  o.schema_version = 3;
-  Client c(o);
+  Client c(at_schema(3));
   c.receive(kWelcome, 0);  // seq 0, schema 0
   auto m = c.write(R"([{"kind":"set","path":[],"next":{}}])", 5);
   REQUIRE(m);
@@ -497,9 +493,7 @@ TEST_CASE("client: a room the relay lost is reported with the document we held")
 }
 
 TEST_CASE("client: a migration's new generation is not a lost room") {
-  RoomClientOptions o{"r", "me", "w"};
-  o.schema_version = 1;
-  Client c(o);
+  Client c(at_schema(1));
   c.receive(kWrittenAtSchema1, 200);
   c.receive(
       R"({"t":"welcome","room":"r","seq":9,"instance":"g2","schemaVersion":2,"mode":"snapshot","registers":[],"wm":{},"peers":[],"members":[]})",
