@@ -7,7 +7,7 @@
 // nothing but npm's cache, which `npm ci` (make setup) filled. The tools (esbuild, Playwright,
 // Miniflare, tsc, Deno, ws) come from the repository; the package under test never does.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -234,6 +234,44 @@ test('node: the bin runs from the installed package', async () => {
     },
   );
   assert.deepEqual(JSON.parse(stdout).ok, true);
+});
+
+// README § Agents from the npm package alone: the relay is `tether rooms serve`, and the agents
+// that join it run their sidecars from the installed package.
+test('node: `tether rooms serve` from the installed package relays two agents', async (t) => {
+  const bin = join(app, 'node_modules/.bin/tether');
+  const env = { ...process.env, TICKET_SECRET: createHash('sha256').update(work).digest('hex') };
+  const relay = spawn(bin, ['rooms', 'serve', '--port', '0', '--json'], {
+    cwd: app,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.after(() => relay.kill('SIGKILL'));
+  const ready = await new Promise((resolve, reject) => {
+    let out = '';
+    relay.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]));
+    });
+    relay.once('exit', (code) => reject(new Error(`rooms serve exited ${code}`)));
+  });
+  const dirs = { alice: join(work, 'serve-alice'), bob: join(work, 'serve-bob') };
+  const tether = (args, extra = {}) => run(bin, args, { cwd: app, env: { ...env, ...extra } });
+  for (const id of ['alice', 'bob']) {
+    const { stdout: ticket } = await tether(['rooms', 'ticket', '--room', 'lab', '--id', id]);
+    await tether(
+      ['agent', 'join', '--dir', dirs[id], '--relay', ready.url, '--room', 'lab', '--id', id],
+      { TETHER_TICKET: ticket.trim() },
+    );
+    t.after(() => tether(['agent', 'leave', '--dir', dirs[id]]).catch(() => {}));
+  }
+  await tether(['agent', 'send', '--dir', dirs.alice, 'bob', 'hello from the package']);
+  let read = '';
+  for (let i = 0; i < 100 && !read.includes('hello from the package'); i++) {
+    read = (await tether(['agent', 'read', '--dir', dirs.bob])).stdout;
+    if (!read.includes('hello from the package')) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.match(read, /alice chat \S+: hello from the package/);
 });
 
 test('node: `tether mcp` from the installed package serves its tools over stdio', async () => {

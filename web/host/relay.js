@@ -570,8 +570,9 @@ async function openRooms() {
     console.error(`tether relay: --rooms-db: ${ticketSecretProblem(secret)}`);
     Deno.exit(2);
   }
+  const { DatabaseSync } = await import('node:sqlite');
   return createRoomsService({
-    db: flags.roomsDb,
+    database: new DatabaseSync(flags.roomsDb),
     secret,
     policyText: flags.roomsPolicy ? await Deno.readTextFile(flags.roomsPolicy) : '',
   });

@@ -1,9 +1,10 @@
 // The self-hosted room relay as a request handler: GET /rooms/<name>?ticket=<t> (a WebSocket), the
 // same tickets, limits, policy, journal, checkpoints and storage-failure recovery as the edge
-// (web/edge/room-host.js, room-store.js), over Deno.serve WebSockets and one SQLite file. Served
-// alone by web/host/rooms.js and beside the cockpit by web/host/relay.js (--rooms-db), so one
-// self-hosted process answers both, as the edge Worker does.
-import { DatabaseSync } from 'node:sqlite';
+// (web/edge/room-host.js, room-store.js), over one SQLite file (or memory alone, without one).
+// Runtime-neutral: `admitSocket` and `openSocket` take a Fetch Request and any socket with
+// send/close/bufferedAmount, so Deno (`handle`, through Deno.upgradeWebSocket: web/host/rooms.js,
+// and beside the cockpit web/host/relay.js --rooms-db) and Node (`tether rooms serve`,
+// web/host/rooms-node.js, over the `ws` package) serve the same relay.
 import { createRelay, pathPrefixAcl } from '../glue/relay.js';
 import { resolveLimits } from '../edge/limits.js';
 import { parsePolicyConfig } from '../edge/policy.js';
@@ -20,47 +21,65 @@ export function ticketSecretProblem(secret) {
 }
 
 /**
- * Opens the rooms' SQLite file and returns `handle(req)` for /rooms/<name> requests.
- * @param {{db: string, secret: string, policyText?: string, limits?: object,
+ * The relay over `database` (a node:sqlite DatabaseSync, opened by the caller: node:sqlite is not
+ * in every Node this package runs on), or in memory when it is null: rooms then live as long as
+ * the process. Returns `handle(req)` for /rooms/<name> requests under Deno, and the two halves a
+ * host without Deno.upgradeWebSocket drives: `admitSocket(req)` and `openSocket(socket, who)`.
+ * @param {{database: any, secret: string, policyText?: string, limits?: object,
  *   checkpointEvery?: number, testHooks?: boolean}} options
  */
 export function createRoomsService({
-  db: dbPath,
+  database,
   secret,
   policyText = '',
   limits = {},
   checkpointEvery = 64,
   testHooks = false,
 }) {
-  const db = new DatabaseSync(dbPath);
-  const sql = sqliteSql(db);
+  const db = database ?? null;
+  const sql = db ? sqliteSql(db) : null;
+  const resolved = resolveLimits(limits);
   const host = createRoomHost({
     relayImpl: { createRelay, pathPrefixAcl },
-    store: new RoomStore(sql, { checkpointEvery }),
+    store: sql ? new RoomStore(sql, { checkpointEvery }) : null,
     policyConfig: parsePolicyConfig(policyText),
     policyVersion: 1,
-    limits: resolveLimits(limits),
+    limits: resolved,
   });
   const http = createRoomHttp(host); // the HTTP relay transport's members (docs/agent-bus.md)
 
-  async function handle(req) {
+  /**
+   * A request for /rooms/<name>: `{response}` when it is answered over HTTP (a refused ticket,
+   * room full, the HTTP relay transport, a test hook), else `{who}` for a WebSocket to accept.
+   */
+  async function admitSocket(req) {
     const url = new URL(req.url);
-    if (testHooks && url.pathname.startsWith('/__test/')) return testHook(url);
+    if (testHooks && url.pathname.startsWith('/__test/')) return { response: testHook(url) };
     const h = await checkHttpRoomRequest(req, secret);
-    if (h) return h.response ?? http.handle(req, h);
+    if (h) return { response: h.response ?? (await http.handle(req, h)) };
     const v = await checkRoomRequest(req, secret);
-    if ('response' in v) return v.response;
-    const { room } = v;
-    const refused = host.admit(room, v.writer);
+    if ('response' in v) return { response: v.response };
+    const refused = host.admit(v.room, v.writer);
     if (refused)
-      return new Response(`${refused.message}\n`, {
-        status: refused.status,
-        headers: { 'Retry-After': String(refused.retryAfter) },
-      });
+      return {
+        response: new Response(`${refused.message}\n`, {
+          status: refused.status,
+          headers: { 'Retry-After': String(refused.retryAfter) },
+        }),
+      };
+    return { who: { writer: v.writer, kind: v.kind, room: v.room } };
+  }
+
+  /** An accepted WebSocket (send, close, bufferedAmount): the room-host connection it feeds. */
+  const openSocket = (socket, who) => host.open(socket, who);
+
+  async function handle(req) {
+    const a = await admitSocket(req);
+    if (a.response) return a.response;
     const { socket, response } = Deno.upgradeWebSocket(req);
     let conn = null;
     socket.onopen = () => {
-      conn = host.open(
+      conn = openSocket(
         {
           send: (text) => socket.send(text),
           close: (code, reason) => socket.close(code, reason),
@@ -68,7 +87,7 @@ export function createRoomsService({
             return socket.bufferedAmount;
           },
         },
-        { writer: v.writer, kind: v.kind, room },
+        a.who,
       );
     };
     socket.onmessage = (e) => conn?.message(e.data);
@@ -88,6 +107,8 @@ export function createRoomsService({
         droppedEphemeral: host.droppedEphemeral(),
         httpMembers: http.members(),
       });
+    if (!db && url.pathname.endsWith('-storage'))
+      return new Response('no storage: this relay keeps its rooms in memory\n', { status: 409 });
     if (url.pathname === '/__test/fail-storage') {
       db.exec(
         `CREATE TRIGGER IF NOT EXISTS tether_test_fail BEFORE INSERT ON tether_log BEGIN SELECT RAISE(ABORT, 'injected: disk full'); END`,
@@ -101,7 +122,13 @@ export function createRoomsService({
     return new Response('unknown test hook\n', { status: 404 });
   }
 
-  return { handle, cockpitState: cockpitState(sql) };
+  return {
+    handle,
+    admitSocket,
+    openSocket,
+    maxFrameBytes: resolved.maxFrameBytes,
+    cockpitState: sql ? cockpitState(sql) : null,
+  };
 }
 
 // The cockpit relay's one persisted value beside the rooms, the newest teleop lease generation

@@ -9,6 +9,7 @@
 //      with the ticket secret in the TICKET_SECRET environment variable.
 // The relay itself is web/host/rooms-service.js; web/host/relay.js serves the same beside the
 // cockpit (--rooms-db).
+import { DatabaseSync } from 'node:sqlite';
 import { createRoomsService, ticketSecretProblem } from './rooms-service.js';
 
 const flags = {
@@ -45,7 +46,7 @@ if (!flags.db) {
 }
 
 const { handle } = createRoomsService({
-  db: flags.db,
+  database: new DatabaseSync(flags.db),
   secret,
   policyText: flags.policy ? await Deno.readTextFile(flags.policy) : '',
   limits: JSON.parse(flags.limits),

@@ -19,6 +19,7 @@ import pull from './pull.js';
 import read from './read.js';
 import receipt from './receipt.js';
 import respond from './respond.js';
+import roomsServe from './rooms-serve.js';
 import roomsTicket from './rooms-ticket.js';
 import send from './send.js';
 import share from './share.js';
@@ -59,10 +60,10 @@ export const AGENT = {
 
 export const ROOMS = {
   name: 'rooms',
-  summary: 'room relay helpers: mint a ticket for local use',
+  summary: 'a room relay for local use, and its tickets',
   globals: { json: { type: 'boolean', help: 'machine-readable output: one JSON object' } },
   context: roomsContext,
-  commands: [roomsTicket],
+  commands: [roomsServe, roomsTicket],
 };
 
 export const GROUPS = [AGENT, ROOMS, MAILBOX, MCP];

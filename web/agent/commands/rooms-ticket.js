@@ -2,10 +2,10 @@
 // tests, the README's walk-through). In a deployment your server mints tickets for the users it
 // knows (mintTicket from @tether-rt/tether/tickets, web/edge/tickets.js) and the secret never
 // leaves it.
-import fs from 'node:fs';
-import { KINDS, MAX_TICKET_TTL_SECONDS, MIN_SECRET_CHARS, mintTicket } from '../../edge/tickets.js';
+import { KINDS, MAX_TICKET_TTL_SECONDS, mintTicket } from '../../edge/tickets.js';
 import { fail, usage } from '../cli/context.js';
 import { parseDuration } from '../cli/values.js';
+import { SECRET_FILE_OPTION, relaySecret } from './relay-secret.js';
 
 const DEFAULT_TTL = '1h';
 
@@ -32,11 +32,7 @@ export default {
       value: 'DURATION',
       help: `how long it opens the room (default ${DEFAULT_TTL}, at most ${MAX_TICKET_TTL_SECONDS / 3600}h)`,
     },
-    'secret-file': {
-      type: 'string',
-      value: 'FILE',
-      help: 'read the secret from FILE instead of $TICKET_SECRET',
-    },
+    'secret-file': SECRET_FILE_OPTION,
   },
   async run({ v, emitSecret, json }) {
     if (!v.room || !v.id) usage('ticket needs --room ROOM and --id ID');
@@ -45,18 +41,7 @@ export default {
     const ttlMs = parseDuration('--ttl', v.ttl ?? DEFAULT_TTL);
     if (ttlMs < 1000 || ttlMs > MAX_TICKET_TTL_SECONDS * 1000)
       fail(`--ttl must be from 1s to ${MAX_TICKET_TTL_SECONDS / 3600}h (got '${v.ttl}')`);
-    let secret;
-    if (v['secret-file'] !== undefined) {
-      try {
-        secret = fs.readFileSync(v['secret-file'], 'utf8').trim();
-      } catch (err) {
-        fail(`cannot read --secret-file ${v['secret-file']} (${err.code})`);
-      }
-    } else secret = process.env.TICKET_SECRET ?? '';
-    if (secret.length < MIN_SECRET_CHARS)
-      fail(
-        `set TICKET_SECRET to the relay's secret (at least ${MIN_SECRET_CHARS} characters; the relay was started with it), or pass --secret-file FILE`,
-      );
+    const secret = relaySecret(v, "the relay's secret", '; the relay was started with it');
     let ticket;
     try {
       ticket = await mintTicket(secret, {
