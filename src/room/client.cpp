@@ -195,42 +195,43 @@ WriteOutcome RoomClient::write(std::string_view ops_json, TimeMs now_ms) {
     // A room nobody has written holds nothing a migration could drop: its first write may
     // carry our schema (the spec's creator "whose first envelope was the migration that cut").
     if (seq_ > 0 || !registers_.empty() || !tail_.empty()) return {WriteRefusal::needs_migration};
-    return build(ops_json, now_ms, opt_.schema_version, true);
   }
-  return build(ops_json, now_ms, room_schema_, false);
+  auto ops = store_ops(ops_json);
+  if (!ops) return {WriteRefusal::bad_ops};
+  const bool cuts = room_schema_ < opt_.schema_version;  // the first write of an unwritten room
+  return build(*ops, now_ms, cuts ? opt_.schema_version : room_schema_, cuts);
 }
 
 WriteOutcome RoomClient::migrate(std::string_view ops_json, TimeMs now_ms) {
   if (!welcomed_) return {WriteRefusal::not_welcomed};
   if (migrating_) return {WriteRefusal::migrating};
   if (room_schema_ >= opt_.schema_version) return {WriteRefusal::no_migration};
-  JsonParse parsed = parse_json(ByteView(ops_json));
-  bool sets_root = false;
-  if (parsed.ok() && parsed.value.is_array()) {
-    for (const auto& op : parsed.value) {
-      const Json* path = field(op, "path");
-      if (path && path->is_array() && path->empty() && str(op, "kind") == "set") sets_root = true;
-    }
-  }
-  if (parsed.ok() && parsed.value.is_array() && !parsed.value.empty() && !sets_root)
-    return {WriteRefusal::migration_root};
-  return build(ops_json, now_ms, opt_.schema_version, true);
+  auto ops = store_ops(ops_json);
+  if (!ops) return {WriteRefusal::bad_ops};
+  const bool sets_root = std::any_of(ops->begin(), ops->end(), [](const Json& op) {
+    return field(op, "path")->empty() && str(op, "kind") == "set";
+  });
+  if (!sets_root) return {WriteRefusal::migration_root};
+  return build(*ops, now_ms, opt_.schema_version, true);
 }
 
-WriteOutcome RoomClient::build(std::string_view ops_json, TimeMs now_ms, double schema,
-                               bool migration) {
+// StoreOps JSON (a non-empty array of {kind: set|delete|clear, path: [...], next?}), or nullopt.
+std::optional<Json> RoomClient::store_ops(std::string_view ops_json) {
   JsonParse parsed = parse_json(ByteView(ops_json));
-  if (!parsed.ok() || !parsed.value.is_array() || parsed.value.empty())
-    return {WriteRefusal::bad_ops};
+  if (!parsed.ok() || !parsed.value.is_array() || parsed.value.empty()) return std::nullopt;
   for (const auto& store_op : parsed.value) {
     const Json* path = field(store_op, "path");
     std::string kind = str(store_op, "kind");
     if (!path || !path->is_array() || (kind != "set" && kind != "delete" && kind != "clear"))
-      return {WriteRefusal::bad_ops};
+      return std::nullopt;
   }
+  return std::move(parsed.value);
+}
+
+WriteOutcome RoomClient::build(const Json& input, TimeMs now_ms, double schema, bool migration) {
   Hlc h = tick(now_ms);
   Json ops = Json::array();
-  for (const auto& store_op : parsed.value) {
+  for (const auto& store_op : input) {
     const Json* path = field(store_op, "path");
     Json op = store_op;
     Json cites = Json::array();

@@ -150,7 +150,8 @@ class RoomClient {
   };
 
   void apply(std::string_view server_json, TimeMs now_ms);
-  WriteOutcome build(std::string_view ops_json, TimeMs now_ms, double schema, bool migration);
+  static std::optional<Json> store_ops(std::string_view ops_json);
+  WriteOutcome build(const Json& input, TimeMs now_ms, double schema, bool migration);
   bool in_registers(const Pending& p) const;
   Hlc tick(TimeMs now_ms);
   void observe(const Hlc& remote, TimeMs now_ms);

@@ -292,10 +292,9 @@ export class Pulls {
     return next;
   }
 
-  async serveOne(peer, env, { share, path: asked }) {
+  async serveOne(peer, env, { share, path: rel }) {
     const refuse = (error) => this.respond(env, { error });
-    // Read as list-files reads it (docs/agent-bus.md § Shared folders): `a\b.txt` is a/b.txt.
-    const rel = asked; // as the bus core read it (parseShareCommand)
+    // `rel` as the bus core read it (parseShareCommand), as list-files reads it: `a\b.txt` is a/b.txt.
     const root = this.shares()[share];
     if (!root) return refuse(`no share named '${share}'`);
     let real;

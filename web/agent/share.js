@@ -142,15 +142,14 @@ export function listShare(rootDir, sub = '') {
  * folders first, then files, each by name, at most `maxEntries`. The same containment as pulls:
  * escaping, broken or unreadable entries are left out (and counted in `omitted`), never fatal.
  */
-export function listShareLevel(rootDir, share, sub = '', maxEntries = SHARE_LIMITS.levelEntries) {
+export function listShareLevel(rootDir, share, rel = '', maxEntries = SHARE_LIMITS.levelEntries) {
   let root;
   try {
     root = fs.realpathSync(rootDir);
   } catch (err) {
     return { error: `share '${share}' is not available (${err.code})` };
   }
-  // `sub` as the bus core read it (parseShareCommand: share_path in src/bus/shares.hpp).
-  const rel = sub;
+  // `rel` as the bus core read it (parseShareCommand: share_path in src/bus/shares.hpp).
   const start = resolveInShare(root, rel);
   if (start.error) return { error: start.error };
   let names;
