@@ -825,7 +825,8 @@ void Bus::on_history_request(Stream& s, const Envelope& e, std::int64_t now_ms) 
   const Json& p = e.payload_dom(scratch);
   Json count = p.is_object() && p.contains("count") ? p["count"] : Json(nullptr);
   // One history_replay per message, oldest first, its payload the original envelope, addressed to
-  // the requester (agent-bus-notes.md). An entry too large to travel wrapped is left out.
+  // the requester (agent-bus-notes.md). An entry too large or too deep to travel wrapped (encode_envelope
+  // refuses it) is left out.
   for (const Envelope& h : history(history_count(count), s.id)) {
     Envelope r =
         make_envelope(MessageType::history_replay, s.id, std::nullopt, envelope_to_json(h), now_ms);

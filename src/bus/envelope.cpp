@@ -377,17 +377,30 @@ void append_envelope_json(std::string& out, const Envelope& e) {
   append_envelope_json(out, e, std::string_view());
 }
 
-void append_envelope_json(std::string& out, const Envelope& e, std::string_view payload_text) {
+namespace {
+
+// The envelope in wire order; returns how deep its payload nests (0 for `payload_text` given by
+// the caller, which was read within the bound already).
+std::size_t append_envelope_nesting(std::string& out, const Envelope& e,
+                                    std::string_view payload_text) {
   append_header(out, e);
+  std::size_t payload_nesting = 0;
   if (!payload_text.empty())
     out += payload_text;
   else if (e.payload_text.empty())
-    append_json(out, e.payload, JsonNumbers::js_double);
+    payload_nesting = append_json(out, e.payload, JsonNumbers::js_double);
   // Canonical bytes for a payload kept as text: the text may hold whitespace, \u escapes or
   // number spellings (1.50) that the canonical writer spells otherwise.
   else
-    append_json(out, e.payload_value(), JsonNumbers::js_double);
+    payload_nesting = append_json(out, e.payload_value(), JsonNumbers::js_double);
   out += '}';
+  return payload_nesting;
+}
+
+}  // namespace
+
+void append_envelope_json(std::string& out, const Envelope& e, std::string_view payload_text) {
+  (void)append_envelope_nesting(out, e, payload_text);
 }
 
 void append_envelope_as_received(std::string& out, const Envelope& e) {
@@ -413,9 +426,19 @@ Result<std::string, BusError> encode_envelope(const Envelope& e) {
     if (auto x = check_string(*e.topic, kMaxTopicChars, "topic")) return err(*x);
   if (!std::isfinite(e.ts))
     return err(err_of(BusErrorCode::not_finite, "ts", "ts must be a finite number"));
-  std::string text = serialize_envelope(e);
+  std::string text;
+  const std::size_t payload_nesting = append_envelope_nesting(text, e, std::string_view());
   if (text.size() > max_envelope_bytes(e.type))
     return err(too_large(text.size(), max_envelope_bytes(e.type), "payload"));
+  // Every reader parses an envelope within kMaxJsonDepth, the envelope's own object included, so a
+  // deeper payload (a 64-deep DOM from the API, or a replayed envelope wrapped once more) would
+  // leave here as bytes that everyone, ourselves included, refuses.
+  if (payload_nesting + 1 > kMaxJsonDepth)
+    return err(err_of(BusErrorCode::bad_payload, "payload",
+                      "the payload nests " + std::to_string(payload_nesting) +
+                          " levels deep; an envelope nests at most " +
+                          std::to_string(kMaxJsonDepth) + ", so a payload at most " +
+                          std::to_string(kMaxJsonDepth - 1) + ": flatten it"));
   return text;
 }
 

@@ -270,7 +270,8 @@ void append_js_number(std::string& out, double v) {
   }
 }
 
-void append_json(std::string& out, const Json& v, JsonNumbers numbers) {
+std::size_t append_json(std::string& out, const Json& v, JsonNumbers numbers) {
+  std::size_t deepest = 0;  // how deep the children nest; a container adds one
   switch (v.type()) {
     case Json::value_t::object: {
       out += '{';
@@ -280,10 +281,10 @@ void append_json(std::string& out, const Json& v, JsonNumbers numbers) {
         first = false;
         append_escaped(out, it.key());
         out += ':';
-        append_json(out, it.value(), numbers);
+        deepest = std::max(deepest, append_json(out, it.value(), numbers));
       }
       out += '}';
-      break;
+      return deepest + 1;
     }
     case Json::value_t::array: {
       out += '[';
@@ -291,10 +292,10 @@ void append_json(std::string& out, const Json& v, JsonNumbers numbers) {
       for (const auto& e : v) {
         if (!first) out += ',';
         first = false;
-        append_json(out, e, numbers);
+        deepest = std::max(deepest, append_json(out, e, numbers));
       }
       out += ']';
-      break;
+      return deepest + 1;
     }
     case Json::value_t::string: append_escaped(out, v.get_ref<const std::string&>()); break;
     case Json::value_t::boolean: out += v.get<bool>() ? "true" : "false"; break;
@@ -313,6 +314,7 @@ void append_json(std::string& out, const Json& v, JsonNumbers numbers) {
     case Json::value_t::number_float: append_js_number(out, v.get<double>()); break;
     default: out += "null"; break;
   }
+  return 0;
 }
 
 std::string to_json(const Json& value) {

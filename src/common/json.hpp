@@ -48,7 +48,11 @@ JsonParse parse_json(ByteView text);
 // match a JS peer byte for byte (the room relay's reference is JavaScript).
 enum class JsonNumbers { exact, js_double };
 std::string to_json(const Json& value);
-void append_json(std::string& out, const Json& value, JsonNumbers numbers = JsonNumbers::exact);
+// append_json returns how deep the value nests (a container counts 1, a scalar 0), which it knows
+// for free while it writes: a writer that wraps the text can refuse what would nest past
+// kMaxJsonDepth, the bound every reader of ours parses with.
+std::size_t append_json(std::string& out, const Json& value,
+                        JsonNumbers numbers = JsonNumbers::exact);
 
 // One string as JSON.stringify writes it (the escapes append_json uses).
 void append_json_string(std::string& out, std::string_view s);

@@ -87,6 +87,57 @@ TEST_CASE(
   CHECK(envelope_from_json(replays[0].payload)->from == ident("A"));
 }
 
+// `levels` arrays nested around an empty one's contents: [[...[]...]] nests `levels` deep.
+static Json nested_arrays(int levels) {
+  Json v = Json::array();
+  for (int i = 1; i < levels; ++i) v = Json::array({std::move(v)});
+  return v;
+}
+
+TEST_CASE(
+    "bus history: an entry that would nest past 64 once wrapped is left out of the replay, and "
+    "nothing unparseable leaves") {
+  // A chat whose payload nests 63 deep is a 64-deep envelope: within the bound, so accepted and
+  // kept. Wrapped as a history_replay's payload it would nest 65 deep, which every reader, this
+  // bus included, refuses; fuzz_bus_session found the replay going out anyway.
+  Bus hub(config("hub"));
+  hub.handle_connection_open("ca", 0);
+  deliver(hub, "ca", env("a0", MessageType::announce, ident("A"), std::nullopt));
+  deliver(hub, "ca", env("deep", MessageType::chat, ident("A"), std::nullopt, nested_arrays(63)));
+  deliver(hub, "ca",
+          env("flat", MessageType::chat, ident("A"), std::nullopt, Json{{"text", "flat"}}));
+  pump_all(hub);
+  drain_events(hub);
+  REQUIRE(hub.history(200, "A").size() == 2);  // both were accepted and kept
+
+  deliver(
+      hub, "ca",
+      env("q1", MessageType::history_request, ident("A"), std::string("hub"), Json{{"count", 10}}));
+  auto offers = pump_all(hub);
+  REQUIRE_FALSE(offers.empty());
+  for (const auto& o : offers) {
+    INFO(o.text.substr(0, 120));
+    CHECK(parse_envelope(ByteView(std::string_view(o.text))).ok());
+  }
+  auto replays = of_type(offers, MessageType::history_replay);
+  REQUIRE(replays.size() == 1);
+  CHECK(envelope_from_json(replays[0].payload)->id == "flat");
+}
+
+TEST_CASE("bus send: a payload nesting past 63 is refused before it is sent") {
+  Bus b(config("me"));
+  b.handle_connection_open("c", 0);
+  REQUIRE(b.broadcast(MessageType::chat, nested_arrays(63), std::nullopt, 1).ok());
+  auto deep = b.broadcast(MessageType::chat, nested_arrays(64), std::nullopt, 2);
+  REQUIRE_FALSE(deep.ok());
+  CHECK(deep.error().code == BusErrorCode::bad_payload);
+  CHECK(deep.error().field == "payload");
+  CHECK_THAT(deep.error().detail, Catch::Contains("flatten"));
+  auto direct = b.send("peer", MessageType::chat, Json{{"a", nested_arrays(63)}}, std::nullopt, 3);
+  REQUIRE_FALSE(direct.ok());
+  CHECK(direct.error().code == BusErrorCode::bad_payload);
+}
+
 TEST_CASE("bus history: the ring is bounded") {
   Bus b(config("me"));
   for (std::size_t i = 0; i < kHistoryCapacity + 10; ++i)
