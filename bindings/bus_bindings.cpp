@@ -687,6 +687,34 @@ std::string share_path_js(const std::string& raw) {
   return share_path(raw);
 }
 
+bool valid_share_name_js(const std::string& name) {
+  return valid_share_name(name);
+}
+
+// The list-files result (bus/shares.hpp list_files_result) from the host's reading of the folder,
+// `entries_json` being [{name, dir, size}]; names that are not text were left out by the caller.
+std::string list_files_result_js(const std::string& share, const std::string& path,
+                                 const std::string& entries_json, double omitted) {
+  const Json read = parse(entries_json);
+  std::vector<ShareEntry> entries;
+  for (const Json& e : read.is_array() ? read : Json::array()) {
+    if (!e.is_object() || !e.contains("name") || !e["name"].is_string()) continue;
+    ShareEntry s;
+    s.name = e["name"].get<std::string>();
+    s.dir = e.value("dir", false);
+    if (auto sz = e.find("size"); sz != e.end() && sz->is_number() && sz->get<double>() >= 0)
+      s.size = std::uint64_t(sz->get<double>());
+    entries.push_back(std::move(s));
+  }
+  return text(list_files_result(share, path, std::move(entries), std::size_t(omitted)));
+}
+
+std::string direct_send_types_js() {
+  Json names = Json::array();
+  for (MessageType t : kDirectSendTypes) names.push_back(std::string(message_type_name(t)));
+  return text(names);
+}
+
 std::string share_command_payload_js(const std::string& command, const std::string& share,
                                      const std::string& path) {
   ShareCommand c;
@@ -858,6 +886,9 @@ EMSCRIPTEN_BINDINGS(tether_bus) {
   function("busParseShareCommand", &parse_share_command_js);
   function("busShareCommandPayload", &share_command_payload_js);
   function("busSharePath", &share_path_js);
+  function("busValidShareName", &valid_share_name_js);
+  function("busListFilesResult", &list_files_result_js);
+  function("busDirectSendTypes", &direct_send_types_js);
   function("busTypedPayload", &typed_payload_js);
   function("busCommandResponse", &command_response_js);
   function("busFileAckRefusal", &file_ack_refusal_js);

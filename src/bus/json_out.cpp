@@ -179,6 +179,9 @@ Json limits_json() {
               {"maxErrorTextBytes", kMaxErrorTextBytes},
               {"maxShareNameChars", kMaxShareNameChars},
               {"maxSharePathChars", kMaxSharePathChars},
+              {"shareLevelMaxEntries", kShareLevelMaxEntries},
+              {"shareListMaxEntries", kShareListMaxEntries},
+              {"shareListMaxDepth", kShareListMaxDepth},
               {"fileDefaultChunkSize", kFileDefaultChunkSize}};
 }
 

@@ -98,6 +98,13 @@ constexpr std::size_t kMaxErrorTextBytes = 2048;
 constexpr std::size_t kMaxCommandNameChars = 64;
 constexpr std::size_t kMaxShareNameChars = 64;
 constexpr std::size_t kMaxSharePathChars = 4096;
+// One list-files answer names at most 200 entries of a folder, as the public implementation caps
+// it (list_files_result says `truncated` past that). The owner's own walk of a whole share
+// (`tether agent share ls`) stops at 10,000 entries and 32 folders down, so a huge or looping
+// tree ends in a bounded answer with `truncated` rather than exhausting the host.
+constexpr std::size_t kShareLevelMaxEntries = 200;
+constexpr std::size_t kShareListMaxEntries = 10000;
+constexpr std::size_t kShareListMaxDepth = 32;
 
 // --- payloads written as words (typed_payload.hpp) ----------------------------------------------
 // A command's args and an answer's result sit two levels inside the envelope (the envelope, its

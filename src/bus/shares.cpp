@@ -1,6 +1,7 @@
 // See shares.hpp.
 #include "bus/shares.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <vector>
 
@@ -72,6 +73,39 @@ std::string share_path(std::string_view raw) {
     out += part;
   }
   return out;
+}
+
+bool valid_share_name(std::string_view name) {
+  if (name.empty() || name.size() > kMaxShareNameChars || name == "." || name == "..") return false;
+  for (char ch : name) {
+    const bool plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                       (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-';
+    if (!plain) return false;
+  }
+  return true;
+}
+
+Json list_files_result(std::string_view share, std::string_view path,
+                       std::vector<ShareEntry> entries, std::size_t omitted) {
+  // Byte order of UTF-8 is code-point order.
+  std::sort(entries.begin(), entries.end(), [](const ShareEntry& a, const ShareEntry& b) {
+    return a.dir != b.dir ? a.dir : a.name < b.name;
+  });
+  const bool truncated = entries.size() > kShareLevelMaxEntries;
+  if (truncated) entries.resize(kShareLevelMaxEntries);
+  Json listed = Json::array();
+  for (const ShareEntry& e : entries) {
+    std::string at = path.empty() ? e.name : std::string(path) + "/" + e.name;
+    listed.push_back(Json{{"name", e.name},
+                          {"path", std::move(at)},
+                          {"type", e.dir ? "dir" : "file"},
+                          {"size", e.dir ? Json(nullptr) : Json(e.size)}});
+  }
+  return Json{{"share", share},
+              {"path", path},
+              {"entries", std::move(listed)},
+              {"truncated", truncated},
+              {"omitted", omitted}};
 }
 
 std::string_view share_command_name(ShareCommand::Kind k) {

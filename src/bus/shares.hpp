@@ -6,8 +6,10 @@
 // transfer. This file holds the wire shapes and their bounds; the files are the host's to read,
 // with real-path containment.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bus/envelope.hpp"
 #include "bus/errors.hpp"
@@ -27,6 +29,27 @@ struct ShareCommand {
 // root. A leading `..` stays, for the owner's real-path containment to refuse. A puller sends
 // the path as given and reads it so only to know the file's name.
 std::string share_path(std::string_view raw);
+
+// A name a user may give a share (`tether agent share add NAME DIR`): 1 to kMaxShareNameChars
+// letters, digits, '.', '_' or '-', and neither "." nor "..". Peers send it back in list-files and
+// get-file and type it on their command lines, so it is one plain word that reads the same
+// everywhere and can never be taken for a path.
+bool valid_share_name(std::string_view name);
+
+// One child of a shared folder as the owner's host read it, its real-path containment applied.
+struct ShareEntry {
+  std::string name;
+  bool dir = false;
+  std::uint64_t size = 0;  // a file's size in bytes; a folder's is null on the wire
+};
+
+// The list-files answer's result, in the public implementation's shape: {share, path, entries:
+// [{name, path, type: "dir" | "file", size}], truncated, omitted}. Folders first, then files,
+// each by name in code-point order; at most kShareLevelMaxEntries of them, `truncated` when the
+// folder held more. An entry's path is `path`/name ("" is the share's root); `omitted` counts
+// the children the host left out (escaping, broken or unreadable).
+Json list_files_result(std::string_view share, std::string_view path,
+                       std::vector<ShareEntry> entries, std::size_t omitted);
 
 std::string_view share_command_name(ShareCommand::Kind k);  // "shares", "list-files", "get-file"
 

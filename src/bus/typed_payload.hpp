@@ -8,10 +8,12 @@
 // MCP tool's arguments: web/agent/typed-payload.js); which shape, and what is refused, is decided
 // here.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <string_view>
 
+#include "bus/envelope.hpp"
 #include "common/json.hpp"
 #include "common/result.hpp"
 
@@ -53,6 +55,15 @@ struct WordsRefusal {
   std::size_t bound = 0;             // the bound a *_too_large, *_too_deep or id_too_long broke
   JsonError json = JsonError::none;  // args_not_json, result_not_json: why the text did not parse
 };
+
+// The types a person (the CLI's `send`) or an MCP client sends directly, in the order their
+// refusals list them: the conversation (chat, event) and commands with their answers and acks.
+// Every other type the bus and its hosts send themselves, each at its own step of a protocol
+// (announce, ping, history, handoffs, files, swarms, skill updates), so a hand-written one would
+// speak out of turn.
+constexpr std::array<MessageType, 5> kDirectSendTypes = {MessageType::chat, MessageType::command,
+                                                         MessageType::command_response,
+                                                         MessageType::event, MessageType::ack};
 
 // The payload a message of `type` (its wire name) carries when its words are `text`. A command is
 // `{command, args?}`: one word, trimmed, and `args_json` (JSON text) when given, which goes with a

@@ -53,7 +53,10 @@ export async function useBus(transport: PeerTransport): Promise<void> {
   bus.requestHistory('peer-stream', 500);
   const reachable: boolean = bus.isOpen('peer-stream');
   void reachable;
-  const other: Bus = await createBus({ self: { streamId: 't', role: 'r', name: 'n', instanceId: 'j' }, transport });
+  const other: Bus = await createBus({
+    self: { streamId: 't', role: 'r', name: 'n', instanceId: 'j' },
+    transport,
+  });
   other.close();
   const rx = api.createFileReceiver({ maxFileBytes: api.limits.fileBrowserMaxBytes });
   const c = rx.chunk('peer-stream', { transferId: 'x', index: 0, totalChunks: 1, data: '' });
@@ -78,6 +81,12 @@ export async function useBus(transport: PeerTransport): Promise<void> {
   api.shareCommandPayload({ command: 'get-file', share: 'docs', path: 'a.md' });
   // @ts-expect-error the share commands are a closed set
   api.shareCommandPayload({ command: 'rm', share: 'docs' });
+  const listed = api.listFilesResult('docs', '', [{ name: 'a.md', dir: false, size: 1 }], 0);
+  const kind: 'dir' | 'file' | undefined = listed.entries[0]?.type;
+  const ok: boolean = api.validShareName('docs') && api.directSendTypes.includes('chat');
+  void [kind, ok, api.limits.shareLevelMaxEntries];
+  // @ts-expect-error the types sent by hand are the core's, read only
+  api.directSendTypes.push('announce');
   const typed = api.typedPayload('command', 'deploy', '{"env":"prod"}');
   if (!typed.ok) {
     const code: WordsErrorCode = typed.code;

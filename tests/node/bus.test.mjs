@@ -819,6 +819,39 @@ test('bus: exchanges with a ninja-p2p peer replay to the recorded answers throug
   }
 });
 
+test("bus: share names, the list-files answer and the hand-sent types are the core's", () => {
+  assert.equal(api.validShareName('my.docs_2-x'), true);
+  for (const bad of ['', '.', '..', 'a/b', 'my docs', 'caf\u00e9', 'x'.repeat(65), 7, null])
+    assert.equal(api.validShareName(bad), false, JSON.stringify(bad));
+  assert.equal(api.validShareName('x'.repeat(api.limits.maxShareNameChars)), true);
+  assert.deepEqual(
+    [api.limits.shareLevelMaxEntries, api.limits.shareListMaxEntries, api.limits.shareListMaxDepth],
+    [200, 10_000, 32],
+  );
+  const read = [
+    { name: 'b.txt', dir: false, size: 3 },
+    { name: 'z', dir: true },
+    { name: 'a.txt', dir: false, size: 0 },
+  ];
+  assert.deepEqual(api.listFilesResult('docs', 'notes', read, 1), {
+    share: 'docs',
+    path: 'notes',
+    entries: [
+      { name: 'z', path: 'notes/z', type: 'dir', size: null },
+      { name: 'a.txt', path: 'notes/a.txt', type: 'file', size: 0 },
+      { name: 'b.txt', path: 'notes/b.txt', type: 'file', size: 3 },
+    ],
+    truncated: false,
+    omitted: 1,
+  });
+  const many = Array.from({ length: 201 }, (_, i) => ({ name: `f${i}`, dir: false, size: i }));
+  const cut = api.listFilesResult('docs', '', many, 0);
+  assert.equal(cut.entries.length, 200);
+  assert.equal(cut.truncated, true);
+  assert.deepEqual(api.directSendTypes, ['chat', 'command', 'command_response', 'event', 'ack']);
+  assert.ok(Object.isFrozen(api.directSendTypes));
+});
+
 test('bus: the ninja-p2p shared-folder and file shapes through the WASM build', () => {
   const x = Object.fromEntries(fixture('ninja.json').exchanges.map((e) => [e.name, e]));
   // get-file as we ask for it.

@@ -42,7 +42,8 @@ export function bus() {
   return busApi;
 }
 
-function api() {
+/** The loaded bus API; throws, naming the fix, when it could not be loaded. */
+export function loadedBus() {
   if (!busApi)
     throw new Error(`tether/bus is not loaded: call useBus() first (${busLoadFailure()})`);
   return busApi;
@@ -52,14 +53,14 @@ export function newId() {
   // Ids are pasted into command lines (`receipt PEER ID`), where a leading '-' reads as a flag:
   // draw again (one id in 64 starts with '-'; each draw is as random as the first).
   for (;;) {
-    const id = randomBytes(api().limits.idRandomBytes).toString('base64url');
+    const id = randomBytes(loadedBus().limits.idRandomBytes).toString('base64url');
     if (id[0] !== '-') return id;
   }
 }
 
 /** Checks an envelope object with the bus core: {ok: true, env} or {ok: false, field, detail}. */
 export function checkEnvelope(e) {
-  const r = api().serializeEnvelope(e);
+  const r = loadedBus().serializeEnvelope(e);
   return r.ok
     ? { ok: true, env: e }
     : { ok: false, field: r.field, detail: `${r.code}: ${r.detail}` };
@@ -74,7 +75,7 @@ export function makeEnvelope({
   ts = Date.now(),
   id = newId(),
 }) {
-  const env = { v: api().envelopeVersion, id, type, from, to, topic, ts, payload };
+  const env = { v: loadedBus().envelopeVersion, id, type, from, to, topic, ts, payload };
   const c = checkEnvelope(env);
   if (!c.ok) return { ok: false, field: c.field, detail: c.detail };
   return { ok: true, env };

@@ -57,8 +57,8 @@ export function answerShareCommand(
     return true;
   }
   if (cmd.command === 'list-files') {
-    const listing = listShareLevel(share.dir, share.name, cmd.path);
-    respond(env, listing.error ? { error: listing.error } : { result: listing });
+    const listing = listShareLevel(api, share.dir, share.name, cmd.path);
+    respond(env, 'error' in listing ? { error: listing.error } : { result: listing });
     return true;
   }
   if (!pulls) {

@@ -1,26 +1,11 @@
 // Shared folders (agent-bus-and-swarm.md § Security boundary): a listing applies the same
 // real-path containment rule as a pull. Links that stay inside the share are usable (directory
 // links too); broken, inaccessible or escaping entries are omitted, and the listing goes on.
+// The bounds, the share-name rule and the list-files answer's shape are the bus core's
+// (src/bus/shares.hpp, limits.hpp); what is read here is the folder.
 import fs from 'node:fs';
 import path from 'node:path';
-
-// levelEntries: one list-files answer, as the public implementation caps it (200).
-export const SHARE_LIMITS = Object.freeze({
-  maxEntries: 10_000,
-  maxDepth: 32,
-  nameMax: 64,
-  levelEntries: 200,
-});
-
-export function validShareName(name) {
-  return (
-    typeof name === 'string' &&
-    /^[A-Za-z0-9._-]+$/.test(name) &&
-    name.length <= SHARE_LIMITS.nameMax &&
-    name !== '.' &&
-    name !== '..'
-  );
-}
+import { loadedBus } from './envelope.js';
 
 function inside(root, real) {
   return real === root || real.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
@@ -54,6 +39,7 @@ export function resolveInShare(root, rel) {
  * [{path, reason}], truncated}. Never throws for a bad entry: it is omitted with its reason.
  */
 export function listShare(rootDir, sub = '') {
+  const { shareListMaxEntries, shareListMaxDepth } = loadedBus().limits;
   let root;
   try {
     root = fs.realpathSync(rootDir);
@@ -79,7 +65,7 @@ export function listShare(rootDir, sub = '') {
       return;
     }
     for (const n of names) {
-      if (entries.length >= SHARE_LIMITS.maxEntries) {
+      if (entries.length >= shareListMaxEntries) {
         truncated = true;
         return;
       }
@@ -113,7 +99,7 @@ export function listShare(rootDir, sub = '') {
           continue;
         }
         entries.push({ path: rel, type: 'dir' });
-        if (depth < SHARE_LIMITS.maxDepth) walk(real, rel, depth + 1);
+        if (depth < shareListMaxDepth) walk(real, rel, depth + 1);
       } else if (st.isFile()) {
         try {
           fs.accessSync(real, fs.constants.R_OK);
@@ -137,12 +123,13 @@ export function listShare(rootDir, sub = '') {
 }
 
 /**
- * One level of a share for the `list-files {share, path?}` command, in the public implementation's
- * result shape: {share, path, entries: [{name, path, type: 'dir' | 'file', size}], truncated},
- * folders first, then files, each by name, at most `maxEntries`. The same containment as pulls:
- * escaping, broken or unreadable entries are left out (and counted in `omitted`), never fatal.
+ * One level of a share for the `list-files {share, path?}` command: the children of `rel` that
+ * stay inside the share, read here (escaping, broken or unreadable ones are left out and counted
+ * in `omitted`, never fatal), and the answer built by the bus core (`listFilesResult`: the public
+ * implementation's shape, order and cap).
+ * @param {import('../glue/bus.d.ts').BusApi} api
  */
-export function listShareLevel(rootDir, share, rel = '', maxEntries = SHARE_LIMITS.levelEntries) {
+export function listShareLevel(api, rootDir, share, rel = '') {
   let root;
   try {
     root = fs.realpathSync(rootDir);
@@ -162,38 +149,16 @@ export function listShareLevel(rootDir, share, rel = '', maxEntries = SHARE_LIMI
   const entries = [];
   let omitted = 0;
   for (const name of names) {
-    const childRel = rel ? `${rel}/${name}` : name;
-    const at = resolveInShare(root, childRel);
+    const at = name.isWellFormed() ? resolveInShare(root, rel ? `${rel}/${name}` : name) : null;
     let st = null;
     try {
-      if (!at.error) st = fs.statSync(at.real);
+      if (at && !at.error) st = fs.statSync(at.real);
     } catch {}
     if (!st || (!st.isDirectory() && !st.isFile())) {
       omitted++;
       continue;
     }
-    entries.push(
-      st.isDirectory()
-        ? { name, path: childRel, type: 'dir', size: null }
-        : { name, path: childRel, type: 'file', size: st.size },
-    );
+    entries.push({ name, dir: st.isDirectory(), size: st.isFile() ? st.size : 0 });
   }
-  entries.sort((a, b) =>
-    a.type === b.type
-      ? a.name < b.name
-        ? -1
-        : a.name > b.name
-          ? 1
-          : 0
-      : a.type === 'dir'
-        ? -1
-        : 1,
-  );
-  return {
-    share,
-    path: rel,
-    entries: entries.slice(0, Math.max(1, maxEntries)),
-    truncated: entries.length > maxEntries,
-    omitted,
-  };
+  return api.listFilesResult(share, rel, entries, omitted);
 }

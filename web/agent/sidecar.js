@@ -16,7 +16,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRelayTransport } from '../peer/relay-transport.js';
-import { bus, busLoadFailure, newId, useBus } from './envelope.js';
+import { bus, busLoadFailure, loadedBus, newId, useBus } from './envelope.js';
 import { ensureDirs } from './store.js';
 import { redact } from './redact.js';
 import { files, readJson, readSecret, readTicket, releaseLock, takeLock } from './state.js';
@@ -35,7 +35,6 @@ import { HostedMailboxes } from './sidecar/hosted-mailbox.js';
 // skill_update is not mail: it changes the peer's announce, which `peers` shows (docs/agent-bus.md
 // § The agent command line), and the public implementation keeps it out of the inbox too.
 const MAIL_TYPES = new Set(['chat', 'command', 'command_response', 'event', 'ack']);
-export const SEND_TYPES = ['chat', 'command', 'command_response', 'event', 'ack'];
 const VERSION = '0.1.0';
 
 export class Sidecar {
@@ -290,10 +289,12 @@ export class Sidecar {
       peers: () => ({ ok: true, peers: this.peers() }),
       send: (a) => {
         const type = a.type ?? 'chat';
-        if (!SEND_TYPES.includes(type)) {
+        // Which types may be sent by hand is the bus core's (kDirectSendTypes).
+        const sendTypes = loadedBus().directSendTypes;
+        if (!sendTypes.includes(type)) {
           return {
             ok: false,
-            error: `--type must be ${SEND_TYPES.slice(0, -1).join(', ')} or ${SEND_TYPES.at(-1)} (got '${type}')`,
+            error: `--type must be ${sendTypes.slice(0, -1).join(', ')} or ${sendTypes.at(-1)} (got '${type}')`,
           };
         }
         if (a.to === this.cfg.id)

@@ -112,6 +112,29 @@ export interface BusLimits {
   maxErrorTextBytes: number;
   maxShareNameChars: number;
   maxSharePathChars: number;
+  /** One list-files answer names at most this many entries (the public implementation's cap). */
+  shareLevelMaxEntries: number;
+  /** The owner's walk of a whole share stops at this many entries... */
+  shareListMaxEntries: number;
+  /** ...and this many folders down. */
+  shareListMaxDepth: number;
+}
+
+/** One child of a shared folder as the owner read it, its containment applied. */
+export interface ShareEntry {
+  name: string;
+  dir: boolean;
+  /** A file's size in bytes (ignored for a folder). */
+  size?: number;
+}
+
+/** The list-files answer's result, in the public implementation's shape. */
+export interface ListFilesResult {
+  share: string;
+  path: string;
+  entries: { name: string; path: string; type: 'dir' | 'file'; size: number | null }[];
+  truncated: boolean;
+  omitted: number;
 }
 
 export type BusErrorCode =
@@ -451,6 +474,24 @@ export interface BusApi {
    * hand paths over read this way.
    */
   sharePath(path: string): string;
+  /**
+   * Whether a user may name a share `name`: 1 to `limits.maxShareNameChars` letters, digits, '.',
+   * '_' or '-', and neither '.' nor '..'.
+   */
+  validShareName(name: unknown): boolean;
+  /**
+   * The list-files result for the children the host read (names that are not well-formed text
+   * left out and counted in `omitted`): folders first, then files, each by name, at most
+   * `limits.shareLevelMaxEntries`, `truncated` when there were more.
+   */
+  listFilesResult(
+    share: string,
+    path: string,
+    entries: ShareEntry[],
+    omitted: number,
+  ): ListFilesResult;
+  /** The types a person or an MCP client sends directly, in the order a refusal lists them. */
+  readonly directSendTypes: readonly string[];
   /** The command payload asking a peer for `shares`, `list-files {share, path?}` or `get-file {share, path}`. */
   shareCommandPayload(c: {
     command: ShareCommand['command'];

@@ -718,6 +718,12 @@ export function createBusApi(mod) {
     },
     /** A path inside a share as its owner reads it (src/bus/shares.hpp share_path). */
     sharePath: (p) => mod.busSharePath(String(p ?? '')),
+    validShareName: (name) => typeof name === 'string' && mod.busValidShareName(name),
+    listFilesResult: (share, path, entries, omitted) =>
+      JSON.parse(
+        mod.busListFilesResult(String(share), String(path), JSON.stringify(entries), omitted),
+      ),
+    directSendTypes: Object.freeze(JSON.parse(mod.busDirectSendTypes())),
     shareCommandPayload: ({ command, share = '', path = '' }) =>
       JSON.parse(mod.busShareCommandPayload(String(command), String(share), String(path))),
     // Typed text crosses as JSON text, so a lone surrogate reaches the core as what it is

@@ -3,7 +3,8 @@
 import fs from 'node:fs';
 import { stateDirs } from '../store.js';
 import { readJson, writeJson } from '../state.js';
-import { listShare, validShareName } from '../share.js';
+import { listShare } from '../share.js';
+import { loadedBus } from '../envelope.js';
 import { fail, usage } from '../cli/context.js';
 
 function load(dir) {
@@ -28,8 +29,10 @@ export default {
       summary: 'share DIR as NAME',
       run({ dir, pos, out }) {
         const [name, arg] = pos;
-        if (!validShareName(name))
-          usage('share add NAME DIR: NAME is letters, digits, ".", "_" or "-" (at most 64)');
+        if (!loadedBus().validShareName(name))
+          usage(
+            `share add NAME DIR: NAME is letters, digits, ".", "_" or "-" (at most ${loadedBus().limits.maxShareNameChars}), and not "." or ".."`,
+          );
         if (!arg) usage('share add NAME DIR: give the folder to share');
         let real;
         try {

@@ -6,7 +6,6 @@
 import { z } from 'zod';
 import { READ_TAKE_DEFAULT, READ_TAKE_MAX } from '../commands/read.js';
 import { FILE_ID_RE } from '../sidecar/swarm.js';
-import { SEND_TYPES } from '../sidecar.js';
 
 /** UTF-8 bytes of `value` as JSON text: how the bus counts a handoff request and an envelope. */
 export const jsonBytes = (value) => Buffer.byteLength(JSON.stringify(value) ?? '');
@@ -64,8 +63,13 @@ function count(what, min, max) {
     .max(max, { error: `${what} must be at most ${max}` });
 }
 
-/** The fields the tools are made of, from the bus core's `limits`. */
-export function fields(limits) {
+/**
+ * The fields the tools are made of, from the bus core's `limits` and the types it lets a client
+ * send directly (`directSendTypes`).
+ * @param {import('../../glue/bus.d.ts').BusLimits} limits
+ * @param {readonly string[]} sendTypes
+ */
+export function fields(limits, sendTypes) {
   const envelopeMax = limits.maxEnvelopeBytes;
   const peer = boundedString('peer', limits.maxToChars, 'a peer id from the peers tool').describe(
     "the peer's id in the room (the peers tool lists them)",
@@ -109,10 +113,12 @@ export function fields(limits) {
     text,
     payload,
     type: z
-      .enum(SEND_TYPES, { error: `type must be one of ${SEND_TYPES.join(', ')}` })
+      .enum(/** @type {[string, ...string[]]} */ ([...sendTypes]), {
+        error: `type must be one of ${sendTypes.join(', ')}`,
+      })
       .optional()
       .describe(
-        `the message type: ${SEND_TYPES.join(', ')} (default chat). With text, a command is sent as {command: text, args?}, an ack as {messageId: text}; answer a command with the respond tool`,
+        `the message type: ${sendTypes.join(', ')} (default chat). With text, a command is sent as {command: text, args?}, an ack as {messageId: text}; answer a command with the respond tool`,
       ),
     args: inPayload('args')
       .optional()

@@ -91,7 +91,7 @@ export function createTetherMcpServer({ dir, joinWith = {}, api, mailboxLimits, 
     },
   );
   const agent = new AgentDir({ dir, joinWith, limits, log });
-  const f = fields(limits);
+  const f = fields(limits, api.directSendTypes);
   for (const tool of [...TOOLS, ...mailboxTools(mailboxLimits)]) {
     mcp.registerTool(
       tool.name,
