@@ -742,6 +742,7 @@ std::string words_payload_js(const Result<Json, WordsRefusal>& r) {
          {"count", e.count},
          {"bound", e.bound}};
   if (e.json != JsonError::none) j["json"] = json_error_name(e.json);
+  if (e.code == WordsError::not_utf8) j["input"] = std::string(words_input_name(e.input));
   return text(j);
 }
 
@@ -760,14 +761,16 @@ std::optional<std::string> js_text(const std::string& json_text) {
   return p.value.get<std::string>();
 }
 
-std::string not_utf8_js() {
-  return words_payload_js(err(WordsRefusal{WordsError::not_utf8}));
+std::string not_utf8_js(WordsInput input) {
+  WordsRefusal r{WordsError::not_utf8};
+  r.input = input;
+  return words_payload_js(err(r));
 }
 
 std::string typed_payload_js(const std::string& type, const std::string& text_json,
                              const std::string& args_json, bool has_args) {
   auto words = js_text(text_json);
-  if (!words) return not_utf8_js();
+  if (!words) return not_utf8_js(WordsInput::text);
   return words_payload_js(typed_payload(type, *words, opt_view(args_json, has_args)));
 }
 
@@ -776,7 +779,8 @@ std::string command_response_js(const std::string& request_id_json, const std::s
                                 bool has_error) {
   auto id = js_text(request_id_json);
   auto error = has_error ? js_text(error_json_text) : std::optional<std::string>("");
-  if (!id || !error) return not_utf8_js();
+  if (!id) return not_utf8_js(WordsInput::request_id);
+  if (!error) return not_utf8_js(WordsInput::error_text);
   return words_payload_js(
       command_response_from(*id, opt_view(result_json, has_result), opt_view(*error, has_error)));
 }

@@ -55,7 +55,12 @@ std::optional<WordsRefusal> check_id(std::string_view id) {
                           is_valid_utf8(ByteView(id)) ? utf16_units(id) : id.size(), kMaxIdChars};
     case BusErrorCode::nul_in_string: return WordsRefusal{WordsError::nul_in_id};
     case BusErrorCode::empty_string: return WordsRefusal{WordsError::no_request_id};
-    default: return WordsRefusal{WordsError::not_utf8};
+    default: {
+      // An ack's id is its text, which was checked first: only a request id gets here.
+      WordsRefusal r{WordsError::not_utf8};
+      r.input = WordsInput::request_id;
+      return r;
+    }
   }
 }
 
@@ -108,6 +113,15 @@ std::string_view words_error_name(WordsError e) {
   return "not_words_type";
 }
 
+std::string_view words_input_name(WordsInput i) {
+  switch (i) {
+    case WordsInput::text: return "text";
+    case WordsInput::request_id: return "requestId";
+    case WordsInput::error_text: return "error";
+  }
+  return "text";
+}
+
 Result<Json, WordsRefusal> typed_payload(std::string_view type, std::string_view text,
                                          std::optional<std::string_view> args_json) {
   const auto t = message_type_from_name(type);
@@ -150,7 +164,11 @@ Result<Json, WordsRefusal> command_response_from(std::string_view request_id,
   Json outcome = Json::object();
   if (error) {
     if (error->empty()) return refuse(WordsError::no_error_text);
-    if (!is_valid_utf8(ByteView(*error))) return refuse(WordsError::not_utf8);
+    if (!is_valid_utf8(ByteView(*error))) {
+      WordsRefusal r{WordsError::not_utf8};
+      r.input = WordsInput::error_text;
+      return err(r);
+    }
     // Cut before it is copied (command_response_payload's own cut then keeps it whole).
     outcome["error"] = std::string(utf8_prefix(*error, kMaxErrorTextBytes));
   } else if (result_json) {

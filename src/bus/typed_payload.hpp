@@ -49,11 +49,18 @@ constexpr int kWordsErrorCount = 19;
 // The refusal's name as JS sees it ("many_words", ...); web/glue/bus.d.ts lists them.
 std::string_view words_error_name(WordsError e);
 
+// Which of the caller's inputs a not_utf8 refusal is about, so its words can name it.
+enum class WordsInput { text, request_id, error_text };
+
+// The input's name as JS sees it: "text", "requestId", "error".
+std::string_view words_input_name(WordsInput i);
+
 struct WordsRefusal {
   WordsError code = WordsError::no_word;
   std::size_t count = 0;             // see the codes above
   std::size_t bound = 0;             // the bound a *_too_large, *_too_deep or id_too_long broke
   JsonError json = JsonError::none;  // args_not_json, result_not_json: why the text did not parse
+  WordsInput input = WordsInput::text;  // not_utf8: the input that is not UTF-8
 };
 
 // The types a person (the CLI's `send`) or an MCP client sends directly, in the order their

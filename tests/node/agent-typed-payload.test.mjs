@@ -100,16 +100,29 @@ test('the bus core decides, and JS only words it: bounds and splits that exist o
   assert.equal(cut.error.length, maxErrorTextBytes);
   // A lone surrogate (JSON allows it in a JS string, not on the wire) is refused, not mangled.
   // (Embind's string conversion alone would send 'hi \ud800' as 'hi \u{10000}'.)
+  // Each refusal names the input that holds it, as the caller spells it.
   for (const text of ['hi \ud800', '\ud800x', 'a\udc00'])
-    refused(() => typedPayload(api, 'chat', text, cli), /not valid Unicode/);
-  refused(() => typedPayload(api, 'ack', 'm\ud800', cli), /not valid Unicode/);
+    refused(() => typedPayload(api, 'chat', text, cli), /^TEXT is not valid Unicode/);
+  refused(() => typedPayload(api, 'ack', 'm\ud800', cli), /^TEXT is not valid Unicode/);
+  refused(
+    () => typedPayload(api, 'chat', 'hi \ud800', { names: MCP_NAMES }),
+    /^text is not valid Unicode .*lone surrogate/,
+  );
   refused(
     () => responsePayload(api, 'r\udbff', { resultJson: '1', names: CLI_NAMES }),
-    /not valid Unicode/,
+    /^REQUEST_ID is not valid Unicode/,
+  );
+  refused(
+    () => responsePayload(api, 'r\udbff', { resultJson: '1', names: MCP_NAMES }),
+    /^request_id is not valid Unicode/,
   );
   refused(
     () => responsePayload(api, 'r1', { error: 'bad \ud800', names: CLI_NAMES }),
-    /not valid Unicode/,
+    /^the error TEXT is not valid Unicode/,
+  );
+  refused(
+    () => responsePayload(api, 'r1', { error: 'bad \ud800', names: MCP_NAMES }),
+    /^error is not valid Unicode/,
   );
   assert.deepEqual(typedPayload(api, 'chat', 'emoji \u{1f600} ok', cli), {
     text: 'emoji \u{1f600} ok',

@@ -10,7 +10,8 @@ import { fail } from './cli/context.js';
 /**
  * How the caller spells what the refusals point to: the CLI's flags and commands, or the MCP
  * tool's arguments and tools.
- * @typedef {{args: string, result: string, type: string, respond: string, offer: string}} Names
+ * @typedef {{args: string, result: string, type: string, respond: string, offer: string,
+ *   text: string, requestId: string, error: string}} Names
  */
 
 /** @type {Names} */
@@ -20,6 +21,9 @@ export const CLI_NAMES = Object.freeze({
   type: '--type',
   respond: '`tether agent respond PEER REQUEST_ID`',
   offer: 'send it as a file or swarm transfer (`tether agent swarm offer PATH`)',
+  text: 'TEXT',
+  requestId: 'REQUEST_ID',
+  error: 'the error TEXT',
 });
 
 /** @type {Names} */
@@ -29,6 +33,9 @@ export const MCP_NAMES = Object.freeze({
   type: 'type',
   respond: 'the respond tool',
   offer: 'offer the rest as a file with swarm_offer',
+  text: 'text',
+  requestId: 'request_id',
+  error: 'error',
 });
 
 /** What the one word of a command or an ack is, and what else may go with it. */
@@ -94,7 +101,7 @@ function refusal(r, type, names) {
         ? "the command's id holds a NUL character, which no message id does: give its id as `read` shows it"
         : `type ack takes ${what}, and no message id holds a NUL character`;
     case 'not_utf8':
-      return 'the text is not valid Unicode (a lone surrogate?): send text';
+      return `${names[r.input ?? 'text']} is not valid Unicode (it holds a lone surrogate, half of a UTF-16 pair): send well-formed text`;
     default:
       return `the bus core refused the payload (${r.code})`;
   }

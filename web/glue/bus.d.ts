@@ -559,6 +559,8 @@ export type WordsPayload =
       bound: number;
       /** *_not_json: why the text did not parse. */
       json?: 'invalid_utf8' | 'too_deep' | 'invalid_json' | 'number_out_of_range';
+      /** not_utf8: which input is not UTF-8 (the words, the command's id, the error text). */
+      input?: 'text' | 'requestId' | 'error';
     };
 
 export interface ShareCommand {

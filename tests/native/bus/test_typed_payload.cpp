@@ -133,6 +133,7 @@ TEST_CASE("typed payload: text that is too large or not UTF-8 is refused") {
   CHECK(refused("chat", "hi \xED\xA0\x80").code == WordsError::not_utf8);
   CHECK(refused("ack", "\xC0\xAF").code == WordsError::not_utf8);
   CHECK(refused("command", "trunc\xE2\x82").code == WordsError::not_utf8);
+  CHECK(refused("ack", "\xC0\xAF").input == WordsInput::text);  // the ack's id is its text
 }
 
 TEST_CASE("typed payload: an ack's messageId is held to the bus id bound") {
@@ -168,7 +169,10 @@ TEST_CASE("command response: each refusal, and hostile ids, results and errors")
   CHECK(answer_refused("", "1").code == WordsError::no_request_id);
   CHECK(answer_refused("r1", "1", "x").code == WordsError::result_and_error);
   CHECK(answer_refused("r1", std::nullopt, "").code == WordsError::no_error_text);
-  CHECK(answer_refused("r1", std::nullopt, "bad \xED\xA0\x80").code == WordsError::not_utf8);
+  auto bad_error = answer_refused("r1", std::nullopt, "bad \xED\xA0\x80");
+  CHECK(bad_error.code == WordsError::not_utf8);
+  CHECK(bad_error.input == WordsInput::error_text);
+  CHECK(words_input_name(bad_error.input) == "error");
   const std::string at(kMaxIdChars, 'r');
   CHECK(answer(at, "1")["requestId"] == at);
   auto over = answer_refused(at + "r", "1");
@@ -182,7 +186,10 @@ TEST_CASE("command response: each refusal, and hostile ids, results and errors")
                                    3),
                        "1")
             .code == WordsError::nul_in_id);
-  CHECK(answer_refused("r\xFF", "1").code == WordsError::not_utf8);
+  auto bad_id = answer_refused("r\xFF", "1");
+  CHECK(bad_id.code == WordsError::not_utf8);
+  CHECK(bad_id.input == WordsInput::request_id);
+  CHECK(words_input_name(bad_id.input) == "requestId");
   CHECK(answer_refused("r1", "{\"a\":").code == WordsError::result_not_json);
   CHECK(answer_refused("r1", "").code == WordsError::result_not_json);
   CHECK(answer_refused("r1", "-1e999").json == JsonError::number_out_of_range);
