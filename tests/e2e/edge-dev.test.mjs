@@ -11,6 +11,7 @@ import { chromium } from 'playwright-core';
 import { repoDir } from './lib/fixtures.mjs';
 import { Peer, until } from './lib/edge.mjs';
 import { LAUNCH } from './lib/chromium.mjs';
+import { watchOutput } from './lib/child_output.mjs';
 
 const dir = mkdtempSync(join(tmpdir(), 'tether-edge-dev-'));
 let child = null;
@@ -39,18 +40,9 @@ test(
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
-    let out = '';
-    let err = '';
-    child.stderr.on('data', (d) => (err += d));
-    const [, pageUrl, wsUrl] = await new Promise((resolve, reject) => {
-      child.stdout.on('data', (d) => {
-        out += d;
-        const m =
-          /open (http:\/\/127\.0\.0\.1:\d+) \(rooms at (ws:\/\/127\.0\.0\.1:\d+)\/rooms/.exec(out);
-        if (m) resolve(m);
-      });
-      child.once('exit', (code) => reject(new Error(`dev.mjs exited ${code}: ${err}`)));
-    });
+    const [, pageUrl, wsUrl] = await watchOutput(child, 'web/edge/dev.mjs').ready(
+      /open (http:\/\/127\.0\.0\.1:\d+) \(rooms at (ws:\/\/127\.0\.0\.1:\d+)\/rooms/,
+    );
     browser = await chromium.launch(LAUNCH);
     const page = await browser.newPage();
     await page.goto(pageUrl);

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { createRoomClient } from '../../web/glue/relay.js';
 import { mintTicket } from '../../web/edge/tickets.js';
+import { watchOutput } from '../e2e/lib/child_output.mjs';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../web/agent/cli.js');
 const SECRET = randomBytes(32).toString('hex');
@@ -30,18 +31,9 @@ async function serve(t, args = [], env = {}) {
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
-  let stdout = '';
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
-  const ready = await new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      stdout += d;
-      const line = stdout.split('\n').find((l) => l.startsWith('{'));
-      if (line) resolve(JSON.parse(line));
-    });
-    exited.then(({ code }) => reject(new Error(`exited ${code} before ready: ${stderr}`)));
-  });
-  return { ready, child, exited, stderr: () => stderr };
+  const output = watchOutput(child, 'tether rooms serve');
+  const [line] = await output.ready(/^\{.*\n/m); // --json: the ready line is one JSON object
+  return { ready: JSON.parse(line), child, exited, stderr: output.stderr };
 }
 
 /** A room client on a real socket: `sent` its writes, `settle()` until quiet. */

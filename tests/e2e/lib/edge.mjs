@@ -8,6 +8,7 @@ import { createRoomClient } from '@tether-rt/tether/relay';
 import { mintTicket } from '../../../web/edge/tickets.js';
 import { FRONT, miniflareWorkers } from '../../../web/edge/workers.mjs';
 import { repoDir } from './fixtures.mjs';
+import { watchOutput } from './child_output.mjs';
 
 export const SECRET = 'test-secret-0123456789abcdef0123456789abcdef';
 
@@ -231,17 +232,9 @@ export async function startDenoRooms({ dir, db, args = [], children = new Set() 
     },
   );
   children.add(child);
-  let out = '';
-  let err = '';
-  child.stderr.on('data', (d) => (err += d));
-  const port = await new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /tether rooms ready: ws:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.on('exit', (code) => reject(new Error(`deno exited ${code}: ${err}`)));
-  });
+  const [, port] = await watchOutput(child, 'deno rooms.js').ready(
+    /tether rooms ready: ws:\/\/127\.0\.0\.1:(\d+)\//,
+  );
   const url = `http://127.0.0.1:${port}`;
   return {
     child,

@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { repoDir } from './fixtures.mjs';
+import { watchOutput } from './child_output.mjs';
 
 export const denoChildren = new Set();
 
@@ -40,17 +41,9 @@ export async function startDenoMailbox(dir, { maxLoaded = 256 } = {}) {
     },
   );
   denoChildren.add(child);
-  let out = '';
-  let err = '';
-  child.stderr.on('data', (d) => (err += d));
-  const port = await new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /tether mailbox ready: http:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.on('exit', (code) => reject(new Error(`deno exited ${code}: ${err}`)));
-  });
+  const [, port] = await watchOutput(child, 'deno mailbox.js').ready(
+    /tether mailbox ready: http:\/\/127\.0\.0\.1:(\d+)\//,
+  );
   const url = `http://127.0.0.1:${port}`;
   return {
     url,

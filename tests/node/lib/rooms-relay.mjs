@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { watchOutput } from '../../e2e/lib/child_output.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -47,22 +48,13 @@ export async function startRoomsRelay(t, { secret, port = 0, dir } = {}) {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
-  let output = '';
-  child.stdout.on('data', (b) => (output += b));
-  child.stderr.on('data', (b) => (output += b));
+  const output = watchOutput(child, 'deno rooms.js');
   const exited = new Promise((r) => child.once('exit', r));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); // ours, by PID
     await exited;
   };
   t.after(stop);
-  const bound = await new Promise((resolve, reject) => {
-    const check = () => {
-      const m = /tether rooms ready: ws:\/\/127\.0\.0\.1:(\d+)\//.exec(output);
-      if (m) resolve(Number(m[1]));
-    };
-    child.stdout.on('data', check);
-    child.once('exit', (code) => reject(new Error(`rooms.js exited ${code}: ${output}`)));
-  });
-  return { port: bound, url: `ws://127.0.0.1:${bound}/`, dir: d, output: () => output, stop };
+  const [, bound] = await output.ready(/tether rooms ready: ws:\/\/127\.0\.0\.1:(\d+)\//);
+  return { port: Number(bound), url: `ws://127.0.0.1:${bound}/`, dir: d, output: output.all, stop };
 }
