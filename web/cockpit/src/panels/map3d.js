@@ -4,8 +4,6 @@ import * as THREE from 'three';
 import { OrbitControls } from 'three/examples/jsm/controls/OrbitControls.js';
 import { Panel } from './panel.js';
 
-const MAX_INSTANCES = 1 << 21; // the encoding's bound on n
-
 export class Map3dPanel extends Panel {
   #renderer;
   #scene = new THREE.Scene();
@@ -59,7 +57,9 @@ export class Map3dPanel extends Panel {
       const { positions, colours } = dec.value;
       const n = positions.length / 3;
       const res = this.ctx.lastVoxelRes ?? 0.1;
-      this.#ensureCapacity(Math.min(MAX_INSTANCES, Math.max(n, 1)), res);
+      // n is within the decoder's bound (kMaxVoxels, src/decode/limits.hpp): a larger count was
+      // refused before anything was inflated, so the instance buffer never outgrows it.
+      this.#ensureCapacity(Math.max(n, 1), res);
       for (let i = 0; i < n; i++) {
         this.#matrix.makeTranslation(positions[3 * i], positions[3 * i + 1], positions[3 * i + 2]);
         this.#mesh.setMatrixAt(i, this.#matrix);
