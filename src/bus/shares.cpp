@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bus/limits.hpp"
+#include "bus/name_collation.hpp"
 #include "common/utf8.hpp"
 
 namespace tether::bus {
@@ -87,10 +88,19 @@ bool valid_share_name(std::string_view name) {
 
 Json list_files_result(std::string_view share, std::string_view path,
                        std::vector<ShareEntry> entries, std::size_t omitted) {
-  // Byte order of UTF-8 is code-point order.
-  std::sort(entries.begin(), entries.end(), [](const ShareEntry& a, const ShareEntry& b) {
-    return a.dir != b.dir ? a.dir : a.name < b.name;
-  });
+  // Folders, then files, each in the public implementation's order (name_collation.hpp); a stable
+  // sort, as JavaScript's, so names the collation cannot tell apart keep the host's order.
+  std::vector<std::pair<std::string, std::size_t>> keys;
+  keys.reserve(entries.size());
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    keys.emplace_back(std::string(1, entries[i].dir ? '\0' : '\1') + name_sort_key(entries[i].name),
+                      i);
+  std::stable_sort(keys.begin(), keys.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<ShareEntry> sorted;
+  sorted.reserve(entries.size());
+  for (const auto& k : keys) sorted.push_back(std::move(entries[k.second]));
+  entries = std::move(sorted);
   const bool truncated = entries.size() > kShareLevelMaxEntries;
   if (truncated) entries.resize(kShareLevelMaxEntries);
   Json listed = Json::array();

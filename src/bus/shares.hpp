@@ -45,9 +45,10 @@ struct ShareEntry {
 
 // The list-files answer's result, in the public implementation's shape: {share, path, entries:
 // [{name, path, type: "dir" | "file", size}], truncated, omitted}. Folders first, then files,
-// each by name in code-point order; at most kShareLevelMaxEntries of them, `truncated` when the
-// folder held more. An entry's path is `path`/name ("" is the share's root); `omitted` counts
-// the children the host left out (escaping, broken or unreadable).
+// each by name as JavaScript's localeCompare orders them (name_collation.hpp); at most
+// kShareLevelMaxEntries of them, `truncated` when the folder held more. An entry's path is
+// `path`/name ("" is the share's root); `omitted` counts the children the host left out
+// (escaping, broken or unreadable).
 Json list_files_result(std::string_view share, std::string_view path,
                        std::vector<ShareEntry> entries, std::size_t omitted);
 

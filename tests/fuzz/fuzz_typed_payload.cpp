@@ -1,19 +1,24 @@
 // libFuzzer harness: what the agent CLI and the MCP tools hand the bus core as words
-// (src/bus/typed_payload.hpp: typed_payload, command_response_from) and the share paths the core
-// reads on both ends of a get-file (src/bus/shares.hpp: share_path). Every one is text a person
-// or an MCP client typed, so any bytes may arrive.
+// (src/bus/typed_payload.hpp: typed_payload, command_response_from), the share paths the core
+// reads on both ends of a get-file (src/bus/shares.hpp: share_path), and the names a share
+// holds and is given (valid_share_name, list_files_result, name_collation.hpp). Every one is text
+// a person, an MCP client or a file system wrote, so any bytes may arrive.
 //
 // Input: one byte (low three bits: which call and which optionals are given), then fields
 // `u16-LE len | bytes`. Properties: nothing crashes or leaks; an accepted payload is a JSON
 // object within the envelope bound and the shape its type fixes (a command's `command` and an
 // ack's `messageId` one word without JS whitespace, an answer's `requestId` the id given, `ok`
 // a boolean); a refusal has a name; share_path never grows its input and holds
-// no backslash, no empty, `.` segment, or outer slash.
+// no backslash, no empty, `.` segment, or outer slash; a valid share name is one word of ASCII
+// letters, digits, '.', '_' and '-'; the name order is a total preorder (reflexive, antisymmetric,
+// transitive over the three fields) and list_files_result lists by it, folders first.
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "bus/limits.hpp"
+#include "bus/name_collation.hpp"
 #include "bus/shares.hpp"
 #include "bus/typed_payload.hpp"
 #include "common/utf8.hpp"
@@ -58,6 +63,25 @@ void check_share_path(const std::string& raw) {
         (p.size() < 2 || p.compare(p.size() - 2, 2, "/.") != 0));
 }
 
+void check_names(const std::string& a, const std::string& b, const std::string& c) {
+  if (valid_share_name(a)) {
+    check(!a.empty() && a.size() <= kMaxShareNameChars && a != "." && a != "..");
+    for (char ch : a)
+      check(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-');
+  }
+  check(compare_names(a, a) == 0);
+  const int ab = compare_names(a, b), bc = compare_names(b, c), ac = compare_names(a, c);
+  check(ab == -compare_names(b, a));
+  if (ab <= 0 && bc <= 0) check(ac <= 0);
+  if (ab >= 0 && bc >= 0) check(ac >= 0);
+  const Json r = list_files_result("s", "", {{a, false, 1}, {b, true, 0}, {c, false, 2}}, 0);
+  const Json& e = r["entries"];
+  check(e.size() == 3 && !r["truncated"].get<bool>());
+  check(e[0]["name"].get<std::string>() == b && e[0]["type"] == "dir");
+  check(compare_names(e[1]["name"].get<std::string>(), e[2]["name"].get<std::string>()) <= 0);
+  for (const auto& x : e) check(x["path"] == x["name"]);
+}
+
 const char* const kTypes[] = {"chat", "event", "command", "ack", "command_response", "announce"};
 
 }  // namespace
@@ -68,6 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const unsigned flags = data[0];
   const std::string a = r.field(), b = r.field(), c = r.field();
   check_share_path(a);
+  check_names(a, b, c);
   if ((flags & 1) == 0) {
     const std::string type = kTypes[(flags >> 1) % 6];
     const bool with_args = flags & 0x10;

@@ -852,6 +852,35 @@ test("bus: share names, the list-files answer and the hand-sent types are the co
   assert.ok(Object.isFrozen(api.directSendTypes));
 });
 
+test('bus: list-files orders a folder as the public implementation does (folders, then localeCompare)', () => {
+  // The public implementation sorts with `a.name.localeCompare(b.name)` under Node's ICU; the
+  // core's collation (src/bus/name_collation.hpp) must give the same order, so the same 200
+  // entries, for names of every character it ranks. Random names from a seeded generator.
+  let seed = 20261204;
+  const next = (n) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  const alphabet = ['\u0001', '\u00ad']; // ignored by the collation, as controls are
+  for (let c = 0x20; c < 0x7f; c++) if (c !== 0x2f) alphabet.push(String.fromCharCode(c));
+  for (let c = 0xa0; c <= 0xff; c++) alphabet.push(String.fromCharCode(c));
+  alphabet.push(...'łšČőžđĳŒœſıŋħŧƒǅȸαβΑάΆΩжЖёЁѢѣ'); // Latin Extended, Greek, Cyrillic
+  for (let round = 0; round < 150; round++) {
+    const names = new Set();
+    while (names.size < 50) {
+      let name = '';
+      for (let i = 1 + next(6); i > 0; i--) name += alphabet[next(alphabet.length)];
+      names.add(name);
+    }
+    const read = [...names].map((name, i) => ({ name, dir: i % 5 === 0, size: 0 }));
+    const want = [...read]
+      .sort((a, b) => Number(!a.dir) - Number(!b.dir) || a.name.localeCompare(b.name))
+      .map((e) => e.name);
+    const got = api.listFilesResult('s', '', read, 0).entries.map((e) => e.name);
+    assert.deepEqual(got, want, `round ${round}`);
+  }
+});
+
 test('bus: the ninja-p2p shared-folder and file shapes through the WASM build', () => {
   const x = Object.fromEntries(fixture('ninja.json').exchanges.map((e) => [e.name, e]));
   // get-file as we ask for it.

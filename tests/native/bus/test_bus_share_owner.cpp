@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "bus/limits.hpp"
+#include "bus/name_collation.hpp"
 #include "bus/shares.hpp"
 #include "bus/typed_payload.hpp"
 
@@ -72,4 +73,31 @@ TEST_CASE("bus typed payloads: a person sends chat, command, command_response, e
   // Each of them is mail a peer may be written (typed_payload takes all but command_response,
   // which command_response_from writes); none is a type the bus sends at its own step.
   for (MessageType t : kDirectSendTypes) CHECK_FALSE(is_transient(t));
+}
+
+TEST_CASE(
+    "bus shares: names are ordered as the public implementation's localeCompare orders them") {
+  // Node's `[...].sort((a, b) => a.localeCompare(b))` of these names (ICU root collation):
+  // punctuation before digits before letters, case and accents after the letters themselves,
+  // æ as "ae" and ß as "ss", letters past Latin after every Latin one.
+  const std::vector<std::string> want = {
+      "_x",      "~x", "$x",   "10",   "9",    "a",      "a b",    "a_b",    "a-b",     "a.txt",
+      "ab",      "aB", "Ab",   "aeon", "æon",  "afon",   "b",      "B",      "é",       "émile",
+      "Émile",   "f",  "lodz", "łódź", "mz",   "resume", "Resume", "résumé", "strasse", "straße",
+      "strasze", "x$", "Z",    "zz",   "þorn", "α",      "μ",      "µ",      "ж",       "中"};
+  std::vector<ShareEntry> read;
+  for (auto it = want.rbegin(); it != want.rend(); ++it) read.push_back({*it, false, 0});
+  Json r = list_files_result("s", "", read, 0);
+  std::vector<std::string> got;
+  for (const auto& e : r["entries"]) got.push_back(e["name"].get<std::string>());
+  CHECK(got == want);
+  for (std::size_t i = 1; i < want.size(); ++i) {
+    INFO(want[i - 1] << " before " << want[i]);
+    CHECK(compare_names(want[i - 1], want[i]) < 0);
+    CHECK(compare_names(want[i], want[i - 1]) > 0);
+  }
+  CHECK(compare_names("a\x01"
+                      "b",
+                      "ab") == 0);  // a control character is ignored, as ICU does
+  CHECK(compare_names("x\xff", "x\xef\xbf\xbd") == 0);  // bytes that are not UTF-8 read as U+FFFD
 }
