@@ -695,18 +695,24 @@ bool valid_share_name_js(const std::string& name) {
 // `entries_json` being [{name, dir, size}]; names that are not text were left out by the caller.
 std::string list_files_result_js(const std::string& share, const std::string& path,
                                  const std::string& entries_json, double omitted) {
+  // The host's reading crosses as JSON; anything else in it (a size that is not a count, a `dir`
+  // that is not a boolean) reads as 0 or false, never as a trap: casts saturate (js_integer.hpp).
+  const auto count = [](double v) {
+    return std::uint64_t(std::max<std::int64_t>(0, ::tether::bindings::saturating_int64(v)));
+  };
   const Json read = parse(entries_json);
   std::vector<ShareEntry> entries;
   for (const Json& e : read.is_array() ? read : Json::array()) {
     if (!e.is_object() || !e.contains("name") || !e["name"].is_string()) continue;
     ShareEntry s;
     s.name = e["name"].get<std::string>();
-    s.dir = e.value("dir", false);
-    if (auto sz = e.find("size"); sz != e.end() && sz->is_number() && sz->get<double>() >= 0)
-      s.size = std::uint64_t(sz->get<double>());
+    const auto dir = e.find("dir");
+    s.dir = dir != e.end() && dir->is_boolean() && dir->get<bool>();
+    if (auto sz = e.find("size"); sz != e.end() && sz->is_number())
+      s.size = count(sz->get<double>());
     entries.push_back(std::move(s));
   }
-  return text(list_files_result(share, path, std::move(entries), std::size_t(omitted)));
+  return text(list_files_result(share, path, std::move(entries), std::size_t(count(omitted))));
 }
 
 std::string direct_send_types_js() {

@@ -848,6 +848,23 @@ test("bus: share names, the list-files answer and the hand-sent types are the co
   const cut = api.listFilesResult('docs', '', many, 0);
   assert.equal(cut.entries.length, 200);
   assert.equal(cut.truncated, true);
+  // A host's bad reading (a `dir` that is not a boolean, sizes and counts that are not counts,
+  // entries that are not entries) is read as false and 0 or left out, never a trap.
+  const odd = api.listFilesResult(
+    'docs',
+    '',
+    [{ name: 'a', dir: 'yes', size: -5 }, { name: 'b', size: 1e300 }, { name: 7 }, null],
+    NaN,
+  );
+  assert.deepEqual(
+    odd.entries.map((e) => [e.name, e.type, e.size]),
+    [
+      ['a', 'file', 0],
+      ['b', 'file', 2 ** 63],
+    ],
+  );
+  assert.equal(odd.omitted, 0);
+  assert.equal(api.listFilesResult('docs', '', [], -3).omitted, 0);
   assert.deepEqual(api.directSendTypes, ['chat', 'command', 'command_response', 'event', 'ack']);
   assert.ok(Object.isFrozen(api.directSendTypes));
 });
