@@ -129,6 +129,18 @@ test('a plot follows pose.x while the robot drives; pause, zoom and paths', asyn
   await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2, { steps: 5 });
   await page.mouse.up();
   assert.equal(await page.$eval('.panel-plot', (e) => e.dataset.zoomed), 'true');
+  // The panel writes its range when it draws, and its first draw after a drag comes a task after
+  // uPlot's mouseup has applied the selection: until then the range read is the last one before.
+  await page
+    .waitForFunction(
+      (b) => {
+        const r = JSON.parse(document.querySelector('.panel-plot').dataset.xRange);
+        return r[1] - r[0] < (b[1] - b[0]) * 0.5;
+      },
+      before,
+      { timeout: 10000 },
+    )
+    .catch(() => {});
   const zoomed = JSON.parse(await page.$eval('.panel-plot', (e) => e.dataset.xRange));
   assert.ok(
     zoomed[1] - zoomed[0] < (before[1] - before[0]) * 0.5,
